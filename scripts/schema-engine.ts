@@ -1,0 +1,47 @@
+// Prisma's schema engine as WebAssembly (an npm package), driven through the PGlite driver adapter: it
+// needs no downloaded binary, so migrations can be authored and checked offline.
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { PGlite } from "@electric-sql/pglite";
+import { bindMigrationAwareSqlAdapterFactory } from "@prisma/driver-adapter-utils";
+import * as engineModule from "@prisma/schema-engine-wasm/schema_engine_bg";
+import { PrismaPGlite } from "pglite-prisma-adapter";
+import { schemaPath } from "../src/storage/paths.js";
+
+let loaded = false;
+async function loadEngine(): Promise<void> {
+  if (loaded) return;
+  const require = createRequire(import.meta.url);
+  const wasmPath = require.resolve("@prisma/schema-engine-wasm/schema_engine_bg").replace(/\.js$/, ".wasm");
+  const { instance } = await WebAssembly.instantiate(readFileSync(wasmPath), { "./schema_engine_bg.js": engineModule });
+  engineModule.__wbg_set_wasm(instance.exports);
+  (instance.exports as { __wbindgen_start: () => void }).__wbindgen_start();
+  loaded = true;
+}
+
+const noFilters = { externalTables: [], externalEnums: [] };
+
+/**
+ * The SQL that takes the database `client` holds to what schema.prisma describes ("" when they agree).
+ * `client` defaults to an empty in-memory database, which gives the whole schema as one script.
+ */
+export async function diffDatabaseToSchema(client?: PGlite, schema = readFileSync(schemaPath, "utf8")): Promise<string> {
+  await loadEngine();
+  const db = client ?? (await PGlite.create());
+  const adapter = bindMigrationAwareSqlAdapterFactory(new PrismaPGlite(db));
+  const engine = await engineModule.SchemaEngine.new({ datamodels: [["schema.prisma", schema]] }, () => {}, adapter);
+  const files = { files: [{ path: "schema.prisma", content: schema }] };
+  try {
+    const result = await engine.diff({
+      from: { tag: "schemaDatasource", ...files, configDir: "." },
+      to: { tag: "schemaDatamodel", ...files },
+      script: true,
+      exitCode: true,
+      filters: noFilters,
+    });
+    return result.exitCode === 0 ? "" : (result.stdout ?? "");
+  } finally {
+    engine.free();
+    if (!client) await db.close();
+  }
+}
