@@ -1,0 +1,50 @@
+import { createContextKey, type HandlerContext } from "@connectrpc/connect";
+import { errors } from "../errors/errors.js";
+import type { InstanceRow, MembershipRow, OrgRow } from "../query/tenancy.js";
+
+/** Who calls. Token verifiers produce it; the authorization interceptor checks it. */
+export interface Caller {
+  userId: string;
+  /** The instance and organisation the caller's user belongs to. */
+  instanceId: string;
+  orgId: string;
+  memberships: MembershipRow[];
+}
+
+/** The context a request acts in (system > instance > org). */
+export type Target =
+  | { type: "system"; instance: InstanceRow }
+  | { type: "instance"; instance: InstanceRow }
+  | { type: "org"; instance: InstanceRow; org: OrgRow };
+
+export interface CallInfo {
+  /** The instance the Host (or :authority) header names. */
+  hostInstance: InstanceRow;
+  target: Target;
+  caller: Caller;
+  /** Permissions the caller holds in the target context. */
+  permissions: ReadonlySet<string>;
+}
+
+export const callInfoKey = createContextKey<CallInfo | undefined>(undefined, { description: "svc call info" });
+export const hostInstanceKey = createContextKey<InstanceRow | undefined>(undefined, { description: "svc host instance" });
+export const callerKey = createContextKey<Caller | undefined>(undefined, { description: "svc caller" });
+
+/** The call info that the authorization interceptor put in place; handlers of non-public RPCs always have it. */
+export function callInfo(ctx: HandlerContext): CallInfo {
+  const info = ctx.values.get(callInfoKey);
+  if (!info) throw errors.internal("AUTHZ-n0ci", "the call has no authorization context");
+  return info;
+}
+
+/** The owner (type, id) of a target context, as settings and details report it. */
+export function ownerOf(target: Target): { type: "system" | "instance" | "org"; id: string } {
+  switch (target.type) {
+    case "system":
+      return { type: "system", id: "" };
+    case "instance":
+      return { type: "instance", id: target.instance.id };
+    case "org":
+      return { type: "org", id: target.org.id };
+  }
+}

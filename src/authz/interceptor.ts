@@ -1,0 +1,113 @@
+import type { Interceptor } from "@connectrpc/connect";
+import type { RequestContext } from "../../gen/svc/object/v3alpha/object_pb.js";
+import { errors } from "../errors/errors.js";
+import { isFeatureName, type FeatureQueries } from "../query/features.js";
+import type { InstanceRow, TenancyQueries } from "../query/tenancy.js";
+import { methodInfo } from "../server/descriptors.js";
+import { callerKey, callInfoKey, hostInstanceKey, type Caller, type Target } from "./context.js";
+import type { TokenVerifiers } from "./verifier.js";
+
+export interface AuthDeps {
+  tenancy: TenancyQueries;
+  verifiers: TokenVerifiers;
+  features: FeatureQueries;
+  rolePermissions: Record<string, string[]>;
+}
+
+/** The host name of a Host or :authority value, without port, lower case ("[::1]:8080" -> "::1"). */
+export function hostnameOf(host: string | null): string {
+  if (!host) return "";
+  const h = host.trim().toLowerCase();
+  if (h.startsWith("[")) return h.slice(1, h.indexOf("]"));
+  const colon = h.lastIndexOf(":");
+  return colon >= 0 && h.indexOf(":") === colon ? h.slice(0, colon) : h;
+}
+
+/**
+ * First of the two: which instance the request arrived at (unknown host: NOT_FOUND) and who calls
+ * (no or bad token: UNAUTHENTICATED). Runs before validation, so that nothing is said to a stranger.
+ */
+export function createAuthenticationInterceptor(deps: AuthDeps): Interceptor {
+  return (next) => async (req) => {
+    if (methodInfo(req.method).isPublic) return next(req);
+    // HTTP/1.1 carries the Host header; HTTP/2 the :authority, which Connect puts into the URL.
+    const hostname = hostnameOf(req.header.get("host") ?? new URL(req.url).host);
+    const instance = await deps.tenancy.instanceByDomain(hostname);
+    if (!instance) throw errors.notFound("TENANT-h0st", `no instance is served at the host "${hostname}"`);
+    const auth = req.header.get("authorization") ?? "";
+    const m = /^Bearer\s+(\S+)$/i.exec(auth);
+    if (!m) throw errors.unauthenticated("AUTHN-m1ss", "a bearer token is required (Authorization: Bearer <token>)");
+    const caller = await deps.verifiers.callerOf(m[1]!);
+    if (!caller) throw errors.unauthenticated("AUTHN-1nv4", "the token is invalid or expired");
+    req.contextValues.set(hostInstanceKey, instance);
+    req.contextValues.set(callerKey, caller);
+    return next(req);
+  };
+}
+
+/** The permissions a caller holds in a context, through its memberships' roles. */
+export function permissionsIn(caller: Caller, target: Target, rolePermissions: Record<string, string[]>): Set<string> {
+  const out = new Set<string>();
+  for (const m of caller.memberships) {
+    const applies =
+      m.contextType === "system" ||
+      (target.type !== "system" && m.contextType === "instance" && m.contextId === target.instance.id) ||
+      (target.type === "org" && m.contextType === "org" && m.contextId === target.org.id);
+    if (!applies) continue;
+    for (const role of m.roles) for (const p of rolePermissions[role] ?? []) out.add(p);
+  }
+  return out;
+}
+
+async function resolveTarget(deps: AuthDeps, host: InstanceRow, message: Record<string, unknown>, permission: string): Promise<Target> {
+  const ctx = message.ctx as RequestContext | undefined;
+  const owner = ctx?.owner;
+  if (owner?.case === "system") return { type: "system", instance: host };
+  if (owner?.case === "instanceId" || owner?.case === "instanceDomain") {
+    const instance =
+      owner.case === "instanceId" ? await deps.tenancy.instanceById(owner.value) : await deps.tenancy.instanceByDomain(owner.value);
+    if (!instance) throw errors.notFound("TENANT-1nst", `instance "${owner.value}" not found`);
+    return { type: "instance", instance };
+  }
+  if (owner?.case === "orgId" || owner?.case === "orgDomain") {
+    const org = owner.case === "orgId" ? await deps.tenancy.orgById(host.id, owner.value) : await deps.tenancy.orgByDomain(host.id, owner.value);
+    if (!org) throw errors.notFound("TENANT-0rg1", `organization "${owner.value}" not found`);
+    return { type: "org", instance: host, org };
+  }
+  if (typeof message.organizationId === "string" && message.organizationId !== "") {
+    const org = await deps.tenancy.orgById(host.id, message.organizationId);
+    if (!org) throw errors.notFound("TENANT-0rg2", `organization "${message.organizationId}" not found`);
+    return { type: "org", instance: host, org };
+  }
+  if (permission.startsWith("system.")) return { type: "system", instance: host };
+  return { type: "instance", instance: host };
+}
+
+/**
+ * Second of the two: the context the request acts in, the permission the proto declares for the RPC
+ * (PERMISSION_DENIED without it) and the feature flag that gates it (FAILED_PRECONDITION when off).
+ */
+export function createAuthorizationInterceptor(deps: AuthDeps): Interceptor {
+  return (next) => async (req) => {
+    const info = methodInfo(req.method);
+    if (info.isPublic) return next(req);
+    const host = req.contextValues.get(hostInstanceKey);
+    const caller = req.contextValues.get(callerKey);
+    if (!host || !caller) throw errors.internal("AUTHZ-0rdr", "authorization ran before authentication");
+    const message = req.stream ? {} : (req.message as unknown as Record<string, unknown>);
+    const target = await resolveTarget(deps, host, message, info.permission);
+    const permissions = permissionsIn(caller, target, deps.rolePermissions);
+    if (!info.permission) throw errors.permissionDenied("AUTHZ-n0pm", `${req.method.name} declares no permission`);
+    if (info.permission !== "authenticated" && !permissions.has(info.permission)) {
+      throw errors.permissionDenied("AUTHZ-d3ny", `missing permission ${info.permission} in the ${target.type} context`);
+    }
+    if (info.feature) {
+      if (!isFeatureName(info.feature)) throw errors.internal("AUTHZ-f3at", `unknown feature ${info.feature}`);
+      if (!(await deps.features.enabled(info.feature, target))) {
+        throw errors.failedPrecondition("FEAT-0ff1", `the feature flag "${info.feature}" is off for this context`);
+      }
+    }
+    req.contextValues.set(callInfoKey, { hostInstance: host, target, caller, permissions });
+    return next(req);
+  };
+}

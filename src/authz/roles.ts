@@ -1,0 +1,44 @@
+/**
+ * Default role -> permission mapping. A permission held through an instance membership applies to the
+ * instance and every organisation in it; through an organisation membership, to that organisation only;
+ * through a system membership, everywhere.
+ */
+const read = (...areas: string[]) => areas.map((a) => `${a}.read`);
+const all = (...areas: string[]) => areas.flatMap((a) => [`${a}.read`, `${a}.write`, `${a}.delete`]);
+
+const instanceOwner = [
+  ...all("iam", "iam.feature", "iam.policy", "iam.member", "org", "org.feature", "org.member", "policy"),
+  ...all("user", "user.grant", "project", "project.role", "project.app", "project.member", "project.grant"),
+  ...all("action.target", "action.execution", "idp"),
+  "org.create",
+  "execution.read",
+  "events.read",
+  "iam.export",
+  "iam.import",
+  "user.import",
+  "session.read",
+  "session.delete",
+];
+
+const orgOwner = [
+  ...all("org", "org.feature", "org.member", "policy", "user", "user.grant", "project", "project.role", "project.app", "project.member"),
+  ...all("project.grant", "idp"),
+  "user.import",
+  "session.read",
+  "session.delete",
+];
+
+export const defaultRolePermissions: Record<string, string[]> = {
+  SYSTEM_OWNER: [...all("system", "system.feature", "system.policy", "system.member"), ...instanceOwner],
+  SYSTEM_OWNER_VIEWER: [...read("system", "system.feature", "system.policy"), ...instanceOwner.filter((p) => p.endsWith(".read"))],
+  IAM_OWNER: instanceOwner,
+  IAM_OWNER_VIEWER: instanceOwner.filter((p) => p.endsWith(".read")),
+  IAM_END_USER_IMPERSONATOR: ["impersonation"],
+  ORG_OWNER: orgOwner,
+  ORG_OWNER_VIEWER: orgOwner.filter((p) => p.endsWith(".read")),
+  ORG_USER_MANAGER: [...all("user", "user.grant"), "org.read", "user.import"],
+  PROJECT_OWNER: all("project", "project.role", "project.app", "project.member", "project.grant"),
+};
+
+/** The permission that writes settings (language, later text, branding, ...) in a context. */
+export const settingsWritePermission = { system: "system.policy.write", instance: "iam.policy.write", org: "policy.write" } as const;

@@ -1,0 +1,25 @@
+/**
+ * Every event type the server writes, `<aggregate>.<noun>.<verb>`. docs/events.md lists them with their
+ * payloads; event executions are checked against this list.
+ */
+export const EventTypes = {
+  instanceAdded: "instance.instance.added",
+  instanceDomainAdded: "instance.domain.added",
+  instanceDefaultOrgSet: "instance.default_org.set",
+  instanceMemberAdded: "instance.member.added",
+  systemMemberAdded: "system.member.added",
+  orgAdded: "org.org.added",
+  orgMemberAdded: "org.member.added",
+  humanAdded: "user.human.added",
+  machineAdded: "user.machine.added",
+  patAdded: "user.pat.added",
+  featureSet: "settings.feature.set",
+  languageSet: "settings.language.set",
+} as const;
+
+export type ContextType = "system" | "instance" | "org";
+
+/** Aggregate IDs of settings: one aggregate per kind and owning context. */
+export function settingsAggregateId(kind: string, ownerType: ContextType, ownerId: string): string {
+  return `${kind}/${ownerType}/${ownerId}`;
+}

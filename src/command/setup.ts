@@ -1,0 +1,110 @@
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import type { Config } from "../config/config.js";
+import { hashPassword } from "../crypto/password.js";
+import { newPersonalAccessToken } from "../crypto/tokens.js";
+import type { EventStore, NewEvent } from "../eventstore/eventstore.js";
+import { newId } from "../ids.js";
+import { EventTypes, settingsAggregateId } from "./events.js";
+
+export interface FirstInstance {
+  created: boolean;
+  instanceId: string;
+  /** Only on the start that created it. */
+  pat?: string;
+}
+
+const SYSTEM_CREATOR = "SYSTEM";
+
+/**
+ * The first start creates the first instance with its domains, its default organisation, a human admin
+ * and a service user (both IAM_OWNER, and SYSTEM_OWNER because whoever installs the server owns it), turns
+ * on the preview API flags, and writes the service user's PAT to a file. Later starts find the instance
+ * and change nothing. All of it is one transaction: a crash leaves nothing half made.
+ */
+export async function ensureFirstInstance(es: EventStore, config: Config): Promise<FirstInstance> {
+  const passwordHash = await hashPassword(config.firstInstanceAdminPassword);
+  const { token, hash } = newPersonalAccessToken();
+  const { result } = await es.execute(async (w) => {
+    const existing = await w.tx.instance.findFirst({ orderBy: { createdAt: "asc" } });
+    if (existing) return { created: false, instanceId: existing.id };
+    const instanceId = newId();
+    const orgId = newId();
+    const adminId = newId();
+    const machineId = newId();
+    const domains = [...new Set([config.externalDomain.toLowerCase(), "localhost", "127.0.0.1"])];
+    const orgSlug = config.firstInstanceOrgName.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "") || "default";
+    const owners = ["IAM_OWNER"];
+    const instanceEvent = (type: string, payload: Record<string, unknown>): NewEvent => ({
+      aggregateType: "instance",
+      aggregateId: instanceId,
+      type,
+      payload,
+      resourceOwner: instanceId,
+    });
+    const events: NewEvent[] = [
+      instanceEvent(EventTypes.instanceAdded, { name: "First instance" }),
+      ...domains.map((domain) => instanceEvent(EventTypes.instanceDomainAdded, { domain })),
+      {
+        aggregateType: "org",
+        aggregateId: orgId,
+        type: EventTypes.orgAdded,
+        payload: { name: config.firstInstanceOrgName, primaryDomain: `${orgSlug}.${config.externalDomain.toLowerCase()}` },
+        resourceOwner: orgId,
+      },
+      instanceEvent(EventTypes.instanceDefaultOrgSet, { orgId }),
+      {
+        aggregateType: "user",
+        aggregateId: adminId,
+        type: EventTypes.humanAdded,
+        payload: { username: config.firstInstanceAdminUsername, displayName: "Administrator", passwordHash, passwordChangeRequired: true },
+        resourceOwner: orgId,
+      },
+      {
+        aggregateType: "user",
+        aggregateId: machineId,
+        type: EventTypes.machineAdded,
+        payload: { username: "admin-service", displayName: "First instance service user" },
+        resourceOwner: orgId,
+      },
+      {
+        aggregateType: "user",
+        aggregateId: machineId,
+        type: EventTypes.patAdded,
+        payload: { tokenId: newId(), tokenHash: hash, expiresAt: null },
+        resourceOwner: orgId,
+      },
+      ...[adminId, machineId].map((userId) => instanceEvent(EventTypes.instanceMemberAdded, { userId, roles: owners })),
+      {
+        aggregateType: "settings",
+        aggregateId: settingsAggregateId("feature", "instance", instanceId),
+        type: EventTypes.featureSet,
+        payload: {
+          ownerType: "instance",
+          ownerId: instanceId,
+          set: { multitenancy_resources_api: true, multitenancy_settings: true, oidc_token_exchange: false },
+          reset: [],
+        },
+        resourceOwner: instanceId,
+      },
+    ];
+    await w.push(instanceId, SYSTEM_CREATOR, events);
+    await w.push(
+      "",
+      SYSTEM_CREATOR,
+      [adminId, machineId].map((userId) => ({
+        aggregateType: "system",
+        aggregateId: "system",
+        type: EventTypes.systemMemberAdded,
+        payload: { userId, roles: ["SYSTEM_OWNER"] },
+        resourceOwner: "",
+      })),
+    );
+    return { created: true, instanceId };
+  });
+  if (!result.created) return result;
+  mkdirSync(dirname(config.firstInstancePatPath), { recursive: true });
+  writeFileSync(config.firstInstancePatPath, `${token}\n`, { mode: 0o600 });
+  chmodSync(config.firstInstancePatPath, 0o600);
+  return { ...result, pat: token };
+}

@@ -1,0 +1,92 @@
+import type { Database } from "../storage/database.js";
+import type { ProjectionCache } from "./cache.js";
+
+export interface InstanceRow {
+  id: string;
+  name: string;
+  defaultOrgId: string | null;
+}
+
+export interface OrgRow {
+  id: string;
+  instanceId: string;
+  name: string;
+  primaryDomain: string;
+}
+
+export interface TokenOwner {
+  userId: string;
+  instanceId: string;
+  orgId: string;
+  expiresAt: Date | null;
+}
+
+export interface MembershipRow {
+  instanceId: string;
+  contextType: string;
+  contextId: string;
+  roles: string[];
+}
+
+/** Reads of instances, organisations, tokens and memberships: the inputs of every request's tenancy and authorization. */
+export class TenancyQueries {
+  constructor(
+    private readonly db: Database,
+    private readonly cache: ProjectionCache,
+  ) {}
+
+  instanceByDomain(domain: string): Promise<InstanceRow | null> {
+    const d = domain.toLowerCase();
+    return this.cache.get(`instance-domain:${d}`, async () => {
+      const row = await this.db.prisma.instanceDomain.findUnique({ where: { domain: d } });
+      return row ? this.instanceById(row.instanceId) : null;
+    });
+  }
+
+  instanceById(id: string): Promise<InstanceRow | null> {
+    return this.cache.get(`instance:${id}`, () =>
+      this.db.prisma.instance.findUnique({ where: { id }, select: { id: true, name: true, defaultOrgId: true } }),
+    );
+  }
+
+  async anyInstance(): Promise<InstanceRow | null> {
+    return this.db.prisma.instance.findFirst({ orderBy: { createdAt: "asc" }, select: { id: true, name: true, defaultOrgId: true } });
+  }
+
+  domainsOf(instanceId: string): Promise<string[]> {
+    return this.cache.get(`instance-domains:${instanceId}`, async () =>
+      (await this.db.prisma.instanceDomain.findMany({ where: { instanceId }, orderBy: { domain: "asc" } })).map((d) => d.domain),
+    );
+  }
+
+  orgById(instanceId: string, id: string): Promise<OrgRow | null> {
+    return this.cache.get(`org:${instanceId}:${id}`, () =>
+      this.db.prisma.org.findFirst({ where: { instanceId, id }, select: { id: true, instanceId: true, name: true, primaryDomain: true } }),
+    );
+  }
+
+  orgByDomain(instanceId: string, domain: string): Promise<OrgRow | null> {
+    return this.cache.get(`org-domain:${instanceId}:${domain.toLowerCase()}`, () =>
+      this.db.prisma.org.findFirst({
+        where: { instanceId, primaryDomain: domain.toLowerCase() },
+        select: { id: true, instanceId: true, name: true, primaryDomain: true },
+      }),
+    );
+  }
+
+  tokenOwner(tokenHash: string): Promise<TokenOwner | null> {
+    return this.cache.get(`pat:${tokenHash}`, async () => {
+      const pat = await this.db.prisma.personalAccessToken.findUnique({ where: { tokenHash } });
+      if (!pat) return null;
+      const user = await this.db.prisma.user.findUnique({ where: { id: pat.userId }, select: { orgId: true, state: true } });
+      if (!user || user.state !== "active") return null;
+      return { userId: pat.userId, instanceId: pat.instanceId, orgId: user.orgId, expiresAt: pat.expiresAt };
+    });
+  }
+
+  membershipsOf(userId: string): Promise<MembershipRow[]> {
+    return this.cache.get(`members:${userId}`, () =>
+      this.db.prisma.membership.findMany({ where: { userId }, select: { instanceId: true, contextType: true, contextId: true, roles: true } }),
+    );
+  }
+}

@@ -1,0 +1,156 @@
+import type http from "node:http";
+import type { DescFile } from "@bufbuild/protobuf";
+import { createConnectRouter, cors as connectCors, type Interceptor } from "@connectrpc/connect";
+import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
+import fastifyCors from "@fastify/cors";
+import Fastify, { type FastifyInstance } from "fastify";
+import { featureService } from "../api/feature/service.js";
+import { healthService } from "../api/health/service.js";
+import { languageService } from "../api/language/service.js";
+import { indexOf, reflectionServices } from "../api/reflection/service.js";
+import { createAuthenticationInterceptor, createAuthorizationInterceptor } from "../authz/interceptor.js";
+import { defaultRolePermissions } from "../authz/roles.js";
+import { PersonalAccessTokenVerifier, TokenVerifiers } from "../authz/verifier.js";
+import { registerReducers } from "../command/reducers.js";
+import { ensureFirstInstance, type FirstInstance } from "../command/setup.js";
+import type { Config } from "../config/config.js";
+import { loadMasterKey } from "../crypto/masterkey.js";
+import { EVENTS_CHANNEL, EventStore } from "../eventstore/eventstore.js";
+import { ProjectionCache } from "../query/cache.js";
+import { FeatureQueries } from "../query/features.js";
+import { SettingsQueries } from "../query/settings.js";
+import { TenancyQueries } from "../query/tenancy.js";
+import { openDatabase, type Database } from "../storage/database.js";
+import { migrate } from "../storage/migrate.js";
+import { validationInterceptor } from "../validation/validate.js";
+import { DualProtocolServer } from "./listener.js";
+import { buildOpenApi, renderApiReference } from "./openapi.js";
+import { registerRestGateway } from "./rest-gateway.js";
+import { mount, routesOf, serviceDescriptors as S, type Mounted } from "./services.js";
+
+export interface RunningServer {
+  /** http://<host>:<port> the server listens on. */
+  url: string;
+  port: number;
+  app: FastifyInstance;
+  db: Database;
+  es: EventStore;
+  firstInstance: FirstInstance;
+  mounted: Mounted[];
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** false: no request logs (tests). */
+  logger?: boolean;
+}
+
+function allFiles(mounted: Mounted[]): DescFile[] {
+  const out = new Map<string, DescFile>();
+  const visit = (f: DescFile) => {
+    if (out.has(f.name)) return;
+    out.set(f.name, f);
+    f.dependencies.forEach(visit);
+  };
+  mounted.forEach((m) => visit(m.service.file));
+  return [...out.values()];
+}
+
+/** Opens the database, migrates it, makes sure the first instance exists, and serves every protocol on one port. */
+export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    return await serve(config, db, opts);
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw err;
+  }
+}
+
+async function serve(config: Config, db: Database, opts: StartOptions): Promise<RunningServer> {
+  await migrate(db);
+  loadMasterKey(config.masterKey, config.dataDir);
+  const es = new EventStore(db);
+  registerReducers(es);
+  const cache = new ProjectionCache();
+  es.onCommitted(() => cache.clear());
+  const stopListening = await db.listen(EVENTS_CHANNEL, () => cache.clear());
+
+  const tenancy = new TenancyQueries(db, cache);
+  const settings = new SettingsQueries(db, cache);
+  const features = new FeatureQueries(settings);
+  const verifiers = new TokenVerifiers(tenancy);
+  verifiers.add(new PersonalAccessTokenVerifier(tenancy));
+  const firstInstance = await ensureFirstInstance(es, config);
+
+  const mounted: Mounted[] = [];
+  const serviceNames = () => mounted.map((m) => m.service.typeName).sort();
+  const ready = () => db.ping().then(() => true, () => false);
+  mounted.push(
+    mount(S.language, languageService({ es, settings })),
+    mount(S.feature, featureService({ es, features, settings })),
+    mount(S.health, healthService({ serviceNames, ready })),
+  );
+  // Reflection describes everything mounted, itself included: indexed on first use, once all are mounted.
+  let index: ReturnType<typeof indexOf> | undefined;
+  const reflection = reflectionServices(() => (index ??= indexOf(allFiles(mounted))), serviceNames);
+  mounted.push(mount(S.reflectionV1, reflection.v1), mount(S.reflectionV1alpha, reflection.v1alpha));
+
+  const authDeps = { tenancy, verifiers, features, rolePermissions: defaultRolePermissions };
+  // Order matters: who and where first, then the shape of the request, then what the caller may do.
+  const interceptors: Interceptor[] = [createAuthenticationInterceptor(authDeps), validationInterceptor, createAuthorizationInterceptor(authDeps)];
+  const connectOptions = { interceptors, jsonOptions: { alwaysEmitImplicit: true } };
+  const routes = routesOf(mounted);
+
+  const app = Fastify({
+    logger: opts.logger === false ? false : { level: config.logLevel, redact: ["req.headers.authorization"] },
+    serverFactory: (handler) => new DualProtocolServer(handler as never, config.shutdownGraceMs) as unknown as http.Server,
+    bodyLimit: 4 * 1024 * 1024,
+    return503OnClosing: false,
+  });
+  await app.register(fastifyCors, {
+    origin: config.corsOrigins.includes("*") ? true : config.corsOrigins,
+    methods: [...new Set([...connectCors.allowedMethods, "GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])],
+    allowedHeaders: [...connectCors.allowedHeaders, "Authorization", "X-Svc-OrgId"],
+    exposedHeaders: [...connectCors.exposedHeaders],
+    credentials: false,
+    maxAge: 7200,
+  });
+  await app.register(fastifyConnectPlugin, { routes, ...connectOptions });
+  const router = createConnectRouter(connectOptions);
+  routes(router);
+  registerRestGateway(app, router);
+
+  const openApi = buildOpenApi(
+    mounted.map((m) => m.service),
+    { title: "svc IAM", version: "3.0-alpha" },
+  );
+  app.get("/openapi.json", async () => openApi);
+  const reference = renderApiReference(openApi);
+  app.get("/docs", async (_req, reply) => reply.type("text/html; charset=utf-8").send(reference));
+  app.get("/healthz", async () => ({ status: "ok" }));
+  app.get("/readyz", async (_req, reply) =>
+    (await ready()) ? { status: "ready" } : reply.status(503).send({ status: "unavailable", reason: "database unreachable" }),
+  );
+
+  await app.listen({ port: config.port, host: config.host });
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : config.port;
+  const shownHost = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${shownHost}:${port}`,
+    port,
+    app,
+    db,
+    es,
+    firstInstance,
+    mounted,
+    close: () =>
+      (closing ??= (async () => {
+        await app.close();
+        await stopListening();
+        await db.close();
+      })()),
+  };
+}

@@ -1,0 +1,34 @@
+import { getOption, hasOption, type DescMethod } from "@bufbuild/protobuf";
+import { http as httpExt } from "../../gen/google/api/annotations_pb.js";
+import type { HttpRule } from "../../gen/google/api/http_pb.js";
+import { method as methodExt, type MethodRules } from "../../gen/svc/options/v1/options_pb.js";
+
+/** What the proto says of a method, read once. */
+export interface MethodInfo {
+  permission: string;
+  feature: string;
+  httpSuccessCode: number;
+  isPublic: boolean;
+  http: HttpRule | undefined;
+}
+
+const cache = new Map<DescMethod, MethodInfo>();
+
+// Standard protocols whose protos carry none of our options: callable without a token, like any gRPC server's.
+const publicServices = new Set(["grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"]);
+
+export function methodInfo(m: DescMethod): MethodInfo {
+  let info = cache.get(m);
+  if (!info) {
+    const rules: MethodRules | undefined = hasOption(m, methodExt) ? getOption(m, methodExt) : undefined;
+    info = {
+      permission: rules?.permission ?? "",
+      feature: rules?.feature ?? "",
+      httpSuccessCode: rules?.httpSuccessCode || 200,
+      isPublic: (rules?.public ?? false) || publicServices.has(m.parent.typeName),
+      http: hasOption(m, httpExt) ? getOption(m, httpExt) : undefined,
+    };
+    cache.set(m, info);
+  }
+  return info;
+}

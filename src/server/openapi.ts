@@ -1,0 +1,149 @@
+import { ScalarType, type DescField, type DescMessage, type DescService } from "@bufbuild/protobuf";
+import { methodInfo } from "./descriptors.js";
+import { restRoutesOf } from "./rest-gateway.js";
+
+type Schema = Record<string, unknown>;
+
+const wellKnown: Record<string, Schema> = {
+  "google.protobuf.Timestamp": { type: "string", format: "date-time" },
+  "google.protobuf.Duration": { type: "string", pattern: "^-?[0-9]+(\\.[0-9]+)?s$", example: "10s" },
+  "google.protobuf.Struct": { type: "object" },
+  "google.protobuf.Value": {},
+  "google.protobuf.Empty": { type: "object" },
+};
+
+function scalarSchema(t: ScalarType): Schema {
+  switch (t) {
+    case ScalarType.BOOL:
+      return { type: "boolean" };
+    case ScalarType.STRING:
+      return { type: "string" };
+    case ScalarType.BYTES:
+      return { type: "string", format: "byte" };
+    case ScalarType.DOUBLE:
+    case ScalarType.FLOAT:
+      return { type: "number" };
+    case ScalarType.INT64:
+    case ScalarType.UINT64:
+    case ScalarType.SINT64:
+    case ScalarType.FIXED64:
+    case ScalarType.SFIXED64:
+      return { type: "string", format: "int64" };
+    default:
+      return { type: "integer", format: "int32" };
+  }
+}
+
+/** OpenAPI 3 for every REST route, derived from the same descriptors the gateway uses. */
+export function buildOpenApi(services: DescService[], info: { title: string; version: string }) {
+  const schemas: Record<string, Schema> = {};
+  const ref = (m: DescMessage): Schema => {
+    if (wellKnown[m.typeName]) return wellKnown[m.typeName]!;
+    if (!schemas[m.typeName]) {
+      schemas[m.typeName] = {};
+      schemas[m.typeName] = messageSchema(m);
+    }
+    return { $ref: `#/components/schemas/${m.typeName}` };
+  };
+  const fieldSchema = (f: DescField): Schema => {
+    const item = (): Schema => {
+      if (f.fieldKind === "scalar" || (f.fieldKind === "list" && f.listKind === "scalar")) return scalarSchema(f.scalar!);
+      if (f.fieldKind === "enum" || (f.fieldKind === "list" && f.listKind === "enum")) return { type: "string", enum: f.enum!.values.map((v) => v.name) };
+      if (f.fieldKind === "message" || (f.fieldKind === "list" && f.listKind === "message")) return ref(f.message!);
+      if (f.fieldKind === "map") {
+        const v = f.mapKind === "message" ? ref(f.message) : f.mapKind === "enum" ? { type: "string" } : scalarSchema(f.scalar);
+        return { type: "object", additionalProperties: v };
+      }
+      return {};
+    };
+    return f.fieldKind === "list" ? { type: "array", items: item() } : item();
+  };
+  const messageSchema = (m: DescMessage): Schema => ({
+    type: "object",
+    properties: Object.fromEntries(m.fields.map((f) => [f.jsonName, fieldSchema(f)])),
+  });
+  const paths: Record<string, Record<string, unknown>> = {};
+  const status = {
+    type: "object",
+    description: "The standard status object: code is the gRPC code number.",
+    properties: { code: { type: "integer" }, message: { type: "string" }, details: { type: "array", items: { type: "object" } } },
+  };
+  for (const service of services) {
+    for (const method of service.methods) {
+      const mi = methodInfo(method);
+      for (const route of restRoutesOf(method)) {
+        const pathVars = new Set([...route.variables.values()].map((p) => p.join(".")));
+        const parameters: Schema[] = [...pathVars].map((name) => ({ name, in: "path", required: true, schema: { type: "string" } }));
+        const bodyField = route.body && route.body !== "*" ? method.input.fields.find((f) => f.name === route.body) : undefined;
+        if (route.body !== "*") {
+          for (const f of method.input.fields) {
+            if (pathVars.has(f.name) || f === bodyField) continue;
+            if (f.fieldKind === "message" && f.message.typeName === "svc.object.v3alpha.RequestContext") {
+              for (const c of f.message.fields) parameters.push({ name: `ctx.${c.name}`, in: "query", schema: fieldSchema(c) });
+            } else if (f.fieldKind === "message" && !wellKnown[f.message.typeName]) {
+              for (const c of f.message.fields) parameters.push({ name: `${f.name}.${c.name}`, in: "query", schema: fieldSchema(c) });
+            } else parameters.push({ name: f.name, in: "query", schema: fieldSchema(f) });
+          }
+        }
+        const body = route.body === "*" ? ref(method.input) : bodyField ? fieldSchema(bodyField) : undefined;
+        const op: Record<string, unknown> = {
+          operationId: `${service.name}_${method.name}${route.verb === methodInfo(method).http?.pattern.case?.toUpperCase() ? "" : `_${route.verb}`}`,
+          tags: [service.typeName],
+          summary: method.name,
+          description: [
+            mi.permission ? `Permission: \`${mi.permission}\`.` : "Public.",
+            mi.feature ? `Requires the feature flag \`${mi.feature}\`.` : "",
+            `Also served as gRPC, gRPC-web and Connect at \`/${service.typeName}/${method.name}\`.`,
+          ]
+            .filter(Boolean)
+            .join(" "),
+          parameters,
+          ...(body ? { requestBody: { required: true, content: { "application/json": { schema: body } } } } : {}),
+          responses: {
+            [String(mi.httpSuccessCode)]: { description: "OK", content: { "application/json": { schema: ref(method.output) } } },
+            default: { description: "Error", content: { "application/json": { schema: { $ref: "#/components/schemas/Status" } } } },
+          },
+          ...(mi.permission && !mi.isPublic ? { security: [{ bearer: [] }] } : {}),
+        };
+        (paths[route.template] ??= {})[route.verb.toLowerCase()] = op;
+      }
+    }
+  }
+  schemas.Status = status;
+  return {
+    openapi: "3.0.3",
+    info,
+    paths,
+    components: { schemas, securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+  };
+}
+
+const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** A plain HTML reference of the same document, for people; no scripts. */
+export function renderApiReference(doc: ReturnType<typeof buildOpenApi>): string {
+  const rows: string[] = [];
+  const byTag = new Map<string, string[]>();
+  for (const [path, ops] of Object.entries(doc.paths)) {
+    for (const [verb, op] of Object.entries(ops) as [string, Record<string, unknown>][]) {
+      const tag = (op.tags as string[])[0]!;
+      const params = (op.parameters as { name: string; in: string }[]).map((p) => `<code>${esc(p.name)}</code> (${p.in})`).join(", ");
+      const success = Object.keys(op.responses as object).find((k) => k !== "default");
+      const html = `<tr><td><span class="verb ${verb}">${verb.toUpperCase()}</span></td><td><code>${esc(path)}</code></td><td>${esc(
+        String(op.summary),
+      )}</td><td>${esc(String(op.description))}</td><td>${params || "&mdash;"}</td><td>${success}</td></tr>`;
+      byTag.set(tag, [...(byTag.get(tag) ?? []), html]);
+    }
+  }
+  for (const [tag, list] of byTag) {
+    rows.push(`<h2>${esc(tag)}</h2><table><thead><tr><th></th><th>Path</th><th>Operation</th><th>Notes</th><th>Parameters</th><th>Success</th></tr></thead><tbody>${list.join("")}</tbody></table>`);
+  }
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(doc.info.title)} API reference</title>
+<style>body{font:15px/1.5 system-ui,sans-serif;margin:2rem auto;max-width:1200px;padding:0 1rem;color:#222}
+table{border-collapse:collapse;width:100%;margin-bottom:2rem}td,th{border-bottom:1px solid #ddd;padding:.4rem;text-align:left;vertical-align:top}
+code{font-size:13px}.verb{font-weight:600;font-size:12px;padding:2px 6px;border-radius:3px;background:#eee}.get{background:#dbeafe}.post{background:#dcfce7}
+.patch,.put{background:#fef9c3}.delete{background:#fee2e2}</style></head><body>
+<h1>${esc(doc.info.title)} <small>${esc(doc.info.version)}</small></h1>
+<p>Every operation takes <code>Authorization: Bearer &lt;token&gt;</code>. Errors are <code>{"code", "message", "details"}</code> with the gRPC code number.
+The machine-readable document is <a href="/openapi.json">/openapi.json</a>.</p>${rows.join("")}</body></html>`;
+}

@@ -1,0 +1,37 @@
+import type { DescService } from "@bufbuild/protobuf";
+import type { ConnectRouter, ServiceImpl } from "@connectrpc/connect";
+import { Health } from "../../gen/grpc/health/v1/health_pb.js";
+import { ServerReflection as ReflectionV1 } from "../../gen/grpc/reflection/v1/reflection_pb.js";
+import { ServerReflection as ReflectionV1alpha } from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
+import { FeatureService } from "../../gen/svc/feature/v2/feature_service_pb.js";
+import { LanguageSettingsService } from "../../gen/svc/settings/language/v3alpha/language_service_pb.js";
+
+/** A service and its implementation. The list of them is the registry everything else derives from. */
+export interface Mounted {
+  service: DescService;
+  impl: unknown;
+}
+
+export function mount<S extends DescService>(service: S, impl: ServiceImpl<S>): Mounted {
+  return { service, impl };
+}
+
+/** The services every server mounts, in one place; their implementations come from app.ts. */
+export const serviceDescriptors = {
+  language: LanguageSettingsService,
+  feature: FeatureService,
+  health: Health,
+  reflectionV1: ReflectionV1,
+  reflectionV1alpha: ReflectionV1alpha,
+} as const;
+
+export function routesOf(mounted: Mounted[]) {
+  return (router: ConnectRouter) => {
+    for (const m of mounted) router.service(m.service, m.impl as never);
+  };
+}
+
+/** `/<package>.<Service>/<Method>` of every RPC, sorted: the execution catalogue and reflection use it. */
+export function methodPaths(mounted: Mounted[]): string[] {
+  return mounted.flatMap((m) => m.service.methods.map((x) => `/${m.service.typeName}/${x.name}`)).sort();
+}
