@@ -2,10 +2,10 @@ import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Config } from "../config/config.js";
 import { hashPassword } from "../crypto/password.js";
-import { newPersonalAccessToken } from "../crypto/tokens.js";
 import type { EventStore, NewEvent } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
 import { EventTypes, settingsAggregateId } from "./events.js";
+import { machineUserEvents, memberEvent, patEvents } from "./users.js";
 
 export interface FirstInstance {
   created: boolean;
@@ -24,8 +24,7 @@ const SYSTEM_CREATOR = "SYSTEM";
  */
 export async function ensureFirstInstance(es: EventStore, config: Config): Promise<FirstInstance> {
   const passwordHash = await hashPassword(config.firstInstanceAdminPassword);
-  const { token, hash } = newPersonalAccessToken();
-  const { result } = await es.execute(async (w) => {
+  const { result } = await es.execute(async (w): Promise<{ created: boolean; instanceId: string; token?: string }> => {
     const existing = await w.tx.instance.findFirst({ orderBy: { createdAt: "asc" } });
     if (existing) return { created: false, instanceId: existing.id };
     const instanceId = newId();
@@ -34,7 +33,7 @@ export async function ensureFirstInstance(es: EventStore, config: Config): Promi
     const machineId = newId();
     const domains = [...new Set([config.externalDomain.toLowerCase(), "localhost", "127.0.0.1"])];
     const orgSlug = config.firstInstanceOrgName.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "") || "default";
-    const owners = ["IAM_OWNER"];
+    const pat = patEvents(machineId, orgId);
     const instanceEvent = (type: string, payload: Record<string, unknown>): NewEvent => ({
       aggregateType: "instance",
       aggregateId: instanceId,
@@ -60,21 +59,9 @@ export async function ensureFirstInstance(es: EventStore, config: Config): Promi
         payload: { username: config.firstInstanceAdminUsername, displayName: "Administrator", passwordHash, passwordChangeRequired: true },
         resourceOwner: orgId,
       },
-      {
-        aggregateType: "user",
-        aggregateId: machineId,
-        type: EventTypes.machineAdded,
-        payload: { username: "admin-service", displayName: "First instance service user" },
-        resourceOwner: orgId,
-      },
-      {
-        aggregateType: "user",
-        aggregateId: machineId,
-        type: EventTypes.patAdded,
-        payload: { tokenId: newId(), tokenHash: hash, expiresAt: null },
-        resourceOwner: orgId,
-      },
-      ...[adminId, machineId].map((userId) => instanceEvent(EventTypes.instanceMemberAdded, { userId, roles: owners })),
+      ...machineUserEvents(machineId, orgId, "admin-service", "First instance service user"),
+      ...pat.events,
+      ...[adminId, machineId].map((userId) => memberEvent("instance", instanceId, userId, ["IAM_OWNER"])),
       {
         aggregateType: "settings",
         aggregateId: settingsAggregateId("feature", "instance", instanceId),
@@ -89,22 +76,12 @@ export async function ensureFirstInstance(es: EventStore, config: Config): Promi
       },
     ];
     await w.push(instanceId, SYSTEM_CREATOR, events);
-    await w.push(
-      "",
-      SYSTEM_CREATOR,
-      [adminId, machineId].map((userId) => ({
-        aggregateType: "system",
-        aggregateId: "system",
-        type: EventTypes.systemMemberAdded,
-        payload: { userId, roles: ["SYSTEM_OWNER"] },
-        resourceOwner: "",
-      })),
-    );
-    return { created: true, instanceId };
+    await w.push("", SYSTEM_CREATOR, [adminId, machineId].map((userId) => memberEvent("system", "", userId, ["SYSTEM_OWNER"])));
+    return { created: true, instanceId, token: pat.token };
   });
-  if (!result.created) return result;
+  if (!result.created) return { created: false, instanceId: result.instanceId };
   mkdirSync(dirname(config.firstInstancePatPath), { recursive: true });
-  writeFileSync(config.firstInstancePatPath, `${token}\n`, { mode: 0o600 });
+  writeFileSync(config.firstInstancePatPath, `${result.token}\n`, { mode: 0o600 });
   chmodSync(config.firstInstancePatPath, 0o600);
-  return { ...result, pat: token };
+  return { created: true, instanceId: result.instanceId, pat: result.token! };
 }

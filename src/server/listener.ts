@@ -59,8 +59,13 @@ export class DualProtocolServer extends net.Server {
       this.undecided.delete(socket);
       socket.pause();
       socket.unshift(seen);
-      (isH2 ? this.h2 : this.h1).emit("connection", socket);
-      socket.resume();
+      // The HTTP/2 session takes the bytes already read from the socket's buffer when it attaches, which
+      // may be a tick later: resuming here would let them flow away unread.
+      if (isH2) this.h2.emit("connection", socket);
+      else {
+        this.h1.emit("connection", socket);
+        socket.resume();
+      }
     };
     socket.on("data", onData);
     socket.resume();

@@ -1,0 +1,27 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+
+/** Which database the suite runs on: embedded PGlite always; PostgreSQL too when TEST_DATABASE_URL is set. */
+export const testDb = process.env.SVC_TEST_DB === "postgres" ? "postgres" : "pglite";
+
+/** A fresh, empty PostgreSQL database for one test server; dropped by the returned function. */
+export async function freshPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const base = process.env.TEST_DATABASE_URL;
+  if (!base) throw new Error("SVC_TEST_DB=postgres needs TEST_DATABASE_URL");
+  const name = `svc_test_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: base });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}

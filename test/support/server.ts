@@ -1,0 +1,82 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { addServiceUser } from "../../src/command/users.js";
+import { loadConfig } from "../../src/config/config.js";
+import type { ContextType } from "../../src/command/events.js";
+import { startServer, type RunningServer } from "../../src/server/app.js";
+import { freshPostgresDatabase, testDb } from "./database.js";
+
+export interface TestServer {
+  server: RunningServer;
+  /** http://127.0.0.1:<port> */
+  url: string;
+  port: number;
+  /** The first instance's IAM_OWNER (and SYSTEM_OWNER) service user's PAT, read from the file first start wrote. */
+  adminPat: string;
+  instanceId: string;
+  defaultOrgId: string;
+  /** Stops the server and keeps its database, for a restart. */
+  stop(): Promise<void>;
+  /** Starts it again on the same database (another port). */
+  restart(): Promise<TestServer>;
+  /** Stops the server and removes its database. */
+  close(): Promise<void>;
+  /** A new service user with a PAT and the given memberships. */
+  serviceUser(username: string, memberships?: { type: ContextType; id: string; roles: string[] }[], orgId?: string): Promise<{ userId: string; token: string }>;
+}
+
+interface Storage {
+  dataDir: string;
+  databaseUrl: string | undefined;
+  drop(): Promise<void>;
+}
+
+async function newStorage(): Promise<Storage> {
+  const dataDir = mkdtempSync(join(tmpdir(), "svc-test-"));
+  if (testDb === "postgres") {
+    const pgdb = await freshPostgresDatabase();
+    return { dataDir, databaseUrl: pgdb.url, drop: async () => (await pgdb.drop(), rmSync(dataDir, { recursive: true, force: true })) };
+  }
+  return { dataDir, databaseUrl: undefined, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
+}
+
+async function boot(storage: Storage, env: Record<string, string>): Promise<TestServer> {
+  const config = loadConfig(
+    {
+      SVC_PORT: "0",
+      SVC_HOST: "127.0.0.1",
+      SVC_DATA_DIR: storage.dataDir,
+      SVC_LOG_LEVEL: "silent",
+      SVC_SHUTDOWN_GRACE_MS: "2000",
+      ...(storage.databaseUrl ? { DATABASE_URL: storage.databaseUrl } : {}),
+      ...env,
+    },
+    [],
+  );
+  const server = await startServer(config, { logger: false });
+  const instance = await server.db.prisma.instance.findFirstOrThrow({ orderBy: { createdAt: "asc" } });
+  const url = `http://127.0.0.1:${server.port}`;
+  const t: TestServer = {
+    server,
+    url,
+    port: server.port,
+    adminPat: readFileSync(config.firstInstancePatPath, "utf8").trim(),
+    instanceId: instance.id,
+    defaultOrgId: instance.defaultOrgId!,
+    stop: () => server.close(),
+    restart: async () => boot(storage, env),
+    close: async () => {
+      await server.close();
+      await storage.drop();
+    },
+    serviceUser: (username, memberships = [], orgId) =>
+      addServiceUser(server.es, { instanceId: instance.id, orgId: orgId ?? instance.defaultOrgId!, username, memberships, creator: "test" }),
+  };
+  return t;
+}
+
+/** A real server on a free loopback port with its own fresh database (PGlite directory or PostgreSQL database). */
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  return boot(await newStorage(), env);
+}
