@@ -30,7 +30,7 @@ export const EVENTS_CHANNEL = "svc_events";
 // Held from the first append until commit: positions then become visible strictly in order, so a
 // subscriber that has read up to position P never later finds an event below P.
 const APPEND_LOCK = 7_311_002;
-const MAX_ATTEMPTS = 5;
+const MAX_ATTEMPTS = 8;
 
 /** What a command sees inside its transaction. */
 export class EventWriter {
@@ -134,6 +134,8 @@ export interface Subscription {
 export class EventStore {
   private readonly reducers = new Map<string, Reducer[]>();
   private readonly committed: ((events: StoredEvent[]) => void)[] = [];
+  /** Counters for tests and metrics: commands retried after a conflict, and rejected after too many. */
+  readonly stats = { retried: 0, rejected: 0 };
 
   constructor(private readonly db: Database) {}
 
@@ -176,7 +178,13 @@ export class EventStore {
         return out;
       } catch (err) {
         if (!isUniqueViolation(err, "Event")) throw err;
-        if (attempt >= MAX_ATTEMPTS) throw errors.aborted("ES-c0nf", "the resource was changed concurrently, try again");
+        if (attempt >= MAX_ATTEMPTS) {
+          this.stats.rejected++;
+          throw errors.aborted("ES-c0nf", "the resource was changed concurrently, try again");
+        }
+        this.stats.retried++;
+        // Jitter, so that the commands that collided do not collide again in lockstep.
+        await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
       }
     }
   }
