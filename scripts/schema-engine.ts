@@ -19,7 +19,8 @@ async function loadEngine(): Promise<void> {
   loaded = true;
 }
 
-const noFilters = { externalTables: [], externalEnums: [] };
+// The migrator's own bookkeeping table is not part of the schema.
+const filters = { externalTables: ["public._svc_migrations"], externalEnums: [] };
 
 /**
  * The SQL that takes the database `client` holds to what schema.prisma describes ("" when they agree).
@@ -37,7 +38,7 @@ export async function diffDatabaseToSchema(client?: PGlite, schema = readFileSyn
       to: { tag: "schemaDatamodel", ...files },
       script: true,
       exitCode: true,
-      filters: noFilters,
+      filters,
     });
     return result.exitCode === 0 ? "" : (result.stdout ?? "");
   } finally {

@@ -15,6 +15,8 @@ export type Prisma = PrismaClient;
 export interface Database {
   readonly kind: "pglite" | "postgres";
   readonly prisma: PrismaClient;
+  /** The embedded database itself (PGlite only), for tooling that needs a driver adapter of its own. */
+  readonly pglite?: PGlite;
   /** Runs SQL with several statements (simple query protocol). */
   execScript(sql: string): Promise<void>;
   /** Calls fn for every NOTIFY on channel; in-process only on PGlite, where one process owns the data. */
@@ -47,6 +49,7 @@ async function openPGlite(dataDir: string | undefined): Promise<Database> {
   return {
     kind: "pglite",
     prisma,
+    pglite: client,
     async execScript(sql) {
       await client.exec(sql);
     },

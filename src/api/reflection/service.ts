@@ -30,7 +30,7 @@ interface Index {
 }
 
 export function indexOf(files: DescFile[]): Index {
-  return { files: new Map(files.map((f) => [f.name, f])), registry: createRegistry(...files) };
+  return { files: new Map(files.map((f) => [f.proto.name, f])), registry: createRegistry(...files) };
 }
 
 /** Answers one reflection request from the descriptors of every mounted service. */
@@ -59,9 +59,9 @@ function answer({ files: byName, registry }: Index, serviceNames: string[], req:
       return files(byName.get(r.value)) ?? notFound(`file ${r.value}`);
     case "fileContainingSymbol": {
       const symbol = r.value.replace(/^\./, "");
-      const direct = registry.get(symbol);
-      // A method or field: look up its parent type.
-      const parent = direct ?? registry.get(symbol.slice(0, symbol.lastIndexOf(".")));
+      const lookup = (name: string) => registry.get(name) ?? registry.getService(name);
+      // A method, field or enum value: look up its parent.
+      const parent = lookup(symbol) ?? lookup(symbol.slice(0, symbol.lastIndexOf(".")));
       const file = parent && "file" in parent ? parent.file : undefined;
       return files(file) ?? notFound(`symbol ${r.value}`);
     }

@@ -1,0 +1,96 @@
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase } from "../../src/storage/database.js";
+import { rest } from "../support/clients.js";
+import { freshPostgresDatabase, testDb } from "../support/database.js";
+import { startServerProcess } from "../support/process.js";
+
+let dataDir: string;
+let env: Record<string, string>;
+let dropDb: (() => Promise<void>) | undefined;
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), "svc-life-"));
+  env = { SVC_DATA_DIR: dataDir };
+  if (testDb === "postgres") {
+    const pgdb = await freshPostgresDatabase();
+    env.DATABASE_URL = pgdb.url;
+    dropDb = pgdb.drop;
+  }
+});
+afterAll(async () => {
+  rmSync(dataDir, { recursive: true, force: true });
+  await dropDb?.();
+});
+
+/** Events and instances in the server's database, read while no server runs. */
+async function counts() {
+  const db = await openDatabase({ databaseUrl: env.DATABASE_URL, dataDir });
+  try {
+    return { events: await db.prisma.event.count(), instances: await db.prisma.instance.count() };
+  } finally {
+    await db.close();
+  }
+}
+
+describe("the server process", () => {
+  it("creates the first instance on first start, changes nothing on the second, and keeps every change", async () => {
+    const first = await startServerProcess(env);
+    expect(first.output()).toMatch(/first start: created the first instance/);
+    const patPath = join(dataDir, "admin.pat");
+    const pat = readFileSync(patPath, "utf8").trim();
+    expect(statSync(patPath).mode & 0o777).toBe(0o600);
+    const set = await rest(first.url, "PATCH", "/settings/v3alpha/languages", { token: pat, body: { defaultLanguage: { key: "ja" } } });
+    expect(set.status).toBe(200);
+    first.child.kill("SIGTERM");
+    expect(await first.exited).toBe(0);
+    const before = await counts();
+    expect(before.instances).toBe(1);
+
+    const second = await startServerProcess(env);
+    try {
+      expect(second.output()).not.toMatch(/first start/);
+      expect(readFileSync(patPath, "utf8").trim()).toBe(pat);
+      const got = await rest(second.url, "GET", "/settings/v3alpha/languages", { token: pat });
+      expect(got.body.settings.defaultLanguage.value).toBe("ja");
+    } finally {
+      second.child.kill("SIGTERM");
+      expect(await second.exited).toBe(0);
+    }
+    expect(await counts()).toEqual(before);
+  });
+
+  it("on SIGTERM stops accepting, finishes the call in flight, and exits 0", async () => {
+    const p = await startServerProcess(env);
+    const pat = readFileSync(join(dataDir, "admin.pat"), "utf8").trim();
+    const body = JSON.stringify({ defaultLanguage: { key: "ru" } });
+    const socket = net.connect(p.port, "127.0.0.1");
+    await new Promise((r) => socket.once("connect", r));
+    let response = "";
+    socket.on("data", (d) => (response += d.toString()));
+    const closed = new Promise((r) => socket.once("close", r));
+    // The request is in flight: headers and half the body are sent when the signal arrives.
+    socket.write(
+      `PATCH /settings/v3alpha/languages HTTP/1.1\r\nHost: 127.0.0.1:${p.port}\r\nAuthorization: Bearer ${pat}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 10)}`,
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    p.child.kill("SIGTERM");
+    await new Promise((r) => setTimeout(r, 300));
+    // no new connections once shutting down
+    const refused = await new Promise<boolean>((resolve) => {
+      const c = net.connect(p.port, "127.0.0.1");
+      c.once("connect", () => (c.destroy(), resolve(false)));
+      c.once("error", () => resolve(true));
+    });
+    expect(refused).toBe(true);
+    socket.write(body.slice(10));
+    await closed;
+    expect(response).toMatch(/^HTTP\/1\.1 200/);
+    expect(response).toContain('"details"');
+    expect(await p.exited).toBe(0);
+  });
+});

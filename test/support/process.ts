@@ -1,0 +1,38 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { projectRoot } from "../../src/storage/paths.js";
+
+export interface ServerProcess {
+  child: ChildProcess;
+  url: string;
+  port: number;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Starts `src/main.ts` as its own process (what `npm start` runs) and waits for the line with its URL. */
+export function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: projectRoot,
+    env: { ...process.env, SVC_PORT: "0", SVC_LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no URL within 30 s:\n${out}`)), 30_000);
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      const m = /listening on (http:\/\/\S+:(\d+))/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1]!.replace("localhost", "127.0.0.1"), port: Number(m[2]), output: () => out, exited });
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code} before it was ready:\n${out}`));
+    });
+  });
+}
