@@ -1,0 +1,36 @@
+import { existsSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { build } from "esbuild";
+import { chromium, type Browser } from "playwright-core";
+import { projectRoot } from "../../src/storage/paths.js";
+
+/** Debian's Chromium (or CHROMIUM_PATH); Playwright cannot download its own browser here. */
+export function chromiumPath(): string {
+  const path = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+  if (!existsSync(path)) throw new Error(`no Chromium at ${path}: run 'bash scripts/ensure-test-deps.sh' or set CHROMIUM_PATH`);
+  return path;
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: chromiumPath(),
+    headless: true,
+    // Quiet on a machine with no network: no background fetches, no updates, no sync.
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+}
+
+/** Serves a page and the bundled script of `entry` (relative to the project) on its own loopback port: another origin. */
+export async function servePage(entry: string): Promise<{ origin: string; close: () => Promise<void> }> {
+  const bundle = await build({ entryPoints: [join(projectRoot, entry)], bundle: true, format: "iife", platform: "browser", write: false, target: "es2022" });
+  const js = bundle.outputFiles[0]!.text;
+  const server = http.createServer((req, res) => {
+    if (req.url === "/app.js") return res.writeHead(200, { "content-type": "text/javascript" }).end(js);
+    res.writeHead(200, { "content-type": "text/html" }).end('<!doctype html><html><head><script src="/app.js"></script></head><body>app</body></html>');
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as AddressInfo;
+  return { origin: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(() => r())) };
+}
