@@ -37,7 +37,7 @@ try {
       url: `${server.url}/settings/v3alpha/languages`,
       method: "PATCH",
       headers: { ...auth, "content-type": "application/json" },
-      requests: [{ method: "PATCH", setupRequest: (req: Record<string, unknown>) => ({ ...req, body: JSON.stringify({ defaultLanguage: { key: keys[next++ % keys.length] } }) }) }],
+      requests: [{ method: "PATCH", setupRequest: (req) => ({ ...req, body: JSON.stringify({ defaultLanguage: { key: keys[next++ % keys.length] } }) }) }],
       duration: seconds,
     }),
   );
