@@ -86,3 +86,13 @@ export type PersonalAccessToken = Prisma.PersonalAccessTokenModel
  * 
  */
 export type Setting = Prisma.SettingModel
+/**
+ * Model Target
+ * 
+ */
+export type Target = Prisma.TargetModel
+/**
+ * Model Execution
+ * 
+ */
+export type Execution = Prisma.ExecutionModel

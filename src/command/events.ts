@@ -15,7 +15,15 @@ export const EventTypes = {
   patAdded: "user.pat.added",
   featureSet: "settings.feature.set",
   languageSet: "settings.language.set",
+  targetAdded: "action.target.added",
+  targetChanged: "action.target.changed",
+  targetRemoved: "action.target.removed",
+  executionSet: "action.execution.set",
+  executionRemoved: "action.execution.removed",
 } as const;
+
+/** Every event type, sorted: event executions are checked against it. */
+export const allEventTypes: string[] = Object.values(EventTypes).sort();
 
 export type ContextType = "system" | "instance" | "org";
 

@@ -4,18 +4,27 @@ import { createConnectRouter, cors as connectCors, type Interceptor } from "@con
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import fastifyCors from "@fastify/cors";
 import Fastify, { type FastifyInstance } from "fastify";
+import { actionService } from "../api/action/service.js";
 import { featureService } from "../api/feature/service.js";
 import { healthService } from "../api/health/service.js";
 import { languageService } from "../api/language/service.js";
 import { indexOf, reflectionServices } from "../api/reflection/service.js";
+import { TargetCaller } from "../actions/caller.js";
+import { executionFunctions, type ExecutionCatalogue } from "../actions/conditions.js";
+import { startEventExecutions } from "../actions/event-worker.js";
+import { createExecutionInterceptor } from "../actions/interceptor.js";
 import { createAuthenticationInterceptor, createAuthorizationInterceptor } from "../authz/interceptor.js";
 import { defaultRolePermissions } from "../authz/roles.js";
 import { PersonalAccessTokenVerifier, TokenVerifiers } from "../authz/verifier.js";
+import { registerActionReducers } from "../command/action-reducers.js";
+import { allEventTypes } from "../command/events.js";
 import { registerReducers } from "../command/reducers.js";
 import { ensureFirstInstance, type FirstInstance } from "../command/setup.js";
 import type { Config } from "../config/config.js";
 import { loadMasterKey } from "../crypto/masterkey.js";
+import { SecretBox } from "../crypto/secrets.js";
 import { EVENTS_CHANNEL, EventStore } from "../eventstore/eventstore.js";
+import { ActionQueries } from "../query/actions.js";
 import { ProjectionCache } from "../query/cache.js";
 import { FeatureQueries } from "../query/features.js";
 import { SettingsQueries } from "../query/settings.js";
@@ -26,7 +35,7 @@ import { validationInterceptor } from "../validation/validate.js";
 import { DualProtocolServer } from "./listener.js";
 import { buildOpenApi, renderApiReference } from "./openapi.js";
 import { registerRestGateway } from "./rest-gateway.js";
-import { mount, routesOf, serviceDescriptors as S, type Mounted } from "./services.js";
+import { methodPaths, mount, routesOf, serviceDescriptors as S, type Mounted } from "./services.js";
 
 export interface RunningServer {
   /** http://<host>:<port> the server listens on. */
@@ -69,9 +78,10 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
 
 async function serve(config: Config, db: Database, opts: StartOptions): Promise<RunningServer> {
   await migrate(db);
-  loadMasterKey(config.masterKey, config.dataDir);
+  const box = new SecretBox(loadMasterKey(config.masterKey, config.dataDir));
   const es = new EventStore(db);
   registerReducers(es);
+  registerActionReducers(es);
   const cache = new ProjectionCache();
   es.onCommitted(() => cache.clear());
   const stopListening = await db.listen(EVENTS_CHANNEL, () => cache.clear());
@@ -79,6 +89,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   const tenancy = new TenancyQueries(db, cache);
   const settings = new SettingsQueries(db, cache);
   const features = new FeatureQueries(settings);
+  const actions = new ActionQueries(db, cache, box);
   const verifiers = new TokenVerifiers(tenancy);
   verifiers.add(new PersonalAccessTokenVerifier(tenancy));
   const firstInstance = await ensureFirstInstance(es, config);
@@ -86,8 +97,15 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   const mounted: Mounted[] = [];
   const serviceNames = () => mounted.map((m) => m.service.typeName).sort();
   const ready = () => db.ping().then(() => true, () => false);
+  const catalogue: ExecutionCatalogue = {
+    methods: () => methodPaths(mounted),
+    services: serviceNames,
+    functions: executionFunctions,
+    eventTypes: allEventTypes,
+  };
   mounted.push(
     mount(S.language, languageService({ es, settings })),
+    mount(S.action, actionService({ es, db, cache, box, actions, catalogue })),
     mount(S.feature, featureService({ es, features, settings })),
     mount(S.health, healthService({ serviceNames, ready })),
   );
@@ -98,7 +116,16 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
 
   const authDeps = { tenancy, verifiers, features, rolePermissions: defaultRolePermissions };
   // Order matters: who and where first, then the shape of the request, then what the caller may do.
-  const interceptors: Interceptor[] = [createAuthenticationInterceptor(authDeps), validationInterceptor, createAuthorizationInterceptor(authDeps)];
+  // Executions run last: they need the context, and see the request as the handler will.
+  let logger: FastifyInstance["log"] | undefined;
+  const log = { warn: (obj: object, msg: string) => logger?.warn(obj, msg) };
+  const caller = new TargetCaller(log);
+  const interceptors: Interceptor[] = [
+    createAuthenticationInterceptor(authDeps),
+    validationInterceptor,
+    createAuthorizationInterceptor(authDeps),
+    createExecutionInterceptor({ actions, caller }),
+  ];
   const connectOptions = { interceptors, jsonOptions: { alwaysEmitImplicit: true } };
   const routes = routesOf(mounted);
 
@@ -108,6 +135,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     bodyLimit: 4 * 1024 * 1024,
     return503OnClosing: false,
   });
+  logger = app.log;
   await app.register(fastifyCors, {
     origin: config.corsOrigins.includes("*") ? true : config.corsOrigins,
     methods: [...new Set([...connectCors.allowedMethods, "GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])],
@@ -134,6 +162,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   );
 
   await app.listen({ port: config.port, host: config.host });
+  const eventExecutions = startEventExecutions(es, actions, caller, log);
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
   const shownHost = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
@@ -149,6 +178,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     close: () =>
       (closing ??= (async () => {
         await app.close();
+        await eventExecutions.stop();
         await stopListening();
         await db.close();
       })()),

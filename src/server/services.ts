@@ -4,6 +4,7 @@ import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import { ServerReflection as ReflectionV1 } from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import { ServerReflection as ReflectionV1alpha } from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { FeatureService } from "../../gen/svc/feature/v2/feature_service_pb.js";
+import { ActionService } from "../../gen/svc/resources/action/v3alpha/action_service_pb.js";
 import { LanguageSettingsService } from "../../gen/svc/settings/language/v3alpha/language_service_pb.js";
 
 /** A service and its implementation. The list of them is the registry everything else derives from. */
@@ -19,6 +20,7 @@ export function mount<S extends DescService>(service: S, impl: ServiceImpl<S>): 
 /** The services every server mounts, in one place; their implementations come from app.ts. */
 export const serviceDescriptors = {
   language: LanguageSettingsService,
+  action: ActionService,
   feature: FeatureService,
   health: Health,
   reflectionV1: ReflectionV1,

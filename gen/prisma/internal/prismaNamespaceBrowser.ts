@@ -59,7 +59,9 @@ export const ModelName = {
   User: 'User',
   Membership: 'Membership',
   PersonalAccessToken: 'PersonalAccessToken',
-  Setting: 'Setting'
+  Setting: 'Setting',
+  Target: 'Target',
+  Execution: 'Execution'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -188,6 +190,38 @@ export const SettingScalarFieldEnum = {
 } as const
 
 export type SettingScalarFieldEnum = (typeof SettingScalarFieldEnum)[keyof typeof SettingScalarFieldEnum]
+
+
+export const TargetScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  name: 'name',
+  targetType: 'targetType',
+  url: 'url',
+  timeoutMs: 'timeoutMs',
+  isAsync: 'isAsync',
+  interruptOnError: 'interruptOnError',
+  signingKey: 'signingKey',
+  sequence: 'sequence',
+  createdAt: 'createdAt',
+  changeDate: 'changeDate'
+} as const
+
+export type TargetScalarFieldEnum = (typeof TargetScalarFieldEnum)[keyof typeof TargetScalarFieldEnum]
+
+
+export const ExecutionScalarFieldEnum = {
+  instanceId: 'instanceId',
+  id: 'id',
+  conditionType: 'conditionType',
+  targets: 'targets',
+  includes: 'includes',
+  sequence: 'sequence',
+  createdAt: 'createdAt',
+  changeDate: 'changeDate'
+} as const
+
+export type ExecutionScalarFieldEnum = (typeof ExecutionScalarFieldEnum)[keyof typeof ExecutionScalarFieldEnum]
 
 
 export const SortOrder = {

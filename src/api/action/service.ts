@@ -1,0 +1,179 @@
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { Prisma as P } from "../../../gen/prisma/client.js";
+import {
+  ActionService,
+  CreateTargetResponseSchema,
+  DeleteExecutionResponseSchema,
+  DeleteTargetResponseSchema,
+  GetTargetResponseSchema,
+  ListAvailableExecutionFunctionsResponseSchema,
+  ListAvailableExecutionMethodsResponseSchema,
+  ListAvailableExecutionServicesResponseSchema,
+  PatchTargetResponseSchema,
+  PutExecutionResponseSchema,
+  SearchExecutionsResponseSchema,
+  SearchTargetsResponseSchema,
+} from "../../../gen/svc/resources/action/v3alpha/action_service_pb.js";
+import { ExecutionType, type ExecutionSearchFilter } from "../../../gen/svc/resources/action/v3alpha/execution_pb.js";
+import { TargetFieldName, type TargetSearchFilter } from "../../../gen/svc/resources/action/v3alpha/target_pb.js";
+import { executionIdOf, type ExecutionCatalogue } from "../../actions/conditions.js";
+import { callInfo } from "../../authz/context.js";
+import { deleteExecution, putExecution } from "../../command/executions.js";
+import { createTarget, deleteTarget, patchTarget } from "../../command/targets.js";
+import type { SecretBox } from "../../crypto/secrets.js";
+import { errors } from "../../errors/errors.js";
+import type { EventStore } from "../../eventstore/eventstore.js";
+import type { ActionQueries } from "../../query/actions.js";
+import type { ProjectionCache } from "../../query/cache.js";
+import { listDetails, listWindow, projectionState, textFilter } from "../../query/list.js";
+import type { Database } from "../../storage/database.js";
+import { HTTP_STATUS_HEADER } from "../../server/rest-gateway.js";
+import { targetChangesOf, targetConfigOf, toDetails, toGetExecution, toGetTarget } from "./convert.js";
+
+export interface ActionDeps {
+  es: EventStore;
+  db: Database;
+  cache: ProjectionCache;
+  box: SecretBox;
+  actions: ActionQueries;
+  catalogue: ExecutionCatalogue;
+}
+
+/** Targets and executions belong to an instance: the one of the request's context. */
+function instanceOf(ctx: HandlerContext) {
+  const info = callInfo(ctx);
+  if (info.target.type === "org") {
+    throw errors.invalidArgument("ACTION-0rg1", "invalid ctx: targets and executions belong to an instance; use ctx.instance_id or ctx.instance_domain");
+  }
+  return { instanceId: info.target.instance.id, creator: info.caller.userId };
+}
+
+const targetSortColumns: Record<TargetFieldName, keyof P.TargetOrderByWithRelationInput> = {
+  [TargetFieldName.UNSPECIFIED]: "createdAt",
+  [TargetFieldName.ID]: "id",
+  [TargetFieldName.CREATION_DATE]: "createdAt",
+  [TargetFieldName.CHANGE_DATE]: "changeDate",
+  [TargetFieldName.NAME]: "name",
+  [TargetFieldName.TARGET_TYPE]: "targetType",
+  [TargetFieldName.URL]: "url",
+  [TargetFieldName.TIMEOUT]: "timeoutMs",
+  [TargetFieldName.ASYNC]: "isAsync",
+  [TargetFieldName.INTERRUPT_ON_ERROR]: "interruptOnError",
+};
+
+function targetWhere(f: TargetSearchFilter): P.TargetWhereInput {
+  switch (f.filter.case) {
+    case "name":
+      return { name: textFilter(f.filter.value.name, f.filter.value.method) };
+    case "inIds":
+      return { id: { in: f.filter.value.ids } };
+    default:
+      return {};
+  }
+}
+
+const executionTypes: Record<ExecutionType, string | undefined> = {
+  [ExecutionType.UNSPECIFIED]: undefined,
+  [ExecutionType.REQUEST]: "request",
+  [ExecutionType.RESPONSE]: "response",
+  [ExecutionType.EVENT]: "event",
+  [ExecutionType.FUNCTION]: "function",
+};
+
+export function actionService(deps: ActionDeps): ServiceImpl<typeof ActionService> {
+  const { es, actions, catalogue } = deps;
+
+  function executionWhere(f: ExecutionSearchFilter, i: number): P.ExecutionWhereInput {
+    switch (f.filter.case) {
+      case "inConditions":
+        return { id: { in: f.filter.value.conditions.map((c, j) => executionIdOf(c, catalogue, `filters[${i}].in_conditions.conditions[${j}]`).id) } };
+      case "executionType": {
+        const type = executionTypes[f.filter.value.type];
+        if (!type) throw errors.invalidArgument("EXEC-typ1", `invalid filters[${i}].execution_type.type: an execution type is required`);
+        return { conditionType: type };
+      }
+      case "target":
+        return { targets: { has: f.filter.value.id } };
+      case "include":
+        return { includes: { has: f.filter.value.include } };
+      default:
+        return {};
+    }
+  }
+
+  return {
+    async createTarget(req, ctx) {
+      const { instanceId, creator } = instanceOf(ctx);
+      const { details, signingKey } = await createTarget(es, deps.box, { instanceId, creator, config: targetConfigOf(req.target!) });
+      return create(CreateTargetResponseSchema, { details: toDetails(details), signingKey });
+    },
+
+    async patchTarget(req, ctx) {
+      const { instanceId, creator } = instanceOf(ctx);
+      const details = await patchTarget(es, { instanceId, creator, id: req.id, changes: targetChangesOf(req.target!) });
+      return create(PatchTargetResponseSchema, { details: toDetails(details) });
+    },
+
+    async deleteTarget(req, ctx) {
+      const { instanceId, creator } = instanceOf(ctx);
+      return create(DeleteTargetResponseSchema, { details: toDetails(await deleteTarget(es, { instanceId, creator, id: req.id })) });
+    },
+
+    async getTarget(req, ctx) {
+      const { instanceId } = instanceOf(ctx);
+      const t = await actions.target(instanceId, req.id);
+      if (!t) throw errors.notFound("TARGET-n0t2", `target "${req.id}" not found`);
+      return create(GetTargetResponseSchema, { target: toGetTarget(t) });
+    },
+
+    async searchTargets(req, ctx) {
+      const { instanceId } = instanceOf(ctx);
+      const { skip, take, order } = listWindow(req.query);
+      const where: P.TargetWhereInput = { instanceId, AND: req.filters.map(targetWhere) };
+      const column = targetSortColumns[req.sortingColumn] ?? "createdAt";
+      const orderBy = [{ [column]: order }, ...(column === "id" ? [] : [{ id: order }])] as P.TargetOrderByWithRelationInput[];
+      const [{ rows, total }, state] = await Promise.all([actions.searchTargets(where, orderBy, skip, take), projectionState(deps.db, deps.cache)]);
+      return create(SearchTargetsResponseSchema, {
+        details: listDetails({ take, skip, returned: rows.length, total, state }),
+        sortingColumn: req.sortingColumn,
+        result: rows.map(toGetTarget),
+      });
+    },
+
+    async putExecution(req, ctx) {
+      const { instanceId, creator } = instanceOf(ctx);
+      const x = req.execution!;
+      const { id, type } = executionIdOf(x.condition!, catalogue);
+      const { details, created } = await putExecution(es, { instanceId, creator, id, type, targets: x.targets, includes: x.includes });
+      ctx.responseHeader.set(HTTP_STATUS_HEADER, created ? "201" : "200");
+      return create(PutExecutionResponseSchema, { details: toDetails(details) });
+    },
+
+    async deleteExecution(req, ctx) {
+      const { instanceId, creator } = instanceOf(ctx);
+      return create(DeleteExecutionResponseSchema, { details: toDetails(await deleteExecution(es, { instanceId, creator, id: req.id })) });
+    },
+
+    async searchExecutions(req, ctx) {
+      const { instanceId } = instanceOf(ctx);
+      const { skip, take, order } = listWindow(req.query);
+      const where: P.ExecutionWhereInput = { instanceId, AND: req.filters.map(executionWhere) };
+      const [{ rows, total }, state] = await Promise.all([actions.searchExecutions(where, order, skip, take), projectionState(deps.db, deps.cache)]);
+      return create(SearchExecutionsResponseSchema, {
+        details: listDetails({ take, skip, returned: rows.length, total, state }),
+        result: rows.map(toGetExecution),
+      });
+    },
+
+    async listAvailableExecutionFunctions() {
+      return create(ListAvailableExecutionFunctionsResponseSchema, { functions: [...catalogue.functions] });
+    },
+    async listAvailableExecutionMethods() {
+      return create(ListAvailableExecutionMethodsResponseSchema, { methods: catalogue.methods() });
+    },
+    async listAvailableExecutionServices() {
+      return create(ListAvailableExecutionServicesResponseSchema, { services: catalogue.services() });
+    },
+  };
+}

@@ -1,0 +1,123 @@
+import { randomBytes } from "node:crypto";
+import type { SecretBox } from "../crypto/secrets.js";
+import { errors, isUniqueViolation } from "../errors/errors.js";
+import type { EventStore, EventWriter, NewEvent } from "../eventstore/eventstore.js";
+import { newId } from "../ids.js";
+import { EventTypes } from "./events.js";
+
+export interface TargetConfig {
+  name: string;
+  targetType: "rest_webhook" | "rest_request_response";
+  url: string;
+  timeoutMs: number;
+  isAsync: boolean;
+  interruptOnError: boolean;
+}
+
+export interface ResourceDetails {
+  id: string;
+  sequence: number;
+  changeDate: Date;
+  instanceId: string;
+}
+
+const MAX_TIMEOUT_MS = 270_000;
+
+function checkTimeout(ms: number) {
+  if (!(ms > 0) || ms > MAX_TIMEOUT_MS) {
+    throw errors.invalidArgument("TARGET-t1me", `invalid target.timeout: must be more than 0s and at most ${MAX_TIMEOUT_MS / 1000}s`);
+  }
+}
+
+async function nameTaken(w: EventWriter, instanceId: string, name: string, except?: string) {
+  const other = await w.tx.target.findFirst({ where: { instanceId, name, ...(except ? { NOT: { id: except } } : {}) }, select: { id: true } });
+  if (other) throw errors.alreadyExists("TARGET-n4me", `a target named "${name}" already exists`);
+}
+
+/** A unique index hit by a concurrent create with the same name is the same conflict. */
+async function withNameConflict<T>(run: () => Promise<T>, name: string): Promise<T> {
+  try {
+    return await run();
+  } catch (e) {
+    if (isUniqueViolation(e, "Target")) throw errors.alreadyExists("TARGET-n4m2", `a target named "${name}" already exists`);
+    throw e;
+  }
+}
+
+export async function createTarget(es: EventStore, box: SecretBox, args: { instanceId: string; creator: string; config: TargetConfig }) {
+  checkTimeout(args.config.timeoutMs);
+  const id = newId();
+  // Shown once; kept encrypted with the master key.
+  const signingKey = randomBytes(32).toString("base64url");
+  const { result } = await withNameConflict(
+    () =>
+      es.execute(async (w) => {
+        await nameTaken(w, args.instanceId, args.config.name);
+        const [e] = await w.push(args.instanceId, args.creator, [
+          { aggregateType: "target", aggregateId: id, type: EventTypes.targetAdded, payload: { ...args.config, signingKey: box.seal(signingKey) }, resourceOwner: args.instanceId },
+        ]);
+        return { id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId: args.instanceId };
+      }),
+    args.config.name,
+  );
+  return { details: result as ResourceDetails, signingKey };
+}
+
+async function existingTarget(w: EventWriter, instanceId: string, id: string) {
+  await w.sequenceOf(instanceId, "target", id);
+  const t = await w.tx.target.findFirst({ where: { id, instanceId } });
+  if (!t) throw errors.notFound("TARGET-n0tf", `target "${id}" not found`);
+  return t;
+}
+
+/** Only the given fields change; nothing changed means no event, and the current details. */
+export async function patchTarget(es: EventStore, args: { instanceId: string; creator: string; id: string; changes: Partial<TargetConfig> }) {
+  if (args.changes.timeoutMs !== undefined) checkTimeout(args.changes.timeoutMs);
+  const { result } = await withNameConflict(
+    () =>
+      es.execute(async (w): Promise<ResourceDetails> => {
+        const t = await existingTarget(w, args.instanceId, args.id);
+        const changed = Object.fromEntries(Object.entries(args.changes).filter(([k, v]) => v !== undefined && (t as Record<string, unknown>)[k] !== v));
+        if (!Object.keys(changed).length) return { id: t.id, sequence: t.sequence, changeDate: t.changeDate, instanceId: t.instanceId };
+        if (typeof changed.name === "string") await nameTaken(w, args.instanceId, changed.name, t.id);
+        const [e] = await w.push(args.instanceId, args.creator, [
+          { aggregateType: "target", aggregateId: t.id, type: EventTypes.targetChanged, payload: changed, resourceOwner: args.instanceId },
+        ]);
+        return { id: t.id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId: args.instanceId };
+      }),
+    args.changes.name ?? "",
+  );
+  return result;
+}
+
+/** Events that take `ref` (a target or an include) out of every execution that lists it; empty ones are removed. */
+export async function detachFromExecutions(w: EventWriter, instanceId: string, ref: { target?: string; include?: string }): Promise<NewEvent[]> {
+  const where = ref.target ? { targets: { has: ref.target } } : { includes: { has: ref.include! } };
+  const users = await w.tx.execution.findMany({ where: { instanceId, ...where } });
+  const events: NewEvent[] = [];
+  for (const x of users) {
+    await w.sequenceOf(instanceId, "execution", x.id);
+    const targets = x.targets.filter((t) => t !== ref.target);
+    const includes = x.includes.filter((i) => i !== ref.include);
+    const base = { aggregateType: "execution", aggregateId: x.id, resourceOwner: instanceId };
+    events.push(
+      targets.length || includes.length
+        ? { ...base, type: EventTypes.executionSet, payload: { conditionType: x.conditionType, targets, includes } }
+        : { ...base, type: EventTypes.executionRemoved, payload: {} },
+    );
+  }
+  return events;
+}
+
+export async function deleteTarget(es: EventStore, args: { instanceId: string; creator: string; id: string }) {
+  const { result } = await es.execute(async (w): Promise<ResourceDetails> => {
+    const t = await existingTarget(w, args.instanceId, args.id);
+    const cascade = await detachFromExecutions(w, args.instanceId, { target: t.id });
+    const [e] = await w.push(args.instanceId, args.creator, [
+      { aggregateType: "target", aggregateId: t.id, type: EventTypes.targetRemoved, payload: {}, resourceOwner: args.instanceId },
+      ...cascade,
+    ]);
+    return { id: t.id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId: args.instanceId };
+  });
+  return result;
+}
