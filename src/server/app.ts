@@ -133,6 +133,8 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     logger: opts.logger === false ? false : { level: config.logLevel, redact: ["req.headers.authorization"] },
     serverFactory: (handler) => new DualProtocolServer(handler as never, config.shutdownGraceMs) as unknown as http.Server,
     bodyLimit: 4 * 1024 * 1024,
+    // Path parameters are validated by the protos (execution IDs run to 1000 characters, URL-encoded more).
+    maxParamLength: 4096,
     return503OnClosing: false,
   });
   logger = app.log;

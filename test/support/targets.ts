@@ -1,0 +1,74 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface Received {
+  body: any;
+  raw: string;
+  signature: string | undefined;
+  at: number;
+}
+
+export type Behaviour = (r: Received) => { status?: number; body?: unknown; raw?: string; delayMs?: number } | void;
+
+/** Verifies `svc-signature: t=<unix>,v1=<hex HMAC-SHA256(key, "<t>.<body>")>` as a receiving server would. */
+export function verifySignature(key: string, header: string | undefined, raw: string, toleranceSec = 300): boolean {
+  const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header ?? "");
+  if (!m) return false;
+  if (Math.abs(Date.now() / 1000 - Number(m[1])) > toleranceSec) return false;
+  const expected = createHmac("sha256", key).update(`${m[1]}.${raw}`).digest();
+  return timingSafeEqual(expected, Buffer.from(m[2]!, "hex"));
+}
+
+/** A real HTTP server on loopback acting as an execution target; it records what it receives. */
+export class TargetServer {
+  received: Received[] = [];
+  private server?: http.Server;
+  port = 0;
+
+  constructor(public behaviour: Behaviour = () => {}) {}
+
+  get url() {
+    return `http://127.0.0.1:${this.port}/hook`;
+  }
+
+  async start(port = 0): Promise<this> {
+    this.server = http.createServer((req, res) => {
+      let raw = "";
+      req.on("data", (c) => (raw += c));
+      req.on("end", async () => {
+        let body: unknown;
+        try {
+          body = JSON.parse(raw);
+        } catch {
+          body = undefined;
+        }
+        const r: Received = { body, raw, signature: req.headers["svc-signature"] as string | undefined, at: Date.now() };
+        this.received.push(r);
+        const out = this.behaviour(r) ?? {};
+        if (out.delayMs) await new Promise((ok) => setTimeout(ok, out.delayMs));
+        if (res.destroyed) return;
+        res.writeHead(out.status ?? 200, { "content-type": "application/json" });
+        res.end(out.raw ?? JSON.stringify(out.body ?? {}));
+      });
+    });
+    await new Promise<void>((ok) => this.server!.listen(port, "127.0.0.1", ok));
+    this.port = (this.server.address() as AddressInfo).port;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise<void>((ok) => (this.server ? this.server.close(() => ok()) : ok()));
+    this.server = undefined;
+  }
+
+  async waitFor(n: number, timeoutMs = 10_000): Promise<Received[]> {
+    const end = Date.now() + timeoutMs;
+    while (this.received.length < n) {
+      if (Date.now() > end) throw new Error(`target got ${this.received.length} calls, expected ${n}`);
+      await new Promise((ok) => setTimeout(ok, 20));
+    }
+    return this.received;
+  }
+}
