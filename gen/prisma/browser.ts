@@ -72,3 +72,8 @@ export type Target = Prisma.TargetModel
  * 
  */
 export type Execution = Prisma.ExecutionModel
+/**
+ * Model EventDelivery
+ * 
+ */
+export type EventDelivery = Prisma.EventDeliveryModel

@@ -1,5 +1,6 @@
-import type { EventStore, StoredEvent, Subscription } from "../eventstore/eventstore.js";
+import type { EventStore, StoredEvent } from "../eventstore/eventstore.js";
 import type { ActionQueries } from "../query/actions.js";
+import type { Database } from "../storage/database.js";
 import type { Logger, TargetCaller } from "./caller.js";
 import { eventExecutionIds } from "./conditions.js";
 
@@ -23,41 +24,96 @@ export function eventPayload(e: StoredEvent) {
   };
 }
 
-// With the subscription's backoff (0.2 s doubling, at most 30 s) this is about four minutes of retries.
-const MAX_ATTEMPTS = 12;
+/** Retry schedule of a failed delivery: 0.2 s doubling up to 5 min; given up after about an hour. */
+export const retryPolicy = { firstDelayMs: 200, maxDelayMs: 5 * 60_000, maxAttempts: 24 };
+
+export function nextDelayMs(attempts: number): number {
+  return Math.min(retryPolicy.firstDelayMs * 2 ** (attempts - 1), retryPolicy.maxDelayMs);
+}
+
+export interface EventExecutions {
+  stop(): Promise<void>;
+}
 
 /**
- * Event executions: a durable subscriber of the event log calls the targets of the most specific execution
- * of each event (type, group, all). At least once: a failed call makes the batch run again after a backoff,
- * and the subscription's position survives restarts. It never runs in the API call's path. An event whose
- * targets keep failing is given up after MAX_ATTEMPTS and logged, so that one dead target cannot stop the rest.
+ * Event executions. A durable subscriber of the event log calls the targets of each event's most specific
+ * execution (type, group, all), never in the API call's path. A delivery that fails is written to
+ * `event_deliveries` and retried there with backoff, so one dead target holds up neither the log nor the
+ * other targets, and pending retries survive restarts. At least once: a crash between a call and the
+ * bookkeeping repeats the call.
  */
-export function startEventExecutions(es: EventStore, actions: ActionQueries, caller: TargetCaller, log: Logger): Subscription {
-  const attempts = new Map<bigint, number>();
-  // Delivered in this process: a batch retried after a later event failed skips them.
-  const delivered = new Set<bigint>();
-  return es.subscribe(
+export function startEventExecutions(
+  db: Database,
+  es: EventStore,
+  actions: ActionQueries,
+  caller: TargetCaller,
+  log: Logger,
+  opts: { retryPollMs?: number } = {},
+): EventExecutions {
+  const deliver = async (e: StoredEvent) => {
+    const targets = await actions.targetsFor(e.instanceId, eventExecutionIds(e.type));
+    if (targets.length) await caller.runChain(targets, eventPayload(e), { failOnAnyError: true });
+  };
+  const failed = async (position: bigint, attempts: number, err: unknown) => {
+    const lastError = (err as Error).message ?? String(err);
+    if (attempts >= retryPolicy.maxAttempts) {
+      log.warn({ position: position.toString(), attempts, reason: lastError }, "event execution given up");
+      await db.prisma.eventDelivery.deleteMany({ where: { position } });
+      return;
+    }
+    const nextAttemptAt = new Date(Date.now() + nextDelayMs(attempts));
+    await db.prisma.eventDelivery.upsert({
+      where: { position },
+      create: { position, attempts, nextAttemptAt, lastError },
+      update: { attempts, nextAttemptAt, lastError },
+    });
+  };
+
+  const subscription = es.subscribe(
     "event-executions",
     async (events) => {
       for (const e of events) {
-        if (delivered.has(e.position)) continue;
-        const targets = await actions.targetsFor(e.instanceId, eventExecutionIds(e.type));
-        if (targets.length) {
-          try {
-            await caller.runChain(targets, eventPayload(e), { failOnAnyError: true });
-          } catch (err) {
-            const n = (attempts.get(e.position) ?? 0) + 1;
-            attempts.set(e.position, n);
-            if (n < MAX_ATTEMPTS) throw err;
-            log.warn({ event: e.type, position: e.position.toString(), reason: (err as Error).message }, "event execution given up");
-          }
+        try {
+          await deliver(e);
+        } catch (err) {
+          await failed(e.position, 1, err);
         }
-        attempts.delete(e.position);
-        delivered.add(e.position);
       }
-      // Positions below the batch's end are stored: they will never come again in this process.
-      delivered.clear();
     },
-    { batchSize: 20, onError: () => {} },
+    { batchSize: 50, onError: (err) => log.warn({ reason: (err as Error).message }, "event executions: reading the log failed") },
   );
+
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  const retryDue = async () => {
+    const due = await db.prisma.eventDelivery.findMany({ where: { nextAttemptAt: { lte: new Date() } }, orderBy: { position: "asc" }, take: 20 });
+    for (const d of due) {
+      if (stopped) return;
+      const [row] = await db.prisma.event.findMany({ where: { position: d.position } });
+      try {
+        if (row) await deliver({ ...row, payload: row.payload as Record<string, unknown> });
+        await db.prisma.eventDelivery.deleteMany({ where: { position: d.position } });
+      } catch (err) {
+        await failed(d.position, d.attempts + 1, err);
+      }
+    }
+  };
+  const tick = () => {
+    if (stopped) return;
+    running = retryDue()
+      .catch((err) => log.warn({ reason: (err as Error).message }, "event executions: retry pass failed"))
+      .finally(() => {
+        if (!stopped) timer = setTimeout(tick, opts.retryPollMs ?? 200);
+      });
+  };
+  tick();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+      await subscription.stop();
+    },
+  };
 }

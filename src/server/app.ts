@@ -164,7 +164,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   );
 
   await app.listen({ port: config.port, host: config.host });
-  const eventExecutions = startEventExecutions(es, actions, caller, log);
+  const eventExecutions = startEventExecutions(db, es, actions, caller, log);
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
   const shownHost = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;

@@ -407,7 +407,8 @@ export const ModelName = {
   PersonalAccessToken: 'PersonalAccessToken',
   Setting: 'Setting',
   Target: 'Target',
-  Execution: 'Execution'
+  Execution: 'Execution',
+  EventDelivery: 'EventDelivery'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -423,7 +424,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "user" | "membership" | "personalAccessToken" | "setting" | "target" | "execution"
+    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "user" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1241,6 +1242,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    EventDelivery: {
+      payload: Prisma.$EventDeliveryPayload<ExtArgs>
+      fields: Prisma.EventDeliveryFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.EventDeliveryFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventDeliveryPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.EventDeliveryFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventDeliveryPayload>
+        }
+        findFirst: {
+          args: Prisma.EventDeliveryFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventDeliveryPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.EventDeliveryFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventDeliveryPayload>
+        }
+        findMany: {
+          args: Prisma.EventDeliveryFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventDeliveryPayload>[]
+        }
+        create: {
+          args: Prisma.EventDeliveryCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventDeliveryPayload>
+        }
+        createMany: {
+          args: Prisma.EventDeliveryCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.EventDeliveryCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventDeliveryPayload>[]
+        }
+        delete: {
+          args: Prisma.EventDeliveryDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventDeliveryPayload>
+        }
+        update: {
+          args: Prisma.EventDeliveryUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventDeliveryPayload>
+        }
+        deleteMany: {
+          args: Prisma.EventDeliveryDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.EventDeliveryUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.EventDeliveryUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventDeliveryPayload>[]
+        }
+        upsert: {
+          args: Prisma.EventDeliveryUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventDeliveryPayload>
+        }
+        aggregate: {
+          args: Prisma.EventDeliveryAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateEventDelivery>
+        }
+        groupBy: {
+          args: Prisma.EventDeliveryGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.EventDeliveryGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.EventDeliveryCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.EventDeliveryCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -1422,6 +1497,16 @@ export const ExecutionScalarFieldEnum = {
 } as const
 
 export type ExecutionScalarFieldEnum = (typeof ExecutionScalarFieldEnum)[keyof typeof ExecutionScalarFieldEnum]
+
+
+export const EventDeliveryScalarFieldEnum = {
+  position: 'position',
+  attempts: 'attempts',
+  nextAttemptAt: 'nextAttemptAt',
+  lastError: 'lastError'
+} as const
+
+export type EventDeliveryScalarFieldEnum = (typeof EventDeliveryScalarFieldEnum)[keyof typeof EventDeliveryScalarFieldEnum]
 
 
 export const SortOrder = {
@@ -1722,6 +1807,7 @@ export type GlobalOmitConfig = {
   setting?: Prisma.SettingOmit
   target?: Prisma.TargetOmit
   execution?: Prisma.ExecutionOmit
+  eventDelivery?: Prisma.EventDeliveryOmit
 }
 
 /* Types for Logging */

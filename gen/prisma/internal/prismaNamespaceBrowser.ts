@@ -61,7 +61,8 @@ export const ModelName = {
   PersonalAccessToken: 'PersonalAccessToken',
   Setting: 'Setting',
   Target: 'Target',
-  Execution: 'Execution'
+  Execution: 'Execution',
+  EventDelivery: 'EventDelivery'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -222,6 +223,16 @@ export const ExecutionScalarFieldEnum = {
 } as const
 
 export type ExecutionScalarFieldEnum = (typeof ExecutionScalarFieldEnum)[keyof typeof ExecutionScalarFieldEnum]
+
+
+export const EventDeliveryScalarFieldEnum = {
+  position: 'position',
+  attempts: 'attempts',
+  nextAttemptAt: 'nextAttemptAt',
+  lastError: 'lastError'
+} as const
+
+export type EventDeliveryScalarFieldEnum = (typeof EventDeliveryScalarFieldEnum)[keyof typeof EventDeliveryScalarFieldEnum]
 
 
 export const SortOrder = {
