@@ -1,6 +1,7 @@
-// npm run bench: ResolveLanguages and SetLanguages over REST and gRPC against the same run's ceiling (a bare
-// Fastify route returning the same JSON). Server and ceiling run in their own processes; figures are ratios
-// because absolute numbers drift between runs.
+// npm run bench: throughput and latency percentiles of the API against the same run's ceiling (a bare
+// Fastify route returning the same JSON). Server and ceiling run in their own processes; figures are
+// compared as ratios because absolute numbers drift between runs. BENCH_SECONDS sets each run's length.
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,10 +13,21 @@ import {
 import { grpcLoad, httpLoad, startProcess, type Result } from "./load.js";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const targetsStored = Number(process.env.SEED_TARGETS ?? 10_000);
 const dataDir = mkdtempSync(join(tmpdir(), "svc-bench-"));
-const server = await startProcess(["src/main.ts"], { SVC_PORT: "0", SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: "warn", }, /listening on (http:\/\/\S+)/);
+const env = { SVC_PORT: "0", SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: "warn" };
+
+// First start creates the instance; then the seed; then the measured server.
+const first = await startProcess(["src/main.ts"], env, /listening on (http:\/\/\S+)/);
+first.child.kill("SIGTERM");
+await new Promise((r) => first.child.once("exit", r));
+const seeded = spawnSync(process.execPath, ["--import", "tsx", "bench/seed.ts"], { env: { ...process.env, ...env, SEED_TARGETS: String(targetsStored) }, encoding: "utf8" });
+if (seeded.status !== 0) throw new Error(`seeding failed: ${seeded.stderr}`);
+
+const server = await startProcess(["src/main.ts"], env, /listening on (http:\/\/\S+)/);
 const pat = readFileSync(join(dataDir, "admin.pat"), "utf8").trim();
 const auth = { authorization: `Bearer ${pat}` };
+const json = { ...auth, "content-type": "application/json" };
 const sample = await (await fetch(`${server.url}/settings/v3alpha/languages`, { headers: auth })).text();
 const ceiling = await startProcess(["bench/ceiling.ts"], { CEILING_BODY: sample }, /listening on (http:\/\/\S+)/);
 const target = new URL(server.url).host;
@@ -25,18 +37,21 @@ const keys = ["de", "fr", "it", "es", "ja", "pl", "pt", "ru", "zh", "en"];
 let next = 0;
 
 const results: Result[] = [];
+const api = (path: string) => `${server.url}${path}`;
 try {
   const ceil = await httpLoad("ceiling: bare Fastify GET, same JSON", { url: `${ceiling.url}/settings/v3alpha/languages`, duration: seconds });
   results.push(ceil);
-  results.push(await httpLoad("ResolveLanguages REST", { url: `${server.url}/settings/v3alpha/languages`, headers: auth, duration: seconds }));
+
+  // Language settings (issue 2)
+  const resolveRest = await httpLoad("ResolveLanguages REST", { url: api("/settings/v3alpha/languages"), headers: auth, duration: seconds });
+  results.push(resolveRest);
   const resolveReq = Buffer.from(toBinary(ResolveLanguageSettingsRequestSchema, create(ResolveLanguageSettingsRequestSchema, {})));
   results.push(await grpcLoad("ResolveLanguages gRPC", target, `${svc}/ResolveLanguages`, () => resolveReq, pat, seconds));
-  // Every SetLanguages changes the value, so each call appends an event and updates the projection.
   results.push(
     await httpLoad("SetLanguages REST (a write each)", {
-      url: `${server.url}/settings/v3alpha/languages`,
+      url: api("/settings/v3alpha/languages"),
       method: "PATCH",
-      headers: { ...auth, "content-type": "application/json" },
+      headers: json,
       requests: [{ method: "PATCH", setupRequest: (req) => ({ ...req, body: JSON.stringify({ defaultLanguage: { key: keys[next++ % keys.length] } }) }) }],
       duration: seconds,
     }),
@@ -44,13 +59,55 @@ try {
   const setReqs = keys.map((key) => Buffer.from(toBinary(SetLanguageSettingsRequestSchema, create(SetLanguageSettingsRequestSchema, { settings: { defaultLanguage: { key } } }))));
   results.push(await grpcLoad("SetLanguages gRPC (a write each)", target, `${svc}/SetLanguages`, () => setReqs[next++ % setReqs.length]!, pat, seconds));
 
+  // Targets with 10,000 stored (issue 3)
+  let created = 0;
+  results.push(
+    await httpLoad(`CreateTarget REST (${targetsStored} stored)`, {
+      url: api("/resources/v3alpha/targets"),
+      method: "POST",
+      headers: json,
+      requests: [{ method: "POST", setupRequest: (req) => ({ ...req, body: JSON.stringify({ name: `bench-${created++}`, restWebhook: { url: "https://example.com/h" }, timeout: "5s" }) }) }],
+      duration: seconds,
+    }),
+  );
+  results.push(
+    await httpLoad(`SearchTargets REST, 100 of ${targetsStored}`, {
+      url: api("/resources/v3alpha/targets/_search"),
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ query: { limit: 100 }, sorting_column: "TARGET_FIELD_NAME_NAME" }),
+      duration: seconds,
+    }),
+  );
+  results.push(
+    await httpLoad(`SearchTargets REST, name contains`, {
+      url: api("/resources/v3alpha/targets/_search"),
+      method: "POST",
+      headers: json,
+      body: JSON.stringify([{ name: { name: "seed-99", method: "TEXT_FILTER_METHOD_CONTAINS" } }]),
+      duration: seconds,
+    }),
+  );
+
+  // The latency a webhook execution adds to a call (the webhook answers at once)
+  const t = await (await fetch(api("/resources/v3alpha/targets"), { method: "POST", headers: json, body: JSON.stringify({ name: "bench-hook", restWebhook: { url: `${ceiling.url}/hook` }, timeout: "5s" }) })).json();
+  await fetch(api("/resources/v3alpha/executions"), {
+    method: "POST",
+    headers: json,
+    body: JSON.stringify({ condition: { request: { method: `${svc}/ResolveLanguages` } }, targets: [t.details.id] }),
+  });
+  const withHook = await httpLoad("ResolveLanguages REST + webhook execution", { url: api("/settings/v3alpha/languages"), headers: auth, duration: seconds });
+  results.push(withHook);
+
   const pad = (s: string, n: number) => s.padEnd(n);
-  console.log(`\n${pad("benchmark (50 concurrent, " + seconds + " s each)", 44)} ${pad("req/s", 9)} ${pad("p50 ms", 8)} ${pad("p99 ms", 8)} ${pad("errors", 7)} vs ceiling`);
+  console.log(`\n${pad(`benchmark (50 concurrent, ${seconds} s each)`, 46)} ${pad("req/s", 9)} ${pad("p50 ms", 8)} ${pad("p99 ms", 8)} ${pad("errors", 7)} vs ceiling`);
   for (const r of results) {
-    console.log(
-      `${pad(r.name, 44)} ${pad(r.rps.toFixed(0), 9)} ${pad(r.p50.toFixed(2), 8)} ${pad(r.p99.toFixed(2), 8)} ${pad(String(r.errors), 7)} ${(r.rps / ceil.rps).toFixed(3)}`,
-    );
+    console.log(`${pad(r.name, 46)} ${pad(r.rps.toFixed(0), 9)} ${pad(r.p50.toFixed(2), 8)} ${pad(r.p99.toFixed(2), 8)} ${pad(String(r.errors), 7)} ${(r.rps / ceil.rps).toFixed(3)}`);
   }
+  console.log(
+    `\nwebhook execution: p50 ${resolveRest.p50} -> ${withHook.p50} ms (x${(withHook.p50 / resolveRest.p50).toFixed(2)}), ` +
+      `throughput x${(withHook.rps / resolveRest.rps).toFixed(2)} of the same call without it`,
+  );
 } finally {
   server.child.kill("SIGTERM");
   ceiling.child.kill("SIGTERM");

@@ -27,6 +27,12 @@ export type Reducer = (tx: Tx, event: StoredEvent) => Promise<void>;
 
 export const EVENTS_CHANNEL = "svc_events";
 
+/** PostgreSQL broke a lock cycle by failing this transaction (40P01): run the command again. */
+function isDeadlock(err: unknown): boolean {
+  const e = err as { code?: string; message?: string; meta?: unknown } | undefined;
+  return e?.code === "P2034" || /deadlock detected|40P01/.test(`${e?.message ?? ""} ${JSON.stringify(e?.meta ?? "")}`);
+}
+
 // Held from the first append until commit: positions then become visible strictly in order, so a
 // subscriber that has read up to position P never later finds an event below P.
 const APPEND_LOCK = 7_311_002;
@@ -48,14 +54,17 @@ export class EventWriter {
   }
 
   /**
-   * The aggregate's current sequence (0 when it has no events). Reading it before deciding makes the
-   * decision optimistic: if another writer appends to the aggregate first, this transaction's append
-   * conflicts and the whole command is retried on fresh state.
+   * The aggregate's current sequence (0 when it has no events), read under a transaction-scoped lock of
+   * the aggregate: a concurrent command on the same aggregate waits here and then decides on fresh state.
+   * Commands read before they decide, so decisions are never made on stale state. The unique key on
+   * (aggregate, sequence) stays as the backstop: an append that still conflicts reruns the command.
    */
   async sequenceOf(instanceId: string, aggregateType: string, aggregateId: string): Promise<number> {
     const key = EventWriter.key(instanceId, aggregateType, aggregateId);
     const known = this.expected.get(key);
     if (known !== undefined) return known;
+    const lockKey = `${instanceId}|${aggregateType}|${aggregateId}`;
+    await this.tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${lockKey}, 0))`;
     const agg = await this.tx.event.aggregate({
       where: { instanceId, aggregateType, aggregateId },
       _max: { sequence: true },
@@ -66,6 +75,8 @@ export class EventWriter {
   }
 
   async push(instanceId: string, creator: string, events: NewEvent[]): Promise<StoredEvent[]> {
+    // Aggregate locks before the append lock, always in this order, so two commands cannot wait on each other.
+    for (const e of events) await this.sequenceOf(instanceId, e.aggregateType, e.aggregateId);
     if (!this.locked) {
       await this.tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${APPEND_LOCK})`);
       this.locked = true;
@@ -177,7 +188,7 @@ export class EventStore {
         }
         return out;
       } catch (err) {
-        if (!isUniqueViolation(err, "Event")) throw err;
+        if (!isUniqueViolation(err, "Event") && !isDeadlock(err)) throw err;
         if (attempt >= MAX_ATTEMPTS) {
           this.stats.rejected++;
           throw errors.aborted("ES-c0nf", "the resource was changed concurrently, try again");

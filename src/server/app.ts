@@ -12,6 +12,7 @@ import { indexOf, reflectionServices } from "../api/reflection/service.js";
 import { TargetCaller } from "../actions/caller.js";
 import { executionFunctions, type ExecutionCatalogue } from "../actions/conditions.js";
 import { startEventExecutions } from "../actions/event-worker.js";
+import { FunctionExecutions } from "../actions/functions.js";
 import { createExecutionInterceptor } from "../actions/interceptor.js";
 import { createAuthenticationInterceptor, createAuthorizationInterceptor } from "../authz/interceptor.js";
 import { defaultRolePermissions } from "../authz/roles.js";
@@ -46,6 +47,8 @@ export interface RunningServer {
   es: EventStore;
   firstInstance: FirstInstance;
   mounted: Mounted[];
+  /** Function executions, for the OIDC provider. */
+  functions: FunctionExecutions;
   close(): Promise<void>;
 }
 
@@ -120,6 +123,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   let logger: FastifyInstance["log"] | undefined;
   const log = { warn: (obj: object, msg: string) => logger?.warn(obj, msg) };
   const caller = new TargetCaller(log);
+  const functions = new FunctionExecutions(actions, caller);
   const interceptors: Interceptor[] = [
     createAuthenticationInterceptor(authDeps),
     validationInterceptor,
@@ -134,7 +138,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     serverFactory: (handler) => new DualProtocolServer(handler as never, config.shutdownGraceMs) as unknown as http.Server,
     bodyLimit: 4 * 1024 * 1024,
     // Path parameters are validated by the protos (execution IDs run to 1000 characters, URL-encoded more).
-    maxParamLength: 4096,
+    routerOptions: { maxParamLength: 4096 },
     return503OnClosing: false,
   });
   logger = app.log;
@@ -177,6 +181,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     es,
     firstInstance,
     mounted,
+    functions,
     close: () =>
       (closing ??= (async () => {
         await app.close();
