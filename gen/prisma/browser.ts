@@ -77,3 +77,13 @@ export type Execution = Prisma.ExecutionModel
  * 
  */
 export type EventDelivery = Prisma.EventDeliveryModel
+/**
+ * Model Idp
+ * 
+ */
+export type Idp = Prisma.IdpModel
+/**
+ * Model IdpPolicy
+ * 
+ */
+export type IdpPolicy = Prisma.IdpPolicyModel

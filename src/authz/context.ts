@@ -24,6 +24,8 @@ export interface CallInfo {
   caller: Caller;
   /** Permissions the caller holds in the target context. */
   permissions: ReadonlySet<string>;
+  /** The RPC's declared permission, checked in `target` (PERMISSION_DENIED); for resource_context methods. */
+  authorize(target: Target, permission?: string): void;
 }
 
 export const callInfoKey = createContextKey<CallInfo | undefined>(undefined, { description: "svc call info" });

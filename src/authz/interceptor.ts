@@ -98,16 +98,20 @@ export function createAuthorizationInterceptor(deps: AuthDeps): Interceptor {
     const target = await resolveTarget(deps, host, message, info.permission);
     const permissions = permissionsIn(caller, target, deps.rolePermissions);
     if (!info.permission) throw errors.permissionDenied("AUTHZ-n0pm", `${req.method.name} declares no permission`);
-    if (info.permission !== "authenticated" && !permissions.has(info.permission)) {
-      throw errors.permissionDenied("AUTHZ-d3ny", `missing permission ${info.permission} in the ${target.type} context`);
-    }
+    const authorize = (where: Target, permission = info.permission) => {
+      if (permission === "authenticated") return;
+      const held = where === target ? permissions : permissionsIn(caller, where, deps.rolePermissions);
+      if (!held.has(permission)) throw errors.permissionDenied("AUTHZ-d3ny", `missing permission ${permission} in the ${where.type} context`);
+    };
+    // A resource_context RPC is checked by its handler, in the context of the resource it names.
+    if (!info.resourceContext) authorize(target);
     if (info.feature) {
       if (!isFeatureName(info.feature)) throw errors.internal("AUTHZ-f3at", `unknown feature ${info.feature}`);
       if (!(await deps.features.enabled(info.feature, target))) {
         throw errors.failedPrecondition("FEAT-0ff1", `the feature flag "${info.feature}" is off for this context`);
       }
     }
-    req.contextValues.set(callInfoKey, { hostInstance: host, target, caller, permissions });
+    req.contextValues.set(callInfoKey, { hostInstance: host, target, caller, permissions, authorize });
     return next(req);
   };
 }

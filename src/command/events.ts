@@ -20,6 +20,10 @@ export const EventTypes = {
   targetRemoved: "action.target.removed",
   executionSet: "action.execution.set",
   executionRemoved: "action.execution.removed",
+  gitlabIdpAdded: "idp.gitlab.added",
+  gitlabIdpChanged: "idp.gitlab.changed",
+  idpStatePolicySet: "idp.state_policy.set",
+  idpRemoved: "idp.idp.removed",
 } as const;
 
 /** Every event type, sorted: event executions are checked against it. */

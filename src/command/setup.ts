@@ -5,6 +5,7 @@ import { hashPassword } from "../crypto/password.js";
 import type { EventStore, NewEvent } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
 import { EventTypes, settingsAggregateId } from "./events.js";
+import { orgAddedEvent, orgDomain } from "./orgs.js";
 import { machineUserEvents, memberEvent, patEvents } from "./users.js";
 
 export interface FirstInstance {
@@ -32,7 +33,6 @@ export async function ensureFirstInstance(es: EventStore, config: Config): Promi
     const adminId = newId();
     const machineId = newId();
     const domains = [...new Set([config.externalDomain.toLowerCase(), "localhost", "127.0.0.1"])];
-    const orgSlug = config.firstInstanceOrgName.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "") || "default";
     const pat = patEvents(machineId, orgId);
     const instanceEvent = (type: string, payload: Record<string, unknown>): NewEvent => ({
       aggregateType: "instance",
@@ -44,13 +44,7 @@ export async function ensureFirstInstance(es: EventStore, config: Config): Promi
     const events: NewEvent[] = [
       instanceEvent(EventTypes.instanceAdded, { name: "First instance" }),
       ...domains.map((domain) => instanceEvent(EventTypes.instanceDomainAdded, { domain })),
-      {
-        aggregateType: "org",
-        aggregateId: orgId,
-        type: EventTypes.orgAdded,
-        payload: { name: config.firstInstanceOrgName, primaryDomain: `${orgSlug}.${config.externalDomain.toLowerCase()}` },
-        resourceOwner: orgId,
-      },
+      orgAddedEvent(orgId, config.firstInstanceOrgName, orgDomain(config.firstInstanceOrgName, config.externalDomain)),
       instanceEvent(EventTypes.instanceDefaultOrgSet, { orgId }),
       {
         aggregateType: "user",

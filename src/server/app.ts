@@ -6,6 +6,7 @@ import fastifyCors from "@fastify/cors";
 import Fastify, { type FastifyInstance } from "fastify";
 import { actionService } from "../api/action/service.js";
 import { featureService } from "../api/feature/service.js";
+import { idpService } from "../api/idp/service.js";
 import { healthService } from "../api/health/service.js";
 import { languageService } from "../api/language/service.js";
 import { indexOf, reflectionServices } from "../api/reflection/service.js";
@@ -19,6 +20,7 @@ import { defaultRolePermissions } from "../authz/roles.js";
 import { PersonalAccessTokenVerifier, TokenVerifiers } from "../authz/verifier.js";
 import { registerActionReducers } from "../command/action-reducers.js";
 import { allEventTypes } from "../command/events.js";
+import { registerIdpReducers } from "../command/idps.js";
 import { registerReducers } from "../command/reducers.js";
 import { ensureFirstInstance, type FirstInstance } from "../command/setup.js";
 import type { Config } from "../config/config.js";
@@ -28,6 +30,7 @@ import { EVENTS_CHANNEL, EventStore } from "../eventstore/eventstore.js";
 import { ActionQueries } from "../query/actions.js";
 import { ProjectionCache } from "../query/cache.js";
 import { FeatureQueries } from "../query/features.js";
+import { IdpQueries } from "../query/idps.js";
 import { SettingsQueries } from "../query/settings.js";
 import { TenancyQueries } from "../query/tenancy.js";
 import { openDatabase, type Database } from "../storage/database.js";
@@ -85,6 +88,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   const es = new EventStore(db);
   registerReducers(es);
   registerActionReducers(es);
+  registerIdpReducers(es);
   const cache = new ProjectionCache();
   es.onCommitted(() => cache.clear());
   const stopListening = await db.listen(EVENTS_CHANNEL, () => cache.clear());
@@ -109,6 +113,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   mounted.push(
     mount(S.language, languageService({ es, settings })),
     mount(S.action, actionService({ es, db, cache, box, actions, catalogue })),
+    mount(S.idp, idpService({ es, db, cache, box, idps: new IdpQueries(db), tenancy })),
     mount(S.feature, featureService({ es, features, settings })),
     mount(S.health, healthService({ serviceNames, ready })),
   );

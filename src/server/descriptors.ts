@@ -9,6 +9,8 @@ export interface MethodInfo {
   feature: string;
   httpSuccessCode: number;
   isPublic: boolean;
+  /** The handler checks the permission in the context of the resource it loads. */
+  resourceContext: boolean;
   http: HttpRule | undefined;
 }
 
@@ -26,6 +28,7 @@ export function methodInfo(m: DescMethod): MethodInfo {
       feature: rules?.feature ?? "",
       httpSuccessCode: rules?.httpSuccessCode || 200,
       isPublic: (rules?.public ?? false) || publicServices.has(m.parent.typeName),
+      resourceContext: rules?.resourceContext ?? false,
       http: hasOption(m, httpExt) ? getOption(m, httpExt) : undefined,
     };
     cache.set(m, info);

@@ -5,6 +5,7 @@ import { ServerReflection as ReflectionV1 } from "../../gen/grpc/reflection/v1/r
 import { ServerReflection as ReflectionV1alpha } from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { FeatureService } from "../../gen/svc/feature/v2/feature_service_pb.js";
 import { ActionService } from "../../gen/svc/resources/action/v3alpha/action_service_pb.js";
+import { IdentityProviderService } from "../../gen/svc/resources/idp/v3alpha/idp_service_pb.js";
 import { LanguageSettingsService } from "../../gen/svc/settings/language/v3alpha/language_service_pb.js";
 
 /** A service and its implementation. The list of them is the registry everything else derives from. */
@@ -21,6 +22,7 @@ export function mount<S extends DescService>(service: S, impl: ServiceImpl<S>): 
 export const serviceDescriptors = {
   language: LanguageSettingsService,
   action: ActionService,
+  idp: IdentityProviderService,
   feature: FeatureService,
   health: Health,
   reflectionV1: ReflectionV1,

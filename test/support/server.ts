@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { addOrg } from "../../src/command/orgs.js";
 import { addServiceUser } from "../../src/command/users.js";
 import { loadConfig } from "../../src/config/config.js";
 import type { ContextType } from "../../src/command/events.js";
@@ -23,6 +24,8 @@ export interface TestServer {
   /** Stops the server and removes its database. */
   close(): Promise<void>;
   /** A new service user with a PAT and the given memberships. */
+  /** A new organisation in the first instance. */
+  org(name: string): Promise<string>;
   serviceUser(username: string, memberships?: { type: ContextType; id: string; roles: string[] }[], orgId?: string): Promise<{ userId: string; token: string }>;
 }
 
@@ -70,6 +73,7 @@ async function boot(storage: Storage, env: Record<string, string>): Promise<Test
       await server.close();
       await storage.drop();
     },
+    org: (name) => addOrg(server.es, { instanceId: instance.id, name, domain: "localhost", creator: "test" }),
     serviceUser: (username, memberships = [], orgId) =>
       addServiceUser(server.es, { instanceId: instance.id, orgId: orgId ?? instance.defaultOrgId!, username, memberships, creator: "test" }),
   };

@@ -408,7 +408,9 @@ export const ModelName = {
   Setting: 'Setting',
   Target: 'Target',
   Execution: 'Execution',
-  EventDelivery: 'EventDelivery'
+  EventDelivery: 'EventDelivery',
+  Idp: 'Idp',
+  IdpPolicy: 'IdpPolicy'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -424,7 +426,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "user" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery"
+    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "user" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1316,6 +1318,154 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    Idp: {
+      payload: Prisma.$IdpPayload<ExtArgs>
+      fields: Prisma.IdpFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.IdpFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.IdpFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpPayload>
+        }
+        findFirst: {
+          args: Prisma.IdpFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.IdpFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpPayload>
+        }
+        findMany: {
+          args: Prisma.IdpFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpPayload>[]
+        }
+        create: {
+          args: Prisma.IdpCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpPayload>
+        }
+        createMany: {
+          args: Prisma.IdpCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.IdpCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpPayload>[]
+        }
+        delete: {
+          args: Prisma.IdpDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpPayload>
+        }
+        update: {
+          args: Prisma.IdpUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpPayload>
+        }
+        deleteMany: {
+          args: Prisma.IdpDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.IdpUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.IdpUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpPayload>[]
+        }
+        upsert: {
+          args: Prisma.IdpUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpPayload>
+        }
+        aggregate: {
+          args: Prisma.IdpAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateIdp>
+        }
+        groupBy: {
+          args: Prisma.IdpGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.IdpGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.IdpCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.IdpCountAggregateOutputType> | number
+        }
+      }
+    }
+    IdpPolicy: {
+      payload: Prisma.$IdpPolicyPayload<ExtArgs>
+      fields: Prisma.IdpPolicyFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.IdpPolicyFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpPolicyPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.IdpPolicyFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpPolicyPayload>
+        }
+        findFirst: {
+          args: Prisma.IdpPolicyFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpPolicyPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.IdpPolicyFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpPolicyPayload>
+        }
+        findMany: {
+          args: Prisma.IdpPolicyFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpPolicyPayload>[]
+        }
+        create: {
+          args: Prisma.IdpPolicyCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpPolicyPayload>
+        }
+        createMany: {
+          args: Prisma.IdpPolicyCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.IdpPolicyCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpPolicyPayload>[]
+        }
+        delete: {
+          args: Prisma.IdpPolicyDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpPolicyPayload>
+        }
+        update: {
+          args: Prisma.IdpPolicyUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpPolicyPayload>
+        }
+        deleteMany: {
+          args: Prisma.IdpPolicyDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.IdpPolicyUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.IdpPolicyUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpPolicyPayload>[]
+        }
+        upsert: {
+          args: Prisma.IdpPolicyUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpPolicyPayload>
+        }
+        aggregate: {
+          args: Prisma.IdpPolicyAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateIdpPolicy>
+        }
+        groupBy: {
+          args: Prisma.IdpPolicyGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.IdpPolicyGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.IdpPolicyCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.IdpPolicyCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -1507,6 +1657,38 @@ export const EventDeliveryScalarFieldEnum = {
 } as const
 
 export type EventDeliveryScalarFieldEnum = (typeof EventDeliveryScalarFieldEnum)[keyof typeof EventDeliveryScalarFieldEnum]
+
+
+export const IdpScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  ownerType: 'ownerType',
+  ownerId: 'ownerId',
+  name: 'name',
+  type: 'type',
+  ownerPolicy: 'ownerPolicy',
+  options: 'options',
+  clientId: 'clientId',
+  scopes: 'scopes',
+  clientSecret: 'clientSecret',
+  sequence: 'sequence',
+  createdAt: 'createdAt',
+  changeDate: 'changeDate'
+} as const
+
+export type IdpScalarFieldEnum = (typeof IdpScalarFieldEnum)[keyof typeof IdpScalarFieldEnum]
+
+
+export const IdpPolicyScalarFieldEnum = {
+  idpId: 'idpId',
+  contextType: 'contextType',
+  contextId: 'contextId',
+  policy: 'policy',
+  sequence: 'sequence',
+  changeDate: 'changeDate'
+} as const
+
+export type IdpPolicyScalarFieldEnum = (typeof IdpPolicyScalarFieldEnum)[keyof typeof IdpPolicyScalarFieldEnum]
 
 
 export const SortOrder = {
@@ -1808,6 +1990,8 @@ export type GlobalOmitConfig = {
   target?: Prisma.TargetOmit
   execution?: Prisma.ExecutionOmit
   eventDelivery?: Prisma.EventDeliveryOmit
+  idp?: Prisma.IdpOmit
+  idpPolicy?: Prisma.IdpPolicyOmit
 }
 
 /* Types for Logging */

@@ -62,7 +62,9 @@ export const ModelName = {
   Setting: 'Setting',
   Target: 'Target',
   Execution: 'Execution',
-  EventDelivery: 'EventDelivery'
+  EventDelivery: 'EventDelivery',
+  Idp: 'Idp',
+  IdpPolicy: 'IdpPolicy'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -233,6 +235,38 @@ export const EventDeliveryScalarFieldEnum = {
 } as const
 
 export type EventDeliveryScalarFieldEnum = (typeof EventDeliveryScalarFieldEnum)[keyof typeof EventDeliveryScalarFieldEnum]
+
+
+export const IdpScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  ownerType: 'ownerType',
+  ownerId: 'ownerId',
+  name: 'name',
+  type: 'type',
+  ownerPolicy: 'ownerPolicy',
+  options: 'options',
+  clientId: 'clientId',
+  scopes: 'scopes',
+  clientSecret: 'clientSecret',
+  sequence: 'sequence',
+  createdAt: 'createdAt',
+  changeDate: 'changeDate'
+} as const
+
+export type IdpScalarFieldEnum = (typeof IdpScalarFieldEnum)[keyof typeof IdpScalarFieldEnum]
+
+
+export const IdpPolicyScalarFieldEnum = {
+  idpId: 'idpId',
+  contextType: 'contextType',
+  contextId: 'contextId',
+  policy: 'policy',
+  sequence: 'sequence',
+  changeDate: 'changeDate'
+} as const
+
+export type IdpPolicyScalarFieldEnum = (typeof IdpPolicyScalarFieldEnum)[keyof typeof IdpPolicyScalarFieldEnum]
 
 
 export const SortOrder = {

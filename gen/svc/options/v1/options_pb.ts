@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/options/v1/options.proto.
  */
 export const file_svc_options_v1_options: GenFile = /*@__PURE__*/
-  fileDesc("ChxzdmMvb3B0aW9ucy92MS9vcHRpb25zLnByb3RvEg5zdmMub3B0aW9ucy52MSJdCgtNZXRob2RSdWxlcxISCgpwZXJtaXNzaW9uGAEgASgJEg8KB2ZlYXR1cmUYAiABKAkSGQoRaHR0cF9zdWNjZXNzX2NvZGUYAyABKA0SDgoGcHVibGljGAQgASgIIuoBCgpGaWVsZFJ1bGVzEhQKB21pbl9sZW4YASABKA1IAIgBARIUCgdtYXhfbGVuGAIgASgNSAGIAQESCwoDdXJpGAMgASgIEg8KB3BhdHRlcm4YBCABKAkSEAoIcmVxdWlyZWQYBSABKAgSFAoMZGVmaW5lZF9vbmx5GAYgASgIEhIKCmNvbnN0X3RydWUYByABKAgSEAoDbHRlGAggASgESAKIAQESFgoJbWF4X2l0ZW1zGAkgASgNSAOIAQFCCgoIX21pbl9sZW5CCgoIX21heF9sZW5CBgoEX2x0ZUIMCgpfbWF4X2l0ZW1zOlUKBm1ldGhvZBIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGLSHAyABKAsyGy5zdmMub3B0aW9ucy52MS5NZXRob2RSdWxlc1IGbWV0aG9kOlEKBWZpZWxkEh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxi1hwMgASgLMhouc3ZjLm9wdGlvbnMudjEuRmllbGRSdWxlc1IFZmllbGQ6OwoIcmVxdWlyZWQSHS5nb29nbGUucHJvdG9idWYuT25lb2ZPcHRpb25zGLaHAyABKAhSCHJlcXVpcmVkYgZwcm90bzM", [file_google_protobuf_descriptor]);
+  fileDesc("ChxzdmMvb3B0aW9ucy92MS9vcHRpb25zLnByb3RvEg5zdmMub3B0aW9ucy52MSJ3CgtNZXRob2RSdWxlcxISCgpwZXJtaXNzaW9uGAEgASgJEg8KB2ZlYXR1cmUYAiABKAkSGQoRaHR0cF9zdWNjZXNzX2NvZGUYAyABKA0SDgoGcHVibGljGAQgASgIEhgKEHJlc291cmNlX2NvbnRleHQYBSABKAgi6gEKCkZpZWxkUnVsZXMSFAoHbWluX2xlbhgBIAEoDUgAiAEBEhQKB21heF9sZW4YAiABKA1IAYgBARILCgN1cmkYAyABKAgSDwoHcGF0dGVybhgEIAEoCRIQCghyZXF1aXJlZBgFIAEoCBIUCgxkZWZpbmVkX29ubHkYBiABKAgSEgoKY29uc3RfdHJ1ZRgHIAEoCBIQCgNsdGUYCCABKARIAogBARIWCgltYXhfaXRlbXMYCSABKA1IA4gBAUIKCghfbWluX2xlbkIKCghfbWF4X2xlbkIGCgRfbHRlQgwKCl9tYXhfaXRlbXM6VQoGbWV0aG9kEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYtIcDIAEoCzIbLnN2Yy5vcHRpb25zLnYxLk1ldGhvZFJ1bGVzUgZtZXRob2Q6UQoFZmllbGQSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGLWHAyABKAsyGi5zdmMub3B0aW9ucy52MS5GaWVsZFJ1bGVzUgVmaWVsZDo7CghyZXF1aXJlZBIdLmdvb2dsZS5wcm90b2J1Zi5PbmVvZk9wdGlvbnMYtocDIAEoCFIIcmVxdWlyZWRiBnByb3RvMw", [file_google_protobuf_descriptor]);
 
 /**
  * @generated from message svc.options.v1.MethodRules
@@ -49,6 +49,14 @@ export type MethodRules = Message<"svc.options.v1.MethodRules"> & {
    * @generated from field: bool public = 4;
    */
   public: boolean;
+
+  /**
+   * true: the permission is checked in the context of the resource the request names (its owner, or the
+   * request's ctx when that is below the owner); the handler does it once it has loaded the resource.
+   *
+   * @generated from field: bool resource_context = 5;
+   */
+  resourceContext: boolean;
 };
 
 /**
