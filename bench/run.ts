@@ -23,6 +23,7 @@ first.child.kill("SIGTERM");
 await new Promise((r) => first.child.once("exit", r));
 const seeded = spawnSync(process.execPath, ["--import", "tsx", "bench/seed.ts"], { env: { ...process.env, ...env, SEED_TARGETS: String(targetsStored) }, encoding: "utf8" });
 if (seeded.status !== 0) throw new Error(`seeding failed: ${seeded.stderr}`);
+const firstOrg = /first org (\d+)/.exec(seeded.stdout)![1]!;
 
 const server = await startProcess(["src/main.ts"], env, /listening on (http:\/\/\S+)/);
 const pat = readFileSync(join(dataDir, "admin.pat"), "utf8").trim();
@@ -88,6 +89,17 @@ try {
       duration: seconds,
     }),
   );
+
+  // Identity providers: 10,000 over 100 organisations (issue 4)
+  const idpSearch = (ctx: string) => ({
+    url: api(`/resources/v3alpha/idps/_search${ctx}`),
+    method: "POST" as const,
+    headers: json,
+    body: JSON.stringify({ query: { limit: 100 }, sorting_column: "IDP_FIELD_NAME_NAME" }),
+    duration: seconds,
+  });
+  results.push(await httpLoad("SearchIDPs REST, organisation context", idpSearch(`?ctx.org_id=${firstOrg}`)));
+  results.push(await httpLoad("SearchIDPs REST, instance context", idpSearch("")));
 
   // The latency a webhook execution adds to a call (the webhook answers at once)
   const t = await (await fetch(api("/resources/v3alpha/targets"), { method: "POST", headers: json, body: JSON.stringify({ name: "bench-hook", restWebhook: { url: `${ceiling.url}/hook` }, timeout: "5s" }) })).json();

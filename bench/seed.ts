@@ -2,6 +2,8 @@
 // real reducers), 500 per transaction so that 10,000 take seconds, not minutes.
 import { registerActionReducers } from "../src/command/action-reducers.js";
 import { EventTypes } from "../src/command/events.js";
+import { registerIdpReducers } from "../src/command/idps.js";
+import { orgAddedEvent, orgDomain } from "../src/command/orgs.js";
 import { registerReducers } from "../src/command/reducers.js";
 import { SecretBox } from "../src/crypto/secrets.js";
 import { loadMasterKey } from "../src/crypto/masterkey.js";
@@ -14,6 +16,7 @@ const db = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir }
 const es = new EventStore(db);
 registerReducers(es);
 registerActionReducers(es);
+registerIdpReducers(es);
 const box = new SecretBox(loadMasterKey(process.env.SVC_MASTERKEY, dataDir));
 const instance = await db.prisma.instance.findFirstOrThrow();
 for (let done = 0; done < count; done += 500) {
@@ -40,4 +43,41 @@ for (let done = 0; done < count; done += 500) {
   );
 }
 console.log(`seeded ${count} targets`);
+
+// Identity providers: IDP_ORGS organisations with IDPS / IDP_ORGS providers each.
+const idpCount = Number(process.env.SEED_IDPS ?? 10_000);
+const orgCount = Number(process.env.SEED_IDP_ORGS ?? 100);
+const orgIds: string[] = [];
+await es.execute((w) =>
+  w.push(
+    instance.id,
+    "bench",
+    Array.from({ length: orgCount }, (_, i) => {
+      const id = newId();
+      orgIds.push(id);
+      return orgAddedEvent(id, `bench-org-${i}`, orgDomain(`bench-org-${i}`, "localhost"));
+    }),
+  ),
+);
+for (let done = 0; done < idpCount; done += 500) {
+  await es.execute((w) =>
+    w.push(
+      instance.id,
+      "bench",
+      Array.from({ length: Math.min(500, idpCount - done) }, (_, i) => {
+        const n = done + i;
+        const orgId = orgIds[n % orgCount]!;
+        return {
+          aggregateType: "idp",
+          aggregateId: newId(),
+          type: EventTypes.gitlabIdpAdded,
+          payload: { name: `idp-${n}`, options: {}, clientId: `client-${n}`, scopes: ["openid"], ownerType: "org", ownerId: orgId, ownerPolicy: n % 4 ? "activate" : "deactivate" },
+          resourceOwner: orgId,
+        };
+      }),
+    ),
+  );
+}
+console.log(`seeded ${idpCount} identity providers over ${orgCount} organisations`);
+console.log(`first org ${orgIds[0]}`);
 await db.close();
