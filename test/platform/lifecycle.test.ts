@@ -63,6 +63,28 @@ describe("the server process", () => {
     expect(await counts()).toEqual(before);
   });
 
+  it("applies migrations with `npm run migrate` and exits", async () => {
+    const { spawnSync } = await import("node:child_process");
+    const dir = mkdtempSync(join(tmpdir(), "svc-migrate-"));
+    try {
+      const run = () =>
+        spawnSync(process.execPath, ["--import", "tsx", "src/main.ts", "migrate"], {
+          cwd: join(import.meta.dirname, "..", ".."),
+          env: { ...process.env, SVC_DATA_DIR: dir, ...(env.DATABASE_URL ? { DATABASE_URL: env.DATABASE_URL } : {}) },
+          encoding: "utf8",
+        });
+      const first = run();
+      expect(first.status).toBe(0);
+      // the lifecycle database was migrated by the server already; a fresh PGlite directory is not
+      if (!env.DATABASE_URL) expect(first.stdout).toMatch(/applied .*_init/);
+      const second = run();
+      expect(second.status).toBe(0);
+      expect(second.stdout).toContain("the database is up to date");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("on SIGTERM stops accepting, finishes the call in flight, and exits 0", async () => {
     const p = await startServerProcess(env);
     const pat = readFileSync(join(dataDir, "admin.pat"), "utf8").trim();
