@@ -1,4 +1,5 @@
 import type { Prisma as P } from "../../gen/prisma/client.js";
+import type { TargetConfig } from "../command/targets.js";
 import type { SecretBox } from "../crypto/secrets.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
@@ -7,14 +8,8 @@ export type TargetRow = Awaited<ReturnType<Database["prisma"]["target"]["findFir
 export type ExecutionRow = Awaited<ReturnType<Database["prisma"]["execution"]["findFirstOrThrow"]>>;
 
 /** A target as the runtime calls it: the signing key decrypted. */
-export interface CallableTarget {
+export interface CallableTarget extends TargetConfig {
   id: string;
-  name: string;
-  targetType: "rest_webhook" | "rest_request_response";
-  url: string;
-  timeoutMs: number;
-  isAsync: boolean;
-  interruptOnError: boolean;
   signingKey: string;
 }
 
