@@ -49,10 +49,6 @@ export class TenancyQueries {
     );
   }
 
-  async anyInstance(): Promise<InstanceRow | null> {
-    return this.db.prisma.instance.findFirst({ orderBy: { createdAt: "asc" }, select: { id: true, name: true, defaultOrgId: true } });
-  }
-
   domainsOf(instanceId: string): Promise<string[]> {
     return this.cache.get(`instance-domains:${instanceId}`, async () =>
       (await this.db.prisma.instanceDomain.findMany({ where: { instanceId }, orderBy: { domain: "asc" } })).map((d) => d.domain),

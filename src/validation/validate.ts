@@ -36,7 +36,7 @@ function isUri(value: string): boolean {
   }
 }
 
-function stringChecks(f: DescField, r: FieldRules): ((v: string) => string | undefined)[] {
+function stringChecks(r: FieldRules): ((v: string) => string | undefined)[] {
   const checks: ((v: string) => string | undefined)[] = [];
   if (r.minLen !== undefined) {
     const min = r.minLen;
@@ -51,7 +51,6 @@ function stringChecks(f: DescField, r: FieldRules): ((v: string) => string | und
     const re = new RegExp(r.pattern);
     checks.push((v) => (re.test(v) ? undefined : `must match the pattern ${r.pattern}`));
   }
-  void f;
   return checks;
 }
 
@@ -67,7 +66,7 @@ function fieldCheck(f: DescField): Check | undefined {
     }
     const list = f;
     if (list.listKind === "scalar" && list.scalar === ScalarType.STRING && r) {
-      const sc = stringChecks(f, r);
+      const sc = stringChecks(r);
       if (sc.length)
         checks.push((m, p) => {
           let i = 0;
@@ -101,7 +100,7 @@ function fieldCheck(f: DescField): Check | undefined {
     }
   } else if (f.fieldKind === "scalar") {
     if (f.scalar === ScalarType.STRING && r) {
-      const sc = stringChecks(f, r);
+      const sc = stringChecks(r);
       const requiredStr = r.required;
       checks.push((m, p) => {
         // Unset optional and oneof members are not checked; implicit-presence strings always are,
