@@ -48,6 +48,11 @@ export type Org = Prisma.OrgModel
  */
 export type User = Prisma.UserModel
 /**
+ * Model MachineKey
+ * 
+ */
+export type MachineKey = Prisma.MachineKeyModel
+/**
  * Model Membership
  * 
  */

@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { OwnerSchema, OwnerType, type Owner } from "../../gen/svc/object/v3alpha/object_pb.js";
+import { DetailsSchema as ResourceDetailsSchema, type Details as ResourceDetails } from "../../gen/svc/resources/object/v3alpha/object_pb.js";
 import { DetailsSchema as SettingsDetailsSchema, type Details as SettingsDetails } from "../../gen/svc/settings/object/v3alpha/object_pb.js";
 import type { SettingsOwner } from "../query/settings.js";
 
@@ -19,3 +20,13 @@ export function toSettingsDetails(d: { sequence: number; changeDate: Date | unde
 }
 
 export const sameOwner = (a: SettingsOwner | undefined, b: SettingsOwner) => !!a && a.type === b.type && a.id === b.id;
+
+/** Details of a resource that lives in an organisation (or, for organisations themselves, in the instance). */
+export function toResourceDetails(d: { id: string; sequence: number; changeDate: Date; resourceOwner: string }, ownerType: "org" | "instance"): ResourceDetails {
+  return create(ResourceDetailsSchema, {
+    id: d.id,
+    sequence: BigInt(d.sequence),
+    changeDate: timestampFromDate(d.changeDate),
+    resourceOwner: toOwner({ type: ownerType, id: d.resourceOwner }),
+  });
+}

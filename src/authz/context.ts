@@ -26,6 +26,11 @@ export interface CallInfo {
   permissions: ReadonlySet<string>;
   /** The RPC's declared permission, checked in `target` (PERMISSION_DENIED); for resource_context methods. */
   authorize(target: Target, permission?: string): void;
+  /**
+   * Where in the target's instance the caller holds `permission`: everywhere ("all", through the instance or
+   * the system), or only in these organisations. Searches return only what this allows.
+   */
+  scopeOf(permission: string): "all" | string[];
 }
 
 export const callInfoKey = createContextKey<CallInfo | undefined>(undefined, { description: "svc call info" });

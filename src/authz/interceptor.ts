@@ -111,7 +111,14 @@ export function createAuthorizationInterceptor(deps: AuthDeps): Interceptor {
         throw errors.failedPrecondition("FEAT-0ff1", `the feature flag "${info.feature}" is off for this context`);
       }
     }
-    req.contextValues.set(callInfoKey, { hostInstance: host, target, caller, permissions, authorize });
+    const scopeOf = (permission: string): "all" | string[] => {
+      const instance = target.instance;
+      if (permissionsIn(caller, { type: "instance", instance }, deps.rolePermissions).has(permission)) return "all";
+      return caller.memberships
+        .filter((m) => m.contextType === "org" && m.instanceId === instance.id && m.roles.some((r) => deps.rolePermissions[r]?.includes(permission)))
+        .map((m) => m.contextId);
+    };
+    req.contextValues.set(callInfoKey, { hostInstance: host, target, caller, permissions, authorize, scopeOf });
     return next(req);
   };
 }

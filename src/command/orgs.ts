@@ -1,5 +1,7 @@
-import type { EventStore, NewEvent } from "../eventstore/eventstore.js";
+import { errors } from "../errors/errors.js";
+import type { EventStore, NewEvent, Tx } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
+import { changeAggregate, withUniqueConflict, type ChangeDetails } from "./aggregate.js";
 import { EventTypes } from "./events.js";
 
 export function orgAddedEvent(orgId: string, name: string, primaryDomain: string): NewEvent {
@@ -12,9 +14,103 @@ export function orgDomain(name: string, domain: string): string {
   return `${slug}.${domain.toLowerCase()}`;
 }
 
-/** Adds an organisation to an instance. The organisation API (a later issue) will expose this. */
+const nameTaken = (name: string) => errors.alreadyExists("ORG-n4me", `an organization named "${name}" already exists in this instance`);
+
+async function checkNameFree(tx: Tx, instanceId: string, name: string, domain: string, except?: string) {
+  const other = await tx.org.findFirst({
+    where: { instanceId, OR: [{ name: { equals: name, mode: "insensitive" } }, { primaryDomain: domain }], ...(except ? { NOT: { id: except } } : {}) },
+    select: { id: true },
+  });
+  if (other) throw nameTaken(name);
+}
+
+/** Adds an organisation to an instance; its primary domain comes from its name and the instance's domain. */
 export async function addOrg(es: EventStore, args: { instanceId: string; name: string; domain: string; creator: string }): Promise<string> {
+  return (await createOrg(es, args)).id;
+}
+
+export async function createOrg(es: EventStore, args: { instanceId: string; name: string; domain: string; creator: string }): Promise<ChangeDetails> {
   const id = newId();
-  await es.execute((w) => w.push(args.instanceId, args.creator, [orgAddedEvent(id, args.name, orgDomain(args.name, args.domain))]));
-  return id;
+  const primaryDomain = orgDomain(args.name, args.domain);
+  const { result } = await withUniqueConflict("Org", () => nameTaken(args.name), () =>
+    es.execute(async (w): Promise<ChangeDetails> => {
+      await checkNameFree(w.tx, args.instanceId, args.name, primaryDomain);
+      const [e] = await w.push(args.instanceId, args.creator, [orgAddedEvent(id, args.name, primaryDomain)]);
+      return { id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId: args.instanceId, resourceOwner: id };
+    }),
+  );
+  return result;
+}
+
+type OrgAction = "rename" | "deactivate" | "reactivate" | "remove";
+
+/** Every change to an existing organisation. The instance's default organisation cannot be deactivated or removed. */
+export function changeOrg(es: EventStore, a: { instanceId: string; id: string; creator: string; action: OrgAction; name?: string }): Promise<ChangeDetails> {
+  return withUniqueConflict("Org", () => nameTaken(a.name ?? ""), () =>
+    changeAggregate(es, {
+      aggregateType: "org",
+      instanceId: a.instanceId,
+      id: a.id,
+      creator: a.creator,
+      load: (w) => w.tx.org.findUnique({ where: { id: a.id } }),
+      notFound: () => errors.notFound("ORG-n0tf", `organization "${a.id}" not found`),
+      ownerOf: (o) => o.id,
+      decide: async (org, w) => {
+        const instance = await w.tx.instance.findUniqueOrThrow({ where: { id: a.instanceId } });
+        const isDefault = instance.defaultOrgId === org.id;
+        switch (a.action) {
+          case "rename": {
+            if (a.name === undefined || a.name === org.name) return [];
+            // The generated domain follows the name and keeps the instance domain it was made with.
+            const primaryDomain = orgDomain(a.name, org.primaryDomain.slice(org.primaryDomain.indexOf(".") + 1));
+            await checkNameFree(w.tx, a.instanceId, a.name, primaryDomain, org.id);
+            return [{ type: EventTypes.orgChanged, payload: { name: a.name, primaryDomain } }];
+          }
+          case "deactivate":
+            if (isDefault) throw errors.failedPrecondition("ORG-d3f1", "the instance's default organization cannot be deactivated");
+            return org.state === "inactive" ? [] : [{ type: EventTypes.orgDeactivated }];
+          case "reactivate":
+            return org.state === "active" ? [] : [{ type: EventTypes.orgReactivated }];
+          case "remove":
+            if (isDefault) throw errors.failedPrecondition("ORG-d3f2", "the instance's default organization cannot be removed; set another one as default first");
+            return [{ type: EventTypes.orgRemoved }];
+        }
+      },
+    }),
+  );
+}
+
+export async function setDefaultOrg(es: EventStore, a: { instanceId: string; orgId: string; creator: string }): Promise<ChangeDetails> {
+  const { result } = await es.execute(async (w): Promise<ChangeDetails> => {
+    await w.sequenceOf(a.instanceId, "instance", a.instanceId);
+    const org = await w.tx.org.findFirst({ where: { id: a.orgId, instanceId: a.instanceId } });
+    if (!org) throw errors.notFound("ORG-n0t2", `organization "${a.orgId}" not found`);
+    if (org.state !== "active") throw errors.failedPrecondition("ORG-1n4c", `organization "${a.orgId}" is inactive`);
+    const instance = await w.tx.instance.findUniqueOrThrow({ where: { id: a.instanceId } });
+    if (instance.defaultOrgId === org.id) return { id: org.id, sequence: instance.sequence, changeDate: instance.changeDate, instanceId: a.instanceId, resourceOwner: a.instanceId };
+    const [e] = await w.push(a.instanceId, a.creator, [
+      { aggregateType: "instance", aggregateId: a.instanceId, type: EventTypes.instanceDefaultOrgSet, payload: { orgId: org.id }, resourceOwner: a.instanceId },
+    ]);
+    return { id: org.id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId: a.instanceId, resourceOwner: a.instanceId };
+  });
+  return result;
+}
+
+/** Projections of organisations beyond their creation (reducers.ts adds them). */
+export function registerOrgReducers(es: EventStore): void {
+  const touch = async (tx: Tx, id: string, sequence: number, changeDate: Date, data: Record<string, unknown> = {}) => {
+    await tx.org.update({ where: { id }, data: { ...data, sequence, changeDate } });
+  };
+  es.on(EventTypes.orgChanged, (tx, e) => touch(tx, e.aggregateId, e.sequence, e.createdAt, { name: e.payload.name, primaryDomain: e.payload.primaryDomain }));
+  es.on(EventTypes.orgDeactivated, (tx, e) => touch(tx, e.aggregateId, e.sequence, e.createdAt, { state: "inactive" }));
+  es.on(EventTypes.orgReactivated, (tx, e) => touch(tx, e.aggregateId, e.sequence, e.createdAt, { state: "active" }));
+  es.on(EventTypes.orgRemoved, async (tx, e) => {
+    // The organisation's users go with it: their credentials, and every membership in it or of them.
+    const users = (await tx.user.findMany({ where: { orgId: e.aggregateId }, select: { id: true } })).map((u) => u.id);
+    await tx.personalAccessToken.deleteMany({ where: { userId: { in: users } } });
+    await tx.machineKey.deleteMany({ where: { userId: { in: users } } });
+    await tx.membership.deleteMany({ where: { OR: [{ userId: { in: users } }, { contextType: "org", contextId: e.aggregateId }] } });
+    await tx.user.deleteMany({ where: { orgId: e.aggregateId } });
+    await tx.org.delete({ where: { id: e.aggregateId } });
+  });
 }

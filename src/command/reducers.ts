@@ -53,41 +53,6 @@ export function registerReducers(es: EventStore): void {
     await addMember(tx, e, "org", e.aggregateId);
     await tx.org.update({ where: { id: e.aggregateId }, data: { sequence: e.sequence, changeDate: e.createdAt } });
   });
-  const addUser = (kind: "human" | "machine") => async (tx: Tx, e: StoredEvent) => {
-    const p = e.payload;
-    await tx.user.create({
-      data: {
-        id: e.aggregateId,
-        instanceId: e.instanceId,
-        orgId: e.resourceOwner,
-        username: str(p, "username"),
-        kind,
-        state: "active",
-        displayName: str(p, "displayName") || str(p, "username"),
-        email: (p.email as string | undefined) ?? null,
-        passwordHash: (p.passwordHash as string | undefined) ?? null,
-        sequence: e.sequence,
-        createdAt: e.createdAt,
-        changeDate: e.createdAt,
-      },
-    });
-  };
-  es.on(EventTypes.humanAdded, addUser("human"));
-  es.on(EventTypes.machineAdded, addUser("machine"));
-  es.on(EventTypes.patAdded, async (tx, e) => {
-    const p = e.payload;
-    await tx.personalAccessToken.create({
-      data: {
-        id: str(p, "tokenId"),
-        instanceId: e.instanceId,
-        userId: e.aggregateId,
-        tokenHash: str(p, "tokenHash"),
-        expiresAt: p.expiresAt ? new Date(String(p.expiresAt)) : null,
-        createdAt: e.createdAt,
-      },
-    });
-    await tx.user.update({ where: { id: e.aggregateId }, data: { sequence: e.sequence, changeDate: e.createdAt } });
-  });
   const reduceSettings = (kind: string) => async (tx: Tx, e: StoredEvent) => {
     const ownerType = str(e.payload, "ownerType");
     const ownerId = str(e.payload, "ownerId");
@@ -100,4 +65,6 @@ export function registerReducers(es: EventStore): void {
   };
   es.on(EventTypes.featureSet, reduceSettings("feature"));
   es.on(EventTypes.languageSet, reduceSettings("language"));
+  es.on(EventTypes.passwordComplexitySet, reduceSettings("password_complexity"));
+  es.on(EventTypes.lockoutSet, reduceSettings("lockout"));
 }

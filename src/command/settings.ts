@@ -15,7 +15,12 @@ export interface SettingsDetails {
   owner: SettingsOwner;
 }
 
-const kinds = { feature: EventTypes.featureSet, language: EventTypes.languageSet } as const;
+const kinds = {
+  feature: EventTypes.featureSet,
+  language: EventTypes.languageSet,
+  password_complexity: EventTypes.passwordComplexitySet,
+  lockout: EventTypes.lockoutSet,
+} as const;
 export type SettingsKind = keyof typeof kinds;
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);

@@ -1,7 +1,257 @@
+import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { hashPassword, isSupportedHash } from "../crypto/password.js";
 import { newPersonalAccessToken } from "../crypto/tokens.js";
-import type { EventStore, NewEvent } from "../eventstore/eventstore.js";
+import { errors } from "../errors/errors.js";
+import type { EventStore, EventWriter, NewEvent } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
+import { changeAggregate, changedFields, withUniqueConflict, type Change, type ChangeDetails } from "./aggregate.js";
 import { EventTypes, type ContextType } from "./events.js";
+
+export interface HumanProfile {
+  givenName: string;
+  familyName: string;
+  nickName?: string;
+  displayName?: string;
+  preferredLanguage?: string;
+}
+
+export interface NewHuman extends HumanProfile {
+  username: string;
+  email: string;
+  emailVerified: boolean;
+  phone?: string;
+  phoneVerified?: boolean;
+}
+
+/** A password as an API gives it: plain (checked, then hashed) or an imported hash. */
+export type PasswordInput = { plain: string; changeRequired: boolean } | { hash: string; changeRequired: boolean };
+
+export interface NewMachine {
+  username: string;
+  name: string;
+  description?: string;
+  accessTokenType: "opaque" | "jwt";
+}
+
+type UserRow = NonNullable<Awaited<ReturnType<EventWriter["tx"]["user"]["findUnique"]>>>;
+
+/** Turns a password input into the stored hash; plain passwords must pass `complexity` first. */
+export async function passwordHashOf(input: PasswordInput, complexity: (plain: string) => string | undefined, field: string): Promise<string> {
+  if ("hash" in input) {
+    if (!isSupportedHash(input.hash)) {
+      throw errors.invalidArgument("USER-h4sh", `invalid ${field}.hashed_password: not a supported hash ($pbkdf2..., $2a$/$2b$/$2y$, $argon2id$, $argon2i$, $scrypt$)`);
+    }
+    return input.hash;
+  }
+  const problem = complexity(input.plain);
+  if (problem) throw errors.invalidArgument("USER-c0mp", `invalid ${field}.password: ${problem}`);
+  return hashPassword(input.plain);
+}
+
+const usernameTaken = (username: string) => errors.alreadyExists("USER-n4me", `the username "${username}" is taken in this instance`);
+
+async function checkUsernameFree(w: EventWriter, instanceId: string, username: string, except?: string) {
+  const other = await w.tx.user.findFirst({ where: { instanceId, loginName: username.toLowerCase(), ...(except ? { NOT: { id: except } } : {}) }, select: { id: true } });
+  if (other) throw usernameTaken(username);
+}
+
+async function addUser(es: EventStore, args: { instanceId: string; orgId: string; creator: string; username: string; events: (id: string) => NewEvent[] }): Promise<ChangeDetails> {
+  const id = newId();
+  const { result } = await withUniqueConflict("User", () => usernameTaken(args.username), () =>
+    es.execute(async (w): Promise<ChangeDetails> => {
+      const org = await w.tx.org.findFirst({ where: { id: args.orgId, instanceId: args.instanceId } });
+      if (!org) throw errors.notFound("USER-0rg1", `organization "${args.orgId}" not found`);
+      await checkUsernameFree(w, args.instanceId, args.username);
+      const stored = await w.push(args.instanceId, args.creator, args.events(id));
+      const last = stored[stored.length - 1]!;
+      return { id, sequence: last.sequence, changeDate: last.createdAt, instanceId: args.instanceId, resourceOwner: args.orgId };
+    }),
+  );
+  return result;
+}
+
+export async function createHuman(
+  es: EventStore,
+  args: { instanceId: string; orgId: string; creator: string; human: NewHuman; passwordHash?: string; passwordChangeRequired?: boolean },
+): Promise<ChangeDetails> {
+  const h = args.human;
+  const displayName = h.displayName || `${h.givenName} ${h.familyName}`;
+  return addUser(es, {
+    ...args,
+    username: h.username,
+    events: (id) => [
+      {
+        aggregateType: "user",
+        aggregateId: id,
+        type: EventTypes.humanAdded,
+        payload: { ...h, displayName, passwordHash: args.passwordHash ?? null, passwordChangeRequired: !!args.passwordChangeRequired },
+        resourceOwner: args.orgId,
+      },
+    ],
+  });
+}
+
+export async function createMachine(es: EventStore, args: { instanceId: string; orgId: string; creator: string; machine: NewMachine }): Promise<ChangeDetails> {
+  const m = args.machine;
+  return addUser(es, {
+    ...args,
+    username: m.username,
+    events: (id) => [
+      {
+        aggregateType: "user",
+        aggregateId: id,
+        type: EventTypes.machineAdded,
+        payload: { username: m.username, displayName: m.name, description: m.description ?? "", accessTokenType: m.accessTokenType },
+        resourceOwner: args.orgId,
+      },
+    ],
+  });
+}
+
+/** The common shape of every change to one user. */
+function changeUser(es: EventStore, a: { instanceId: string; id: string; creator: string }, decide: (u: UserRow, w: EventWriter) => Change[] | Promise<Change[]>) {
+  return changeAggregate(es, {
+    aggregateType: "user",
+    ...a,
+    load: (w) => w.tx.user.findUnique({ where: { id: a.id } }),
+    notFound: () => errors.notFound("USER-n0tf", `user "${a.id}" not found`),
+    ownerOf: (u) => u.orgId,
+    decide,
+  });
+}
+
+function expectKind(u: UserRow, kind: "human" | "machine", what: string) {
+  if (u.kind !== kind) throw errors.failedPrecondition("USER-k1nd", `${what} applies to ${kind} users only; user "${u.id}" is a ${u.kind}`);
+}
+
+export interface UserPatch {
+  username?: string;
+  human?: Partial<HumanProfile> & { email?: { address: string; verified: boolean }; phone?: { number: string; verified: boolean } };
+  machine?: Partial<Omit<NewMachine, "username">>;
+}
+
+export function patchUser(es: EventStore, a: { instanceId: string; id: string; creator: string; patch: UserPatch }): Promise<ChangeDetails> {
+  const { patch } = a;
+  return withUniqueConflict("User", () => usernameTaken(patch.username ?? ""), () =>
+    changeUser(es, a, async (u, w) => {
+      const row = u as unknown as Record<string, unknown>;
+      const wanted: Record<string, unknown> = { username: patch.username };
+      if (patch.human) {
+        expectKind(u, "human", "user.human");
+        const { email, phone, ...profile } = patch.human;
+        Object.assign(wanted, profile);
+        if (email) Object.assign(wanted, { email: email.address, emailVerified: email.verified });
+        if (phone) Object.assign(wanted, { phone: phone.number || null, phoneVerified: phone.number ? phone.verified : false });
+      }
+      if (patch.machine) {
+        expectKind(u, "machine", "user.machine");
+        const { name, ...rest } = patch.machine;
+        Object.assign(wanted, rest, { displayName: name });
+      }
+      const changed = changedFields(row, wanted);
+      if (!Object.keys(changed).length) return [];
+      if (typeof changed.username === "string") await checkUsernameFree(w, a.instanceId, changed.username, u.id);
+      return [{ type: u.kind === "human" ? EventTypes.humanChanged : EventTypes.machineChanged, payload: changed }];
+    }),
+  );
+}
+
+/** Lock, unlock, deactivate, reactivate: each only from the states it makes sense in. */
+export type StateAction = "lock" | "unlock" | "deactivate" | "reactivate";
+
+const stateActions: Record<StateAction, { from: string[]; type: string; already: string }> = {
+  lock: { from: ["active", "initial"], type: EventTypes.userLocked, already: "locked" },
+  unlock: { from: ["locked"], type: EventTypes.userUnlocked, already: "" },
+  deactivate: { from: ["active", "initial", "locked"], type: EventTypes.userDeactivated, already: "inactive" },
+  reactivate: { from: ["inactive"], type: EventTypes.userReactivated, already: "" },
+};
+
+export function changeUserState(es: EventStore, a: { instanceId: string; id: string; creator: string; action: StateAction }): Promise<ChangeDetails> {
+  const rule = stateActions[a.action];
+  return changeUser(es, a, (u) => {
+    // Repeating an action is a success without a change, like a patch that changes nothing.
+    if (rule.already && u.state === rule.already) return [];
+    if (!rule.from.includes(u.state)) {
+      throw errors.failedPrecondition("USER-st4t", `cannot ${a.action} user "${u.id}": its state is ${u.state}`);
+    }
+    return [{ type: rule.type }];
+  });
+}
+
+export function setPassword(es: EventStore, a: { instanceId: string; id: string; creator: string; passwordHash: string; changeRequired: boolean }): Promise<ChangeDetails> {
+  return changeUser(es, a, (u) => {
+    expectKind(u, "human", "a password");
+    return [{ type: EventTypes.passwordChanged, payload: { passwordHash: a.passwordHash, changeRequired: a.changeRequired } }];
+  });
+}
+
+export function deleteUser(es: EventStore, a: { instanceId: string; id: string; creator: string }): Promise<ChangeDetails> {
+  return changeUser(es, a, () => [{ type: EventTypes.userRemoved }]);
+}
+
+/** A new client secret, returned once; only its hash is kept. */
+export async function generateClientSecret(es: EventStore, a: { instanceId: string; id: string; creator: string }) {
+  const secret = randomBytes(32).toString("base64url");
+  const secretHash = await hashPassword(secret);
+  let clientId = "";
+  const details = await changeUser(es, a, (u) => {
+    expectKind(u, "machine", "a client secret");
+    clientId = u.username;
+    return [{ type: EventTypes.secretSet, payload: { secretHash } }];
+  });
+  return { details, clientId, secret };
+}
+
+export function removeClientSecret(es: EventStore, a: { instanceId: string; id: string; creator: string }): Promise<ChangeDetails> {
+  return changeUser(es, a, (u) => {
+    expectKind(u, "machine", "a client secret");
+    return u.secretHash ? [{ type: EventTypes.secretRemoved }] : [];
+  });
+}
+
+/** An RSA key pair; the public half is kept, the private half goes to the caller once in a JSON key file. */
+export async function addMachineKey(es: EventStore, a: { instanceId: string; id: string; creator: string; expiresAt: Date | null }) {
+  const keyId = newId();
+  const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  const details = await changeUser(es, a, (u) => {
+    expectKind(u, "machine", "a key");
+    return [{ type: EventTypes.keyAdded, payload: { keyId, publicKey: publicKey.export({ type: "spki", format: "pem" }), expiresAt: a.expiresAt?.toISOString() ?? null } }];
+  });
+  const keyFile = {
+    type: "serviceaccount",
+    keyId,
+    key: privateKey.export({ type: "pkcs8", format: "pem" }),
+    userId: a.id,
+    expirationDate: a.expiresAt?.toISOString() ?? null,
+  };
+  return { details, keyId, keyContent: JSON.stringify(keyFile) };
+}
+
+export function removeMachineKey(es: EventStore, a: { instanceId: string; id: string; creator: string; keyId: string }): Promise<ChangeDetails> {
+  return changeUser(es, a, async (u, w) => {
+    const key = await w.tx.machineKey.findFirst({ where: { id: a.keyId, userId: u.id } });
+    if (!key) throw errors.notFound("USER-k3y0", `key "${a.keyId}" of user "${u.id}" not found`);
+    return [{ type: EventTypes.keyRemoved, payload: { keyId: a.keyId } }];
+  });
+}
+
+export async function addPersonalAccessToken(es: EventStore, a: { instanceId: string; id: string; creator: string; expiresAt: Date | null }) {
+  const { token, hash } = newPersonalAccessToken();
+  const tokenId = newId();
+  const details = await changeUser(es, a, (u) => {
+    expectKind(u, "machine", "a personal access token");
+    return [{ type: EventTypes.patAdded, payload: { tokenId, tokenHash: hash, expiresAt: a.expiresAt?.toISOString() ?? null } }];
+  });
+  return { details, tokenId, token };
+}
+
+export function removePersonalAccessToken(es: EventStore, a: { instanceId: string; id: string; creator: string; tokenId: string }): Promise<ChangeDetails> {
+  return changeUser(es, a, async (u, w) => {
+    const pat = await w.tx.personalAccessToken.findFirst({ where: { id: a.tokenId, userId: u.id } });
+    if (!pat) throw errors.notFound("USER-p4t0", `personal access token "${a.tokenId}" of user "${u.id}" not found`);
+    return [{ type: EventTypes.patRemoved, payload: { tokenId: a.tokenId } }];
+  });
+}
 
 /** Events that add a service (machine) user to an organisation. */
 export function machineUserEvents(userId: string, orgId: string, username: string, displayName = username): NewEvent[] {
@@ -37,10 +287,7 @@ export function memberEvent(contextType: ContextType, contextId: string, userId:
   };
 }
 
-/**
- * Adds a service user with a PAT and memberships in one transaction. The user API (a later issue) will
- * expose this; until then first start and test fixtures use it.
- */
+/** Adds a service user with a PAT and memberships in one transaction (first start and test fixtures). */
 export async function addServiceUser(
   es: EventStore,
   args: { instanceId: string; orgId: string; username: string; memberships: { type: ContextType; id: string; roles: string[] }[]; creator: string },

@@ -9,6 +9,8 @@ import { featureService } from "../api/feature/service.js";
 import { idpService } from "../api/idp/service.js";
 import { healthService } from "../api/health/service.js";
 import { languageService } from "../api/language/service.js";
+import { orgService } from "../api/org/service.js";
+import { userService } from "../api/user/service.js";
 import { indexOf, reflectionServices } from "../api/reflection/service.js";
 import { TargetCaller } from "../actions/caller.js";
 import { executionFunctions, type ExecutionCatalogue } from "../actions/conditions.js";
@@ -21,6 +23,8 @@ import { PersonalAccessTokenVerifier, TokenVerifiers } from "../authz/verifier.j
 import { registerActionReducers } from "../command/action-reducers.js";
 import { allEventTypes } from "../command/events.js";
 import { registerIdpReducers } from "../command/idps.js";
+import { registerOrgReducers } from "../command/orgs.js";
+import { registerUserReducers } from "../command/user-reducers.js";
 import { registerReducers } from "../command/reducers.js";
 import { ensureFirstInstance, type FirstInstance } from "../command/setup.js";
 import type { Config } from "../config/config.js";
@@ -89,6 +93,8 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   registerReducers(es);
   registerActionReducers(es);
   registerIdpReducers(es);
+  registerOrgReducers(es);
+  registerUserReducers(es);
   const cache = new ProjectionCache();
   es.onCommitted(() => cache.clear());
   const stopListening = await db.listen(EVENTS_CHANNEL, () => cache.clear());
@@ -114,6 +120,8 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     mount(S.language, languageService({ es, settings })),
     mount(S.action, actionService({ es, db, cache, box, actions, catalogue })),
     mount(S.idp, idpService({ es, db, cache, box, idps: new IdpQueries(db), tenancy })),
+    mount(S.org, orgService({ es, db, cache, tenancy, externalDomain: config.externalDomain })),
+    mount(S.user, userService({ es, db, cache, settings, tenancy })),
     mount(S.feature, featureService({ es, features, settings })),
     mount(S.health, healthService({ serviceNames, ready })),
   );

@@ -6,6 +6,8 @@ import { ServerReflection as ReflectionV1alpha } from "../../gen/grpc/reflection
 import { FeatureService } from "../../gen/svc/feature/v2/feature_service_pb.js";
 import { ActionService } from "../../gen/svc/resources/action/v3alpha/action_service_pb.js";
 import { IdentityProviderService } from "../../gen/svc/resources/idp/v3alpha/idp_service_pb.js";
+import { OrganizationService } from "../../gen/svc/resources/org/v3alpha/org_service_pb.js";
+import { UserService } from "../../gen/svc/resources/user/v3alpha/user_service_pb.js";
 import { LanguageSettingsService } from "../../gen/svc/settings/language/v3alpha/language_service_pb.js";
 
 /** A service and its implementation. The list of them is the registry everything else derives from. */
@@ -23,6 +25,8 @@ export const serviceDescriptors = {
   language: LanguageSettingsService,
   action: ActionService,
   idp: IdentityProviderService,
+  org: OrganizationService,
+  user: UserService,
   feature: FeatureService,
   health: Health,
   reflectionV1: ReflectionV1,

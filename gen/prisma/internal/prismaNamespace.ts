@@ -403,6 +403,7 @@ export const ModelName = {
   InstanceDomain: 'InstanceDomain',
   Org: 'Org',
   User: 'User',
+  MachineKey: 'MachineKey',
   Membership: 'Membership',
   PersonalAccessToken: 'PersonalAccessToken',
   Setting: 'Setting',
@@ -426,7 +427,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "user" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy"
+    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -871,6 +872,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         count: {
           args: Prisma.UserCountArgs<ExtArgs>
           result: runtime.Types.Utils.Optional<Prisma.UserCountAggregateOutputType> | number
+        }
+      }
+    }
+    MachineKey: {
+      payload: Prisma.$MachineKeyPayload<ExtArgs>
+      fields: Prisma.MachineKeyFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.MachineKeyFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MachineKeyPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.MachineKeyFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MachineKeyPayload>
+        }
+        findFirst: {
+          args: Prisma.MachineKeyFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MachineKeyPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.MachineKeyFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MachineKeyPayload>
+        }
+        findMany: {
+          args: Prisma.MachineKeyFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MachineKeyPayload>[]
+        }
+        create: {
+          args: Prisma.MachineKeyCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MachineKeyPayload>
+        }
+        createMany: {
+          args: Prisma.MachineKeyCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.MachineKeyCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MachineKeyPayload>[]
+        }
+        delete: {
+          args: Prisma.MachineKeyDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MachineKeyPayload>
+        }
+        update: {
+          args: Prisma.MachineKeyUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MachineKeyPayload>
+        }
+        deleteMany: {
+          args: Prisma.MachineKeyDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.MachineKeyUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.MachineKeyUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MachineKeyPayload>[]
+        }
+        upsert: {
+          args: Prisma.MachineKeyUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MachineKeyPayload>
+        }
+        aggregate: {
+          args: Prisma.MachineKeyAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateMachineKey>
+        }
+        groupBy: {
+          args: Prisma.MachineKeyGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MachineKeyGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.MachineKeyCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MachineKeyCountAggregateOutputType> | number
         }
       }
     }
@@ -1555,6 +1630,7 @@ export const OrgScalarFieldEnum = {
   instanceId: 'instanceId',
   name: 'name',
   primaryDomain: 'primaryDomain',
+  state: 'state',
   sequence: 'sequence',
   createdAt: 'createdAt',
   changeDate: 'changeDate'
@@ -1568,17 +1644,43 @@ export const UserScalarFieldEnum = {
   instanceId: 'instanceId',
   orgId: 'orgId',
   username: 'username',
+  loginName: 'loginName',
   kind: 'kind',
   state: 'state',
   displayName: 'displayName',
+  givenName: 'givenName',
+  familyName: 'familyName',
+  nickName: 'nickName',
+  preferredLanguage: 'preferredLanguage',
   email: 'email',
+  emailVerified: 'emailVerified',
+  phone: 'phone',
+  phoneVerified: 'phoneVerified',
   passwordHash: 'passwordHash',
+  passwordChangeRequired: 'passwordChangeRequired',
+  passwordChanged: 'passwordChanged',
+  passwordFailures: 'passwordFailures',
+  description: 'description',
+  accessTokenType: 'accessTokenType',
+  secretHash: 'secretHash',
   sequence: 'sequence',
   createdAt: 'createdAt',
   changeDate: 'changeDate'
 } as const
 
 export type UserScalarFieldEnum = (typeof UserScalarFieldEnum)[keyof typeof UserScalarFieldEnum]
+
+
+export const MachineKeyScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  userId: 'userId',
+  publicKey: 'publicKey',
+  expiresAt: 'expiresAt',
+  createdAt: 'createdAt'
+} as const
+
+export type MachineKeyScalarFieldEnum = (typeof MachineKeyScalarFieldEnum)[keyof typeof MachineKeyScalarFieldEnum]
 
 
 export const MembershipScalarFieldEnum = {
@@ -1984,6 +2086,7 @@ export type GlobalOmitConfig = {
   instanceDomain?: Prisma.InstanceDomainOmit
   org?: Prisma.OrgOmit
   user?: Prisma.UserOmit
+  machineKey?: Prisma.MachineKeyOmit
   membership?: Prisma.MembershipOmit
   personalAccessToken?: Prisma.PersonalAccessTokenOmit
   setting?: Prisma.SettingOmit

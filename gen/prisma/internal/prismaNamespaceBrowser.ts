@@ -57,6 +57,7 @@ export const ModelName = {
   InstanceDomain: 'InstanceDomain',
   Org: 'Org',
   User: 'User',
+  MachineKey: 'MachineKey',
   Membership: 'Membership',
   PersonalAccessToken: 'PersonalAccessToken',
   Setting: 'Setting',
@@ -133,6 +134,7 @@ export const OrgScalarFieldEnum = {
   instanceId: 'instanceId',
   name: 'name',
   primaryDomain: 'primaryDomain',
+  state: 'state',
   sequence: 'sequence',
   createdAt: 'createdAt',
   changeDate: 'changeDate'
@@ -146,17 +148,43 @@ export const UserScalarFieldEnum = {
   instanceId: 'instanceId',
   orgId: 'orgId',
   username: 'username',
+  loginName: 'loginName',
   kind: 'kind',
   state: 'state',
   displayName: 'displayName',
+  givenName: 'givenName',
+  familyName: 'familyName',
+  nickName: 'nickName',
+  preferredLanguage: 'preferredLanguage',
   email: 'email',
+  emailVerified: 'emailVerified',
+  phone: 'phone',
+  phoneVerified: 'phoneVerified',
   passwordHash: 'passwordHash',
+  passwordChangeRequired: 'passwordChangeRequired',
+  passwordChanged: 'passwordChanged',
+  passwordFailures: 'passwordFailures',
+  description: 'description',
+  accessTokenType: 'accessTokenType',
+  secretHash: 'secretHash',
   sequence: 'sequence',
   createdAt: 'createdAt',
   changeDate: 'changeDate'
 } as const
 
 export type UserScalarFieldEnum = (typeof UserScalarFieldEnum)[keyof typeof UserScalarFieldEnum]
+
+
+export const MachineKeyScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  userId: 'userId',
+  publicKey: 'publicKey',
+  expiresAt: 'expiresAt',
+  createdAt: 'createdAt'
+} as const
+
+export type MachineKeyScalarFieldEnum = (typeof MachineKeyScalarFieldEnum)[keyof typeof MachineKeyScalarFieldEnum]
 
 
 export const MembershipScalarFieldEnum = {

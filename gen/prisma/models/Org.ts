@@ -39,6 +39,7 @@ export type OrgMinAggregateOutputType = {
   instanceId: string | null
   name: string | null
   primaryDomain: string | null
+  state: string | null
   sequence: number | null
   createdAt: Date | null
   changeDate: Date | null
@@ -49,6 +50,7 @@ export type OrgMaxAggregateOutputType = {
   instanceId: string | null
   name: string | null
   primaryDomain: string | null
+  state: string | null
   sequence: number | null
   createdAt: Date | null
   changeDate: Date | null
@@ -59,6 +61,7 @@ export type OrgCountAggregateOutputType = {
   instanceId: number
   name: number
   primaryDomain: number
+  state: number
   sequence: number
   createdAt: number
   changeDate: number
@@ -79,6 +82,7 @@ export type OrgMinAggregateInputType = {
   instanceId?: true
   name?: true
   primaryDomain?: true
+  state?: true
   sequence?: true
   createdAt?: true
   changeDate?: true
@@ -89,6 +93,7 @@ export type OrgMaxAggregateInputType = {
   instanceId?: true
   name?: true
   primaryDomain?: true
+  state?: true
   sequence?: true
   createdAt?: true
   changeDate?: true
@@ -99,6 +104,7 @@ export type OrgCountAggregateInputType = {
   instanceId?: true
   name?: true
   primaryDomain?: true
+  state?: true
   sequence?: true
   createdAt?: true
   changeDate?: true
@@ -196,6 +202,7 @@ export type OrgGroupByOutputType = {
   instanceId: string
   name: string
   primaryDomain: string
+  state: string
   sequence: number
   createdAt: Date
   changeDate: Date
@@ -229,6 +236,7 @@ export type OrgWhereInput = {
   instanceId?: Prisma.StringFilter<"Org"> | string
   name?: Prisma.StringFilter<"Org"> | string
   primaryDomain?: Prisma.StringFilter<"Org"> | string
+  state?: Prisma.StringFilter<"Org"> | string
   sequence?: Prisma.IntFilter<"Org"> | number
   createdAt?: Prisma.DateTimeFilter<"Org"> | Date | string
   changeDate?: Prisma.DateTimeFilter<"Org"> | Date | string
@@ -239,6 +247,7 @@ export type OrgOrderByWithRelationInput = {
   instanceId?: Prisma.SortOrder
   name?: Prisma.SortOrder
   primaryDomain?: Prisma.SortOrder
+  state?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -254,6 +263,7 @@ export type OrgWhereUniqueInput = Prisma.AtLeast<{
   instanceId?: Prisma.StringFilter<"Org"> | string
   name?: Prisma.StringFilter<"Org"> | string
   primaryDomain?: Prisma.StringFilter<"Org"> | string
+  state?: Prisma.StringFilter<"Org"> | string
   sequence?: Prisma.IntFilter<"Org"> | number
   createdAt?: Prisma.DateTimeFilter<"Org"> | Date | string
   changeDate?: Prisma.DateTimeFilter<"Org"> | Date | string
@@ -264,6 +274,7 @@ export type OrgOrderByWithAggregationInput = {
   instanceId?: Prisma.SortOrder
   name?: Prisma.SortOrder
   primaryDomain?: Prisma.SortOrder
+  state?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -282,6 +293,7 @@ export type OrgScalarWhereWithAggregatesInput = {
   instanceId?: Prisma.StringWithAggregatesFilter<"Org"> | string
   name?: Prisma.StringWithAggregatesFilter<"Org"> | string
   primaryDomain?: Prisma.StringWithAggregatesFilter<"Org"> | string
+  state?: Prisma.StringWithAggregatesFilter<"Org"> | string
   sequence?: Prisma.IntWithAggregatesFilter<"Org"> | number
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Org"> | Date | string
   changeDate?: Prisma.DateTimeWithAggregatesFilter<"Org"> | Date | string
@@ -292,6 +304,7 @@ export type OrgCreateInput = {
   instanceId: string
   name: string
   primaryDomain: string
+  state?: string
   sequence: number
   createdAt: Date | string
   changeDate: Date | string
@@ -302,6 +315,7 @@ export type OrgUncheckedCreateInput = {
   instanceId: string
   name: string
   primaryDomain: string
+  state?: string
   sequence: number
   createdAt: Date | string
   changeDate: Date | string
@@ -312,6 +326,7 @@ export type OrgUpdateInput = {
   instanceId?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   primaryDomain?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.StringFieldUpdateOperationsInput | string
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -322,6 +337,7 @@ export type OrgUncheckedUpdateInput = {
   instanceId?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   primaryDomain?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.StringFieldUpdateOperationsInput | string
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -332,6 +348,7 @@ export type OrgCreateManyInput = {
   instanceId: string
   name: string
   primaryDomain: string
+  state?: string
   sequence: number
   createdAt: Date | string
   changeDate: Date | string
@@ -342,6 +359,7 @@ export type OrgUpdateManyMutationInput = {
   instanceId?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   primaryDomain?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.StringFieldUpdateOperationsInput | string
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -352,6 +370,7 @@ export type OrgUncheckedUpdateManyInput = {
   instanceId?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   primaryDomain?: Prisma.StringFieldUpdateOperationsInput | string
+  state?: Prisma.StringFieldUpdateOperationsInput | string
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -372,6 +391,7 @@ export type OrgCountOrderByAggregateInput = {
   instanceId?: Prisma.SortOrder
   name?: Prisma.SortOrder
   primaryDomain?: Prisma.SortOrder
+  state?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -386,6 +406,7 @@ export type OrgMaxOrderByAggregateInput = {
   instanceId?: Prisma.SortOrder
   name?: Prisma.SortOrder
   primaryDomain?: Prisma.SortOrder
+  state?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -396,6 +417,7 @@ export type OrgMinOrderByAggregateInput = {
   instanceId?: Prisma.SortOrder
   name?: Prisma.SortOrder
   primaryDomain?: Prisma.SortOrder
+  state?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -412,6 +434,7 @@ export type OrgSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = ru
   instanceId?: boolean
   name?: boolean
   primaryDomain?: boolean
+  state?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
@@ -422,6 +445,7 @@ export type OrgSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extension
   instanceId?: boolean
   name?: boolean
   primaryDomain?: boolean
+  state?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
@@ -432,6 +456,7 @@ export type OrgSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extension
   instanceId?: boolean
   name?: boolean
   primaryDomain?: boolean
+  state?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
@@ -442,12 +467,13 @@ export type OrgSelectScalar = {
   instanceId?: boolean
   name?: boolean
   primaryDomain?: boolean
+  state?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
 }
 
-export type OrgOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "name" | "primaryDomain" | "sequence" | "createdAt" | "changeDate", ExtArgs["result"]["org"]>
+export type OrgOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "name" | "primaryDomain" | "state" | "sequence" | "createdAt" | "changeDate", ExtArgs["result"]["org"]>
 
 export type $OrgPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "Org"
@@ -457,6 +483,7 @@ export type $OrgPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = 
     instanceId: string
     name: string
     primaryDomain: string
+    state: string
     sequence: number
     createdAt: Date
     changeDate: Date
@@ -887,6 +914,7 @@ export interface OrgFieldRefs {
   readonly instanceId: Prisma.FieldRef<"Org", 'String'>
   readonly name: Prisma.FieldRef<"Org", 'String'>
   readonly primaryDomain: Prisma.FieldRef<"Org", 'String'>
+  readonly state: Prisma.FieldRef<"Org", 'String'>
   readonly sequence: Prisma.FieldRef<"Org", 'Int'>
   readonly createdAt: Prisma.FieldRef<"Org", 'DateTime'>
   readonly changeDate: Prisma.FieldRef<"Org", 'DateTime'>

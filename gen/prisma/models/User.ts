@@ -27,10 +27,12 @@ export type AggregateUser = {
 }
 
 export type UserAvgAggregateOutputType = {
+  passwordFailures: number | null
   sequence: number | null
 }
 
 export type UserSumAggregateOutputType = {
+  passwordFailures: number | null
   sequence: number | null
 }
 
@@ -39,11 +41,25 @@ export type UserMinAggregateOutputType = {
   instanceId: string | null
   orgId: string | null
   username: string | null
+  loginName: string | null
   kind: string | null
   state: string | null
   displayName: string | null
+  givenName: string | null
+  familyName: string | null
+  nickName: string | null
+  preferredLanguage: string | null
   email: string | null
+  emailVerified: boolean | null
+  phone: string | null
+  phoneVerified: boolean | null
   passwordHash: string | null
+  passwordChangeRequired: boolean | null
+  passwordChanged: Date | null
+  passwordFailures: number | null
+  description: string | null
+  accessTokenType: string | null
+  secretHash: string | null
   sequence: number | null
   createdAt: Date | null
   changeDate: Date | null
@@ -54,11 +70,25 @@ export type UserMaxAggregateOutputType = {
   instanceId: string | null
   orgId: string | null
   username: string | null
+  loginName: string | null
   kind: string | null
   state: string | null
   displayName: string | null
+  givenName: string | null
+  familyName: string | null
+  nickName: string | null
+  preferredLanguage: string | null
   email: string | null
+  emailVerified: boolean | null
+  phone: string | null
+  phoneVerified: boolean | null
   passwordHash: string | null
+  passwordChangeRequired: boolean | null
+  passwordChanged: Date | null
+  passwordFailures: number | null
+  description: string | null
+  accessTokenType: string | null
+  secretHash: string | null
   sequence: number | null
   createdAt: Date | null
   changeDate: Date | null
@@ -69,11 +99,25 @@ export type UserCountAggregateOutputType = {
   instanceId: number
   orgId: number
   username: number
+  loginName: number
   kind: number
   state: number
   displayName: number
+  givenName: number
+  familyName: number
+  nickName: number
+  preferredLanguage: number
   email: number
+  emailVerified: number
+  phone: number
+  phoneVerified: number
   passwordHash: number
+  passwordChangeRequired: number
+  passwordChanged: number
+  passwordFailures: number
+  description: number
+  accessTokenType: number
+  secretHash: number
   sequence: number
   createdAt: number
   changeDate: number
@@ -82,10 +126,12 @@ export type UserCountAggregateOutputType = {
 
 
 export type UserAvgAggregateInputType = {
+  passwordFailures?: true
   sequence?: true
 }
 
 export type UserSumAggregateInputType = {
+  passwordFailures?: true
   sequence?: true
 }
 
@@ -94,11 +140,25 @@ export type UserMinAggregateInputType = {
   instanceId?: true
   orgId?: true
   username?: true
+  loginName?: true
   kind?: true
   state?: true
   displayName?: true
+  givenName?: true
+  familyName?: true
+  nickName?: true
+  preferredLanguage?: true
   email?: true
+  emailVerified?: true
+  phone?: true
+  phoneVerified?: true
   passwordHash?: true
+  passwordChangeRequired?: true
+  passwordChanged?: true
+  passwordFailures?: true
+  description?: true
+  accessTokenType?: true
+  secretHash?: true
   sequence?: true
   createdAt?: true
   changeDate?: true
@@ -109,11 +169,25 @@ export type UserMaxAggregateInputType = {
   instanceId?: true
   orgId?: true
   username?: true
+  loginName?: true
   kind?: true
   state?: true
   displayName?: true
+  givenName?: true
+  familyName?: true
+  nickName?: true
+  preferredLanguage?: true
   email?: true
+  emailVerified?: true
+  phone?: true
+  phoneVerified?: true
   passwordHash?: true
+  passwordChangeRequired?: true
+  passwordChanged?: true
+  passwordFailures?: true
+  description?: true
+  accessTokenType?: true
+  secretHash?: true
   sequence?: true
   createdAt?: true
   changeDate?: true
@@ -124,11 +198,25 @@ export type UserCountAggregateInputType = {
   instanceId?: true
   orgId?: true
   username?: true
+  loginName?: true
   kind?: true
   state?: true
   displayName?: true
+  givenName?: true
+  familyName?: true
+  nickName?: true
+  preferredLanguage?: true
   email?: true
+  emailVerified?: true
+  phone?: true
+  phoneVerified?: true
   passwordHash?: true
+  passwordChangeRequired?: true
+  passwordChanged?: true
+  passwordFailures?: true
+  description?: true
+  accessTokenType?: true
+  secretHash?: true
   sequence?: true
   createdAt?: true
   changeDate?: true
@@ -226,11 +314,25 @@ export type UserGroupByOutputType = {
   instanceId: string
   orgId: string
   username: string
+  loginName: string
   kind: string
   state: string
   displayName: string
+  givenName: string | null
+  familyName: string | null
+  nickName: string | null
+  preferredLanguage: string | null
   email: string | null
+  emailVerified: boolean
+  phone: string | null
+  phoneVerified: boolean
   passwordHash: string | null
+  passwordChangeRequired: boolean
+  passwordChanged: Date | null
+  passwordFailures: number
+  description: string | null
+  accessTokenType: string
+  secretHash: string | null
   sequence: number
   createdAt: Date
   changeDate: Date
@@ -264,11 +366,25 @@ export type UserWhereInput = {
   instanceId?: Prisma.StringFilter<"User"> | string
   orgId?: Prisma.StringFilter<"User"> | string
   username?: Prisma.StringFilter<"User"> | string
+  loginName?: Prisma.StringFilter<"User"> | string
   kind?: Prisma.StringFilter<"User"> | string
   state?: Prisma.StringFilter<"User"> | string
   displayName?: Prisma.StringFilter<"User"> | string
+  givenName?: Prisma.StringNullableFilter<"User"> | string | null
+  familyName?: Prisma.StringNullableFilter<"User"> | string | null
+  nickName?: Prisma.StringNullableFilter<"User"> | string | null
+  preferredLanguage?: Prisma.StringNullableFilter<"User"> | string | null
   email?: Prisma.StringNullableFilter<"User"> | string | null
+  emailVerified?: Prisma.BoolFilter<"User"> | boolean
+  phone?: Prisma.StringNullableFilter<"User"> | string | null
+  phoneVerified?: Prisma.BoolFilter<"User"> | boolean
   passwordHash?: Prisma.StringNullableFilter<"User"> | string | null
+  passwordChangeRequired?: Prisma.BoolFilter<"User"> | boolean
+  passwordChanged?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
+  passwordFailures?: Prisma.IntFilter<"User"> | number
+  description?: Prisma.StringNullableFilter<"User"> | string | null
+  accessTokenType?: Prisma.StringFilter<"User"> | string
+  secretHash?: Prisma.StringNullableFilter<"User"> | string | null
   sequence?: Prisma.IntFilter<"User"> | number
   createdAt?: Prisma.DateTimeFilter<"User"> | Date | string
   changeDate?: Prisma.DateTimeFilter<"User"> | Date | string
@@ -279,11 +395,25 @@ export type UserOrderByWithRelationInput = {
   instanceId?: Prisma.SortOrder
   orgId?: Prisma.SortOrder
   username?: Prisma.SortOrder
+  loginName?: Prisma.SortOrder
   kind?: Prisma.SortOrder
   state?: Prisma.SortOrder
   displayName?: Prisma.SortOrder
+  givenName?: Prisma.SortOrderInput | Prisma.SortOrder
+  familyName?: Prisma.SortOrderInput | Prisma.SortOrder
+  nickName?: Prisma.SortOrderInput | Prisma.SortOrder
+  preferredLanguage?: Prisma.SortOrderInput | Prisma.SortOrder
   email?: Prisma.SortOrderInput | Prisma.SortOrder
+  emailVerified?: Prisma.SortOrder
+  phone?: Prisma.SortOrderInput | Prisma.SortOrder
+  phoneVerified?: Prisma.SortOrder
   passwordHash?: Prisma.SortOrderInput | Prisma.SortOrder
+  passwordChangeRequired?: Prisma.SortOrder
+  passwordChanged?: Prisma.SortOrderInput | Prisma.SortOrder
+  passwordFailures?: Prisma.SortOrder
+  description?: Prisma.SortOrderInput | Prisma.SortOrder
+  accessTokenType?: Prisma.SortOrder
+  secretHash?: Prisma.SortOrderInput | Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -291,33 +421,61 @@ export type UserOrderByWithRelationInput = {
 
 export type UserWhereUniqueInput = Prisma.AtLeast<{
   id?: string
-  instanceId_username?: Prisma.UserInstanceIdUsernameCompoundUniqueInput
+  instanceId_loginName?: Prisma.UserInstanceIdLoginNameCompoundUniqueInput
   AND?: Prisma.UserWhereInput | Prisma.UserWhereInput[]
   OR?: Prisma.UserWhereInput[]
   NOT?: Prisma.UserWhereInput | Prisma.UserWhereInput[]
   instanceId?: Prisma.StringFilter<"User"> | string
   orgId?: Prisma.StringFilter<"User"> | string
   username?: Prisma.StringFilter<"User"> | string
+  loginName?: Prisma.StringFilter<"User"> | string
   kind?: Prisma.StringFilter<"User"> | string
   state?: Prisma.StringFilter<"User"> | string
   displayName?: Prisma.StringFilter<"User"> | string
+  givenName?: Prisma.StringNullableFilter<"User"> | string | null
+  familyName?: Prisma.StringNullableFilter<"User"> | string | null
+  nickName?: Prisma.StringNullableFilter<"User"> | string | null
+  preferredLanguage?: Prisma.StringNullableFilter<"User"> | string | null
   email?: Prisma.StringNullableFilter<"User"> | string | null
+  emailVerified?: Prisma.BoolFilter<"User"> | boolean
+  phone?: Prisma.StringNullableFilter<"User"> | string | null
+  phoneVerified?: Prisma.BoolFilter<"User"> | boolean
   passwordHash?: Prisma.StringNullableFilter<"User"> | string | null
+  passwordChangeRequired?: Prisma.BoolFilter<"User"> | boolean
+  passwordChanged?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
+  passwordFailures?: Prisma.IntFilter<"User"> | number
+  description?: Prisma.StringNullableFilter<"User"> | string | null
+  accessTokenType?: Prisma.StringFilter<"User"> | string
+  secretHash?: Prisma.StringNullableFilter<"User"> | string | null
   sequence?: Prisma.IntFilter<"User"> | number
   createdAt?: Prisma.DateTimeFilter<"User"> | Date | string
   changeDate?: Prisma.DateTimeFilter<"User"> | Date | string
-}, "id" | "instanceId_username">
+}, "id" | "instanceId_loginName">
 
 export type UserOrderByWithAggregationInput = {
   id?: Prisma.SortOrder
   instanceId?: Prisma.SortOrder
   orgId?: Prisma.SortOrder
   username?: Prisma.SortOrder
+  loginName?: Prisma.SortOrder
   kind?: Prisma.SortOrder
   state?: Prisma.SortOrder
   displayName?: Prisma.SortOrder
+  givenName?: Prisma.SortOrderInput | Prisma.SortOrder
+  familyName?: Prisma.SortOrderInput | Prisma.SortOrder
+  nickName?: Prisma.SortOrderInput | Prisma.SortOrder
+  preferredLanguage?: Prisma.SortOrderInput | Prisma.SortOrder
   email?: Prisma.SortOrderInput | Prisma.SortOrder
+  emailVerified?: Prisma.SortOrder
+  phone?: Prisma.SortOrderInput | Prisma.SortOrder
+  phoneVerified?: Prisma.SortOrder
   passwordHash?: Prisma.SortOrderInput | Prisma.SortOrder
+  passwordChangeRequired?: Prisma.SortOrder
+  passwordChanged?: Prisma.SortOrderInput | Prisma.SortOrder
+  passwordFailures?: Prisma.SortOrder
+  description?: Prisma.SortOrderInput | Prisma.SortOrder
+  accessTokenType?: Prisma.SortOrder
+  secretHash?: Prisma.SortOrderInput | Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -336,11 +494,25 @@ export type UserScalarWhereWithAggregatesInput = {
   instanceId?: Prisma.StringWithAggregatesFilter<"User"> | string
   orgId?: Prisma.StringWithAggregatesFilter<"User"> | string
   username?: Prisma.StringWithAggregatesFilter<"User"> | string
+  loginName?: Prisma.StringWithAggregatesFilter<"User"> | string
   kind?: Prisma.StringWithAggregatesFilter<"User"> | string
   state?: Prisma.StringWithAggregatesFilter<"User"> | string
   displayName?: Prisma.StringWithAggregatesFilter<"User"> | string
+  givenName?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
+  familyName?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
+  nickName?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
+  preferredLanguage?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
   email?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
+  emailVerified?: Prisma.BoolWithAggregatesFilter<"User"> | boolean
+  phone?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
+  phoneVerified?: Prisma.BoolWithAggregatesFilter<"User"> | boolean
   passwordHash?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
+  passwordChangeRequired?: Prisma.BoolWithAggregatesFilter<"User"> | boolean
+  passwordChanged?: Prisma.DateTimeNullableWithAggregatesFilter<"User"> | Date | string | null
+  passwordFailures?: Prisma.IntWithAggregatesFilter<"User"> | number
+  description?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
+  accessTokenType?: Prisma.StringWithAggregatesFilter<"User"> | string
+  secretHash?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
   sequence?: Prisma.IntWithAggregatesFilter<"User"> | number
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"User"> | Date | string
   changeDate?: Prisma.DateTimeWithAggregatesFilter<"User"> | Date | string
@@ -351,11 +523,25 @@ export type UserCreateInput = {
   instanceId: string
   orgId: string
   username: string
+  loginName: string
   kind: string
   state: string
   displayName: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  preferredLanguage?: string | null
   email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
   passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChanged?: Date | string | null
+  passwordFailures?: number
+  description?: string | null
+  accessTokenType?: string
+  secretHash?: string | null
   sequence: number
   createdAt: Date | string
   changeDate: Date | string
@@ -366,11 +552,25 @@ export type UserUncheckedCreateInput = {
   instanceId: string
   orgId: string
   username: string
+  loginName: string
   kind: string
   state: string
   displayName: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  preferredLanguage?: string | null
   email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
   passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChanged?: Date | string | null
+  passwordFailures?: number
+  description?: string | null
+  accessTokenType?: string
+  secretHash?: string | null
   sequence: number
   createdAt: Date | string
   changeDate: Date | string
@@ -381,11 +581,25 @@ export type UserUpdateInput = {
   instanceId?: Prisma.StringFieldUpdateOperationsInput | string
   orgId?: Prisma.StringFieldUpdateOperationsInput | string
   username?: Prisma.StringFieldUpdateOperationsInput | string
+  loginName?: Prisma.StringFieldUpdateOperationsInput | string
   kind?: Prisma.StringFieldUpdateOperationsInput | string
   state?: Prisma.StringFieldUpdateOperationsInput | string
   displayName?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
   passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChanged?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.StringFieldUpdateOperationsInput | string
+  secretHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -396,11 +610,25 @@ export type UserUncheckedUpdateInput = {
   instanceId?: Prisma.StringFieldUpdateOperationsInput | string
   orgId?: Prisma.StringFieldUpdateOperationsInput | string
   username?: Prisma.StringFieldUpdateOperationsInput | string
+  loginName?: Prisma.StringFieldUpdateOperationsInput | string
   kind?: Prisma.StringFieldUpdateOperationsInput | string
   state?: Prisma.StringFieldUpdateOperationsInput | string
   displayName?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
   passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChanged?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.StringFieldUpdateOperationsInput | string
+  secretHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -411,11 +639,25 @@ export type UserCreateManyInput = {
   instanceId: string
   orgId: string
   username: string
+  loginName: string
   kind: string
   state: string
   displayName: string
+  givenName?: string | null
+  familyName?: string | null
+  nickName?: string | null
+  preferredLanguage?: string | null
   email?: string | null
+  emailVerified?: boolean
+  phone?: string | null
+  phoneVerified?: boolean
   passwordHash?: string | null
+  passwordChangeRequired?: boolean
+  passwordChanged?: Date | string | null
+  passwordFailures?: number
+  description?: string | null
+  accessTokenType?: string
+  secretHash?: string | null
   sequence: number
   createdAt: Date | string
   changeDate: Date | string
@@ -426,11 +668,25 @@ export type UserUpdateManyMutationInput = {
   instanceId?: Prisma.StringFieldUpdateOperationsInput | string
   orgId?: Prisma.StringFieldUpdateOperationsInput | string
   username?: Prisma.StringFieldUpdateOperationsInput | string
+  loginName?: Prisma.StringFieldUpdateOperationsInput | string
   kind?: Prisma.StringFieldUpdateOperationsInput | string
   state?: Prisma.StringFieldUpdateOperationsInput | string
   displayName?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
   passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChanged?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.StringFieldUpdateOperationsInput | string
+  secretHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -441,19 +697,33 @@ export type UserUncheckedUpdateManyInput = {
   instanceId?: Prisma.StringFieldUpdateOperationsInput | string
   orgId?: Prisma.StringFieldUpdateOperationsInput | string
   username?: Prisma.StringFieldUpdateOperationsInput | string
+  loginName?: Prisma.StringFieldUpdateOperationsInput | string
   kind?: Prisma.StringFieldUpdateOperationsInput | string
   state?: Prisma.StringFieldUpdateOperationsInput | string
   displayName?: Prisma.StringFieldUpdateOperationsInput | string
+  givenName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  familyName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  nickName?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  preferredLanguage?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   email?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  emailVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  phone?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  phoneVerified?: Prisma.BoolFieldUpdateOperationsInput | boolean
   passwordHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  passwordChanged?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  passwordFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  accessTokenType?: Prisma.StringFieldUpdateOperationsInput | string
+  secretHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
-export type UserInstanceIdUsernameCompoundUniqueInput = {
+export type UserInstanceIdLoginNameCompoundUniqueInput = {
   instanceId: string
-  username: string
+  loginName: string
 }
 
 export type UserCountOrderByAggregateInput = {
@@ -461,17 +731,32 @@ export type UserCountOrderByAggregateInput = {
   instanceId?: Prisma.SortOrder
   orgId?: Prisma.SortOrder
   username?: Prisma.SortOrder
+  loginName?: Prisma.SortOrder
   kind?: Prisma.SortOrder
   state?: Prisma.SortOrder
   displayName?: Prisma.SortOrder
+  givenName?: Prisma.SortOrder
+  familyName?: Prisma.SortOrder
+  nickName?: Prisma.SortOrder
+  preferredLanguage?: Prisma.SortOrder
   email?: Prisma.SortOrder
+  emailVerified?: Prisma.SortOrder
+  phone?: Prisma.SortOrder
+  phoneVerified?: Prisma.SortOrder
   passwordHash?: Prisma.SortOrder
+  passwordChangeRequired?: Prisma.SortOrder
+  passwordChanged?: Prisma.SortOrder
+  passwordFailures?: Prisma.SortOrder
+  description?: Prisma.SortOrder
+  accessTokenType?: Prisma.SortOrder
+  secretHash?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
 }
 
 export type UserAvgOrderByAggregateInput = {
+  passwordFailures?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
 }
 
@@ -480,11 +765,25 @@ export type UserMaxOrderByAggregateInput = {
   instanceId?: Prisma.SortOrder
   orgId?: Prisma.SortOrder
   username?: Prisma.SortOrder
+  loginName?: Prisma.SortOrder
   kind?: Prisma.SortOrder
   state?: Prisma.SortOrder
   displayName?: Prisma.SortOrder
+  givenName?: Prisma.SortOrder
+  familyName?: Prisma.SortOrder
+  nickName?: Prisma.SortOrder
+  preferredLanguage?: Prisma.SortOrder
   email?: Prisma.SortOrder
+  emailVerified?: Prisma.SortOrder
+  phone?: Prisma.SortOrder
+  phoneVerified?: Prisma.SortOrder
   passwordHash?: Prisma.SortOrder
+  passwordChangeRequired?: Prisma.SortOrder
+  passwordChanged?: Prisma.SortOrder
+  passwordFailures?: Prisma.SortOrder
+  description?: Prisma.SortOrder
+  accessTokenType?: Prisma.SortOrder
+  secretHash?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -495,18 +794,41 @@ export type UserMinOrderByAggregateInput = {
   instanceId?: Prisma.SortOrder
   orgId?: Prisma.SortOrder
   username?: Prisma.SortOrder
+  loginName?: Prisma.SortOrder
   kind?: Prisma.SortOrder
   state?: Prisma.SortOrder
   displayName?: Prisma.SortOrder
+  givenName?: Prisma.SortOrder
+  familyName?: Prisma.SortOrder
+  nickName?: Prisma.SortOrder
+  preferredLanguage?: Prisma.SortOrder
   email?: Prisma.SortOrder
+  emailVerified?: Prisma.SortOrder
+  phone?: Prisma.SortOrder
+  phoneVerified?: Prisma.SortOrder
   passwordHash?: Prisma.SortOrder
+  passwordChangeRequired?: Prisma.SortOrder
+  passwordChanged?: Prisma.SortOrder
+  passwordFailures?: Prisma.SortOrder
+  description?: Prisma.SortOrder
+  accessTokenType?: Prisma.SortOrder
+  secretHash?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
 }
 
 export type UserSumOrderByAggregateInput = {
+  passwordFailures?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
+}
+
+export type BoolFieldUpdateOperationsInput = {
+  set?: boolean
+}
+
+export type NullableDateTimeFieldUpdateOperationsInput = {
+  set?: Date | string | null
 }
 
 
@@ -516,11 +838,25 @@ export type UserSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = r
   instanceId?: boolean
   orgId?: boolean
   username?: boolean
+  loginName?: boolean
   kind?: boolean
   state?: boolean
   displayName?: boolean
+  givenName?: boolean
+  familyName?: boolean
+  nickName?: boolean
+  preferredLanguage?: boolean
   email?: boolean
+  emailVerified?: boolean
+  phone?: boolean
+  phoneVerified?: boolean
   passwordHash?: boolean
+  passwordChangeRequired?: boolean
+  passwordChanged?: boolean
+  passwordFailures?: boolean
+  description?: boolean
+  accessTokenType?: boolean
+  secretHash?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
@@ -531,11 +867,25 @@ export type UserSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   instanceId?: boolean
   orgId?: boolean
   username?: boolean
+  loginName?: boolean
   kind?: boolean
   state?: boolean
   displayName?: boolean
+  givenName?: boolean
+  familyName?: boolean
+  nickName?: boolean
+  preferredLanguage?: boolean
   email?: boolean
+  emailVerified?: boolean
+  phone?: boolean
+  phoneVerified?: boolean
   passwordHash?: boolean
+  passwordChangeRequired?: boolean
+  passwordChanged?: boolean
+  passwordFailures?: boolean
+  description?: boolean
+  accessTokenType?: boolean
+  secretHash?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
@@ -546,11 +896,25 @@ export type UserSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   instanceId?: boolean
   orgId?: boolean
   username?: boolean
+  loginName?: boolean
   kind?: boolean
   state?: boolean
   displayName?: boolean
+  givenName?: boolean
+  familyName?: boolean
+  nickName?: boolean
+  preferredLanguage?: boolean
   email?: boolean
+  emailVerified?: boolean
+  phone?: boolean
+  phoneVerified?: boolean
   passwordHash?: boolean
+  passwordChangeRequired?: boolean
+  passwordChanged?: boolean
+  passwordFailures?: boolean
+  description?: boolean
+  accessTokenType?: boolean
+  secretHash?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
@@ -561,17 +925,31 @@ export type UserSelectScalar = {
   instanceId?: boolean
   orgId?: boolean
   username?: boolean
+  loginName?: boolean
   kind?: boolean
   state?: boolean
   displayName?: boolean
+  givenName?: boolean
+  familyName?: boolean
+  nickName?: boolean
+  preferredLanguage?: boolean
   email?: boolean
+  emailVerified?: boolean
+  phone?: boolean
+  phoneVerified?: boolean
   passwordHash?: boolean
+  passwordChangeRequired?: boolean
+  passwordChanged?: boolean
+  passwordFailures?: boolean
+  description?: boolean
+  accessTokenType?: boolean
+  secretHash?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
 }
 
-export type UserOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "orgId" | "username" | "kind" | "state" | "displayName" | "email" | "passwordHash" | "sequence" | "createdAt" | "changeDate", ExtArgs["result"]["user"]>
+export type UserOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "orgId" | "username" | "loginName" | "kind" | "state" | "displayName" | "givenName" | "familyName" | "nickName" | "preferredLanguage" | "email" | "emailVerified" | "phone" | "phoneVerified" | "passwordHash" | "passwordChangeRequired" | "passwordChanged" | "passwordFailures" | "description" | "accessTokenType" | "secretHash" | "sequence" | "createdAt" | "changeDate", ExtArgs["result"]["user"]>
 
 export type $UserPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "User"
@@ -581,11 +959,25 @@ export type $UserPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
     instanceId: string
     orgId: string
     username: string
+    loginName: string
     kind: string
     state: string
     displayName: string
+    givenName: string | null
+    familyName: string | null
+    nickName: string | null
+    preferredLanguage: string | null
     email: string | null
+    emailVerified: boolean
+    phone: string | null
+    phoneVerified: boolean
     passwordHash: string | null
+    passwordChangeRequired: boolean
+    passwordChanged: Date | null
+    passwordFailures: number
+    description: string | null
+    accessTokenType: string
+    secretHash: string | null
     sequence: number
     createdAt: Date
     changeDate: Date
@@ -1016,11 +1408,25 @@ export interface UserFieldRefs {
   readonly instanceId: Prisma.FieldRef<"User", 'String'>
   readonly orgId: Prisma.FieldRef<"User", 'String'>
   readonly username: Prisma.FieldRef<"User", 'String'>
+  readonly loginName: Prisma.FieldRef<"User", 'String'>
   readonly kind: Prisma.FieldRef<"User", 'String'>
   readonly state: Prisma.FieldRef<"User", 'String'>
   readonly displayName: Prisma.FieldRef<"User", 'String'>
+  readonly givenName: Prisma.FieldRef<"User", 'String'>
+  readonly familyName: Prisma.FieldRef<"User", 'String'>
+  readonly nickName: Prisma.FieldRef<"User", 'String'>
+  readonly preferredLanguage: Prisma.FieldRef<"User", 'String'>
   readonly email: Prisma.FieldRef<"User", 'String'>
+  readonly emailVerified: Prisma.FieldRef<"User", 'Boolean'>
+  readonly phone: Prisma.FieldRef<"User", 'String'>
+  readonly phoneVerified: Prisma.FieldRef<"User", 'Boolean'>
   readonly passwordHash: Prisma.FieldRef<"User", 'String'>
+  readonly passwordChangeRequired: Prisma.FieldRef<"User", 'Boolean'>
+  readonly passwordChanged: Prisma.FieldRef<"User", 'DateTime'>
+  readonly passwordFailures: Prisma.FieldRef<"User", 'Int'>
+  readonly description: Prisma.FieldRef<"User", 'String'>
+  readonly accessTokenType: Prisma.FieldRef<"User", 'String'>
+  readonly secretHash: Prisma.FieldRef<"User", 'String'>
   readonly sequence: Prisma.FieldRef<"User", 'Int'>
   readonly createdAt: Prisma.FieldRef<"User", 'DateTime'>
   readonly changeDate: Prisma.FieldRef<"User", 'DateTime'>

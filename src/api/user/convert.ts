@@ -1,0 +1,120 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { User as UserRow } from "../../../gen/prisma/client.js";
+import {
+  AccessTokenType,
+  EmailSchema,
+  GetHumanUserSchema,
+  GetMachineUserSchema,
+  GetUserSchema,
+  PhoneSchema,
+  ProfileSchema,
+  UserState,
+  type GetUser,
+  type PatchUser,
+  type Password,
+  type User,
+} from "../../../gen/svc/resources/user/v3alpha/user_pb.js";
+import type { NewHuman, NewMachine, PasswordInput, UserPatch } from "../../command/users.js";
+import { toResourceDetails } from "../convert.js";
+
+export const userStates: Record<string, UserState> = {
+  active: UserState.ACTIVE,
+  inactive: UserState.INACTIVE,
+  locked: UserState.LOCKED,
+  initial: UserState.INITIAL,
+};
+
+export const tokenTypeOf = (t: AccessTokenType): "opaque" | "jwt" => (t === AccessTokenType.JWT ? "jwt" : "opaque");
+
+export function passwordInputOf(p: Password): PasswordInput {
+  return p.value.case === "hashedPassword"
+    ? { hash: p.value.value, changeRequired: p.changeRequired }
+    : { plain: p.value.value ?? "", changeRequired: p.changeRequired };
+}
+
+export function newUserOf(u: User): { human?: NewHuman; machine?: NewMachine; password?: PasswordInput } {
+  if (u.type.case === "machine") {
+    const m = u.type.value;
+    return { machine: { username: u.username, name: m.name, description: m.description, accessTokenType: tokenTypeOf(m.accessTokenType) } };
+  }
+  const h = u.type.value!;
+  const p = h.profile!;
+  return {
+    human: {
+      username: u.username,
+      givenName: p.givenName,
+      familyName: p.familyName,
+      nickName: p.nickName,
+      displayName: p.displayName,
+      preferredLanguage: p.preferredLanguage,
+      email: h.email!.address,
+      emailVerified: h.email!.isVerified,
+      ...(h.phone?.number ? { phone: h.phone.number, phoneVerified: h.phone.isVerified } : {}),
+    },
+    ...(h.password ? { password: passwordInputOf(h.password) } : {}),
+  };
+}
+
+export function patchOf(p: PatchUser): UserPatch {
+  const out: UserPatch = {};
+  if (p.username !== undefined) out.username = p.username;
+  if (p.type.case === "human") {
+    const h = p.type.value;
+    out.human = {
+      givenName: h.givenName,
+      familyName: h.familyName,
+      nickName: h.nickName,
+      displayName: h.displayName,
+      preferredLanguage: h.preferredLanguage,
+      ...(h.email ? { email: { address: h.email.address, verified: h.email.isVerified } } : {}),
+      ...(h.phone ? { phone: { number: h.phone.number, verified: h.phone.isVerified } } : {}),
+    };
+  } else if (p.type.case === "machine") {
+    const m = p.type.value;
+    out.machine = {
+      name: m.name,
+      description: m.description,
+      ...(m.accessTokenType !== undefined ? { accessTokenType: tokenTypeOf(m.accessTokenType) } : {}),
+    };
+  }
+  return out;
+}
+
+export function toGetUser(u: UserRow): GetUser {
+  const details = toResourceDetails({ ...u, resourceOwner: u.orgId }, "org");
+  const base = { details, state: userStates[u.state] ?? UserState.UNSPECIFIED, username: u.username };
+  if (u.kind === "machine") {
+    return create(GetUserSchema, {
+      ...base,
+      type: {
+        case: "machine",
+        value: create(GetMachineUserSchema, {
+          name: u.displayName,
+          description: u.description ?? "",
+          accessTokenType: u.accessTokenType === "jwt" ? AccessTokenType.JWT : AccessTokenType.OPAQUE,
+          hasSecret: !!u.secretHash,
+        }),
+      },
+    });
+  }
+  return create(GetUserSchema, {
+    ...base,
+    type: {
+      case: "human",
+      value: create(GetHumanUserSchema, {
+        profile: create(ProfileSchema, {
+          givenName: u.givenName ?? "",
+          familyName: u.familyName ?? "",
+          nickName: u.nickName ?? "",
+          displayName: u.displayName,
+          preferredLanguage: u.preferredLanguage ?? "",
+        }),
+        email: create(EmailSchema, { address: u.email ?? "", isVerified: u.emailVerified }),
+        ...(u.phone ? { phone: create(PhoneSchema, { number: u.phone, isVerified: u.phoneVerified }) } : {}),
+        passwordChangeRequired: u.passwordChangeRequired,
+        ...(u.passwordChanged ? { passwordChanged: timestampFromDate(u.passwordChanged) } : {}),
+      }),
+    },
+  });
+}

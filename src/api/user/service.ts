@@ -1,0 +1,253 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { Prisma as P } from "../../../gen/prisma/client.js";
+import { UserFieldName, UserType, type UserSearchFilter } from "../../../gen/svc/resources/user/v3alpha/user_pb.js";
+import {
+  AddMachineKeyResponseSchema,
+  AddPersonalAccessTokenResponseSchema,
+  CreateUserResponseSchema,
+  DeactivateUserResponseSchema,
+  DeleteUserResponseSchema,
+  GenerateClientSecretResponseSchema,
+  GetUserResponseSchema,
+  ListMachineCredentialsResponseSchema,
+  LockUserResponseSchema,
+  MachineCredentialSchema,
+  PatchUserResponseSchema,
+  ReactivateUserResponseSchema,
+  RemoveClientSecretResponseSchema,
+  RemoveMachineKeyResponseSchema,
+  RemovePersonalAccessTokenResponseSchema,
+  SearchUsersResponseSchema,
+  SetPasswordResponseSchema,
+  UnlockUserResponseSchema,
+  UserService,
+} from "../../../gen/svc/resources/user/v3alpha/user_service_pb.js";
+import { callInfo, type Target } from "../../authz/context.js";
+import type { ChangeDetails } from "../../command/aggregate.js";
+import * as users from "../../command/users.js";
+import { errors } from "../../errors/errors.js";
+import type { EventStore } from "../../eventstore/eventstore.js";
+import type { ProjectionCache } from "../../query/cache.js";
+import { listDetails, listWindow, projectionState, textFilter } from "../../query/list.js";
+import { passwordRules } from "../../query/password-rules.js";
+import type { SettingsQueries } from "../../query/settings.js";
+import type { TenancyQueries } from "../../query/tenancy.js";
+import type { Database } from "../../storage/database.js";
+import { toResourceDetails } from "../convert.js";
+import { newUserOf, passwordInputOf, patchOf, toGetUser, userStates } from "./convert.js";
+
+export interface UserDeps {
+  es: EventStore;
+  db: Database;
+  cache: ProjectionCache;
+  settings: SettingsQueries;
+  tenancy: TenancyQueries;
+}
+
+const sortColumns: Record<UserFieldName, keyof P.UserOrderByWithRelationInput> = {
+  [UserFieldName.UNSPECIFIED]: "createdAt",
+  [UserFieldName.ID]: "id",
+  [UserFieldName.CREATION_DATE]: "createdAt",
+  [UserFieldName.CHANGE_DATE]: "changeDate",
+  [UserFieldName.USERNAME]: "loginName",
+  [UserFieldName.DISPLAY_NAME]: "displayName",
+  [UserFieldName.EMAIL]: "email",
+  [UserFieldName.STATE]: "state",
+  [UserFieldName.TYPE]: "kind",
+};
+
+function filterWhere(f: UserSearchFilter): P.UserWhereInput {
+  switch (f.filter.case) {
+    case "inIds":
+      return { id: { in: f.filter.value.ids } };
+    case "username":
+      return { username: textFilter(f.filter.value.username, f.filter.value.method) };
+    case "displayName":
+      return { displayName: textFilter(f.filter.value.displayName, f.filter.value.method) };
+    case "email":
+      return { email: textFilter(f.filter.value.address, f.filter.value.method) };
+    case "state": {
+      const wanted = f.filter.value.state;
+      return { state: Object.keys(userStates).find((k) => userStates[k] === wanted) ?? "" };
+    }
+    case "type":
+      return { kind: f.filter.value.type === UserType.MACHINE ? "machine" : "human" };
+    case "organizationId":
+      return { orgId: f.filter.value.organizationId };
+    default:
+      return {};
+  }
+}
+
+export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
+  const { es, db, tenancy } = deps;
+  const details = (d: ChangeDetails) => toResourceDetails(d, "org");
+
+  async function orgTarget(instance: Target["instance"], orgId: string): Promise<Target> {
+    const org = await tenancy.orgById(instance.id, orgId);
+    if (!org) throw errors.notFound("USER-0rg2", `organization "${orgId}" not found`);
+    return { type: "org", instance, org };
+  }
+
+  /** The user a request names, checked in its organisation. Users of other instances are NOT_FOUND. */
+  async function resolve(ctx: HandlerContext, id: string) {
+    const info = callInfo(ctx);
+    const instance = info.target.instance;
+    const user = await db.prisma.user.findUnique({ where: { id } });
+    if (!user || user.instanceId !== instance.id) throw errors.notFound("USER-n0t1", `user "${id}" not found`);
+    info.authorize(await orgTarget(instance, user.orgId));
+    return { user, args: { instanceId: instance.id, id, creator: info.caller.userId } };
+  }
+
+  return {
+    async createUser(req, ctx) {
+      const info = callInfo(ctx);
+      const instance = info.target.instance;
+      // In the organisation of ctx; else the instance's default organisation.
+      const orgId = info.target.type === "org" ? info.target.org.id : instance.defaultOrgId;
+      if (!orgId) throw errors.failedPrecondition("USER-n0d3", "the instance has no default organization; give ctx.org_id");
+      info.authorize(await orgTarget(instance, orgId));
+      const { human, machine, password } = newUserOf(req.user!);
+      const base = { instanceId: instance.id, orgId, creator: info.caller.userId };
+      let d: ChangeDetails;
+      if (machine) d = await users.createMachine(es, { ...base, machine });
+      else {
+        const rules = await passwordRules(deps.settings, instance.id, orgId);
+        const passwordHash = password ? await users.passwordHashOf(password, rules.problem, "user.human.password") : undefined;
+        d = await users.createHuman(es, { ...base, human: human!, ...(passwordHash ? { passwordHash, passwordChangeRequired: password!.changeRequired } : {}) });
+      }
+      return create(CreateUserResponseSchema, { details: details(d) });
+    },
+
+    async patchUser(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      return create(PatchUserResponseSchema, { details: details(await users.patchUser(es, { ...args, patch: patchOf(req.user!) })) });
+    },
+
+    async getUser(req, ctx) {
+      const { user } = await resolve(ctx, req.id);
+      return create(GetUserResponseSchema, { user: toGetUser(user) });
+    },
+
+    async deleteUser(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      return create(DeleteUserResponseSchema, { details: details(await users.deleteUser(es, args)) });
+    },
+
+    async searchUsers(req, ctx) {
+      const info = callInfo(ctx);
+      let scope: P.UserWhereInput;
+      if (info.target.type === "org") {
+        info.authorize(info.target);
+        scope = { orgId: info.target.org.id };
+      } else {
+        const readable = info.scopeOf("user.read");
+        scope = readable === "all" ? {} : { orgId: { in: readable } };
+      }
+      const { skip, take, order } = listWindow(req.query);
+      const where: P.UserWhereInput = { AND: [{ instanceId: info.target.instance.id }, scope, ...req.filters.map(filterWhere)] };
+      const orderBy = [{ [sortColumns[req.sortingColumn]]: order }, { id: order }] as P.UserOrderByWithRelationInput[];
+      const [rows, total, state] = await Promise.all([
+        db.prisma.user.findMany({ where, orderBy, skip, take }),
+        db.prisma.user.count({ where }),
+        projectionState(db, deps.cache),
+      ]);
+      return create(SearchUsersResponseSchema, {
+        details: listDetails({ take, skip, returned: rows.length, total, state }),
+        sortingColumn: req.sortingColumn,
+        result: rows.map(toGetUser),
+      });
+    },
+
+    async lockUser(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      return create(LockUserResponseSchema, { details: details(await users.changeUserState(es, { ...args, action: "lock" })) });
+    },
+
+    async unlockUser(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      return create(UnlockUserResponseSchema, { details: details(await users.changeUserState(es, { ...args, action: "unlock" })) });
+    },
+
+    async deactivateUser(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      return create(DeactivateUserResponseSchema, { details: details(await users.changeUserState(es, { ...args, action: "deactivate" })) });
+    },
+
+    async reactivateUser(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      return create(ReactivateUserResponseSchema, { details: details(await users.changeUserState(es, { ...args, action: "reactivate" })) });
+    },
+
+    async setPassword(req, ctx) {
+      const { user, args } = await resolve(ctx, req.id);
+      const input = passwordInputOf(req.password!);
+      const rules = await passwordRules(deps.settings, args.instanceId, user.orgId);
+      const passwordHash = await users.passwordHashOf(input, rules.problem, "password");
+      const d = await users.setPassword(es, { ...args, passwordHash, changeRequired: input.changeRequired });
+      return create(SetPasswordResponseSchema, { details: details(d) });
+    },
+
+    async generateClientSecret(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      const { details: d, clientId, secret } = await users.generateClientSecret(es, args);
+      return create(GenerateClientSecretResponseSchema, { details: details(d), clientId, clientSecret: secret });
+    },
+
+    async removeClientSecret(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      return create(RemoveClientSecretResponseSchema, { details: details(await users.removeClientSecret(es, args)) });
+    },
+
+    async addMachineKey(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      const expiresAt = expiryOf(req.expirationDate, "expiration_date");
+      const r = await users.addMachineKey(es, { ...args, expiresAt });
+      return create(AddMachineKeyResponseSchema, { details: details(r.details), keyId: r.keyId, keyContent: r.keyContent });
+    },
+
+    async removeMachineKey(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      return create(RemoveMachineKeyResponseSchema, { details: details(await users.removeMachineKey(es, { ...args, keyId: req.keyId })) });
+    },
+
+    async addPersonalAccessToken(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      const expiresAt = expiryOf(req.expirationDate, "expiration_date");
+      const r = await users.addPersonalAccessToken(es, { ...args, expiresAt });
+      return create(AddPersonalAccessTokenResponseSchema, { details: details(r.details), tokenId: r.tokenId, token: r.token });
+    },
+
+    async removePersonalAccessToken(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      return create(RemovePersonalAccessTokenResponseSchema, {
+        details: details(await users.removePersonalAccessToken(es, { ...args, tokenId: req.tokenId })),
+      });
+    },
+
+    async listMachineCredentials(req, ctx) {
+      const { user } = await resolve(ctx, req.id);
+      const [keys, pats] = await Promise.all([
+        db.prisma.machineKey.findMany({ where: { userId: user.id }, orderBy: { createdAt: "asc" } }),
+        db.prisma.personalAccessToken.findMany({ where: { userId: user.id }, orderBy: { createdAt: "asc" } }),
+      ]);
+      const item = (kind: string) => (c: { id: string; createdAt: Date; expiresAt: Date | null }) =>
+        create(MachineCredentialSchema, {
+          id: c.id,
+          kind,
+          creationDate: timestampFromDate(c.createdAt),
+          ...(c.expiresAt ? { expirationDate: timestampFromDate(c.expiresAt) } : {}),
+        });
+      return create(ListMachineCredentialsResponseSchema, { result: [...keys.map(item("key")), ...pats.map(item("pat"))] });
+    },
+  };
+}
+
+function expiryOf(t: Parameters<typeof timestampDate>[0] | undefined, field: string): Date | null {
+  if (!t) return null;
+  const d = timestampDate(t);
+  if (d.getTime() <= Date.now()) throw errors.invalidArgument("USER-3xp1", `invalid ${field}: must be in the future`);
+  return d;
+}

@@ -1,0 +1,77 @@
+import { errors, isUniqueViolation } from "../errors/errors.js";
+import type { EventStore, EventWriter } from "../eventstore/eventstore.js";
+
+/** What a manipulation returns: the resource's ID and the sequence and date of its newest event. */
+export interface ChangeDetails {
+  id: string;
+  sequence: number;
+  changeDate: Date;
+  instanceId: string;
+  /** The organisation (or instance) that owns the resource. */
+  resourceOwner: string;
+}
+
+export interface Change {
+  type: string;
+  payload?: Record<string, unknown>;
+}
+
+interface Versioned {
+  id: string;
+  instanceId: string;
+  sequence: number;
+  changeDate: Date;
+}
+
+/**
+ * The shape of every change to an existing aggregate: lock it, load its projection fresh (NOT_FOUND when it
+ * is gone), let `decide` choose the events, append them. No events means nothing changed: the current
+ * details come back and nothing is written (patches succeed without a change).
+ */
+export async function changeAggregate<R extends Versioned>(
+  es: EventStore,
+  a: {
+    aggregateType: string;
+    instanceId: string;
+    id: string;
+    creator: string;
+    load: (w: EventWriter) => Promise<R | null>;
+    notFound: () => Error;
+    ownerOf: (row: R) => string;
+    decide: (row: R, w: EventWriter) => Change[] | Promise<Change[]>;
+  },
+): Promise<ChangeDetails> {
+  const { result } = await es.execute(async (w): Promise<ChangeDetails> => {
+    await w.sequenceOf(a.instanceId, a.aggregateType, a.id);
+    const row = await a.load(w);
+    if (!row || row.instanceId !== a.instanceId) throw a.notFound();
+    const resourceOwner = a.ownerOf(row);
+    const changes = await a.decide(row, w);
+    if (!changes.length) return { id: row.id, sequence: row.sequence, changeDate: row.changeDate, instanceId: a.instanceId, resourceOwner };
+    const stored = await w.push(
+      a.instanceId,
+      a.creator,
+      changes.map((c) => ({ aggregateType: a.aggregateType, aggregateId: a.id, type: c.type, payload: c.payload ?? {}, resourceOwner })),
+    );
+    const last = stored[stored.length - 1]!;
+    return { id: a.id, sequence: last.sequence, changeDate: last.createdAt, instanceId: a.instanceId, resourceOwner };
+  });
+  return result;
+}
+
+/** Runs a command, turning a unique-index hit by a concurrent writer into the same ALREADY_EXISTS a check gives. */
+export async function withUniqueConflict<T>(model: string, conflict: () => Error, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (e) {
+    if (isUniqueViolation(e, model)) throw conflict();
+    throw e;
+  }
+}
+
+/** Only the fields whose values differ from the row's. */
+export function changedFields(row: Record<string, unknown>, wanted: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(wanted).filter(([k, v]) => v !== undefined && row[k] !== v));
+}
+
+export const notFoundError = (what: string, id: string, code: string) => () => errors.notFound(code, `${what} "${id}" not found`);
