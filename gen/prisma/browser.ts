@@ -92,3 +92,8 @@ export type Idp = Prisma.IdpModel
  * 
  */
 export type IdpPolicy = Prisma.IdpPolicyModel
+/**
+ * Model LoginSession
+ * 
+ */
+export type LoginSession = Prisma.LoginSessionModel

@@ -116,3 +116,8 @@ export type Idp = Prisma.IdpModel
  * 
  */
 export type IdpPolicy = Prisma.IdpPolicyModel
+/**
+ * Model LoginSession
+ * 
+ */
+export type LoginSession = Prisma.LoginSessionModel

@@ -109,6 +109,7 @@ export function registerOrgReducers(es: EventStore): void {
     const users = (await tx.user.findMany({ where: { orgId: e.aggregateId }, select: { id: true } })).map((u) => u.id);
     await tx.personalAccessToken.deleteMany({ where: { userId: { in: users } } });
     await tx.machineKey.deleteMany({ where: { userId: { in: users } } });
+    await tx.loginSession.deleteMany({ where: { userId: { in: users } } });
     await tx.membership.deleteMany({ where: { OR: [{ userId: { in: users } }, { contextType: "org", contextId: e.aggregateId }] } });
     await tx.user.deleteMany({ where: { orgId: e.aggregateId } });
     await tx.org.delete({ where: { id: e.aggregateId } });

@@ -67,4 +67,5 @@ export function registerReducers(es: EventStore): void {
   es.on(EventTypes.languageSet, reduceSettings("language"));
   es.on(EventTypes.passwordComplexitySet, reduceSettings("password_complexity"));
   es.on(EventTypes.lockoutSet, reduceSettings("lockout"));
+  es.on(EventTypes.loginSettingsSet, reduceSettings("login"));
 }

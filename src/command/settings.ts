@@ -20,6 +20,7 @@ const kinds = {
   language: EventTypes.languageSet,
   password_complexity: EventTypes.passwordComplexitySet,
   lockout: EventTypes.lockoutSet,
+  login: EventTypes.loginSettingsSet,
 } as const;
 export type SettingsKind = keyof typeof kinds;
 

@@ -86,6 +86,7 @@ export function registerUserReducers(es: EventStore): void {
     await tx.personalAccessToken.deleteMany({ where: { userId: e.aggregateId } });
     await tx.machineKey.deleteMany({ where: { userId: e.aggregateId } });
     await tx.membership.deleteMany({ where: { userId: e.aggregateId } });
+    await tx.loginSession.deleteMany({ where: { userId: e.aggregateId } });
     await tx.user.delete({ where: { id: e.aggregateId } });
   });
 

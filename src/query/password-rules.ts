@@ -4,6 +4,8 @@ import { settingsChain, type SettingsQueries } from "./settings.js";
 export const complexityDefaults = { min_length: 8, has_uppercase: true, has_lowercase: true, has_number: true, has_symbol: true };
 /** Lockout: failed password checks allowed before the user is locked until unlocked (0: never locked). */
 export const lockoutDefaults = { max_password_attempts: 5 };
+/** Login: self-registration is off unless allowed. */
+export const loginDefaults = { allow_register: false };
 
 export interface PasswordRules {
   /** What is wrong with a new password, or undefined when it is good enough. */

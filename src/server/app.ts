@@ -9,6 +9,7 @@ import { featureService } from "../api/feature/service.js";
 import { idpService } from "../api/idp/service.js";
 import { healthService } from "../api/health/service.js";
 import { languageService } from "../api/language/service.js";
+import { loginSettingsService } from "../api/login-settings/service.js";
 import { orgService } from "../api/org/service.js";
 import { userService } from "../api/user/service.js";
 import { indexOf, reflectionServices } from "../api/reflection/service.js";
@@ -24,7 +25,10 @@ import { registerActionReducers } from "../command/action-reducers.js";
 import { allEventTypes } from "../command/events.js";
 import { registerIdpReducers } from "../command/idps.js";
 import { registerOrgReducers } from "../command/orgs.js";
+import { registerSessionReducers } from "../command/sessions.js";
 import { registerUserReducers } from "../command/user-reducers.js";
+import { registerLoginUi } from "../login/routes.js";
+import { Signer } from "../login/signing.js";
 import { registerReducers } from "../command/reducers.js";
 import { ensureFirstInstance, type FirstInstance } from "../command/setup.js";
 import type { Config } from "../config/config.js";
@@ -88,13 +92,15 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
 
 async function serve(config: Config, db: Database, opts: StartOptions): Promise<RunningServer> {
   await migrate(db);
-  const box = new SecretBox(loadMasterKey(config.masterKey, config.dataDir));
+  const masterKey = loadMasterKey(config.masterKey, config.dataDir);
+  const box = new SecretBox(masterKey);
   const es = new EventStore(db);
   registerReducers(es);
   registerActionReducers(es);
   registerIdpReducers(es);
   registerOrgReducers(es);
   registerUserReducers(es);
+  registerSessionReducers(es);
   const cache = new ProjectionCache();
   es.onCommitted(() => cache.clear());
   const stopListening = await db.listen(EVENTS_CHANNEL, () => cache.clear());
@@ -118,6 +124,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   };
   mounted.push(
     mount(S.language, languageService({ es, settings })),
+    mount(S.loginSettings, loginSettingsService({ es, settings })),
     mount(S.action, actionService({ es, db, cache, box, actions, catalogue })),
     mount(S.idp, idpService({ es, db, cache, box, idps: new IdpQueries(db), tenancy })),
     mount(S.org, orgService({ es, db, cache, tenancy, externalDomain: config.externalDomain })),
@@ -167,6 +174,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   const router = createConnectRouter(connectOptions);
   routes(router);
   registerRestGateway(app, router);
+  registerLoginUi(app, { es, db, tenancy, settings, signer: Signer.fromMasterKey(masterKey), secureCookies: config.externalSecure });
 
   const openApi = buildOpenApi(
     mounted.map((m) => m.service),

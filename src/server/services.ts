@@ -8,6 +8,7 @@ import { ActionService } from "../../gen/svc/resources/action/v3alpha/action_ser
 import { IdentityProviderService } from "../../gen/svc/resources/idp/v3alpha/idp_service_pb.js";
 import { OrganizationService } from "../../gen/svc/resources/org/v3alpha/org_service_pb.js";
 import { UserService } from "../../gen/svc/resources/user/v3alpha/user_service_pb.js";
+import { LoginSettingsService } from "../../gen/svc/settings/login/v3alpha/login_service_pb.js";
 import { LanguageSettingsService } from "../../gen/svc/settings/language/v3alpha/language_service_pb.js";
 
 /** A service and its implementation. The list of them is the registry everything else derives from. */
@@ -23,6 +24,7 @@ export function mount<S extends DescService>(service: S, impl: ServiceImpl<S>): 
 /** The services every server mounts, in one place; their implementations come from app.ts. */
 export const serviceDescriptors = {
   language: LanguageSettingsService,
+  loginSettings: LoginSettingsService,
   action: ActionService,
   idp: IdentityProviderService,
   org: OrganizationService,

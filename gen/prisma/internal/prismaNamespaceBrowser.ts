@@ -65,7 +65,8 @@ export const ModelName = {
   Execution: 'Execution',
   EventDelivery: 'EventDelivery',
   Idp: 'Idp',
-  IdpPolicy: 'IdpPolicy'
+  IdpPolicy: 'IdpPolicy',
+  LoginSession: 'LoginSession'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -295,6 +296,20 @@ export const IdpPolicyScalarFieldEnum = {
 } as const
 
 export type IdpPolicyScalarFieldEnum = (typeof IdpPolicyScalarFieldEnum)[keyof typeof IdpPolicyScalarFieldEnum]
+
+
+export const LoginSessionScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  agentHash: 'agentHash',
+  userId: 'userId',
+  authTime: 'authTime',
+  sequence: 'sequence',
+  createdAt: 'createdAt',
+  changeDate: 'changeDate'
+} as const
+
+export type LoginSessionScalarFieldEnum = (typeof LoginSessionScalarFieldEnum)[keyof typeof LoginSessionScalarFieldEnum]
 
 
 export const SortOrder = {

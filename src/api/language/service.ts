@@ -14,8 +14,9 @@ import { changeSettings, type SettingsChange } from "../../command/settings.js";
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import { chainOfTarget } from "../../query/features.js";
-import type { SettingsOwner, SettingsQueries, ResolvedValue } from "../../query/settings.js";
-import { sameOwner, toOwner, toSettingsDetails } from "../convert.js";
+import type { SettingsOwner, SettingsQueries } from "../../query/settings.js";
+import { toOwner, toSettingsDetails } from "../convert.js";
+import { reportedOwner } from "../settings-properties.js";
 import { languageDefaults, supportedLanguages } from "./languages.js";
 
 const supported = new Set<string>(supportedLanguages);
@@ -27,11 +28,6 @@ function requireSupported(key: string, field: string) {
   }
 }
 
-/** The owner a resolved value reports: none when set in the context itself; the system for built-in defaults. */
-function reportedOwner(v: ResolvedValue | undefined, self: SettingsOwner) {
-  const from = v?.from ?? systemOwner;
-  return sameOwner(from, self) ? undefined : toOwner(from);
-}
 
 export function languageService(deps: { es: EventStore; settings: SettingsQueries }): ServiceImpl<typeof LanguageSettingsService> {
   return {

@@ -1,0 +1,55 @@
+import type { User } from "../../gen/prisma/client.js";
+import { hashPassword, verifyPassword } from "../crypto/password.js";
+import type { EventStore } from "../eventstore/eventstore.js";
+import type { Database } from "../storage/database.js";
+import { EventTypes } from "./events.js";
+
+/** Verified against when there is no user, so that an unknown login name costs the same time as a wrong password. */
+let decoy: Promise<string> | undefined;
+
+/**
+ * A password check at login. Every failure looks the same to the caller (unknown user, machine, no password,
+ * locked, inactive, inactive organisation, wrong password), so the answer reveals neither whether the user
+ * exists nor why it cannot sign in. A wrong password counts toward the lockout; at the limit the user is
+ * locked until an administrator unlocks it. A correct password in an imported or older form is rehashed.
+ */
+export async function checkPassword(
+  es: EventStore,
+  db: Database,
+  a: { instanceId: string; loginName: string; password: string; maxAttempts: (user: User) => Promise<number> },
+): Promise<User | undefined> {
+  const user = await db.prisma.user.findUnique({ where: { instanceId_loginName: { instanceId: a.instanceId, loginName: a.loginName.trim().toLowerCase() } } });
+  if (!user || user.kind !== "human" || !user.passwordHash) {
+    await verifyPassword(a.password, await (decoy ??= hashPassword("decoy password")));
+    return undefined;
+  }
+  const { valid, rehash } = await verifyPassword(a.password, user.passwordHash);
+  if (user.state !== "active") return undefined;
+  const org = await db.prisma.org.findUnique({ where: { id: user.orgId }, select: { state: true } });
+  if (org?.state !== "active") return undefined;
+  const base = { aggregateType: "user", aggregateId: user.id, resourceOwner: user.orgId };
+  if (!valid) {
+    const limit = await a.maxAttempts(user);
+    await es.execute(async (w) => {
+      await w.sequenceOf(a.instanceId, "user", user.id);
+      const fresh = await w.tx.user.findUnique({ where: { id: user.id } });
+      if (!fresh || fresh.state !== "active") return;
+      const lock = limit > 0 && fresh.passwordFailures + 1 >= limit;
+      await w.push(a.instanceId, user.id, [
+        { ...base, type: EventTypes.passwordCheckFailed, payload: {} },
+        ...(lock ? [{ ...base, type: EventTypes.userLocked, payload: { reason: "too many failed password checks" } }] : []),
+      ]);
+    });
+    return undefined;
+  }
+  const newHash = rehash ? await hashPassword(a.password) : undefined;
+  if (user.passwordFailures > 0 || newHash) {
+    await es.execute((w) =>
+      w.push(a.instanceId, user.id, [
+        ...(user.passwordFailures > 0 ? [{ ...base, type: EventTypes.passwordCheckSucceeded, payload: {} }] : []),
+        ...(newHash ? [{ ...base, type: EventTypes.passwordChanged, payload: { passwordHash: newHash, changeRequired: user.passwordChangeRequired, rehashed: true } }] : []),
+      ]),
+    );
+  }
+  return user;
+}

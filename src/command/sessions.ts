@@ -1,0 +1,63 @@
+import type { EventStore } from "../eventstore/eventstore.js";
+import { newId } from "../ids.js";
+import { EventTypes } from "./events.js";
+
+/**
+ * Browser sessions: one per account a browser signed in with. Signing in again with the same account
+ * refreshes its auth time instead of adding a second session.
+ */
+export async function signIn(es: EventStore, a: { instanceId: string; agentHash: string; userId: string; orgId: string }): Promise<string> {
+  const { result } = await es.execute(async (w) => {
+    const existing = await w.tx.loginSession.findUnique({ where: { agentHash_userId: { agentHash: a.agentHash, userId: a.userId } } });
+    const id = existing?.id ?? newId();
+    await w.push(a.instanceId, a.userId, [
+      {
+        aggregateType: "session",
+        aggregateId: id,
+        type: existing ? EventTypes.sessionReauthenticated : EventTypes.sessionAdded,
+        payload: existing ? {} : { agentHash: a.agentHash, userId: a.userId },
+        resourceOwner: a.orgId,
+      },
+    ]);
+    return id;
+  });
+  return result;
+}
+
+/** Ends every session of a browser (logout), or only those of one user when given. */
+export async function terminateSessions(es: EventStore, a: { instanceId: string; agentHash: string; userId?: string; creator: string }): Promise<number> {
+  const { result } = await es.execute(async (w) => {
+    const sessions = await w.tx.loginSession.findMany({ where: { instanceId: a.instanceId, agentHash: a.agentHash, ...(a.userId ? { userId: a.userId } : {}) } });
+    if (!sessions.length) return 0;
+    await w.push(
+      a.instanceId,
+      a.creator,
+      sessions.map((s) => ({ aggregateType: "session", aggregateId: s.id, type: EventTypes.sessionTerminated, payload: {}, resourceOwner: "" })),
+    );
+    return sessions.length;
+  });
+  return result;
+}
+
+export function registerSessionReducers(es: EventStore): void {
+  es.on(EventTypes.sessionAdded, async (tx, e) => {
+    await tx.loginSession.create({
+      data: {
+        id: e.aggregateId,
+        instanceId: e.instanceId,
+        agentHash: String(e.payload.agentHash),
+        userId: String(e.payload.userId),
+        authTime: e.createdAt,
+        sequence: e.sequence,
+        createdAt: e.createdAt,
+        changeDate: e.createdAt,
+      },
+    });
+  });
+  es.on(EventTypes.sessionReauthenticated, async (tx, e) => {
+    await tx.loginSession.update({ where: { id: e.aggregateId }, data: { authTime: e.createdAt, sequence: e.sequence, changeDate: e.createdAt } });
+  });
+  es.on(EventTypes.sessionTerminated, async (tx, e) => {
+    await tx.loginSession.deleteMany({ where: { id: e.aggregateId } });
+  });
+}

@@ -1,0 +1,120 @@
+import type { Texts } from "./texts.js";
+
+/** HTML escaping for text and attribute values: every page value goes through it. */
+export function esc(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+}
+
+export interface PageContext {
+  lang: string;
+  t: Texts;
+  csrf: string;
+  /** Hidden fields carried from page to page (the flow's return address, ui_locales, login hint). */
+  carry: Record<string, string>;
+}
+
+const hidden = (name: string, value: string) => `<input type="hidden" name="${esc(name)}" value="${esc(value)}">`;
+
+function form(p: PageContext, action: string, body: string, extra: Record<string, string> = {}): string {
+  const fields = Object.entries({ ...p.carry, ...extra }).map(([k, v]) => hidden(k, v)).join("");
+  return `<form method="post" action="${esc(action)}">${hidden("csrf", p.csrf)}${fields}${body}</form>`;
+}
+
+const field = (name: string, label: string, type: string, attrs = "") =>
+  `<label for="${name}">${esc(label)}</label><input id="${name}" name="${name}" type="${type}" ${attrs}>`;
+
+export function layout(p: Pick<PageContext, "lang" | "t">, title: string, body: string): string {
+  return `<!doctype html><html lang="${esc(p.lang)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${esc(title)}</title><link rel="stylesheet" href="/ui/login/style.css"></head><body><main><h1>${esc(title)}</h1>${body}</main></body></html>`;
+}
+
+const errorBox = (message?: string) => (message ? `<p class="error" role="alert">${esc(message)}</p>` : "");
+
+export function loginNamePage(p: PageContext, opts: { error?: string; loginName?: string; canRegister: boolean }): string {
+  const register = opts.canRegister ? `<p><a href="/ui/login/register?${new URLSearchParams(p.carry)}">${esc(p.t.register)}</a></p>` : "";
+  return layout(
+    p,
+    p.t.title,
+    errorBox(opts.error) +
+      form(p, "/ui/login/loginname", `${field("loginName", p.t.loginName, "text", `value="${esc(opts.loginName ?? "")}" autocomplete="username" required autofocus`)}<button type="submit">${esc(p.t.next)}</button>`) +
+      register,
+  );
+}
+
+export function passwordPage(p: PageContext, opts: { loginName: string; error?: string }): string {
+  return layout(
+    p,
+    p.t.title,
+    `<p class="who">${esc(opts.loginName)}</p>` +
+      errorBox(opts.error) +
+      form(
+        p,
+        "/ui/login/password",
+        `<input type="text" name="loginName" value="${esc(opts.loginName)}" autocomplete="username" hidden readonly>${field("password", p.t.password, "password", 'autocomplete="current-password" required autofocus')}<button type="submit">${esc(p.t.signIn)}</button>`,
+      ),
+  );
+}
+
+export function changePasswordPage(p: PageContext, opts: { error?: string }): string {
+  return layout(
+    p,
+    p.t.changePassword,
+    `<p>${esc(p.t.changePasswordIntro)}</p>` +
+      errorBox(opts.error) +
+      form(
+        p,
+        "/ui/login/password/change",
+        `${field("newPassword", p.t.newPassword, "password", 'autocomplete="new-password" required autofocus')}${field("confirmPassword", p.t.confirmPassword, "password", 'autocomplete="new-password" required')}<button type="submit">${esc(p.t.save)}</button>`,
+      ),
+  );
+}
+
+export function accountsPage(p: PageContext, accounts: { sessionId: string; loginName: string; displayName: string }[]): string {
+  const items = accounts
+    .map((a) => `<li>${form(p, "/ui/login/select", `<button type="submit" class="account">${esc(a.displayName)} <small>${esc(a.loginName)}</small></button>`, { sessionId: a.sessionId })}</li>`)
+    .join("");
+  return layout(p, p.t.chooseAccount, `<ul class="accounts">${items}</ul><p><a href="/ui/login?${new URLSearchParams({ ...p.carry, prompt: "login" })}">${esc(p.t.otherAccount)}</a></p>`);
+}
+
+export function registerPage(p: PageContext, opts: { error?: string; values?: Record<string, string> }): string {
+  const v = (k: string) => `value="${esc(opts.values?.[k] ?? "")}"`;
+  return layout(
+    p,
+    p.t.registerTitle,
+    errorBox(opts.error) +
+      form(
+        p,
+        "/ui/login/register",
+        field("givenName", p.t.givenName, "text", `${v("givenName")} required autocomplete="given-name"`) +
+          field("familyName", p.t.familyName, "text", `${v("familyName")} required autocomplete="family-name"`) +
+          field("email", p.t.email, "email", `${v("email")} required autocomplete="email"`) +
+          field("loginName", p.t.loginName, "text", `${v("loginName")} required autocomplete="username"`) +
+          field("newPassword", p.t.password, "password", 'required autocomplete="new-password"') +
+          field("confirmPassword", p.t.confirmPassword, "password", 'required autocomplete="new-password"') +
+          `<button type="submit">${esc(p.t.register)}</button>`,
+      ),
+  );
+}
+
+export function signedInPage(p: PageContext, account: { loginName: string; displayName: string }): string {
+  return layout(
+    p,
+    p.t.signedInAs,
+    `<p class="who">${esc(account.displayName)} <small>${esc(account.loginName)}</small></p><p><a href="/ui/login/logout">${esc(p.t.logout)}</a></p>`,
+  );
+}
+
+export function logoutPage(p: PageContext): string {
+  return layout(p, p.t.logout, `<p>${esc(p.t.logoutConfirm)}</p>` + form(p, "/ui/login/logout", `<button type="submit">${esc(p.t.logout)}</button>`));
+}
+
+export function messagePage(p: Pick<PageContext, "lang" | "t">, title: string, message: string): string {
+  return layout(p, title, `<p>${esc(message)}</p>`);
+}
+
+export const stylesheet = `*{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,sans-serif;background:#f5f6f8;color:#1d2330}
+main{max-width:24rem;margin:10vh auto;padding:2rem;background:#fff;border-radius:.75rem;box-shadow:0 1px 4px #0002}
+h1{font-size:1.4rem;margin:0 0 1rem}label{display:block;margin:.75rem 0 .25rem;font-size:.9rem}
+input{width:100%;padding:.55rem .7rem;border:1px solid #b8bfcc;border-radius:.4rem;font:inherit}
+button{margin-top:1rem;width:100%;padding:.6rem;border:0;border-radius:.4rem;background:#3448c5;color:#fff;font:inherit;cursor:pointer}
+.error{background:#fde8e8;color:#8a1c1c;padding:.6rem .8rem;border-radius:.4rem}.who{font-weight:600}
+.accounts{list-style:none;padding:0}.account{background:#eef0f6;color:#1d2330;text-align:left}small{color:#5b6478}a{color:#3448c5}`;

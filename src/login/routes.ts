@@ -1,0 +1,253 @@
+import { createHash } from "node:crypto";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { languageDefaults } from "../api/language/languages.js";
+import { hostnameOf } from "../authz/interceptor.js";
+import { checkPassword } from "../command/login.js";
+import { signIn, terminateSessions } from "../command/sessions.js";
+import { createHuman, setPassword } from "../command/users.js";
+import { hashPassword } from "../crypto/password.js";
+import type { EventStore } from "../eventstore/eventstore.js";
+import { loginDefaults, passwordRules } from "../query/password-rules.js";
+import { settingsChain, type SettingsQueries } from "../query/settings.js";
+import type { InstanceRow, TenancyQueries } from "../query/tenancy.js";
+import type { Database } from "../storage/database.js";
+import * as pages from "./pages.js";
+import { newCookieValue, type Signer } from "./signing.js";
+import { chooseLanguage, preferredLanguages, textsFor } from "./texts.js";
+
+export interface LoginDeps {
+  es: EventStore;
+  db: Database;
+  tenancy: TenancyQueries;
+  settings: SettingsQueries;
+  signer: Signer;
+  /** Cookies get the Secure flag when the server is reached over https. */
+  secureCookies: boolean;
+}
+
+export const LOGIN_PATH = "/ui/login";
+const AGENT_COOKIE = "svc_agent";
+const CSRF_COOKIE = "svc_csrf";
+/** A verified password waiting for the required change is good for this long. */
+const PENDING_TTL_MS = 10 * 60_000;
+
+// No scripts at all; styles only from our own stylesheet; never framed. form-action is left out on purpose:
+// after a sign-in the browser follows redirects to the relying party, which form-action would block.
+const securityHeaders = {
+  "content-security-policy": "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'",
+  "x-frame-options": "DENY",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-store",
+  "cross-origin-opener-policy": "same-origin",
+};
+
+type Fields = Record<string, string>;
+
+function cookiesOf(req: FastifyRequest): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (req.headers.cookie ?? "").split(";")) {
+    const i = part.indexOf("=");
+    if (i > 0) out[part.slice(0, i).trim()] = decodeURIComponent(part.slice(i + 1).trim());
+  }
+  return out;
+}
+
+/** Only a path on this server: never another origin (no open redirect). */
+function safeReturn(value: string | undefined): string | undefined {
+  return value && /^\/(?![/\\])/.test(value) && !/[\r\n]/.test(value) ? value : undefined;
+}
+
+const hashAgent = (agent: string) => createHash("sha256").update(agent).digest("hex");
+
+export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
+  const { es, db, tenancy, settings, signer } = deps;
+  const cookie = (name: string, value: string, opts: { sameSite: "Lax" | "Strict"; path: string; maxAge?: number }) =>
+    `${name}=${value}; Path=${opts.path}; HttpOnly; SameSite=${opts.sameSite}${deps.secureCookies ? "; Secure" : ""}${opts.maxAge !== undefined ? `; Max-Age=${opts.maxAge}` : ""}`;
+
+  app.register(async (ui) => {
+    // Forms arrive URL-encoded; only these routes accept that content type.
+    ui.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string", bodyLimit: 64 * 1024 }, (_req, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+    });
+    ui.addHook("onSend", async (_req, reply) => {
+      reply.headers(securityHeaders);
+    });
+
+    /** Everything a page needs about the request: instance, language, CSRF token, browser sessions. */
+    async function contextOf(req: FastifyRequest, reply: FastifyReply) {
+      const instance = await tenancy.instanceByDomain(hostnameOf(req.headers.host ?? ""));
+      const fields: Fields = req.method === "POST" ? ((req.body as Fields | undefined) ?? {}) : (req.query as Fields);
+      const lang = await languageOf(instance, fields.ui_locales, req.headers["accept-language"]);
+      const t = textsFor(lang);
+      const cookies = cookiesOf(req);
+      let csrfCookie = cookies[CSRF_COOKIE];
+      const setCookies: string[] = [];
+      if (!csrfCookie) {
+        csrfCookie = newCookieValue();
+        setCookies.push(cookie(CSRF_COOKIE, csrfCookie, { sameSite: "Strict", path: LOGIN_PATH }));
+      }
+      const carry: Fields = {};
+      const returnTo = safeReturn(fields.return_to);
+      if (returnTo) carry.return_to = returnTo;
+      if (fields.ui_locales) carry.ui_locales = fields.ui_locales.slice(0, 100);
+      const page: pages.PageContext = { lang, t, csrf: signer.csrfToken(csrfCookie), carry };
+      const send = (html: string, status = 200) => {
+        if (setCookies.length) reply.header("set-cookie", setCookies);
+        return reply.status(status).type("text/html; charset=utf-8").send(html);
+      };
+      return { instance, fields, page, cookies, csrfCookie, send, setCookies };
+    }
+
+    async function languageOf(instance: InstanceRow | null, uiLocales: string | undefined, acceptLanguage: string | undefined) {
+      const values = instance ? await settings.resolve("language", settingsChain({ type: "instance", instanceId: instance.id }), languageDefaults) : undefined;
+      const allowed = ((values?.get("restricted_languages")?.value as string[] | undefined) ?? languageDefaults.restricted_languages) as string[];
+      const def = String(values?.get("default_language")?.value ?? "en");
+      return chooseLanguage(preferredLanguages(uiLocales, acceptLanguage), allowed.length ? allowed : languageDefaults.restricted_languages, def);
+    }
+
+    /** The accounts this browser is signed in with, in the instance. */
+    async function accountsOf(instanceId: string, agent: string | undefined) {
+      if (!agent) return [];
+      const sessions = await db.prisma.loginSession.findMany({ where: { instanceId, agentHash: hashAgent(agent) }, orderBy: { authTime: "desc" } });
+      const users = await db.prisma.user.findMany({ where: { id: { in: sessions.map((s) => s.userId) }, state: "active" } });
+      return sessions.flatMap((s) => {
+        const u = users.find((x) => x.id === s.userId);
+        return u ? [{ sessionId: s.id, userId: u.id, loginName: u.username, displayName: u.displayName, authTime: s.authTime }] : [];
+      });
+    }
+
+    type Ctx = Awaited<ReturnType<typeof contextOf>>;
+
+    /** Signs the browser in as `user` and continues where the flow wants to go. */
+    async function finish(c: Ctx, reply: FastifyReply, instance: InstanceRow, user: { id: string; orgId: string; username: string; displayName: string }) {
+      let agent = c.cookies[AGENT_COOKIE];
+      if (!agent) {
+        agent = newCookieValue();
+        c.setCookies.push(cookie(AGENT_COOKIE, agent, { sameSite: "Lax", path: "/" }));
+      }
+      await signIn(es, { instanceId: instance.id, agentHash: hashAgent(agent), userId: user.id, orgId: user.orgId });
+      if (c.page.carry.return_to) {
+        if (c.setCookies.length) reply.header("set-cookie", c.setCookies);
+        return reply.status(303).header("location", c.page.carry.return_to).send();
+      }
+      return c.send(pages.signedInPage(c.page, { loginName: user.username, displayName: user.displayName }));
+    }
+
+    /** Runs a POST handler only with a valid CSRF token and a known instance. */
+    const post = (path: string, handler: (c: Ctx, reply: FastifyReply, instance: InstanceRow) => Promise<unknown>) =>
+      ui.post(path, async (req, reply) => {
+        const c = await contextOf(req, reply);
+        if (!signer.csrfValid(cookiesOf(req)[CSRF_COOKIE], c.fields.csrf)) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.csrf), 403);
+        if (!c.instance) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notFound), 404);
+        return handler(c, reply, c.instance);
+      });
+
+    const canRegister = async (instanceId: string) =>
+      (await settings.resolve("login", settingsChain({ type: "instance", instanceId }), loginDefaults)).get("allow_register")?.value === true;
+
+    ui.get(`${LOGIN_PATH}/style.css`, async (_req, reply) => reply.type("text/css; charset=utf-8").header("cache-control", "public, max-age=3600").send(pages.stylesheet));
+
+    ui.get(LOGIN_PATH, async (req, reply) => {
+      const c = await contextOf(req, reply);
+      if (!c.instance) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notFound), 404);
+      const accounts = c.fields.prompt === "login" ? [] : await accountsOf(c.instance.id, c.cookies[AGENT_COOKIE]);
+      if (accounts.length > 1 || (accounts.length === 1 && c.fields.prompt === "select_account")) return c.send(pages.accountsPage(c.page, accounts));
+      if (accounts.length === 1 && !c.page.carry.return_to) return c.send(pages.signedInPage(c.page, accounts[0]!));
+      return c.send(pages.loginNamePage(c.page, { canRegister: await canRegister(c.instance.id), loginName: (c.fields.login_hint ?? "").slice(0, 200) }));
+    });
+
+    // The login name alone never says whether the user exists: the password page follows either way.
+    post(`${LOGIN_PATH}/loginname`, async (c) => {
+      const loginName = (c.fields.loginName ?? "").trim().slice(0, 200);
+      if (!loginName) return c.send(pages.loginNamePage(c.page, { canRegister: false, error: c.page.t.wrongCredentials }));
+      return c.send(pages.passwordPage(c.page, { loginName }));
+    });
+
+    post(`${LOGIN_PATH}/password`, async (c, reply, instance) => {
+      const loginName = (c.fields.loginName ?? "").trim().slice(0, 200);
+      const user = await checkPassword(es, db, {
+        instanceId: instance.id,
+        loginName,
+        password: (c.fields.password ?? "").slice(0, 1000),
+        maxAttempts: async (u) => (await passwordRules(settings, instance.id, u.orgId)).maxAttempts,
+      });
+      if (!user) return c.send(pages.passwordPage(c.page, { loginName, error: c.page.t.wrongCredentials }), 401);
+      if (user.passwordChangeRequired) {
+        const pending = signer.seal("password-change", { u: user.id, i: instance.id }, PENDING_TTL_MS);
+        return c.send(pages.changePasswordPage({ ...c.page, carry: { ...c.page.carry, pending } }, {}));
+      }
+      return finish(c, reply, instance, user);
+    });
+
+    post(`${LOGIN_PATH}/password/change`, async (c, reply, instance) => {
+      const proof = signer.open("password-change", c.fields.pending);
+      const user = proof && proof.i === instance.id ? await db.prisma.user.findUnique({ where: { id: String(proof.u) } }) : null;
+      if (!user || user.state !== "active") return c.send(pages.loginNamePage(c.page, { canRegister: false, error: c.page.t.wrongCredentials }), 401);
+      const again = (error: string) => c.send(pages.changePasswordPage({ ...c.page, carry: { ...c.page.carry, pending: String(c.fields.pending) } }, { error }), 400);
+      const password = c.fields.newPassword ?? "";
+      if (password !== (c.fields.confirmPassword ?? "")) return again(c.page.t.passwordsDiffer);
+      const problem = (await passwordRules(settings, instance.id, user.orgId)).problem(password);
+      if (problem) return again(problem);
+      await setPassword(es, { instanceId: instance.id, id: user.id, creator: user.id, passwordHash: await hashPassword(password), changeRequired: false });
+      return finish(c, reply, instance, user);
+    });
+
+    post(`${LOGIN_PATH}/select`, async (c, reply, instance) => {
+      const account = (await accountsOf(instance.id, c.cookies[AGENT_COOKIE])).find((a) => a.sessionId === c.fields.sessionId);
+      if (!account) return c.send(pages.loginNamePage(c.page, { canRegister: false }), 400);
+      if (c.page.carry.return_to) return reply.status(303).header("location", c.page.carry.return_to).send();
+      return c.send(pages.signedInPage(c.page, account));
+    });
+
+    ui.get(`${LOGIN_PATH}/register`, async (req, reply) => {
+      const c = await contextOf(req, reply);
+      if (!c.instance || !(await canRegister(c.instance.id))) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notFound), 404);
+      return c.send(pages.registerPage(c.page, {}));
+    });
+
+    post(`${LOGIN_PATH}/register`, async (c, reply, instance) => {
+      if (!(await canRegister(instance.id)) || !instance.defaultOrgId) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notFound), 404);
+      const f = c.fields;
+      const values = { givenName: f.givenName ?? "", familyName: f.familyName ?? "", email: f.email ?? "", loginName: f.loginName ?? "" };
+      const again = (error: string) => c.send(pages.registerPage(c.page, { error, values }), 400);
+      if (Object.values(values).some((v) => !v.trim() || v.length > 200) || /\s/.test(values.loginName) || !/^[^@\s]+@[^@\s]+$/.test(values.email)) {
+        return again(c.page.t.wrongCredentials);
+      }
+      if ((f.newPassword ?? "") !== (f.confirmPassword ?? "")) return again(c.page.t.passwordsDiffer);
+      const problem = (await passwordRules(settings, instance.id, instance.defaultOrgId)).problem(f.newPassword ?? "");
+      if (problem) return again(problem);
+      const orgId = instance.defaultOrgId;
+      try {
+        const d = await createHuman(es, {
+          instanceId: instance.id,
+          orgId,
+          creator: "",
+          human: { username: values.loginName, givenName: values.givenName, familyName: values.familyName, email: values.email, emailVerified: false },
+          passwordHash: await hashPassword(f.newPassword!),
+        });
+        const user = await db.prisma.user.findUniqueOrThrow({ where: { id: d.id } });
+        return finish(c, reply, instance, user);
+      } catch (e) {
+        if ((e as { code?: number }).code === 6) return again(c.page.t.usernameTaken);
+        throw e;
+      }
+    });
+
+    ui.get(`${LOGIN_PATH}/logout`, async (req, reply) => {
+      const c = await contextOf(req, reply);
+      return c.send(pages.logoutPage(c.page));
+    });
+
+    post(`${LOGIN_PATH}/logout`, async (c, reply, instance) => {
+      const agent = c.cookies[AGENT_COOKIE];
+      if (agent) await terminateSessions(es, { instanceId: instance.id, agentHash: hashAgent(agent), creator: "" });
+      c.setCookies.push(cookie(AGENT_COOKIE, "", { sameSite: "Lax", path: "/", maxAge: 0 }));
+      if (c.page.carry.return_to) {
+        reply.header("set-cookie", c.setCookies);
+        return reply.status(303).header("location", c.page.carry.return_to).send();
+      }
+      return c.send(pages.messagePage(c.page, c.page.t.logout, c.page.t.loggedOut));
+    });
+  });
+}

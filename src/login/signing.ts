@@ -1,0 +1,49 @@
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+
+/**
+ * HMAC signatures for the login UI: CSRF tokens bound to a cookie (double submit, signed so that a cookie
+ * planted by a sibling domain is not enough) and short-lived proofs carried between pages (a password that
+ * was verified, waiting for the required change). The key is derived from the master key.
+ */
+export class Signer {
+  constructor(private readonly key: Buffer) {}
+
+  static fromMasterKey(masterKey: Buffer): Signer {
+    return new Signer(createHmac("sha256", masterKey).update("svc login ui v1").digest());
+  }
+
+  private mac(purpose: string, value: string): Buffer {
+    return createHmac("sha256", this.key).update(`${purpose}\0${value}`).digest();
+  }
+
+  /** The CSRF token that forms carry for a browser's CSRF cookie. */
+  csrfToken(cookie: string): string {
+    return this.mac("csrf", cookie).toString("base64url");
+  }
+
+  csrfValid(cookie: string | undefined, token: unknown): boolean {
+    if (!cookie || typeof token !== "string" || !token) return false;
+    const expected = this.mac("csrf", cookie);
+    const given = Buffer.from(token, "base64url");
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  }
+
+  /** A signed, expiring statement ("this browser proved the password of user X"). */
+  seal(purpose: string, data: Record<string, unknown>, ttlMs: number): string {
+    const body = Buffer.from(JSON.stringify({ ...data, exp: Date.now() + ttlMs })).toString("base64url");
+    return `${body}.${this.mac(purpose, body).toString("base64url")}`;
+  }
+
+  open(purpose: string, sealed: unknown): Record<string, unknown> | undefined {
+    if (typeof sealed !== "string") return undefined;
+    const [body, sig] = sealed.split(".");
+    if (!body || !sig) return undefined;
+    const expected = this.mac(purpose, body);
+    const given = Buffer.from(sig, "base64url");
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+    const data = JSON.parse(Buffer.from(body, "base64url").toString()) as Record<string, unknown>;
+    return typeof data.exp === "number" && data.exp > Date.now() ? data : undefined;
+  }
+}
+
+export const newCookieValue = () => randomBytes(32).toString("base64url");

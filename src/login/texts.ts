@@ -1,0 +1,116 @@
+/**
+ * Labels of the login UI. English is complete and the fallback for any key another language lacks.
+ * The page language is the first of `ui_locales`, then of Accept-Language, that the instance allows
+ * (its restricted languages) and that has texts here; else the instance's default language; else English.
+ */
+const en = {
+  title: "Sign in",
+  loginName: "Login name",
+  password: "Password",
+  next: "Next",
+  signIn: "Sign in",
+  wrongCredentials: "The login name or password is wrong, or the account cannot sign in. Check them, or ask your administrator.",
+  chooseAccount: "Choose an account",
+  otherAccount: "Use another account",
+  signedInAs: "Signed in as",
+  changePassword: "Change your password",
+  changePasswordIntro: "You need a new password before you continue.",
+  newPassword: "New password",
+  confirmPassword: "Confirm the new password",
+  passwordsDiffer: "The passwords do not match.",
+  save: "Save",
+  register: "Register",
+  registerTitle: "Create an account",
+  givenName: "Given name",
+  familyName: "Family name",
+  email: "E-mail",
+  usernameTaken: "This login name is taken.",
+  logout: "Sign out",
+  logoutConfirm: "Sign out of every account in this browser?",
+  loggedOut: "You are signed out.",
+  csrf: "The form expired or was not sent from this site. Go back, reload the page and try again.",
+  notFound: "This page does not exist.",
+  back: "Back",
+};
+
+export type TextKey = keyof typeof en;
+export type Texts = Record<TextKey, string>;
+
+const de: Partial<Texts> = {
+  title: "Anmelden",
+  loginName: "Loginname",
+  password: "Passwort",
+  next: "Weiter",
+  signIn: "Anmelden",
+  wrongCredentials: "Loginname oder Passwort sind falsch, oder das Konto kann sich nicht anmelden. Prüfen Sie die Angaben oder fragen Sie Ihren Administrator.",
+  chooseAccount: "Konto auswählen",
+  otherAccount: "Anderes Konto verwenden",
+  signedInAs: "Angemeldet als",
+  changePassword: "Passwort ändern",
+  changePasswordIntro: "Sie brauchen ein neues Passwort, bevor es weitergeht.",
+  newPassword: "Neues Passwort",
+  confirmPassword: "Neues Passwort bestätigen",
+  passwordsDiffer: "Die Passwörter stimmen nicht überein.",
+  save: "Speichern",
+  register: "Registrieren",
+  registerTitle: "Konto erstellen",
+  givenName: "Vorname",
+  familyName: "Nachname",
+  email: "E-Mail",
+  usernameTaken: "Dieser Loginname ist vergeben.",
+  logout: "Abmelden",
+  logoutConfirm: "Von allen Konten in diesem Browser abmelden?",
+  loggedOut: "Sie sind abgemeldet.",
+  csrf: "Das Formular ist abgelaufen oder kam nicht von dieser Seite. Gehen Sie zurück, laden Sie die Seite neu und versuchen Sie es noch einmal.",
+  notFound: "Diese Seite gibt es nicht.",
+  back: "Zurück",
+};
+
+const fr: Partial<Texts> = {
+  title: "Connexion",
+  loginName: "Identifiant",
+  password: "Mot de passe",
+  next: "Suivant",
+  signIn: "Se connecter",
+  wrongCredentials: "L'identifiant ou le mot de passe est incorrect, ou le compte ne peut pas se connecter. Vérifiez-les ou contactez votre administrateur.",
+  chooseAccount: "Choisir un compte",
+  otherAccount: "Utiliser un autre compte",
+  signedInAs: "Connecté en tant que",
+  changePassword: "Changer le mot de passe",
+  newPassword: "Nouveau mot de passe",
+  confirmPassword: "Confirmer le nouveau mot de passe",
+  save: "Enregistrer",
+  register: "S'inscrire",
+  logout: "Se déconnecter",
+  loggedOut: "Vous êtes déconnecté.",
+  back: "Retour",
+};
+
+const translations: Record<string, Partial<Texts>> = { en, de, fr };
+export const translatedLanguages = Object.keys(translations);
+
+export function textsFor(language: string): Texts {
+  return { ...en, ...(translations[language] ?? {}) };
+}
+
+/** Language tags in order of preference from `ui_locales` ("de-CH fr") or Accept-Language ("de-CH,de;q=0.9,en;q=0.5"). */
+export function preferredLanguages(uiLocales: string | undefined, acceptLanguage: string | undefined): string[] {
+  const fromUi = (uiLocales ?? "").split(/\s+/).filter(Boolean);
+  const fromHeader = (acceptLanguage ?? "")
+    .split(",")
+    .map((part, i) => {
+      const [tag, ...params] = part.trim().split(";");
+      const q = Number(params.find((p) => p.trim().startsWith("q="))?.trim().slice(2) ?? "1");
+      return { tag: tag!.trim(), q: Number.isFinite(q) ? q : 0, i };
+    })
+    .filter((x) => x.tag && x.tag !== "*" && x.q > 0)
+    .sort((a, b) => b.q - a.q || a.i - b.i)
+    .map((x) => x.tag);
+  return [...fromUi, ...fromHeader].map((t) => t.toLowerCase().split("-")[0]!);
+}
+
+/** The page language: the first preferred one the instance allows and the UI has texts for. */
+export function chooseLanguage(preferred: string[], allowed: string[], instanceDefault: string): string {
+  const usable = (l: string) => allowed.includes(l) && translatedLanguages.includes(l);
+  return preferred.find(usable) ?? (usable(instanceDefault) ? instanceDefault : "en");
+}
