@@ -121,3 +121,28 @@ export type IdpPolicy = Prisma.IdpPolicyModel
  * 
  */
 export type LoginSession = Prisma.LoginSessionModel
+/**
+ * Model Project
+ * 
+ */
+export type Project = Prisma.ProjectModel
+/**
+ * Model ProjectRole
+ * 
+ */
+export type ProjectRole = Prisma.ProjectRoleModel
+/**
+ * Model Application
+ * 
+ */
+export type Application = Prisma.ApplicationModel
+/**
+ * Model ApplicationKey
+ * 
+ */
+export type ApplicationKey = Prisma.ApplicationKeyModel
+/**
+ * Model UserGrant
+ * 
+ */
+export type UserGrant = Prisma.UserGrantModel

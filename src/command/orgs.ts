@@ -110,6 +110,15 @@ export function registerOrgReducers(es: EventStore): void {
     await tx.personalAccessToken.deleteMany({ where: { userId: { in: users } } });
     await tx.machineKey.deleteMany({ where: { userId: { in: users } } });
     await tx.loginSession.deleteMany({ where: { userId: { in: users } } });
+    await tx.userGrant.deleteMany({ where: { OR: [{ userId: { in: users } }, { orgId: e.aggregateId }] } });
+    // Projects and their applications go with the organisation too.
+    const projects = (await tx.project.findMany({ where: { orgId: e.aggregateId }, select: { id: true } })).map((p) => p.id);
+    const apps = (await tx.application.findMany({ where: { projectId: { in: projects } }, select: { id: true } })).map((a) => a.id);
+    await tx.applicationKey.deleteMany({ where: { applicationId: { in: apps } } });
+    await tx.application.deleteMany({ where: { id: { in: apps } } });
+    await tx.projectRole.deleteMany({ where: { projectId: { in: projects } } });
+    await tx.membership.deleteMany({ where: { contextType: "project", contextId: { in: projects } } });
+    await tx.project.deleteMany({ where: { id: { in: projects } } });
     await tx.membership.deleteMany({ where: { OR: [{ userId: { in: users } }, { contextType: "org", contextId: e.aggregateId }] } });
     await tx.user.deleteMany({ where: { orgId: e.aggregateId } });
     await tx.org.delete({ where: { id: e.aggregateId } });

@@ -5,16 +5,6 @@ import { EventTypes, type ContextType } from "./events.js";
 type P = Record<string, unknown>;
 const str = (p: P, k: string) => String(p[k] ?? "");
 
-async function addMember(tx: Tx, e: StoredEvent, contextType: ContextType, contextId: string) {
-  const p = e.payload;
-  const roles = (p.roles as string[]) ?? [];
-  await tx.membership.upsert({
-    where: { userId_contextType_contextId: { userId: str(p, "userId"), contextType, contextId } },
-    create: { instanceId: e.instanceId, userId: str(p, "userId"), contextType, contextId, roles },
-    update: { roles },
-  });
-}
-
 /** Projections: each reducer runs in the transaction that appends its event. */
 export function registerReducers(es: EventStore): void {
   es.on(EventTypes.instanceAdded, async (tx, e) => {
@@ -31,11 +21,6 @@ export function registerReducers(es: EventStore): void {
   es.on(EventTypes.instanceDefaultOrgSet, async (tx, e) => {
     await touchInstance(tx, e, { defaultOrgId: str(e.payload, "orgId") });
   });
-  es.on(EventTypes.instanceMemberAdded, async (tx, e) => {
-    await addMember(tx, e, "instance", e.aggregateId);
-    await touchInstance(tx, e);
-  });
-  es.on(EventTypes.systemMemberAdded, (tx, e) => addMember(tx, e, "system", ""));
   es.on(EventTypes.orgAdded, async (tx, e) => {
     await tx.org.create({
       data: {
@@ -48,10 +33,6 @@ export function registerReducers(es: EventStore): void {
         changeDate: e.createdAt,
       },
     });
-  });
-  es.on(EventTypes.orgMemberAdded, async (tx, e) => {
-    await addMember(tx, e, "org", e.aggregateId);
-    await tx.org.update({ where: { id: e.aggregateId }, data: { sequence: e.sequence, changeDate: e.createdAt } });
   });
   const reduceSettings = (kind: string) => async (tx: Tx, e: StoredEvent) => {
     const ownerType = str(e.payload, "ownerType");

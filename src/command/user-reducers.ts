@@ -87,6 +87,7 @@ export function registerUserReducers(es: EventStore): void {
     await tx.machineKey.deleteMany({ where: { userId: e.aggregateId } });
     await tx.membership.deleteMany({ where: { userId: e.aggregateId } });
     await tx.loginSession.deleteMany({ where: { userId: e.aggregateId } });
+    await tx.userGrant.deleteMany({ where: { userId: e.aggregateId } });
     await tx.user.delete({ where: { id: e.aggregateId } });
   });
 

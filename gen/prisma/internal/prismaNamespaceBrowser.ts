@@ -66,7 +66,12 @@ export const ModelName = {
   EventDelivery: 'EventDelivery',
   Idp: 'Idp',
   IdpPolicy: 'IdpPolicy',
-  LoginSession: 'LoginSession'
+  LoginSession: 'LoginSession',
+  Project: 'Project',
+  ProjectRole: 'ProjectRole',
+  Application: 'Application',
+  ApplicationKey: 'ApplicationKey',
+  UserGrant: 'UserGrant'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -193,7 +198,9 @@ export const MembershipScalarFieldEnum = {
   userId: 'userId',
   contextType: 'contextType',
   contextId: 'contextId',
-  roles: 'roles'
+  roles: 'roles',
+  sequence: 'sequence',
+  changeDate: 'changeDate'
 } as const
 
 export type MembershipScalarFieldEnum = (typeof MembershipScalarFieldEnum)[keyof typeof MembershipScalarFieldEnum]
@@ -310,6 +317,79 @@ export const LoginSessionScalarFieldEnum = {
 } as const
 
 export type LoginSessionScalarFieldEnum = (typeof LoginSessionScalarFieldEnum)[keyof typeof LoginSessionScalarFieldEnum]
+
+
+export const ProjectScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  orgId: 'orgId',
+  name: 'name',
+  state: 'state',
+  projectRoleAssertion: 'projectRoleAssertion',
+  projectRoleCheck: 'projectRoleCheck',
+  sequence: 'sequence',
+  createdAt: 'createdAt',
+  changeDate: 'changeDate'
+} as const
+
+export type ProjectScalarFieldEnum = (typeof ProjectScalarFieldEnum)[keyof typeof ProjectScalarFieldEnum]
+
+
+export const ProjectRoleScalarFieldEnum = {
+  projectId: 'projectId',
+  key: 'key',
+  displayName: 'displayName',
+  group: 'group',
+  createdAt: 'createdAt'
+} as const
+
+export type ProjectRoleScalarFieldEnum = (typeof ProjectRoleScalarFieldEnum)[keyof typeof ProjectRoleScalarFieldEnum]
+
+
+export const ApplicationScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  orgId: 'orgId',
+  projectId: 'projectId',
+  name: 'name',
+  kind: 'kind',
+  state: 'state',
+  clientId: 'clientId',
+  secretHash: 'secretHash',
+  config: 'config',
+  sequence: 'sequence',
+  createdAt: 'createdAt',
+  changeDate: 'changeDate'
+} as const
+
+export type ApplicationScalarFieldEnum = (typeof ApplicationScalarFieldEnum)[keyof typeof ApplicationScalarFieldEnum]
+
+
+export const ApplicationKeyScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  applicationId: 'applicationId',
+  publicKey: 'publicKey',
+  expiresAt: 'expiresAt',
+  createdAt: 'createdAt'
+} as const
+
+export type ApplicationKeyScalarFieldEnum = (typeof ApplicationKeyScalarFieldEnum)[keyof typeof ApplicationKeyScalarFieldEnum]
+
+
+export const UserGrantScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  orgId: 'orgId',
+  userId: 'userId',
+  projectId: 'projectId',
+  roleKeys: 'roleKeys',
+  sequence: 'sequence',
+  createdAt: 'createdAt',
+  changeDate: 'changeDate'
+} as const
+
+export type UserGrantScalarFieldEnum = (typeof UserGrantScalarFieldEnum)[keyof typeof UserGrantScalarFieldEnum]
 
 
 export const SortOrder = {

@@ -20,8 +20,18 @@ export type MembershipModel = runtime.Types.Result.DefaultSelection<Prisma.$Memb
 
 export type AggregateMembership = {
   _count: MembershipCountAggregateOutputType | null
+  _avg: MembershipAvgAggregateOutputType | null
+  _sum: MembershipSumAggregateOutputType | null
   _min: MembershipMinAggregateOutputType | null
   _max: MembershipMaxAggregateOutputType | null
+}
+
+export type MembershipAvgAggregateOutputType = {
+  sequence: number | null
+}
+
+export type MembershipSumAggregateOutputType = {
+  sequence: number | null
 }
 
 export type MembershipMinAggregateOutputType = {
@@ -29,6 +39,8 @@ export type MembershipMinAggregateOutputType = {
   userId: string | null
   contextType: string | null
   contextId: string | null
+  sequence: number | null
+  changeDate: Date | null
 }
 
 export type MembershipMaxAggregateOutputType = {
@@ -36,6 +48,8 @@ export type MembershipMaxAggregateOutputType = {
   userId: string | null
   contextType: string | null
   contextId: string | null
+  sequence: number | null
+  changeDate: Date | null
 }
 
 export type MembershipCountAggregateOutputType = {
@@ -44,15 +58,27 @@ export type MembershipCountAggregateOutputType = {
   contextType: number
   contextId: number
   roles: number
+  sequence: number
+  changeDate: number
   _all: number
 }
 
+
+export type MembershipAvgAggregateInputType = {
+  sequence?: true
+}
+
+export type MembershipSumAggregateInputType = {
+  sequence?: true
+}
 
 export type MembershipMinAggregateInputType = {
   instanceId?: true
   userId?: true
   contextType?: true
   contextId?: true
+  sequence?: true
+  changeDate?: true
 }
 
 export type MembershipMaxAggregateInputType = {
@@ -60,6 +86,8 @@ export type MembershipMaxAggregateInputType = {
   userId?: true
   contextType?: true
   contextId?: true
+  sequence?: true
+  changeDate?: true
 }
 
 export type MembershipCountAggregateInputType = {
@@ -68,6 +96,8 @@ export type MembershipCountAggregateInputType = {
   contextType?: true
   contextId?: true
   roles?: true
+  sequence?: true
+  changeDate?: true
   _all?: true
 }
 
@@ -109,6 +139,18 @@ export type MembershipAggregateArgs<ExtArgs extends runtime.Types.Extensions.Int
   /**
    * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
    * 
+   * Select which fields to average
+  **/
+  _avg?: MembershipAvgAggregateInputType
+  /**
+   * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
+   * 
+   * Select which fields to sum
+  **/
+  _sum?: MembershipSumAggregateInputType
+  /**
+   * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
+   * 
    * Select which fields to find the minimum value
   **/
   _min?: MembershipMinAggregateInputType
@@ -139,6 +181,8 @@ export type MembershipGroupByArgs<ExtArgs extends runtime.Types.Extensions.Inter
   take?: number
   skip?: number
   _count?: MembershipCountAggregateInputType | true
+  _avg?: MembershipAvgAggregateInputType
+  _sum?: MembershipSumAggregateInputType
   _min?: MembershipMinAggregateInputType
   _max?: MembershipMaxAggregateInputType
 }
@@ -149,7 +193,11 @@ export type MembershipGroupByOutputType = {
   contextType: string
   contextId: string
   roles: string[]
+  sequence: number
+  changeDate: Date
   _count: MembershipCountAggregateOutputType | null
+  _avg: MembershipAvgAggregateOutputType | null
+  _sum: MembershipSumAggregateOutputType | null
   _min: MembershipMinAggregateOutputType | null
   _max: MembershipMaxAggregateOutputType | null
 }
@@ -178,6 +226,8 @@ export type MembershipWhereInput = {
   contextType?: Prisma.StringFilter<"Membership"> | string
   contextId?: Prisma.StringFilter<"Membership"> | string
   roles?: Prisma.StringNullableListFilter<"Membership">
+  sequence?: Prisma.IntFilter<"Membership"> | number
+  changeDate?: Prisma.DateTimeFilter<"Membership"> | Date | string
 }
 
 export type MembershipOrderByWithRelationInput = {
@@ -186,6 +236,8 @@ export type MembershipOrderByWithRelationInput = {
   contextType?: Prisma.SortOrder
   contextId?: Prisma.SortOrder
   roles?: Prisma.SortOrder
+  sequence?: Prisma.SortOrder
+  changeDate?: Prisma.SortOrder
 }
 
 export type MembershipWhereUniqueInput = Prisma.AtLeast<{
@@ -198,6 +250,8 @@ export type MembershipWhereUniqueInput = Prisma.AtLeast<{
   contextType?: Prisma.StringFilter<"Membership"> | string
   contextId?: Prisma.StringFilter<"Membership"> | string
   roles?: Prisma.StringNullableListFilter<"Membership">
+  sequence?: Prisma.IntFilter<"Membership"> | number
+  changeDate?: Prisma.DateTimeFilter<"Membership"> | Date | string
 }, "userId_contextType_contextId">
 
 export type MembershipOrderByWithAggregationInput = {
@@ -206,9 +260,13 @@ export type MembershipOrderByWithAggregationInput = {
   contextType?: Prisma.SortOrder
   contextId?: Prisma.SortOrder
   roles?: Prisma.SortOrder
+  sequence?: Prisma.SortOrder
+  changeDate?: Prisma.SortOrder
   _count?: Prisma.MembershipCountOrderByAggregateInput
+  _avg?: Prisma.MembershipAvgOrderByAggregateInput
   _max?: Prisma.MembershipMaxOrderByAggregateInput
   _min?: Prisma.MembershipMinOrderByAggregateInput
+  _sum?: Prisma.MembershipSumOrderByAggregateInput
 }
 
 export type MembershipScalarWhereWithAggregatesInput = {
@@ -220,6 +278,8 @@ export type MembershipScalarWhereWithAggregatesInput = {
   contextType?: Prisma.StringWithAggregatesFilter<"Membership"> | string
   contextId?: Prisma.StringWithAggregatesFilter<"Membership"> | string
   roles?: Prisma.StringNullableListFilter<"Membership">
+  sequence?: Prisma.IntWithAggregatesFilter<"Membership"> | number
+  changeDate?: Prisma.DateTimeWithAggregatesFilter<"Membership"> | Date | string
 }
 
 export type MembershipCreateInput = {
@@ -228,6 +288,8 @@ export type MembershipCreateInput = {
   contextType: string
   contextId: string
   roles?: Prisma.MembershipCreaterolesInput | string[]
+  sequence?: number
+  changeDate?: Date | string
 }
 
 export type MembershipUncheckedCreateInput = {
@@ -236,6 +298,8 @@ export type MembershipUncheckedCreateInput = {
   contextType: string
   contextId: string
   roles?: Prisma.MembershipCreaterolesInput | string[]
+  sequence?: number
+  changeDate?: Date | string
 }
 
 export type MembershipUpdateInput = {
@@ -244,6 +308,8 @@ export type MembershipUpdateInput = {
   contextType?: Prisma.StringFieldUpdateOperationsInput | string
   contextId?: Prisma.StringFieldUpdateOperationsInput | string
   roles?: Prisma.MembershipUpdaterolesInput | string[]
+  sequence?: Prisma.IntFieldUpdateOperationsInput | number
+  changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
 export type MembershipUncheckedUpdateInput = {
@@ -252,6 +318,8 @@ export type MembershipUncheckedUpdateInput = {
   contextType?: Prisma.StringFieldUpdateOperationsInput | string
   contextId?: Prisma.StringFieldUpdateOperationsInput | string
   roles?: Prisma.MembershipUpdaterolesInput | string[]
+  sequence?: Prisma.IntFieldUpdateOperationsInput | number
+  changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
 export type MembershipCreateManyInput = {
@@ -260,6 +328,8 @@ export type MembershipCreateManyInput = {
   contextType: string
   contextId: string
   roles?: Prisma.MembershipCreaterolesInput | string[]
+  sequence?: number
+  changeDate?: Date | string
 }
 
 export type MembershipUpdateManyMutationInput = {
@@ -268,6 +338,8 @@ export type MembershipUpdateManyMutationInput = {
   contextType?: Prisma.StringFieldUpdateOperationsInput | string
   contextId?: Prisma.StringFieldUpdateOperationsInput | string
   roles?: Prisma.MembershipUpdaterolesInput | string[]
+  sequence?: Prisma.IntFieldUpdateOperationsInput | number
+  changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
 export type MembershipUncheckedUpdateManyInput = {
@@ -276,6 +348,8 @@ export type MembershipUncheckedUpdateManyInput = {
   contextType?: Prisma.StringFieldUpdateOperationsInput | string
   contextId?: Prisma.StringFieldUpdateOperationsInput | string
   roles?: Prisma.MembershipUpdaterolesInput | string[]
+  sequence?: Prisma.IntFieldUpdateOperationsInput | number
+  changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
 export type StringNullableListFilter<$PrismaModel = never> = {
@@ -298,6 +372,12 @@ export type MembershipCountOrderByAggregateInput = {
   contextType?: Prisma.SortOrder
   contextId?: Prisma.SortOrder
   roles?: Prisma.SortOrder
+  sequence?: Prisma.SortOrder
+  changeDate?: Prisma.SortOrder
+}
+
+export type MembershipAvgOrderByAggregateInput = {
+  sequence?: Prisma.SortOrder
 }
 
 export type MembershipMaxOrderByAggregateInput = {
@@ -305,6 +385,8 @@ export type MembershipMaxOrderByAggregateInput = {
   userId?: Prisma.SortOrder
   contextType?: Prisma.SortOrder
   contextId?: Prisma.SortOrder
+  sequence?: Prisma.SortOrder
+  changeDate?: Prisma.SortOrder
 }
 
 export type MembershipMinOrderByAggregateInput = {
@@ -312,6 +394,12 @@ export type MembershipMinOrderByAggregateInput = {
   userId?: Prisma.SortOrder
   contextType?: Prisma.SortOrder
   contextId?: Prisma.SortOrder
+  sequence?: Prisma.SortOrder
+  changeDate?: Prisma.SortOrder
+}
+
+export type MembershipSumOrderByAggregateInput = {
+  sequence?: Prisma.SortOrder
 }
 
 export type MembershipCreaterolesInput = {
@@ -331,6 +419,8 @@ export type MembershipSelect<ExtArgs extends runtime.Types.Extensions.InternalAr
   contextType?: boolean
   contextId?: boolean
   roles?: boolean
+  sequence?: boolean
+  changeDate?: boolean
 }, ExtArgs["result"]["membership"]>
 
 export type MembershipSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -339,6 +429,8 @@ export type MembershipSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Ex
   contextType?: boolean
   contextId?: boolean
   roles?: boolean
+  sequence?: boolean
+  changeDate?: boolean
 }, ExtArgs["result"]["membership"]>
 
 export type MembershipSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -347,6 +439,8 @@ export type MembershipSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Ex
   contextType?: boolean
   contextId?: boolean
   roles?: boolean
+  sequence?: boolean
+  changeDate?: boolean
 }, ExtArgs["result"]["membership"]>
 
 export type MembershipSelectScalar = {
@@ -355,9 +449,11 @@ export type MembershipSelectScalar = {
   contextType?: boolean
   contextId?: boolean
   roles?: boolean
+  sequence?: boolean
+  changeDate?: boolean
 }
 
-export type MembershipOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"instanceId" | "userId" | "contextType" | "contextId" | "roles", ExtArgs["result"]["membership"]>
+export type MembershipOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"instanceId" | "userId" | "contextType" | "contextId" | "roles" | "sequence" | "changeDate", ExtArgs["result"]["membership"]>
 
 export type $MembershipPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "Membership"
@@ -368,6 +464,8 @@ export type $MembershipPayload<ExtArgs extends runtime.Types.Extensions.Internal
     contextType: string
     contextId: string
     roles: string[]
+    sequence: number
+    changeDate: Date
   }, ExtArgs["result"]["membership"]>
   composites: {}
 }
@@ -796,6 +894,8 @@ export interface MembershipFieldRefs {
   readonly contextType: Prisma.FieldRef<"Membership", 'String'>
   readonly contextId: Prisma.FieldRef<"Membership", 'String'>
   readonly roles: Prisma.FieldRef<"Membership", 'String[]'>
+  readonly sequence: Prisma.FieldRef<"Membership", 'Int'>
+  readonly changeDate: Prisma.FieldRef<"Membership", 'DateTime'>
 }
     
 

@@ -1,0 +1,113 @@
+import { availableRoles } from "../authz/roles.js";
+import { errors } from "../errors/errors.js";
+import type { EventStore, Tx } from "../eventstore/eventstore.js";
+import type { ChangeDetails } from "./aggregate.js";
+import { EventTypes, type ContextType } from "./events.js";
+
+export type MemberContextType = ContextType | "project";
+
+const memberEvents: Record<MemberContextType, { added: string; changed: string; removed: string }> = {
+  system: { added: EventTypes.systemMemberAdded, changed: EventTypes.systemMemberChanged, removed: EventTypes.systemMemberRemoved },
+  instance: { added: EventTypes.instanceMemberAdded, changed: EventTypes.instanceMemberChanged, removed: EventTypes.instanceMemberRemoved },
+  org: { added: EventTypes.orgMemberAdded, changed: EventTypes.orgMemberChanged, removed: EventTypes.orgMemberRemoved },
+  project: { added: EventTypes.projectMemberAdded, changed: EventTypes.projectMemberChanged, removed: EventTypes.projectMemberRemoved },
+};
+
+/** A membership's ID: derived from what makes it unique, the context and the user. */
+export const membershipId = (type: MemberContextType, contextId: string, userId: string) => `${type}:${contextId}:${userId}`;
+
+export function parseMembershipId(id: string): { type: MemberContextType; contextId: string; userId: string } | undefined {
+  const m = /^(instance|org|project):([^:]+):([^:]+)$/.exec(id);
+  return m ? { type: m[1] as MemberContextType, contextId: m[2]!, userId: m[3]! } : undefined;
+}
+
+function checkRoles(type: MemberContextType, roles: string[]) {
+  const allowed = availableRoles(type);
+  if (!roles.length) throw errors.invalidArgument("MEMB-r0l0", "invalid membership.roles: at least one role is required");
+  roles.forEach((r, i) => {
+    if (!allowed.includes(r)) throw errors.invalidArgument("MEMB-r0l1", `invalid membership.roles[${i}]: "${r}" is not a ${type} role (${allowed.join(", ")})`);
+  });
+}
+
+interface Target {
+  instanceId: string;
+  type: MemberContextType;
+  contextId: string;
+  userId: string;
+  creator: string;
+}
+
+/** The organisation or instance a membership's events belong to: the context's owner. */
+async function ownerOf(tx: Tx, t: Target): Promise<string> {
+  if (t.type === "instance") return t.instanceId;
+  if (t.type === "org") {
+    const org = await tx.org.findFirst({ where: { id: t.contextId, instanceId: t.instanceId } });
+    if (!org) throw errors.notFound("MEMB-0rg0", `organization "${t.contextId}" not found`);
+    return org.id;
+  }
+  const project = await tx.project.findFirst({ where: { id: t.contextId, instanceId: t.instanceId } });
+  if (!project) throw errors.notFound("MEMB-pr0j", `project "${t.contextId}" not found`);
+  return project.orgId;
+}
+
+/** Adds (roles given, none yet), changes (roles given) or removes (roles undefined) a membership. */
+async function writeMembership(es: EventStore, t: Target, roles: string[] | undefined, mode: "add" | "change" | "remove"): Promise<ChangeDetails> {
+  if (roles) checkRoles(t.type, [...new Set(roles)]);
+  const id = membershipId(t.type, t.contextId, t.userId);
+  const { result } = await es.execute(async (w): Promise<ChangeDetails> => {
+    const aggregateId = t.contextId;
+    await w.sequenceOf(t.instanceId, t.type, aggregateId);
+    const resourceOwner = await ownerOf(w.tx, t);
+    const user = await w.tx.user.findFirst({ where: { id: t.userId, instanceId: t.instanceId } });
+    if (!user) throw errors.notFound("MEMB-us3r", `user "${t.userId}" not found`);
+    const key = { userId_contextType_contextId: { userId: t.userId, contextType: t.type, contextId: t.contextId } };
+    const existing = await w.tx.membership.findUnique({ where: key });
+    if (mode === "add" && existing) throw errors.alreadyExists("MEMB-3x1s", `user "${t.userId}" is already a member of ${t.type} "${t.contextId}"`);
+    if (mode !== "add" && !existing) throw errors.notFound("MEMB-n0tf", `membership "${id}" not found`);
+    const unique = roles ? [...new Set(roles)] : [];
+    if (mode === "change" && JSON.stringify(existing!.roles) === JSON.stringify(unique)) {
+      return { id, sequence: existing!.sequence, changeDate: existing!.changeDate, instanceId: t.instanceId, resourceOwner };
+    }
+    const type = memberEvents[t.type][mode === "add" ? "added" : mode === "change" ? "changed" : "removed"];
+    const [e] = await w.push(t.instanceId, t.creator, [
+      { aggregateType: t.type, aggregateId, type, payload: { userId: t.userId, ...(roles ? { roles: unique } : {}) }, resourceOwner },
+    ]);
+    return { id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId: t.instanceId, resourceOwner };
+  });
+  return result;
+}
+
+export const addMembership = (es: EventStore, t: Target, roles: string[]) => writeMembership(es, t, roles, "add");
+export const changeMembership = (es: EventStore, t: Target, roles: string[]) => writeMembership(es, t, roles, "change");
+export const removeMembership = (es: EventStore, t: Target) => writeMembership(es, t, undefined, "remove");
+
+/** Projections of memberships in every kind of context. */
+export function registerMembershipReducers(es: EventStore): void {
+  for (const [type, names] of Object.entries(memberEvents) as [MemberContextType, (typeof memberEvents)["org"]][]) {
+    const contextIdOf = (aggregateId: string) => (type === "system" ? "" : aggregateId);
+    const upsert = async (tx: Tx, e: Parameters<Parameters<EventStore["on"]>[1]>[1]) => {
+      const userId = String(e.payload.userId);
+      const roles = (e.payload.roles as string[]) ?? [];
+      const contextId = contextIdOf(e.aggregateId);
+      const data = { roles, sequence: e.sequence, changeDate: e.createdAt };
+      await tx.membership.upsert({
+        where: { userId_contextType_contextId: { userId, contextType: type, contextId } },
+        create: { instanceId: e.instanceId, userId, contextType: type, contextId, ...data },
+        update: data,
+      });
+    };
+    // The context's own projection follows its aggregate's sequence, which member events advance.
+    const touchContext = async (tx: Tx, e: Parameters<Parameters<EventStore["on"]>[1]>[1]) => {
+      const data = { sequence: e.sequence, changeDate: e.createdAt };
+      if (type === "instance") await tx.instance.update({ where: { id: e.aggregateId }, data });
+      if (type === "org") await tx.org.update({ where: { id: e.aggregateId }, data });
+      if (type === "project") await tx.project.update({ where: { id: e.aggregateId }, data });
+    };
+    es.on(names.added, async (tx, e) => (await upsert(tx, e), await touchContext(tx, e)));
+    es.on(names.changed, async (tx, e) => (await upsert(tx, e), await touchContext(tx, e)));
+    es.on(names.removed, async (tx, e) => {
+      await tx.membership.deleteMany({ where: { userId: String(e.payload.userId), contextType: type, contextId: contextIdOf(e.aggregateId) } });
+      await touchContext(tx, e);
+    });
+  }
+}

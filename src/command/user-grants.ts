@@ -1,0 +1,72 @@
+import { errors } from "../errors/errors.js";
+import type { EventStore, EventWriter, Tx } from "../eventstore/eventstore.js";
+import { newId } from "../ids.js";
+import { changeAggregate, withUniqueConflict, type ChangeDetails } from "./aggregate.js";
+import { EventTypes } from "./events.js";
+
+const granted = (userId: string, projectId: string) => errors.alreadyExists("GRANT-3x1s", `user "${userId}" already has a grant of project "${projectId}"`);
+
+async function checkRoleKeys(w: EventWriter, projectId: string, keys: string[]) {
+  const roles = new Set((await w.tx.projectRole.findMany({ where: { projectId }, select: { key: true } })).map((r) => r.key));
+  keys.forEach((k, i) => {
+    if (!roles.has(k)) throw errors.invalidArgument("GRANT-r0l3", `invalid grant.role_keys[${i}]: the project has no role "${k}"`);
+  });
+}
+
+/** A user's roles of a project; the grant belongs to the project's organisation. */
+export async function createUserGrant(es: EventStore, a: { instanceId: string; userId: string; projectId: string; roleKeys: string[]; creator: string }): Promise<ChangeDetails> {
+  const id = newId();
+  const roleKeys = [...new Set(a.roleKeys)];
+  const { result } = await withUniqueConflict("UserGrant", () => granted(a.userId, a.projectId), () =>
+    es.execute(async (w): Promise<ChangeDetails> => {
+      const project = await w.tx.project.findFirst({ where: { id: a.projectId, instanceId: a.instanceId } });
+      if (!project) throw errors.notFound("GRANT-pr0j", `project "${a.projectId}" not found`);
+      if (!(await w.tx.user.findFirst({ where: { id: a.userId, instanceId: a.instanceId } }))) throw errors.notFound("GRANT-us3r", `user "${a.userId}" not found`);
+      if (await w.tx.userGrant.findUnique({ where: { userId_projectId: { userId: a.userId, projectId: a.projectId } } })) throw granted(a.userId, a.projectId);
+      await checkRoleKeys(w, project.id, roleKeys);
+      const [e] = await w.push(a.instanceId, a.creator, [
+        { aggregateType: "usergrant", aggregateId: id, type: EventTypes.userGrantAdded, payload: { userId: a.userId, projectId: project.id, roleKeys }, resourceOwner: project.orgId },
+      ]);
+      return { id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId: a.instanceId, resourceOwner: project.orgId };
+    }),
+  );
+  return result;
+}
+
+const changeGrant = (es: EventStore, a: { instanceId: string; id: string; creator: string }, decide: Parameters<typeof changeAggregate<NonNullable<Awaited<ReturnType<Tx["userGrant"]["findUnique"]>>>>>[1]["decide"]) =>
+  changeAggregate(es, {
+    aggregateType: "usergrant",
+    ...a,
+    load: (w) => w.tx.userGrant.findUnique({ where: { id: a.id } }),
+    notFound: () => errors.notFound("GRANT-n0tf", `user grant "${a.id}" not found`),
+    ownerOf: (g) => g.orgId,
+    decide,
+  });
+
+export function patchUserGrant(es: EventStore, a: { instanceId: string; id: string; creator: string; roleKeys: string[] }) {
+  const roleKeys = [...new Set(a.roleKeys)];
+  return changeGrant(es, a, async (g, w) => {
+    if (JSON.stringify(g.roleKeys) === JSON.stringify(roleKeys)) return [];
+    await checkRoleKeys(w, g.projectId, roleKeys);
+    return [{ type: EventTypes.userGrantChanged, payload: { roleKeys } }];
+  });
+}
+
+export function removeUserGrant(es: EventStore, a: { instanceId: string; id: string; creator: string }) {
+  return changeGrant(es, a, () => [{ type: EventTypes.userGrantRemoved }]);
+}
+
+export function registerUserGrantReducers(es: EventStore): void {
+  es.on(EventTypes.userGrantAdded, async (tx, e) => {
+    const p = e.payload as { userId: string; projectId: string; roleKeys: string[] };
+    await tx.userGrant.create({
+      data: { id: e.aggregateId, instanceId: e.instanceId, orgId: e.resourceOwner, ...p, sequence: e.sequence, createdAt: e.createdAt, changeDate: e.createdAt },
+    });
+  });
+  es.on(EventTypes.userGrantChanged, async (tx, e) => {
+    await tx.userGrant.update({ where: { id: e.aggregateId }, data: { roleKeys: e.payload.roleKeys as string[], sequence: e.sequence, changeDate: e.createdAt } });
+  });
+  es.on(EventTypes.userGrantRemoved, async (tx, e) => {
+    await tx.userGrant.deleteMany({ where: { id: e.aggregateId } });
+  });
+}
