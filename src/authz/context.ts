@@ -22,6 +22,8 @@ export interface CallInfo {
   hostInstance: InstanceRow;
   target: Target;
   caller: Caller;
+  /** The RPC's declared permission. */
+  permission: string;
   /** Permissions the caller holds in the target context. */
   permissions: ReadonlySet<string>;
   /** The RPC's declared permission, checked in `target` (PERMISSION_DENIED); for resource_context methods. */
@@ -31,6 +33,8 @@ export interface CallInfo {
    * the system), or only in these organisations. Searches return only what this allows.
    */
   scopeOf(permission: string): "all" | string[];
+  /** The projects in which the caller holds `permission` through a project membership. */
+  projectsWith(permission: string): string[];
 }
 
 export const callInfoKey = createContextKey<CallInfo | undefined>(undefined, { description: "svc call info" });

@@ -118,7 +118,11 @@ export function createAuthorizationInterceptor(deps: AuthDeps): Interceptor {
         .filter((m) => m.contextType === "org" && m.instanceId === instance.id && m.roles.some((r) => deps.rolePermissions[r]?.includes(permission)))
         .map((m) => m.contextId);
     };
-    req.contextValues.set(callInfoKey, { hostInstance: host, target, caller, permissions, authorize, scopeOf });
+    const projectsWith = (permission: string) =>
+      caller.memberships
+        .filter((m) => m.contextType === "project" && m.instanceId === target.instance.id && m.roles.some((r) => deps.rolePermissions[r]?.includes(permission)))
+        .map((m) => m.contextId);
+    req.contextValues.set(callInfoKey, { hostInstance: host, target, caller, permission: info.permission, permissions, authorize, scopeOf, projectsWith });
     return next(req);
   };
 }

@@ -12,6 +12,10 @@ import { languageService } from "../api/language/service.js";
 import { loginSettingsService } from "../api/login-settings/service.js";
 import { orgService } from "../api/org/service.js";
 import { userService } from "../api/user/service.js";
+import { applicationService } from "../api/application/service.js";
+import { membershipService } from "../api/membership/service.js";
+import { projectService } from "../api/project/service.js";
+import { userGrantService } from "../api/usergrant/service.js";
 import { indexOf, reflectionServices } from "../api/reflection/service.js";
 import { TargetCaller } from "../actions/caller.js";
 import { executionFunctions, type ExecutionCatalogue } from "../actions/conditions.js";
@@ -137,6 +141,10 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     mount(S.idp, idpService({ es, db, cache, box, idps: new IdpQueries(db), tenancy })),
     mount(S.org, orgService({ es, db, cache, tenancy, externalDomain: config.externalDomain })),
     mount(S.user, userService({ es, db, cache, settings, tenancy })),
+    mount(S.project, projectService({ es, db, cache, tenancy })),
+    mount(S.application, applicationService({ es, db, cache, tenancy })),
+    mount(S.membership, membershipService({ es, db, cache, tenancy })),
+    mount(S.userGrant, userGrantService({ es, db, cache, tenancy })),
     mount(S.feature, featureService({ es, features, settings })),
     mount(S.health, healthService({ serviceNames, ready })),
   );

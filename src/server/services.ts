@@ -6,6 +6,10 @@ import { ServerReflection as ReflectionV1alpha } from "../../gen/grpc/reflection
 import { FeatureService } from "../../gen/svc/feature/v2/feature_service_pb.js";
 import { ActionService } from "../../gen/svc/resources/action/v3alpha/action_service_pb.js";
 import { IdentityProviderService } from "../../gen/svc/resources/idp/v3alpha/idp_service_pb.js";
+import { ApplicationService } from "../../gen/svc/resources/application/v3alpha/application_service_pb.js";
+import { MembershipService } from "../../gen/svc/resources/membership/v3alpha/membership_service_pb.js";
+import { ProjectService } from "../../gen/svc/resources/project/v3alpha/project_service_pb.js";
+import { UserGrantService } from "../../gen/svc/resources/usergrant/v3alpha/user_grant_service_pb.js";
 import { OrganizationService } from "../../gen/svc/resources/org/v3alpha/org_service_pb.js";
 import { UserService } from "../../gen/svc/resources/user/v3alpha/user_service_pb.js";
 import { LoginSettingsService } from "../../gen/svc/settings/login/v3alpha/login_service_pb.js";
@@ -29,6 +33,10 @@ export const serviceDescriptors = {
   idp: IdentityProviderService,
   org: OrganizationService,
   user: UserService,
+  project: ProjectService,
+  application: ApplicationService,
+  membership: MembershipService,
+  userGrant: UserGrantService,
   feature: FeatureService,
   health: Health,
   reflectionV1: ReflectionV1,

@@ -29,6 +29,7 @@ import { listDetails, listWindow, projectionState, textFilter } from "../../quer
 import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
+import { readableScope } from "../scope.js";
 
 export interface OrgDeps {
   es: EventStore;
@@ -122,14 +123,8 @@ export function orgService(deps: OrgDeps): ServiceImpl<typeof OrganizationServic
     async searchOrganizations(req, ctx) {
       const info = callInfo(ctx);
       const instanceId = info.target.instance.id;
-      let scope: P.OrgWhereInput;
-      if (info.target.type === "org") {
-        info.authorize(info.target);
-        scope = { id: info.target.org.id };
-      } else {
-        const readable = info.scopeOf("org.read");
-        scope = readable === "all" ? {} : { id: { in: readable } };
-      }
+      const { orgIds } = readableScope(info, "org.read");
+      const scope: P.OrgWhereInput = orgIds === "all" ? {} : { id: { in: orgIds } };
       const { skip, take, order } = listWindow(req.query);
       const where: P.OrgWhereInput = { AND: [{ instanceId }, scope, ...req.filters.map(filterWhere)] };
       const orderBy = [{ [sortColumns[req.sortingColumn]]: order }, { id: order }] as P.OrgOrderByWithRelationInput[];

@@ -24,7 +24,7 @@ import {
   UnlockUserResponseSchema,
   UserService,
 } from "../../../gen/svc/resources/user/v3alpha/user_service_pb.js";
-import { callInfo, type Target } from "../../authz/context.js";
+import { callInfo } from "../../authz/context.js";
 import type { ChangeDetails } from "../../command/aggregate.js";
 import * as users from "../../command/users.js";
 import { errors } from "../../errors/errors.js";
@@ -36,6 +36,7 @@ import type { SettingsQueries } from "../../query/settings.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
+import { orgOfRequest, orgTarget, readableScope } from "../scope.js";
 import { newUserOf, passwordInputOf, patchOf, toGetUser, userStates } from "./convert.js";
 
 export interface UserDeps {
@@ -85,19 +86,13 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
   const { es, db, tenancy } = deps;
   const details = (d: ChangeDetails) => toResourceDetails(d, "org");
 
-  async function orgTarget(instance: Target["instance"], orgId: string): Promise<Target> {
-    const org = await tenancy.orgById(instance.id, orgId);
-    if (!org) throw errors.notFound("USER-0rg2", `organization "${orgId}" not found`);
-    return { type: "org", instance, org };
-  }
-
   /** The user a request names, checked in its organisation. Users of other instances are NOT_FOUND. */
   async function resolve(ctx: HandlerContext, id: string) {
     const info = callInfo(ctx);
     const instance = info.target.instance;
     const user = await db.prisma.user.findUnique({ where: { id } });
     if (!user || user.instanceId !== instance.id) throw errors.notFound("USER-n0t1", `user "${id}" not found`);
-    info.authorize(await orgTarget(instance, user.orgId));
+    info.authorize(await orgTarget(tenancy, instance, user.orgId));
     return { user, args: { instanceId: instance.id, id, creator: info.caller.userId } };
   }
 
@@ -105,10 +100,8 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
     async createUser(req, ctx) {
       const info = callInfo(ctx);
       const instance = info.target.instance;
-      // In the organisation of ctx; else the instance's default organisation.
-      const orgId = info.target.type === "org" ? info.target.org.id : instance.defaultOrgId;
-      if (!orgId) throw errors.failedPrecondition("USER-n0d3", "the instance has no default organization; give ctx.org_id");
-      info.authorize(await orgTarget(instance, orgId));
+      const orgId = orgOfRequest(info);
+      info.authorize(await orgTarget(tenancy, instance, orgId));
       const { human, machine, password } = newUserOf(req.user!);
       const base = { instanceId: instance.id, orgId, creator: info.caller.userId };
       let d: ChangeDetails;
@@ -138,14 +131,8 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
 
     async searchUsers(req, ctx) {
       const info = callInfo(ctx);
-      let scope: P.UserWhereInput;
-      if (info.target.type === "org") {
-        info.authorize(info.target);
-        scope = { orgId: info.target.org.id };
-      } else {
-        const readable = info.scopeOf("user.read");
-        scope = readable === "all" ? {} : { orgId: { in: readable } };
-      }
+      const { orgIds } = readableScope(info, "user.read");
+      const scope: P.UserWhereInput = orgIds === "all" ? {} : { orgId: { in: orgIds } };
       const { skip, take, order } = listWindow(req.query);
       const where: P.UserWhereInput = { AND: [{ instanceId: info.target.instance.id }, scope, ...req.filters.map(filterWhere)] };
       const orderBy = [{ [sortColumns[req.sortingColumn]]: order }, { id: order }] as P.UserOrderByWithRelationInput[];

@@ -1,0 +1,141 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { Prisma as P } from "../../../gen/prisma/client.js";
+import type { ApplicationSearchFilter } from "../../../gen/svc/resources/application/v3alpha/application_pb.js";
+import {
+  AddApplicationKeyResponseSchema,
+  ApplicationService,
+  CreateApplicationResponseSchema,
+  DeactivateApplicationResponseSchema,
+  DeleteApplicationResponseSchema,
+  GenerateApplicationSecretResponseSchema,
+  GetApplicationResponseSchema,
+  PatchApplicationResponseSchema,
+  ReactivateApplicationResponseSchema,
+  RemoveApplicationKeyResponseSchema,
+  SearchApplicationsResponseSchema,
+} from "../../../gen/svc/resources/application/v3alpha/application_service_pb.js";
+import { callInfo } from "../../authz/context.js";
+import type { ChangeDetails } from "../../command/aggregate.js";
+import * as apps from "../../command/applications.js";
+import { errors } from "../../errors/errors.js";
+import type { EventStore } from "../../eventstore/eventstore.js";
+import type { ProjectionCache } from "../../query/cache.js";
+import { listDetails, listWindow, projectionState, textFilter } from "../../query/list.js";
+import type { TenancyQueries } from "../../query/tenancy.js";
+import type { Database } from "../../storage/database.js";
+import { toResourceDetails } from "../convert.js";
+import { projectScope } from "../project/service.js";
+import { authorizeInProject, readableScope } from "../scope.js";
+import { appConfigOf, toGetApplication } from "./convert.js";
+
+export interface ApplicationDeps {
+  es: EventStore;
+  db: Database;
+  cache: ProjectionCache;
+  tenancy: TenancyQueries;
+}
+
+function filterWhere(f: ApplicationSearchFilter): P.ApplicationWhereInput {
+  switch (f.filter.case) {
+    case "inIds":
+      return { id: { in: f.filter.value.ids } };
+    case "name":
+      return { name: textFilter(f.filter.value.name, f.filter.value.method) };
+    case "projectId":
+      return { projectId: f.filter.value.projectId };
+    default:
+      return {};
+  }
+}
+
+export function applicationService(deps: ApplicationDeps): ServiceImpl<typeof ApplicationService> {
+  const { es, db, tenancy } = deps;
+  const details = (d: ChangeDetails) => toResourceDetails(d, "org");
+
+  /** The application a request names, checked in its project's organisation or through a project membership. */
+  async function resolve(ctx: HandlerContext, id: string) {
+    const info = callInfo(ctx);
+    const app = await db.prisma.application.findFirst({ where: { id, instanceId: info.target.instance.id } });
+    if (!app) throw errors.notFound("APP-n0t1", `application "${id}" not found`);
+    await authorizeInProject(info, tenancy, app.orgId, app.projectId, info.permission);
+    return { app, args: { instanceId: app.instanceId, id, creator: info.caller.userId } };
+  }
+
+  const expiryOf = (t: Parameters<typeof timestampDate>[0] | undefined) => {
+    if (!t) return null;
+    const d = timestampDate(t);
+    if (d.getTime() <= Date.now()) throw errors.invalidArgument("APP-3xp1", "invalid expiration_date: must be in the future");
+    return d;
+  };
+
+  return {
+    async createApplication(req, ctx) {
+      const info = callInfo(ctx);
+      const project = await db.prisma.project.findFirst({ where: { id: req.projectId, instanceId: info.target.instance.id } });
+      if (!project) throw errors.notFound("APP-pr0j", `project "${req.projectId}" not found`);
+      await authorizeInProject(info, tenancy, project.orgId, project.id, info.permission);
+      const a = req.application!;
+      const r = await apps.createApplication(es, { instanceId: project.instanceId, projectId: project.id, creator: info.caller.userId, name: a.name, config: appConfigOf(a.type as never) });
+      return create(CreateApplicationResponseSchema, { details: details(r.details), clientId: r.clientId, clientSecret: r.clientSecret ?? "" });
+    },
+
+    async patchApplication(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      const p = req.application!;
+      const d = await apps.patchApplication(es, { ...args, ...(p.name !== undefined ? { name: p.name } : {}), ...(p.type.case ? { config: appConfigOf(p.type as never) } : {}) });
+      return create(PatchApplicationResponseSchema, { details: details(d) });
+    },
+
+    async getApplication(req, ctx) {
+      const { app } = await resolve(ctx, req.id);
+      return create(GetApplicationResponseSchema, { application: toGetApplication(app) });
+    },
+
+    async deleteApplication(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      return create(DeleteApplicationResponseSchema, { details: details(await apps.removeApplication(es, args)) });
+    },
+
+    async searchApplications(req, ctx) {
+      const info = callInfo(ctx);
+      const scope = projectScope(readableScope(info, "project.app.read"), "projectId") as P.ApplicationWhereInput;
+      const { skip, take, order } = listWindow(req.query);
+      const where: P.ApplicationWhereInput = { AND: [{ instanceId: info.target.instance.id }, scope, ...req.filters.map(filterWhere)] };
+      const [rows, total, state] = await Promise.all([
+        db.prisma.application.findMany({ where, orderBy: [{ createdAt: order }, { id: order }], skip, take }),
+        db.prisma.application.count({ where }),
+        projectionState(db, deps.cache),
+      ]);
+      return create(SearchApplicationsResponseSchema, { details: listDetails({ take, skip, returned: rows.length, total, state }), result: rows.map(toGetApplication) });
+    },
+
+    async deactivateApplication(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      return create(DeactivateApplicationResponseSchema, { details: details(await apps.setApplicationState(es, { ...args, active: false })) });
+    },
+
+    async reactivateApplication(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      return create(ReactivateApplicationResponseSchema, { details: details(await apps.setApplicationState(es, { ...args, active: true })) });
+    },
+
+    async generateApplicationSecret(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      const r = await apps.generateApplicationSecret(es, args);
+      return create(GenerateApplicationSecretResponseSchema, { details: details(r.details), clientId: r.clientId, clientSecret: r.clientSecret });
+    },
+
+    async addApplicationKey(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      const r = await apps.addApplicationKey(es, { ...args, expiresAt: expiryOf(req.expirationDate) });
+      return create(AddApplicationKeyResponseSchema, { details: details(r.details), keyId: r.keyId, keyContent: r.keyContent });
+    },
+
+    async removeApplicationKey(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      return create(RemoveApplicationKeyResponseSchema, { details: details(await apps.removeApplicationKey(es, { ...args, keyId: req.keyId })) });
+    },
+  };
+}

@@ -1,0 +1,173 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { Membership as MembershipRow, Prisma as P } from "../../../gen/prisma/client.js";
+import {
+  CreateMembershipResponseSchema,
+  DeleteMembershipResponseSchema,
+  GetMembershipResponseSchema,
+  GetMembershipSchema,
+  ListAvailableRolesResponseSchema,
+  MembershipService,
+  PatchMembershipResponseSchema,
+  SearchMembershipsResponseSchema,
+  type MembershipContext,
+  type MembershipSearchFilter,
+} from "../../../gen/svc/resources/membership/v3alpha/membership_service_pb.js";
+import { callInfo, type CallInfo } from "../../authz/context.js";
+import { availableRoles } from "../../authz/roles.js";
+import type { ChangeDetails } from "../../command/aggregate.js";
+import { addMembership, changeMembership, membershipId, parseMembershipId, removeMembership, type MemberContextType } from "../../command/memberships.js";
+import { errors } from "../../errors/errors.js";
+import type { EventStore } from "../../eventstore/eventstore.js";
+import type { ProjectionCache } from "../../query/cache.js";
+import { listDetails, listWindow, projectionState } from "../../query/list.js";
+import type { TenancyQueries } from "../../query/tenancy.js";
+import type { Database } from "../../storage/database.js";
+import { toResourceDetails } from "../convert.js";
+import { authorizeInProject, orgTarget } from "../scope.js";
+
+export interface MembershipDeps {
+  es: EventStore;
+  db: Database;
+  cache: ProjectionCache;
+  tenancy: TenancyQueries;
+}
+
+/** The permission prefix of members of each kind of context: iam.member.write, org.member.read, ... */
+const areaOf: Record<MemberContextType, string> = { system: "system.member", instance: "iam.member", org: "org.member", project: "project.member" };
+
+function contextOf(c: MembershipContext | undefined, instanceId: string, field: string): { type: MemberContextType; contextId: string } {
+  switch (c?.context.case) {
+    case "instance":
+      return { type: "instance", contextId: instanceId };
+    case "organizationId":
+      return { type: "org", contextId: c.context.value };
+    case "projectId":
+      return { type: "project", contextId: c.context.value };
+    default:
+      throw errors.invalidArgument("MEMB-ctx0", `invalid ${field}: a context is required`);
+  }
+}
+
+export function membershipService(deps: MembershipDeps): ServiceImpl<typeof MembershipService> {
+  const { es, db, tenancy } = deps;
+
+  /** The permission `<area>.<verb>` in the membership's context. */
+  async function authorizeIn(info: CallInfo, type: MemberContextType, contextId: string, verb: "read" | "write" | "delete") {
+    const permission = `${areaOf[type]}.${verb}`;
+    const instance = info.target.instance;
+    if (type === "instance") return info.authorize({ type: "instance", instance }, permission);
+    if (type === "org") return info.authorize(await orgTarget(tenancy, instance, contextId), permission);
+    const project = await db.prisma.project.findFirst({ where: { id: contextId, instanceId: instance.id } });
+    if (!project) throw errors.notFound("MEMB-pr0j", `project "${contextId}" not found`);
+    await authorizeInProject(info, tenancy, project.orgId, project.id, permission);
+  }
+
+  function parse(info: CallInfo, id: string) {
+    const parsed = parseMembershipId(id);
+    if (!parsed || (parsed.type === "instance" && parsed.contextId !== info.target.instance.id)) throw errors.notFound("MEMB-n0t1", `membership "${id}" not found`);
+    return { ...parsed, instanceId: info.target.instance.id, creator: info.caller.userId };
+  }
+
+  // A membership of the instance belongs to the instance; of an organisation or project, to the organisation.
+  const details = (type: MemberContextType, d: ChangeDetails) => toResourceDetails(d, type === "instance" ? "instance" : "org");
+
+  const toGet = (m: MembershipRow) => {
+    const type = m.contextType as MemberContextType;
+    const context =
+      type === "instance"
+        ? { case: "instance" as const, value: true }
+        : type === "org"
+          ? { case: "organizationId" as const, value: m.contextId }
+          : { case: "projectId" as const, value: m.contextId };
+    return create(GetMembershipSchema, {
+      details: { id: membershipId(type, m.contextId, m.userId), sequence: BigInt(m.sequence), changeDate: timestampFromDate(m.changeDate) },
+      membership: { userId: m.userId, context: { context }, roles: m.roles },
+    });
+  };
+
+  return {
+    async createMembership(req, ctx) {
+      const info = callInfo(ctx);
+      const m = req.membership!;
+      const { type, contextId } = contextOf(m.context, info.target.instance.id, "membership.context");
+      await authorizeIn(info, type, contextId, "write");
+      const d = await addMembership(es, { instanceId: info.target.instance.id, type, contextId, userId: m.userId, creator: info.caller.userId }, m.roles);
+      return create(CreateMembershipResponseSchema, { details: details(type, d) });
+    },
+
+    async patchMembership(req, ctx) {
+      const info = callInfo(ctx);
+      const t = parse(info, req.id);
+      await authorizeIn(info, t.type, t.contextId, "write");
+      return create(PatchMembershipResponseSchema, { details: details(t.type, await changeMembership(es, t, req.membership!.roles)) });
+    },
+
+    async getMembership(req, ctx) {
+      const info = callInfo(ctx);
+      const t = parse(info, req.id);
+      await authorizeIn(info, t.type, t.contextId, "read");
+      const row = await db.prisma.membership.findUnique({ where: { userId_contextType_contextId: { userId: t.userId, contextType: t.type, contextId: t.contextId } } });
+      if (!row || row.instanceId !== info.target.instance.id) throw errors.notFound("MEMB-n0t2", `membership "${req.id}" not found`);
+      return create(GetMembershipResponseSchema, { membership: toGet(row) });
+    },
+
+    async deleteMembership(req, ctx) {
+      const info = callInfo(ctx);
+      const t = parse(info, req.id);
+      await authorizeIn(info, t.type, t.contextId, "delete");
+      return create(DeleteMembershipResponseSchema, { details: details(t.type, await removeMembership(es, t)) });
+    },
+
+    async searchMemberships(req, ctx) {
+      const info = callInfo(ctx);
+      const instanceId = info.target.instance.id;
+      // Readable: the instance's members with iam.member.read; an organisation's with org.member.read there;
+      // a project's with project.member.read in its organisation or the project.
+      const orgs = info.scopeOf("org.member.read");
+      const projectOrgs = info.scopeOf("project.member.read");
+      const visible: P.MembershipWhereInput[] = [];
+      if (info.scopeOf("iam.member.read") === "all") visible.push({ contextType: "instance" });
+      visible.push({ contextType: "org", ...(orgs === "all" ? {} : { contextId: { in: orgs } }) });
+      const projectIds =
+        projectOrgs === "all"
+          ? undefined
+          : [...(await db.prisma.project.findMany({ where: { instanceId, orgId: { in: projectOrgs } }, select: { id: true } })).map((p) => p.id), ...info.projectsWith("project.member.read")];
+      visible.push({ contextType: "project", ...(projectIds ? { contextId: { in: projectIds } } : {}) });
+      const filters = req.filters.map((f: MembershipSearchFilter, i): P.MembershipWhereInput => {
+        switch (f.filter.case) {
+          case "userId":
+            return { userId: f.filter.value };
+          case "role":
+            return { roles: { has: f.filter.value } };
+          case "context": {
+            const c = contextOf(f.filter.value, instanceId, `filters[${i}].context`);
+            return { contextType: c.type, contextId: c.contextId };
+          }
+          default:
+            return {};
+        }
+      });
+      const { skip, take, order } = listWindow(req.query);
+      const where: P.MembershipWhereInput = { AND: [{ instanceId, contextType: { not: "system" } }, { OR: visible }, ...filters] };
+      const [rows, total, state] = await Promise.all([
+        db.prisma.membership.findMany({ where, orderBy: [{ changeDate: order }, { userId: order }], skip, take }),
+        db.prisma.membership.count({ where }),
+        projectionState(db, deps.cache),
+      ]);
+      return create(SearchMembershipsResponseSchema, { details: listDetails({ take, skip, returned: rows.length, total, state }), result: rows.map(toGet) });
+    },
+
+    async listAvailableRoles(req, ctx) {
+      const info = callInfo(ctx);
+      if (req.projectId) {
+        const project = await db.prisma.project.findFirst({ where: { id: req.projectId, instanceId: info.target.instance.id } });
+        if (!project) throw errors.notFound("MEMB-pr0k", `project "${req.projectId}" not found`);
+        return create(ListAvailableRolesResponseSchema, { roles: availableRoles("project") });
+      }
+      const type = info.target.type === "system" ? "system" : info.target.type;
+      return create(ListAvailableRolesResponseSchema, { roles: availableRoles(type) });
+    },
+  };
+}
