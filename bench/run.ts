@@ -11,6 +11,7 @@ import {
   SetLanguageSettingsRequestSchema,
 } from "../gen/svc/settings/language/v3alpha/language_service_pb.js";
 import { grpcLoad, httpLoad, startProcess, type Result } from "./load.js";
+import { passwordBench } from "./passwords.js";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const targetsStored = Number(process.env.SEED_TARGETS ?? 10_000);
@@ -100,6 +101,13 @@ try {
   });
   results.push(await httpLoad("SearchIDPs REST, organisation context", idpSearch(`?ctx.org_id=${firstOrg}`)));
   results.push(await httpLoad("SearchIDPs REST, instance context", idpSearch("")));
+
+  // Users: 100,000 over 100 organisations (issue 5), and the deliberate cost of a password check
+  const userSearch = (body: object) => ({ url: api("/resources/v3alpha/users/_search"), method: "POST" as const, headers: json, body: JSON.stringify(body), duration: seconds });
+  results.push(await httpLoad("SearchUsers REST, 100 of 100,000 by username", userSearch({ query: { limit: 100 }, sortingColumn: "USER_FIELD_NAME_USERNAME" })));
+  results.push(await httpLoad("SearchUsers REST, username starts with", userSearch({ filters: [{ username: { username: "user-4242", method: "TEXT_FILTER_METHOD_STARTS_WITH" } }] })));
+  results.push(await httpLoad("SearchUsers REST, organisation context", { ...userSearch({ query: { limit: 100 } }), url: api(`/resources/v3alpha/users/_search?ctx.org_id=${firstOrg}`) }));
+  results.push(await passwordBench(seconds));
 
   // The latency a webhook execution adds to a call (the webhook answers at once)
   const t = await (await fetch(api("/resources/v3alpha/targets"), { method: "POST", headers: json, body: JSON.stringify({ name: "bench-hook", restWebhook: { url: `${ceiling.url}/hook` }, timeout: "5s" }) })).json();

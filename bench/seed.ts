@@ -1,10 +1,8 @@
 // Seeds a data dir before the bench server starts: targets appended through the event store (real events,
 // real reducers), 500 per transaction so that 10,000 take seconds, not minutes.
-import { registerActionReducers } from "../src/command/action-reducers.js";
+import { registerAllReducers } from "../src/command/all-reducers.js";
 import { EventTypes } from "../src/command/events.js";
-import { registerIdpReducers } from "../src/command/idps.js";
 import { orgAddedEvent, orgDomain } from "../src/command/orgs.js";
-import { registerReducers } from "../src/command/reducers.js";
 import { SecretBox } from "../src/crypto/secrets.js";
 import { loadMasterKey } from "../src/crypto/masterkey.js";
 import { EventStore } from "../src/eventstore/eventstore.js";
@@ -14,9 +12,7 @@ import { openDatabase } from "../src/storage/database.js";
 const [dataDir, count] = [process.env.SVC_DATA_DIR!, Number(process.env.SEED_TARGETS ?? 10_000)];
 const db = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir });
 const es = new EventStore(db);
-registerReducers(es);
-registerActionReducers(es);
-registerIdpReducers(es);
+registerAllReducers(es);
 const box = new SecretBox(loadMasterKey(process.env.SVC_MASTERKEY, dataDir));
 const instance = await db.prisma.instance.findFirstOrThrow();
 for (let done = 0; done < count; done += 500) {
@@ -79,5 +75,28 @@ for (let done = 0; done < idpCount; done += 500) {
   );
 }
 console.log(`seeded ${idpCount} identity providers over ${orgCount} organisations`);
+
+// Users: SEED_USERS humans spread over the same organisations.
+const userCount = Number(process.env.SEED_USERS ?? 100_000);
+for (let done = 0; done < userCount; done += 1000) {
+  await es.execute((w) =>
+    w.push(
+      instance.id,
+      "bench",
+      Array.from({ length: Math.min(1000, userCount - done) }, (_, i) => {
+        const n = done + i;
+        const orgId = orgIds[n % orgCount]!;
+        return {
+          aggregateType: "user",
+          aggregateId: newId(),
+          type: EventTypes.humanAdded,
+          payload: { username: `user-${n}`, givenName: `Given${n}`, familyName: `Family${n % 997}`, displayName: `Given${n} Family${n % 997}`, email: `user-${n}@example.com`, emailVerified: true },
+          resourceOwner: orgId,
+        };
+      }),
+    ),
+  );
+}
+console.log(`seeded ${userCount} users over ${orgCount} organisations`);
 console.log(`first org ${orgIds[0]}`);
 await db.close();

@@ -100,6 +100,25 @@ describe("the login UI in headless Chromium, without scripts", () => {
     await ctx.close();
   });
 
+  it("counts 50 concurrent wrong passwords exactly: the user is locked at the limit, never past it", async () => {
+    const id = await addHuman("racer");
+    const page = await rest(t.url, "GET", "/ui/login");
+    const cookie = String(page.headers["set-cookie"]).split(";")[0]!;
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page.body as string)![1]!;
+    const attempt = (password: string) =>
+      rest(t.url, "POST", "/ui/login/password", {
+        body: new URLSearchParams({ loginName: "racer", password, csrf }).toString(),
+        headers: { "content-type": "application/x-www-form-urlencoded", cookie },
+      });
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => attempt(`wrong-${i}`)));
+    expect(results.every((r) => r.status === 401)).toBe(true);
+    const events = await t.server.db.prisma.event.findMany({ where: { aggregateId: id }, select: { type: true } });
+    // lockout is at 3 (set above): three failures, one lock, then nothing is counted for a locked user
+    expect(events.filter((e) => e.type === "user.password.check_failed")).toHaveLength(3);
+    expect(events.filter((e) => e.type === "user.user.locked")).toHaveLength(1);
+    expect((await attempt(PASSWORD)).status).toBe(401);
+  });
+
   it("makes a user with an initial password choose a new one, checked against the complexity rules", async () => {
     const { ctx, page } = await newBrowser();
     await signIn(page, "bob", "Initial!234");

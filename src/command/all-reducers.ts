@@ -1,0 +1,25 @@
+import type { EventStore } from "../eventstore/eventstore.js";
+import { registerActionReducers } from "./action-reducers.js";
+import { registerApplicationReducers } from "./applications.js";
+import { registerIdpReducers } from "./idps.js";
+import { registerMembershipReducers } from "./memberships.js";
+import { registerOrgReducers } from "./orgs.js";
+import { registerProjectReducers } from "./projects.js";
+import { registerReducers } from "./reducers.js";
+import { registerSessionReducers } from "./sessions.js";
+import { registerUserGrantReducers } from "./user-grants.js";
+import { registerUserReducers } from "./user-reducers.js";
+
+/** Every projection of the server, in one place: the server and the bench seed register the same ones. */
+export function registerAllReducers(es: EventStore): void {
+  registerReducers(es);
+  registerActionReducers(es);
+  registerIdpReducers(es);
+  registerOrgReducers(es);
+  registerUserReducers(es);
+  registerSessionReducers(es);
+  registerMembershipReducers(es);
+  registerProjectReducers(es);
+  registerApplicationReducers(es);
+  registerUserGrantReducers(es);
+}
