@@ -122,3 +122,28 @@ export type ApplicationKey = Prisma.ApplicationKeyModel
  * 
  */
 export type UserGrant = Prisma.UserGrantModel
+/**
+ * Model SigningKey
+ * 
+ */
+export type SigningKey = Prisma.SigningKeyModel
+/**
+ * Model AuthRequest
+ * 
+ */
+export type AuthRequest = Prisma.AuthRequestModel
+/**
+ * Model RefreshToken
+ * 
+ */
+export type RefreshToken = Prisma.RefreshTokenModel
+/**
+ * Model RevokedToken
+ * 
+ */
+export type RevokedToken = Prisma.RevokedTokenModel
+/**
+ * Model UsedJwtId
+ * 
+ */
+export type UsedJwtId = Prisma.UsedJwtIdModel

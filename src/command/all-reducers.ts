@@ -1,4 +1,5 @@
 import type { EventStore } from "../eventstore/eventstore.js";
+import { registerOidcReducers } from "../oidc/reducers.js";
 import { registerActionReducers } from "./action-reducers.js";
 import { registerApplicationReducers } from "./applications.js";
 import { registerIdpReducers } from "./idps.js";
@@ -22,4 +23,5 @@ export function registerAllReducers(es: EventStore): void {
   registerProjectReducers(es);
   registerApplicationReducers(es);
   registerUserGrantReducers(es);
+  registerOidcReducers(es);
 }

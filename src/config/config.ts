@@ -33,6 +33,19 @@ export interface Config {
   corsOrigins: string[];
   /** SVC_SHUTDOWN_GRACE_MS (10000): how long in-flight calls may take to finish on SIGTERM. */
   shutdownGraceMs: number;
+  /** Lifetimes of the OIDC provider, in seconds (SVC_OIDC_*). */
+  oidc: {
+    /** SVC_OIDC_ACCESS_TOKEN_LIFETIME (43200 = 12 h). */
+    accessTokenS: number;
+    /** SVC_OIDC_ID_TOKEN_LIFETIME (43200). */
+    idTokenS: number;
+    /** SVC_OIDC_REFRESH_TOKEN_IDLE (2592000 = 30 d): unused that long, a refresh token expires. */
+    refreshIdleS: number;
+    /** SVC_OIDC_REFRESH_TOKEN_LIFETIME (7776000 = 90 d): the most a refresh token lives, however used. */
+    refreshAbsoluteS: number;
+    /** SVC_OIDC_SIGNING_KEY_LIFETIME (21600 = 6 h): how long a key signs before the next one takes over. */
+    signingKeyS: number;
+  };
 }
 
 type Env = Record<string, string | undefined>;
@@ -94,5 +107,12 @@ export function loadConfig(env: Env = process.env, argv: string[] = process.argv
     logLevel: level,
     corsOrigins: (merged.SVC_CORS_ORIGINS || "*").split(",").map((s) => s.trim()).filter(Boolean),
     shutdownGraceMs: int(merged, "SVC_SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
+    oidc: {
+      accessTokenS: int(merged, "SVC_OIDC_ACCESS_TOKEN_LIFETIME", 43_200, 1, 31_536_000),
+      idTokenS: int(merged, "SVC_OIDC_ID_TOKEN_LIFETIME", 43_200, 1, 31_536_000),
+      refreshIdleS: int(merged, "SVC_OIDC_REFRESH_TOKEN_IDLE", 2_592_000, 1, 315_360_000),
+      refreshAbsoluteS: int(merged, "SVC_OIDC_REFRESH_TOKEN_LIFETIME", 7_776_000, 1, 315_360_000),
+      signingKeyS: int(merged, "SVC_OIDC_SIGNING_KEY_LIFETIME", 21_600, 60, 31_536_000),
+    },
   };
 }

@@ -28,6 +28,13 @@ import { PersonalAccessTokenVerifier, TokenVerifiers } from "../authz/verifier.j
 import { registerAllReducers } from "../command/all-reducers.js";
 import { allEventTypes } from "../command/events.js";
 import { registerLoginUi } from "../login/routes.js";
+import { Clients } from "../oidc/clients.js";
+import { SigningKeys } from "../oidc/keys.js";
+import { OpaqueTokens } from "../oidc/opaque.js";
+import { ReplayGuard } from "../oidc/replay.js";
+import { registerOidc } from "../oidc/routes.js";
+import { Tokens } from "../oidc/tokens.js";
+import { OidcAccessTokenVerifier } from "../oidc/verifier.js";
 import { Signer } from "../login/signing.js";
 import { ensureFirstInstance, type FirstInstance } from "../command/setup.js";
 import type { Config } from "../config/config.js";
@@ -105,6 +112,18 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   const actions = new ActionQueries(db, cache, box);
   const verifiers = new TokenVerifiers(tenancy);
   verifiers.add(new PersonalAccessTokenVerifier(tenancy));
+  const o = config.oidc;
+  const keys = new SigningKeys(es, db, cache, box, { signMs: o.signingKeyS * 1000, maxTokenMs: Math.max(o.accessTokenS, o.idTokenS) * 1000 });
+  const tokens = new Tokens(es, db, cache, keys, new OpaqueTokens(masterKey), {
+    accessTokenMs: o.accessTokenS * 1000,
+    idTokenMs: o.idTokenS * 1000,
+    refreshIdleMs: o.refreshIdleS * 1000,
+    refreshAbsoluteMs: o.refreshAbsoluteS * 1000,
+    authRequestMs: 30 * 60_000,
+  });
+  const replay = new ReplayGuard(db);
+  const clients = new Clients(db, cache, replay);
+  verifiers.add(new OidcAccessTokenVerifier(tokens, tenancy));
   const firstInstance = await ensureFirstInstance(es, config);
 
   const mounted: Mounted[] = [];
@@ -172,6 +191,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   const router = createConnectRouter(connectOptions);
   routes(router);
   registerRestGateway(app, router);
+  registerOidc(app, { es, db, cache, tenancy, settings, keys, tokens, clients, replay, functions, secure: config.externalSecure });
   registerLoginUi(app, { es, db, tenancy, settings, signer: Signer.fromMasterKey(masterKey), secureCookies: config.externalSecure });
 
   const openApi = buildOpenApi(

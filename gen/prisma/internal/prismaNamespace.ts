@@ -417,7 +417,12 @@ export const ModelName = {
   ProjectRole: 'ProjectRole',
   Application: 'Application',
   ApplicationKey: 'ApplicationKey',
-  UserGrant: 'UserGrant'
+  UserGrant: 'UserGrant',
+  SigningKey: 'SigningKey',
+  AuthRequest: 'AuthRequest',
+  RefreshToken: 'RefreshToken',
+  RevokedToken: 'RevokedToken',
+  UsedJwtId: 'UsedJwtId'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -433,7 +438,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant"
+    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "refreshToken" | "revokedToken" | "usedJwtId"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1991,6 +1996,376 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    SigningKey: {
+      payload: Prisma.$SigningKeyPayload<ExtArgs>
+      fields: Prisma.SigningKeyFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.SigningKeyFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SigningKeyPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.SigningKeyFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SigningKeyPayload>
+        }
+        findFirst: {
+          args: Prisma.SigningKeyFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SigningKeyPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.SigningKeyFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SigningKeyPayload>
+        }
+        findMany: {
+          args: Prisma.SigningKeyFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SigningKeyPayload>[]
+        }
+        create: {
+          args: Prisma.SigningKeyCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SigningKeyPayload>
+        }
+        createMany: {
+          args: Prisma.SigningKeyCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.SigningKeyCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SigningKeyPayload>[]
+        }
+        delete: {
+          args: Prisma.SigningKeyDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SigningKeyPayload>
+        }
+        update: {
+          args: Prisma.SigningKeyUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SigningKeyPayload>
+        }
+        deleteMany: {
+          args: Prisma.SigningKeyDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.SigningKeyUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.SigningKeyUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SigningKeyPayload>[]
+        }
+        upsert: {
+          args: Prisma.SigningKeyUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SigningKeyPayload>
+        }
+        aggregate: {
+          args: Prisma.SigningKeyAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateSigningKey>
+        }
+        groupBy: {
+          args: Prisma.SigningKeyGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SigningKeyGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.SigningKeyCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SigningKeyCountAggregateOutputType> | number
+        }
+      }
+    }
+    AuthRequest: {
+      payload: Prisma.$AuthRequestPayload<ExtArgs>
+      fields: Prisma.AuthRequestFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.AuthRequestFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AuthRequestPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.AuthRequestFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AuthRequestPayload>
+        }
+        findFirst: {
+          args: Prisma.AuthRequestFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AuthRequestPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.AuthRequestFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AuthRequestPayload>
+        }
+        findMany: {
+          args: Prisma.AuthRequestFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AuthRequestPayload>[]
+        }
+        create: {
+          args: Prisma.AuthRequestCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AuthRequestPayload>
+        }
+        createMany: {
+          args: Prisma.AuthRequestCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.AuthRequestCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AuthRequestPayload>[]
+        }
+        delete: {
+          args: Prisma.AuthRequestDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AuthRequestPayload>
+        }
+        update: {
+          args: Prisma.AuthRequestUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AuthRequestPayload>
+        }
+        deleteMany: {
+          args: Prisma.AuthRequestDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.AuthRequestUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.AuthRequestUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AuthRequestPayload>[]
+        }
+        upsert: {
+          args: Prisma.AuthRequestUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$AuthRequestPayload>
+        }
+        aggregate: {
+          args: Prisma.AuthRequestAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateAuthRequest>
+        }
+        groupBy: {
+          args: Prisma.AuthRequestGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AuthRequestGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.AuthRequestCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AuthRequestCountAggregateOutputType> | number
+        }
+      }
+    }
+    RefreshToken: {
+      payload: Prisma.$RefreshTokenPayload<ExtArgs>
+      fields: Prisma.RefreshTokenFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.RefreshTokenFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RefreshTokenPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.RefreshTokenFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RefreshTokenPayload>
+        }
+        findFirst: {
+          args: Prisma.RefreshTokenFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RefreshTokenPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.RefreshTokenFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RefreshTokenPayload>
+        }
+        findMany: {
+          args: Prisma.RefreshTokenFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RefreshTokenPayload>[]
+        }
+        create: {
+          args: Prisma.RefreshTokenCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RefreshTokenPayload>
+        }
+        createMany: {
+          args: Prisma.RefreshTokenCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.RefreshTokenCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RefreshTokenPayload>[]
+        }
+        delete: {
+          args: Prisma.RefreshTokenDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RefreshTokenPayload>
+        }
+        update: {
+          args: Prisma.RefreshTokenUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RefreshTokenPayload>
+        }
+        deleteMany: {
+          args: Prisma.RefreshTokenDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.RefreshTokenUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.RefreshTokenUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RefreshTokenPayload>[]
+        }
+        upsert: {
+          args: Prisma.RefreshTokenUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RefreshTokenPayload>
+        }
+        aggregate: {
+          args: Prisma.RefreshTokenAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateRefreshToken>
+        }
+        groupBy: {
+          args: Prisma.RefreshTokenGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.RefreshTokenGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.RefreshTokenCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.RefreshTokenCountAggregateOutputType> | number
+        }
+      }
+    }
+    RevokedToken: {
+      payload: Prisma.$RevokedTokenPayload<ExtArgs>
+      fields: Prisma.RevokedTokenFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.RevokedTokenFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RevokedTokenPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.RevokedTokenFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RevokedTokenPayload>
+        }
+        findFirst: {
+          args: Prisma.RevokedTokenFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RevokedTokenPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.RevokedTokenFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RevokedTokenPayload>
+        }
+        findMany: {
+          args: Prisma.RevokedTokenFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RevokedTokenPayload>[]
+        }
+        create: {
+          args: Prisma.RevokedTokenCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RevokedTokenPayload>
+        }
+        createMany: {
+          args: Prisma.RevokedTokenCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.RevokedTokenCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RevokedTokenPayload>[]
+        }
+        delete: {
+          args: Prisma.RevokedTokenDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RevokedTokenPayload>
+        }
+        update: {
+          args: Prisma.RevokedTokenUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RevokedTokenPayload>
+        }
+        deleteMany: {
+          args: Prisma.RevokedTokenDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.RevokedTokenUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.RevokedTokenUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RevokedTokenPayload>[]
+        }
+        upsert: {
+          args: Prisma.RevokedTokenUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RevokedTokenPayload>
+        }
+        aggregate: {
+          args: Prisma.RevokedTokenAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateRevokedToken>
+        }
+        groupBy: {
+          args: Prisma.RevokedTokenGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.RevokedTokenGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.RevokedTokenCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.RevokedTokenCountAggregateOutputType> | number
+        }
+      }
+    }
+    UsedJwtId: {
+      payload: Prisma.$UsedJwtIdPayload<ExtArgs>
+      fields: Prisma.UsedJwtIdFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.UsedJwtIdFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UsedJwtIdPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.UsedJwtIdFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UsedJwtIdPayload>
+        }
+        findFirst: {
+          args: Prisma.UsedJwtIdFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UsedJwtIdPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.UsedJwtIdFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UsedJwtIdPayload>
+        }
+        findMany: {
+          args: Prisma.UsedJwtIdFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UsedJwtIdPayload>[]
+        }
+        create: {
+          args: Prisma.UsedJwtIdCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UsedJwtIdPayload>
+        }
+        createMany: {
+          args: Prisma.UsedJwtIdCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.UsedJwtIdCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UsedJwtIdPayload>[]
+        }
+        delete: {
+          args: Prisma.UsedJwtIdDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UsedJwtIdPayload>
+        }
+        update: {
+          args: Prisma.UsedJwtIdUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UsedJwtIdPayload>
+        }
+        deleteMany: {
+          args: Prisma.UsedJwtIdDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.UsedJwtIdUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.UsedJwtIdUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UsedJwtIdPayload>[]
+        }
+        upsert: {
+          args: Prisma.UsedJwtIdUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UsedJwtIdPayload>
+        }
+        aggregate: {
+          args: Prisma.UsedJwtIdAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateUsedJwtId>
+        }
+        groupBy: {
+          args: Prisma.UsedJwtIdGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UsedJwtIdGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.UsedJwtIdCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UsedJwtIdCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -2332,6 +2707,79 @@ export const UserGrantScalarFieldEnum = {
 export type UserGrantScalarFieldEnum = (typeof UserGrantScalarFieldEnum)[keyof typeof UserGrantScalarFieldEnum]
 
 
+export const SigningKeyScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  algorithm: 'algorithm',
+  privateKey: 'privateKey',
+  publicJwk: 'publicJwk',
+  useUntil: 'useUntil',
+  publishUntil: 'publishUntil',
+  createdAt: 'createdAt'
+} as const
+
+export type SigningKeyScalarFieldEnum = (typeof SigningKeyScalarFieldEnum)[keyof typeof SigningKeyScalarFieldEnum]
+
+
+export const AuthRequestScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  clientId: 'clientId',
+  request: 'request',
+  state: 'state',
+  userId: 'userId',
+  sessionId: 'sessionId',
+  authTime: 'authTime',
+  codeHash: 'codeHash',
+  issued: 'issued',
+  createdAt: 'createdAt',
+  expiresAt: 'expiresAt'
+} as const
+
+export type AuthRequestScalarFieldEnum = (typeof AuthRequestScalarFieldEnum)[keyof typeof AuthRequestScalarFieldEnum]
+
+
+export const RefreshTokenScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  tokenHash: 'tokenHash',
+  previousHashes: 'previousHashes',
+  clientId: 'clientId',
+  applicationId: 'applicationId',
+  userId: 'userId',
+  scopes: 'scopes',
+  audience: 'audience',
+  sessionId: 'sessionId',
+  authTime: 'authTime',
+  amr: 'amr',
+  accessJti: 'accessJti',
+  accessExpires: 'accessExpires',
+  idleExpiresAt: 'idleExpiresAt',
+  expiresAt: 'expiresAt',
+  revoked: 'revoked',
+  createdAt: 'createdAt'
+} as const
+
+export type RefreshTokenScalarFieldEnum = (typeof RefreshTokenScalarFieldEnum)[keyof typeof RefreshTokenScalarFieldEnum]
+
+
+export const RevokedTokenScalarFieldEnum = {
+  jti: 'jti',
+  instanceId: 'instanceId',
+  expiresAt: 'expiresAt'
+} as const
+
+export type RevokedTokenScalarFieldEnum = (typeof RevokedTokenScalarFieldEnum)[keyof typeof RevokedTokenScalarFieldEnum]
+
+
+export const UsedJwtIdScalarFieldEnum = {
+  key: 'key',
+  expiresAt: 'expiresAt'
+} as const
+
+export type UsedJwtIdScalarFieldEnum = (typeof UsedJwtIdScalarFieldEnum)[keyof typeof UsedJwtIdScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -2345,6 +2793,14 @@ export const JsonNullValueInput = {
 } as const
 
 export type JsonNullValueInput = (typeof JsonNullValueInput)[keyof typeof JsonNullValueInput]
+
+
+export const NullableJsonNullValueInput = {
+  DbNull: DbNull,
+  JsonNull: JsonNull
+} as const
+
+export type NullableJsonNullValueInput = (typeof NullableJsonNullValueInput)[keyof typeof NullableJsonNullValueInput]
 
 
 export const QueryMode = {
@@ -2640,6 +3096,11 @@ export type GlobalOmitConfig = {
   application?: Prisma.ApplicationOmit
   applicationKey?: Prisma.ApplicationKeyOmit
   userGrant?: Prisma.UserGrantOmit
+  signingKey?: Prisma.SigningKeyOmit
+  authRequest?: Prisma.AuthRequestOmit
+  refreshToken?: Prisma.RefreshTokenOmit
+  revokedToken?: Prisma.RevokedTokenOmit
+  usedJwtId?: Prisma.UsedJwtIdOmit
 }
 
 /* Types for Logging */

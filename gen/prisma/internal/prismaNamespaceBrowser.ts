@@ -71,7 +71,12 @@ export const ModelName = {
   ProjectRole: 'ProjectRole',
   Application: 'Application',
   ApplicationKey: 'ApplicationKey',
-  UserGrant: 'UserGrant'
+  UserGrant: 'UserGrant',
+  SigningKey: 'SigningKey',
+  AuthRequest: 'AuthRequest',
+  RefreshToken: 'RefreshToken',
+  RevokedToken: 'RevokedToken',
+  UsedJwtId: 'UsedJwtId'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -392,6 +397,79 @@ export const UserGrantScalarFieldEnum = {
 export type UserGrantScalarFieldEnum = (typeof UserGrantScalarFieldEnum)[keyof typeof UserGrantScalarFieldEnum]
 
 
+export const SigningKeyScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  algorithm: 'algorithm',
+  privateKey: 'privateKey',
+  publicJwk: 'publicJwk',
+  useUntil: 'useUntil',
+  publishUntil: 'publishUntil',
+  createdAt: 'createdAt'
+} as const
+
+export type SigningKeyScalarFieldEnum = (typeof SigningKeyScalarFieldEnum)[keyof typeof SigningKeyScalarFieldEnum]
+
+
+export const AuthRequestScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  clientId: 'clientId',
+  request: 'request',
+  state: 'state',
+  userId: 'userId',
+  sessionId: 'sessionId',
+  authTime: 'authTime',
+  codeHash: 'codeHash',
+  issued: 'issued',
+  createdAt: 'createdAt',
+  expiresAt: 'expiresAt'
+} as const
+
+export type AuthRequestScalarFieldEnum = (typeof AuthRequestScalarFieldEnum)[keyof typeof AuthRequestScalarFieldEnum]
+
+
+export const RefreshTokenScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  tokenHash: 'tokenHash',
+  previousHashes: 'previousHashes',
+  clientId: 'clientId',
+  applicationId: 'applicationId',
+  userId: 'userId',
+  scopes: 'scopes',
+  audience: 'audience',
+  sessionId: 'sessionId',
+  authTime: 'authTime',
+  amr: 'amr',
+  accessJti: 'accessJti',
+  accessExpires: 'accessExpires',
+  idleExpiresAt: 'idleExpiresAt',
+  expiresAt: 'expiresAt',
+  revoked: 'revoked',
+  createdAt: 'createdAt'
+} as const
+
+export type RefreshTokenScalarFieldEnum = (typeof RefreshTokenScalarFieldEnum)[keyof typeof RefreshTokenScalarFieldEnum]
+
+
+export const RevokedTokenScalarFieldEnum = {
+  jti: 'jti',
+  instanceId: 'instanceId',
+  expiresAt: 'expiresAt'
+} as const
+
+export type RevokedTokenScalarFieldEnum = (typeof RevokedTokenScalarFieldEnum)[keyof typeof RevokedTokenScalarFieldEnum]
+
+
+export const UsedJwtIdScalarFieldEnum = {
+  key: 'key',
+  expiresAt: 'expiresAt'
+} as const
+
+export type UsedJwtIdScalarFieldEnum = (typeof UsedJwtIdScalarFieldEnum)[keyof typeof UsedJwtIdScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -405,6 +483,14 @@ export const JsonNullValueInput = {
 } as const
 
 export type JsonNullValueInput = (typeof JsonNullValueInput)[keyof typeof JsonNullValueInput]
+
+
+export const NullableJsonNullValueInput = {
+  DbNull: DbNull,
+  JsonNull: JsonNull
+} as const
+
+export type NullableJsonNullValueInput = (typeof NullableJsonNullValueInput)[keyof typeof NullableJsonNullValueInput]
 
 
 export const QueryMode = {

@@ -1,0 +1,39 @@
+import type { User } from "../../gen/prisma/client.js";
+import type { Database } from "../storage/database.js";
+import { ROLES_SCOPE } from "./scopes.js";
+
+/** The claims of a user per scope (OIDC Core §5.4): profile, email, phone; `address` has none stored. */
+export function userClaims(user: User, scopes: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (scopes.includes("profile")) {
+    Object.assign(out, {
+      name: user.displayName,
+      preferred_username: user.username,
+      updated_at: Math.floor(user.changeDate.getTime() / 1000),
+      ...(user.kind === "human"
+        ? {
+            given_name: user.givenName ?? undefined,
+            family_name: user.familyName ?? undefined,
+            ...(user.nickName ? { nickname: user.nickName } : {}),
+            ...(user.preferredLanguage ? { locale: user.preferredLanguage } : {}),
+          }
+        : {}),
+    });
+  }
+  if (scopes.includes("email") && user.email) Object.assign(out, { email: user.email, email_verified: user.emailVerified });
+  if (scopes.includes("phone") && user.phone) Object.assign(out, { phone_number: user.phone, phone_number_verified: user.phoneVerified });
+  return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined));
+}
+
+/**
+ * The user's roles of a project, as `{"<role>": {"<org id>": "<org primary domain>"}}` under
+ * `urn:svc:iam:org:project:roles`, when the scope asks for them or the project asserts them.
+ */
+export async function roleClaims(db: Database, userId: string, projectId: string | undefined, scopes: string[], assert: boolean): Promise<Record<string, unknown>> {
+  if (!projectId || (!assert && !scopes.includes(ROLES_SCOPE))) return {};
+  const grant = await db.prisma.userGrant.findUnique({ where: { userId_projectId: { userId, projectId } } });
+  if (!grant?.roleKeys.length) return {};
+  const org = await db.prisma.org.findUnique({ where: { id: grant.orgId }, select: { id: true, primaryDomain: true } });
+  const roles = Object.fromEntries(grant.roleKeys.map((k) => [k, { [grant.orgId]: org?.primaryDomain ?? "" }]));
+  return { [ROLES_SCOPE]: roles, [`urn:svc:iam:org:project:${projectId}:roles`]: roles };
+}

@@ -1,0 +1,221 @@
+import { createHmac, createPublicKey, randomBytes, timingSafeEqual } from "node:crypto";
+import type { FastifyRequest } from "fastify";
+import type { ApiConfig, OidcConfig } from "../command/applications.js";
+import { verifyPassword } from "../crypto/password.js";
+import type { ProjectionCache } from "../query/cache.js";
+import type { Database } from "../storage/database.js";
+import { oauth } from "./errors.js";
+import { decodeJwt, verifyRs256 } from "./jwt.js";
+import type { ReplayGuard } from "./replay.js";
+
+export type AuthMethod = "client_secret_basic" | "client_secret_post" | "none" | "private_key_jwt";
+
+/** A client of the OAuth endpoints: an application, or (client credentials) a machine user. */
+export interface OAuthClient {
+  kind: "application" | "machine";
+  clientId: string;
+  instanceId: string;
+  orgId: string;
+  /** The application's ID and project; for machines, the user's ID. */
+  id: string;
+  projectId?: string;
+  authMethod: AuthMethod;
+  secretHash: string | null;
+  active: boolean;
+  oidc?: OidcConfig;
+  api?: ApiConfig;
+  accessTokenType: "opaque" | "jwt";
+}
+
+interface Credentials {
+  clientId?: string;
+  secret?: string;
+  assertion?: string;
+  method: AuthMethod;
+}
+
+const ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+/** Client assertions and JWT profile grants older than this are refused (iat). */
+export const MAX_ASSERTION_AGE_S = 3600;
+/** Tolerated clock difference for assertions from outside. */
+export const CLOCK_SKEW_S = 5;
+
+/** How the request authenticates its client; more than one mechanism is invalid_request (RFC 6749 §2.3). */
+export function credentialsOf(req: FastifyRequest, params: Record<string, string>): Credentials {
+  const found: Credentials[] = [];
+  const header = req.headers.authorization;
+  if (header?.startsWith("Basic ")) {
+    const decoded = Buffer.from(header.slice(6), "base64").toString();
+    const i = decoded.indexOf(":");
+    if (i < 0) throw oauth.invalidClient("the Basic credentials are malformed");
+    // RFC 6749 §2.3.1: both parts are form-encoded before base64.
+    const unescape = (s: string) => decodeURIComponent(s.replace(/\+/g, " "));
+    found.push({ clientId: unescape(decoded.slice(0, i)), secret: unescape(decoded.slice(i + 1)), method: "client_secret_basic" });
+  }
+  if (params.client_secret) found.push({ clientId: params.client_id, secret: params.client_secret, method: "client_secret_post" });
+  if (params.client_assertion || params.client_assertion_type) {
+    if (params.client_assertion_type !== ASSERTION_TYPE) throw oauth.invalidClient(`client_assertion_type must be ${ASSERTION_TYPE}`);
+    if (!params.client_assertion) throw oauth.invalidRequest("client_assertion is missing");
+    found.push({ assertion: params.client_assertion, method: "private_key_jwt" });
+  }
+  if (found.length > 1) throw oauth.invalidRequest("more than one client authentication mechanism was used");
+  if (found.length === 1) {
+    const only = found[0]!;
+    if (params.client_id && only.clientId && params.client_id !== only.clientId) throw oauth.invalidRequest("client_id does not match the client authentication");
+    return only;
+  }
+  return { clientId: params.client_id, method: "none" };
+}
+
+export class Clients {
+  /**
+   * Secrets verified recently, keyed by an HMAC (with a key that lives only in this process) of the client ID,
+   * the stored hash and the secret: a client's repeated calls do not pay the scrypt cost each time. The
+   * secret itself is never kept, and a changed secret (new hash) never matches.
+   */
+  private readonly verified = new Map<string, number>();
+  private readonly cacheKey = randomBytes(32);
+  private static readonly VERIFIED_MS = 5 * 60_000;
+
+  constructor(
+    private readonly db: Database,
+    private readonly cache: ProjectionCache,
+    private readonly replay: ReplayGuard,
+  ) {}
+
+  /** An application by its client ID. */
+  application(instanceId: string, clientId: string): Promise<OAuthClient | undefined> {
+    return this.cache.get(`oauth-app:${instanceId}:${clientId}`, async () => {
+      const app = await this.db.prisma.application.findUnique({ where: { instanceId_clientId: { instanceId, clientId } } });
+      if (!app) return undefined;
+      const project = await this.db.prisma.project.findUnique({ where: { id: app.projectId }, select: { state: true } });
+      const config = app.config as unknown as OidcConfig & ApiConfig;
+      const client: OAuthClient = {
+        kind: "application",
+        clientId,
+        instanceId,
+        orgId: app.orgId,
+        id: app.id,
+        projectId: app.projectId,
+        authMethod: config.authMethod,
+        secretHash: app.secretHash,
+        active: app.state === "active" && project?.state === "active",
+        accessTokenType: app.kind === "oidc" ? config.accessTokenType : "opaque",
+        ...(app.kind === "oidc" ? { oidc: config } : { api: config }),
+      };
+      return client;
+    });
+  }
+
+  /** A machine user by its username (client credentials) or ID (JWT profile). */
+  machine(instanceId: string, by: { username?: string; userId?: string }): Promise<OAuthClient | undefined> {
+    return this.cache.get(`oauth-machine:${instanceId}:${by.username ?? ""}:${by.userId ?? ""}`, async () => {
+      const user = await this.db.prisma.user.findFirst({
+        where: { instanceId, kind: "machine", ...(by.userId ? { id: by.userId } : { loginName: (by.username ?? "").toLowerCase() }) },
+      });
+      if (!user) return undefined;
+      const client: OAuthClient = {
+        kind: "machine",
+        clientId: user.username,
+        instanceId,
+        orgId: user.orgId,
+        id: user.id,
+        authMethod: "client_secret_basic",
+        secretHash: user.secretHash,
+        active: user.state === "active",
+        accessTokenType: user.accessTokenType === "jwt" ? "jwt" : "opaque",
+      };
+      return client;
+    });
+  }
+
+  private async secretMatches(client: OAuthClient, secret: string): Promise<boolean> {
+    if (!client.secretHash) return false;
+    const key = createHmac("sha256", this.cacheKey).update(`${client.clientId}\0${client.secretHash}\0${secret}`).digest("base64url");
+    const until = this.verified.get(key);
+    if (until && until > Date.now()) return true;
+    const { valid } = await verifyPassword(secret, client.secretHash);
+    if (valid) {
+      if (this.verified.size > 10_000) this.verified.clear();
+      this.verified.set(key, Date.now() + Clients.VERIFIED_MS);
+    }
+    return valid;
+  }
+
+  /**
+   * Authenticates the client of a request with the method it registered (basic, post, none, private_key_jwt).
+   * `allowed`: the methods this endpoint accepts. Every failure is invalid_client.
+   */
+  async authenticate(
+    instanceId: string,
+    issuer: string,
+    endpoint: string,
+    creds: Credentials,
+    allowed: AuthMethod[],
+    lookup: (clientId: string) => Promise<OAuthClient | undefined> = (id) => this.application(instanceId, id),
+  ): Promise<OAuthClient> {
+    if (!allowed.includes(creds.method)) throw oauth.invalidClient(`client authentication ${creds.method} is not accepted here`);
+    if (creds.method === "private_key_jwt") return this.authenticateAssertion(instanceId, issuer, endpoint, creds.assertion!, lookup);
+    if (!creds.clientId) throw oauth.invalidClient("no client authentication was included");
+    const client = await lookup(creds.clientId);
+    if (!client || !client.active) throw oauth.invalidClient("unknown or inactive client");
+    if (creds.method === "none") {
+      if (client.authMethod !== "none") throw oauth.invalidClient("the client must authenticate");
+      return client;
+    }
+    // A client registered for basic may also use post and the other way round (both are the same secret).
+    if (client.authMethod !== "client_secret_basic" && client.authMethod !== "client_secret_post") {
+      throw oauth.invalidClient(`the client authenticates with ${client.authMethod}`);
+    }
+    if (!(await this.secretMatches(client, creds.secret ?? ""))) throw oauth.invalidClient("client authentication failed");
+    return client;
+  }
+
+  private async authenticateAssertion(
+    instanceId: string,
+    issuer: string,
+    endpoint: string,
+    assertion: string,
+    lookup: (clientId: string) => Promise<OAuthClient | undefined>,
+  ): Promise<OAuthClient> {
+    const jwt = decodeJwt(assertion);
+    if (!jwt) throw oauth.invalidClient("client_assertion is not a JWT");
+    const p = jwt.payload;
+    if (typeof p.iss !== "string" || p.iss !== p.sub) throw oauth.invalidClient("client_assertion: iss and sub must be the client ID");
+    const client = await lookup(p.iss);
+    if (!client || !client.active || client.authMethod !== "private_key_jwt") throw oauth.invalidClient("unknown client, or it does not use private_key_jwt");
+    const keys = await this.db.prisma.applicationKey.findMany({ where: { applicationId: client.id } });
+    const now = Date.now();
+    const usable = keys.filter((k) => !k.expiresAt || k.expiresAt.getTime() > now);
+    const ok = verifyRs256(jwt, (kid) => {
+      const k = usable.find((x) => x.id === kid);
+      return k ? createPublicKey(k.publicKey) : undefined;
+    });
+    if (!ok) throw oauth.invalidClient("client_assertion: the signature does not verify with the client's keys");
+    checkAssertionTimes(p, "client_assertion", (d) => oauth.invalidClient(d));
+    const aud = Array.isArray(p.aud) ? p.aud : [p.aud];
+    if (!aud.some((a) => a === issuer || a === endpoint)) throw oauth.invalidClient("client_assertion: aud must be the issuer or the endpoint");
+    await this.replay.use(`client:${client.clientId}:${String(p.jti ?? "")}`, Number(p.exp), () => oauth.invalidClient("client_assertion: jti missing or already used"));
+    return client;
+  }
+}
+
+/** exp required and in the future; iat not in the future and at most an hour old; nbf passed. */
+export function checkAssertionTimes(p: Record<string, unknown>, what: string, fail: (d: string) => Error): void {
+  const now = Math.floor(Date.now() / 1000);
+  if (typeof p.exp !== "number" || p.exp + CLOCK_SKEW_S < now) throw fail(`${what}: expired or without exp`);
+  if (typeof p.iat !== "number" || p.iat > now + CLOCK_SKEW_S || now - p.iat > MAX_ASSERTION_AGE_S) throw fail(`${what}: iat missing, in the future or older than an hour`);
+  if (p.nbf !== undefined && (typeof p.nbf !== "number" || p.nbf > now + CLOCK_SKEW_S)) throw fail(`${what}: not valid yet (nbf)`);
+}
+
+/** Constant-time comparison of two strings of any length. */
+export function constantEquals(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  const len = Math.max(x.length, y.length, 64);
+  const px = Buffer.alloc(len);
+  const py = Buffer.alloc(len);
+  x.copy(px);
+  y.copy(py);
+  return timingSafeEqual(px, py) && x.length === y.length;
+}

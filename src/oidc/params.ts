@@ -1,0 +1,26 @@
+import type { FastifyRequest } from "fastify";
+import { oauth } from "./errors.js";
+
+/**
+ * The parameters of an OAuth request: the query (GET) or the form body (POST). A parameter given twice is
+ * invalid_request (RFC 6749 §3.1); empty values count as absent.
+ */
+export function paramsOf(req: FastifyRequest): Record<string, string> {
+  const raw = req.method === "POST" ? (req.body as Record<string, string | string[]> | undefined) : (req.query as Record<string, string | string[]>);
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(raw ?? {})) {
+    if (Array.isArray(v)) throw oauth.invalidRequest(`the parameter ${k} is repeated`);
+    if (typeof v === "string" && v !== "") out[k] = v;
+  }
+  return out;
+}
+
+/** Form bodies keep repeated keys as arrays, so that `paramsOf` can refuse them. */
+export function parseForm(body: string): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of new URLSearchParams(body)) {
+    const prev = out[k];
+    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+  }
+  return out;
+}

@@ -1,0 +1,56 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { paths, scopeOf, type OidcDeps, type RequestScope } from "./context.js";
+import { discovery, introspect, jwks, revoke, userinfo } from "./endpoints.js";
+import { OAuthError, oauth } from "./errors.js";
+import { grants } from "./grants.js";
+import { paramsOf, parseForm } from "./params.js";
+
+type Handler = (s: RequestScope, req: FastifyRequest, reply: FastifyReply, params: Record<string, string>) => Promise<unknown>;
+
+/** The OAuth 2.0 / OpenID Connect endpoints, on the one port, for the instance of the Host. */
+export function registerOidc(app: FastifyInstance, deps: OidcDeps): void {
+  app.register(async (scope) => {
+    scope.removeContentTypeParser("application/x-www-form-urlencoded");
+    scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string", bodyLimit: 64 * 1024 }, (_req, body, done) => done(null, parseForm(body as string)));
+
+    /** Runs an endpoint: unknown host 404, OAuth errors as JSON with their status, nothing cached. */
+    const endpoint = (handler: Handler, opts: { noStore?: boolean } = { noStore: true }) => async (req: FastifyRequest, reply: FastifyReply) => {
+      if (opts.noStore) reply.header("cache-control", "no-store").header("pragma", "no-cache");
+      const s = await scopeOf(deps, req);
+      if (!s) return reply.status(404).send({ error: "not_found", error_description: "no instance is served at this host" });
+      try {
+        const result = await handler(s, req, reply, paramsOf(req));
+        return reply.send(result ?? "");
+      } catch (e) {
+        const err = e instanceof OAuthError ? e : undefined;
+        if (!err) {
+          req.log.error({ err: e }, "OAuth endpoint failure");
+          return reply.status(500).send(oauth.serverError("unexpected condition").body());
+        }
+        // RFC 6749 §5.2 and RFC 6750 §3: a 401 challenges with the scheme the client used.
+        const usedBasic = /^Basic /i.test(req.headers.authorization ?? "");
+        if (err.status === 401 && (err.error === "invalid_token" || usedBasic)) {
+          const scheme = err.error === "invalid_token" ? "Bearer" : "Basic";
+          reply.header("www-authenticate", `${scheme} error="${err.error}", error_description="${err.message.replace(/"/g, "'")}"`);
+        }
+        return reply.status(err.status).send(err.body());
+      }
+    };
+
+    scope.get(paths.discovery, endpoint((s) => discovery(deps, s), { noStore: false }));
+    scope.get(paths.keys, endpoint((s, _req, reply) => jwks(deps, s, reply), { noStore: false }));
+    scope.post(
+      paths.token,
+      endpoint(async (s, req, _reply, params) => {
+        if (!params.grant_type) throw oauth.invalidRequest("grant_type is missing");
+        const grant = grants[params.grant_type];
+        if (!grant) throw oauth.unsupportedGrantType(`the grant type ${params.grant_type.slice(0, 100)} is not supported`);
+        return grant(deps, s, req, params);
+      }),
+    );
+    scope.post(paths.introspect, endpoint((s, req, _reply, params) => introspect(deps, s, req, params)));
+    scope.get(paths.userinfo, endpoint((s, req, _reply, params) => userinfo(deps, s, req, params)));
+    scope.post(paths.userinfo, endpoint((s, req, _reply, params) => userinfo(deps, s, req, params)));
+    scope.post(paths.revoke, endpoint((s, req, _reply, params) => revoke(deps, s, req, params)));
+  });
+}

@@ -1,0 +1,132 @@
+import { createHash, randomBytes } from "node:crypto";
+import { EventTypes } from "../command/events.js";
+import type { EventStore } from "../eventstore/eventstore.js";
+import { newId } from "../ids.js";
+import type { ProjectionCache } from "../query/cache.js";
+import type { Database } from "../storage/database.js";
+import { decodeJwt, signJwt, verifyRs256 } from "./jwt.js";
+import type { SigningKeys } from "./keys.js";
+import type { OpaqueTokens } from "./opaque.js";
+
+export interface Lifetimes {
+  accessTokenMs: number;
+  idTokenMs: number;
+  refreshIdleMs: number;
+  refreshAbsoluteMs: number;
+  authRequestMs: number;
+}
+
+/** What an access token stands for; opaque tokens carry it encrypted, JWT access tokens signed. */
+export interface AccessClaims {
+  iss: string;
+  sub: string;
+  client_id: string;
+  aud: string[];
+  scope: string;
+  iat: number;
+  exp: number;
+  jti: string;
+  auth_time?: number;
+  sid?: string;
+  amr?: string[];
+  /** Instance and organisation of the subject: the API verifier needs them without a lookup. */
+  "urn:svc:iam:instance:id": string;
+  "urn:svc:iam:user:resourceowner:id": string;
+}
+
+export const sha256 = (s: string) => createHash("sha256").update(s).digest("base64url");
+/** 256 random bits, base64url: codes and refresh tokens. */
+export const randomToken = () => randomBytes(32).toString("base64url");
+const seconds = (d: Date | number) => Math.floor((typeof d === "number" ? d : d.getTime()) / 1000);
+
+export class Tokens {
+  constructor(
+    private readonly es: EventStore,
+    private readonly db: Database,
+    private readonly cache: ProjectionCache,
+    private readonly keys: SigningKeys,
+    private readonly opaque: OpaqueTokens,
+    readonly lifetimes: Lifetimes,
+  ) {}
+
+  /** An access token of the given type and its claims. */
+  async accessToken(type: "opaque" | "jwt", c: Omit<AccessClaims, "iat" | "exp" | "jti"> & { instanceId: string }, now = Date.now()) {
+    const { instanceId, ...rest } = c;
+    const claims: AccessClaims = { ...rest, iat: seconds(now), exp: seconds(now + this.lifetimes.accessTokenMs), jti: newId() };
+    if (type === "opaque") return { token: this.opaque.seal(claims as unknown as Record<string, unknown>), claims };
+    const key = await this.keys.signer(instanceId);
+    return { token: signJwt({ ...claims, aud: claims.aud }, key, "at+jwt"), claims };
+  }
+
+  async idToken(instanceId: string, claims: Record<string, unknown>, now = Date.now()): Promise<string> {
+    const key = await this.keys.signer(instanceId);
+    return signJwt({ ...claims, iat: seconds(now), exp: seconds(now + this.lifetimes.idTokenMs) }, key);
+  }
+
+  /** at_hash / c_hash (OIDC Core §3.3.2.11): the left half of the SHA-256 of the value, base64url. */
+  static halfHash(value: string): string {
+    return createHash("sha256").update(value).digest().subarray(0, 16).toString("base64url");
+  }
+
+  /** The claims inside an opaque token, unchecked (the caller verifies the token afterwards). */
+  peek(token: string): Record<string, unknown> | undefined {
+    return this.opaque.open(token);
+  }
+
+  /**
+   * The claims of an access token issued by this instance that is still valid: not expired, not revoked, its
+   * browser session not ended, its user still active. Anything else is undefined.
+   */
+  async verifyAccess(token: string, instanceId: string): Promise<AccessClaims | undefined> {
+    let claims = this.opaque.open(token) as AccessClaims | undefined;
+    if (!claims) {
+      const jwt = decodeJwt(token);
+      if (!jwt || jwt.header.typ !== "at+jwt") return undefined;
+      const published = await this.keys.published(instanceId);
+      if (!verifyRs256(jwt, (kid) => published.find((k) => k.kid === kid)?.key)) return undefined;
+      claims = jwt.payload as unknown as AccessClaims;
+    }
+    if (claims["urn:svc:iam:instance:id"] !== instanceId) return undefined;
+    if (typeof claims.exp !== "number" || claims.exp * 1000 <= Date.now()) return undefined;
+    if (await this.isRevoked(claims.jti)) return undefined;
+    if (claims.sid && !(await this.sessionActive(claims.sid))) return undefined;
+    if (!(await this.subjectActive(claims.sub))) return undefined;
+    return claims;
+  }
+
+  private isRevoked(jti: string): Promise<boolean> {
+    return this.cache.get(`revoked:${jti}`, async () => !!(await this.db.prisma.revokedToken.findUnique({ where: { jti } })));
+  }
+
+  sessionActive(sid: string): Promise<boolean> {
+    return this.cache.get(`session-active:${sid}`, async () => !!(await this.db.prisma.loginSession.findUnique({ where: { id: sid }, select: { id: true } })));
+  }
+
+  /** A user subject must be active; an application (client credentials of apps) has no user row. */
+  private subjectActive(sub: string): Promise<boolean> {
+    return this.cache.get(`subject-active:${sub}`, async () => {
+      const user = await this.db.prisma.user.findUnique({ where: { id: sub }, select: { state: true } });
+      return !user || user.state === "active";
+    });
+  }
+
+  /** Revokes access tokens by their IDs (kept until they would have expired). */
+  async revokeAccess(instanceId: string, tokens: { jti: string; exp: number }[], creator: string): Promise<void> {
+    const fresh = tokens.filter((t) => t.exp * 1000 > Date.now());
+    if (!fresh.length) return;
+    await this.es.execute((w) =>
+      w.push(
+        instanceId,
+        creator,
+        fresh.map((t) => ({ aggregateType: "oidc_token", aggregateId: t.jti, type: EventTypes.accessTokenRevoked, payload: { exp: t.exp }, resourceOwner: instanceId })),
+      ),
+    );
+  }
+}
+
+export function registerTokenReducers(es: EventStore): void {
+  es.on(EventTypes.accessTokenRevoked, async (tx, e) => {
+    const expiresAt = new Date(Number(e.payload.exp) * 1000);
+    await tx.revokedToken.upsert({ where: { jti: e.aggregateId }, create: { jti: e.aggregateId, instanceId: e.instanceId, expiresAt }, update: {} });
+  });
+}
