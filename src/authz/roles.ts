@@ -9,7 +9,7 @@ const all = (...areas: string[]) => areas.flatMap((a) => [`${a}.read`, `${a}.wri
 const instanceOwner = [
   ...all("iam", "iam.feature", "iam.policy", "iam.member", "org", "org.feature", "org.member", "policy"),
   ...all("user", "user.grant", "project", "project.role", "project.app", "project.member", "project.grant"),
-  ...all("action.target", "action.execution", "idp"),
+  ...all("action.target", "action.execution", "idp", "iam.web_key"),
   "org.create",
   "execution.read",
   "events.read",

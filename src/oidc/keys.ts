@@ -47,6 +47,11 @@ export class SigningKeys {
     return this.cache.get(`signing-keys:${instanceId}`, () => this.db.prisma.signingKey.findMany({ where: { instanceId }, orderBy: { createdAt: "desc" } }));
   }
 
+  /** The keys still published, newest first, as the web key API lists them. */
+  async listed(instanceId: string) {
+    return (await this.rows(instanceId)).filter((r) => r.publishUntil.getTime() > Date.now());
+  }
+
   /** The keys to publish: every key whose tokens may still be valid. */
   async published(instanceId: string): Promise<PublicKey[]> {
     const now = Date.now();

@@ -16,6 +16,7 @@ import { applicationService } from "../api/application/service.js";
 import { membershipService } from "../api/membership/service.js";
 import { projectService } from "../api/project/service.js";
 import { userGrantService } from "../api/usergrant/service.js";
+import { webKeyService } from "../api/webkey/service.js";
 import { indexOf, reflectionServices } from "../api/reflection/service.js";
 import { TargetCaller } from "../actions/caller.js";
 import { executionFunctions, type ExecutionCatalogue } from "../actions/conditions.js";
@@ -146,6 +147,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     mount(S.application, applicationService({ es, db, cache, tenancy })),
     mount(S.membership, membershipService({ es, db, cache, tenancy })),
     mount(S.userGrant, userGrantService({ es, db, cache, tenancy })),
+    mount(S.webKey, webKeyService({ keys })),
     mount(S.feature, featureService({ es, features, settings })),
     mount(S.health, healthService({ serviceNames, ready })),
   );

@@ -10,6 +10,7 @@ import { ApplicationService } from "../../gen/svc/resources/application/v3alpha/
 import { MembershipService } from "../../gen/svc/resources/membership/v3alpha/membership_service_pb.js";
 import { ProjectService } from "../../gen/svc/resources/project/v3alpha/project_service_pb.js";
 import { UserGrantService } from "../../gen/svc/resources/usergrant/v3alpha/user_grant_service_pb.js";
+import { WebKeyService } from "../../gen/svc/resources/webkey/v3alpha/webkey_service_pb.js";
 import { OrganizationService } from "../../gen/svc/resources/org/v3alpha/org_service_pb.js";
 import { UserService } from "../../gen/svc/resources/user/v3alpha/user_service_pb.js";
 import { LoginSettingsService } from "../../gen/svc/settings/login/v3alpha/login_service_pb.js";
@@ -37,6 +38,7 @@ export const serviceDescriptors = {
   application: ApplicationService,
   membership: MembershipService,
   userGrant: UserGrantService,
+  webKey: WebKeyService,
   feature: FeatureService,
   health: Health,
   reflectionV1: ReflectionV1,

@@ -72,13 +72,34 @@ describe("discovery and keys", () => {
     expect((await rest(t.url, "GET", "/.well-known/openid-configuration", { host: "unknown.example" })).status).toBe(404);
   });
 
-  it("publish the signing key with its kid, cacheable, and keep an old key after rotation", async () => {
+  it("publish the signing key with its kid, cacheable, without private parts", async () => {
     const first = await rest(t.url, "GET", "/oauth/v2/keys");
     expect(first.headers["cache-control"]).toMatch(/max-age=\d+/);
     expect(first.body.keys).toHaveLength(1);
     expect(first.body.keys[0]).toMatchObject({ kty: "RSA", alg: "RS256", use: "sig" });
     expect(first.body.keys[0].kid).toBeTruthy();
     expect(JSON.stringify(first.body)).not.toMatch(/"d"|"p"|"q"/);
+  });
+
+  it("rotate on demand: new tokens get the new kid, a token signed by the old key still verifies", async () => {
+    const config = await configFor("robot", machine.secret);
+    const old = (await client.clientCredentialsGrant(config, { scope: "urn:svc:iam:org:project:id:svc:aud" })).access_token;
+    const oldKid = decodeProtectedHeader(old).kid;
+    const rotated = await rest(t.url, "POST", "/resources/v3alpha/web_keys/_rotate", { token: t.adminPat });
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.id).not.toBe(oldKid);
+    const listed = await rest(t.url, "GET", "/resources/v3alpha/web_keys", { token: t.adminPat });
+    expect(listed.body.result.map((k: { id: string; signing: boolean }) => [k.id, k.signing])).toEqual([[rotated.body.id, true], [oldKid, false]]);
+    const fresh = (await client.clientCredentialsGrant(config, { scope: "urn:svc:iam:org:project:id:svc:aud" })).access_token;
+    expect(decodeProtectedHeader(fresh).kid).toBe(rotated.body.id);
+    const jwks = createRemoteJWKSet(new URL(`${issuer}/oauth/v2/keys`));
+    await jwtVerify(old, jwks, { issuer });
+    await jwtVerify(fresh, jwks, { issuer });
+    expect((await rest(t.url, "GET", "/settings/v3alpha/languages", { token: old })).status).toBe(200);
+    // viewers may list keys, not rotate them
+    const viewer = await t.serviceUser("key-viewer", [{ type: "instance", id: t.instanceId, roles: ["IAM_OWNER_VIEWER"] }]);
+    expect((await rest(t.url, "GET", "/resources/v3alpha/web_keys", { token: viewer.token })).status).toBe(200);
+    expect((await rest(t.url, "POST", "/resources/v3alpha/web_keys/_rotate", { token: viewer.token })).status).toBe(403);
   });
 });
 
