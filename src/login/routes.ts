@@ -60,6 +60,15 @@ function safeReturn(value: string | undefined): string | undefined {
 
 const hashAgent = (agent: string) => createHash("sha256").update(agent).digest("hex");
 
+/** The hash of the browser's session cookie, as sessions are stored (for the OIDC provider). */
+export function agentHashOf(req: FastifyRequest): string | undefined {
+  const agent = cookiesOf(req)[AGENT_COOKIE];
+  return agent ? hashAgent(agent) : undefined;
+}
+
+/** Where the flow continues, told which session it may use (the receiver checks it belongs to the browser). */
+const continueTo = (returnTo: string, sessionId: string) => `${returnTo}${returnTo.includes("?") ? "&" : "?"}session=${encodeURIComponent(sessionId)}`;
+
 export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
   const { es, db, tenancy, settings, signer } = deps;
   const cookie = (name: string, value: string, opts: { sameSite: "Lax" | "Strict"; path: string; maxAge?: number }) =>
@@ -126,10 +135,10 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
         agent = newCookieValue();
         c.setCookies.push(cookie(AGENT_COOKIE, agent, { sameSite: "Lax", path: "/" }));
       }
-      await signIn(es, { instanceId: instance.id, agentHash: hashAgent(agent), userId: user.id, orgId: user.orgId });
+      const sessionId = await signIn(es, { instanceId: instance.id, agentHash: hashAgent(agent), userId: user.id, orgId: user.orgId });
       if (c.page.carry.return_to) {
         if (c.setCookies.length) reply.header("set-cookie", c.setCookies);
-        return reply.status(303).header("location", c.page.carry.return_to).send();
+        return reply.status(303).header("location", continueTo(c.page.carry.return_to, sessionId)).send();
       }
       return c.send(pages.signedInPage(c.page, { loginName: user.username, displayName: user.displayName }));
     }
@@ -196,7 +205,7 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
     post(`${LOGIN_PATH}/select`, async (c, reply, instance) => {
       const account = (await accountsOf(instance.id, c.cookies[AGENT_COOKIE])).find((a) => a.sessionId === c.fields.sessionId);
       if (!account) return c.send(pages.loginNamePage(c.page, { canRegister: false }), 400);
-      if (c.page.carry.return_to) return reply.status(303).header("location", c.page.carry.return_to).send();
+      if (c.page.carry.return_to) return reply.status(303).header("location", continueTo(c.page.carry.return_to, account.sessionId)).send();
       return c.send(pages.signedInPage(c.page, account));
     });
 

@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { authorize, callback, CALLBACK } from "./authorize.js";
 import { paths, scopeOf, type OidcDeps, type RequestScope } from "./context.js";
+import { END_SESSION_DONE, endSession, endSessionDone } from "./end-session.js";
 import { discovery, introspect, jwks, revoke, userinfo } from "./endpoints.js";
 import { OAuthError, oauth } from "./errors.js";
 import { grants } from "./grants.js";
@@ -52,5 +54,18 @@ export function registerOidc(app: FastifyInstance, deps: OidcDeps): void {
     scope.get(paths.userinfo, endpoint((s, req, _reply, params) => userinfo(deps, s, req, params)));
     scope.post(paths.userinfo, endpoint((s, req, _reply, params) => userinfo(deps, s, req, params)));
     scope.post(paths.revoke, endpoint((s, req, _reply, params) => revoke(deps, s, req, params)));
+
+    /** Browser endpoints: an unknown host is a page, not JSON; each handler answers itself. */
+    const page = (handler: (s: RequestScope, req: FastifyRequest, reply: FastifyReply) => Promise<unknown>) => async (req: FastifyRequest, reply: FastifyReply) => {
+      const s = await scopeOf(deps, req);
+      if (!s) return reply.status(404).type("text/plain").send("no instance is served at this host");
+      return handler(s, req, reply);
+    };
+    scope.get(paths.authorize, page((s, req, reply) => authorize(deps, s, req, reply)));
+    scope.post(paths.authorize, page((s, req, reply) => authorize(deps, s, req, reply)));
+    scope.get(CALLBACK, page((s, req, reply) => callback(deps, s, req, reply)));
+    scope.get(paths.endSession, page((s, req, reply) => endSession(deps, s, req, reply)));
+    scope.post(paths.endSession, page((s, req, reply) => endSession(deps, s, req, reply)));
+    scope.get(END_SESSION_DONE, page((s, req, reply) => endSessionDone(deps, s, req, reply)));
   });
 }

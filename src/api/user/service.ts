@@ -135,7 +135,9 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
       const scope: P.UserWhereInput = orgIds === "all" ? {} : { orgId: { in: orgIds } };
       const { skip, take, order } = listWindow(req.query);
       const where: P.UserWhereInput = { AND: [{ instanceId: info.target.instance.id }, scope, ...req.filters.map(filterWhere)] };
-      const orderBy = [{ [sortColumns[req.sortingColumn]]: order }, { id: order }] as P.UserOrderByWithRelationInput[];
+      // Login names and IDs are unique: no tie-breaker, so that the (instance, login name) index serves the sort.
+      const column = sortColumns[req.sortingColumn];
+      const orderBy = (column === "loginName" || column === "id" ? [{ [column]: order }] : [{ [column]: order }, { id: order }]) as P.UserOrderByWithRelationInput[];
       const [rows, total, state] = await Promise.all([
         db.prisma.user.findMany({ where, orderBy, skip, take }),
         db.prisma.user.count({ where }),

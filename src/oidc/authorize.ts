@@ -1,0 +1,263 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { EventTypes } from "../command/events.js";
+import { newId } from "../ids.js";
+import { agentHashOf } from "../login/routes.js";
+import { userClaims } from "./claims.js";
+import type { OAuthClient } from "./clients.js";
+import { paths, type OidcDeps, type RequestScope } from "./context.js";
+import { OAuthError, oauth } from "./errors.js";
+import { issueUserTokens } from "./grants.js";
+import { decodeJwt, verifyRs256 } from "./jwt.js";
+import { paramsOf } from "./params.js";
+import { defaultMode, errorPage, sendToClient, type ResponseMode } from "./responses.js";
+import { parseScopes } from "./scopes.js";
+import { randomToken, sha256 } from "./tokens.js";
+
+/** What an authorization request asked for, once validated; kept with the request until its code is redeemed. */
+export interface ValidatedRequest {
+  redirectUri: string;
+  responseType: "code" | "id_token" | "id_token token";
+  responseMode: ResponseMode;
+  scopes: string[];
+  state?: string;
+  nonce?: string;
+  codeChallenge?: string;
+  prompt: string[];
+  maxAge?: number;
+  loginHint?: string;
+  uiLocales?: string;
+  /** The subject of a valid id_token_hint. */
+  hintSub?: string;
+}
+
+export const CALLBACK = `${paths.authorize}/callback`;
+const CODE_LIFETIME_MS = 5 * 60_000;
+const PROMPTS = ["none", "login", "consent", "select_account", "create"];
+const LOOPBACK = /^http:\/\/(127\.0\.0\.1|\[::1\])(:\d+)?(\/.*)?$/;
+
+/** Exact match; for native apps, loopback IP redirect URIs may differ in the port alone (RFC 8252 §7.3). */
+export function redirectAllowed(client: OAuthClient, uri: string): boolean {
+  const registered = client.oidc!.redirectUris;
+  if (registered.includes(uri)) return true;
+  if (client.oidc!.appType !== "native" || !LOOPBACK.test(uri)) return false;
+  const strip = (u: string) => {
+    const x = new URL(u);
+    x.port = "";
+    return x.toString();
+  };
+  return registered.some((r) => LOOPBACK.test(r) && strip(r) === strip(uri));
+}
+
+function responseTypeOf(value: string | undefined): ValidatedRequest["responseType"] | undefined {
+  const parts = (value ?? "").split(" ").filter(Boolean).sort();
+  const key = parts.join(" ");
+  if (key === "code") return "code";
+  if (key === "id_token") return "id_token";
+  if (key === "id_token token") return "id_token token";
+  return undefined;
+}
+
+/**
+ * GET/POST /oauth/v2/authorize. Errors before the client and its redirect URI are known show a page and never
+ * redirect; after that they go back to the client with error, error_description, state and iss.
+ */
+export async function authorize(deps: OidcDeps, s: RequestScope, req: FastifyRequest, reply: FastifyReply) {
+  let params: Record<string, string>;
+  try {
+    params = paramsOf(req);
+  } catch (e) {
+    return errorPage(reply, 400, "invalid_request", (e as Error).message);
+  }
+  if (!params.client_id) return errorPage(reply, 400, "invalid_request", "client_id is missing");
+  const client = await deps.clients.application(s.instance.id, params.client_id);
+  if (!client || !client.oidc || !client.active) return errorPage(reply, 400, "invalid_client", "unknown or inactive client");
+  if (!params.redirect_uri) return errorPage(reply, 400, "invalid_request", "redirect_uri is missing");
+  if (!redirectAllowed(client, params.redirect_uri)) return errorPage(reply, 400, "invalid_request", "redirect_uri is not registered for this client");
+
+  const responseType = responseTypeOf(params.response_type);
+  const requestedMode = params.response_mode as ResponseMode | undefined;
+  // Unknown response modes are ignored: the response type's default applies.
+  const mode: ResponseMode = requestedMode && ["query", "fragment", "form_post"].includes(requestedMode) ? requestedMode : defaultMode(responseType ?? "code");
+  // Tokens never travel in a query.
+  const safeMode: ResponseMode = mode === "query" && responseType && responseType !== "code" ? "fragment" : mode;
+  const fail = (err: OAuthError) =>
+    sendToClient(reply, params.redirect_uri!, safeMode, { error: err.error, error_description: err.message, ...(params.state ? { state: params.state } : {}), iss: s.issuer });
+  try {
+    const request = await validate(deps, s, client, params, responseType, safeMode);
+    const id = newId();
+    await deps.es.execute((w) =>
+      w.push(s.instance.id, client.clientId, [
+        {
+          aggregateType: "auth_request",
+          aggregateId: id,
+          type: EventTypes.authRequestAdded,
+          payload: { clientId: client.clientId, request, expiresAt: new Date(Date.now() + deps.tokens.lifetimes.authRequestMs).toISOString() },
+          resourceOwner: s.instance.id,
+        },
+      ]),
+    );
+    const sessions = await browserSessions(deps, s, req);
+    const fresh = sessions.filter((x) => request.maxAge === undefined || Date.now() - x.authTime.getTime() <= request.maxAge * 1000);
+    const hinted = request.hintSub ? fresh.filter((x) => x.userId === request.hintSub) : fresh;
+    if (request.prompt.includes("none")) {
+      if (!sessions.length || !fresh.length) throw oauth.loginRequired("the user is not signed in (or not recently enough), and prompt is none");
+      if (hinted.length !== 1) throw oauth.interactionRequired("the user must choose an account, and prompt is none");
+      return complete(deps, s, reply, id, client, request, hinted[0]!);
+    }
+    const mustLogin = request.prompt.includes("login") || request.prompt.includes("create") || (sessions.length > 0 && !fresh.length);
+    if (!mustLogin && !request.prompt.includes("select_account") && hinted.length === 1 && (sessions.length === 1 || request.hintSub)) {
+      return complete(deps, s, reply, id, client, request, hinted[0]!);
+    }
+    const login = new URLSearchParams({ return_to: `${CALLBACK}?id=${id}` });
+    if (mustLogin) login.set("prompt", "login");
+    else if (sessions.length > 1) login.set("prompt", "select_account");
+    if (request.loginHint) login.set("login_hint", request.loginHint);
+    if (request.uiLocales) login.set("ui_locales", request.uiLocales);
+    const path = request.prompt.includes("create") ? "/ui/login/register" : "/ui/login";
+    return reply.status(303).header("location", `${path}?${login}`).header("cache-control", "no-store").send();
+  } catch (e) {
+    if (e instanceof OAuthError) return fail(e);
+    req.log.error({ err: e }, "authorize failure");
+    return fail(oauth.serverError("unexpected condition"));
+  }
+}
+
+async function validate(
+  deps: OidcDeps,
+  s: RequestScope,
+  client: OAuthClient,
+  params: Record<string, string>,
+  responseType: ValidatedRequest["responseType"] | undefined,
+  mode: ResponseMode,
+): Promise<ValidatedRequest> {
+  if (params.request || params.request_uri) throw new OAuthError(params.request ? "request_not_supported" : "request_uri_not_supported", "request objects are not supported");
+  if (!params.response_type) throw oauth.invalidRequest("response_type is missing");
+  if (!responseType) throw oauth.unsupportedResponseType(`the response type ${params.response_type.slice(0, 50)} is not supported`);
+  if (!client.oidc!.responseTypes.includes(responseType)) throw oauth.unauthorizedClient(`the client may not use the response type ${responseType}`);
+  const scopes = parseScopes(params.scope, "drop");
+  if (!scopes.includes("openid")) throw oauth.invalidScope("the scope must contain openid");
+  if (responseType !== "code" && !params.nonce) throw oauth.invalidRequest("nonce is required for the implicit flow");
+  if (params.code_challenge_method && params.code_challenge_method !== "S256") throw oauth.invalidRequest("code_challenge_method must be S256");
+  if (params.code_challenge && !/^[A-Za-z0-9_-]{43}$/.test(params.code_challenge)) throw oauth.invalidRequest("code_challenge must be a base64url SHA-256 (43 characters)");
+  if (params.code_challenge && !params.code_challenge_method) throw oauth.invalidRequest("code_challenge_method is missing (S256)");
+  if (responseType === "code" && client.authMethod === "none" && !params.code_challenge) throw oauth.invalidRequest("PKCE (code_challenge with S256) is required for this client");
+  const prompt = (params.prompt ?? "").split(" ").filter(Boolean);
+  if (prompt.some((p) => !PROMPTS.includes(p))) throw oauth.invalidRequest("prompt has an unknown value");
+  if (prompt.includes("none") && prompt.length > 1) throw oauth.invalidRequest("prompt none cannot be combined with other values");
+  let maxAge: number | undefined;
+  if (params.max_age !== undefined) {
+    if (!/^\d{1,9}$/.test(params.max_age)) throw oauth.invalidRequest("max_age must be a non-negative integer");
+    maxAge = Number(params.max_age);
+  }
+  let hintSub: string | undefined;
+  if (params.id_token_hint) {
+    // Our own ID token, expired or not: only the signature counts (alg none never does).
+    const jwt = decodeJwt(params.id_token_hint);
+    const keys = await deps.keys.published(s.instance.id);
+    if (!jwt || !verifyRs256(jwt, (kid) => keys.find((k) => k.kid === kid)?.key) || jwt.payload.iss !== s.issuer) throw oauth.invalidRequest("id_token_hint is not a valid ID token of this issuer");
+    hintSub = String(jwt.payload.sub);
+  }
+  return {
+    redirectUri: params.redirect_uri!,
+    responseType,
+    responseMode: mode,
+    scopes,
+    ...(params.state ? { state: params.state } : {}),
+    ...(params.nonce ? { nonce: params.nonce } : {}),
+    ...(params.code_challenge ? { codeChallenge: params.code_challenge } : {}),
+    prompt,
+    ...(maxAge !== undefined ? { maxAge } : {}),
+    ...(params.login_hint ? { loginHint: params.login_hint.slice(0, 200) } : {}),
+    ...(params.ui_locales ? { uiLocales: params.ui_locales.slice(0, 100) } : {}),
+    ...(hintSub ? { hintSub } : {}),
+  };
+}
+
+interface BrowserSession {
+  id: string;
+  userId: string;
+  authTime: Date;
+}
+
+/** The sessions of the browser (its agent cookie) in this instance whose users may sign in. */
+async function browserSessions(deps: OidcDeps, s: RequestScope, req: FastifyRequest): Promise<BrowserSession[]> {
+  const agentHash = agentHashOf(req);
+  if (!agentHash) return [];
+  const sessions = await deps.db.prisma.loginSession.findMany({ where: { instanceId: s.instance.id, agentHash }, orderBy: { authTime: "desc" } });
+  const active = await deps.db.prisma.user.findMany({ where: { id: { in: sessions.map((x) => x.userId) }, state: "active" }, select: { id: true } });
+  return sessions.filter((x) => active.some((u) => u.id === x.userId));
+}
+
+/** The login UI sends the browser back here with the session it signed in (or chose). */
+export async function callback(deps: OidcDeps, s: RequestScope, req: FastifyRequest, reply: FastifyReply) {
+  const q = req.query as Record<string, string>;
+  const found = q.id ? await deps.db.prisma.authRequest.findUnique({ where: { id: q.id } }) : null;
+  if (!found || found.instanceId !== s.instance.id || found.state !== "pending" || found.expiresAt.getTime() < Date.now()) {
+    return errorPage(reply, 400, "invalid_request", "the sign-in request is unknown, used or expired; start again from the application");
+  }
+  const request = found.request as unknown as ValidatedRequest;
+  const client = await deps.clients.application(s.instance.id, found.clientId);
+  if (!client || !client.active) return errorPage(reply, 400, "invalid_client", "unknown or inactive client");
+  const session = (await browserSessions(deps, s, req)).find((x) => x.id === q.session);
+  const fail = (err: OAuthError) => sendToClient(reply, request.redirectUri, request.responseMode, { error: err.error, error_description: err.message, ...(request.state ? { state: request.state } : {}), iss: s.issuer });
+  if (!session) return fail(oauth.loginRequired("the user did not sign in"));
+  // prompt=login and max_age need an authentication made for this request (or recent enough).
+  if (request.prompt.includes("login") && session.authTime.getTime() < found.createdAt.getTime() - 1000) return fail(oauth.loginRequired("the user did not sign in again"));
+  return complete(deps, s, reply, found.id, client, request, session);
+}
+
+/** The user is known: a code (code flow) or tokens (implicit) go back to the client. */
+async function complete(deps: OidcDeps, s: RequestScope, reply: FastifyReply, id: string, client: OAuthClient, request: ValidatedRequest, session: BrowserSession) {
+  const user = await deps.db.prisma.user.findUniqueOrThrow({ where: { id: session.userId } });
+  const base = { ...(request.state ? { state: request.state } : {}), iss: s.issuer };
+  const code = request.responseType === "code" ? randomToken() : undefined;
+  await deps.es.execute((w) =>
+    w.push(s.instance.id, user.id, [
+      {
+        aggregateType: "auth_request",
+        aggregateId: id,
+        type: EventTypes.authRequestSucceeded,
+        payload: {
+          userId: user.id,
+          sessionId: session.id,
+          authTime: session.authTime.toISOString(),
+          codeHash: code ? sha256(code) : null,
+          expiresAt: new Date(Date.now() + CODE_LIFETIME_MS).toISOString(),
+        },
+        resourceOwner: s.instance.id,
+      },
+    ]),
+  );
+  if (code) return sendToClient(reply, request.redirectUri, request.responseMode, { code, ...base });
+  // Implicit: the ID token (and with "id_token token" an access token) right away; no refresh token.
+  const { response } = await issueUserTokens(deps, s, {
+    client,
+    user,
+    scopes: request.scopes.filter((x) => x !== "offline_access"),
+    sessionId: session.id,
+    authTime: session.authTime,
+    amr: ["pwd"],
+    ...(request.nonce ? { nonce: request.nonce } : {}),
+    withRefresh: false,
+  });
+  const withAccess = request.responseType === "id_token token";
+  // Without an access token the ID token carries the scope claims (there is no userinfo call to make).
+  const idToken = withAccess
+    ? response.id_token!
+    : await deps.tokens.idToken(s.instance.id, {
+        iss: s.issuer,
+        sub: user.id,
+        aud: [client.clientId],
+        azp: client.clientId,
+        auth_time: Math.floor(session.authTime.getTime() / 1000),
+        amr: ["pwd"],
+        nonce: request.nonce,
+        sid: session.id,
+        ...userClaims(user, request.scopes),
+      });
+  return sendToClient(reply, request.redirectUri, request.responseMode, {
+    id_token: idToken,
+    ...(withAccess ? { access_token: response.access_token, token_type: "Bearer", expires_in: String(response.expires_in) } : {}),
+    ...base,
+  });
+}

@@ -1,0 +1,48 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import * as client from "openid-client";
+import type { Browser, Page } from "playwright-core";
+import { rest } from "../support/clients.js";
+import type { TestServer } from "../support/server.js";
+
+/** A relying party's redirect endpoint on loopback: it records what arrives (query or form_post) and says ok. */
+export async function startRedirectCatcher() {
+  const received: { method: string; url: string; body: string }[] = [];
+  const server = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      received.push({ method: req.method ?? "", url: req.url ?? "", body });
+      res.writeHead(200, { "content-type": "text/html" }).end("<!doctype html><title>rp</title><p>ok</p>");
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { origin, received, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+/** An OIDC application of a new project, made through the API. */
+export async function createApp(t: TestServer, name: string, oidc: Record<string, unknown>) {
+  const admin = { token: t.adminPat };
+  const project = await rest(t.url, "POST", "/resources/v3alpha/projects", { ...admin, body: { name: `${name} project` } });
+  const app = await rest(t.url, "POST", `/resources/v3alpha/projects/${project.body.details.id}/applications`, { ...admin, body: { name, oidc } });
+  if (app.status !== 201) throw new Error(`app: ${JSON.stringify(app.body)}`);
+  return { clientId: app.body.clientId as string, clientSecret: app.body.clientSecret as string, projectId: project.body.details.id as string, appId: app.body.details.id as string };
+}
+
+export async function rpConfig(issuer: string, clientId: string, secret?: string, auth?: client.ClientAuth) {
+  return client.discovery(new URL(issuer), clientId, secret, auth, { execute: [client.allowInsecureRequests] });
+}
+
+/** Signs in through the login UI on the page (login name, then password). */
+export async function signInOnPage(page: Page, username: string, password: string) {
+  await page.fill("#loginName", username);
+  await page.click("button[type=submit]");
+  await page.fill("#password", password);
+  await page.click("button[type=submit]");
+}
+
+export async function newPage(browser: Browser, js = false) {
+  const ctx = await browser.newContext({ javaScriptEnabled: js });
+  return { ctx, page: await ctx.newPage() };
+}
