@@ -187,29 +187,17 @@ async function authorizationCode(deps: OidcDeps, s: RequestScope, req: FastifyRe
   if (!found || found.instanceId !== s.instance.id) throw oauth.invalidGrant("the code is invalid or expired");
   const request = found.request as { redirectUri: string; scopes: string[]; nonce?: string; codeChallenge?: string; amr?: string[] };
   let replayed: { accessJti: string; accessExp: number; refreshId?: string } | undefined;
-  // The code is redeemed under the request's lock: of two redemptions exactly one wins.
-  await changeAggregate(deps.es, {
-    aggregateType: "auth_request",
-    instanceId: s.instance.id,
-    id: found.id,
-    creator: client.clientId,
-    load: (w) => w.tx.authRequest.findUnique({ where: { id: found.id } }).then((r) => (r ? { ...r, sequence: 0, changeDate: r.createdAt } : null)),
-    notFound: () => oauth.invalidGrant("the code is invalid or expired"),
-    ownerOf: () => s.instance.id,
-    decide: (row) => {
-      if (row.state === "exchanged") {
-        replayed = row.issued as typeof replayed;
-        return [];
-      }
-      return [{ type: EventTypes.authRequestCodeExchanged, payload: {} }];
-    },
-  });
-  if (replayed) {
+  const replay = async () => {
     // RFC 6749 §4.1.2: a code used twice revokes what its first use issued.
-    await deps.tokens.revokeAccess(s.instance.id, [{ jti: replayed.accessJti, exp: replayed.accessExp }], client.clientId);
-    if (replayed.refreshId) await revokeRefresh(deps, s.instance.id, replayed.refreshId, client.clientId);
-    throw oauth.invalidGrant("the code was already used; the tokens it gave are revoked");
+    if (replayed?.accessJti) await deps.tokens.revokeAccess(s.instance.id, [{ jti: replayed.accessJti, exp: replayed.accessExp }], client.clientId);
+    if (replayed?.refreshId) await revokeRefresh(deps, s.instance.id, replayed.refreshId, client.clientId);
+    return oauth.invalidGrant("the code was already used; the tokens it gave are revoked");
+  };
+  if (found.state === "exchanged") {
+    replayed = (found.issued ?? undefined) as typeof replayed;
+    throw await replay();
   }
+  // Checked before the code is used up, so that a wrong request cannot burn a valid code.
   if (found.clientId !== client.clientId) throw oauth.invalidGrant("the code was issued to another client");
   if (found.expiresAt.getTime() < Date.now() || found.state !== "succeeded" || !found.userId) throw oauth.invalidGrant("the code is invalid or expired");
   if (params.redirect_uri !== request.redirectUri) throw oauth.invalidGrant("redirect_uri does not match the one of the authorization request");
@@ -219,7 +207,27 @@ async function authorizationCode(deps: OidcDeps, s: RequestScope, req: FastifyRe
   } else if (params.code_verifier) {
     throw oauth.invalidGrant("code_verifier was sent but the authorization request had no code_challenge");
   }
-  const user = await deps.db.prisma.user.findUnique({ where: { id: found.userId } });
+  // The code is used up under the request's lock: of two redemptions exactly one wins.
+  let lost = false;
+  await changeAggregate(deps.es, {
+    aggregateType: "auth_request",
+    instanceId: s.instance.id,
+    id: found.id,
+    creator: client.clientId,
+    load: (w) => w.tx.authRequest.findUnique({ where: { id: found.id } }).then((r) => (r ? { ...r, sequence: 0, changeDate: r.createdAt } : null)),
+    notFound: () => oauth.invalidGrant("the code is invalid or expired"),
+    ownerOf: () => s.instance.id,
+    decide: (row) => {
+      if (row.state !== "succeeded") {
+        lost = true;
+        replayed = (row.issued ?? undefined) as typeof replayed;
+        return [];
+      }
+      return [{ type: EventTypes.authRequestCodeExchanged, payload: {} }];
+    },
+  });
+  if (lost) throw await replay();
+  const user = await deps.db.prisma.user.findUnique({ where: { id: found.userId! } });
   if (!user || user.state !== "active") throw oauth.invalidGrant("the user can no longer sign in");
   const withRefresh = request.scopes.includes("offline_access") && client.oidc!.grantTypes.includes("refresh_token");
   const issued = await issueUserTokens(deps, s, {

@@ -181,13 +181,19 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     return503OnClosing: false,
   });
   logger = app.log;
-  await app.register(fastifyCors, {
+  const corsOptions = {
     origin: config.corsOrigins.includes("*") ? true : config.corsOrigins,
     methods: [...new Set([...connectCors.allowedMethods, "GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])],
     allowedHeaders: [...connectCors.allowedHeaders, "Authorization", "X-Svc-OrgId"],
     exposedHeaders: [...connectCors.exposedHeaders],
     credentials: false,
     maxAge: 7200,
+  };
+  // Pages a browser navigates to (authorize, end session, the login UI) are never readable cross-origin
+  // (RFC 9700 §2.6); APIs, the token, userinfo, introspection, revocation and keys endpoints are.
+  const noCors = /^\/(oauth\/v2\/authorize|oidc\/v1\/end_session|ui\/)/;
+  await app.register(fastifyCors, {
+    delegator: (req, cb) => cb(null, noCors.test(req.url ?? "") ? { origin: false } : corsOptions),
   });
   await app.register(fastifyConnectPlugin, { routes, ...connectOptions });
   const router = createConnectRouter(connectOptions);
