@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { importPKCS8, SignJWT, createRemoteJWKSet, jwtVerify, decodeProtectedHeader } from "jose";
+import { importPKCS8, SignJWT, createRemoteJWKSet, decodeJwt, jwtVerify, decodeProtectedHeader } from "jose";
 import * as oauth from "oauth4webapi";
 import * as client from "openid-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rest } from "../support/clients.js";
+import { TargetServer } from "../support/targets.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 let t: TestServer;
@@ -225,5 +226,26 @@ describe("token endpoint errors", () => {
     expect((await form("grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer")).body.error).toBe("invalid_request");
     expect((await form("grant_type=authorization_code&client_id=robot")).body.error).toBe("invalid_client");
     for (const r of [await form(""), await form("grant_type=password")]) expect(r.headers["cache-control"]).toBe("no-store");
+  });
+});
+
+describe("function executions", () => {
+  it("a rest_request_response target adds claims before the access token and the userinfo response are made", async () => {
+    const target = await new TargetServer((got) => ({ body: { ...got.body.claims, [got.body.function === "function/preaccesstoken" ? "department" : "team"]: "billing", sub: "forged" } })).start();
+    try {
+      const created = await post("/targets", { name: "claims", restRequestResponse: { url: target.url }, timeout: "2s" });
+      for (const fn of ["preaccesstoken", "preuserinfo"]) await post("/executions", { condition: { function: fn }, targets: [created.details.id] });
+      const { as, res } = await jwtProfile("openid profile");
+      const tokens = await oauth.processGenericTokenEndpointResponse(as, { client_id: machine.id }, res);
+      const claims = decodeJwt(tokens.access_token);
+      expect(claims).toMatchObject({ department: "billing", sub: machine.id });
+      const info = await rest(t.url, "GET", "/oidc/v1/userinfo", { headers: { authorization: `Bearer ${tokens.access_token}` } });
+      expect(info.body).toMatchObject({ team: "billing", sub: machine.id });
+      expect(target.received.map((r) => r.body.function)).toEqual(["function/preaccesstoken", "function/preuserinfo"]);
+      expect(target.received[0]!.body).toMatchObject({ instanceID: t.instanceId, userID: machine.id });
+    } finally {
+      await target.stop();
+      for (const fn of ["preaccesstoken", "preuserinfo"]) await rest(t.url, "DELETE", `/resources/v3alpha/executions/${encodeURIComponent(`function/${fn}`)}`, { token: t.adminPat });
+    }
   });
 });

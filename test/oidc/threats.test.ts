@@ -171,6 +171,26 @@ describe("codes and refresh tokens (checklist 3, 4, 5, 12)", () => {
     expect((await token({ grant_type: "refresh_token", refresh_token: r.body.refresh_token })).status).toBe(200);
   });
 
+  it("revoking a refresh token revokes its access token too; revoking an access token leaves the refresh token", async () => {
+    const form = (path: string, body: Record<string, string>) =>
+      rest(t.url, "POST", path, { body: new URLSearchParams(body).toString(), headers: { "content-type": "application/x-www-form-urlencoded", authorization: basic(web) } });
+    const active = async (tok: string) => (await form("/oauth/v2/introspect", { token: tok })).body.active;
+    const first = (await token({ grant_type: "authorization_code", code: (await codeFor(valid({ scope: "openid offline_access" }))).code, redirect_uri: CB })).body;
+    expect(await active(first.access_token)).toBe(true);
+    expect((await form("/oauth/v2/revoke", { token: first.access_token, token_type_hint: "access_token" })).status).toBe(200);
+    expect(await active(first.access_token)).toBe(false);
+    const refreshed = (await token({ grant_type: "refresh_token", refresh_token: first.refresh_token })).body;
+    expect(await active(refreshed.access_token)).toBe(true);
+    expect((await form("/oauth/v2/revoke", { token: refreshed.refresh_token })).status).toBe(200);
+    expect(await active(refreshed.access_token)).toBe(false);
+    expect((await token({ grant_type: "refresh_token", refresh_token: refreshed.refresh_token })).body.error).toBe("invalid_grant");
+    // another client cannot revoke them
+    const other2 = (await token({ grant_type: "authorization_code", code: (await codeFor(valid())).code, redirect_uri: CB })).body;
+    const foreign = await rest(t.url, "POST", "/oauth/v2/revoke", { body: `token=${other2.access_token}`, headers: { "content-type": "application/x-www-form-urlencoded", authorization: basic(other) } });
+    expect(foreign.body.error).toBe("invalid_client");
+    expect(await active(other2.access_token)).toBe(true);
+  });
+
   it("client authentication failures are invalid_client with a Basic challenge", async () => {
     const { code } = await codeFor(valid());
     const r = await token({ grant_type: "authorization_code", code, redirect_uri: CB }, basic({ clientId: web.clientId, clientSecret: "wrong" }));
