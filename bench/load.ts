@@ -49,15 +49,15 @@ export async function grpcLoad(name: string, target: string, path: string, makeR
   return { name, rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors };
 }
 
-/** Starts a process and resolves with the URL it prints. */
-export function startProcess(args: string[], env: Record<string, string>, pattern: RegExp): Promise<{ child: ChildProcess; url: string }> {
+/** Starts a process and resolves with the URL it prints (and everything it printed up to then). */
+export function startProcess(args: string[], env: Record<string, string>, pattern: RegExp): Promise<{ child: ChildProcess; url: string; output: string }> {
   const child = spawn(process.execPath, ["--import", "tsx", ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
   return new Promise((resolve, reject) => {
     let out = "";
     child.stdout!.on("data", (d) => {
       out += d;
       const m = pattern.exec(out);
-      if (m) resolve({ child, url: m[1]!.replace("localhost", "127.0.0.1") });
+      if (m) resolve({ child, url: m[1]!.replace("localhost", "127.0.0.1"), output: out });
     });
     child.on("exit", (code) => reject(new Error(`${args.join(" ")} exited with ${code}: ${out}`)));
   });

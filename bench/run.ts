@@ -11,6 +11,7 @@ import {
   SetLanguageSettingsRequestSchema,
 } from "../gen/svc/settings/language/v3alpha/language_service_pb.js";
 import { grpcLoad, httpLoad, startProcess, type Result } from "./load.js";
+import { oidcBench } from "./oidc.js";
 import { passwordBench } from "./passwords.js";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -38,15 +39,18 @@ const svc = "/svc.settings.language.v3alpha.LanguageSettingsService";
 const keys = ["de", "fr", "it", "es", "ja", "pl", "pt", "ru", "zh", "en"];
 let next = 0;
 
+// BENCH_SECTIONS picks parts of the run (default all): platform, actions, idps, users, oidc.
+const sections = new Set((process.env.BENCH_SECTIONS ?? "platform,actions,idps,users,oidc").split(","));
 const results: Result[] = [];
 const api = (path: string) => `${server.url}${path}`;
 try {
   const ceil = await httpLoad("ceiling: bare Fastify GET, same JSON", { url: `${ceiling.url}/settings/v3alpha/languages`, duration: seconds });
   results.push(ceil);
 
-  // Language settings (issue 2)
+  // Language settings (issue 2); the same call is the base line of the webhook figure.
   const resolveRest = await httpLoad("ResolveLanguages REST", { url: api("/settings/v3alpha/languages"), headers: auth, duration: seconds });
   results.push(resolveRest);
+  if (sections.has("platform")) {
   const resolveReq = Buffer.from(toBinary(ResolveLanguageSettingsRequestSchema, create(ResolveLanguageSettingsRequestSchema, {})));
   results.push(await grpcLoad("ResolveLanguages gRPC", target, `${svc}/ResolveLanguages`, () => resolveReq, pat, seconds));
   results.push(
@@ -61,7 +65,10 @@ try {
   const setReqs = keys.map((key) => Buffer.from(toBinary(SetLanguageSettingsRequestSchema, create(SetLanguageSettingsRequestSchema, { settings: { defaultLanguage: { key } } }))));
   results.push(await grpcLoad("SetLanguages gRPC (a write each)", target, `${svc}/SetLanguages`, () => setReqs[next++ % setReqs.length]!, pat, seconds));
 
+  }
+
   // Targets with 10,000 stored (issue 3)
+  if (sections.has("actions")) {
   let created = 0;
   results.push(
     await httpLoad(`CreateTarget REST (${targetsStored} stored)`, {
@@ -91,7 +98,10 @@ try {
     }),
   );
 
+  }
+
   // Identity providers: 10,000 over 100 organisations (issue 4)
+  if (sections.has("idps")) {
   const idpSearch = (ctx: string) => ({
     url: api(`/resources/v3alpha/idps/_search${ctx}`),
     method: "POST" as const,
@@ -102,32 +112,51 @@ try {
   results.push(await httpLoad("SearchIDPs REST, organisation context", idpSearch(`?ctx.org_id=${firstOrg}`)));
   results.push(await httpLoad("SearchIDPs REST, instance context", idpSearch("")));
 
+  }
+
   // Users: 100,000 over 100 organisations (issue 5), and the deliberate cost of a password check
+  if (sections.has("users")) {
   const userSearch = (body: object) => ({ url: api("/resources/v3alpha/users/_search"), method: "POST" as const, headers: json, body: JSON.stringify(body), duration: seconds });
   results.push(await httpLoad("SearchUsers REST, 100 of 100,000 by username", userSearch({ query: { limit: 100 }, sortingColumn: "USER_FIELD_NAME_USERNAME" })));
   results.push(await httpLoad("SearchUsers REST, username starts with", userSearch({ filters: [{ username: { username: "user-4242", method: "TEXT_FILTER_METHOD_STARTS_WITH" } }] })));
   results.push(await httpLoad("SearchUsers REST, organisation context", { ...userSearch({ query: { limit: 100 } }), url: api(`/resources/v3alpha/users/_search?ctx.org_id=${firstOrg}`) }));
   results.push(await passwordBench(seconds));
 
+  }
+
+  // OIDC endpoints next to oidc-provider (issue 6)
+  if (sections.has("oidc")) results.push(...(await oidcBench(server.url, pat, seconds)));
+
   // The latency a webhook execution adds to a call (the webhook answers at once)
+  let withHook: Result | undefined;
+  if (sections.has("actions")) {
   const t = await (await fetch(api("/resources/v3alpha/targets"), { method: "POST", headers: json, body: JSON.stringify({ name: "bench-hook", restWebhook: { url: `${ceiling.url}/hook` }, timeout: "5s" }) })).json();
   await fetch(api("/resources/v3alpha/executions"), {
     method: "POST",
     headers: json,
     body: JSON.stringify({ condition: { request: { method: `${svc}/ResolveLanguages` } }, targets: [t.details.id] }),
   });
-  const withHook = await httpLoad("ResolveLanguages REST + webhook execution", { url: api("/settings/v3alpha/languages"), headers: auth, duration: seconds });
+  withHook = await httpLoad("ResolveLanguages REST + webhook execution", { url: api("/settings/v3alpha/languages"), headers: auth, duration: seconds });
   results.push(withHook);
+  }
 
   const pad = (s: string, n: number) => s.padEnd(n);
   console.log(`\n${pad(`benchmark (50 concurrent, ${seconds} s each)`, 46)} ${pad("req/s", 9)} ${pad("p50 ms", 8)} ${pad("p99 ms", 8)} ${pad("errors", 7)} vs ceiling`);
   for (const r of results) {
     console.log(`${pad(r.name, 46)} ${pad(r.rps.toFixed(0), 9)} ${pad(r.p50.toFixed(2), 8)} ${pad(r.p99.toFixed(2), 8)} ${pad(String(r.errors), 7)} ${(r.rps / ceil.rps).toFixed(3)}`);
   }
-  console.log(
-    `\nwebhook execution: p50 ${resolveRest.p50} -> ${withHook.p50} ms (x${(withHook.p50 / resolveRest.p50).toFixed(2)}), ` +
-      `throughput x${(withHook.rps / resolveRest.rps).toFixed(2)} of the same call without it`,
-  );
+  if (withHook) {
+    console.log(
+      `\nwebhook execution: p50 ${resolveRest.p50} -> ${withHook.p50} ms (x${(withHook.p50 / resolveRest.p50).toFixed(2)}), ` +
+        `throughput x${(withHook.rps / resolveRest.rps).toFixed(2)} of the same call without it`,
+    );
+  }
+  // Each of ours against the peer's figure of the same run.
+  for (const r of results.filter((x) => x.name.endsWith(": ours"))) {
+    const kind = r.name.replace(": ours", "");
+    const peer = results.find((x) => x.name.startsWith(kind) && x.name.endsWith("oidc-provider")) ?? results.find((x) => x.name.endsWith("oidc-provider") && x.name.startsWith(kind.split(" ")[0]!));
+    if (peer) console.log(`${kind}: ours / oidc-provider = x${(r.rps / peer.rps).toFixed(2)} throughput, p50 ${r.p50} vs ${peer.p50} ms`);
+  }
 } finally {
   server.child.kill("SIGTERM");
   ceiling.child.kill("SIGTERM");

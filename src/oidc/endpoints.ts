@@ -73,7 +73,7 @@ export async function userinfo(deps: OidcDeps, s: RequestScope, req: FastifyRequ
   if (!claims) throw oauth.invalidToken("the access token is invalid or expired");
   const scopes = claims.scope.split(" ");
   if (!scopes.includes("openid")) throw new OAuthError("insufficient_scope", "the token was not issued with the openid scope", 403);
-  const user = await deps.db.prisma.user.findUnique({ where: { id: claims.sub } });
+  const user = await deps.tokens.user(claims.sub);
   if (!user) throw oauth.invalidToken("the user of the token no longer exists");
   const base = { sub: user.id, ...userClaims(user, scopes) };
   const roleKeys = Object.keys(claims).filter((k) => k.startsWith("urn:svc:iam:org:project:"));
@@ -91,7 +91,7 @@ export async function introspect(deps: OidcDeps, s: RequestScope, req: FastifyRe
   if (!params.token) throw oauth.invalidRequest("token is missing");
   const claims = await deps.tokens.verifyAccess(params.token, s.instance.id);
   if (!claims || !(claims.aud.includes(client.clientId) || (client.projectId && claims.aud.includes(client.projectId)))) return { active: false };
-  const user = await deps.db.prisma.user.findUnique({ where: { id: claims.sub } });
+  const user = await deps.tokens.user(claims.sub);
   const scopes = claims.scope.split(" ");
   return {
     active: true,

@@ -85,7 +85,7 @@ async function jwtProfile(deps: OidcDeps, s: RequestScope, _req: FastifyRequest,
   if (typeof p.iss !== "string" || p.iss !== p.sub) throw oauth.invalidGrant("assertion: iss and sub must both be the user ID");
   const client = await deps.clients.machine(s.instance.id, { userId: p.sub });
   if (!client || !client.active) throw oauth.invalidGrant("assertion: unknown or inactive user");
-  const keys = await deps.db.prisma.machineKey.findMany({ where: { userId: client.id } });
+  const keys = await deps.cache.get(`machine-keys:${client.id}`, () => deps.db.prisma.machineKey.findMany({ where: { userId: client.id } }));
   const now = Date.now();
   const ok = verifyRs256(jwt, (kid) => {
     const k = keys.find((x) => x.id === kid && (!x.expiresAt || x.expiresAt.getTime() > now));
@@ -99,7 +99,7 @@ async function jwtProfile(deps: OidcDeps, s: RequestScope, _req: FastifyRequest,
   const scopes = parseScopes(params.scope).filter((x) => x !== "offline_access");
   const access = await issueAccess(deps, s, client.accessTokenType, { iss: s.issuer, sub: client.id, client_id: client.id, aud: audienceOf(scopes, []), scope: scopes.join(" "), amr: ["private_key_jwt"] }, client.orgId);
   if (!scopes.includes("openid")) return response(access);
-  const user = await deps.db.prisma.user.findUniqueOrThrow({ where: { id: client.id } });
+  const user = (await deps.tokens.user(client.id))!;
   const idToken = await deps.tokens.idToken(s.instance.id, { iss: s.issuer, sub: client.id, aud: [client.id], azp: client.id, at_hash: Tokens.halfHash(access.token), ...userClaims(user, scopes) });
   return response(access, { id_token: idToken });
 }

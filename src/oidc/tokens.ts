@@ -102,12 +102,15 @@ export class Tokens {
     return this.cache.get(`session-active:${sid}`, async () => !!(await this.db.prisma.loginSession.findUnique({ where: { id: sid }, select: { id: true } })));
   }
 
+  /** A user, read once until the next change of any projection (tokens, userinfo and introspection read it). */
+  user(id: string) {
+    return this.cache.get(`oidc-user:${id}`, () => this.db.prisma.user.findUnique({ where: { id } }));
+  }
+
   /** A user subject must be active; an application (client credentials of apps) has no user row. */
-  private subjectActive(sub: string): Promise<boolean> {
-    return this.cache.get(`subject-active:${sub}`, async () => {
-      const user = await this.db.prisma.user.findUnique({ where: { id: sub }, select: { state: true } });
-      return !user || user.state === "active";
-    });
+  private async subjectActive(sub: string): Promise<boolean> {
+    const user = await this.user(sub);
+    return !user || user.state === "active";
   }
 
   /** Revokes access tokens by their IDs (kept until they would have expired). */

@@ -1,0 +1,91 @@
+// OIDC endpoints side by side with oidc-provider in the same run: client credentials, JWT assertions, introspection
+// and userinfo. Both keep secrets their own way (we: scrypt hashes with a short in-memory verification cache;
+// oidc-provider: the plain secret), both issue opaque access tokens.
+import { createPrivateKey, randomUUID, sign, type KeyObject } from "node:crypto";
+import { httpLoad, startProcess, type Result } from "./load.js";
+
+const form = "application/x-www-form-urlencoded";
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString("base64")}`;
+
+/** n RS256 JWT assertions with unique jti, made before the run so that signing does not load the machine during it. */
+function assertions(n: number, claims: { iss: string; sub: string; aud: string }, kid: string, key: KeyObject): string[] {
+  const head = Buffer.from(JSON.stringify({ alg: "RS256", kid })).toString("base64url");
+  const now = Math.floor(Date.now() / 1000);
+  return Array.from({ length: n }, () => {
+    const body = Buffer.from(JSON.stringify({ ...claims, jti: randomUUID(), iat: now, exp: now + 3600 })).toString("base64url");
+    return `${head}.${body}.${sign("RSA-SHA256", Buffer.from(`${head}.${body}`), key).toString("base64url")}`;
+  });
+}
+
+/** Runs the load against a body that changes per request (each assertion once). */
+function rotating(url: string, bodies: string[], headers: Record<string, string>, seconds: number, name: string) {
+  let i = 0;
+  return httpLoad(name, {
+    url,
+    method: "POST",
+    headers: { "content-type": form, ...headers },
+    requests: [{ method: "POST", setupRequest: (req) => ({ ...req, body: bodies[i++ % bodies.length] }) }],
+    duration: seconds,
+  });
+}
+
+export async function oidcBench(server: string, pat: string, seconds: number): Promise<Result[]> {
+  const api = async (path: string, body: unknown = {}) => {
+    const r = await fetch(`${server}/resources/v3alpha${path}`, { method: "POST", headers: { authorization: `Bearer ${pat}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    if (!r.ok) throw new Error(`${path}: ${r.status} ${await r.text()}`);
+    return r.json();
+  };
+  const m = await api("/users", { username: "bench-machine", machine: { name: "Bench machine" } });
+  const secret = (await api(`/users/${m.details.id}/_generate_secret`)).clientSecret;
+  const keyFile = JSON.parse((await api(`/users/${m.details.id}/keys`)).keyContent);
+  const project = await api("/projects", { name: "bench-api" });
+  const app = await api(`/projects/${project.details.id}/applications`, { name: "bench-rs", api: { authMethodType: "API_AUTH_METHOD_TYPE_BASIC" } });
+  const token = async (body: string) => (await (await fetch(`${server}/oauth/v2/token`, { method: "POST", headers: { "content-type": form, authorization: basic("bench-machine", secret) }, body })).json()).access_token as string;
+  const forApi = await token(`grant_type=client_credentials&scope=${encodeURIComponent(`urn:svc:iam:org:project:id:${project.details.id}:aud`)}`);
+  const ourKey = createPrivateKey(keyFile.key);
+  const ours = (n: number) => assertions(n, { iss: keyFile.userId, sub: keyFile.userId, aud: server }, keyFile.keyId, ourKey);
+  const firstJwt = ours(1)[0]!;
+  const userToken = (await (await fetch(`${server}/oauth/v2/token`, { method: "POST", headers: { "content-type": form }, body: `grant_type=${encodeURIComponent("urn:ietf:params:oauth:grant-type:jwt-bearer")}&scope=openid%20profile&assertion=${firstJwt}` })).json()).access_token;
+
+  const peerProc = await startProcess(["bench/oidc-peer.ts"], {}, /listening on (http:\/\/\S+)/);
+  const out: Result[] = [];
+  try {
+    // The peer prints its secret, key and user token on the line before its URL.
+    const peerInfo = JSON.parse(peerProc.output.split("\n").find((l) => l.startsWith("{"))!) as { userToken: string; secret: string; privateKeyPem: string };
+    const peer = peerProc.url;
+    const peerAuth = basic("machine", peerInfo.secret);
+    const peerToken = (await (await fetch(`${peer}/token`, { method: "POST", headers: { "content-type": form, authorization: peerAuth }, body: "grant_type=client_credentials" })).json()).access_token;
+    const expectOk = async (what: string, res: Promise<Response>, check: (body: any) => boolean) => {
+      const r = await res;
+      const body = await r.json();
+      if (!r.ok || !check(body)) throw new Error(`${what} answered ${r.status} ${JSON.stringify(body)}`);
+    };
+    await expectOk("peer userinfo", fetch(`${peer}/me`, { headers: { authorization: `Bearer ${peerInfo.userToken}` } }), (b) => b.sub === "bench-user");
+    await expectOk("peer introspection", fetch(`${peer}/token/introspection`, { method: "POST", headers: { "content-type": form, authorization: peerAuth }, body: `token=${peerToken}` }), (b) => b.active === true);
+    await expectOk("our userinfo", fetch(`${server}/oidc/v1/userinfo`, { headers: { authorization: `Bearer ${userToken}` } }), (b) => !!b.sub);
+    await expectOk("our introspection", fetch(`${server}/oauth/v2/introspect`, { method: "POST", headers: { "content-type": form, authorization: basic(app.clientId, app.clientSecret) }, body: `token=${forApi}` }), (b) => b.active === true);
+    const n = Math.max(4000, seconds * 2500);
+
+    // oidc-provider's in-memory store keeps the newest 1,000 artifacts: the calls that read a stored token run first,
+    // before client credentials fill the store, and each response is checked to be a real answer.
+    out.push(await httpLoad("userinfo: ours", { url: `${server}/oidc/v1/userinfo`, headers: { authorization: `Bearer ${userToken}` }, duration: seconds }));
+    out.push(await httpLoad("userinfo: oidc-provider", { url: `${peer}/me`, headers: { authorization: `Bearer ${peerInfo.userToken}` }, duration: seconds }));
+    out.push(await httpLoad("introspection: ours", { url: `${server}/oauth/v2/introspect`, method: "POST", headers: { "content-type": form, authorization: basic(app.clientId, app.clientSecret) }, body: `token=${forApi}`, duration: seconds }));
+    out.push(await httpLoad("introspection: oidc-provider", { url: `${peer}/token/introspection`, method: "POST", headers: { "content-type": form, authorization: peerAuth }, body: `token=${peerToken}`, duration: seconds }));
+
+    out.push(await httpLoad("client_credentials: ours", { url: `${server}/oauth/v2/token`, method: "POST", headers: { "content-type": form, authorization: basic("bench-machine", secret) }, body: "grant_type=client_credentials", duration: seconds }));
+    out.push(await httpLoad("client_credentials: oidc-provider", { url: `${peer}/token`, method: "POST", headers: { "content-type": form, authorization: peerAuth }, body: "grant_type=client_credentials", duration: seconds }));
+
+    const ourBodies = ours(n).map((a) => `grant_type=${encodeURIComponent("urn:ietf:params:oauth:grant-type:jwt-bearer")}&assertion=${a}`);
+    out.push(await rotating(`${server}/oauth/v2/token`, ourBodies, {}, seconds, "JWT profile grant: ours"));
+    const peerKey = createPrivateKey(peerInfo.privateKeyPem);
+    const peerBodies = assertions(n, { iss: "jwt-machine", sub: "jwt-machine", aud: "http://127.0.0.1" }, "bench", peerKey).map(
+      (a) => `grant_type=client_credentials&client_assertion_type=${encodeURIComponent("urn:ietf:params:oauth:client-assertion-type:jwt-bearer")}&client_assertion=${a}`,
+    );
+    out.push(await rotating(`${peer}/token`, peerBodies, {}, seconds, "JWT assertion (private_key_jwt): oidc-provider"));
+
+  } finally {
+    peerProc.child.kill("SIGTERM");
+  }
+  return out;
+}
