@@ -2,7 +2,9 @@ import { createPrivateKey, createPublicKey, sign, verify } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApplicationService, CreateApplicationRequestSchema } from "../../gen/svc/resources/application/v3alpha/application_service_pb.js";
-import { ListAvailableRolesRequestSchema, MembershipService } from "../../gen/svc/resources/membership/v3alpha/membership_service_pb.js";
+import { ListAvailableRolesRequestSchema, MembershipService, SearchMembershipsRequestSchema } from "../../gen/svc/resources/membership/v3alpha/membership_service_pb.js";
+import { CreateProjectRequestSchema, GetProjectRequestSchema, ProjectService } from "../../gen/svc/resources/project/v3alpha/project_service_pb.js";
+import { CreateUserGrantRequestSchema, SearchUserGrantsRequestSchema, UserGrantService } from "../../gen/svc/resources/usergrant/v3alpha/user_grant_service_pb.js";
 import { verifyPassword } from "../../src/crypto/password.js";
 import { call, rest } from "../support/clients.js";
 import { startTestServer, type TestServer } from "../support/server.js";
@@ -187,6 +189,19 @@ describe("memberships and user grants", () => {
     expect(found.body.result.map((x: any) => x.details.id)).toEqual([g.details.id]);
     expect((await api("PATCH", `/user_grants/${g.details.id}`, { roleKeys: [] })).status).toBe(200);
     expect((await api("DELETE", `/user_grants/${g.details.id}`)).status).toBe(200);
+  });
+
+  it("projects, grants and memberships over gRPC too", async () => {
+    const opts = { token: t.adminPat };
+    const created = await call("grpc", t.url, ProjectService, ProjectService.method.createProject, create(CreateProjectRequestSchema, { ctx: { owner: { case: "orgId", value: orgA } }, project: { name: "Over gRPC" } }), opts);
+    const got = await call("grpc", t.url, ProjectService, ProjectService.method.getProject, create(GetProjectRequestSchema, { id: created.details!.id }), opts);
+    expect(got.project!.project!.name).toBe("Over gRPC");
+    expect((await api("POST", `/projects/${created.details!.id}/roles`, { key: "viewer" })).status).toBe(201);
+    const grant = await call("grpc", t.url, UserGrantService, UserGrantService.method.createUserGrant, create(CreateUserGrantRequestSchema, { grant: { userId, projectId: created.details!.id, roleKeys: ["viewer"] } }), opts);
+    const found = await call("grpc", t.url, UserGrantService, UserGrantService.method.searchUserGrants, create(SearchUserGrantsRequestSchema, { filters: [{ filter: { case: "projectId", value: created.details!.id } }] }), opts);
+    expect(found.result.map((g) => g.details!.id)).toEqual([grant.details!.id]);
+    const members = await call("grpc", t.url, MembershipService, MembershipService.method.searchMemberships, create(SearchMembershipsRequestSchema, { filters: [{ filter: { case: "context", value: { context: { case: "instance", value: true } } } }] }), opts);
+    expect(members.result.length).toBeGreaterThanOrEqual(2); // the first start's admin and service user
   });
 
   it("deleting a project removes its applications, grants and memberships", async () => {

@@ -46,3 +46,25 @@ export async function newPage(browser: Browser, js = false) {
   const ctx = await browser.newContext({ javaScriptEnabled: js });
   return { ctx, page: await ctx.newPage() };
 }
+
+/**
+ * Signs in over HTTP the way a browser would (cookies, CSRF token) after GET /oauth/v2/authorize with `params`,
+ * and returns the code the client gets and where the browser was sent.
+ */
+export async function codeOverHttp(t: TestServer, params: Record<string, string>, username: string, password: string): Promise<{ code: string; location: string }> {
+  const start = await rest(t.url, "GET", `/oauth/v2/authorize?${new URLSearchParams(params)}`);
+  if (start.status !== 303) throw new Error(`authorize answered ${start.status}: ${String(start.body)}`);
+  const login = await rest(t.url, "GET", start.headers.location!);
+  const csrfCookie = String(login.headers["set-cookie"]).split(";")[0]!;
+  const form = (login.body as string).match(/name="csrf" value="([^"]+)"/)![1]!;
+  const returnTo = (login.body as string).match(/name="return_to" value="([^"]+)"/)![1]!.replace(/&amp;/g, "&");
+  const signedIn = await rest(t.url, "POST", "/ui/login/password", {
+    body: new URLSearchParams({ loginName: username, password, csrf: form, return_to: returnTo }).toString(),
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie: csrfCookie },
+  });
+  if (signedIn.status !== 303) throw new Error(`sign-in answered ${signedIn.status}`);
+  const agent = String(signedIn.headers["set-cookie"]).split(";")[0]!;
+  const back = await rest(t.url, "GET", signedIn.headers.location!, { headers: { cookie: agent } });
+  const location = back.headers.location!;
+  return { code: new URL(location).searchParams.get("code") ?? "", location };
+}

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rest } from "../support/clients.js";
 import { startTestServer, type TestServer } from "../support/server.js";
-import { createApp } from "./rp.js";
+import { codeOverHttp, createApp } from "./rp.js";
 
 // One row of the security checklist (§2) per test, over plain HTTP: no browser needed to see a Location header.
 let t: TestServer;
@@ -38,25 +38,7 @@ const errorOf = (location: string) => {
   return new URLSearchParams(u.hash ? u.hash.slice(1) : u.search);
 };
 
-/** Signs in over HTTP the way a browser would (cookies, CSRF token) and returns the code the client gets. */
-async function codeFor(params: Record<string, string>): Promise<{ code: string; location: string }> {
-  const start = await authorize(params);
-  expect(start.status, String(start.body)).toBe(303);
-  const login = await rest(t.url, "GET", start.headers.location!);
-  const csrfCookie = String(login.headers["set-cookie"]).split(";")[0]!;
-  const form = (login.body as string).match(/name="csrf" value="([^"]+)"/)![1]!;
-  const returnTo = (login.body as string).match(/name="return_to" value="([^"]+)"/)![1]!.replace(/&amp;/g, "&");
-  const signedIn = await rest(t.url, "POST", "/ui/login/password", {
-    body: new URLSearchParams({ loginName: "bob", password: PASSWORD, csrf: form, return_to: returnTo }).toString(),
-    headers: { "content-type": "application/x-www-form-urlencoded", cookie: csrfCookie },
-  });
-  expect(signedIn.status).toBe(303);
-  const agent = String(signedIn.headers["set-cookie"]).split(";")[0]!;
-  const back = await rest(t.url, "GET", signedIn.headers.location!, { headers: { cookie: agent } });
-  expect(back.status).toBe(303);
-  const code = new URL(back.headers.location!).searchParams.get("code")!;
-  return { code, location: back.headers.location! };
-}
+const codeFor = (params: Record<string, string>) => codeOverHttp(t, params, "bob", PASSWORD);
 
 describe("redirect URIs (checklist 1, 7)", () => {
   it("anything but an exact match of a registered URI gets an error page and never a redirect", async () => {
