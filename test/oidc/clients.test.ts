@@ -30,7 +30,7 @@ const form = (path: string, body: Record<string, string>, headers: Record<string
   rest(t.url, "POST", path, { body: new URLSearchParams(body).toString(), headers: { "content-type": "application/x-www-form-urlencoded", ...headers } });
 const authorizeParams = (clientId: string, extra: Record<string, string> = {}) => ({ client_id: clientId, redirect_uri: CB, response_type: "code", scope: "openid", ...extra });
 
-async function clientAssertion(aud: string, jti = randomUUID()) {
+async function clientAssertion(aud: string, jti: string = randomUUID()) {
   const now = Math.floor(Date.now() / 1000);
   return new SignJWT({ iss: keyFile.clientId, sub: keyFile.clientId, aud, jti, iat: now, exp: now + 120 })
     .setProtectedHeader({ alg: "RS256", kid: keyFile.keyId })
