@@ -51,3 +51,19 @@ export function listDetails(args: { take: number; skip: number; returned: number
     ...(args.state.at ? { timestamp: timestampFromDate(args.state.at) } : {}),
   });
 }
+
+/**
+ * One page of a search: the rows and the total of the same filter, and ListDetails that say so truthfully.
+ * `fetch` gets the window (offset, limit, direction) and returns the page query and the count query.
+ */
+export async function searchPage<R>(
+  db: Database,
+  cache: ProjectionCache,
+  query: ListQuery | undefined,
+  fetch: (w: { skip: number; take: number; order: "asc" | "desc" }) => [Promise<R[]>, Promise<number>],
+): Promise<{ rows: R[]; details: ListDetails }> {
+  const window = listWindow(query);
+  const [rowsQuery, countQuery] = fetch(window);
+  const [rows, total, state] = await Promise.all([rowsQuery, countQuery, projectionState(db, cache)]);
+  return { rows, details: listDetails({ take: window.take, skip: window.skip, returned: rows.length, total, state }) };
+}

@@ -22,7 +22,7 @@ import * as apps from "../../command/applications.js";
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { ProjectionCache } from "../../query/cache.js";
-import { listDetails, listWindow, projectionState, textFilter } from "../../query/list.js";
+import { searchPage, textFilter } from "../../query/list.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
@@ -101,14 +101,12 @@ export function applicationService(deps: ApplicationDeps): ServiceImpl<typeof Ap
     async searchApplications(req, ctx) {
       const info = callInfo(ctx);
       const scope = projectScope(readableScope(info, "project.app.read"), "projectId") as P.ApplicationWhereInput;
-      const { skip, take, order } = listWindow(req.query);
       const where: P.ApplicationWhereInput = { AND: [{ instanceId: info.target.instance.id }, scope, ...req.filters.map(filterWhere)] };
-      const [rows, total, state] = await Promise.all([
+      const { rows, details } = await searchPage(db, deps.cache, req.query, ({ skip, take, order }) => [
         db.prisma.application.findMany({ where, orderBy: [{ createdAt: order }, { id: order }], skip, take }),
         db.prisma.application.count({ where }),
-        projectionState(db, deps.cache),
       ]);
-      return create(SearchApplicationsResponseSchema, { details: listDetails({ take, skip, returned: rows.length, total, state }), result: rows.map(toGetApplication) });
+      return create(SearchApplicationsResponseSchema, { details, result: rows.map(toGetApplication) });
     },
 
     async deactivateApplication(req, ctx) {

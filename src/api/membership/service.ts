@@ -21,7 +21,7 @@ import { addMembership, changeMembership, membershipId, parseMembershipId, remov
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { ProjectionCache } from "../../query/cache.js";
-import { listDetails, listWindow, projectionState } from "../../query/list.js";
+import { searchPage } from "../../query/list.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
@@ -149,14 +149,12 @@ export function membershipService(deps: MembershipDeps): ServiceImpl<typeof Memb
             return {};
         }
       });
-      const { skip, take, order } = listWindow(req.query);
       const where: P.MembershipWhereInput = { AND: [{ instanceId, contextType: { not: "system" } }, { OR: visible }, ...filters] };
-      const [rows, total, state] = await Promise.all([
+      const { rows, details } = await searchPage(db, deps.cache, req.query, ({ skip, take, order }) => [
         db.prisma.membership.findMany({ where, orderBy: [{ changeDate: order }, { userId: order }], skip, take }),
         db.prisma.membership.count({ where }),
-        projectionState(db, deps.cache),
       ]);
-      return create(SearchMembershipsResponseSchema, { details: listDetails({ take, skip, returned: rows.length, total, state }), result: rows.map(toGet) });
+      return create(SearchMembershipsResponseSchema, { details, result: rows.map(toGet) });
     },
 
     async listAvailableRoles(req, ctx) {

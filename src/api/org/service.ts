@@ -25,7 +25,7 @@ import { changeOrg, createOrg, setDefaultOrg } from "../../command/orgs.js";
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { ProjectionCache } from "../../query/cache.js";
-import { listDetails, listWindow, projectionState, textFilter } from "../../query/list.js";
+import { searchPage, textFilter } from "../../query/list.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
@@ -125,17 +125,16 @@ export function orgService(deps: OrgDeps): ServiceImpl<typeof OrganizationServic
       const instanceId = info.target.instance.id;
       const { orgIds } = readableScope(info, "org.read");
       const scope: P.OrgWhereInput = orgIds === "all" ? {} : { id: { in: orgIds } };
-      const { skip, take, order } = listWindow(req.query);
       const where: P.OrgWhereInput = { AND: [{ instanceId }, scope, ...req.filters.map(filterWhere)] };
-      const orderBy = [{ [sortColumns[req.sortingColumn]]: order }, { id: order }] as P.OrgOrderByWithRelationInput[];
-      const [rows, total, state, defaultOrgId] = await Promise.all([
-        db.prisma.org.findMany({ where, orderBy, skip, take }),
-        db.prisma.org.count({ where }),
-        projectionState(db, deps.cache),
+      const [{ rows, details }, defaultOrgId] = await Promise.all([
+        searchPage(db, deps.cache, req.query, ({ skip, take, order }) => {
+          const orderBy = [{ [sortColumns[req.sortingColumn]]: order }, { id: order }] as P.OrgOrderByWithRelationInput[];
+          return [db.prisma.org.findMany({ where, orderBy, skip, take }), db.prisma.org.count({ where })];
+        }),
         defaultOrgOf(instanceId),
       ]);
       return create(SearchOrganizationsResponseSchema, {
-        details: listDetails({ take, skip, returned: rows.length, total, state }),
+        details,
         sortingColumn: req.sortingColumn,
         result: rows.map((o) => toGetOrg(o, defaultOrgId)),
       });

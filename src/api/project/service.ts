@@ -28,7 +28,7 @@ import * as projects from "../../command/projects.js";
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { ProjectionCache } from "../../query/cache.js";
-import { listDetails, listWindow, projectionState, textFilter } from "../../query/list.js";
+import { searchPage, textFilter } from "../../query/list.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
@@ -118,16 +118,13 @@ export function projectService(deps: ProjectDeps): ServiceImpl<typeof ProjectSer
     async searchProjects(req, ctx) {
       const info = callInfo(ctx);
       const scope = projectScope(readableScope(info, "project.read"), "id") as P.ProjectWhereInput;
-      const { skip, take, order } = listWindow(req.query);
       const where: P.ProjectWhereInput = { AND: [{ instanceId: info.target.instance.id }, scope, ...req.filters.map(filterWhere)] };
-      const orderBy = [{ [sortColumns[req.sortingColumn]]: order }, { id: order }] as P.ProjectOrderByWithRelationInput[];
-      const [rows, total, state] = await Promise.all([
-        db.prisma.project.findMany({ where, orderBy, skip, take }),
-        db.prisma.project.count({ where }),
-        projectionState(db, deps.cache),
-      ]);
+      const { rows, details } = await searchPage(db, deps.cache, req.query, ({ skip, take, order }) => {
+        const orderBy = [{ [sortColumns[req.sortingColumn]]: order }, { id: order }] as P.ProjectOrderByWithRelationInput[];
+        return [db.prisma.project.findMany({ where, orderBy, skip, take }), db.prisma.project.count({ where })];
+      });
       return create(SearchProjectsResponseSchema, {
-        details: listDetails({ take, skip, returned: rows.length, total, state }),
+        details,
         sortingColumn: req.sortingColumn,
         result: rows.map(toGetProject),
       });
@@ -162,15 +159,13 @@ export function projectService(deps: ProjectDeps): ServiceImpl<typeof ProjectSer
 
     async searchProjectRoles(req, ctx) {
       const { project } = await resolve(ctx, req.projectId);
-      const { skip, take, order } = listWindow(req.query);
       const where: P.ProjectRoleWhereInput = { projectId: project.id, ...(req.keyPrefix ? { key: { startsWith: req.keyPrefix, mode: "insensitive" } } : {}) };
-      const [rows, total, state] = await Promise.all([
+      const { rows, details } = await searchPage(db, deps.cache, req.query, ({ skip, take, order }) => [
         db.prisma.projectRole.findMany({ where, orderBy: [{ key: order }], skip, take }),
         db.prisma.projectRole.count({ where }),
-        projectionState(db, deps.cache),
       ]);
       return create(SearchProjectRolesResponseSchema, {
-        details: listDetails({ take, skip, returned: rows.length, total, state }),
+        details,
         result: rows.map((r) => create(ProjectRoleSchema, { key: r.key, displayName: r.displayName, group: r.group })),
       });
     },

@@ -17,7 +17,7 @@ import { createUserGrant, patchUserGrant, removeUserGrant } from "../../command/
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { ProjectionCache } from "../../query/cache.js";
-import { listDetails, listWindow, projectionState } from "../../query/list.js";
+import { searchPage } from "../../query/list.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
@@ -91,14 +91,12 @@ export function userGrantService(deps: UserGrantDeps): ServiceImpl<typeof UserGr
     async searchUserGrants(req, ctx) {
       const info = callInfo(ctx);
       const scope = projectScope(readableScope(info, "user.grant.read"), "projectId") as P.UserGrantWhereInput;
-      const { skip, take, order } = listWindow(req.query);
       const where: P.UserGrantWhereInput = { AND: [{ instanceId: info.target.instance.id }, scope, ...req.filters.map(filterWhere)] };
-      const [rows, total, state] = await Promise.all([
+      const { rows, details } = await searchPage(db, deps.cache, req.query, ({ skip, take, order }) => [
         db.prisma.userGrant.findMany({ where, orderBy: [{ createdAt: order }, { id: order }], skip, take }),
         db.prisma.userGrant.count({ where }),
-        projectionState(db, deps.cache),
       ]);
-      return create(SearchUserGrantsResponseSchema, { details: listDetails({ take, skip, returned: rows.length, total, state }), result: rows.map(toGet) });
+      return create(SearchUserGrantsResponseSchema, { details, result: rows.map(toGet) });
     },
   };
 }
