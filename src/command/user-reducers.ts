@@ -107,37 +107,24 @@ export function registerUserReducers(es: EventStore): void {
   es.on(EventTypes.secretSet, (tx, e) => touch(tx, e, { secretHash: String(e.payload.secretHash) }));
   es.on(EventTypes.secretRemoved, (tx, e) => touch(tx, e, { secretHash: null }));
 
+  // Key pairs and PATs: a row each, owned by the user; only the public key or the token's hash is stored.
+  const credential = (e: StoredEvent, idKey: string) => ({
+    id: String(e.payload[idKey]),
+    instanceId: e.instanceId,
+    userId: e.aggregateId,
+    expiresAt: e.payload.expiresAt ? new Date(String(e.payload.expiresAt)) : null,
+    createdAt: e.createdAt,
+  });
   es.on(EventTypes.keyAdded, async (tx, e) => {
-    const p = e.payload;
-    await tx.machineKey.create({
-      data: {
-        id: String(p.keyId),
-        instanceId: e.instanceId,
-        userId: e.aggregateId,
-        publicKey: String(p.publicKey),
-        expiresAt: p.expiresAt ? new Date(String(p.expiresAt)) : null,
-        createdAt: e.createdAt,
-      },
-    });
+    await tx.machineKey.create({ data: { ...credential(e, "keyId"), publicKey: String(e.payload.publicKey) } });
     await touch(tx, e);
   });
   es.on(EventTypes.keyRemoved, async (tx, e) => {
     await tx.machineKey.deleteMany({ where: { id: String(e.payload.keyId), userId: e.aggregateId } });
     await touch(tx, e);
   });
-
   es.on(EventTypes.patAdded, async (tx, e) => {
-    const p = e.payload;
-    await tx.personalAccessToken.create({
-      data: {
-        id: String(p.tokenId),
-        instanceId: e.instanceId,
-        userId: e.aggregateId,
-        tokenHash: String(p.tokenHash),
-        expiresAt: p.expiresAt ? new Date(String(p.expiresAt)) : null,
-        createdAt: e.createdAt,
-      },
-    });
+    await tx.personalAccessToken.create({ data: { ...credential(e, "tokenId"), tokenHash: String(e.payload.tokenHash) } });
     await touch(tx, e);
   });
   es.on(EventTypes.patRemoved, async (tx, e) => {
