@@ -29,7 +29,7 @@ function rotating(url: string, bodies: string[], headers: Record<string, string>
   });
 }
 
-export async function oidcBench(server: string, pat: string, seconds: number): Promise<Result[]> {
+export async function oidcBench(server: string, pat: string, seconds: number, ceiling: string): Promise<Result[]> {
   const api = async (path: string, body: unknown = {}) => {
     const r = await fetch(`${server}/resources/v3alpha${path}`, { method: "POST", headers: { authorization: `Bearer ${pat}`, "content-type": "application/json" }, body: JSON.stringify(body) });
     if (!r.ok) throw new Error(`${path}: ${r.status} ${await r.text()}`);
@@ -65,6 +65,7 @@ export async function oidcBench(server: string, pat: string, seconds: number): P
     await expectOk("our userinfo", fetch(`${server}/oidc/v1/userinfo`, { headers: { authorization: `Bearer ${userToken}` } }), (b) => !!b.sub);
     await expectOk("our introspection", fetch(`${server}/oauth/v2/introspect`, { method: "POST", headers: { "content-type": form, authorization: basic(app.clientId, app.clientSecret) }, body: `token=${forApi}` }), (b) => b.active === true);
     const n = Math.max(4000, seconds * 2500);
+    out.push(await httpLoad("ceiling: bare route signing an RS256 JWT", { url: `${ceiling}/token`, method: "POST", duration: seconds }));
 
     // oidc-provider's in-memory store keeps the newest 1,000 artifacts: the calls that read a stored token run first,
     // before client credentials fill the store, and each response is checked to be a real answer.

@@ -125,7 +125,7 @@ try {
   }
 
   // OIDC endpoints next to oidc-provider (issue 6)
-  if (sections.has("oidc")) results.push(...(await oidcBench(server.url, pat, seconds)));
+  if (sections.has("oidc")) results.push(...(await oidcBench(server.url, pat, seconds, ceiling.url)));
 
   // The latency a webhook execution adds to a call (the webhook answers at once)
   let withHook: Result | undefined;
@@ -155,7 +155,13 @@ try {
   for (const r of results.filter((x) => x.name.endsWith(": ours"))) {
     const kind = r.name.replace(": ours", "");
     const peer = results.find((x) => x.name.startsWith(kind) && x.name.endsWith("oidc-provider")) ?? results.find((x) => x.name.endsWith("oidc-provider") && x.name.startsWith(kind.split(" ")[0]!));
-    if (peer) console.log(`${kind}: ours / oidc-provider = x${(r.rps / peer.rps).toFixed(2)} throughput, p50 ${r.p50} vs ${peer.p50} ms`);
+    const signing = results.find((x) => x.name.startsWith("ceiling: bare route signing"));
+    if (peer) {
+      console.log(
+        `${kind}: ours / oidc-provider = x${(r.rps / peer.rps).toFixed(2)} throughput, p50 ${r.p50} vs ${peer.p50} ms` +
+          (signing ? `; of the signing ceiling: ours ${(r.rps / signing.rps).toFixed(2)}, oidc-provider ${(peer.rps / signing.rps).toFixed(2)}` : ""),
+      );
+    }
   }
 } finally {
   server.child.kill("SIGTERM");
