@@ -54,16 +54,22 @@ export function listDetails(args: { take: number; skip: number; returned: number
 
 /**
  * One page of a search: the rows and the total of the same filter, and ListDetails that say so truthfully.
- * `fetch` gets the window (offset, limit, direction) and returns the page query and the count query.
+ * `fetch` gets the window (offset, limit, direction) and returns the page query and a function that counts.
+ * The total of a filter is kept until the next committed event (counting a large table is the costly half of
+ * paging through it); `countKey` names the filter, e.g. the model and its where clause.
  */
 export async function searchPage<R>(
   db: Database,
   cache: ProjectionCache,
   query: ListQuery | undefined,
-  fetch: (w: { skip: number; take: number; order: "asc" | "desc" }) => [Promise<R[]>, Promise<number>],
+  countKey: string,
+  fetch: (w: { skip: number; take: number; order: "asc" | "desc" }) => [Promise<R[]>, () => Promise<number>],
 ): Promise<{ rows: R[]; details: ListDetails }> {
   const window = listWindow(query);
-  const [rowsQuery, countQuery] = fetch(window);
-  const [rows, total, state] = await Promise.all([rowsQuery, countQuery, projectionState(db, cache)]);
+  const [rowsQuery, count] = fetch(window);
+  const [rows, total, state] = await Promise.all([rowsQuery, cache.get(`count:${countKey}`, count), projectionState(db, cache)]);
   return { rows, details: listDetails({ take: window.take, skip: window.skip, returned: rows.length, total, state }) };
 }
+
+/** The name of a search's filter for the count cache: the model and its where clause. */
+export const countKey = (model: string, where: unknown) => `${model}:${JSON.stringify(where)}`;

@@ -22,7 +22,7 @@ import * as apps from "../../command/applications.js";
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { ProjectionCache } from "../../query/cache.js";
-import { searchPage, textFilter } from "../../query/list.js";
+import { countKey, searchPage, textFilter } from "../../query/list.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
@@ -102,9 +102,9 @@ export function applicationService(deps: ApplicationDeps): ServiceImpl<typeof Ap
       const info = callInfo(ctx);
       const scope = projectScope(readableScope(info, "project.app.read"), "projectId") as P.ApplicationWhereInput;
       const where: P.ApplicationWhereInput = { AND: [{ instanceId: info.target.instance.id }, scope, ...req.filters.map(filterWhere)] };
-      const { rows, details } = await searchPage(db, deps.cache, req.query, ({ skip, take, order }) => [
+      const { rows, details } = await searchPage(db, deps.cache, req.query, countKey("application", where), ({ skip, take, order }) => [
         db.prisma.application.findMany({ where, orderBy: [{ createdAt: order }, { id: order }], skip, take }),
-        db.prisma.application.count({ where }),
+        () => db.prisma.application.count({ where }),
       ]);
       return create(SearchApplicationsResponseSchema, { details, result: rows.map(toGetApplication) });
     },

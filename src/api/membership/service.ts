@@ -21,7 +21,7 @@ import { addMembership, changeMembership, membershipId, parseMembershipId, remov
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { ProjectionCache } from "../../query/cache.js";
-import { searchPage } from "../../query/list.js";
+import { countKey, searchPage } from "../../query/list.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
@@ -150,9 +150,9 @@ export function membershipService(deps: MembershipDeps): ServiceImpl<typeof Memb
         }
       });
       const where: P.MembershipWhereInput = { AND: [{ instanceId, contextType: { not: "system" } }, { OR: visible }, ...filters] };
-      const { rows, details } = await searchPage(db, deps.cache, req.query, ({ skip, take, order }) => [
+      const { rows, details } = await searchPage(db, deps.cache, req.query, countKey("membership", where), ({ skip, take, order }) => [
         db.prisma.membership.findMany({ where, orderBy: [{ changeDate: order }, { userId: order }], skip, take }),
-        db.prisma.membership.count({ where }),
+        () => db.prisma.membership.count({ where }),
       ]);
       return create(SearchMembershipsResponseSchema, { details, result: rows.map(toGet) });
     },

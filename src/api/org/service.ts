@@ -25,7 +25,7 @@ import { changeOrg, createOrg, setDefaultOrg } from "../../command/orgs.js";
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { ProjectionCache } from "../../query/cache.js";
-import { searchPage, textFilter } from "../../query/list.js";
+import { countKey, searchPage, textFilter } from "../../query/list.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
@@ -127,9 +127,9 @@ export function orgService(deps: OrgDeps): ServiceImpl<typeof OrganizationServic
       const scope: P.OrgWhereInput = orgIds === "all" ? {} : { id: { in: orgIds } };
       const where: P.OrgWhereInput = { AND: [{ instanceId }, scope, ...req.filters.map(filterWhere)] };
       const [{ rows, details }, defaultOrgId] = await Promise.all([
-        searchPage(db, deps.cache, req.query, ({ skip, take, order }) => {
+        searchPage(db, deps.cache, req.query, countKey("org", where), ({ skip, take, order }) => {
           const orderBy = [{ [sortColumns[req.sortingColumn]]: order }, { id: order }] as P.OrgOrderByWithRelationInput[];
-          return [db.prisma.org.findMany({ where, orderBy, skip, take }), db.prisma.org.count({ where })];
+          return [db.prisma.org.findMany({ where, orderBy, skip, take }), () => db.prisma.org.count({ where })];
         }),
         defaultOrgOf(instanceId),
       ]);

@@ -28,7 +28,7 @@ import * as projects from "../../command/projects.js";
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { ProjectionCache } from "../../query/cache.js";
-import { searchPage, textFilter } from "../../query/list.js";
+import { countKey, searchPage, textFilter } from "../../query/list.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
@@ -119,9 +119,9 @@ export function projectService(deps: ProjectDeps): ServiceImpl<typeof ProjectSer
       const info = callInfo(ctx);
       const scope = projectScope(readableScope(info, "project.read"), "id") as P.ProjectWhereInput;
       const where: P.ProjectWhereInput = { AND: [{ instanceId: info.target.instance.id }, scope, ...req.filters.map(filterWhere)] };
-      const { rows, details } = await searchPage(db, deps.cache, req.query, ({ skip, take, order }) => {
+      const { rows, details } = await searchPage(db, deps.cache, req.query, countKey("project", where), ({ skip, take, order }) => {
         const orderBy = [{ [sortColumns[req.sortingColumn]]: order }, { id: order }] as P.ProjectOrderByWithRelationInput[];
-        return [db.prisma.project.findMany({ where, orderBy, skip, take }), db.prisma.project.count({ where })];
+        return [db.prisma.project.findMany({ where, orderBy, skip, take }), () => db.prisma.project.count({ where })];
       });
       return create(SearchProjectsResponseSchema, {
         details,
@@ -160,9 +160,9 @@ export function projectService(deps: ProjectDeps): ServiceImpl<typeof ProjectSer
     async searchProjectRoles(req, ctx) {
       const { project } = await resolve(ctx, req.projectId);
       const where: P.ProjectRoleWhereInput = { projectId: project.id, ...(req.keyPrefix ? { key: { startsWith: req.keyPrefix, mode: "insensitive" } } : {}) };
-      const { rows, details } = await searchPage(db, deps.cache, req.query, ({ skip, take, order }) => [
+      const { rows, details } = await searchPage(db, deps.cache, req.query, countKey("projectRole", where), ({ skip, take, order }) => [
         db.prisma.projectRole.findMany({ where, orderBy: [{ key: order }], skip, take }),
-        db.prisma.projectRole.count({ where }),
+        () => db.prisma.projectRole.count({ where }),
       ]);
       return create(SearchProjectRolesResponseSchema, {
         details,

@@ -30,7 +30,7 @@ import * as users from "../../command/users.js";
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { ProjectionCache } from "../../query/cache.js";
-import { searchPage, textFilter } from "../../query/list.js";
+import { countKey, searchPage, textFilter } from "../../query/list.js";
 import { passwordRules } from "../../query/password-rules.js";
 import type { SettingsQueries } from "../../query/settings.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
@@ -136,9 +136,9 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
       const where: P.UserWhereInput = { AND: [{ instanceId: info.target.instance.id }, scope, ...req.filters.map(filterWhere)] };
       // Login names and IDs are unique: no tie-breaker, so that the (instance, login name) index serves the sort.
       const column = sortColumns[req.sortingColumn];
-      const { rows, details } = await searchPage(db, deps.cache, req.query, ({ skip, take, order }) => {
+      const { rows, details } = await searchPage(db, deps.cache, req.query, countKey("user", where), ({ skip, take, order }) => {
         const orderBy = (column === "loginName" || column === "id" ? [{ [column]: order }] : [{ [column]: order }, { id: order }]) as P.UserOrderByWithRelationInput[];
-        return [db.prisma.user.findMany({ where, orderBy, skip, take }), db.prisma.user.count({ where })];
+        return [db.prisma.user.findMany({ where, orderBy, skip, take }), () => db.prisma.user.count({ where })];
       });
       return create(SearchUsersResponseSchema, {
         details,

@@ -17,7 +17,7 @@ import { createUserGrant, patchUserGrant, removeUserGrant } from "../../command/
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { ProjectionCache } from "../../query/cache.js";
-import { searchPage } from "../../query/list.js";
+import { countKey, searchPage } from "../../query/list.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
@@ -92,9 +92,9 @@ export function userGrantService(deps: UserGrantDeps): ServiceImpl<typeof UserGr
       const info = callInfo(ctx);
       const scope = projectScope(readableScope(info, "user.grant.read"), "projectId") as P.UserGrantWhereInput;
       const where: P.UserGrantWhereInput = { AND: [{ instanceId: info.target.instance.id }, scope, ...req.filters.map(filterWhere)] };
-      const { rows, details } = await searchPage(db, deps.cache, req.query, ({ skip, take, order }) => [
+      const { rows, details } = await searchPage(db, deps.cache, req.query, countKey("userGrant", where), ({ skip, take, order }) => [
         db.prisma.userGrant.findMany({ where, orderBy: [{ createdAt: order }, { id: order }], skip, take }),
-        db.prisma.userGrant.count({ where }),
+        () => db.prisma.userGrant.count({ where }),
       ]);
       return create(SearchUserGrantsResponseSchema, { details, result: rows.map(toGet) });
     },
