@@ -49,7 +49,13 @@ export function credentialsOf(req: FastifyRequest, params: Record<string, string
     const i = decoded.indexOf(":");
     if (i < 0) throw oauth.invalidClient("the Basic credentials are malformed");
     // RFC 6749 §2.3.1: both parts are form-encoded before base64.
-    const unescape = (s: string) => decodeURIComponent(s.replace(/\+/g, " "));
+    const unescape = (s: string) => {
+      try {
+        return decodeURIComponent(s.replace(/\+/g, " "));
+      } catch {
+        throw oauth.invalidClient("the Basic credentials are malformed");
+      }
+    };
     found.push({ clientId: unescape(decoded.slice(0, i)), secret: unescape(decoded.slice(i + 1)), method: "client_secret_basic" });
   }
   if (params.client_secret) found.push({ clientId: params.client_id, secret: params.client_secret, method: "client_secret_post" });
