@@ -157,6 +157,10 @@ describe("JWT profile grant", () => {
   });
 
   it("refuses replays, wrong audiences, expired and future assertions, and foreign keys", async () => {
+    // the same assertion ten times at once: exactly one token
+    const racing = await assertion();
+    const statuses = await Promise.all(Array.from({ length: 10 }, async () => (await jwtProfile("openid", racing)).res.status));
+    expect(statuses.filter((x) => x === 200)).toHaveLength(1);
     const once = await assertion();
     expect((await jwtProfile("openid", once)).res.status).toBe(200);
     const replay = await jwtProfile("openid", once);
