@@ -64,7 +64,7 @@ export async function oidcBench(server: string, pat: string, seconds: number, ce
     await expectOk("peer introspection", fetch(`${peer}/token/introspection`, { method: "POST", headers: { "content-type": form, authorization: peerAuth }, body: `token=${peerToken}` }), (b) => b.active === true);
     await expectOk("our userinfo", fetch(`${server}/oidc/v1/userinfo`, { headers: { authorization: `Bearer ${userToken}` } }), (b) => !!b.sub);
     await expectOk("our introspection", fetch(`${server}/oauth/v2/introspect`, { method: "POST", headers: { "content-type": form, authorization: basic(app.clientId, app.clientSecret) }, body: `token=${forApi}` }), (b) => b.active === true);
-    const n = Math.max(4000, seconds * 2500);
+    const n = Math.max(6000, seconds * 5000);
     out.push(await httpLoad("ceiling: bare route signing an RS256 JWT", { url: `${ceiling}/token`, method: "POST", duration: seconds }));
 
     // oidc-provider's in-memory store keeps the newest 1,000 artifacts: the calls that read a stored token run first,
