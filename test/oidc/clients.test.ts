@@ -3,7 +3,7 @@ import { createRemoteJWKSet, importPKCS8, jwtVerify, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rest } from "../support/clients.js";
 import { startTestServer, type TestServer } from "../support/server.js";
-import { codeOverHttp, createApp } from "./rp.js";
+import { addHuman, codeOverHttp, createApp } from "./rp.js";
 
 // Client kinds and the remaining error rows of the specification's tables.
 let t: TestServer;
@@ -15,10 +15,7 @@ const CB = "https://rp.example.com/cb";
 
 beforeAll(async () => {
   t = await startTestServer();
-  await rest(t.url, "POST", "/resources/v3alpha/users", {
-    token: t.adminPat,
-    body: { username: "carol", human: { profile: { givenName: "Carol", familyName: "C" }, email: { address: "carol@example.com" }, password: { password: PASSWORD } } },
-  });
+  await addHuman(t, "carol", PASSWORD);
   keyApp = await createApp(t, "keyed", { redirectUris: [CB], appType: "OIDC_APP_TYPE_WEB", authMethodType: "OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT" });
   const key = await rest(t.url, "POST", `/resources/v3alpha/applications/${keyApp.appId}/keys`, { token: t.adminPat, body: {} });
   keyFile = JSON.parse(key.body.keyContent);
@@ -82,10 +79,7 @@ describe("remaining authorization rows", () => {
     expect(landed.hash).toBe("");
 
     // a browser signed in with two accounts, asked for prompt=none: the user would have to choose
-    await rest(t.url, "POST", "/resources/v3alpha/users", {
-      token: t.adminPat,
-      body: { username: "dave", human: { profile: { givenName: "Dave", familyName: "D" }, email: { address: "dave@example.com" }, password: { password: PASSWORD } } },
-    });
+    await addHuman(t, "dave", PASSWORD);
     const page = await rest(t.url, "GET", "/ui/login");
     const csrfCookie = String(page.headers["set-cookie"]).split(";")[0]!;
     const csrf = (page.body as string).match(/name="csrf" value="([^"]+)"/)![1]!;

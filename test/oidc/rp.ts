@@ -21,6 +21,17 @@ export async function startRedirectCatcher() {
   return { origin, received, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
+/** A human with a password, made through the API; its ID. */
+export async function addHuman(t: TestServer, username: string, password: string): Promise<string> {
+  const name = username[0]!.toUpperCase() + username.slice(1);
+  const r = await rest(t.url, "POST", "/resources/v3alpha/users", {
+    token: t.adminPat,
+    body: { username, human: { profile: { givenName: name, familyName: "Tester" }, email: { address: `${username}@example.com`, isVerified: true }, password: { password } } },
+  });
+  if (r.status !== 201) throw new Error(`user: ${JSON.stringify(r.body)}`);
+  return r.body.details.id as string;
+}
+
 /** An OIDC application of a new project, made through the API. */
 export async function createApp(t: TestServer, name: string, oidc: Record<string, unknown>) {
   const admin = { token: t.adminPat };

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rest } from "../support/clients.js";
 import { startTestServer, type TestServer } from "../support/server.js";
-import { codeOverHttp, createApp } from "./rp.js";
+import { addHuman, codeOverHttp, createApp } from "./rp.js";
 
 // One row of the security checklist (§2) per test, over plain HTTP: no browser needed to see a Location header.
 let t: TestServer;
@@ -15,10 +15,7 @@ const CB = "https://rp.example.com/cb";
 
 beforeAll(async () => {
   t = await startTestServer();
-  await rest(t.url, "POST", "/resources/v3alpha/users", {
-    token: t.adminPat,
-    body: { username: "bob", human: { profile: { givenName: "Bob", familyName: "B" }, email: { address: "bob@example.com" }, password: { password: PASSWORD } } },
-  });
+  await addHuman(t, "bob", PASSWORD);
   const base = { appType: "OIDC_APP_TYPE_WEB", authMethodType: "OIDC_AUTH_METHOD_TYPE_BASIC", grantTypes: ["OIDC_GRANT_TYPE_AUTHORIZATION_CODE", "OIDC_GRANT_TYPE_REFRESH_TOKEN"] };
   web = await createApp(t, "web", { ...base, redirectUris: [CB] });
   other = await createApp(t, "other", { ...base, redirectUris: ["https://other.example.com/cb"] });
