@@ -229,7 +229,23 @@ async function complete(deps: OidcDeps, s: RequestScope, reply: FastifyReply, id
     ]),
   );
   if (code) return sendToClient(reply, request.redirectUri, request.responseMode, { code, ...base });
-  // Implicit: the ID token (and with "id_token token" an access token) right away; no refresh token.
+  // Implicit "id_token": only an ID token, carrying the scope claims (there is no access token to ask userinfo
+  // with), and no access token is made, so no preaccesstoken execution runs for a token nobody gets.
+  if (request.responseType === "id_token") {
+    const idToken = await deps.tokens.idToken(s.instance.id, {
+      iss: s.issuer,
+      sub: user.id,
+      aud: [client.clientId],
+      azp: client.clientId,
+      auth_time: Math.floor(session.authTime.getTime() / 1000),
+      amr: ["pwd"],
+      nonce: request.nonce,
+      sid: session.id,
+      ...userClaims(user, request.scopes),
+    });
+    return sendToClient(reply, request.redirectUri, request.responseMode, { id_token: idToken, ...base });
+  }
+  // Implicit "id_token token": both, as the code grant would give them; no refresh token.
   const { response } = await issueUserTokens(deps, s, {
     client,
     user,
@@ -240,24 +256,11 @@ async function complete(deps: OidcDeps, s: RequestScope, reply: FastifyReply, id
     ...(request.nonce ? { nonce: request.nonce } : {}),
     withRefresh: false,
   });
-  const withAccess = request.responseType === "id_token token";
-  // Without an access token the ID token carries the scope claims (there is no userinfo call to make).
-  const idToken = withAccess
-    ? response.id_token!
-    : await deps.tokens.idToken(s.instance.id, {
-        iss: s.issuer,
-        sub: user.id,
-        aud: [client.clientId],
-        azp: client.clientId,
-        auth_time: Math.floor(session.authTime.getTime() / 1000),
-        amr: ["pwd"],
-        nonce: request.nonce,
-        sid: session.id,
-        ...userClaims(user, request.scopes),
-      });
   return sendToClient(reply, request.redirectUri, request.responseMode, {
-    id_token: idToken,
-    ...(withAccess ? { access_token: response.access_token, token_type: "Bearer", expires_in: String(response.expires_in) } : {}),
+    id_token: response.id_token!,
+    access_token: response.access_token,
+    token_type: "Bearer",
+    expires_in: String(response.expires_in),
     ...base,
   });
 }

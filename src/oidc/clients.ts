@@ -1,4 +1,4 @@
-import { createHmac, createPublicKey, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, createPublicKey, randomBytes, timingSafeEqual, type KeyObject } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import type { ApiConfig, OidcConfig } from "../command/applications.js";
 import { verifyPassword } from "../crypto/password.js";
@@ -88,6 +88,22 @@ export class Clients {
     private readonly cache: ProjectionCache,
     private readonly replay: ReplayGuard,
   ) {}
+
+  /**
+   * The public keys of a machine user or an application that have not expired, by key ID: read once until the
+   * next committed event and parsed once, since the JWT profile grant and client assertions check one per request.
+   */
+  async verificationKeys(owner: { userId: string } | { applicationId: string }): Promise<(kid: string) => KeyObject | undefined> {
+    const id = "userId" in owner ? `user:${owner.userId}` : `app:${owner.applicationId}`;
+    const keys = await this.cache.get(`verification-keys:${id}`, async () => {
+      const rows = "userId" in owner
+        ? await this.db.prisma.machineKey.findMany({ where: { userId: owner.userId } })
+        : await this.db.prisma.applicationKey.findMany({ where: { applicationId: owner.applicationId } });
+      return rows.map((r) => ({ id: r.id, expiresAt: r.expiresAt, key: createPublicKey(r.publicKey) }));
+    });
+    const now = Date.now();
+    return (kid) => keys.find((k) => k.id === kid && (!k.expiresAt || k.expiresAt.getTime() > now))?.key;
+  }
 
   /** An application by its client ID. */
   application(instanceId: string, clientId: string): Promise<OAuthClient | undefined> {
@@ -190,13 +206,7 @@ export class Clients {
     if (typeof p.iss !== "string" || p.iss !== p.sub) throw oauth.invalidClient("client_assertion: iss and sub must be the client ID");
     const client = await lookup(p.iss);
     if (!client || !client.active || client.authMethod !== "private_key_jwt") throw oauth.invalidClient("unknown client, or it does not use private_key_jwt");
-    const keys = await this.db.prisma.applicationKey.findMany({ where: { applicationId: client.id } });
-    const now = Date.now();
-    const usable = keys.filter((k) => !k.expiresAt || k.expiresAt.getTime() > now);
-    const ok = verifyRs256(jwt, (kid) => {
-      const k = usable.find((x) => x.id === kid);
-      return k ? createPublicKey(k.publicKey) : undefined;
-    });
+    const ok = verifyRs256(jwt, await this.verificationKeys({ applicationId: client.id }));
     if (!ok) throw oauth.invalidClient("client_assertion: the signature does not verify with the client's keys");
     checkAssertionTimes(p, "client_assertion", (d) => oauth.invalidClient(d));
     const aud = Array.isArray(p.aud) ? p.aud : [p.aud];

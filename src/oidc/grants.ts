@@ -1,4 +1,4 @@
-import { createHash, createPublicKey } from "node:crypto";
+import { createHash } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import type { User } from "../../gen/prisma/client.js";
 import { changeAggregate } from "../command/aggregate.js";
@@ -85,12 +85,7 @@ async function jwtProfile(deps: OidcDeps, s: RequestScope, _req: FastifyRequest,
   if (typeof p.iss !== "string" || p.iss !== p.sub) throw oauth.invalidGrant("assertion: iss and sub must both be the user ID");
   const client = await deps.clients.machine(s.instance.id, { userId: p.sub });
   if (!client || !client.active) throw oauth.invalidGrant("assertion: unknown or inactive user");
-  const keys = await deps.cache.get(`machine-keys:${client.id}`, () => deps.db.prisma.machineKey.findMany({ where: { userId: client.id } }));
-  const now = Date.now();
-  const ok = verifyRs256(jwt, (kid) => {
-    const k = keys.find((x) => x.id === kid && (!x.expiresAt || x.expiresAt.getTime() > now));
-    return k ? createPublicKey(k.publicKey) : undefined;
-  });
+  const ok = verifyRs256(jwt, await deps.clients.verificationKeys({ userId: client.id }));
   if (!ok) throw oauth.invalidGrant("assertion: the signature does not verify with the user's keys");
   checkAssertionTimes(p, "assertion", (d) => oauth.invalidGrant(d));
   const aud = Array.isArray(p.aud) ? p.aud : [p.aud];
@@ -124,7 +119,7 @@ export async function issueUserTokens(
 ) {
   const { client, user, scopes } = a;
   const aud = audienceOf(scopes, [client.clientId, client.projectId!]);
-  const project = await deps.db.prisma.project.findUnique({ where: { id: client.projectId! } });
+  const project = await deps.cache.get(`oidc-project:${client.projectId}`, () => deps.db.prisma.project.findUnique({ where: { id: client.projectId! } }));
   const roles = await roleClaims(deps.db, user.id, client.projectId, scopes, !!project?.projectRoleAssertion && !!client.oidc?.accessTokenRoleAssertion);
   const authTime = Math.floor(a.authTime.getTime() / 1000);
   const access = await issueAccess(

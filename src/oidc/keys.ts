@@ -57,7 +57,18 @@ export class SigningKeys {
     const now = Date.now();
     return (await this.rows(instanceId))
       .filter((r) => r.publishUntil.getTime() > now)
-      .map((r) => ({ kid: r.id, jwk: r.publicJwk as Record<string, unknown>, key: publicKeyOfJwk(r.publicJwk as Record<string, unknown>), publishUntil: r.publishUntil }));
+      .map((r) => ({ kid: r.id, jwk: r.publicJwk as Record<string, unknown>, key: this.publicKeyOf(r.id, r.publicJwk as Record<string, unknown>), publishUntil: r.publishUntil }));
+  }
+
+  // A key never changes once made: each is parsed once, not on every token it verifies.
+  private readonly publicKeys = new Map<string, KeyObject>();
+  private publicKeyOf(kid: string, jwk: Record<string, unknown>): KeyObject {
+    let key = this.publicKeys.get(kid);
+    if (!key) {
+      key = publicKeyOfJwk(jwk);
+      this.publicKeys.set(kid, key);
+    }
+    return key;
   }
 
   async signer(instanceId: string): Promise<SigningKey> {

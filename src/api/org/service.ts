@@ -93,7 +93,6 @@ export function orgService(deps: OrgDeps): ServiceImpl<typeof OrganizationServic
     return { org, instance, args: { instanceId: instance.id, id, creator: info.caller.userId } };
   }
 
-  const defaultOrgOf = async (instanceId: string) => (await db.prisma.instance.findUnique({ where: { id: instanceId } }))?.defaultOrgId ?? null;
 
   return {
     async createOrganization(req, ctx) {
@@ -112,7 +111,7 @@ export function orgService(deps: OrgDeps): ServiceImpl<typeof OrganizationServic
 
     async getOrganization(req, ctx) {
       const { org, instance } = await resolve(ctx, req.id);
-      return create(GetOrganizationResponseSchema, { organization: toGetOrg(org, await defaultOrgOf(instance.id)) });
+      return create(GetOrganizationResponseSchema, { organization: toGetOrg(org, instance.defaultOrgId) });
     },
 
     async deleteOrganization(req, ctx) {
@@ -126,17 +125,14 @@ export function orgService(deps: OrgDeps): ServiceImpl<typeof OrganizationServic
       const { orgIds } = readableScope(info, "org.read");
       const scope: P.OrgWhereInput = orgIds === "all" ? {} : { id: { in: orgIds } };
       const where: P.OrgWhereInput = { AND: [{ instanceId }, scope, ...req.filters.map(filterWhere)] };
-      const [{ rows, details }, defaultOrgId] = await Promise.all([
-        searchPage(db, deps.cache, req.query, countKey("org", where), ({ skip, take, order }) => {
-          const orderBy = [{ [sortColumns[req.sortingColumn]]: order }, { id: order }] as P.OrgOrderByWithRelationInput[];
-          return [db.prisma.org.findMany({ where, orderBy, skip, take }), () => db.prisma.org.count({ where })];
-        }),
-        defaultOrgOf(instanceId),
-      ]);
+      const { rows, details } = await searchPage(db, deps.cache, req.query, countKey("org", where), ({ skip, take, order }) => {
+        const orderBy = [{ [sortColumns[req.sortingColumn]]: order }, { id: order }] as P.OrgOrderByWithRelationInput[];
+        return [db.prisma.org.findMany({ where, orderBy, skip, take }), () => db.prisma.org.count({ where })];
+      });
       return create(SearchOrganizationsResponseSchema, {
         details,
         sortingColumn: req.sortingColumn,
-        result: rows.map((o) => toGetOrg(o, defaultOrgId)),
+        result: rows.map((o) => toGetOrg(o, info.target.instance.defaultOrgId)),
       });
     },
 
@@ -157,8 +153,7 @@ export function orgService(deps: OrgDeps): ServiceImpl<typeof OrganizationServic
     },
 
     async getInstanceDefault(_req, ctx) {
-      const instanceId = callInfo(ctx).target.instance.id;
-      const defaultOrgId = await defaultOrgOf(instanceId);
+      const defaultOrgId = callInfo(ctx).target.instance.defaultOrgId;
       const org = defaultOrgId ? await db.prisma.org.findUnique({ where: { id: defaultOrgId } }) : null;
       if (!org) throw errors.notFound("ORG-n0d4", "the instance has no default organization");
       return create(GetInstanceDefaultResponseSchema, { organization: toGetOrg(org, defaultOrgId) });
