@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config";
 
-// The whole suite runs on embedded PGlite, and again on PostgreSQL when TEST_DATABASE_URL is set.
-const databases = ["pglite", ...(process.env.TEST_DATABASE_URL ? ["postgres"] : [])];
+// The whole suite runs on the embedded PostgreSQL, and again on a PostgreSQL server when TEST_DATABASE_URL is set.
+const databases = ["embedded", ...(process.env.TEST_DATABASE_URL ? ["postgres"] : [])];
 
 export default defineConfig({
   test: {

@@ -13,7 +13,7 @@ const [dataDir, count] = [process.env.SVC_DATA_DIR!, Number(process.env.SEED_TAR
 const db = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir });
 const es = new EventStore(db);
 registerAllReducers(es);
-const box = new SecretBox(loadMasterKey(process.env.SVC_MASTERKEY, dataDir));
+const box = new SecretBox(await loadMasterKey(db, process.env.SVC_MASTERKEY, dataDir));
 const instance = await db.prisma.instance.findFirstOrThrow();
 for (let done = 0; done < count; done += 500) {
   await es.execute((w) =>

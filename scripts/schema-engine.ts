@@ -1,5 +1,7 @@
 // Prisma's schema engine as WebAssembly (an npm package), driven through the PGlite driver adapter: it
-// needs no downloaded binary, so migrations can be authored and checked offline.
+// needs no downloaded binary, so migrations can be authored and checked offline. PGlite stays here, in the
+// tooling only: the engine reads catalog columns of type "char", which @prisma/adapter-pg cannot decode
+// ("Column type 'char' could not be deserialized"), while the PGlite adapter can.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { PGlite } from "@electric-sql/pglite";

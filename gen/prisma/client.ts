@@ -171,3 +171,9 @@ export type RevokedToken = Prisma.RevokedTokenModel
  * 
  */
 export type UsedJwtId = Prisma.UsedJwtIdModel
+/**
+ * Model MasterKeyVerifier
+ * One value sealed with the master key when the database first got one. A later start with another key
+ * cannot open it and stops, instead of serving while every stored secret is unreadable.
+ */
+export type MasterKeyVerifier = Prisma.MasterKeyVerifierModel

@@ -2,7 +2,8 @@ import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Config } from "../config/config.js";
 import { hashPassword } from "../crypto/password.js";
-import type { EventStore, NewEvent } from "../eventstore/eventstore.js";
+import { StartupError } from "../config/startup-error.js";
+import type { EventStore, EventWriter, NewEvent } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
 import { EventTypes, settingsAggregateId } from "./events.js";
 import { orgAddedEvent, orgDomain } from "./orgs.js";
@@ -21,13 +22,30 @@ const SYSTEM_CREATOR = "SYSTEM";
  * The first start creates the first instance with its domains, its default organisation, a human admin
  * and a service user (both IAM_OWNER, and SYSTEM_OWNER because whoever installs the server owns it), turns
  * on the preview API flags, and writes the service user's PAT to a file. Later starts find the instance
- * and change nothing. All of it is one transaction: a crash leaves nothing half made.
+ * and change nothing but a new external domain. All of it is one transaction: a crash leaves nothing half
+ * made. Callers hold the set-up lock, so processes starting together on an empty database create it once.
  */
+/**
+ * A trial on localhost moves to its real domain by restarting with a new SVC_EXTERNAL_DOMAIN: the domain is
+ * added to the first instance (the old ones stay, so links and tokens already out keep working).
+ */
+async function addExternalDomain(w: EventWriter, instanceId: string, domain: string): Promise<void> {
+  const owner = await w.tx.instanceDomain.findUnique({ where: { domain } });
+  if (owner?.instanceId === instanceId) return;
+  if (owner) throw new StartupError(`SVC_EXTERNAL_DOMAIN ${domain} is a domain of another instance (${owner.instanceId}), not of the first one`);
+  await w.push(instanceId, SYSTEM_CREATOR, [
+    { aggregateType: "instance", aggregateId: instanceId, type: EventTypes.instanceDomainAdded, payload: { domain }, resourceOwner: instanceId },
+  ]);
+}
+
 export async function ensureFirstInstance(es: EventStore, config: Config): Promise<FirstInstance> {
   const passwordHash = await hashPassword(config.firstInstanceAdminPassword);
   const { result } = await es.execute(async (w): Promise<{ created: boolean; instanceId: string; token?: string }> => {
     const existing = await w.tx.instance.findFirst({ orderBy: { createdAt: "asc" } });
-    if (existing) return { created: false, instanceId: existing.id };
+    if (existing) {
+      await addExternalDomain(w, existing.id, config.externalDomain.toLowerCase());
+      return { created: false, instanceId: existing.id };
+    }
     const instanceId = newId();
     const orgId = newId();
     const adminId = newId();

@@ -39,7 +39,7 @@ import { OidcAccessTokenVerifier } from "../oidc/verifier.js";
 import { Signer } from "../login/signing.js";
 import { ensureFirstInstance, type FirstInstance } from "../command/setup.js";
 import type { Config } from "../config/config.js";
-import { loadMasterKey } from "../crypto/masterkey.js";
+import { loadMasterKey, masterKeyOpens } from "../crypto/masterkey.js";
 import { SecretBox } from "../crypto/secrets.js";
 import { EVENTS_CHANNEL, EventStore } from "../eventstore/eventstore.js";
 import { ActionQueries } from "../query/actions.js";
@@ -49,7 +49,7 @@ import { IdpQueries } from "../query/idps.js";
 import { SettingsQueries } from "../query/settings.js";
 import { TenancyQueries } from "../query/tenancy.js";
 import { openDatabase, type Database } from "../storage/database.js";
-import { migrate } from "../storage/migrate.js";
+import { applyMigrations, withSetupLock } from "../storage/migrate.js";
 import { validationInterceptor } from "../validation/validate.js";
 import { DualProtocolServer } from "./listener.js";
 import { buildOpenApi, renderApiReference } from "./openapi.js";
@@ -98,11 +98,16 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
 }
 
 async function serve(config: Config, db: Database, opts: StartOptions): Promise<RunningServer> {
-  await migrate(db);
-  const masterKey = loadMasterKey(config.masterKey, config.dataDir);
-  const box = new SecretBox(masterKey);
   const es = new EventStore(db);
   registerAllReducers(es);
+  // Processes starting together on one database migrate, check the key and create the first instance one
+  // after the other: the second finds everything done.
+  const { masterKey, firstInstance } = await withSetupLock(db, async (session) => {
+    await applyMigrations(session);
+    const key = await loadMasterKey(db, config.masterKey, config.dataDir);
+    return { masterKey: key, firstInstance: await ensureFirstInstance(es, config) };
+  });
+  const box = new SecretBox(masterKey);
   const cache = new ProjectionCache();
   es.onCommitted(() => cache.clear());
   const stopListening = await db.listen(EVENTS_CHANNEL, () => cache.clear());
@@ -125,11 +130,11 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   const replay = new ReplayGuard(db);
   const clients = new Clients(db, cache, replay);
   verifiers.add(new OidcAccessTokenVerifier(tokens, tenancy));
-  const firstInstance = await ensureFirstInstance(es, config);
 
   const mounted: Mounted[] = [];
   const serviceNames = () => mounted.map((m) => m.service.typeName).sort();
-  const ready = () => db.ping().then(() => true, () => false);
+  // Ready when the database answers and the master key opens its secrets (signing keys among them).
+  const ready = () => masterKeyOpens(db, box).catch(() => false);
   const catalogue: ExecutionCatalogue = {
     methods: () => methodPaths(mounted),
     services: serviceNames,
@@ -211,7 +216,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   app.get("/docs", async (_req, reply) => reply.type("text/html; charset=utf-8").send(reference));
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_req, reply) =>
-    (await ready()) ? { status: "ready" } : reply.status(503).send({ status: "unavailable", reason: "database unreachable" }),
+    (await ready()) ? { status: "ready" } : reply.status(503).send({ status: "unavailable", reason: "the database is unreachable or its secrets cannot be opened" }),
   );
 
   await app.listen({ port: config.port, host: config.host });

@@ -1,25 +1,25 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { PGlite } from "@electric-sql/pglite";
 import { PrismaPg } from "@prisma/adapter-pg";
-import { PrismaPGlite } from "pglite-prisma-adapter";
 import pg from "pg";
 import { PrismaClient } from "../../gen/prisma/client.js";
+import { startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded.js";
 
 export type Prisma = PrismaClient;
 
 /**
- * The database: a Prisma client over embedded PGlite (default) or a PostgreSQL server (DATABASE_URL),
- * plus the two things Prisma cannot do: run a multi-statement script (migrations) and LISTEN.
+ * The database: a Prisma client over a PostgreSQL server, either the one at DATABASE_URL or an embedded one
+ * this process starts in the data directory. Both go through the same driver adapter, pool and LISTEN/NOTIFY,
+ * so the embedded default exercises exactly what production runs.
  */
 export interface Database {
-  readonly kind: "pglite" | "postgres";
+  readonly kind: "embedded" | "postgres";
   readonly prisma: PrismaClient;
-  /** The embedded database itself (PGlite only), for tooling that needs a driver adapter of its own. */
-  readonly pglite?: PGlite;
+  /** The pool behind Prisma, for what Prisma cannot do: scripts (migrations) and dedicated sessions. */
+  readonly pool: pg.Pool;
+  /** Connection settings of the pool, for a client of its own (a session lock, a schema tool). */
+  readonly connection: pg.ClientConfig;
   /** Runs SQL with several statements (simple query protocol). */
   execScript(sql: string): Promise<void>;
-  /** Calls fn for every NOTIFY on channel; in-process only on PGlite, where one process owns the data. */
+  /** Calls fn for every NOTIFY on channel, from any process on this database. */
   listen(channel: string, fn: () => void): Promise<() => Promise<void>>;
   notify(channel: string): Promise<void>;
   ping(): Promise<void>;
@@ -27,67 +27,44 @@ export interface Database {
 }
 
 export interface DatabaseOptions {
+  /** A PostgreSQL server; without it the embedded server of `dataDir` is started. */
   databaseUrl?: string | undefined;
-  /** PGlite directory; undefined keeps the database in memory. */
-  dataDir?: string | undefined;
+  dataDir: string;
   poolSize?: number;
+  /** The embedded server stopped under this process (it should exit). */
+  onLost?: (reason: string) => void;
 }
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
-  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize ?? 10) : openPGlite(opts.dataDir);
-}
-
-async function openPGlite(dataDir: string | undefined): Promise<Database> {
-  let dir: string | undefined;
-  if (dataDir) {
-    dir = join(dataDir, "pgdata");
-    mkdirSync(dir, { recursive: true });
+  const poolSize = opts.poolSize ?? 10;
+  if (opts.databaseUrl) return openPostgres("postgres", { connectionString: opts.databaseUrl }, poolSize);
+  const embedded = await startEmbeddedPostgres(opts.dataDir, { onLost: opts.onLost });
+  try {
+    return await openPostgres("embedded", embedded.connection, poolSize, embedded);
+  } catch (err) {
+    await embedded.stop();
+    throw err;
   }
-  const client = dir ? await PGlite.create(dir) : await PGlite.create();
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(client) });
-  const listeners = new Map<string, Set<() => void>>();
-  return {
-    kind: "pglite",
-    prisma,
-    pglite: client,
-    async execScript(sql) {
-      await client.exec(sql);
-    },
-    async listen(channel, fn) {
-      const set = listeners.get(channel) ?? new Set();
-      set.add(fn);
-      listeners.set(channel, set);
-      return async () => void set.delete(fn);
-    },
-    async notify(channel) {
-      for (const fn of listeners.get(channel) ?? []) fn();
-    },
-    async ping() {
-      await client.query("select 1");
-    },
-    async close() {
-      await prisma.$disconnect();
-      await client.close();
-    },
-  };
 }
 
-async function openPostgres(url: string, poolSize: number): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+async function openPostgres(kind: Database["kind"], connection: pg.ClientConfig, poolSize: number, embedded?: EmbeddedPostgres): Promise<Database> {
+  const pool = new pg.Pool({ ...connection, max: poolSize });
   // A broken idle connection must not take the process down; the pool replaces it.
   pool.on("error", () => {});
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   let listenClient: pg.Client | undefined;
   const listeners = new Map<string, Set<() => void>>();
   return {
-    kind: "postgres",
+    kind,
     prisma,
+    pool,
+    connection,
     async execScript(sql) {
       await pool.query(sql);
     },
     async listen(channel, fn) {
       if (!listenClient) {
-        listenClient = new pg.Client({ connectionString: url });
+        listenClient = new pg.Client(connection);
         listenClient.on("error", () => {});
         await listenClient.connect();
         listenClient.on("notification", (n) => {
@@ -111,6 +88,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
       await prisma.$disconnect();
       await listenClient?.end().catch(() => {});
       await pool.end();
+      await embedded?.stop();
     },
   };
 }

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/storage/database.js";
 import { rest } from "../support/clients.js";
-import { freshPostgresDatabase, testDb } from "../support/database.js";
+import { freshPostgresDatabase, TEST_MASTERKEY, testDb } from "../support/database.js";
 import { startServerProcess } from "../support/process.js";
 
 let dataDir: string;
@@ -18,6 +18,7 @@ beforeAll(async () => {
   if (testDb === "postgres") {
     const pgdb = await freshPostgresDatabase();
     env.DATABASE_URL = pgdb.url;
+    env.SVC_MASTERKEY = TEST_MASTERKEY;
     dropDb = pgdb.drop;
   }
 });
@@ -70,12 +71,12 @@ describe("the server process", () => {
       const run = () =>
         spawnSync(process.execPath, ["--import", "tsx", "src/main.ts", "migrate"], {
           cwd: join(import.meta.dirname, "..", ".."),
-          env: { ...process.env, SVC_DATA_DIR: dir, ...(env.DATABASE_URL ? { DATABASE_URL: env.DATABASE_URL } : {}) },
+          env: { ...process.env, SVC_DATA_DIR: dir, ...(env.DATABASE_URL ? { DATABASE_URL: env.DATABASE_URL, SVC_MASTERKEY: TEST_MASTERKEY } : {}) },
           encoding: "utf8",
         });
       const first = run();
       expect(first.status).toBe(0);
-      // the lifecycle database was migrated by the server already; a fresh PGlite directory is not
+      // the lifecycle database was migrated by the server already; a fresh embedded data directory is not
       if (!env.DATABASE_URL) expect(first.stdout).toMatch(/applied .*_init/);
       const second = run();
       expect(second.status).toBe(0);

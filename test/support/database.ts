@@ -1,8 +1,11 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 
-/** Which database the suite runs on: embedded PGlite always; PostgreSQL too when TEST_DATABASE_URL is set. */
-export const testDb = process.env.SVC_TEST_DB === "postgres" ? "postgres" : "pglite";
+/** Which database the suite runs on: the embedded PostgreSQL always; PostgreSQL too when TEST_DATABASE_URL is set. */
+export const testDb = process.env.SVC_TEST_DB === "postgres" ? "postgres" : "embedded";
+
+/** The master key tests use with DATABASE_URL, where SVC_MASTERKEY is required. */
+export const TEST_MASTERKEY = "test-master-key-of-32-bytes-long";
 
 /** A fresh, empty PostgreSQL database for one test server; dropped by the returned function. */
 export async function freshPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {

