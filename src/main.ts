@@ -1,23 +1,95 @@
-import { ConfigError, loadConfig } from "./config/config.js";
-import { migrate } from "./storage/migrate.js";
-import { openDatabase } from "./storage/database.js";
-import { startServer } from "./server/app.js";
+import net from "node:net";
+import { parseArgs, usage } from "./config/cli.js";
+import { loadConfig, type Config } from "./config/config.js";
+import { ConfigError, StartupError } from "./config/startup-error.js";
 
-/** `npm start` (serve) and `npm run migrate` (apply migrations and exit). */
+/** Whether an unexpected start-up error may print its stack: SVC_LOG_LEVEL=debug (or trace). */
+let debug = /^(debug|trace)$/i.test(process.env.SVC_LOG_LEVEL ?? "");
+/** What failed, for the one line: "cannot start" or "cannot migrate". */
+let failing = "cannot start";
+
+/**
+ * Fails fast, before anything touches the disk or the database, when SVC_PORT cannot be bound: a busy port
+ * used to be found only after the whole set-up (seconds, and a new data directory left behind). The probe
+ * binds and closes at once; port 0 (any free port) cannot be busy. Another process may still take the port
+ * in between; the listener's own error is then reported as one line too (see `oneLine`).
+ */
+async function checkPort(config: Config): Promise<void> {
+  if (config.port === 0) return;
+  const probe = net.createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once("error", reject);
+      probe.listen({ port: config.port, host: config.host, exclusive: true }, resolve);
+    });
+  } catch (err) {
+    throw listenError(err, config.port, config.host) ?? err;
+  } finally {
+    await new Promise<void>((resolve) => (probe.listening ? probe.close(() => resolve()) : resolve()));
+  }
+}
+
+/** A listen error in words naming the variable, or undefined for a kind not known here. */
+function listenError(err: unknown, port: number, host: string): StartupError | undefined {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === "EADDRINUSE") return new StartupError(`SVC_PORT ${port} on ${host} is already in use: stop the other process or choose another SVC_PORT`);
+  if (code === "EACCES") return new StartupError(`SVC_PORT ${port} on ${host}: permission denied (ports below 1024 need privileges)`);
+  if (code === "EADDRNOTAVAIL") return new StartupError(`SVC_HOST ${host} is not an address of this machine`);
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN") return new StartupError(`SVC_HOST ${host} cannot be resolved`);
+  return undefined;
+}
+
+/**
+ * A failure to reach or enter the PostgreSQL server of DATABASE_URL, in words naming the variable (the storage
+ * layer throws StartupError where it knows more; this catches what the driver throws). Connection errors
+ * carry a Node error code, refusals by the server a SQLSTATE of class 08 (connection), 28 (authorization)
+ * or 3D (no such database). The URL is shown without its password.
+ */
+function databaseError(err: unknown, config: Config): StartupError | undefined {
+  if (config.databaseUrl === undefined || err instanceof StartupError) return undefined;
+  const code = String((err as { code?: unknown }).code ?? "");
+  const network = ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "EHOSTUNREACH", "ECONNRESET"].includes(code);
+  if (!network && !/^(08|28|3D)[0-9A-Z]{3}$/.test(code)) return undefined;
+  const url = new URL(config.databaseUrl);
+  url.password = url.password ? "***" : "";
+  // a refused connection to a name with several addresses is an AggregateError with an empty message
+  const why = (err as Error).message.split("\n")[0] || `${code} (${url.host})`;
+  return new StartupError(`DATABASE_URL ${url.toString()}: ${why}`, { cause: err });
+}
+
+/** `npm start` (serve), `npm run migrate` (apply migrations and exit), `--help`. */
 async function main() {
-  const config = loadConfig();
-  if (process.argv.includes("migrate")) {
-    const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-    const applied = await migrate(db);
-    await db.close();
-    console.log(applied.length ? `applied ${applied.join(", ")}` : "the database is up to date");
+  const args = parseArgs(process.argv.slice(2));
+  if (args.help) {
+    process.stdout.write(usage());
     return;
   }
-  const server = await startServer(config);
-  if (server.firstInstance.created) {
-    console.log(`first start: created the first instance; the IAM_OWNER service user's PAT is in ${config.firstInstancePatPath}`);
+  const config = loadConfig(process.env, process.argv.slice(2));
+  debug = /^(debug|trace)$/.test(config.logLevel);
+  // Imported only now: --help and configuration errors answer without loading Prisma and the API.
+  if (args.command === "migrate") {
+    failing = "cannot migrate";
+    const { openDatabase } = await import("./storage/database.js");
+    const { migrate } = await import("./storage/migrate.js");
+    try {
+      const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+      try {
+        const applied = await migrate(db);
+        console.log(applied.length ? `applied ${applied.join(", ")}` : "the database is up to date");
+      } finally {
+        await db.close();
+      }
+    } catch (err) {
+      throw databaseError(err, config) ?? err;
+    }
+    return;
   }
-  console.log(`svc IAM listening on ${server.url}`);
+  await checkPort(config);
+  const { startServer } = await import("./server/app.js");
+  const server = await startServer(config).catch((err: unknown) => {
+    const listen = (err as NodeJS.ErrnoException).syscall === "listen" ? listenError(err, config.port, config.host) : undefined;
+    throw listen ?? databaseError(err, config) ?? err;
+  });
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -31,11 +103,31 @@ async function main() {
       process.exit(1);
     }
   };
+  // Before the ready line: whoever reads it may signal at once, and an unhandled SIGTERM kills outright.
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+  if (server.firstInstance.created) {
+    console.log(`first start: created the first instance; the IAM_OWNER service user's PAT is in ${config.firstInstancePatPath}`);
+  }
+  console.log(`svc IAM listening on ${server.url}`);
 }
 
-main().catch((err) => {
-  console.error(err instanceof ConfigError ? `configuration: ${err.message}` : err);
+/**
+ * Every start-up failure is one line on stderr and exit code 1, so that it reads well in a terminal, a
+ * container log or systemd's journal. Expected failures (StartupError, ConfigError) are their message;
+ * anything else is a bug or an environment problem nobody anticipated: its message on one line, and its
+ * stack only with SVC_LOG_LEVEL=debug.
+ */
+function oneLine(err: unknown): string {
+  if (err instanceof ConfigError) return `configuration: ${err.message}`;
+  if (err instanceof StartupError) return `${failing}: ${err.message}`;
+  const message = err instanceof Error ? err.message : String(err);
+  const flat = message.split("\n").map((l) => l.trim()).filter(Boolean).join(" ");
+  return `${failing}: ${flat || (err as Error)?.name || "unknown error"} (SVC_LOG_LEVEL=debug shows the stack)`;
+}
+
+main().catch((err: unknown) => {
+  if (debug && !(err instanceof StartupError)) console.error(err);
+  else console.error(oneLine(err).replace(/\s*\n\s*/g, " "));
   process.exit(1);
 });

@@ -1,118 +1,178 @@
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { parseArgs } from "./cli.js";
+import { ConfigError } from "./startup-error.js";
+import { VARIABLES, type Variable, type VariableName } from "./variables.js";
+import { readYamlFile } from "./yaml-file.js";
 
-/** The one typed configuration object. Built once at start-up from the environment (and an optional YAML file). */
+export { ConfigError } from "./startup-error.js";
+
+/**
+ * The one typed configuration object. Built once at start-up from the environment and an optional YAML file
+ * (`--config`). Each field names its variable; defaults and meanings are in `variables.ts`, the one list that
+ * `--help` prints too.
+ */
 export interface Config {
-  /** SVC_PORT (8080): the one listening port for every protocol. */
+  /** SVC_PORT */
   port: number;
-  /** SVC_HOST (0.0.0.0): the address to listen on. */
+  /** SVC_HOST */
   host: string;
-  /** SVC_EXTERNAL_DOMAIN (localhost): domain of the first instance; with the port it forms the issuer. */
+  /** SVC_EXTERNAL_DOMAIN */
   externalDomain: string;
-  /** SVC_EXTERNAL_PORT (SVC_PORT): the port clients see. */
+  /** SVC_EXTERNAL_PORT */
   externalPort: number;
-  /** SVC_EXTERNAL_SECURE (false): true makes the issuer https. */
+  /** SVC_EXTERNAL_SECURE */
   externalSecure: boolean;
-  /** DATABASE_URL (unset): unset means embedded PGlite in the data dir; set means that PostgreSQL server. */
+  /** DATABASE_URL: a postgres:// URL, or undefined for the embedded database. */
   databaseUrl: string | undefined;
-  /** SVC_DATA_DIR (./.data): embedded database, generated master key, first-instance outputs. */
+  /** SVC_DATA_DIR, absolute. */
   dataDir: string;
-  /** SVC_MASTERKEY (generated once into the data dir): 32 bytes that encrypt secrets at rest. */
+  /** SVC_MASTERKEY: 32 bytes; always set when databaseUrl is. */
   masterKey: string | undefined;
-  /** SVC_FIRSTINSTANCE_PAT_PATH (<data dir>/admin.pat): where the first start writes the IAM_OWNER service user's PAT. */
+  /** SVC_FIRSTINSTANCE_PAT_PATH, absolute. */
   firstInstancePatPath: string;
-  /** SVC_FIRSTINSTANCE_ADMIN_USERNAME (admin). */
+  /** SVC_FIRSTINSTANCE_ADMIN_USERNAME */
   firstInstanceAdminUsername: string;
-  /** SVC_FIRSTINSTANCE_ADMIN_PASSWORD (Password1!): change it. */
+  /** SVC_FIRSTINSTANCE_ADMIN_PASSWORD */
   firstInstanceAdminPassword: string;
-  /** SVC_FIRSTINSTANCE_ORG_NAME (Default): name of the first instance's default organisation. */
+  /** SVC_FIRSTINSTANCE_ORG_NAME */
   firstInstanceOrgName: string;
-  /** SVC_LOG_LEVEL (info): pino level. */
+  /** SVC_LOG_LEVEL */
   logLevel: string;
-  /** SVC_CORS_ORIGINS (*): comma-separated origins allowed for browser clients; "*" allows any. */
+  /** SVC_CORS_ORIGINS, split at commas. */
   corsOrigins: string[];
-  /** SVC_SHUTDOWN_GRACE_MS (10000): how long in-flight calls may take to finish on SIGTERM. */
+  /** SVC_SHUTDOWN_GRACE_MS */
   shutdownGraceMs: number;
   /** Lifetimes of the OIDC provider, in seconds (SVC_OIDC_*). */
   oidc: {
-    /** SVC_OIDC_ACCESS_TOKEN_LIFETIME (43200 = 12 h). */
+    /** SVC_OIDC_ACCESS_TOKEN_LIFETIME */
     accessTokenS: number;
-    /** SVC_OIDC_ID_TOKEN_LIFETIME (43200). */
+    /** SVC_OIDC_ID_TOKEN_LIFETIME */
     idTokenS: number;
-    /** SVC_OIDC_REFRESH_TOKEN_IDLE (2592000 = 30 d): unused that long, a refresh token expires. */
+    /** SVC_OIDC_REFRESH_TOKEN_IDLE */
     refreshIdleS: number;
-    /** SVC_OIDC_REFRESH_TOKEN_LIFETIME (7776000 = 90 d): the most a refresh token lives, however used. */
+    /** SVC_OIDC_REFRESH_TOKEN_LIFETIME */
     refreshAbsoluteS: number;
-    /** SVC_OIDC_SIGNING_KEY_LIFETIME (21600 = 6 h): how long a key signs before the next one takes over. */
+    /** SVC_OIDC_SIGNING_KEY_LIFETIME */
     signingKeyS: number;
   };
 }
 
 type Env = Record<string, string | undefined>;
 
-export class ConfigError extends Error {}
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
-/** Reads a flat `KEY: value` YAML file (the subset configuration needs) into environment-style keys. */
-function readYamlFile(path: string): Env {
-  const out: Env = {};
-  for (const raw of readFileSync(path, "utf8").split(/\r?\n/)) {
-    const line = raw.replace(/\s+#.*$/, "").trim();
-    if (!line || line.startsWith("#")) continue;
-    const m = /^([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(.*)$/.exec(line);
-    if (!m) throw new ConfigError(`config file ${path}: cannot read line "${raw}"`);
-    out[m[1]!] = m[2]!.replace(/^["'](.*)["']$/, "$1");
+/**
+ * The variables as the loader sees them: the environment, else the file, else the default from `variables.ts`.
+ * An empty environment value counts as unset, so `SVC_PORT= npm start` does not hide the file's port.
+ */
+class Source {
+  private readonly defaults = new Map<string, string | undefined>(VARIABLES.map((v: Variable) => [v.name, v.default]));
+
+  constructor(
+    private readonly env: Env,
+    private readonly file: Record<string, string>,
+    private readonly origins: Record<string, string>,
+  ) {}
+
+  /** The value that applies, or undefined for a variable without a fixed default that nobody set. */
+  get(key: VariableName): string | undefined {
+    const fromEnv = this.env[key];
+    if (fromEnv !== undefined && fromEnv !== "") return fromEnv;
+    const fromFile = this.file[key];
+    if (fromFile !== undefined && fromFile !== "") return fromFile;
+    return this.defaults.get(key);
   }
-  return out;
+
+  /** The variable's name for a message, with the file key it came from when it came from the file. */
+  label(key: VariableName): string {
+    const fromEnv = this.env[key];
+    return (fromEnv === undefined || fromEnv === "") && this.origins[key] ? `${key} (${this.origins[key]})` : key;
+  }
+
+  int(key: VariableName, min: number, max: number, fallback?: number): number {
+    const v = this.get(key);
+    if (v === undefined) return fallback!;
+    const n = Number(v);
+    if (v.trim() === "" || !Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${this.label(key)} must be an integer from ${min} to ${max}, got "${v}"`);
+    return n;
+  }
+
+  bool(key: VariableName): boolean {
+    const v = this.get(key)!;
+    if (/^(true|1|yes)$/i.test(v)) return true;
+    if (/^(false|0|no)$/i.test(v)) return false;
+    throw new ConfigError(`${this.label(key)} must be true or false, got "${v}"`);
+  }
 }
 
-function int(env: Env, key: string, fallback: number, min: number, max: number): number {
-  const v = env[key];
-  if (v === undefined || v === "") return fallback;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${key} must be an integer from ${min} to ${max}, got "${v}"`);
-  return n;
+/**
+ * DATABASE_URL must be a PostgreSQL URL with a server to reach: a host name, or a Unix socket directory as
+ * `?host=/var/run/postgresql`. Checked here so that a typo is one clear line, not a driver's stack trace
+ * ("notaurl" used to end as "getaddrinfo ENOTFOUND base", and mysql:// was handed to the PostgreSQL driver).
+ * The value is never echoed: it usually holds a password.
+ */
+function checkDatabaseUrl(value: string, label: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(
+      `${label} is not a valid URL; expected postgres://user:password@host:5432/database (special characters in the password must be percent-encoded)`,
+    );
+  }
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
+    throw new ConfigError(`${label} must be a postgres:// or postgresql:// URL, not ${url.protocol}//; only PostgreSQL is supported`);
+  }
+  if (!url.hostname && !url.searchParams.get("host")) {
+    throw new ConfigError(`${label} names no server: give a host (postgres://user:password@host:5432/database) or a socket directory (?host=/var/run/postgresql)`);
+  }
+  return value;
 }
 
-function bool(env: Env, key: string, fallback: boolean): boolean {
-  const v = env[key];
-  if (v === undefined || v === "") return fallback;
-  if (/^(true|1|yes)$/i.test(v)) return true;
-  if (/^(false|0|no)$/i.test(v)) return false;
-  throw new ConfigError(`${key} must be true or false, got "${v}"`);
-}
+/** Builds the configuration. `argv` is the command line after the script (only `--config` matters here). */
+export function loadConfig(env: Env = process.env, argv: readonly string[] = process.argv.slice(2)): Config {
+  const { configFile } = parseArgs(argv);
+  const file = configFile ? readYamlFile(configFile) : { values: {}, origins: {} };
+  const s = new Source(env, file.values, file.origins);
 
-/** Environment variables win over the YAML file given with --config. */
-export function loadConfig(env: Env = process.env, argv: string[] = process.argv.slice(2)): Config {
-  const at = argv.indexOf("--config");
-  const merged: Env = at >= 0 && argv[at + 1] ? { ...readYamlFile(argv[at + 1]!), ...env } : env;
-  const port = int(merged, "SVC_PORT", 8080, 0, 65535);
-  const dataDir = resolve(merged.SVC_DATA_DIR || "./.data");
-  const masterKey = merged.SVC_MASTERKEY || undefined;
-  if (masterKey !== undefined && Buffer.byteLength(masterKey) !== 32) throw new ConfigError("SVC_MASTERKEY must be exactly 32 bytes");
-  const level = merged.SVC_LOG_LEVEL || "info";
-  if (!["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(level)) throw new ConfigError(`SVC_LOG_LEVEL "${level}" is not a pino level`);
+  const port = s.int("SVC_PORT", 0, 65535);
+  const dataDir = resolve(s.get("SVC_DATA_DIR")!);
+  const rawUrl = s.get("DATABASE_URL");
+  const databaseUrl = rawUrl === undefined ? undefined : checkDatabaseUrl(rawUrl, s.label("DATABASE_URL"));
+  const masterKey = s.get("SVC_MASTERKEY");
+  if (masterKey !== undefined && Buffer.byteLength(masterKey) !== 32) {
+    throw new ConfigError(`${s.label("SVC_MASTERKEY")} must be exactly 32 bytes, it is ${Buffer.byteLength(masterKey)}`);
+  }
+  // A generated key lives in the data dir next to the embedded database; with a server of its own the
+  // database outlives any one machine's data dir, so the key must come from the operator (contract).
+  if (databaseUrl !== undefined && masterKey === undefined) {
+    throw new ConfigError(`SVC_MASTERKEY is required when DATABASE_URL is set: 32 bytes that encrypt the secrets in that database (e.g. openssl rand -hex 16)`);
+  }
+  const level = s.get("SVC_LOG_LEVEL")!;
+  if (!LOG_LEVELS.includes(level)) throw new ConfigError(`${s.label("SVC_LOG_LEVEL")} must be one of ${LOG_LEVELS.join(", ")}, got "${level}"`);
+  const corsOrigins = s.get("SVC_CORS_ORIGINS")!.split(",").map((o) => o.trim()).filter(Boolean);
   return {
     port,
-    host: merged.SVC_HOST || "0.0.0.0",
-    externalDomain: merged.SVC_EXTERNAL_DOMAIN || "localhost",
-    externalPort: int(merged, "SVC_EXTERNAL_PORT", port, 0, 65535),
-    externalSecure: bool(merged, "SVC_EXTERNAL_SECURE", false),
-    databaseUrl: merged.DATABASE_URL || undefined,
+    host: s.get("SVC_HOST")!,
+    externalDomain: s.get("SVC_EXTERNAL_DOMAIN")!,
+    externalPort: s.int("SVC_EXTERNAL_PORT", 0, 65535, port),
+    externalSecure: s.bool("SVC_EXTERNAL_SECURE"),
+    databaseUrl,
     dataDir,
     masterKey,
-    firstInstancePatPath: resolve(merged.SVC_FIRSTINSTANCE_PAT_PATH || `${dataDir}/admin.pat`),
-    firstInstanceAdminUsername: merged.SVC_FIRSTINSTANCE_ADMIN_USERNAME || "admin",
-    firstInstanceAdminPassword: merged.SVC_FIRSTINSTANCE_ADMIN_PASSWORD || "Password1!",
-    firstInstanceOrgName: merged.SVC_FIRSTINSTANCE_ORG_NAME || "Default",
+    firstInstancePatPath: resolve(s.get("SVC_FIRSTINSTANCE_PAT_PATH") ?? `${dataDir}/admin.pat`),
+    firstInstanceAdminUsername: s.get("SVC_FIRSTINSTANCE_ADMIN_USERNAME")!,
+    firstInstanceAdminPassword: s.get("SVC_FIRSTINSTANCE_ADMIN_PASSWORD")!,
+    firstInstanceOrgName: s.get("SVC_FIRSTINSTANCE_ORG_NAME")!,
     logLevel: level,
-    corsOrigins: (merged.SVC_CORS_ORIGINS || "*").split(",").map((s) => s.trim()).filter(Boolean),
-    shutdownGraceMs: int(merged, "SVC_SHUTDOWN_GRACE_MS", 10_000, 0, 600_000),
+    corsOrigins,
+    shutdownGraceMs: s.int("SVC_SHUTDOWN_GRACE_MS", 0, 600_000),
     oidc: {
-      accessTokenS: int(merged, "SVC_OIDC_ACCESS_TOKEN_LIFETIME", 43_200, 1, 31_536_000),
-      idTokenS: int(merged, "SVC_OIDC_ID_TOKEN_LIFETIME", 43_200, 1, 31_536_000),
-      refreshIdleS: int(merged, "SVC_OIDC_REFRESH_TOKEN_IDLE", 2_592_000, 1, 315_360_000),
-      refreshAbsoluteS: int(merged, "SVC_OIDC_REFRESH_TOKEN_LIFETIME", 7_776_000, 1, 315_360_000),
-      signingKeyS: int(merged, "SVC_OIDC_SIGNING_KEY_LIFETIME", 21_600, 60, 31_536_000),
+      accessTokenS: s.int("SVC_OIDC_ACCESS_TOKEN_LIFETIME", 1, 31_536_000),
+      idTokenS: s.int("SVC_OIDC_ID_TOKEN_LIFETIME", 1, 31_536_000),
+      refreshIdleS: s.int("SVC_OIDC_REFRESH_TOKEN_IDLE", 1, 315_360_000),
+      refreshAbsoluteS: s.int("SVC_OIDC_REFRESH_TOKEN_LIFETIME", 1, 315_360_000),
+      signingKeyS: s.int("SVC_OIDC_SIGNING_KEY_LIFETIME", 60, 31_536_000),
     },
   };
 }

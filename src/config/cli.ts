@@ -1,0 +1,63 @@
+import { ConfigError } from "./startup-error.js";
+import { describeVariables } from "./variables.js";
+
+export type Command = "start" | "migrate";
+
+export interface Args {
+  command: Command;
+  /** The file given with `--config`, if any. */
+  configFile: string | undefined;
+  help: boolean;
+}
+
+const COMMANDS: Record<Command, string> = {
+  start: "serve every protocol on SVC_PORT (the default command)",
+  migrate: "apply pending database migrations and exit",
+};
+
+const HINT = "run with --help for usage";
+
+/** The command line after `node src/main.ts`. Strict: an argument nobody reads is a mistake worth a clear error. */
+export function parseArgs(argv: readonly string[]): Args {
+  const args: Args = { command: "start", configFile: undefined, help: false };
+  let command: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === "-h" || a === "--help") {
+      args.help = true;
+    } else if (a === "--config" || a.startsWith("--config=")) {
+      const file = a === "--config" ? argv[++i] : a.slice("--config=".length);
+      if (!file || file.startsWith("-")) throw new ConfigError(`--config needs a file name, e.g. --config svc.yaml; ${HINT}`);
+      if (args.configFile !== undefined) throw new ConfigError(`--config is given twice ("${args.configFile}" and "${file}")`);
+      args.configFile = file;
+    } else if (Object.hasOwn(COMMANDS, a)) {
+      if (command !== undefined) throw new ConfigError(`one command at most, got "${command}" and "${a}"; ${HINT}`);
+      command = a;
+    } else {
+      throw new ConfigError(`unknown ${a.startsWith("-") ? "option" : "argument"} "${a}"; ${HINT}`);
+    }
+  }
+  if (command) args.command = command as Command;
+  return args;
+}
+
+export function usage(): string {
+  const commands = Object.entries(COMMANDS).map(([c, what]) => `  ${c.padEnd(9)}${what}`);
+  return [
+    "Usage: node --import tsx src/main.ts [start|migrate] [--config <file.yaml>]",
+    "       npm start [-- --config <file.yaml>]   |   npm run migrate",
+    "",
+    "Commands:",
+    ...commands,
+    "",
+    "Options:",
+    "  --config <file>  read variables from a YAML file; the environment wins over it. Keys are the",
+    "                   variable names (SVC_PORT: 8080) or nested (svc: {port: 8080}, database: {url: ...});",
+    "                   an unknown key is an error",
+    "  -h, --help       print this help and exit",
+    "",
+    "Variables (environment or --config file), default, meaning:",
+    describeVariables(),
+    "",
+  ].join("\n");
+}

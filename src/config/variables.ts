@@ -1,0 +1,84 @@
+/**
+ * Every configuration variable, once: its name, its default and what it means. The loader
+ * (`config.ts`) reads only names from this list (the type `VariableName` enforces it) and takes the
+ * defaults from here, `--help` prints this list, and the YAML file accepts exactly these names. A new
+ * variable is one new row here plus its use in `loadConfig`.
+ */
+export interface Variable {
+  name: string;
+  /** The value used when the variable is unset or empty; undefined: derived in `loadConfig` (see `shown`). */
+  default?: string;
+  /** How `--help` shows a default that is derived rather than fixed. */
+  shown?: string;
+  meaning: string;
+}
+
+export const VARIABLES = [
+  { name: "SVC_PORT", default: "8080", meaning: "the one listening port for every protocol (0: any free port)" },
+  { name: "SVC_HOST", default: "0.0.0.0", meaning: "the address to listen on" },
+  { name: "SVC_EXTERNAL_DOMAIN", default: "localhost", meaning: "domain of the first instance; with the port it forms the issuer" },
+  { name: "SVC_EXTERNAL_PORT", shown: "SVC_PORT", meaning: "the port clients see" },
+  { name: "SVC_EXTERNAL_SECURE", default: "false", meaning: "true: the issuer is https" },
+  {
+    name: "DATABASE_URL",
+    shown: "unset",
+    meaning: "unset: embedded database in SVC_DATA_DIR; set: that PostgreSQL server (postgres://user:password@host:5432/database)",
+  },
+  { name: "SVC_DATA_DIR", default: "./.data", meaning: "embedded database, generated master key, first-instance outputs" },
+  {
+    name: "SVC_MASTERKEY",
+    shown: "generated into the data dir",
+    meaning: "32 bytes that encrypt secrets at rest; required with DATABASE_URL",
+  },
+  { name: "SVC_FIRSTINSTANCE_PAT_PATH", shown: "<data dir>/admin.pat", meaning: "where the first start writes the IAM_OWNER service user's PAT" },
+  { name: "SVC_FIRSTINSTANCE_ADMIN_USERNAME", default: "admin", meaning: "the first instance's human administrator" },
+  { name: "SVC_FIRSTINSTANCE_ADMIN_PASSWORD", default: "Password1!", meaning: "its initial password (change it)" },
+  { name: "SVC_FIRSTINSTANCE_ORG_NAME", default: "Default", meaning: "name of the first instance's default organisation" },
+  { name: "SVC_LOG_LEVEL", default: "info", meaning: "pino level: fatal error warn info debug trace silent (debug: stacks of start-up bugs)" },
+  { name: "SVC_CORS_ORIGINS", default: "*", meaning: "comma-separated origins allowed for browser clients; * allows any" },
+  { name: "SVC_SHUTDOWN_GRACE_MS", default: "10000", meaning: "how long in-flight calls may take to finish after SIGTERM" },
+  { name: "SVC_OIDC_ACCESS_TOKEN_LIFETIME", default: "43200", meaning: "seconds an access token lives (12 h)" },
+  { name: "SVC_OIDC_ID_TOKEN_LIFETIME", default: "43200", meaning: "seconds an ID token lives (12 h)" },
+  { name: "SVC_OIDC_REFRESH_TOKEN_IDLE", default: "2592000", meaning: "seconds unused after which a refresh token expires (30 d)" },
+  { name: "SVC_OIDC_REFRESH_TOKEN_LIFETIME", default: "7776000", meaning: "seconds a refresh token lives at most, however used (90 d)" },
+  { name: "SVC_OIDC_SIGNING_KEY_LIFETIME", default: "21600", meaning: "seconds a signing key signs before the next one takes over (6 h)" },
+] as const satisfies readonly Variable[];
+
+export type VariableName = (typeof VARIABLES)[number]["name"];
+
+const byName = new Map<string, Variable>(VARIABLES.map((v) => [v.name, v]));
+
+export function variable(name: string): Variable | undefined {
+  return byName.get(name);
+}
+
+/** The variables, one per line with default and meaning, aligned (for `--help`). */
+export function describeVariables(indent = "  "): string {
+  const rows = VARIABLES.map((v: Variable) => [v.name, v.default !== undefined ? v.default : (v.shown ?? ""), v.meaning] as const);
+  const w0 = Math.max(...rows.map((r) => r[0].length));
+  const w1 = Math.max(...rows.map((r) => r[1].length));
+  return rows.map(([n, d, m]) => `${indent}${n.padEnd(w0)}  ${d.padEnd(w1)}  ${m}`).join("\n");
+}
+
+/** Levenshtein distance, for "did you mean" on a misspelled key. */
+function distance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+/** The known variable closest to `name`, if it is close enough to be a likely misspelling (or a missing SVC_ prefix). */
+export function closestVariable(name: string): string | undefined {
+  if (byName.has(`SVC_${name}`)) return `SVC_${name}`;
+  let best: string | undefined;
+  let bestD = Infinity;
+  for (const v of VARIABLES) {
+    const d = distance(name, v.name);
+    if (d < bestD) [best, bestD] = [v.name, d];
+  }
+  return bestD <= Math.max(2, Math.floor(name.length / 4)) ? best : undefined;
+}
