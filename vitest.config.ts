@@ -6,6 +6,7 @@ const databases = ["embedded", ...(process.env.TEST_DATABASE_URL ? ["postgres"] 
 export default defineConfig({
   test: {
     testTimeout: 60_000,
+    globalSetup: ["test/support/global-teardown.ts"],
     hookTimeout: 60_000,
     projects: databases.map((db) => ({
       extends: true,

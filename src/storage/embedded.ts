@@ -1,4 +1,4 @@
-import { execFile, spawn } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -41,7 +41,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * PostgreSQL itself, or here when its PID now belongs to another program.
  */
 export async function startEmbeddedPostgres(dataDir: string, opts: EmbeddedOptions = {}): Promise<EmbeddedPostgres> {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // Parents get the usual mode (a recursive mkdir would make them all 0700, closing them to PostgreSQL's
+  // user when running as root); the data directory itself is private.
+  if (!existsSync(dataDir)) {
+    mkdirSync(dataDir, { recursive: true });
+    chmodSync(dataDir, 0o700);
+  }
   if (existsSync(join(dataDir, "pgdata")) && !existsSync(join(dataDir, "pg"))) {
     throw new StartupError(
       `SVC_DATA_DIR ${dataDir} holds a PGlite database (pgdata/) from an earlier version; this version runs an embedded PostgreSQL server in pg/: start with a new SVC_DATA_DIR (or move pgdata/ away)`,
@@ -51,7 +56,7 @@ export async function startEmbeddedPostgres(dataDir: string, opts: EmbeddedOptio
   const runAs = postgresRunAs();
   const pgDir = join(dataDir, "pg");
   const socketDir = socketDirFor(pgDir, runAs);
-  if (runAs) allowTraversal(dataDir);
+  if (runAs) allowTraversal(dataDir, runAs);
   if (!existsSync(join(pgDir, "PG_VERSION"))) await initCluster(bins, pgDir, runAs);
   const connection: pg.ClientConfig = { host: socketDir, port: PORT, user: "postgres", database: "postgres" };
 
@@ -244,9 +249,16 @@ function socketDirFor(pgDir: string, runAs: RunAs | undefined): string {
 }
 
 /** As root, PostgreSQL runs as another user, which must be able to pass through the data directory. */
-function allowTraversal(dataDir: string): void {
+function allowTraversal(dataDir: string, runAs: RunAs): void {
   const mode = statSync(dataDir).mode & 0o777;
   if ((mode & 0o001) === 0) chmodSync(dataDir, mode | 0o711);
+  try {
+    execFileSync("/bin/sh", ["-c", 'cd "$1"', "sh", dataDir], { uid: runAs.uid, gid: runAs.gid, stdio: "ignore" });
+  } catch {
+    throw new StartupError(
+      `SVC_DATA_DIR ${dataDir} cannot be reached by the user '${runAs.name}' that PostgreSQL runs as (this process is root): make its parent directories traversable (chmod o+x) or choose another SVC_DATA_DIR`,
+    );
+  }
 }
 
 function postmasterPid(pgDir: string): number | undefined {
