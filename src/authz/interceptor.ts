@@ -98,10 +98,16 @@ export function createAuthorizationInterceptor(deps: AuthDeps): Interceptor {
     const target = await resolveTarget(deps, host, message, info.permission);
     const permissions = permissionsIn(caller, target, deps.rolePermissions);
     if (!info.permission) throw errors.permissionDenied("AUTHZ-n0pm", `${req.method.name} declares no permission`);
+    // A resource_context handler must check before it answers: authorize, or scope a search (scopeOf,
+    // projectsWith). One that returns without either fails closed (below), so a forgotten check cannot
+    // leak a resource: every test that calls the RPC successfully would fail.
+    let checked = !info.resourceContext;
     const authorize = (where: Target, permission = info.permission) => {
-      if (permission === "authenticated") return;
-      const held = where === target ? permissions : permissionsIn(caller, where, deps.rolePermissions);
-      if (!held.has(permission)) throw errors.permissionDenied("AUTHZ-d3ny", `missing permission ${permission} in the ${where.type} context`);
+      if (permission !== "authenticated") {
+        const held = where === target ? permissions : permissionsIn(caller, where, deps.rolePermissions);
+        if (!held.has(permission)) throw errors.permissionDenied("AUTHZ-d3ny", `missing permission ${permission} in the ${where.type} context`);
+      }
+      checked = true;
     };
     // A resource_context RPC is checked by its handler, in the context of the resource it names.
     if (!info.resourceContext) authorize(target);
@@ -112,17 +118,22 @@ export function createAuthorizationInterceptor(deps: AuthDeps): Interceptor {
       }
     }
     const scopeOf = (permission: string): "all" | string[] => {
+      checked = true;
       const instance = target.instance;
       if (permissionsIn(caller, { type: "instance", instance }, deps.rolePermissions).has(permission)) return "all";
       return caller.memberships
         .filter((m) => m.contextType === "org" && m.instanceId === instance.id && m.roles.some((r) => deps.rolePermissions[r]?.includes(permission)))
         .map((m) => m.contextId);
     };
-    const projectsWith = (permission: string) =>
-      caller.memberships
+    const projectsWith = (permission: string) => {
+      checked = true;
+      return caller.memberships
         .filter((m) => m.contextType === "project" && m.instanceId === target.instance.id && m.roles.some((r) => deps.rolePermissions[r]?.includes(permission)))
         .map((m) => m.contextId);
+    };
     req.contextValues.set(callInfoKey, { hostInstance: host, target, caller, permission: info.permission, permissions, authorize, scopeOf, projectsWith });
-    return next(req);
+    const res = await next(req);
+    if (!checked) throw errors.internal("AUTHZ-f0rg", `${req.method.parent.typeName}/${req.method.name} answered without checking a permission`);
+    return res;
   };
 }

@@ -1,0 +1,66 @@
+import { create, type DescMethod } from "@bufbuild/protobuf";
+import { Code, ConnectError, createContextValues, type UnaryRequest } from "@connectrpc/connect";
+import { describe, expect, it } from "vitest";
+import { callInfo, callerKey, hostInstanceKey, type Caller } from "../../src/authz/context.js";
+import { createAuthorizationInterceptor, type AuthDeps } from "../../src/authz/interceptor.js";
+import { defaultRolePermissions } from "../../src/authz/roles.js";
+import { methodInfo } from "../../src/server/descriptors.js";
+import { serviceDescriptors } from "../../src/server/services.js";
+import type { InstanceRow } from "../../src/query/tenancy.js";
+
+const methods: DescMethod[] = Object.values(serviceDescriptors).flatMap((s) => s.methods);
+const granted = new Set(Object.values(defaultRolePermissions).flat());
+
+describe("every RPC of the registry is authorized", () => {
+  it.each(methods.map((m) => [`${m.parent.typeName}/${m.name}`, m] as const))("%s declares a permission some role grants, or is public", (_name, m) => {
+    const info = methodInfo(m);
+    if (info.isPublic) return;
+    expect(info.permission, "no permission declared").not.toBe("");
+    if (info.permission !== "authenticated") expect(granted.has(info.permission), `no role grants ${info.permission}`).toBe(true);
+  });
+});
+
+describe("a resource_context handler that forgets its check fails closed", () => {
+  const instance = { id: "i1", defaultOrgId: "o1" } as InstanceRow;
+  const owner: Caller = {
+    userId: "u1",
+    instanceId: "i1",
+    orgId: "o1",
+    memberships: [{ contextType: "instance", contextId: "i1", instanceId: "i1", userId: "u1", roles: ["IAM_OWNER"] }] as Caller["memberships"],
+  };
+  const deps = { features: { enabled: async () => true }, rolePermissions: defaultRolePermissions } as unknown as AuthDeps;
+  const method = methods.find((m) => methodInfo(m).resourceContext)!;
+
+  function call(handler: (req: UnaryRequest) => void) {
+    const contextValues = createContextValues().set(hostInstanceKey, instance).set(callerKey, owner);
+    const req = { method, service: method.parent, message: create(method.input), contextValues, stream: false, header: new Headers() } as unknown as UnaryRequest;
+    const next = async (r: UnaryRequest) => {
+      handler(r);
+      return { stream: false, message: create(method.output) } as never;
+    };
+    return createAuthorizationInterceptor(deps)(next)(req);
+  }
+  const infoOf = (r: UnaryRequest) => callInfo({ values: r.contextValues } as never);
+
+  it("answers INTERNAL when the handler neither authorized nor scoped", async () => {
+    const err = await call(() => {}).then(
+      () => undefined,
+      (e: unknown) => ConnectError.from(e),
+    );
+    expect(err?.code).toBe(Code.Internal);
+    expect(err?.message).toContain(`${method.name} answered without checking a permission`);
+  });
+
+  it("passes when the handler authorized in the resource's context, or scoped a search", async () => {
+    await expect(call((r) => infoOf(r).authorize(infoOf(r).target))).resolves.toBeDefined();
+    await expect(call((r) => void infoOf(r).scopeOf(methodInfo(method).permission))).resolves.toBeDefined();
+  });
+
+  it("denies when the caller lacks the permission there", async () => {
+    const stranger: Caller = { ...owner, memberships: [] };
+    const contextValues = createContextValues().set(hostInstanceKey, instance).set(callerKey, stranger);
+    const req = { method, service: method.parent, message: create(method.input), contextValues, stream: false, header: new Headers() } as unknown as UnaryRequest;
+    const next = async (r: UnaryRequest) => (infoOf(r).authorize(infoOf(r).target), { stream: false, message: create(method.output) } as never);
+    await expect(createAuthorizationInterceptor(deps)(next)(req)).rejects.toMatchObject({ code: Code.PermissionDenied });
+  });
+});
