@@ -121,7 +121,7 @@ describe("request and response executions", () => {
     expect(err.rawMessage).toContain("HTTP 500");
     const viaRest = await rest(t.url, "GET", "/settings/v3alpha/languages", { token: t.adminPat });
     expect(viaRest.status).toBe(400);
-    expect(viaRest.body.code).toBe(9);
+    expect(viaRest.body.code).toBe(Code.FailedPrecondition);
   });
 
   it("cut a slow target at its timeout", async () => {

@@ -68,7 +68,7 @@ describe("targets", () => {
     for (const [body, field] of cases) {
       const r = await rest(t.url, "POST", "/resources/v3alpha/targets", { token: t.adminPat, body });
       expect(r.status, JSON.stringify(body)).toBe(400);
-      expect(r.body.code).toBe(3);
+      expect(r.body.code).toBe(Code.InvalidArgument);
       expect(r.body.message).toContain(field.split(".").pop()!.replace("execution_type", "execution"));
     }
     const ok = await rest(t.url, "POST", "/resources/v3alpha/targets", { token: t.adminPat, body: webhook("dup") });
@@ -79,15 +79,31 @@ describe("targets", () => {
   });
 
   it("are searched with every text method, by IDs, sorted by every column, paged, with truthful ListDetails", async () => {
-    const names = ["Alpha-one", "alpha-two", "Beta-one", "gamma-ALPHA"];
+    // Created in an order that differs from every sortable column's order, with no two columns in the same
+    // order (only ID and creation date follow creation, as IDs grow with time). Names share one case order
+    // under code-point and linguistic collations alike.
+    const specs = [
+      { name: "gamma-ALPHA", type: "restRequestResponse", url: "https://c.example.com", seconds: 3, exec: "isAsync" },
+      { name: "alpha-two", type: "restWebhook", url: "https://d.example.com", seconds: 1, exec: "interruptOnError" },
+      { name: "beta-one", type: "restRequestResponse", url: "https://a.example.com", seconds: 4, exec: undefined },
+      { name: "Alpha-one", type: "restWebhook", url: "https://b.example.com", seconds: 2, exec: "isAsync" },
+    ] as const;
     const ids: string[] = [];
-    for (const [i, name] of names.entries()) {
+    for (const s of specs) {
       const r = await api.createTarget({
         ctx: { owner: { case: "instanceId", value: t.instanceId } },
-        target: { name, targetType: { case: "restWebhook", value: { url: `https://s${i}.example.com` } }, timeout: { seconds: BigInt(i + 1) } },
+        target: {
+          name: s.name,
+          targetType: { case: s.type, value: { url: s.url } },
+          // changed below, so that the change dates follow yet another order
+          timeout: { seconds: 30n },
+          executionType: s.exec ? { case: s.exec, value: true } : { case: undefined },
+        },
       });
       ids.push(r.details!.id);
     }
+    const changeOrder = [2, 0, 3, 1];
+    for (const i of changeOrder) await api.patchTarget({ id: ids[i]!, target: { timeout: { seconds: BigInt(specs[i]!.seconds) } } });
     const byName = async (name: string, method: TextFilterMethod) =>
       (await api.searchTargets({ filters: [{ filter: { case: "inIds", value: { ids } } }, { filter: { case: "name", value: { name, method } } }] })).result
         .map((r) => r.target!.name)
@@ -97,21 +113,40 @@ describe("targets", () => {
     expect(await byName("ALPHA-TWO", TextFilterMethod.EQUALS_IGNORE_CASE)).toEqual(["alpha-two"]);
     expect(await byName("alpha", TextFilterMethod.STARTS_WITH)).toEqual(["alpha-two"]);
     expect(await byName("alpha", TextFilterMethod.STARTS_WITH_IGNORE_CASE)).toEqual(["Alpha-one", "alpha-two"]);
-    expect(await byName("-one", TextFilterMethod.CONTAINS)).toEqual(["Alpha-one", "Beta-one"]);
+    expect(await byName("-one", TextFilterMethod.CONTAINS)).toEqual(["Alpha-one", "beta-one"]);
     expect(await byName("ALPHA", TextFilterMethod.CONTAINS_IGNORE_CASE)).toEqual(["Alpha-one", "alpha-two", "gamma-ALPHA"]);
     expect(await byName("ALPHA", TextFilterMethod.ENDS_WITH)).toEqual(["gamma-ALPHA"]);
-    expect(await byName("one", TextFilterMethod.ENDS_WITH_IGNORE_CASE)).toEqual(["Alpha-one", "Beta-one"]);
+    expect(await byName("one", TextFilterMethod.ENDS_WITH_IGNORE_CASE)).toEqual(["Alpha-one", "beta-one"]);
 
     const inIds = { filter: { case: "inIds" as const, value: { ids } } };
+    // ascending order of each column as indexes into specs; equal values (type, flags) tie-break by ID
+    const ascending: Record<TargetFieldName, number[]> = {
+      [TargetFieldName.UNSPECIFIED]: [0, 1, 2, 3],
+      [TargetFieldName.ID]: [0, 1, 2, 3],
+      [TargetFieldName.CREATION_DATE]: [0, 1, 2, 3],
+      [TargetFieldName.CHANGE_DATE]: changeOrder,
+      [TargetFieldName.NAME]: [3, 1, 2, 0],
+      [TargetFieldName.TARGET_TYPE]: [0, 2, 1, 3],
+      [TargetFieldName.URL]: [2, 3, 0, 1],
+      [TargetFieldName.TIMEOUT]: [1, 3, 0, 2],
+      [TargetFieldName.ASYNC]: [1, 2, 0, 3],
+      [TargetFieldName.INTERRUPT_ON_ERROR]: [0, 2, 3, 1],
+    };
     for (const column of Object.values(TargetFieldName).filter((v): v is TargetFieldName => typeof v === "number")) {
+      const expected = ascending[column].map((i) => ids[i]);
       const asc = await api.searchTargets({ filters: [inIds], sortingColumn: column, query: { asc: true } });
       const desc = await api.searchTargets({ filters: [inIds], sortingColumn: column });
-      expect(asc.result.length).toBe(4);
       expect(asc.sortingColumn).toBe(column);
-      expect(desc.result.map((r) => r.details!.id)).toEqual([...asc.result.map((r) => r.details!.id)].reverse());
+      expect(asc.result.map((r) => r.details!.id), `${TargetFieldName[column]} ascending`).toEqual(expected);
+      expect(desc.result.map((r) => r.details!.id), `${TargetFieldName[column]} descending`).toEqual([...expected].reverse());
     }
-    const byTimeout = await api.searchTargets({ filters: [inIds], sortingColumn: TargetFieldName.TIMEOUT, query: { asc: true } });
-    expect(byTimeout.result.map((r) => r.target!.timeout!.seconds)).toEqual([1n, 2n, 3n, 4n]);
+    const sorted = async (column: TargetFieldName) => (await api.searchTargets({ filters: [inIds], sortingColumn: column, query: { asc: true } })).result.map((r) => r.target!);
+    expect((await sorted(TargetFieldName.NAME)).map((x) => x.name)).toEqual(["Alpha-one", "alpha-two", "beta-one", "gamma-ALPHA"]);
+    expect((await sorted(TargetFieldName.URL)).map((x) => x.targetType.value!.url)).toEqual(["a", "b", "c", "d"].map((h) => `https://${h}.example.com`));
+    expect((await sorted(TargetFieldName.TIMEOUT)).map((x) => x.timeout!.seconds)).toEqual([1n, 2n, 3n, 4n]);
+    expect((await sorted(TargetFieldName.TARGET_TYPE)).map((x) => x.targetType.case)).toEqual(["restRequestResponse", "restRequestResponse", "restWebhook", "restWebhook"]);
+    expect((await sorted(TargetFieldName.ASYNC)).map((x) => x.executionType.case === "isAsync")).toEqual([false, false, true, true]);
+    expect((await sorted(TargetFieldName.INTERRUPT_ON_ERROR)).map((x) => x.executionType.case === "interruptOnError")).toEqual([false, false, false, true]);
     // default: descending by creation date
     const byDefault = await api.searchTargets({ filters: [inIds] });
     expect(byDefault.result.map((r) => r.details!.id)).toEqual([...ids].reverse());

@@ -50,13 +50,20 @@ describe("organisations", () => {
   });
 
   it("deactivate and reactivate; search by name, domain and state, scoped to what the caller may read", async () => {
+    // created out of name order, so that sorting by name is not sorting by creation
+    const c = (await req("POST", "", { name: "Search Gamma" })).body.details.id;
     const a = (await req("POST", "", { name: "Search Alpha" })).body.details.id;
     const b = (await req("POST", "", { name: "Search Beta" })).body.details.id;
     expect((await req("POST", `/${b}/_deactivate`)).status).toBe(200);
     expect((await req("GET", `/${b}`)).body.organization.state).toBe("ORGANIZATION_STATE_INACTIVE");
     const names = (r: { body: { result: { name: string }[] } }) => r.body.result.map((o) => o.name);
     const search = (body: object, token?: string) => req("POST", "/_search", body, token);
-    expect(names(await search({ filters: [{ name: { name: "search ", method: "TEXT_FILTER_METHOD_STARTS_WITH_IGNORE_CASE" } }], sortingColumn: "ORGANIZATION_FIELD_NAME_NAME", query: { asc: true } }))).toEqual(["Search Alpha", "Search Beta"]);
+    const searchOrgs = { filters: [{ name: { name: "search ", method: "TEXT_FILTER_METHOD_STARTS_WITH_IGNORE_CASE" } }] };
+    expect(names(await search({ ...searchOrgs, sortingColumn: "ORGANIZATION_FIELD_NAME_NAME", query: { asc: true } }))).toEqual(["Search Alpha", "Search Beta", "Search Gamma"]);
+    expect(names(await search({ ...searchOrgs, sortingColumn: "ORGANIZATION_FIELD_NAME_NAME" }))).toEqual(["Search Gamma", "Search Beta", "Search Alpha"]);
+    const byCreation = await search({ ...searchOrgs, sortingColumn: "ORGANIZATION_FIELD_NAME_CREATION_DATE", query: { asc: true } });
+    expect(names(byCreation)).toEqual(["Search Gamma", "Search Alpha", "Search Beta"]);
+    expect(byCreation.body.result.map((o: { details: { id: string } }) => o.details.id)).toEqual([c, a, b]);
     expect(names(await search({ filters: [{ state: { state: "ORGANIZATION_STATE_INACTIVE" } }] }))).toEqual(["Search Beta"]);
     expect(names(await search({ filters: [{ domain: { domain: "search-alpha.localhost" } }] }))).toEqual(["Search Alpha"]);
     expect((await req("POST", `/${b}/_reactivate`)).status).toBe(200);

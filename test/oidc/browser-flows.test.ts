@@ -1,5 +1,6 @@
+import { createHash } from "node:crypto";
 import * as client from "openid-client";
-import { createRemoteJWKSet, decodeJwt, jwtVerify } from "jose";
+import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from "jose";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../support/browser.js";
@@ -14,6 +15,9 @@ let web: Awaited<ReturnType<typeof createApp>>;
 let spa: Awaited<ReturnType<typeof createApp>>;
 let userId: string;
 const PASSWORD = "Secr3t!pass";
+
+/** at_hash / c_hash of an RS256 ID token (OIDC Core 3.1.3.6, 3.2.2.9): base64url of the left half of SHA-256 of the ASCII value. */
+const halfSha256 = (value: string) => createHash("sha256").update(Buffer.from(value, "ascii")).digest().subarray(0, 16).toString("base64url");
 
 beforeAll(async () => {
   t = await startTestServer();
@@ -79,6 +83,8 @@ describe("authorization code flow with PKCE through the login UI", () => {
     // the ID token carries no scope claims: the client gets an access token and asks userinfo
     expect(claims.email).toBeUndefined();
     await jwtVerify(tokens.id_token!, createRemoteJWKSet(new URL(`${t.url}/oauth/v2/keys`)), { issuer: t.url, audience: web.clientId });
+    expect(decodeProtectedHeader(tokens.id_token!).alg).toBe("RS256");
+    expect(claims.at_hash).toBe(halfSha256(tokens.access_token));
     const info = await client.fetchUserInfo(config, tokens.access_token, userId);
     expect(info).toMatchObject({ sub: userId, email: "alice@example.com", email_verified: true, given_name: "Alice", family_name: "Liddell", preferred_username: "alice" });
 
@@ -145,12 +151,20 @@ describe("authorization code flow with PKCE through the login UI", () => {
     const idToken = decodeJwt(hash.get("id_token")!);
     expect(idToken).toMatchObject({ nonce: "n-123", sub: userId, email: "alice@example.com" });
     expect(hash.get("access_token")).toBeNull();
+    expect(idToken.at_hash).toBeUndefined();
     expect(hash.get("state")).toBe("s-1");
     await page.goto(authorize("id_token token"));
     const both = new URLSearchParams(new URL(page.url()).hash.slice(1));
     expect(both.get("access_token")).toBeTruthy();
     expect(both.get("token_type")).toBe("Bearer");
-    expect(decodeJwt(both.get("id_token")!).at_hash).toBeTruthy();
+    const accessToken = both.get("access_token")!;
+    const withToken = await jwtVerify(both.get("id_token")!, createRemoteJWKSet(new URL(`${t.url}/oauth/v2/keys`)), { issuer: t.url, audience: spa.clientId });
+    expect(withToken.protectedHeader.alg).toBe("RS256");
+    expect(withToken.payload).toMatchObject({ nonce: "n-123", sub: userId });
+    expect(withToken.payload.at_hash).toBe(halfSha256(accessToken));
+    // no code in an implicit response, so no c_hash
+    expect(both.get("code")).toBeNull();
+    expect(withToken.payload.c_hash).toBeUndefined();
     // no nonce: refused, back to the client
     await page.goto(authorize("id_token").replace("&nonce=n-123", ""));
     expect(new URLSearchParams(new URL(page.url()).hash.slice(1)).get("error")).toBe("invalid_request");

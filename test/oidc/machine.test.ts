@@ -125,22 +125,33 @@ describe("client credentials", () => {
     expect(raw.headers["cache-control"]).toBe("no-store");
   });
 
-  it("access tokens with the API audience authenticate API calls; others and revoked ones do not", async () => {
+  it("access tokens with the API audience authenticate API calls; others and revoked ones do not; only their client revokes them", async () => {
     const config = await configFor("robot", machine.secret);
-    const forApi = await client.clientCredentialsGrant(config, { scope: "urn:svc:iam:org:project:id:svc:aud" });
+    // for the APIs and for the resource server's project, so that the resource server can introspect it too
+    const forApi = await client.clientCredentialsGrant(config, { scope: `urn:svc:iam:org:project:id:svc:aud urn:svc:iam:org:project:id:${projectId}:aud` });
     const call = (token: string) => rest(t.url, "GET", "/settings/v3alpha/languages", { token });
     const ok = await call(forApi.access_token);
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
     const notForApi = await client.clientCredentialsGrant(config, { scope: `urn:svc:iam:org:project:id:${projectId}:aud` });
     expect((await call(notForApi.access_token)).status).toBe(401);
-    await client.tokenRevocation(await configFor(api.clientId, api.clientSecret), forApi.access_token).catch(() => undefined);
+    const rs = await configFor(api.clientId, api.clientSecret, client.ClientSecretBasic(api.clientSecret));
+    expect((await client.tokenIntrospection(rs, forApi.access_token)).active).toBe(true);
+    const revoke = (clientId: string, secret: string) =>
+      rest(t.url, "POST", "/oauth/v2/revoke", {
+        body: `token=${forApi.access_token}`,
+        headers: { "content-type": "application/x-www-form-urlencoded", authorization: `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString("base64")}` },
+      });
+    // the resource server did not get the token, so it may not revoke it: refused, and the token still works
+    const foreign = await revoke(api.clientId, api.clientSecret);
+    expect(foreign.status, JSON.stringify(foreign.body)).toBe(401);
+    expect(foreign.body.error).toBe("invalid_client");
+    expect((await call(forApi.access_token)).status).toBe(200);
+    expect((await client.tokenIntrospection(rs, forApi.access_token)).active).toBe(true);
     // revocation by the client that owns the token
-    const revoke = await rest(t.url, "POST", "/oauth/v2/revoke", {
-      body: `token=${forApi.access_token}`,
-      headers: { "content-type": "application/x-www-form-urlencoded", authorization: `Basic ${Buffer.from(`robot:${machine.secret}`).toString("base64")}` },
-    });
-    expect(revoke.status).toBe(200);
+    const owner = await revoke("robot", machine.secret);
+    expect(owner.status, JSON.stringify(owner.body)).toBe(200);
     expect((await call(forApi.access_token)).status).toBe(401);
+    expect(await client.tokenIntrospection(rs, forApi.access_token)).toEqual({ active: false });
   });
 });
 

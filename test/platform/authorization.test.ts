@@ -1,5 +1,5 @@
 import { create, type DescMethod } from "@bufbuild/protobuf";
-import { Code, ConnectError, createContextValues, type UnaryRequest } from "@connectrpc/connect";
+import { Code, ConnectError, createContextValues, type StreamRequest, type UnaryRequest } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { callInfo, callerKey, hostInstanceKey, type Caller } from "../../src/authz/context.js";
 import { createAuthorizationInterceptor, type AuthDeps } from "../../src/authz/interceptor.js";
@@ -26,7 +26,7 @@ describe("a resource_context handler that forgets its check fails closed", () =>
     userId: "u1",
     instanceId: "i1",
     orgId: "o1",
-    memberships: [{ contextType: "instance", contextId: "i1", instanceId: "i1", userId: "u1", roles: ["IAM_OWNER"] }] as Caller["memberships"],
+    memberships: [{ contextType: "instance", contextId: "i1", instanceId: "i1", roles: ["IAM_OWNER"] }],
   };
   const deps = { features: { enabled: async () => true }, rolePermissions: defaultRolePermissions } as unknown as AuthDeps;
   const method = methods.find((m) => methodInfo(m).resourceContext)!;
@@ -34,13 +34,13 @@ describe("a resource_context handler that forgets its check fails closed", () =>
   function call(handler: (req: UnaryRequest) => void) {
     const contextValues = createContextValues().set(hostInstanceKey, instance).set(callerKey, owner);
     const req = { method, service: method.parent, message: create(method.input), contextValues, stream: false, header: new Headers() } as unknown as UnaryRequest;
-    const next = async (r: UnaryRequest) => {
-      handler(r);
+    const next = async (r: UnaryRequest | StreamRequest) => {
+      handler(r as UnaryRequest);
       return { stream: false, message: create(method.output) } as never;
     };
     return createAuthorizationInterceptor(deps)(next)(req);
   }
-  const infoOf = (r: UnaryRequest) => callInfo({ values: r.contextValues } as never);
+  const infoOf = (r: UnaryRequest | StreamRequest) => callInfo({ values: r.contextValues } as never);
 
   it("answers INTERNAL when the handler neither authorized nor scoped", async () => {
     const err = await call(() => {}).then(
@@ -60,7 +60,7 @@ describe("a resource_context handler that forgets its check fails closed", () =>
     const stranger: Caller = { ...owner, memberships: [] };
     const contextValues = createContextValues().set(hostInstanceKey, instance).set(callerKey, stranger);
     const req = { method, service: method.parent, message: create(method.input), contextValues, stream: false, header: new Headers() } as unknown as UnaryRequest;
-    const next = async (r: UnaryRequest) => (infoOf(r).authorize(infoOf(r).target), { stream: false, message: create(method.output) } as never);
+    const next = async (r: UnaryRequest | StreamRequest) => (infoOf(r).authorize(infoOf(r).target), { stream: false, message: create(method.output) } as never);
     await expect(createAuthorizationInterceptor(deps)(next)(req)).rejects.toMatchObject({ code: Code.PermissionDenied });
   });
 });

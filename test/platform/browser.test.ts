@@ -1,3 +1,4 @@
+import { Code } from "@connectrpc/connect";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium, servePage } from "../support/browser.js";
@@ -37,8 +38,8 @@ describe("a browser app on another origin", () => {
     try {
       expect(await callFromBrowser(t, t.adminPat, "es")).toEqual({ ok: true, defaultLanguage: "es" });
       // errors arrive as gRPC status through the exposed headers
-      expect(await callFromBrowser(t, t.adminPat, "ES")).toMatchObject({ ok: false, code: 3 });
-      expect(await callFromBrowser(t, "pat_wrong", "es")).toMatchObject({ ok: false, code: 16 });
+      expect(await callFromBrowser(t, t.adminPat, "ES")).toMatchObject({ ok: false, code: Code.InvalidArgument });
+      expect(await callFromBrowser(t, "pat_wrong", "es")).toMatchObject({ ok: false, code: Code.Unauthenticated });
     } finally {
       await t.close();
     }

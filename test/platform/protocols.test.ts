@@ -71,16 +71,16 @@ describe("REST", () => {
 
     const bad = await rest(t.url, "PATCH", "/settings/v3alpha/languages", { token: t.adminPat, body: { default_language: { key: "ITA" } } });
     expect(bad.status).toBe(400);
-    expect(bad.body.code).toBe(3);
+    expect(bad.body.code).toBe(Code.InvalidArgument);
     expect(bad.body.message).toContain("settings.default_language.key");
 
     expect((await rest(t.url, "GET", "/settings/v3alpha/languages")).status).toBe(401);
     const denied = await rest(t.url, "GET", "/v2/features/instance", { token: outsider });
     expect(denied.status).toBe(403);
-    expect(denied.body.code).toBe(7);
+    expect(denied.body.code).toBe(Code.PermissionDenied);
     const unknownHost = await rest(t.url, "GET", "/settings/v3alpha/languages", { token: t.adminPat, host: "nobody.example" });
     expect(unknownHost.status).toBe(404);
-    expect(unknownHost.body.code).toBe(5);
+    expect(unknownHost.body.code).toBe(Code.NotFound);
   });
 
   it("names the field of a malformed body, an unknown query parameter and a wrong-typed one", async () => {
@@ -110,7 +110,7 @@ describe("feature flag gate", () => {
       }
       const r = await rest(t.url, "GET", "/settings/v3alpha/languages", { token: t.adminPat });
       expect(r.status).toBe(400);
-      expect(r.body.code).toBe(9);
+      expect(r.body.code).toBe(Code.FailedPrecondition);
       expect(r.body.message).toContain("multitenancy_settings");
     } finally {
       await features.setInstanceFeatures({ multitenancySettings: true });
