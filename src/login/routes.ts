@@ -7,6 +7,7 @@ import { signIn, terminateSessions } from "../command/sessions.js";
 import { createHuman, setPassword } from "../command/users.js";
 import { hashPassword } from "../crypto/password.js";
 import type { EventStore } from "../eventstore/eventstore.js";
+import { nulParameter } from "../oidc/params.js";
 import { loginDefaults, passwordRules } from "../query/password-rules.js";
 import { settingsChain, type SettingsQueries } from "../query/settings.js";
 import type { InstanceRow, TenancyQueries } from "../query/tenancy.js";
@@ -86,6 +87,13 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
     });
     ui.addHook("onSend", async (_req, reply) => {
       reply.headers(securityHeaders);
+    });
+    // No field of these forms needs U+0000, and PostgreSQL refuses it in text: a 400 page, before any lookup.
+    ui.addHook("preHandler", async (req, reply) => {
+      if (!nulParameter(req.query) && !nulParameter(req.body)) return;
+      const lang = await languageOf(await tenancy.instanceByDomain(hostnameOf(req.headers.host ?? "")), undefined, req.headers["accept-language"]);
+      const t = textsFor(lang);
+      return reply.status(400).type("text/html; charset=utf-8").send(pages.messagePage({ lang, t }, t.title, t.badRequest));
     });
 
     /** Everything a page needs about the request: instance, language, CSRF token, browser sessions. */

@@ -30,6 +30,7 @@ const en = {
   loggedOut: "You are signed out.",
   csrf: "The form expired or was not sent from this site. Go back, reload the page and try again.",
   notFound: "This page does not exist.",
+  badRequest: "The form or link contains characters that are not allowed. Go back and try again.",
   back: "Back",
 };
 
@@ -63,6 +64,7 @@ const de: Partial<Texts> = {
   loggedOut: "Sie sind abgemeldet.",
   csrf: "Das Formular ist abgelaufen oder kam nicht von dieser Seite. Gehen Sie zurück, laden Sie die Seite neu und versuchen Sie es noch einmal.",
   notFound: "Diese Seite gibt es nicht.",
+  badRequest: "Das Formular oder der Link enthält unzulässige Zeichen. Gehen Sie zurück und versuchen Sie es noch einmal.",
   back: "Zurück",
 };
 
@@ -83,6 +85,7 @@ const fr: Partial<Texts> = {
   register: "S'inscrire",
   logout: "Se déconnecter",
   loggedOut: "Vous êtes déconnecté.",
+  badRequest: "Le formulaire ou le lien contient des caractères non autorisés. Revenez en arrière et réessayez.",
   back: "Retour",
 };
 

@@ -50,11 +50,15 @@ export function credentialsOf(req: FastifyRequest, params: Record<string, string
     if (i < 0) throw oauth.invalidClient("the Basic credentials are malformed");
     // RFC 6749 §2.3.1: both parts are form-encoded before base64.
     const unescape = (s: string) => {
+      let value: string;
       try {
-        return decodeURIComponent(s.replace(/\+/g, " "));
+        value = decodeURIComponent(s.replace(/\+/g, " "));
       } catch {
         throw oauth.invalidClient("the Basic credentials are malformed");
       }
+      // No client ID or secret holds U+0000 (nor could PostgreSQL look one up).
+      if (value.includes("\u0000")) throw oauth.invalidClient("the Basic credentials are malformed");
+      return value;
     };
     found.push({ clientId: unescape(decoded.slice(0, i)), secret: unescape(decoded.slice(i + 1)), method: "client_secret_basic" });
   }

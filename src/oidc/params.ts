@@ -8,6 +8,8 @@ import { oauth } from "./errors.js";
 export function paramsOf(req: FastifyRequest): Record<string, string> {
   const raw = req.method === "POST" ? (req.body as Record<string, string | string[]> | undefined) : (req.query as Record<string, string | string[]>);
   const out: Record<string, string> = {};
+  const withNul = nulParameter(raw);
+  if (withNul) throw oauth.invalidRequest(`the parameter ${withNul} must not contain NUL characters`);
   for (const [k, v] of Object.entries(raw ?? {})) {
     if (Array.isArray(v)) throw oauth.invalidRequest(`the parameter ${k} is repeated`);
     if (typeof v === "string" && v !== "") out[k] = v;
@@ -23,4 +25,17 @@ export function parseForm(body: string): Record<string, string | string[]> {
     out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
   }
   return out;
+}
+
+/**
+ * The first parameter (query or form) whose name or value contains U+0000, if any. No OAuth parameter needs
+ * one, and PostgreSQL refuses it in text: such a request is the client's error, never a failed query.
+ */
+export function nulParameter(values: unknown): string | undefined {
+  if (!values || typeof values !== "object") return undefined;
+  for (const [k, v] of Object.entries(values)) {
+    if (k.includes("\u0000")) return JSON.stringify(k).slice(1, -1);
+    if ([v].flat().some((x) => typeof x === "string" && x.includes("\u0000"))) return k;
+  }
+  return undefined;
 }

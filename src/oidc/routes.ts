@@ -5,7 +5,8 @@ import { END_SESSION_DONE, endSession, endSessionDone } from "./end-session.js";
 import { discovery, introspect, jwks, revoke, userinfo } from "./endpoints.js";
 import { OAuthError, oauth } from "./errors.js";
 import { grants } from "./grants.js";
-import { paramsOf, parseForm } from "./params.js";
+import { nulParameter, paramsOf, parseForm } from "./params.js";
+import { errorPage } from "./responses.js";
 
 type Handler = (s: RequestScope, req: FastifyRequest, reply: FastifyReply, params: Record<string, string>) => Promise<unknown>;
 
@@ -59,6 +60,9 @@ export function registerOidc(app: FastifyInstance, deps: OidcDeps): void {
     const page = (handler: (s: RequestScope, req: FastifyRequest, reply: FastifyReply) => Promise<unknown>) => async (req: FastifyRequest, reply: FastifyReply) => {
       const s = await scopeOf(deps, req);
       if (!s) return reply.status(404).type("text/plain").send("no instance is served at this host");
+      // Also for the pages that read the query themselves rather than through paramsOf (callback, done).
+      const withNul = nulParameter(req.query) ?? nulParameter(req.body);
+      if (withNul) return errorPage(reply, 400, "invalid_request", `the parameter ${withNul} must not contain NUL characters`);
       return handler(s, req, reply);
     };
     scope.get(paths.authorize, page((s, req, reply) => authorize(deps, s, req, reply)));

@@ -7,6 +7,46 @@ type Handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
 /**
+ * The most header bytes a request may have, on both protocols: Node's HTTP/1.1 parser limit (16 KiB). On
+ * HTTP/2 it is advertised as SETTINGS_MAX_HEADER_LIST_SIZE, which Node enforces (RST_STREAM with
+ * ENHANCE_YOUR_CALM) only once the client has acknowledged it; a request sent before that, as the first one
+ * usually is, gets 431 from the handler.
+ */
+export const MAX_HEADER_BYTES = http.maxHeaderSize;
+/** Idle time after which a connection without requests is closed, on both protocols. */
+const IDLE_MS = 65_000;
+
+/** Statuses for the HTTP/1.1 parser's errors, as Node's default clientError handler answers them. */
+const parseErrorStatus: Record<string, number> = { HPE_HEADER_OVERFLOW: 431, HPE_CHUNK_EXTENSIONS_OVERFLOW: 413, ERR_HTTP_REQUEST_TIMEOUT: 408 };
+
+function refusal(status: number, close: boolean): [string, Record<string, string>] {
+  const body = `${http.STATUS_CODES[status]!.toLowerCase()}\n`;
+  const headers: Record<string, string> = { "content-type": "text/plain; charset=utf-8", "content-length": String(body.length) };
+  if (close) headers.connection = "close";
+  return [body, headers];
+}
+
+/** Answers a request the HTTP/1.1 parser refused, unless a response of the connection has begun, and closes. */
+function refuseH1(err: NodeJS.ErrnoException, socket: net.Socket) {
+  // Node's own test for "an answer cannot corrupt the stream" (its default handler is replaced by ours).
+  const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (!socket.writable || err.code === "ECONNRESET" || inFlight?.headersSent) return socket.destroy();
+  const status = parseErrorStatus[err.code ?? ""] ?? 400;
+  const [body, headers] = refusal(status, true);
+  const head = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("");
+  socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n${head}\r\n${body}`, () => socket.destroy());
+  // A peer that never reads its answer does not hold the socket.
+  setTimeout(() => socket.destroy(), 5_000).unref();
+}
+
+/** The header list size as HTTP/2 counts it (RFC 9113 §6.5.2): name and value octets plus 32 per field. */
+function headerListSize(raw: string[]): number {
+  let n = 0;
+  for (let i = 0; i + 1 < raw.length; i += 2) n += Buffer.byteLength(raw[i]!) + Buffer.byteLength(raw[i + 1]!) + 32;
+  return n;
+}
+
+/**
  * One port for every protocol. Node's cleartext HTTP/2 server cannot fall back to HTTP/1.1, so each new
  * connection is sniffed: a client that opens with the HTTP/2 preface (gRPC, h2c prior knowledge) goes to the
  * HTTP/2 server, anything else (REST, gRPC-web, Connect over HTTP/1.1, browsers) to the HTTP/1.1 server.
@@ -30,15 +70,33 @@ export class DualProtocolServer extends net.Server {
   ) {
     super({ pauseOnConnect: true });
     this.h1 = http.createServer(handler as http.RequestListener);
-    this.h1.keepAliveTimeout = 65_000;
-    this.h2 = http2.createServer({}, handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
+    this.h1.keepAliveTimeout = IDLE_MS;
+    this.h2 = http2.createServer({ settings: { maxHeaderListSize: MAX_HEADER_BYTES } }, (req, res) => {
+      if (headerListSize(req.rawHeaders) <= MAX_HEADER_BYTES) return handler(req, res);
+      const [body, headers] = refusal(431, false);
+      res.writeHead(431, headers).end(body);
+    });
+    const openStreams = new Map<http2.ServerHttp2Session, number>();
     this.h2.on("session", (s) => {
       this.sessions.add(s);
-      s.on("close", () => this.sessions.delete(s));
+      openStreams.set(s, 0);
+      s.on("stream", (stream) => {
+        openStreams.set(s, openStreams.get(s)! + 1);
+        stream.once("close", () => openStreams.set(s, openStreams.get(s)! - 1));
+      });
+      s.on("close", () => (this.sessions.delete(s), openStreams.delete(s)));
       if (this.draining) s.close();
     });
-    // Errors on one connection concern that connection only.
-    this.h1.on("clientError", (_err, socket) => socket.destroy());
+    // Idle sessions are closed (GOAWAY), like idle HTTP/1.1 keep-alive connections. This also ends a session
+    // nghttp2 has given up on without telling Node: after a header field above its 64 KiB HPACK limit it sends
+    // GOAWAY (COMPRESSION_ERROR), and neither reads nor closes the socket again.
+    this.h2.setTimeout(IDLE_MS);
+    this.h2.on("timeout", (s: http2.ServerHttp2Session) => {
+      if (!openStreams.get(s)) s.close();
+    });
+    // Errors on one connection concern that connection only. A request that cannot be parsed still gets its
+    // answer before the connection closes, as from Node's default handler (which listening here replaces).
+    this.h1.on("clientError", refuseH1);
     this.h2.on("sessionError", () => {});
     this.on("connection", (socket: net.Socket) => this.route(socket));
   }

@@ -1,9 +1,10 @@
 import { ScalarType, type DescField, type DescMessage, type DescMethod, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
-import { Code, type ConnectRouter } from "@connectrpc/connect";
+import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import { codeFromString } from "@connectrpc/connect/protocol-connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { httpStatusOf } from "../errors/errors.js";
+import { checkJson } from "./decoding.js";
 import { methodInfo } from "./descriptors.js";
 
 /** A handler may set this response header to override the proto's success code (PutExecution: 200 or 201). */
@@ -171,8 +172,11 @@ export function registerRestGateway(app: FastifyInstance, router: ConnectRouter)
           let json: JsonObject;
           try {
             json = requestJson(route, req.query as Record<string, unknown>, req.body, req.params as Record<string, string>);
+            // Here rather than in connect-es, which would name the message type instead of the field.
+            checkJson(route.method.input, json);
           } catch (e) {
             if (e instanceof BadRequest) return sendError(reply, Code.InvalidArgument, e.message);
+            if (e instanceof ConnectError) return sendError(reply, e.code, e.rawMessage);
             throw e;
           }
           const header = new Headers();

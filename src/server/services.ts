@@ -15,6 +15,7 @@ import { OrganizationService } from "../../gen/svc/resources/org/v3alpha/org_ser
 import { UserService } from "../../gen/svc/resources/user/v3alpha/user_service_pb.js";
 import { LoginSettingsService } from "../../gen/svc/settings/login/v3alpha/login_service_pb.js";
 import { LanguageSettingsService } from "../../gen/svc/settings/language/v3alpha/language_service_pb.js";
+import { checkRequestsFirst } from "./decoding.js";
 
 /** A service and its implementation. The list of them is the registry everything else derives from. */
 export interface Mounted {
@@ -45,9 +46,11 @@ export const serviceDescriptors = {
   reflectionV1alpha: ReflectionV1alpha,
 } as const;
 
+/** Routes of every mounted service; each handler checks its request before connect-es decodes it (decoding.ts). */
 export function routesOf(mounted: Mounted[]) {
   return (router: ConnectRouter) => {
     for (const m of mounted) router.service(m.service, m.impl as never);
+    checkRequestsFirst(router);
   };
 }
 

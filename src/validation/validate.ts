@@ -54,10 +54,45 @@ function stringChecks(r: FieldRules): ((v: string) => string | undefined)[] {
   return checks;
 }
 
+// PostgreSQL's text type cannot hold U+0000, and no identifier, name or URI needs it: every string of every
+// request is checked, with or without rules, before it can reach a query.
+const NUL = "\u0000";
+const noNul = "must not contain NUL characters";
+
+/** The NUL check of a string, list of strings or map with string keys or values; undefined for other fields. */
+function nulCheck(f: DescField): Check | undefined {
+  const name = f.name;
+  if (f.fieldKind === "scalar" && f.scalar === ScalarType.STRING)
+    return (m, p) => ((m.get(f) as string).includes(NUL) ? `${p}${name}: ${noNul}` : undefined);
+  if (f.fieldKind === "list" && f.listKind === "scalar" && f.scalar === ScalarType.STRING)
+    return (m, p) => {
+      let i = 0;
+      for (const v of m.get(f) as Iterable<string>) {
+        if (v.includes(NUL)) return `${p}${name}[${i}]: ${noNul}`;
+        i++;
+      }
+      return undefined;
+    };
+  if (f.fieldKind !== "map") return undefined;
+  const keys = f.mapKey === ScalarType.STRING;
+  const values = f.mapKind === "scalar" && f.scalar === ScalarType.STRING;
+  if (!keys && !values) return undefined;
+  return (m, p) => {
+    for (const [k, v] of m.get(f) as Iterable<[unknown, unknown]>) {
+      // The key itself is not repeated in the message: it is the offending text.
+      if (keys && (k as string).includes(NUL)) return `${p}${name}: keys ${noNul}`;
+      if (values && (v as string).includes(NUL)) return `${p}${name}[${String(k)}]: ${noNul}`;
+    }
+    return undefined;
+  };
+}
+
 function fieldCheck(f: DescField): Check | undefined {
   const r = rulesOf(f);
   const nested = f.message ?? undefined;
-  const checks: Check[] = [];
+  const nul = nulCheck(f);
+  // First, so that a NUL is reported as such rather than as a pattern or URI mismatch.
+  const checks: Check[] = nul ? [nul] : [];
   const name = f.name;
   if (f.fieldKind === "list") {
     if (r?.maxItems !== undefined) {
