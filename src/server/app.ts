@@ -24,6 +24,7 @@ import { startEventExecutions } from "../actions/event-worker.js";
 import { FunctionExecutions } from "../actions/functions.js";
 import { createExecutionInterceptor } from "../actions/interceptor.js";
 import { createAuthenticationInterceptor, createAuthorizationInterceptor } from "../authz/interceptor.js";
+import { createErrorLogInterceptor } from "../errors/log-unexpected.js";
 import { defaultRolePermissions } from "../authz/roles.js";
 import { PersonalAccessTokenVerifier, TokenVerifiers } from "../authz/verifier.js";
 import { registerAllReducers } from "../command/all-reducers.js";
@@ -55,6 +56,8 @@ import { DualProtocolServer } from "./listener.js";
 import { buildOpenApi, renderApiReference } from "./openapi.js";
 import { registerRestGateway } from "./rest-gateway.js";
 import { methodPaths, mount, routesOf, serviceDescriptors as S, type Mounted } from "./services.js";
+
+const BODY_LIMIT = 4 * 1024 * 1024;
 
 export interface RunningServer {
   /** http://<host>:<port> the server listens on. */
@@ -165,22 +168,26 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   // Order matters: who and where first, then the shape of the request, then what the caller may do.
   // Executions run last: they need the context, and see the request as the handler will.
   let logger: FastifyInstance["log"] | undefined;
-  const log = { warn: (obj: object, msg: string) => logger?.warn(obj, msg) };
+  const log = { warn: (obj: object, msg: string) => logger?.warn(obj, msg), error: (obj: object, msg: string) => logger?.error(obj, msg) };
   const caller = new TargetCaller(log);
   const functions = new FunctionExecutions(actions, caller);
   const interceptors: Interceptor[] = [
+    createErrorLogInterceptor(log),
     createAuthenticationInterceptor(authDeps),
     validationInterceptor,
     createAuthorizationInterceptor(authDeps),
     createExecutionInterceptor({ actions, caller }),
   ];
-  const connectOptions = { interceptors, jsonOptions: { alwaysEmitImplicit: true } };
+  // connect-es ignores unknown JSON fields (and so unknown enum names) by default; the API refuses them,
+  // as protobuf JSON and the REST gateway do. Request bodies are checked first anyway (decoding.ts).
+  // The same 4 MiB as REST bodies: connect-es would otherwise read up to 4 GiB.
+  const connectOptions = { interceptors, jsonOptions: { alwaysEmitImplicit: true, ignoreUnknownFields: false }, readMaxBytes: BODY_LIMIT };
   const routes = routesOf(mounted);
 
   const app = Fastify({
     logger: opts.logger === false ? false : { level: config.logLevel, redact: ["req.headers.authorization"] },
     serverFactory: (handler) => new DualProtocolServer(handler as never, config.shutdownGraceMs) as unknown as http.Server,
-    bodyLimit: 4 * 1024 * 1024,
+    bodyLimit: BODY_LIMIT,
     // Path parameters are validated by the protos (execution IDs run to 1000 characters, URL-encoded more).
     routerOptions: { maxParamLength: 4096 },
     return503OnClosing: false,
