@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type http from "node:http";
 import type { DescFile } from "@bufbuild/protobuf";
 import { createConnectRouter, cors as connectCors, type Interceptor } from "@connectrpc/connect";
@@ -193,6 +194,14 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     return503OnClosing: false,
   });
   logger = app.log;
+  // Routes without an error handler of their own (the OIDC endpoints, the login UI): a client error keeps
+  // Fastify's answer, a server fault is logged under a reference and answered without its internal text.
+  app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
+    if (err.statusCode && err.statusCode < 500) return reply.send(err);
+    const ref = randomUUID();
+    req.log.error({ err, ref }, "request failed on the server's side");
+    return reply.status(500).send({ error: "server_error", error_description: `internal error, reference ${ref}` });
+  });
   const corsOptions = {
     origin: config.corsOrigins.includes("*") ? true : config.corsOrigins,
     methods: [...new Set([...connectCors.allowedMethods, "GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])],

@@ -27,3 +27,20 @@ describe("a fault on the server's side", () => {
     expect((await rest(t.url, "POST", "/resources/v3alpha/targets/_search", { token: t.adminPat, body: {} })).status).toBe(200);
   });
 });
+
+describe("a fault on the server's side at the OAuth endpoints", () => {
+  it("answers server_error with a reference and no internal text", async () => {
+    await t.server.db.execScript(`ALTER TABLE "instance_domains" RENAME TO "instance_domains_away"`);
+    try {
+      // an unknown host is looked up in the database, which now fails
+      const res = await rest(t.url, "GET", "/.well-known/openid-configuration", { host: "fault.example" });
+      expect(res.status).toBe(500);
+      const body = res.body;
+      expect(body.error).toBe("server_error");
+      expect(body.error_description).toMatch(/^internal error, reference [0-9a-f-]{36}$/);
+      expect(JSON.stringify(body)).not.toMatch(/instance_domains|relation|prisma/i);
+    } finally {
+      await t.server.db.execScript(`ALTER TABLE "instance_domains_away" RENAME TO "instance_domains"`);
+    }
+  });
+});
