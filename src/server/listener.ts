@@ -27,10 +27,13 @@ function refusal(status: number, close: boolean): [string, Record<string, string
 }
 
 /** Answers a request the HTTP/1.1 parser refused, unless a response of the connection has begun, and closes. */
-function refuseH1(err: NodeJS.ErrnoException, socket: net.Socket) {
+function refuseH1(err: NodeJS.ErrnoException, socket: net.Socket): void {
   // Node's own test for "an answer cannot corrupt the stream" (its default handler is replaced by ours).
   const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (!socket.writable || err.code === "ECONNRESET" || inFlight?.headersSent) return socket.destroy();
+  if (!socket.writable || err.code === "ECONNRESET" || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
   const status = parseErrorStatus[err.code ?? ""] ?? 400;
   const [body, headers] = refusal(status, true);
   const head = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("");

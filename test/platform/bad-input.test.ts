@@ -1,4 +1,3 @@
-import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
 import { gzipSync } from "node:zlib";

@@ -27,8 +27,8 @@ export async function servePage(entry: string): Promise<{ origin: string; close:
   const bundle = await build({ entryPoints: [join(projectRoot, entry)], bundle: true, format: "iife", platform: "browser", write: false, target: "es2022" });
   const js = bundle.outputFiles[0]!.text;
   const server = http.createServer((req, res) => {
-    if (req.url === "/app.js") return res.writeHead(200, { "content-type": "text/javascript" }).end(js);
-    res.writeHead(200, { "content-type": "text/html" }).end('<!doctype html><html><head><script src="/app.js"></script></head><body>app</body></html>');
+    if (req.url === "/app.js") res.writeHead(200, { "content-type": "text/javascript" }).end(js);
+    else res.writeHead(200, { "content-type": "text/html" }).end('<!doctype html><html><head><script src="/app.js"></script></head><body>app</body></html>');
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const { port } = server.address() as AddressInfo;
