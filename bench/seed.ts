@@ -4,7 +4,7 @@ import { registerAllReducers } from "../src/command/all-reducers.js";
 import { EventTypes } from "../src/command/events.js";
 import { orgAddedEvent, orgDomain } from "../src/command/orgs.js";
 import { SecretBox } from "../src/crypto/secrets.js";
-import { loadMasterKey } from "../src/crypto/masterkey.js";
+import { loadMasterKey } from "../src/storage/masterkey.js";
 import { EventStore } from "../src/eventstore/eventstore.js";
 import { newId } from "../src/ids.js";
 import { openDatabase } from "../src/storage/database.js";

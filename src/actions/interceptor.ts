@@ -3,7 +3,7 @@ import type { Interceptor } from "@connectrpc/connect";
 import { callInfoKey } from "../authz/context.js";
 import { errors } from "../errors/errors.js";
 import type { ActionQueries } from "../query/actions.js";
-import { methodInfo } from "../server/descriptors.js";
+import { methodInfo } from "../schema/descriptors.js";
 import { violation } from "../validation/validate.js";
 import type { TargetCaller } from "./caller.js";
 import { callExecutionIds } from "./conditions.js";

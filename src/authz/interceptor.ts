@@ -3,7 +3,7 @@ import type { RequestContext } from "../../gen/svc/object/v3alpha/object_pb.js";
 import { errors } from "../errors/errors.js";
 import { isFeatureName, type FeatureQueries } from "../query/features.js";
 import type { InstanceRow, TenancyQueries } from "../query/tenancy.js";
-import { methodInfo } from "../server/descriptors.js";
+import { methodInfo } from "../schema/descriptors.js";
 import { callerKey, callInfoKey, hostInstanceKey, type Caller, type Target } from "./context.js";
 import type { TokenVerifiers } from "./verifier.js";
 

@@ -41,7 +41,7 @@ import { OidcAccessTokenVerifier } from "../oidc/verifier.js";
 import { Signer } from "../login/signing.js";
 import { ensureFirstInstance, type FirstInstance } from "../command/setup.js";
 import type { Config } from "../config/config.js";
-import { loadMasterKey, masterKeyOpens } from "../crypto/masterkey.js";
+import { loadMasterKey, masterKeyOpens } from "../storage/masterkey.js";
 import { SecretBox } from "../crypto/secrets.js";
 import { EVENTS_CHANNEL, EventStore } from "../eventstore/eventstore.js";
 import { ActionQueries } from "../query/actions.js";

@@ -1,5 +1,5 @@
 import { ScalarType, type DescField, type DescMessage, type DescService } from "@bufbuild/protobuf";
-import { methodInfo } from "./descriptors.js";
+import { methodInfo } from "../schema/descriptors.js";
 import { restRoutesOf } from "./rest-gateway.js";
 
 type Schema = Record<string, unknown>;

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { callInfo, callerKey, hostInstanceKey, type Caller } from "../../src/authz/context.js";
 import { createAuthorizationInterceptor, type AuthDeps } from "../../src/authz/interceptor.js";
 import { defaultRolePermissions } from "../../src/authz/roles.js";
-import { methodInfo } from "../../src/server/descriptors.js";
+import { methodInfo } from "../../src/schema/descriptors.js";
 import { serviceDescriptors } from "../../src/server/services.js";
 import type { InstanceRow } from "../../src/query/tenancy.js";
 

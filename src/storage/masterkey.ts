@@ -2,8 +2,8 @@ import { randomBytes } from "node:crypto";
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { StartupError } from "../config/startup-error.js";
-import type { Database } from "../storage/database.js";
-import { SecretBox } from "./secrets.js";
+import { SecretBox } from "../crypto/secrets.js";
+import type { Database } from "./database.js";
 
 const VERIFIER_ID = 1;
 const VERIFIER_TEXT = "svc master key verifier";
