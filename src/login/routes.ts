@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { languageDefaults } from "../api/language/languages.js";
+import { languageDefaults } from "../domain/languages.js";
 import { hostnameOf } from "../authz/interceptor.js";
 import { checkPassword } from "../command/login.js";
 import { signIn, terminateSessions } from "../command/sessions.js";

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { languageDefaults } from "../api/language/languages.js";
+import { languageDefaults } from "../domain/languages.js";
 import { settingsChain } from "../query/settings.js";
 import { userClaims } from "./claims.js";
 import { credentialsOf } from "./clients.js";

@@ -17,7 +17,7 @@ import { chainOfTarget } from "../../query/features.js";
 import type { SettingsOwner, SettingsQueries } from "../../query/settings.js";
 import { toOwner, toSettingsDetails } from "../convert.js";
 import { reportedOwner } from "../settings-properties.js";
-import { languageDefaults, supportedLanguages } from "./languages.js";
+import { languageDefaults, supportedLanguages } from "../../domain/languages.js";
 
 const supported = new Set<string>(supportedLanguages);
 const systemOwner: SettingsOwner = { type: "system", id: "" };
