@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { languageDefaults } from "../domain/languages.js";
 import { hostnameOf } from "../authz/interceptor.js";
@@ -7,14 +6,14 @@ import { signIn, terminateSessions } from "../command/sessions.js";
 import { createHuman, setPassword } from "../command/users.js";
 import { hashPassword } from "../crypto/password.js";
 import type { EventStore } from "../eventstore/eventstore.js";
-import { nulParameter } from "../oidc/params.js";
 import { loginDefaults, passwordRules } from "../query/password-rules.js";
 import { settingsChain, type SettingsQueries } from "../query/settings.js";
 import type { InstanceRow, TenancyQueries } from "../query/tenancy.js";
 import type { Database } from "../storage/database.js";
-import * as pages from "./pages.js";
+import { AGENT_COOKIE, cookiesOf, hashAgent, nulParameter } from "../web/browser.js";
+import * as pages from "../web/pages.js";
 import { newCookieValue, type Signer } from "./signing.js";
-import { chooseLanguage, preferredLanguages, textsFor } from "./texts.js";
+import { chooseLanguage, preferredLanguages, textsFor } from "../web/texts.js";
 
 export interface LoginDeps {
   es: EventStore;
@@ -27,7 +26,6 @@ export interface LoginDeps {
 }
 
 export const LOGIN_PATH = "/ui/login";
-const AGENT_COOKIE = "svc_agent";
 const CSRF_COOKIE = "svc_csrf";
 /** A verified password waiting for the required change is good for this long. */
 const PENDING_TTL_MS = 10 * 60_000;
@@ -45,31 +43,10 @@ const securityHeaders = {
 
 type Fields = Record<string, string>;
 
-function cookiesOf(req: FastifyRequest): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of (req.headers.cookie ?? "").split(";")) {
-    const i = part.indexOf("=");
-    if (i <= 0) continue;
-    try {
-      out[part.slice(0, i).trim()] = decodeURIComponent(part.slice(i + 1).trim());
-    } catch {
-      // A malformed cookie is as good as none.
-    }
-  }
-  return out;
-}
 
 /** Only a path on this server: never another origin (no open redirect). */
 function safeReturn(value: string | undefined): string | undefined {
   return value && /^\/(?![/\\])/.test(value) && !/[\r\n]/.test(value) ? value : undefined;
-}
-
-const hashAgent = (agent: string) => createHash("sha256").update(agent).digest("hex");
-
-/** The hash of the browser's session cookie, as sessions are stored (for the OIDC provider). */
-export function agentHashOf(req: FastifyRequest): string | undefined {
-  const agent = cookiesOf(req)[AGENT_COOKIE];
-  return agent ? hashAgent(agent) : undefined;
 }
 
 /** Where the flow continues, told which session it may use (the receiver checks it belongs to the browser). */

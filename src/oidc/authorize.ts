@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { EventTypes } from "../command/events.js";
 import { newId } from "../ids.js";
-import { agentHashOf } from "../login/routes.js";
+import { agentHashOf } from "../web/browser.js";
 import { userClaims } from "./claims.js";
 import type { OAuthClient } from "./clients.js";
 import { paths, type OidcDeps, type RequestScope } from "./context.js";

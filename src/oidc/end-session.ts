@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { terminateSessions } from "../command/sessions.js";
-import { messagePage } from "../login/pages.js";
-import { agentHashOf } from "../login/routes.js";
-import { textsFor } from "../login/texts.js";
+import { messagePage } from "../web/pages.js";
+import { agentHashOf } from "../web/browser.js";
+import { textsFor } from "../web/texts.js";
 import type { OAuthClient } from "./clients.js";
 import { paths, type OidcDeps, type RequestScope } from "./context.js";
 import { decodeJwt, verifyRs256 } from "./jwt.js";

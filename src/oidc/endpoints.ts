@@ -8,7 +8,7 @@ import { OAuthError, oauth } from "./errors.js";
 import { grantTypesSupported, revokeRefresh } from "./grants.js";
 import { API_AUDIENCE, standardScopes, ROLES_SCOPE } from "./scopes.js";
 import { sha256, type AccessClaims } from "./tokens.js";
-import { translatedLanguages } from "../login/texts.js";
+import { translatedLanguages } from "../web/texts.js";
 
 /** Discovery (OIDC Discovery 1.0 §3) for the instance of the request. */
 export async function discovery(deps: OidcDeps, s: RequestScope) {

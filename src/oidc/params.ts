@@ -1,3 +1,4 @@
+import { nulParameter } from "../web/browser.js";
 import type { FastifyRequest } from "fastify";
 import { oauth } from "./errors.js";
 
@@ -27,15 +28,3 @@ export function parseForm(body: string): Record<string, string | string[]> {
   return out;
 }
 
-/**
- * The first parameter (query or form) whose name or value contains U+0000, if any. No OAuth parameter needs
- * one, and PostgreSQL refuses it in text: such a request is the client's error, never a failed query.
- */
-export function nulParameter(values: unknown): string | undefined {
-  if (!values || typeof values !== "object") return undefined;
-  for (const [k, v] of Object.entries(values)) {
-    if (k.includes("\u0000")) return JSON.stringify(k).slice(1, -1);
-    if ([v].flat().some((x) => typeof x === "string" && x.includes("\u0000"))) return k;
-  }
-  return undefined;
-}

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { FastifyReply } from "fastify";
-import { esc } from "../login/pages.js";
+import { esc } from "../web/pages.js";
 
 export type ResponseMode = "query" | "fragment" | "form_post";
 

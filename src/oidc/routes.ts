@@ -5,7 +5,8 @@ import { END_SESSION_DONE, endSession, endSessionDone } from "./end-session.js";
 import { discovery, introspect, jwks, revoke, userinfo } from "./endpoints.js";
 import { OAuthError, oauth } from "./errors.js";
 import { grants } from "./grants.js";
-import { nulParameter, paramsOf, parseForm } from "./params.js";
+import { nulParameter } from "../web/browser.js";
+import { paramsOf, parseForm } from "./params.js";
 import { errorPage } from "./responses.js";
 
 type Handler = (s: RequestScope, req: FastifyRequest, reply: FastifyReply, params: Record<string, string>) => Promise<unknown>;
