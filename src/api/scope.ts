@@ -1,5 +1,6 @@
 import type { CallInfo, Target } from "../authz/context.js";
 import { errors } from "../errors/errors.js";
+import type { ReadScope } from "../query/list.js";
 import type { TenancyQueries } from "../query/tenancy.js";
 
 /** The authorization target of an organisation of the request's instance (NOT_FOUND when it is not there). */
@@ -32,7 +33,7 @@ export async function authorizeInProject(info: CallInfo, tenancy: TenancyQueries
  * What a search may return: with an organisation in ctx, that organisation (checked); else every organisation
  * where the caller holds `permission`, and the projects it is a member of with it.
  */
-export function readableScope(info: CallInfo, permission: string): { orgIds: "all" | string[]; projectIds: string[] } {
+export function readableScope(info: CallInfo, permission: string): ReadScope {
   if (info.target.type === "org") {
     info.authorize(info.target, permission);
     return { orgIds: [info.target.org.id], projectIds: [] };

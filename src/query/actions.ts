@@ -1,8 +1,12 @@
 import type { Prisma as P } from "../../gen/prisma/client.js";
+import { ExecutionType, type Condition, type ExecutionSearchFilter } from "../../gen/svc/resources/action/v3alpha/execution_pb.js";
+import { TargetFieldName, type TargetSearchFilter } from "../../gen/svc/resources/action/v3alpha/target_pb.js";
 import type { TargetConfig } from "../command/targets.js";
 import type { SecretBox } from "../crypto/secrets.js";
+import { errors } from "../errors/errors.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
+import { search, textFilter, type SearchRequest, type Searchable } from "./list.js";
 
 export type TargetRow = Awaited<ReturnType<Database["prisma"]["target"]["findFirstOrThrow"]>>;
 export type ExecutionRow = Awaited<ReturnType<Database["prisma"]["execution"]["findFirstOrThrow"]>>;
@@ -12,6 +16,59 @@ export interface CallableTarget extends TargetConfig {
   id: string;
   signingKey: string;
 }
+
+/** The ID of the execution of a condition (the API knows the methods and events conditions name). */
+export type ConditionId = (c: Condition, field: string) => string;
+
+const targets: Searchable<TargetSearchFilter, P.TargetWhereInput, P.TargetOrderByWithRelationInput, TargetRow, TargetFieldName> = {
+  table: "target",
+  filters: {
+    name: (v) => ({ name: textFilter(v.name, v.method) }),
+    inIds: (v) => ({ id: { in: v.ids } }),
+  },
+  sortColumns: {
+    [TargetFieldName.ID]: "id",
+    [TargetFieldName.CREATION_DATE]: "createdAt",
+    [TargetFieldName.CHANGE_DATE]: "changeDate",
+    [TargetFieldName.NAME]: "name",
+    [TargetFieldName.TARGET_TYPE]: "targetType",
+    [TargetFieldName.URL]: "url",
+    [TargetFieldName.TIMEOUT]: "timeoutMs",
+    [TargetFieldName.ASYNC]: "isAsync",
+    [TargetFieldName.INTERRUPT_ON_ERROR]: "interruptOnError",
+  },
+  defaultSort: "createdAt",
+  tieBreaker: ["id"],
+  findMany: (db, args) => db.prisma.target.findMany(args),
+  count: (db, where) => db.prisma.target.count({ where }),
+};
+
+const executionTypes: Record<ExecutionType, string | undefined> = {
+  [ExecutionType.UNSPECIFIED]: undefined,
+  [ExecutionType.REQUEST]: "request",
+  [ExecutionType.RESPONSE]: "response",
+  [ExecutionType.EVENT]: "event",
+  [ExecutionType.FUNCTION]: "function",
+};
+
+// The conditions filter needs the API's reading of a condition: declared per search.
+const executions = (conditionId: ConditionId): Searchable<ExecutionSearchFilter, P.ExecutionWhereInput, P.ExecutionOrderByWithRelationInput, ExecutionRow> => ({
+  table: "execution",
+  filters: {
+    inConditions: (v, field) => ({ id: { in: v.conditions.map((c, j) => conditionId(c, `${field}.in_conditions.conditions[${j}]`)) } }),
+    executionType: (v, field) => {
+      const type = executionTypes[v.type];
+      if (!type) throw errors.invalidArgument("EXEC-typ1", `invalid ${field}.execution_type.type: an execution type is required`);
+      return { conditionType: type };
+    },
+    target: (v) => ({ targets: { has: v.id } }),
+    include: (v) => ({ includes: { has: v.include } }),
+  },
+  defaultSort: "createdAt",
+  tieBreaker: ["id"],
+  findMany: (db, args) => db.prisma.execution.findMany(args),
+  count: (db, where) => db.prisma.execution.count({ where }),
+});
 
 // Includes are acyclic (checked on write); this bounds a walk anyway.
 const MAX_INCLUDE_DEPTH = 10;
@@ -27,17 +84,12 @@ export class ActionQueries {
     return this.db.prisma.target.findFirst({ where: { instanceId, id } });
   }
 
-  async searchTargets(where: P.TargetWhereInput, orderBy: P.TargetOrderByWithRelationInput[], skip: number, take: number) {
-    const [rows, total] = await Promise.all([this.db.prisma.target.findMany({ where, orderBy, skip, take }), this.db.prisma.target.count({ where })]);
-    return { rows, total };
+  searchTargets(instanceId: string, req: SearchRequest<TargetSearchFilter, TargetFieldName>) {
+    return search(this.db, this.cache, targets, [{ instanceId }], req);
   }
 
-  async searchExecutions(where: P.ExecutionWhereInput, order: "asc" | "desc", skip: number, take: number) {
-    const [rows, total] = await Promise.all([
-      this.db.prisma.execution.findMany({ where, orderBy: [{ createdAt: order }, { id: order }], skip, take }),
-      this.db.prisma.execution.count({ where }),
-    ]);
-    return { rows, total };
+  searchExecutions(instanceId: string, req: SearchRequest<ExecutionSearchFilter, number>, conditionId: ConditionId) {
+    return search(this.db, this.cache, executions(conditionId), [{ instanceId }], req);
   }
 
   /**

@@ -6,8 +6,16 @@ import type { ProjectionCache } from "./cache.js";
 
 export const DEFAULT_LIMIT = 100;
 
+export type Direction = "asc" | "desc";
+
+export interface ListWindow {
+  skip: number;
+  take: number;
+  order: Direction;
+}
+
 /** ListQuery as the specification has it: limit 100 by default (the validator refuses above 1000), descending by default. */
-export function listWindow(q: ListQuery | undefined): { skip: number; take: number; order: "asc" | "desc" } {
+export function listWindow(q: ListQuery | undefined): ListWindow {
   return { skip: Number(q?.offset ?? 0n), take: q?.limit || DEFAULT_LIMIT, order: q?.asc ? "asc" : "desc" };
 }
 
@@ -42,7 +50,7 @@ export function projectionState(db: Database, cache: ProjectionCache): Promise<{
   });
 }
 
-export function listDetails(args: { take: number; skip: number; returned: number; total: number; state: { position: bigint; at: Date | undefined } }): ListDetails {
+function listDetails(args: { take: number; skip: number; returned: number; total: number; state: { position: bigint; at: Date | undefined } }): ListDetails {
   return create(ListDetailsSchema, {
     appliedLimit: args.take,
     endOfList: args.skip + args.returned >= args.total,
@@ -54,16 +62,16 @@ export function listDetails(args: { take: number; skip: number; returned: number
 
 /**
  * One page of a search: the rows and the total of the same filter, and ListDetails that say so truthfully.
- * `fetch` gets the window (offset, limit, direction) and returns the page query and a function that counts.
- * The total of a filter is kept until the next committed event (counting a large table is the costly half of
- * paging through it); `countKey` names the filter, e.g. the model and its where clause.
+ * Every search pages here. `fetch` gets the window (offset, limit, direction) and returns the page query and a
+ * function that counts. The total of a filter is kept until the next committed event (counting a large table
+ * is the costly half of paging through it); `countKey` names the filter, e.g. the table and its where clause.
  */
 export async function searchPage<R>(
   db: Database,
   cache: ProjectionCache,
   query: ListQuery | undefined,
   countKey: string,
-  fetch: (w: { skip: number; take: number; order: "asc" | "desc" }) => [Promise<R[]>, () => Promise<number>],
+  fetch: (w: ListWindow) => [Promise<R[]>, () => Promise<number>],
 ): Promise<{ rows: R[]; details: ListDetails }> {
   const window = listWindow(query);
   const [rowsQuery, count] = fetch(window);
@@ -71,5 +79,93 @@ export async function searchPage<R>(
   return { rows, details: listDetails({ take: window.take, skip: window.skip, returned: rows.length, total, state }) };
 }
 
-/** The name of a search's filter for the count cache: the model and its where clause. */
-export const countKey = (model: string, where: unknown) => `${model}:${JSON.stringify(where)}`;
+/** The name of a search's filter for the count cache: the table and its where clause. */
+export const countKey = (table: string, where: unknown) => `${table}:${JSON.stringify(where)}`;
+
+/** What a search asks for, as the proto search requests carry it. */
+export interface SearchRequest<F, N extends number> {
+  filters?: F[];
+  sortingColumn?: N;
+  query?: ListQuery | undefined;
+}
+
+/** A proto search filter: its criterion is the oneof `filter`. */
+export interface ProtoFilter {
+  filter: { case: string | undefined; value?: unknown };
+}
+
+/**
+ * The where clause of each filter case; `field` is the filter's path in the request (`filters[2]`) for errors.
+ * A case without an entry restricts nothing here (the IDPs' effective state is filtered after the policies).
+ */
+export type FilterMapping<F extends ProtoFilter, W> = {
+  [C in NonNullable<F["filter"]["case"]>]?: (value: Extract<F["filter"], { case: C }>["value"], field: string) => W;
+};
+
+type Column<O> = keyof O & string;
+
+/**
+ * A searchable projection, declared once: how the request's filters and sorting field map to the table, and
+ * how its rows are found and counted. `search` runs it.
+ */
+export interface Searchable<F extends ProtoFilter, W, O, R, N extends number = number> {
+  /** Names the table in the count cache. */
+  table: string;
+  filters: FilterMapping<F, W>;
+  /** The column of each sorting field; a field without one (and none at all) sorts by `defaultSort`. */
+  sortColumns?: Partial<Record<N, Column<O>>>;
+  defaultSort: Column<O>;
+  /**
+   * Unique together within a search's scope: sorted after any other column, so that rows with equal values
+   * keep one order from page to page.
+   */
+  tieBreaker: Column<O>[];
+  /** Unique on their own: sorted by alone, so that an index on them serves the sort. Default: a one-column tie-breaker. */
+  unique?: Column<O>[];
+  findMany(db: Database, args: { where: W; orderBy: O[]; skip?: number; take?: number }): Promise<R[]>;
+  count(db: Database, where: W): Promise<number>;
+}
+
+/** The where clause (the scope, e.g. the instance and what the caller may read, and the filters) and the order of a search. */
+export function searchPlan<F extends ProtoFilter, W, O, R, N extends number>(s: Searchable<F, W, O, R, N>, scope: W[], req: SearchRequest<F, N>) {
+  const filters = (req.filters ?? []).map((f, i) => {
+    const c = f.filter.case;
+    const where = c && Object.hasOwn(s.filters, c) ? (s.filters[c as keyof FilterMapping<F, W>] as (value: unknown, field: string) => W) : undefined;
+    return where ? where(f.filter.value, `filters[${i}]`) : ({} as W);
+  });
+  const column = (req.sortingColumn === undefined ? undefined : s.sortColumns?.[req.sortingColumn]) ?? s.defaultSort;
+  const unique = s.unique ?? (s.tieBreaker.length === 1 ? s.tieBreaker : []);
+  const columns = unique.includes(column) ? [column] : [column, ...s.tieBreaker.filter((c) => c !== column)];
+  return {
+    where: { AND: [...scope, ...filters] } as W,
+    orderBy: (order: Direction) => columns.map((c) => ({ [c]: order })) as O[],
+  };
+}
+
+/** A page of a declared search within `scope`. */
+export function search<F extends ProtoFilter, W, O, R, N extends number>(
+  db: Database,
+  cache: ProjectionCache,
+  s: Searchable<F, W, O, R, N>,
+  scope: W[],
+  req: SearchRequest<F, N>,
+): Promise<{ rows: R[]; details: ListDetails }> {
+  const { where, orderBy } = searchPlan(s, scope, req);
+  return searchPage(db, cache, req.query, countKey(s.table, where), ({ skip, take, order }) => [
+    s.findMany(db, { where, orderBy: orderBy(order), skip, take }),
+    () => s.count(db, where),
+  ]);
+}
+
+/** What a search may read: every organisation or some, and the projects the caller is a member of. */
+export interface ReadScope {
+  orgIds: "all" | string[];
+  projectIds: string[];
+}
+
+/** The where clause of a ReadScope: rows of the readable organisations, and of the member projects where the table names a project. */
+export function readableWhere<W>(scope: ReadScope, orgColumn: string, projectColumn?: string): W {
+  if (scope.orgIds === "all") return {} as W;
+  const inOrgs = { [orgColumn]: { in: scope.orgIds } };
+  return (projectColumn ? { OR: [inOrgs, { [projectColumn]: { in: scope.projectIds } }] } : inOrgs) as W;
+}

@@ -1,6 +1,5 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import type { Prisma as P } from "../../../gen/prisma/client.js";
 import {
   ActionService,
   CreateTargetResponseSchema,
@@ -15,8 +14,6 @@ import {
   SearchExecutionsResponseSchema,
   SearchTargetsResponseSchema,
 } from "../../../gen/svc/resources/action/v3alpha/action_service_pb.js";
-import { ExecutionType, type ExecutionSearchFilter } from "../../../gen/svc/resources/action/v3alpha/execution_pb.js";
-import { TargetFieldName, type TargetSearchFilter } from "../../../gen/svc/resources/action/v3alpha/target_pb.js";
 import { executionIdOf, type ExecutionCatalogue } from "../../actions/conditions.js";
 import { callInfo } from "../../authz/context.js";
 import { deleteExecution, putExecution } from "../../command/executions.js";
@@ -24,9 +21,8 @@ import { createTarget, deleteTarget, patchTarget } from "../../command/targets.j
 import type { SecretBox } from "../../crypto/secrets.js";
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
-import type { ActionQueries } from "../../query/actions.js";
+import type { ActionQueries, ConditionId } from "../../query/actions.js";
 import type { ProjectionCache } from "../../query/cache.js";
-import { listDetails, listWindow, projectionState, textFilter } from "../../query/list.js";
 import type { Database } from "../../storage/database.js";
 import { HTTP_STATUS_HEADER } from "../../server/rest-gateway.js";
 import { targetChangesOf, targetConfigOf, toDetails, toGetExecution, toGetTarget } from "./convert.js";
@@ -49,58 +45,8 @@ function instanceOf(ctx: HandlerContext) {
   return { instanceId: info.target.instance.id, creator: info.caller.userId };
 }
 
-const targetSortColumns: Record<TargetFieldName, keyof P.TargetOrderByWithRelationInput> = {
-  [TargetFieldName.UNSPECIFIED]: "createdAt",
-  [TargetFieldName.ID]: "id",
-  [TargetFieldName.CREATION_DATE]: "createdAt",
-  [TargetFieldName.CHANGE_DATE]: "changeDate",
-  [TargetFieldName.NAME]: "name",
-  [TargetFieldName.TARGET_TYPE]: "targetType",
-  [TargetFieldName.URL]: "url",
-  [TargetFieldName.TIMEOUT]: "timeoutMs",
-  [TargetFieldName.ASYNC]: "isAsync",
-  [TargetFieldName.INTERRUPT_ON_ERROR]: "interruptOnError",
-};
-
-function targetWhere(f: TargetSearchFilter): P.TargetWhereInput {
-  switch (f.filter.case) {
-    case "name":
-      return { name: textFilter(f.filter.value.name, f.filter.value.method) };
-    case "inIds":
-      return { id: { in: f.filter.value.ids } };
-    default:
-      return {};
-  }
-}
-
-const executionTypes: Record<ExecutionType, string | undefined> = {
-  [ExecutionType.UNSPECIFIED]: undefined,
-  [ExecutionType.REQUEST]: "request",
-  [ExecutionType.RESPONSE]: "response",
-  [ExecutionType.EVENT]: "event",
-  [ExecutionType.FUNCTION]: "function",
-};
-
 export function actionService(deps: ActionDeps): ServiceImpl<typeof ActionService> {
   const { es, actions, catalogue } = deps;
-
-  function executionWhere(f: ExecutionSearchFilter, i: number): P.ExecutionWhereInput {
-    switch (f.filter.case) {
-      case "inConditions":
-        return { id: { in: f.filter.value.conditions.map((c, j) => executionIdOf(c, catalogue, `filters[${i}].in_conditions.conditions[${j}]`).id) } };
-      case "executionType": {
-        const type = executionTypes[f.filter.value.type];
-        if (!type) throw errors.invalidArgument("EXEC-typ1", `invalid filters[${i}].execution_type.type: an execution type is required`);
-        return { conditionType: type };
-      }
-      case "target":
-        return { targets: { has: f.filter.value.id } };
-      case "include":
-        return { includes: { has: f.filter.value.include } };
-      default:
-        return {};
-    }
-  }
 
   return {
     async createTarget(req, ctx) {
@@ -128,17 +74,8 @@ export function actionService(deps: ActionDeps): ServiceImpl<typeof ActionServic
     },
 
     async searchTargets(req, ctx) {
-      const { instanceId } = instanceOf(ctx);
-      const { skip, take, order } = listWindow(req.query);
-      const where: P.TargetWhereInput = { instanceId, AND: req.filters.map(targetWhere) };
-      const column = targetSortColumns[req.sortingColumn] ?? "createdAt";
-      const orderBy = [{ [column]: order }, ...(column === "id" ? [] : [{ id: order }])] as P.TargetOrderByWithRelationInput[];
-      const [{ rows, total }, state] = await Promise.all([actions.searchTargets(where, orderBy, skip, take), projectionState(deps.db, deps.cache)]);
-      return create(SearchTargetsResponseSchema, {
-        details: listDetails({ take, skip, returned: rows.length, total, state }),
-        sortingColumn: req.sortingColumn,
-        result: rows.map(toGetTarget),
-      });
+      const { rows, details } = await actions.searchTargets(instanceOf(ctx).instanceId, req);
+      return create(SearchTargetsResponseSchema, { details, sortingColumn: req.sortingColumn, result: rows.map(toGetTarget) });
     },
 
     async putExecution(req, ctx) {
@@ -156,14 +93,9 @@ export function actionService(deps: ActionDeps): ServiceImpl<typeof ActionServic
     },
 
     async searchExecutions(req, ctx) {
-      const { instanceId } = instanceOf(ctx);
-      const { skip, take, order } = listWindow(req.query);
-      const where: P.ExecutionWhereInput = { instanceId, AND: req.filters.map(executionWhere) };
-      const [{ rows, total }, state] = await Promise.all([actions.searchExecutions(where, order, skip, take), projectionState(deps.db, deps.cache)]);
-      return create(SearchExecutionsResponseSchema, {
-        details: listDetails({ take, skip, returned: rows.length, total, state }),
-        result: rows.map(toGetExecution),
-      });
+      const conditionId: ConditionId = (c, field) => executionIdOf(c, catalogue, field).id;
+      const { rows, details } = await actions.searchExecutions(instanceOf(ctx).instanceId, req, conditionId);
+      return create(SearchExecutionsResponseSchema, { details, result: rows.map(toGetExecution) });
     },
 
     async listAvailableExecutionFunctions() {

@@ -1,6 +1,5 @@
 import { create } from "@bufbuild/protobuf";
 import { durationFromMs, durationMs } from "@bufbuild/protobuf/wkt";
-import type { Application as AppRow } from "../../../gen/prisma/client.js";
 import {
   APIAuthMethodType,
   ApplicationState,
@@ -14,6 +13,7 @@ import {
   type OIDCConfiguration,
 } from "../../../gen/svc/resources/application/v3alpha/application_pb.js";
 import type { ApiConfig, AppConfig, GrantType, OidcConfig, ResponseType } from "../../command/applications.js";
+import type { ApplicationRow } from "../../query/applications.js";
 import { toResourceDetails } from "../convert.js";
 
 /** Two-way maps between the proto enums and the names the OAuth specifications use. */
@@ -91,7 +91,7 @@ export function appConfigOf(type: { case: "oidc"; value: OIDCConfiguration } | {
   return type.case === "oidc" ? { kind: "oidc", oidc: oidcConfigOf(type.value) } : { kind: "api", api: { authMethod: apiAuthMethods.name(type.value.authMethodType) } };
 }
 
-export function toGetApplication(a: AppRow) {
+export function toGetApplication(a: ApplicationRow) {
   const c = a.config as unknown as OidcConfig & ApiConfig;
   const type =
     a.kind === "oidc"

@@ -1,8 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import type { Prisma as P } from "../../../gen/prisma/client.js";
-import type { ApplicationSearchFilter } from "../../../gen/svc/resources/application/v3alpha/application_pb.js";
 import {
   AddApplicationKeyResponseSchema,
   ApplicationService,
@@ -21,12 +19,12 @@ import type { ChangeDetails } from "../../command/aggregate.js";
 import * as apps from "../../command/applications.js";
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
+import { ApplicationQueries } from "../../query/applications.js";
 import type { ProjectionCache } from "../../query/cache.js";
-import { countKey, searchPage, textFilter } from "../../query/list.js";
+import { ProjectQueries } from "../../query/projects.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
-import { projectScope } from "../project/service.js";
 import { authorizeInProject, readableScope } from "../scope.js";
 import { appConfigOf, toGetApplication } from "./convert.js";
 
@@ -37,27 +35,16 @@ export interface ApplicationDeps {
   tenancy: TenancyQueries;
 }
 
-function filterWhere(f: ApplicationSearchFilter): P.ApplicationWhereInput {
-  switch (f.filter.case) {
-    case "inIds":
-      return { id: { in: f.filter.value.ids } };
-    case "name":
-      return { name: textFilter(f.filter.value.name, f.filter.value.method) };
-    case "projectId":
-      return { projectId: f.filter.value.projectId };
-    default:
-      return {};
-  }
-}
-
 export function applicationService(deps: ApplicationDeps): ServiceImpl<typeof ApplicationService> {
-  const { es, db, tenancy } = deps;
+  const { es, tenancy } = deps;
+  const applications = new ApplicationQueries(deps.db, deps.cache);
+  const projects = new ProjectQueries(deps.db, deps.cache);
   const details = (d: ChangeDetails) => toResourceDetails(d, "org");
 
   /** The application a request names, checked in its project's organisation or through a project membership. */
   async function resolve(ctx: HandlerContext, id: string) {
     const info = callInfo(ctx);
-    const app = await db.prisma.application.findFirst({ where: { id, instanceId: info.target.instance.id } });
+    const app = await applications.byId(info.target.instance.id, id);
     if (!app) throw errors.notFound("APP-n0t1", `application "${id}" not found`);
     await authorizeInProject(info, tenancy, app.orgId, app.projectId, info.permission);
     return { app, args: { instanceId: app.instanceId, id, creator: info.caller.userId } };
@@ -73,7 +60,7 @@ export function applicationService(deps: ApplicationDeps): ServiceImpl<typeof Ap
   return {
     async createApplication(req, ctx) {
       const info = callInfo(ctx);
-      const project = await db.prisma.project.findFirst({ where: { id: req.projectId, instanceId: info.target.instance.id } });
+      const project = await projects.byId(info.target.instance.id, req.projectId);
       if (!project) throw errors.notFound("APP-pr0j", `project "${req.projectId}" not found`);
       await authorizeInProject(info, tenancy, project.orgId, project.id, info.permission);
       const a = req.application!;
@@ -100,12 +87,7 @@ export function applicationService(deps: ApplicationDeps): ServiceImpl<typeof Ap
 
     async searchApplications(req, ctx) {
       const info = callInfo(ctx);
-      const scope = projectScope(readableScope(info, "project.app.read"), "projectId") as P.ApplicationWhereInput;
-      const where: P.ApplicationWhereInput = { AND: [{ instanceId: info.target.instance.id }, scope, ...req.filters.map(filterWhere)] };
-      const { rows, details } = await searchPage(db, deps.cache, req.query, countKey("application", where), ({ skip, take, order }) => [
-        db.prisma.application.findMany({ where, orderBy: [{ createdAt: order }, { id: order }], skip, take }),
-        () => db.prisma.application.count({ where }),
-      ]);
+      const { rows, details } = await applications.search(info.target.instance.id, readableScope(info, "project.app.read"), req);
       return create(SearchApplicationsResponseSchema, { details, result: rows.map(toGetApplication) });
     },
 

@@ -1,7 +1,5 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import type { Prisma as P } from "../../../gen/prisma/client.js";
-import { IDPFieldName, type IDPSearchFilter } from "../../../gen/svc/resources/idp/v3alpha/idp_pb.js";
 import {
   CreateGitLabIDPResponseSchema,
   DeleteIDPResponseSchema,
@@ -10,15 +8,13 @@ import {
   PatchGitLabIDPResponseSchema,
   SearchIDPsResponseSchema,
 } from "../../../gen/svc/resources/idp/v3alpha/idp_service_pb.js";
-import { State } from "../../../gen/svc/resources/object/v3alpha/object_pb.js";
 import { callInfo, type Target } from "../../authz/context.js";
 import { createGitlabIdp, deleteIdp, patchIdpConfig, setIdpStatePolicy } from "../../command/idps.js";
 import type { SecretBox } from "../../crypto/secrets.js";
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { ProjectionCache } from "../../query/cache.js";
-import { ownerOf, type IdpQueries, type IdpRow } from "../../query/idps.js";
-import { listDetails, listWindow, projectionState, textFilter } from "../../query/list.js";
+import { ownerOf, type IdpQueries } from "../../query/idps.js";
 import { isAtOrAbove, sameContext, type ContextRef } from "../../query/reuse.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
@@ -61,17 +57,6 @@ export function idpService(deps: IdpDeps): ServiceImpl<typeof IdentityProviderSe
     if (!isAtOrAbove(owner, acting)) throw notFound();
     info.authorize(hasCtx ? info.target : await targetOf(owner, info.target.instance), permission);
     return { row, owner, acting, creator: info.caller.userId };
-  }
-
-  function filterWhere(f: IDPSearchFilter): P.IdpWhereInput {
-    switch (f.filter.case) {
-      case "id":
-        return { id: f.filter.value.id };
-      case "name":
-        return { name: textFilter(f.filter.value.name, f.filter.value.method) };
-      default:
-        return {};
-    }
   }
 
   return {
@@ -135,30 +120,8 @@ export function idpService(deps: IdpDeps): ServiceImpl<typeof IdentityProviderSe
     },
 
     async searchIDPs(req, ctx) {
-      const from = refOfTarget(callInfo(ctx).target);
-      const { skip, take, order } = listWindow(req.query);
-      const where: P.IdpWhereInput = { AND: [idps.scope(from), ...req.filters.map(filterWhere)] };
-      const orderBy: P.IdpOrderByWithRelationInput[] =
-        req.sortingColumn === IDPFieldName.IDP_FIELD_NAME_NAME ? [{ name: order }, { id: order }] : [{ createdAt: order }, { id: order }];
-      const stateFilters = req.filters.flatMap((f) => (f.filter.case === "state" ? [f.filter.value.state] : []));
-      let rows: IdpRow[];
-      let total: number;
-      let views;
-      if (stateFilters.length) {
-        // The effective state depends on the policies along the way: filtered after they are applied.
-        const wanted = (await idps.views(await idps.all(where, orderBy), from)).filter((v) => stateFilters.every((s) => (v.active ? State.EFFECTIVE_STATE_ACTIVE : State.EFFECTIVE_STATE_INACTIVE) === s));
-        total = wanted.length;
-        views = wanted.slice(skip, skip + take);
-      } else {
-        ({ rows, total } = await idps.search(where, orderBy, skip, take));
-        views = await idps.views(rows, from);
-      }
-      const state = await projectionState(deps.db, deps.cache);
-      return create(SearchIDPsResponseSchema, {
-        details: listDetails({ take, skip, returned: views.length, total, state }),
-        sortingColumn: req.sortingColumn,
-        result: views.map(toGetIdp),
-      });
+      const { views, details } = await idps.search(deps.cache, refOfTarget(callInfo(ctx).target), req);
+      return create(SearchIDPsResponseSchema, { details, sortingColumn: req.sortingColumn, result: views.map(toGetIdp) });
     },
   };
 }

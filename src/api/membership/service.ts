@@ -1,7 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import type { Membership as MembershipRow, Prisma as P } from "../../../gen/prisma/client.js";
 import {
   CreateMembershipResponseSchema,
   DeleteMembershipResponseSchema,
@@ -12,7 +11,6 @@ import {
   PatchMembershipResponseSchema,
   SearchMembershipsResponseSchema,
   type MembershipContext,
-  type MembershipSearchFilter,
 } from "../../../gen/svc/resources/membership/v3alpha/membership_service_pb.js";
 import { callInfo, type CallInfo } from "../../authz/context.js";
 import { availableRoles } from "../../authz/roles.js";
@@ -21,7 +19,8 @@ import { addMembership, changeMembership, membershipId, parseMembershipId, remov
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { ProjectionCache } from "../../query/cache.js";
-import { countKey, searchPage } from "../../query/list.js";
+import { MembershipQueries, type MembershipRow } from "../../query/memberships.js";
+import { ProjectQueries } from "../../query/projects.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
@@ -51,7 +50,9 @@ function contextOf(c: MembershipContext | undefined, instanceId: string, field: 
 }
 
 export function membershipService(deps: MembershipDeps): ServiceImpl<typeof MembershipService> {
-  const { es, db, tenancy } = deps;
+  const { es, tenancy } = deps;
+  const memberships = new MembershipQueries(deps.db, deps.cache);
+  const projects = new ProjectQueries(deps.db, deps.cache);
 
   /** The permission `<area>.<verb>` in the membership's context. */
   async function authorizeIn(info: CallInfo, type: MemberContextType, contextId: string, verb: "read" | "write" | "delete") {
@@ -59,7 +60,7 @@ export function membershipService(deps: MembershipDeps): ServiceImpl<typeof Memb
     const instance = info.target.instance;
     if (type === "instance") return info.authorize({ type: "instance", instance }, permission);
     if (type === "org") return info.authorize(await orgTarget(tenancy, instance, contextId), permission);
-    const project = await db.prisma.project.findFirst({ where: { id: contextId, instanceId: instance.id } });
+    const project = await projects.byId(instance.id, contextId);
     if (!project) throw errors.notFound("MEMB-pr0j", `project "${contextId}" not found`);
     await authorizeInProject(info, tenancy, project.orgId, project.id, permission);
   }
@@ -108,8 +109,8 @@ export function membershipService(deps: MembershipDeps): ServiceImpl<typeof Memb
       const info = callInfo(ctx);
       const t = parse(info, req.id);
       await authorizeIn(info, t.type, t.contextId, "read");
-      const row = await db.prisma.membership.findUnique({ where: { userId_contextType_contextId: { userId: t.userId, contextType: t.type, contextId: t.contextId } } });
-      if (!row || row.instanceId !== info.target.instance.id) throw errors.notFound("MEMB-n0t2", `membership "${req.id}" not found`);
+      const row = await memberships.byKey(info.target.instance.id, t);
+      if (!row) throw errors.notFound("MEMB-n0t2", `membership "${req.id}" not found`);
       return create(GetMembershipResponseSchema, { membership: toGet(row) });
     },
 
@@ -125,42 +126,20 @@ export function membershipService(deps: MembershipDeps): ServiceImpl<typeof Memb
       const instanceId = info.target.instance.id;
       // Readable: the instance's members with iam.member.read; an organisation's with org.member.read there;
       // a project's with project.member.read in its organisation or the project.
-      const orgs = info.scopeOf("org.member.read");
-      const projectOrgs = info.scopeOf("project.member.read");
-      const visible: P.MembershipWhereInput[] = [];
-      if (info.scopeOf("iam.member.read") === "all") visible.push({ contextType: "instance" });
-      visible.push({ contextType: "org", ...(orgs === "all" ? {} : { contextId: { in: orgs } }) });
-      const projectIds =
-        projectOrgs === "all"
-          ? undefined
-          : [...(await db.prisma.project.findMany({ where: { instanceId, orgId: { in: projectOrgs } }, select: { id: true } })).map((p) => p.id), ...info.projectsWith("project.member.read")];
-      visible.push({ contextType: "project", ...(projectIds ? { contextId: { in: projectIds } } : {}) });
-      const filters = req.filters.map((f: MembershipSearchFilter, i): P.MembershipWhereInput => {
-        switch (f.filter.case) {
-          case "userId":
-            return { userId: f.filter.value };
-          case "role":
-            return { roles: { has: f.filter.value } };
-          case "context": {
-            const c = contextOf(f.filter.value, instanceId, `filters[${i}].context`);
-            return { contextType: c.type, contextId: c.contextId };
-          }
-          default:
-            return {};
-        }
-      });
-      const where: P.MembershipWhereInput = { AND: [{ instanceId, contextType: { not: "system" } }, { OR: visible }, ...filters] };
-      const { rows, details } = await searchPage(db, deps.cache, req.query, countKey("membership", where), ({ skip, take, order }) => [
-        db.prisma.membership.findMany({ where, orderBy: [{ changeDate: order }, { userId: order }], skip, take }),
-        () => db.prisma.membership.count({ where }),
-      ]);
+      const visible = {
+        instance: info.scopeOf("iam.member.read") === "all",
+        orgs: info.scopeOf("org.member.read"),
+        projectOrgs: info.scopeOf("project.member.read"),
+        projects: info.projectsWith("project.member.read"),
+      };
+      const { rows, details } = await memberships.search(instanceId, visible, req, (c, field) => contextOf(c, instanceId, field));
       return create(SearchMembershipsResponseSchema, { details, result: rows.map(toGet) });
     },
 
     async listAvailableRoles(req, ctx) {
       const info = callInfo(ctx);
       if (req.projectId) {
-        const project = await db.prisma.project.findFirst({ where: { id: req.projectId, instanceId: info.target.instance.id } });
+        const project = await projects.byId(info.target.instance.id, req.projectId);
         if (!project) throw errors.notFound("MEMB-pr0k", `project "${req.projectId}" not found`);
         return create(ListAvailableRolesResponseSchema, { roles: availableRoles("project") });
       }

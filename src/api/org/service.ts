@@ -1,12 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import type { Org as OrgRow, Prisma as P } from "../../../gen/prisma/client.js";
-import {
-  GetOrganizationSchema,
-  OrganizationFieldName,
-  OrganizationState,
-  type OrganizationSearchFilter,
-} from "../../../gen/svc/resources/org/v3alpha/org_pb.js";
+import { GetOrganizationSchema, OrganizationState } from "../../../gen/svc/resources/org/v3alpha/org_pb.js";
 import {
   CreateOrganizationResponseSchema,
   DeactivateOrganizationResponseSchema,
@@ -25,7 +19,7 @@ import { changeOrg, createOrg, setDefaultOrg } from "../../command/orgs.js";
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { ProjectionCache } from "../../query/cache.js";
-import { countKey, searchPage, textFilter } from "../../query/list.js";
+import { OrgQueries, type OrgRow } from "../../query/orgs.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
@@ -46,29 +40,6 @@ function domainBase(domains: string[], externalDomain: string): string {
   return domains.find((d) => /[a-z]/.test(d) && !d.includes(":")) ?? domains[0] ?? externalDomain;
 }
 
-const sortColumns: Record<OrganizationFieldName, keyof P.OrgOrderByWithRelationInput> = {
-  [OrganizationFieldName.UNSPECIFIED]: "createdAt",
-  [OrganizationFieldName.ID]: "id",
-  [OrganizationFieldName.CREATION_DATE]: "createdAt",
-  [OrganizationFieldName.CHANGE_DATE]: "changeDate",
-  [OrganizationFieldName.NAME]: "name",
-};
-
-function filterWhere(f: OrganizationSearchFilter): P.OrgWhereInput {
-  switch (f.filter.case) {
-    case "inIds":
-      return { id: { in: f.filter.value.ids } };
-    case "name":
-      return { name: textFilter(f.filter.value.name, f.filter.value.method) };
-    case "domain":
-      return { primaryDomain: textFilter(f.filter.value.domain, f.filter.value.method) };
-    case "state":
-      return { state: f.filter.value.state === OrganizationState.INACTIVE ? "inactive" : "active" };
-    default:
-      return {};
-  }
-}
-
 const toGetOrg = (o: OrgRow, defaultOrgId: string | null) =>
   create(GetOrganizationSchema, {
     details: toResourceDetails({ ...o, resourceOwner: o.instanceId }, "instance"),
@@ -79,7 +50,8 @@ const toGetOrg = (o: OrgRow, defaultOrgId: string | null) =>
   });
 
 export function orgService(deps: OrgDeps): ServiceImpl<typeof OrganizationService> {
-  const { es, db } = deps;
+  const { es } = deps;
+  const orgs = new OrgQueries(deps.db, deps.cache);
   // Organisations belong to their instance.
   const details = (d: ChangeDetails) => toResourceDetails({ ...d, resourceOwner: d.instanceId }, "instance");
 
@@ -87,12 +59,11 @@ export function orgService(deps: OrgDeps): ServiceImpl<typeof OrganizationServic
   async function resolve(ctx: HandlerContext, id: string) {
     const info = callInfo(ctx);
     const instance = info.target.instance;
-    const org = await db.prisma.org.findFirst({ where: { id, instanceId: instance.id } });
+    const org = await orgs.byId(instance.id, id);
     if (!org) throw errors.notFound("ORG-n0t3", `organization "${id}" not found`);
     info.authorize({ type: "org", instance, org });
     return { org, instance, args: { instanceId: instance.id, id, creator: info.caller.userId } };
   }
-
 
   return {
     async createOrganization(req, ctx) {
@@ -121,18 +92,12 @@ export function orgService(deps: OrgDeps): ServiceImpl<typeof OrganizationServic
 
     async searchOrganizations(req, ctx) {
       const info = callInfo(ctx);
-      const instanceId = info.target.instance.id;
-      const { orgIds } = readableScope(info, "org.read");
-      const scope: P.OrgWhereInput = orgIds === "all" ? {} : { id: { in: orgIds } };
-      const where: P.OrgWhereInput = { AND: [{ instanceId }, scope, ...req.filters.map(filterWhere)] };
-      const { rows, details } = await searchPage(db, deps.cache, req.query, countKey("org", where), ({ skip, take, order }) => {
-        const orderBy = [{ [sortColumns[req.sortingColumn]]: order }, { id: order }] as P.OrgOrderByWithRelationInput[];
-        return [db.prisma.org.findMany({ where, orderBy, skip, take }), () => db.prisma.org.count({ where })];
-      });
+      const instance = info.target.instance;
+      const { rows, details } = await orgs.search(instance.id, readableScope(info, "org.read"), req);
       return create(SearchOrganizationsResponseSchema, {
         details,
         sortingColumn: req.sortingColumn,
-        result: rows.map((o) => toGetOrg(o, info.target.instance.defaultOrgId)),
+        result: rows.map((o) => toGetOrg(o, instance.defaultOrgId)),
       });
     },
 
@@ -153,8 +118,10 @@ export function orgService(deps: OrgDeps): ServiceImpl<typeof OrganizationServic
     },
 
     async getInstanceDefault(_req, ctx) {
-      const defaultOrgId = callInfo(ctx).target.instance.defaultOrgId;
-      const org = defaultOrgId ? await db.prisma.org.findUnique({ where: { id: defaultOrgId } }) : null;
+      const instance = callInfo(ctx).target.instance;
+      const defaultOrgId = instance.defaultOrgId;
+      // The default organisation is one of the instance's (setDefaultOrg checks).
+      const org = defaultOrgId ? await orgs.byId(instance.id, defaultOrgId) : null;
       if (!org) throw errors.notFound("ORG-n0d4", "the instance has no default organization");
       return create(GetInstanceDefaultResponseSchema, { organization: toGetOrg(org, defaultOrgId) });
     },

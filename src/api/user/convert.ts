@@ -1,6 +1,5 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { User as UserRow } from "../../../gen/prisma/client.js";
 import {
   AccessTokenType,
   EmailSchema,
@@ -16,14 +15,8 @@ import {
   type User,
 } from "../../../gen/svc/resources/user/v3alpha/user_pb.js";
 import type { NewHuman, NewMachine, PasswordInput, UserPatch } from "../../command/users.js";
+import { userStates, type UserRow } from "../../query/users.js";
 import { toResourceDetails } from "../convert.js";
-
-export const userStates: Record<string, UserState> = {
-  active: UserState.ACTIVE,
-  inactive: UserState.INACTIVE,
-  locked: UserState.LOCKED,
-  initial: UserState.INITIAL,
-};
 
 export const tokenTypeOf = (t: AccessTokenType): "opaque" | "jwt" => (t === AccessTokenType.JWT ? "jwt" : "opaque");
 

@@ -1,8 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import type { Prisma as P } from "../../../gen/prisma/client.js";
-import { UserFieldName, UserType, type UserSearchFilter } from "../../../gen/svc/resources/user/v3alpha/user_pb.js";
 import {
   AddMachineKeyResponseSchema,
   AddPersonalAccessTokenResponseSchema,
@@ -30,14 +28,14 @@ import * as users from "../../command/users.js";
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { ProjectionCache } from "../../query/cache.js";
-import { countKey, searchPage, textFilter } from "../../query/list.js";
 import { passwordRules } from "../../query/password-rules.js";
 import type { SettingsQueries } from "../../query/settings.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
+import { UserQueries } from "../../query/users.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
 import { orgOfRequest, orgTarget, readableScope } from "../scope.js";
-import { newUserOf, passwordInputOf, patchOf, toGetUser, userStates } from "./convert.js";
+import { newUserOf, passwordInputOf, patchOf, toGetUser } from "./convert.js";
 
 export interface UserDeps {
   es: EventStore;
@@ -47,51 +45,17 @@ export interface UserDeps {
   tenancy: TenancyQueries;
 }
 
-const sortColumns: Record<UserFieldName, keyof P.UserOrderByWithRelationInput> = {
-  [UserFieldName.UNSPECIFIED]: "createdAt",
-  [UserFieldName.ID]: "id",
-  [UserFieldName.CREATION_DATE]: "createdAt",
-  [UserFieldName.CHANGE_DATE]: "changeDate",
-  [UserFieldName.USERNAME]: "loginName",
-  [UserFieldName.DISPLAY_NAME]: "displayName",
-  [UserFieldName.EMAIL]: "email",
-  [UserFieldName.STATE]: "state",
-  [UserFieldName.TYPE]: "kind",
-};
-
-function filterWhere(f: UserSearchFilter): P.UserWhereInput {
-  switch (f.filter.case) {
-    case "inIds":
-      return { id: { in: f.filter.value.ids } };
-    case "username":
-      return { username: textFilter(f.filter.value.username, f.filter.value.method) };
-    case "displayName":
-      return { displayName: textFilter(f.filter.value.displayName, f.filter.value.method) };
-    case "email":
-      return { email: textFilter(f.filter.value.address, f.filter.value.method) };
-    case "state": {
-      const wanted = f.filter.value.state;
-      return { state: Object.keys(userStates).find((k) => userStates[k] === wanted) ?? "" };
-    }
-    case "type":
-      return { kind: f.filter.value.type === UserType.MACHINE ? "machine" : "human" };
-    case "organizationId":
-      return { orgId: f.filter.value.organizationId };
-    default:
-      return {};
-  }
-}
-
 export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
-  const { es, db, tenancy } = deps;
+  const { es, tenancy } = deps;
+  const userQueries = new UserQueries(deps.db, deps.cache);
   const details = (d: ChangeDetails) => toResourceDetails(d, "org");
 
   /** The user a request names, checked in its organisation. Users of other instances are NOT_FOUND. */
   async function resolve(ctx: HandlerContext, id: string) {
     const info = callInfo(ctx);
     const instance = info.target.instance;
-    const user = await db.prisma.user.findUnique({ where: { id } });
-    if (!user || user.instanceId !== instance.id) throw errors.notFound("USER-n0t1", `user "${id}" not found`);
+    const user = await userQueries.byId(instance.id, id);
+    if (!user) throw errors.notFound("USER-n0t1", `user "${id}" not found`);
     info.authorize(await orgTarget(tenancy, instance, user.orgId));
     return { user, args: { instanceId: instance.id, id, creator: info.caller.userId } };
   }
@@ -131,20 +95,8 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
 
     async searchUsers(req, ctx) {
       const info = callInfo(ctx);
-      const { orgIds } = readableScope(info, "user.read");
-      const scope: P.UserWhereInput = orgIds === "all" ? {} : { orgId: { in: orgIds } };
-      const where: P.UserWhereInput = { AND: [{ instanceId: info.target.instance.id }, scope, ...req.filters.map(filterWhere)] };
-      // Login names and IDs are unique: no tie-breaker, so that the (instance, login name) index serves the sort.
-      const column = sortColumns[req.sortingColumn];
-      const { rows, details } = await searchPage(db, deps.cache, req.query, countKey("user", where), ({ skip, take, order }) => {
-        const orderBy = (column === "loginName" || column === "id" ? [{ [column]: order }] : [{ [column]: order }, { id: order }]) as P.UserOrderByWithRelationInput[];
-        return [db.prisma.user.findMany({ where, orderBy, skip, take }), () => db.prisma.user.count({ where })];
-      });
-      return create(SearchUsersResponseSchema, {
-        details,
-        sortingColumn: req.sortingColumn,
-        result: rows.map(toGetUser),
-      });
+      const { rows, details } = await userQueries.search(info.target.instance.id, readableScope(info, "user.read"), req);
+      return create(SearchUsersResponseSchema, { details, sortingColumn: req.sortingColumn, result: rows.map(toGetUser) });
     },
 
     async lockUser(req, ctx) {
@@ -215,10 +167,7 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
 
     async listMachineCredentials(req, ctx) {
       const { user } = await resolve(ctx, req.id);
-      const [keys, pats] = await Promise.all([
-        db.prisma.machineKey.findMany({ where: { userId: user.id }, orderBy: { createdAt: "asc" } }),
-        db.prisma.personalAccessToken.findMany({ where: { userId: user.id }, orderBy: { createdAt: "asc" } }),
-      ]);
+      const { keys, pats } = await userQueries.machineCredentials(user.id);
       const item = (kind: string) => (c: { id: string; createdAt: Date; expiresAt: Date | null }) =>
         create(MachineCredentialSchema, {
           id: c.id,

@@ -1,6 +1,5 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import type { Prisma as P, UserGrant as GrantRow } from "../../../gen/prisma/client.js";
 import {
   CreateUserGrantResponseSchema,
   DeleteUserGrantResponseSchema,
@@ -9,7 +8,6 @@ import {
   PatchUserGrantResponseSchema,
   SearchUserGrantsResponseSchema,
   UserGrantService,
-  type UserGrantSearchFilter,
 } from "../../../gen/svc/resources/usergrant/v3alpha/user_grant_service_pb.js";
 import { callInfo } from "../../authz/context.js";
 import type { ChangeDetails } from "../../command/aggregate.js";
@@ -17,11 +15,11 @@ import { createUserGrant, patchUserGrant, removeUserGrant } from "../../command/
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { ProjectionCache } from "../../query/cache.js";
-import { countKey, searchPage } from "../../query/list.js";
+import { ProjectQueries } from "../../query/projects.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
+import { UserGrantQueries, type UserGrantRow } from "../../query/user-grants.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
-import { projectScope } from "../project/service.js";
 import { authorizeInProject, readableScope } from "../scope.js";
 
 export interface UserGrantDeps {
@@ -31,32 +29,21 @@ export interface UserGrantDeps {
   tenancy: TenancyQueries;
 }
 
-function filterWhere(f: UserGrantSearchFilter): P.UserGrantWhereInput {
-  switch (f.filter.case) {
-    case "userId":
-      return { userId: f.filter.value };
-    case "projectId":
-      return { projectId: f.filter.value };
-    case "roleKey":
-      return { roleKeys: { has: f.filter.value } };
-    default:
-      return {};
-  }
-}
-
-const toGet = (g: GrantRow) =>
+const toGet = (g: UserGrantRow) =>
   create(GetUserGrantSchema, {
     details: toResourceDetails({ ...g, resourceOwner: g.orgId }, "org"),
     grant: { userId: g.userId, projectId: g.projectId, roleKeys: g.roleKeys },
   });
 
 export function userGrantService(deps: UserGrantDeps): ServiceImpl<typeof UserGrantService> {
-  const { es, db, tenancy } = deps;
+  const { es, tenancy } = deps;
+  const grants = new UserGrantQueries(deps.db, deps.cache);
+  const projects = new ProjectQueries(deps.db, deps.cache);
   const details = (d: ChangeDetails) => toResourceDetails(d, "org");
 
   async function resolve(ctx: HandlerContext, id: string) {
     const info = callInfo(ctx);
-    const grant = await db.prisma.userGrant.findFirst({ where: { id, instanceId: info.target.instance.id } });
+    const grant = await grants.byId(info.target.instance.id, id);
     if (!grant) throw errors.notFound("GRANT-n0t1", `user grant "${id}" not found`);
     await authorizeInProject(info, tenancy, grant.orgId, grant.projectId, info.permission);
     return { grant, args: { instanceId: grant.instanceId, id, creator: info.caller.userId } };
@@ -66,7 +53,7 @@ export function userGrantService(deps: UserGrantDeps): ServiceImpl<typeof UserGr
     async createUserGrant(req, ctx) {
       const info = callInfo(ctx);
       const g = req.grant!;
-      const project = await db.prisma.project.findFirst({ where: { id: g.projectId, instanceId: info.target.instance.id } });
+      const project = await projects.byId(info.target.instance.id, g.projectId);
       if (!project) throw errors.notFound("GRANT-pr0k", `project "${g.projectId}" not found`);
       await authorizeInProject(info, tenancy, project.orgId, project.id, info.permission);
       const d = await createUserGrant(es, { instanceId: project.instanceId, userId: g.userId, projectId: project.id, roleKeys: g.roleKeys, creator: info.caller.userId });
@@ -90,12 +77,7 @@ export function userGrantService(deps: UserGrantDeps): ServiceImpl<typeof UserGr
 
     async searchUserGrants(req, ctx) {
       const info = callInfo(ctx);
-      const scope = projectScope(readableScope(info, "user.grant.read"), "projectId") as P.UserGrantWhereInput;
-      const where: P.UserGrantWhereInput = { AND: [{ instanceId: info.target.instance.id }, scope, ...req.filters.map(filterWhere)] };
-      const { rows, details } = await searchPage(db, deps.cache, req.query, countKey("userGrant", where), ({ skip, take, order }) => [
-        db.prisma.userGrant.findMany({ where, orderBy: [{ createdAt: order }, { id: order }], skip, take }),
-        () => db.prisma.userGrant.count({ where }),
-      ]);
+      const { rows, details } = await grants.search(info.target.instance.id, readableScope(info, "user.grant.read"), req);
       return create(SearchUserGrantsResponseSchema, { details, result: rows.map(toGet) });
     },
   };

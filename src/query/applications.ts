@@ -1,0 +1,38 @@
+import type { Application, Prisma as P } from "../../gen/prisma/client.js";
+import type { ApplicationSearchFilter } from "../../gen/svc/resources/application/v3alpha/application_pb.js";
+import type { Database } from "../storage/database.js";
+import type { ProjectionCache } from "./cache.js";
+import { readableWhere, search, textFilter, type ReadScope, type SearchRequest, type Searchable } from "./list.js";
+
+export type ApplicationRow = Application;
+
+// The request names no sorting field: newest first, by default.
+const applications: Searchable<ApplicationSearchFilter, P.ApplicationWhereInput, P.ApplicationOrderByWithRelationInput, ApplicationRow> = {
+  table: "application",
+  filters: {
+    inIds: (v) => ({ id: { in: v.ids } }),
+    name: (v) => ({ name: textFilter(v.name, v.method) }),
+    projectId: (v) => ({ projectId: v.projectId }),
+  },
+  defaultSort: "createdAt",
+  tieBreaker: ["id"],
+  findMany: (db, args) => db.prisma.application.findMany(args),
+  count: (db, where) => db.prisma.application.count({ where }),
+};
+
+/** Reads of applications. */
+export class ApplicationQueries {
+  constructor(
+    private readonly db: Database,
+    private readonly cache: ProjectionCache,
+  ) {}
+
+  byId(instanceId: string, id: string): Promise<ApplicationRow | null> {
+    return this.db.prisma.application.findFirst({ where: { id, instanceId } });
+  }
+
+  /** Applications of projects in readable organisations and of projects the caller is a member of. */
+  search(instanceId: string, readable: ReadScope, req: SearchRequest<ApplicationSearchFilter, number>) {
+    return search(this.db, this.cache, applications, [{ instanceId }, readableWhere(readable, "orgId", "projectId")], req);
+  }
+}

@@ -1,0 +1,74 @@
+import type { Membership, Prisma as P } from "../../gen/prisma/client.js";
+import type { MembershipContext, MembershipSearchFilter } from "../../gen/svc/resources/membership/v3alpha/membership_service_pb.js";
+import type { Database } from "../storage/database.js";
+import type { ProjectionCache } from "./cache.js";
+import { search, type SearchRequest, type Searchable } from "./list.js";
+
+export type MembershipRow = Membership;
+
+/** The membership's context as the projection stores it (the API turns its oneof into this). */
+export type ContextOf = (c: MembershipContext, field: string) => { type: string; contextId: string };
+
+/** Whose members a search may read, as the caller's permissions have it. */
+export interface MemberVisibility {
+  /** The instance's (iam.member.read). */
+  instance: boolean;
+  /** Organisations' (org.member.read). */
+  orgs: "all" | string[];
+  /** Projects' (project.member.read): those of these organisations, and these projects. */
+  projectOrgs: "all" | string[];
+  projects: string[];
+}
+
+// The context filter needs the API's reading of a context: declared per search.
+const memberships = (
+  contextOf: ContextOf,
+): Searchable<MembershipSearchFilter, P.MembershipWhereInput, P.MembershipOrderByWithRelationInput, MembershipRow> => ({
+  table: "membership",
+  filters: {
+    userId: (v) => ({ userId: v }),
+    role: (v) => ({ roles: { has: v } }),
+    context: (v, field) => {
+      const c = contextOf(v, `${field}.context`);
+      return { contextType: c.type, contextId: c.contextId };
+    },
+  },
+  // Recently changed first, by default; a membership is one user in one context.
+  defaultSort: "changeDate",
+  tieBreaker: ["userId", "contextType", "contextId"],
+  findMany: (db, args) => db.prisma.membership.findMany(args),
+  count: (db, where) => db.prisma.membership.count({ where }),
+});
+
+/** Reads of memberships (TenancyQueries has a user's memberships for authorization). */
+export class MembershipQueries {
+  constructor(
+    private readonly db: Database,
+    private readonly cache: ProjectionCache,
+  ) {}
+
+  /** The membership of the user in the context, when it belongs to the instance. */
+  async byKey(instanceId: string, key: { userId: string; type: string; contextId: string }): Promise<MembershipRow | null> {
+    const row = await this.db.prisma.membership.findUnique({
+      where: { userId_contextType_contextId: { userId: key.userId, contextType: key.type, contextId: key.contextId } },
+    });
+    return row?.instanceId === instanceId ? row : null;
+  }
+
+  /** Memberships of the instance and its organisations and projects that `visible` allows; never the system's. */
+  async search(instanceId: string, visible: MemberVisibility, req: SearchRequest<MembershipSearchFilter, number>, contextOf: ContextOf) {
+    const readable: P.MembershipWhereInput[] = [];
+    if (visible.instance) readable.push({ contextType: "instance" });
+    readable.push({ contextType: "org", ...(visible.orgs === "all" ? {} : { contextId: { in: visible.orgs } }) });
+    const projectIds =
+      visible.projectOrgs === "all"
+        ? undefined
+        : [
+            ...(await this.db.prisma.project.findMany({ where: { instanceId, orgId: { in: visible.projectOrgs } }, select: { id: true } })).map((p) => p.id),
+            ...visible.projects,
+          ];
+    readable.push({ contextType: "project", ...(projectIds ? { contextId: { in: projectIds } } : {}) });
+    const scope: P.MembershipWhereInput[] = [{ instanceId, contextType: { not: "system" } }, { OR: readable }];
+    return search(this.db, this.cache, memberships(contextOf), scope, req);
+  }
+}

@@ -1,0 +1,61 @@
+import type { Prisma as P, Project, ProjectRole } from "../../gen/prisma/client.js";
+import type { ListQuery } from "../../gen/svc/resources/object/v3alpha/object_pb.js";
+import { ProjectFieldName, type ProjectSearchFilter } from "../../gen/svc/resources/project/v3alpha/project_pb.js";
+import type { Database } from "../storage/database.js";
+import type { ProjectionCache } from "./cache.js";
+import { readableWhere, search, textFilter, type ReadScope, type SearchRequest, type Searchable } from "./list.js";
+
+export type ProjectRow = Project;
+export type ProjectRoleRow = ProjectRole;
+
+const projects: Searchable<ProjectSearchFilter, P.ProjectWhereInput, P.ProjectOrderByWithRelationInput, ProjectRow, ProjectFieldName> = {
+  table: "project",
+  filters: {
+    inIds: (v) => ({ id: { in: v.ids } }),
+    name: (v) => ({ name: textFilter(v.name, v.method) }),
+    organizationId: (v) => ({ orgId: v.organizationId }),
+  },
+  sortColumns: {
+    [ProjectFieldName.ID]: "id",
+    [ProjectFieldName.CREATION_DATE]: "createdAt",
+    [ProjectFieldName.CHANGE_DATE]: "changeDate",
+    [ProjectFieldName.NAME]: "name",
+  },
+  defaultSort: "createdAt",
+  tieBreaker: ["id"],
+  findMany: (db, args) => db.prisma.project.findMany(args),
+  count: (db, where) => db.prisma.project.count({ where }),
+};
+
+// Searched within one project, where the key is unique.
+const roles: Searchable<never, P.ProjectRoleWhereInput, P.ProjectRoleOrderByWithRelationInput, ProjectRoleRow> = {
+  table: "projectRole",
+  filters: {},
+  defaultSort: "key",
+  tieBreaker: ["key"],
+  findMany: (db, args) => db.prisma.projectRole.findMany(args),
+  count: (db, where) => db.prisma.projectRole.count({ where }),
+};
+
+/** Reads of projects and their roles; `byId` is also the project a request names, for its authorization. */
+export class ProjectQueries {
+  constructor(
+    private readonly db: Database,
+    private readonly cache: ProjectionCache,
+  ) {}
+
+  byId(instanceId: string, id: string): Promise<ProjectRow | null> {
+    return this.db.prisma.project.findFirst({ where: { id, instanceId } });
+  }
+
+  /** Projects of readable organisations and those the caller is a member of. */
+  search(instanceId: string, readable: ReadScope, req: SearchRequest<ProjectSearchFilter, ProjectFieldName>) {
+    return search(this.db, this.cache, projects, [{ instanceId }, readableWhere(readable, "orgId", "id")], req);
+  }
+
+  /** The project's roles, by key; `keyPrefix` ignores case. */
+  searchRoles(projectId: string, keyPrefix: string, query: ListQuery | undefined) {
+    const scope: P.ProjectRoleWhereInput[] = [{ projectId }, ...(keyPrefix ? [{ key: { startsWith: keyPrefix, mode: "insensitive" as const } }] : [])];
+    return search(this.db, this.cache, roles, scope, { query });
+  }
+}

@@ -1,0 +1,69 @@
+import type { Prisma as P, User } from "../../gen/prisma/client.js";
+import { UserFieldName, UserState, UserType, type UserSearchFilter } from "../../gen/svc/resources/user/v3alpha/user_pb.js";
+import type { Database } from "../storage/database.js";
+import type { ProjectionCache } from "./cache.js";
+import { readableWhere, search, textFilter, type ReadScope, type SearchRequest, type Searchable } from "./list.js";
+
+export type UserRow = User;
+
+/** The projection's user states as the API names them: in its filters and its answers. */
+export const userStates: Record<string, UserState> = {
+  active: UserState.ACTIVE,
+  inactive: UserState.INACTIVE,
+  locked: UserState.LOCKED,
+  initial: UserState.INITIAL,
+};
+
+const users: Searchable<UserSearchFilter, P.UserWhereInput, P.UserOrderByWithRelationInput, UserRow, UserFieldName> = {
+  table: "user",
+  filters: {
+    inIds: (v) => ({ id: { in: v.ids } }),
+    username: (v) => ({ username: textFilter(v.username, v.method) }),
+    displayName: (v) => ({ displayName: textFilter(v.displayName, v.method) }),
+    email: (v) => ({ email: textFilter(v.address, v.method) }),
+    state: (v) => ({ state: Object.keys(userStates).find((k) => userStates[k] === v.state) ?? "" }),
+    type: (v) => ({ kind: v.type === UserType.MACHINE ? "machine" : "human" }),
+    organizationId: (v) => ({ orgId: v.organizationId }),
+  },
+  sortColumns: {
+    [UserFieldName.ID]: "id",
+    [UserFieldName.CREATION_DATE]: "createdAt",
+    [UserFieldName.CHANGE_DATE]: "changeDate",
+    [UserFieldName.USERNAME]: "loginName",
+    [UserFieldName.DISPLAY_NAME]: "displayName",
+    [UserFieldName.EMAIL]: "email",
+    [UserFieldName.STATE]: "state",
+    [UserFieldName.TYPE]: "kind",
+  },
+  defaultSort: "createdAt",
+  tieBreaker: ["id"],
+  // Login names are unique in an instance too: no tie-breaker, so that the (instance, login name) index serves the sort.
+  unique: ["id", "loginName"],
+  findMany: (db, args) => db.prisma.user.findMany(args),
+  count: (db, where) => db.prisma.user.count({ where }),
+};
+
+/** Reads of users and their machine credentials. */
+export class UserQueries {
+  constructor(
+    private readonly db: Database,
+    private readonly cache: ProjectionCache,
+  ) {}
+
+  /** The user, when it belongs to the instance. */
+  async byId(instanceId: string, id: string): Promise<UserRow | null> {
+    const user = await this.db.prisma.user.findUnique({ where: { id } });
+    return user?.instanceId === instanceId ? user : null;
+  }
+
+  search(instanceId: string, readable: ReadScope, req: SearchRequest<UserSearchFilter, UserFieldName>) {
+    return search(this.db, this.cache, users, [{ instanceId }, readableWhere(readable, "orgId")], req);
+  }
+
+  /** A machine user's keys and personal access tokens, oldest first: what describes them, not the public key or token hash. */
+  async machineCredentials(userId: string) {
+    const args = { where: { userId }, orderBy: { createdAt: "asc" as const }, select: { id: true, createdAt: true, expiresAt: true } };
+    const [keys, pats] = await Promise.all([this.db.prisma.machineKey.findMany(args), this.db.prisma.personalAccessToken.findMany(args)]);
+    return { keys, pats };
+  }
+}
