@@ -14,6 +14,9 @@ export interface MethodInfo {
   http: HttpRule | undefined;
 }
 
+/** A handler may set this response header to override the proto's success code (PutExecution: 200 or 201). */
+export const HTTP_STATUS_HEADER = "x-svc-http-code";
+
 const cache = new Map<DescMethod, MethodInfo>();
 
 // Standard protocols whose protos carry none of our options: callable without a token, like any gRPC server's.

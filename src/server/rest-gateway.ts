@@ -5,10 +5,7 @@ import { codeFromString } from "@connectrpc/connect/protocol-connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { httpStatusOf } from "../errors/errors.js";
 import { checkJson } from "./decoding.js";
-import { methodInfo } from "../schema/descriptors.js";
-
-/** A handler may set this response header to override the proto's success code (PutExecution: 200 or 201). */
-export const HTTP_STATUS_HEADER = "x-svc-http-code";
+import { HTTP_STATUS_HEADER, methodInfo } from "../schema/descriptors.js";
 
 export interface RestRoute {
   method: DescMethod;

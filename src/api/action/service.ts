@@ -24,7 +24,7 @@ import type { EventStore } from "../../eventstore/eventstore.js";
 import type { ActionQueries, ConditionId } from "../../query/actions.js";
 import type { ProjectionCache } from "../../query/cache.js";
 import type { Database } from "../../storage/database.js";
-import { HTTP_STATUS_HEADER } from "../../server/rest-gateway.js";
+import { HTTP_STATUS_HEADER } from "../../schema/descriptors.js";
 import { targetChangesOf, targetConfigOf, toDetails, toGetExecution, toGetTarget } from "./convert.js";
 
 export interface ActionDeps {
