@@ -1,7 +1,7 @@
 // Seeds a data dir before the bench server starts: targets appended through the event store (real events,
 // real reducers), 500 per transaction so that 10,000 take seconds, not minutes.
 import { registerAllReducers } from "../src/command/all-reducers.js";
-import { EventTypes } from "../src/command/events.js";
+import { gitlabIdpAdded, humanAdded, targetAdded } from "../src/command/events.js";
 import { orgAddedEvent, orgDomain } from "../src/command/orgs.js";
 import { SecretBox } from "../src/crypto/secrets.js";
 import { loadMasterKey } from "../src/storage/masterkey.js";
@@ -20,21 +20,20 @@ for (let done = 0; done < count; done += 500) {
     w.push(
       instance.id,
       "bench",
-      Array.from({ length: Math.min(500, count - done) }, (_, i) => ({
-        aggregateType: "target",
-        aggregateId: newId(),
-        type: EventTypes.targetAdded,
-        payload: {
-          name: `seed-${done + i}`,
-          targetType: i % 2 ? "rest_webhook" : "rest_request_response",
-          url: `https://seed${done + i}.example.com/hook`,
-          timeoutMs: 1000 + (i % 10) * 100,
-          isAsync: i % 3 === 0,
-          interruptOnError: i % 3 === 1,
-          signingKey: box.seal("seed"),
-        },
-        resourceOwner: instance.id,
-      })),
+      Array.from({ length: Math.min(500, count - done) }, (_, i) =>
+        targetAdded.event(
+          { aggregateId: newId(), resourceOwner: instance.id },
+          {
+            name: `seed-${done + i}`,
+            targetType: i % 2 ? "rest_webhook" : "rest_request_response",
+            url: `https://seed${done + i}.example.com/hook`,
+            timeoutMs: 1000 + (i % 10) * 100,
+            isAsync: i % 3 === 0,
+            interruptOnError: i % 3 === 1,
+            signingKey: box.seal("seed"),
+          },
+        ),
+      ),
     ),
   );
 }
@@ -63,13 +62,10 @@ for (let done = 0; done < idpCount; done += 500) {
       Array.from({ length: Math.min(500, idpCount - done) }, (_, i) => {
         const n = done + i;
         const orgId = orgIds[n % orgCount]!;
-        return {
-          aggregateType: "idp",
-          aggregateId: newId(),
-          type: EventTypes.gitlabIdpAdded,
-          payload: { name: `idp-${n}`, options: {}, clientId: `client-${n}`, scopes: ["openid"], ownerType: "org", ownerId: orgId, ownerPolicy: n % 4 ? "activate" : "deactivate" },
-          resourceOwner: orgId,
-        };
+        return gitlabIdpAdded.event(
+          { aggregateId: newId(), resourceOwner: orgId },
+          { name: `idp-${n}`, options: {}, clientId: `client-${n}`, scopes: ["openid"], ownerType: "org", ownerId: orgId, ownerPolicy: n % 4 ? "activate" : "deactivate" },
+        );
       }),
     ),
   );
@@ -86,13 +82,10 @@ for (let done = 0; done < userCount; done += 1000) {
       Array.from({ length: Math.min(1000, userCount - done) }, (_, i) => {
         const n = done + i;
         const orgId = orgIds[n % orgCount]!;
-        return {
-          aggregateType: "user",
-          aggregateId: newId(),
-          type: EventTypes.humanAdded,
-          payload: { username: `user-${n}`, givenName: `Given${n}`, familyName: `Family${n % 997}`, displayName: `Given${n} Family${n % 997}`, email: `user-${n}@example.com`, emailVerified: true },
-          resourceOwner: orgId,
-        };
+        return humanAdded.event(
+          { aggregateId: newId(), resourceOwner: orgId },
+          { username: `user-${n}`, givenName: `Given${n}`, familyName: `Family${n % 997}`, displayName: `Given${n} Family${n % 997}`, email: `user-${n}@example.com`, emailVerified: true },
+        );
       }),
     ),
   );

@@ -90,9 +90,9 @@ export function startEventExecutions(
     const due = await db.prisma.eventDelivery.findMany({ where: { nextAttemptAt: { lte: new Date() } }, orderBy: { position: "asc" }, take: 20 });
     for (const d of due) {
       if (stopped) return;
-      const [row] = await db.prisma.event.findMany({ where: { position: d.position } });
+      const event = await es.eventAt(d.position);
       try {
-        if (row) await deliver({ ...row, payload: row.payload as Record<string, unknown> });
+        if (event) await deliver(event);
         await db.prisma.eventDelivery.deleteMany({ where: { position: d.position } });
       } catch (err) {
         await failed(d.position, d.attempts + 1, err);

@@ -1,32 +1,21 @@
 import type { EventStore } from "../eventstore/eventstore.js";
-import { EventTypes } from "./events.js";
-
-type TargetFields = {
-  name: string;
-  targetType: string;
-  url: string;
-  timeoutMs: number;
-  isAsync: boolean;
-  interruptOnError: boolean;
-  signingKey: string;
-};
+import { executionRemoved, executionSet, targetAdded, targetChanged, targetRemoved } from "./events.js";
 
 /** Projections of targets and executions. */
 export function registerActionReducers(es: EventStore): void {
-  es.on(EventTypes.targetAdded, async (tx, e) => {
-    const p = e.payload as TargetFields;
+  es.on(targetAdded, async (tx, e) => {
     await tx.target.create({
-      data: { id: e.aggregateId, instanceId: e.instanceId, ...p, sequence: e.sequence, createdAt: e.createdAt, changeDate: e.createdAt },
+      data: { id: e.aggregateId, instanceId: e.instanceId, ...e.payload, sequence: e.sequence, createdAt: e.createdAt, changeDate: e.createdAt },
     });
   });
-  es.on(EventTypes.targetChanged, async (tx, e) => {
-    await tx.target.update({ where: { id: e.aggregateId }, data: { ...(e.payload as Partial<TargetFields>), sequence: e.sequence, changeDate: e.createdAt } });
+  es.on(targetChanged, async (tx, e) => {
+    await tx.target.update({ where: { id: e.aggregateId }, data: { ...e.payload, sequence: e.sequence, changeDate: e.createdAt } });
   });
-  es.on(EventTypes.targetRemoved, async (tx, e) => {
+  es.on(targetRemoved, async (tx, e) => {
     await tx.target.delete({ where: { id: e.aggregateId } });
   });
-  es.on(EventTypes.executionSet, async (tx, e) => {
-    const p = e.payload as { conditionType: string; targets: string[]; includes: string[] };
+  es.on(executionSet, async (tx, e) => {
+    const p = e.payload;
     const key = { instanceId_id: { instanceId: e.instanceId, id: e.aggregateId } };
     const data = { targets: p.targets, includes: p.includes, sequence: e.sequence, changeDate: e.createdAt };
     await tx.execution.upsert({
@@ -35,7 +24,7 @@ export function registerActionReducers(es: EventStore): void {
       update: data,
     });
   });
-  es.on(EventTypes.executionRemoved, async (tx, e) => {
+  es.on(executionRemoved, async (tx, e) => {
     await tx.execution.delete({ where: { instanceId_id: { instanceId: e.instanceId, id: e.aggregateId } } });
   });
 }

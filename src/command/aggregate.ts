@@ -1,4 +1,5 @@
-import { errors, isUniqueViolation } from "../errors/errors.js";
+import type { EventChange } from "../eventstore/definition.js";
+import { isUniqueViolation } from "../errors/errors.js";
 import type { EventStore, EventWriter } from "../eventstore/eventstore.js";
 
 /** What a manipulation returns: the resource's ID and the sequence and date of its newest event. */
@@ -11,11 +12,6 @@ export interface ChangeDetails {
   resourceOwner: string;
 }
 
-export interface Change {
-  type: string;
-  payload?: Record<string, unknown>;
-}
-
 interface Versioned {
   id: string;
   instanceId: string;
@@ -23,22 +19,25 @@ interface Versioned {
   changeDate: Date;
 }
 
+/** What `decide` returns: events of the aggregate type `A` only (checked at compile time). */
+export type Decision<R, A extends string> = (row: R, w: EventWriter) => EventChange<object, A>[] | Promise<EventChange<object, A>[]>;
+
 /**
  * The shape of every change to an existing aggregate: lock it, load its projection fresh (NOT_FOUND when it
  * is gone), let `decide` choose the events, append them. No events means nothing changed: the current
  * details come back and nothing is written (patches succeed without a change).
  */
-export async function changeAggregate<R extends Versioned>(
+export async function changeAggregate<R extends Versioned, A extends string>(
   es: EventStore,
   a: {
-    aggregateType: string;
+    aggregateType: A;
     instanceId: string;
     id: string;
     creator: string;
     load: (w: EventWriter) => Promise<R | null>;
     notFound: () => Error;
     ownerOf: (row: R) => string;
-    decide: (row: R, w: EventWriter) => Change[] | Promise<Change[]>;
+    decide: Decision<R, NoInfer<A>>;
   },
 ): Promise<ChangeDetails> {
   const { result } = await es.execute(async (w): Promise<ChangeDetails> => {
@@ -51,7 +50,7 @@ export async function changeAggregate<R extends Versioned>(
     const stored = await w.push(
       a.instanceId,
       a.creator,
-      changes.map((c) => ({ aggregateType: a.aggregateType, aggregateId: a.id, type: c.type, payload: c.payload ?? {}, resourceOwner })),
+      changes.map((c) => ({ ...c, aggregateId: a.id, resourceOwner })),
     );
     const last = stored[stored.length - 1]!;
     return { id: a.id, sequence: last.sequence, changeDate: last.createdAt, instanceId: a.instanceId, resourceOwner };
@@ -69,9 +68,10 @@ export async function withUniqueConflict<T>(model: string, conflict: () => Error
   }
 }
 
-/** Only the fields whose values differ from the row's. */
-export function changedFields(row: Record<string, unknown>, wanted: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(wanted).filter(([k, v]) => v !== undefined && row[k] !== v));
+/** Only the given fields whose values differ from the row's (lists and objects compared by their JSON). */
+export function changedFields<T extends object>(row: object, wanted: T): Partial<T> {
+  const current = new Map(Object.entries(row));
+  const same = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
+  // Only keys of `wanted` are kept, so the result is a part of it.
+  return Object.fromEntries(Object.entries(wanted).filter(([k, v]) => v !== undefined && !same(current.get(k), v))) as Partial<T>;
 }
-
-export const notFoundError = (what: string, id: string, code: string) => () => errors.notFound(code, `${what} "${id}" not found`);

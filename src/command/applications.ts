@@ -1,15 +1,30 @@
 import { generateKeyPairSync, randomBytes } from "node:crypto";
+import type { Prisma } from "../../gen/prisma/client.js";
 import { hashPassword } from "../crypto/password.js";
 import { errors } from "../errors/errors.js";
-import type { EventStore, EventWriter, Tx } from "../eventstore/eventstore.js";
+import type { PayloadOf } from "../eventstore/definition.js";
+import type { EventStore, StoredEvent, Tx } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
-import { changeAggregate, withUniqueConflict, type Change, type ChangeDetails } from "./aggregate.js";
-import { EventTypes } from "./events.js";
+import { changeAggregate, withUniqueConflict, type ChangeDetails, type Decision } from "./aggregate.js";
+import {
+  apiAppAdded,
+  appChanged,
+  appDeactivated,
+  appKeyAdded,
+  appKeyRemoved,
+  appReactivated,
+  appRemoved,
+  appSecretSet,
+  oidcAppAdded,
+  type AppAdded,
+} from "./events.js";
+import { credentialRow } from "./user-reducers.js";
 
 export type ResponseType = "code" | "id_token" | "id_token token";
 export type GrantType = "authorization_code" | "implicit" | "refresh_token" | "urn:ietf:params:oauth:grant-type:token-exchange";
 
-export interface OidcConfig {
+// Type aliases, not interfaces: the configuration is stored as JSON, which an interface's type cannot promise.
+export type OidcConfig = {
   redirectUris: string[];
   responseTypes: ResponseType[];
   grantTypes: GrantType[];
@@ -22,11 +37,11 @@ export interface OidcConfig {
   idTokenRoleAssertion: boolean;
   devMode: boolean;
   clockSkewMs: number;
-}
+};
 
-export interface ApiConfig {
+export type ApiConfig = {
   authMethod: "client_secret_basic" | "private_key_jwt";
-}
+};
 
 export type AppConfig = { kind: "oidc"; oidc: OidcConfig } | { kind: "api"; api: ApiConfig };
 
@@ -74,18 +89,13 @@ export async function createApplication(es: EventStore, a: { instanceId: string;
   const { result } = await withUniqueConflict("Application", () => nameTaken(a.name), () =>
     es.execute(async (w) => {
       const project = await w.tx.project.findFirst({ where: { id: a.projectId, instanceId: a.instanceId } });
-      if (!project) throw errors.notFound("APP-pr0j", `project "${a.projectId}" not found`);
+      if (!project) throw errors.notFound("APP-pr0c", `project "${a.projectId}" not found`);
       if (await w.tx.application.findFirst({ where: { projectId: project.id, name: a.name } })) throw nameTaken(a.name);
       const clientId = `${id}@${slug(project.name)}`;
-      const config = a.config.kind === "oidc" ? a.config.oidc : a.config.api;
+      const ref = { aggregateId: id, resourceOwner: project.orgId };
+      const fields = { projectId: project.id, name: a.name, clientId, secretHash };
       const [e] = await w.push(a.instanceId, a.creator, [
-        {
-          aggregateType: "application",
-          aggregateId: id,
-          type: a.config.kind === "oidc" ? EventTypes.oidcAppAdded : EventTypes.apiAppAdded,
-          payload: { projectId: project.id, name: a.name, clientId, config, secretHash },
-          resourceOwner: project.orgId,
-        },
+        a.config.kind === "oidc" ? oidcAppAdded.event(ref, { ...fields, config: a.config.oidc }) : apiAppAdded.event(ref, { ...fields, config: a.config.api }),
       ]);
       const details: ChangeDetails = { id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId: a.instanceId, resourceOwner: project.orgId };
       return { details, clientId };
@@ -94,7 +104,7 @@ export async function createApplication(es: EventStore, a: { instanceId: string;
   return { ...result, clientSecret: secret };
 }
 
-export function changeApplication(es: EventStore, a: { instanceId: string; id: string; creator: string }, decide: (app: AppRow, w: EventWriter) => Change[] | Promise<Change[]>) {
+export function changeApplication(es: EventStore, a: { instanceId: string; id: string; creator: string }, decide: Decision<AppRow, "application">) {
   return changeAggregate(es, {
     aggregateType: "application",
     ...a,
@@ -109,7 +119,7 @@ export function patchApplication(es: EventStore, a: { instanceId: string; id: st
   if (a.config?.kind === "oidc") checkOidcConfig(a.config.oidc);
   return withUniqueConflict("Application", () => nameTaken(a.name ?? ""), () =>
     changeApplication(es, a, async (app, w) => {
-      const changed: Record<string, unknown> = {};
+      const changed: PayloadOf<typeof appChanged> = {};
       if (a.name !== undefined && a.name !== app.name) {
         if (await w.tx.application.findFirst({ where: { projectId: app.projectId, name: a.name, NOT: { id: app.id } } })) throw nameTaken(a.name);
         changed.name = a.name;
@@ -119,17 +129,17 @@ export function patchApplication(es: EventStore, a: { instanceId: string; id: st
         const config = a.config.kind === "oidc" ? a.config.oidc : a.config.api;
         if (JSON.stringify(config) !== JSON.stringify(app.config)) changed.config = config;
       }
-      return Object.keys(changed).length ? [{ type: EventTypes.appChanged, payload: changed }] : [];
+      return Object.keys(changed).length ? [appChanged.change(changed)] : [];
     }),
   );
 }
 
 export function setApplicationState(es: EventStore, a: { instanceId: string; id: string; creator: string; active: boolean }) {
-  return changeApplication(es, a, (app) => ((app.state === "active") === a.active ? [] : [{ type: a.active ? EventTypes.appReactivated : EventTypes.appDeactivated }]));
+  return changeApplication(es, a, (app) => ((app.state === "active") === a.active ? [] : [(a.active ? appReactivated : appDeactivated).change()]));
 }
 
 export function removeApplication(es: EventStore, a: { instanceId: string; id: string; creator: string }) {
-  return changeApplication(es, a, () => [{ type: EventTypes.appRemoved }]);
+  return changeApplication(es, a, () => [appRemoved.change()]);
 }
 
 export async function generateApplicationSecret(es: EventStore, a: { instanceId: string; id: string; creator: string }) {
@@ -140,23 +150,27 @@ export async function generateApplicationSecret(es: EventStore, a: { instanceId:
     const config = { kind: app.kind, oidc: app.config, api: app.config } as unknown as AppConfig;
     if (!needsSecret(config)) throw errors.failedPrecondition("APP-s3cr", "the application's auth method uses no client secret");
     clientId = app.clientId;
-    return [{ type: EventTypes.appSecretSet, payload: { secretHash } }];
+    return [appSecretSet.change({ secretHash })];
   });
   return { details, clientId, clientSecret: secret };
 }
 
 export async function addApplicationKey(es: EventStore, a: { instanceId: string; id: string; creator: string; expiresAt: Date | null }) {
   const keyId = newId();
-  const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  const { publicKey, privateKey } = generateKeyPairSync("rsa", {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: "spki", format: "pem" },
+    privateKeyEncoding: { type: "pkcs8", format: "pem" },
+  });
   let clientId = "";
   const details = await changeApplication(es, a, (app) => {
     if ((app.config as { authMethod?: string }).authMethod !== "private_key_jwt") {
       throw errors.failedPrecondition("APP-k3y1", "keys are for applications that authenticate with private_key_jwt");
     }
     clientId = app.clientId;
-    return [{ type: EventTypes.appKeyAdded, payload: { keyId, publicKey: publicKey.export({ type: "spki", format: "pem" }), expiresAt: a.expiresAt?.toISOString() ?? null } }];
+    return [appKeyAdded.change({ keyId, publicKey, expiresAt: a.expiresAt?.toISOString() ?? null })];
   });
-  const keyFile = { type: "application", keyId, key: privateKey.export({ type: "pkcs8", format: "pem" }), appId: a.id, clientId, expirationDate: a.expiresAt?.toISOString() ?? null };
+  const keyFile = { type: "application", keyId, key: privateKey, appId: a.id, clientId, expirationDate: a.expiresAt?.toISOString() ?? null };
   return { details, keyId, keyContent: JSON.stringify(keyFile) };
 }
 
@@ -165,16 +179,16 @@ export function removeApplicationKey(es: EventStore, a: { instanceId: string; id
     if (!(await w.tx.applicationKey.findFirst({ where: { id: a.keyId, applicationId: app.id } }))) {
       throw errors.notFound("APP-k3y2", `key "${a.keyId}" of application "${app.id}" not found`);
     }
-    return [{ type: EventTypes.appKeyRemoved, payload: { keyId: a.keyId } }];
+    return [appKeyRemoved.change({ keyId: a.keyId })];
   });
 }
 
 export function registerApplicationReducers(es: EventStore): void {
-  const touch = async (tx: Tx, id: string, sequence: number, changeDate: Date, data: Record<string, unknown> = {}) => {
-    await tx.application.update({ where: { id }, data: { ...data, sequence, changeDate } });
+  const touch = async (tx: Tx, e: StoredEvent<object>, data: Prisma.ApplicationUpdateInput = {}) => {
+    await tx.application.update({ where: { id: e.aggregateId }, data: { ...data, sequence: e.sequence, changeDate: e.createdAt } });
   };
-  const add = (kind: "oidc" | "api") => async (tx: Tx, e: Parameters<Parameters<EventStore["on"]>[1]>[1]) => {
-    const p = e.payload as { projectId: string; name: string; clientId: string; config: object; secretHash: string | null };
+  const add = async (tx: Tx, e: StoredEvent<AppAdded<OidcConfig | ApiConfig>>, kind: "oidc" | "api") => {
+    const p = e.payload;
     await tx.application.create({
       data: {
         id: e.aggregateId,
@@ -193,32 +207,22 @@ export function registerApplicationReducers(es: EventStore): void {
       },
     });
   };
-  es.on(EventTypes.oidcAppAdded, add("oidc"));
-  es.on(EventTypes.apiAppAdded, add("api"));
-  es.on(EventTypes.appChanged, (tx, e) => touch(tx, e.aggregateId, e.sequence, e.createdAt, e.payload));
-  es.on(EventTypes.appDeactivated, (tx, e) => touch(tx, e.aggregateId, e.sequence, e.createdAt, { state: "inactive" }));
-  es.on(EventTypes.appReactivated, (tx, e) => touch(tx, e.aggregateId, e.sequence, e.createdAt, { state: "active" }));
-  es.on(EventTypes.appSecretSet, (tx, e) => touch(tx, e.aggregateId, e.sequence, e.createdAt, { secretHash: String(e.payload.secretHash) }));
-  es.on(EventTypes.appRemoved, async (tx, e) => {
+  es.on(oidcAppAdded, (tx, e) => add(tx, e, "oidc"));
+  es.on(apiAppAdded, (tx, e) => add(tx, e, "api"));
+  es.on(appChanged, (tx, e) => touch(tx, e, { name: e.payload.name, config: e.payload.config }));
+  es.on(appDeactivated, (tx, e) => touch(tx, e, { state: "inactive" }));
+  es.on(appReactivated, (tx, e) => touch(tx, e, { state: "active" }));
+  es.on(appSecretSet, (tx, e) => touch(tx, e, { secretHash: e.payload.secretHash }));
+  es.on(appRemoved, async (tx, e) => {
     await tx.applicationKey.deleteMany({ where: { applicationId: e.aggregateId } });
     await tx.application.delete({ where: { id: e.aggregateId } });
   });
-  es.on(EventTypes.appKeyAdded, async (tx, e) => {
-    const p = e.payload;
-    await tx.applicationKey.create({
-      data: {
-        id: String(p.keyId),
-        instanceId: e.instanceId,
-        applicationId: e.aggregateId,
-        publicKey: String(p.publicKey),
-        expiresAt: p.expiresAt ? new Date(String(p.expiresAt)) : null,
-        createdAt: e.createdAt,
-      },
-    });
-    await touch(tx, e.aggregateId, e.sequence, e.createdAt);
+  es.on(appKeyAdded, async (tx, e) => {
+    await tx.applicationKey.create({ data: { ...credentialRow(e, e.payload.keyId), applicationId: e.aggregateId, publicKey: e.payload.publicKey } });
+    await touch(tx, e);
   });
-  es.on(EventTypes.appKeyRemoved, async (tx, e) => {
-    await tx.applicationKey.deleteMany({ where: { id: String(e.payload.keyId), applicationId: e.aggregateId } });
-    await touch(tx, e.aggregateId, e.sequence, e.createdAt);
+  es.on(appKeyRemoved, async (tx, e) => {
+    await tx.applicationKey.deleteMany({ where: { id: e.payload.keyId, applicationId: e.aggregateId } });
+    await touch(tx, e);
   });
 }

@@ -1,98 +1,18 @@
-/**
- * Every event type the server writes, `<aggregate>.<noun>.<verb>`. docs/events.md lists them with their
- * payloads; event executions are checked against this list.
- */
-export const EventTypes = {
-  instanceAdded: "instance.instance.added",
-  instanceDomainAdded: "instance.domain.added",
-  instanceDefaultOrgSet: "instance.default_org.set",
-  instanceMemberAdded: "instance.member.added",
-  instanceMemberChanged: "instance.member.changed",
-  instanceMemberRemoved: "instance.member.removed",
-  systemMemberAdded: "system.member.added",
-  systemMemberChanged: "system.member.changed",
-  systemMemberRemoved: "system.member.removed",
-  orgAdded: "org.org.added",
-  orgMemberAdded: "org.member.added",
-  orgMemberChanged: "org.member.changed",
-  orgMemberRemoved: "org.member.removed",
-  orgChanged: "org.org.changed",
-  orgDeactivated: "org.org.deactivated",
-  orgReactivated: "org.org.reactivated",
-  orgRemoved: "org.org.removed",
-  humanAdded: "user.human.added",
-  humanChanged: "user.human.changed",
-  machineAdded: "user.machine.added",
-  machineChanged: "user.machine.changed",
-  userLocked: "user.user.locked",
-  userUnlocked: "user.user.unlocked",
-  userDeactivated: "user.user.deactivated",
-  userReactivated: "user.user.reactivated",
-  userRemoved: "user.user.removed",
-  passwordChanged: "user.password.changed",
-  passwordCheckSucceeded: "user.password.check_succeeded",
-  passwordCheckFailed: "user.password.check_failed",
-  secretSet: "user.secret.set",
-  secretRemoved: "user.secret.removed",
-  keyAdded: "user.key.added",
-  keyRemoved: "user.key.removed",
-  patAdded: "user.pat.added",
-  patRemoved: "user.pat.removed",
-  projectAdded: "project.project.added",
-  projectChanged: "project.project.changed",
-  projectDeactivated: "project.project.deactivated",
-  projectReactivated: "project.project.reactivated",
-  projectRemoved: "project.project.removed",
-  projectRoleAdded: "project.role.added",
-  projectRoleChanged: "project.role.changed",
-  projectRoleRemoved: "project.role.removed",
-  projectMemberAdded: "project.member.added",
-  projectMemberChanged: "project.member.changed",
-  projectMemberRemoved: "project.member.removed",
-  oidcAppAdded: "application.oidc.added",
-  apiAppAdded: "application.api.added",
-  appChanged: "application.application.changed",
-  appDeactivated: "application.application.deactivated",
-  appReactivated: "application.application.reactivated",
-  appRemoved: "application.application.removed",
-  appSecretSet: "application.secret.set",
-  appKeyAdded: "application.key.added",
-  appKeyRemoved: "application.key.removed",
-  userGrantAdded: "usergrant.grant.added",
-  userGrantChanged: "usergrant.grant.changed",
-  userGrantRemoved: "usergrant.grant.removed",
-  signingKeyAdded: "oidc.signing_key.added",
-  authRequestAdded: "oidc.auth_request.added",
-  authRequestSucceeded: "oidc.auth_request.succeeded",
-  authRequestCodeExchanged: "oidc.auth_request.code_exchanged",
-  authRequestTokensIssued: "oidc.auth_request.tokens_issued",
-  refreshTokenAdded: "oidc.refresh_token.added",
-  refreshTokenRenewed: "oidc.refresh_token.renewed",
-  refreshTokenRevoked: "oidc.refresh_token.revoked",
-  accessTokenRevoked: "oidc.access_token.revoked",
-  sessionAdded: "session.session.added",
-  sessionReauthenticated: "session.session.reauthenticated",
-  sessionTerminated: "session.session.terminated",
-  featureSet: "settings.feature.set",
-  languageSet: "settings.language.set",
-  passwordComplexitySet: "settings.password_complexity.set",
-  lockoutSet: "settings.lockout.set",
-  loginSettingsSet: "settings.login.set",
-  targetAdded: "action.target.added",
-  targetChanged: "action.target.changed",
-  targetRemoved: "action.target.removed",
-  executionSet: "action.execution.set",
-  executionRemoved: "action.execution.removed",
-  gitlabIdpAdded: "idp.gitlab.added",
-  gitlabIdpChanged: "idp.gitlab.changed",
-  idpStatePolicySet: "idp.state_policy.set",
-  idpRemoved: "idp.idp.removed",
-} as const;
+import * as definitions from "./event-types.js";
+import type { ContextType } from "./event-types.js";
 
-/** Every event type, sorted: event executions are checked against it. */
-export const allEventTypes: string[] = Object.values(EventTypes).sort();
+// Commands and reducers import the definitions from here.
+export * from "./event-types.js";
 
-export type ContextType = "system" | "instance" | "org";
+/** Every event the server writes: each export of event-types.ts, so nothing is listed twice. */
+export const allEventDefinitions = Object.values(definitions);
+
+/** Every event type, sorted: event executions are checked against it, and docs/events.md must list it. */
+export const allEventTypes: string[] = allEventDefinitions.map((d) => d.type).sort();
+
+// Two definitions of one type would let their payload types disagree about the same stored events.
+const duplicate = allEventTypes.find((t, i) => t === allEventTypes[i - 1]);
+if (duplicate) throw new Error(`event type ${duplicate} is defined twice`);
 
 /** Aggregate IDs of settings: one aggregate per kind and owning context. */
 export function settingsAggregateId(kind: string, ownerType: ContextType, ownerId: string): string {

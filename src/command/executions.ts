@@ -2,7 +2,7 @@ import type { ConditionType } from "../actions/conditions.js";
 import { conditionTypeOfId } from "../actions/conditions.js";
 import { errors } from "../errors/errors.js";
 import type { EventStore, EventWriter } from "../eventstore/eventstore.js";
-import { EventTypes } from "./events.js";
+import { executionRemoved, executionSet } from "./events.js";
 import { detachFromExecutions, type ResourceDetails } from "./targets.js";
 
 /** Rejects an include that would make `id` reach itself. */
@@ -47,13 +47,7 @@ export async function putExecution(
       return { details: { id, sequence: current.sequence, changeDate: current.changeDate, instanceId }, created: false };
     }
     const [e] = await w.push(instanceId, args.creator, [
-      {
-        aggregateType: "execution",
-        aggregateId: id,
-        type: EventTypes.executionSet,
-        payload: { conditionType: args.type, targets: args.targets, includes: args.includes },
-        resourceOwner: instanceId,
-      },
+      executionSet.event({ aggregateId: id, resourceOwner: instanceId }, { conditionType: args.type, targets: args.targets, includes: args.includes }),
     ]);
     return { details: { id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId }, created: !current };
   });
@@ -67,10 +61,7 @@ export async function deleteExecution(es: EventStore, args: { instanceId: string
     const x = await w.tx.execution.findUnique({ where: { instanceId_id: { instanceId: args.instanceId, id: args.id } } });
     if (!x) throw errors.notFound("EXEC-n0tf", `execution "${args.id}" not found`);
     const cascade = await detachFromExecutions(w, args.instanceId, { include: x.id });
-    const [e] = await w.push(args.instanceId, args.creator, [
-      { aggregateType: "execution", aggregateId: x.id, type: EventTypes.executionRemoved, payload: {}, resourceOwner: args.instanceId },
-      ...cascade,
-    ]);
+    const [e] = await w.push(args.instanceId, args.creator, [executionRemoved.event({ aggregateId: x.id, resourceOwner: args.instanceId }), ...cascade]);
     return { id: x.id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId: args.instanceId };
   });
   return result;

@@ -1,17 +1,19 @@
-import type { Prisma as P } from "../../gen/prisma/client.js";
 import type { SecretBox } from "../crypto/secrets.js";
 import { errors } from "../errors/errors.js";
+import type { PayloadOf } from "../eventstore/definition.js";
 import type { EventStore, EventWriter } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
 import type { ContextRef, Policy } from "../query/reuse.js";
-import { EventTypes } from "./events.js";
+import { changedFields } from "./aggregate.js";
+import { gitlabIdpAdded, gitlabIdpChanged, idpRemoved, idpStatePolicySet } from "./events.js";
 import type { ResourceDetails } from "./targets.js";
 
 export const GITLAB = 8;
 
 export interface IdpConfig {
   name: string;
-  options: Record<string, unknown>;
+  /** The provider's options message as proto JSON. */
+  options: object;
   clientId: string;
   scopes: string[];
 }
@@ -22,8 +24,8 @@ export interface IdpDetails extends Omit<ResourceDetails, "instanceId"> {
 
 /** Projections of identity providers and of the children's state policies. */
 export function registerIdpReducers(es: EventStore): void {
-  es.on(EventTypes.gitlabIdpAdded, async (tx, e) => {
-    const p = e.payload as unknown as IdpConfig & { ownerType: string; ownerId: string; ownerPolicy: string; clientSecret?: string };
+  es.on(gitlabIdpAdded, async (tx, e) => {
+    const p = e.payload;
     await tx.idp.create({
       data: {
         id: e.aggregateId,
@@ -33,7 +35,7 @@ export function registerIdpReducers(es: EventStore): void {
         name: p.name,
         type: GITLAB,
         ownerPolicy: p.ownerPolicy,
-        options: p.options as P.InputJsonValue,
+        options: p.options,
         clientId: p.clientId,
         scopes: p.scopes,
         clientSecret: p.clientSecret ?? null,
@@ -43,15 +45,11 @@ export function registerIdpReducers(es: EventStore): void {
       },
     });
   });
-  es.on(EventTypes.gitlabIdpChanged, async (tx, e) => {
-    const p = e.payload as Partial<IdpConfig> & { ownerPolicy?: string; clientSecret?: string };
-    await tx.idp.update({
-      where: { id: e.aggregateId },
-      data: { ...p, options: p.options as P.InputJsonValue | undefined, sequence: e.sequence, changeDate: e.createdAt },
-    });
+  es.on(gitlabIdpChanged, async (tx, e) => {
+    await tx.idp.update({ where: { id: e.aggregateId }, data: { ...e.payload, sequence: e.sequence, changeDate: e.createdAt } });
   });
-  es.on(EventTypes.idpStatePolicySet, async (tx, e) => {
-    const p = e.payload as { contextType: string; contextId: string; policy: Policy };
+  es.on(idpStatePolicySet, async (tx, e) => {
+    const p = e.payload;
     const key = { idpId_contextType_contextId: { idpId: e.aggregateId, contextType: p.contextType, contextId: p.contextId } };
     if (p.policy === "inherit") await tx.idpPolicy.deleteMany({ where: { idpId: e.aggregateId, contextType: p.contextType, contextId: p.contextId } });
     else {
@@ -60,7 +58,7 @@ export function registerIdpReducers(es: EventStore): void {
     }
     await tx.idp.update({ where: { id: e.aggregateId }, data: { sequence: e.sequence, changeDate: e.createdAt } });
   });
-  es.on(EventTypes.idpRemoved, async (tx, e) => {
+  es.on(idpRemoved, async (tx, e) => {
     await tx.idpPolicy.deleteMany({ where: { idpId: e.aggregateId } });
     await tx.idp.delete({ where: { id: e.aggregateId } });
   });
@@ -77,19 +75,16 @@ export async function createGitlabIdp(
   const id = newId();
   const { result } = await es.execute(async (w) => {
     const [e] = await w.push(eventInstance(args.owner), args.creator, [
-      {
-        aggregateType: "idp",
-        aggregateId: id,
-        type: EventTypes.gitlabIdpAdded,
-        payload: {
+      gitlabIdpAdded.event(
+        { aggregateId: id, resourceOwner: args.owner.id },
+        {
           ...args.config,
           ownerType: args.owner.type,
           ownerId: args.owner.id,
           ownerPolicy: args.ownerPolicy,
           ...(args.clientSecret ? { clientSecret: box.seal(args.clientSecret) } : {}),
         },
-        resourceOwner: args.owner.id,
-      },
+      ),
     ]);
     return { id, sequence: e!.sequence, changeDate: e!.createdAt, owner: args.owner };
   });
@@ -109,18 +104,12 @@ export async function patchIdpConfig(
     await w.sequenceOf(eventInstance(owner), "idp", idp.id);
     const fresh = await w.tx.idp.findUnique({ where: { id: idp.id } });
     if (!fresh) throw errors.notFound("IDP-g0ne", `identity provider "${idp.id}" not found`);
-    const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-    const changed: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(args.changes)) {
-      if (v === undefined || k === "clientSecret") continue;
-      if (!same((fresh as Record<string, unknown>)[k], v)) changed[k] = v;
-    }
+    const { clientSecret, ...compared } = args.changes;
+    const changed: PayloadOf<typeof gitlabIdpChanged> = changedFields(fresh, compared);
     // A secret is write-only: a new one is always stored (it cannot be compared without decrypting).
-    if (args.changes.clientSecret !== undefined) changed.clientSecret = box.seal(args.changes.clientSecret);
+    if (clientSecret !== undefined) changed.clientSecret = box.seal(clientSecret);
     if (!Object.keys(changed).length) return { id: fresh.id, sequence: fresh.sequence, changeDate: fresh.changeDate, owner };
-    const [e] = await w.push(eventInstance(owner), args.creator, [
-      { aggregateType: "idp", aggregateId: idp.id, type: EventTypes.gitlabIdpChanged, payload: changed, resourceOwner: owner.id },
-    ]);
+    const [e] = await w.push(eventInstance(owner), args.creator, [gitlabIdpChanged.event({ aggregateId: idp.id, resourceOwner: owner.id }, changed)]);
     return { id: idp.id, sequence: e!.sequence, changeDate: e!.createdAt, owner };
   });
   return result;
@@ -139,13 +128,7 @@ export async function setIdpStatePolicy(
     const current = await w.tx.idpPolicy.findUnique({ where: { idpId_contextType_contextId: { idpId: idp.id, contextType: context.type, contextId: context.id } } });
     if ((current?.policy ?? "inherit") === args.policy) return { id: fresh.id, sequence: fresh.sequence, changeDate: fresh.changeDate, owner };
     const [e] = await w.push(eventInstance(owner), args.creator, [
-      {
-        aggregateType: "idp",
-        aggregateId: idp.id,
-        type: EventTypes.idpStatePolicySet,
-        payload: { contextType: context.type, contextId: context.id, policy: args.policy },
-        resourceOwner: owner.id,
-      },
+      idpStatePolicySet.event({ aggregateId: idp.id, resourceOwner: owner.id }, { contextType: context.type, contextId: context.id, policy: args.policy }),
     ]);
     return { id: idp.id, sequence: e!.sequence, changeDate: e!.createdAt, owner };
   });
@@ -157,9 +140,7 @@ export async function deleteIdp(es: EventStore, args: { idp: IdpRow; owner: Cont
     await w.sequenceOf(eventInstance(args.owner), "idp", args.idp.id);
     const fresh = await w.tx.idp.findUnique({ where: { id: args.idp.id } });
     if (!fresh) throw errors.notFound("IDP-g0n3", `identity provider "${args.idp.id}" not found`);
-    const [e] = await w.push(eventInstance(args.owner), args.creator, [
-      { aggregateType: "idp", aggregateId: args.idp.id, type: EventTypes.idpRemoved, payload: {}, resourceOwner: args.owner.id },
-    ]);
+    const [e] = await w.push(eventInstance(args.owner), args.creator, [idpRemoved.event({ aggregateId: args.idp.id, resourceOwner: args.owner.id })]);
     return { id: args.idp.id, sequence: e!.sequence, changeDate: e!.createdAt, owner: args.owner };
   });
   return result;

@@ -2,7 +2,7 @@ import type { User } from "../../gen/prisma/client.js";
 import { hashPassword, verifyPassword } from "../crypto/password.js";
 import type { EventStore } from "../eventstore/eventstore.js";
 import type { Database } from "../storage/database.js";
-import { EventTypes } from "./events.js";
+import { passwordChanged, passwordCheckFailed, passwordCheckSucceeded, userLocked } from "./events.js";
 
 /** Verified against when there is no user, so that an unknown login name costs the same time as a wrong password. */
 let decoy: Promise<string> | undefined;
@@ -27,7 +27,7 @@ export async function checkPassword(
   if (user.state !== "active") return undefined;
   const org = await db.prisma.org.findUnique({ where: { id: user.orgId }, select: { state: true } });
   if (org?.state !== "active") return undefined;
-  const base = { aggregateType: "user", aggregateId: user.id, resourceOwner: user.orgId };
+  const ref = { aggregateId: user.id, resourceOwner: user.orgId };
   if (!valid) {
     const limit = await a.maxAttempts(user);
     await es.execute(async (w) => {
@@ -36,8 +36,8 @@ export async function checkPassword(
       if (!fresh || fresh.state !== "active") return;
       const lock = limit > 0 && fresh.passwordFailures + 1 >= limit;
       await w.push(a.instanceId, user.id, [
-        { ...base, type: EventTypes.passwordCheckFailed, payload: {} },
-        ...(lock ? [{ ...base, type: EventTypes.userLocked, payload: { reason: "too many failed password checks" } }] : []),
+        passwordCheckFailed.event(ref),
+        ...(lock ? [userLocked.event(ref, { reason: "too many failed password checks" })] : []),
       ]);
     });
     return undefined;
@@ -46,8 +46,8 @@ export async function checkPassword(
   if (user.passwordFailures > 0 || newHash) {
     await es.execute((w) =>
       w.push(a.instanceId, user.id, [
-        ...(user.passwordFailures > 0 ? [{ ...base, type: EventTypes.passwordCheckSucceeded, payload: {} }] : []),
-        ...(newHash ? [{ ...base, type: EventTypes.passwordChanged, payload: { passwordHash: newHash, changeRequired: user.passwordChangeRequired, rehashed: true } }] : []),
+        ...(user.passwordFailures > 0 ? [passwordCheckSucceeded.event(ref)] : []),
+        ...(newHash ? [passwordChanged.event(ref, { passwordHash: newHash, changeRequired: user.passwordChangeRequired, rehashed: true })] : []),
       ]),
     );
   }

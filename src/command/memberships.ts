@@ -1,16 +1,24 @@
 import { availableRoles } from "../authz/roles.js";
 import { errors } from "../errors/errors.js";
-import type { EventStore, Tx } from "../eventstore/eventstore.js";
+import type { EventDefinition } from "../eventstore/definition.js";
+import type { EventStore, StoredEvent, Tx } from "../eventstore/eventstore.js";
 import type { ChangeDetails } from "./aggregate.js";
-import { EventTypes, type ContextType } from "./events.js";
+import * as events from "./events.js";
+import type { ContextType, MemberRemoved, MemberRoles } from "./events.js";
 
 export type MemberContextType = ContextType | "project";
 
-const memberEvents: Record<MemberContextType, { added: string; changed: string; removed: string }> = {
-  system: { added: EventTypes.systemMemberAdded, changed: EventTypes.systemMemberChanged, removed: EventTypes.systemMemberRemoved },
-  instance: { added: EventTypes.instanceMemberAdded, changed: EventTypes.instanceMemberChanged, removed: EventTypes.instanceMemberRemoved },
-  org: { added: EventTypes.orgMemberAdded, changed: EventTypes.orgMemberChanged, removed: EventTypes.orgMemberRemoved },
-  project: { added: EventTypes.projectMemberAdded, changed: EventTypes.projectMemberChanged, removed: EventTypes.projectMemberRemoved },
+interface MemberEvents {
+  added: EventDefinition<MemberRoles>;
+  changed: EventDefinition<MemberRoles>;
+  removed: EventDefinition<MemberRemoved>;
+}
+
+const memberEvents: Record<MemberContextType, MemberEvents> = {
+  system: { added: events.systemMemberAdded, changed: events.systemMemberChanged, removed: events.systemMemberRemoved },
+  instance: { added: events.instanceMemberAdded, changed: events.instanceMemberChanged, removed: events.instanceMemberRemoved },
+  org: { added: events.orgMemberAdded, changed: events.orgMemberChanged, removed: events.orgMemberRemoved },
+  project: { added: events.projectMemberAdded, changed: events.projectMemberChanged, removed: events.projectMemberRemoved },
 };
 
 /** A membership's ID: derived from what makes it unique, the context and the user. */
@@ -46,7 +54,7 @@ async function ownerOf(tx: Tx, t: Target): Promise<string> {
     return org.id;
   }
   const project = await tx.project.findFirst({ where: { id: t.contextId, instanceId: t.instanceId } });
-  if (!project) throw errors.notFound("MEMB-pr0j", `project "${t.contextId}" not found`);
+  if (!project) throw errors.notFound("MEMB-pr0c", `project "${t.contextId}" not found`);
   return project.orgId;
 }
 
@@ -68,9 +76,10 @@ async function writeMembership(es: EventStore, t: Target, roles: string[] | unde
     if (mode === "change" && JSON.stringify(existing!.roles) === JSON.stringify(unique)) {
       return { id, sequence: existing!.sequence, changeDate: existing!.changeDate, instanceId: t.instanceId, resourceOwner };
     }
-    const type = memberEvents[t.type][mode === "add" ? "added" : mode === "change" ? "changed" : "removed"];
+    const defs = memberEvents[t.type];
+    const ref = { aggregateId, resourceOwner };
     const [e] = await w.push(t.instanceId, t.creator, [
-      { aggregateType: t.type, aggregateId, type, payload: { userId: t.userId, ...(roles ? { roles: unique } : {}) }, resourceOwner },
+      mode === "remove" ? defs.removed.event(ref, { userId: t.userId }) : defs[mode === "add" ? "added" : "changed"].event(ref, { userId: t.userId, roles: unique }),
     ]);
     return { id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId: t.instanceId, resourceOwner };
   });
@@ -83,11 +92,17 @@ export const removeMembership = (es: EventStore, t: Target) => writeMembership(e
 
 /** Projections of memberships in every kind of context. */
 export function registerMembershipReducers(es: EventStore): void {
-  for (const [type, names] of Object.entries(memberEvents) as [MemberContextType, (typeof memberEvents)["org"]][]) {
+  for (const [type, defs] of Object.entries(memberEvents) as [MemberContextType, MemberEvents][]) {
     const contextIdOf = (aggregateId: string) => (type === "system" ? "" : aggregateId);
-    const upsert = async (tx: Tx, e: Parameters<Parameters<EventStore["on"]>[1]>[1]) => {
-      const userId = String(e.payload.userId);
-      const roles = (e.payload.roles as string[]) ?? [];
+    // The context's own projection follows its aggregate's sequence, which member events advance.
+    const touchContext = async (tx: Tx, e: StoredEvent<object>) => {
+      const data = { sequence: e.sequence, changeDate: e.createdAt };
+      if (type === "instance") await tx.instance.update({ where: { id: e.aggregateId }, data });
+      if (type === "org") await tx.org.update({ where: { id: e.aggregateId }, data });
+      if (type === "project") await tx.project.update({ where: { id: e.aggregateId }, data });
+    };
+    const upsert = async (tx: Tx, e: StoredEvent<MemberRoles>) => {
+      const { userId, roles } = e.payload;
       const contextId = contextIdOf(e.aggregateId);
       const data = { roles, sequence: e.sequence, changeDate: e.createdAt };
       await tx.membership.upsert({
@@ -95,18 +110,12 @@ export function registerMembershipReducers(es: EventStore): void {
         create: { instanceId: e.instanceId, userId, contextType: type, contextId, ...data },
         update: data,
       });
+      await touchContext(tx, e);
     };
-    // The context's own projection follows its aggregate's sequence, which member events advance.
-    const touchContext = async (tx: Tx, e: Parameters<Parameters<EventStore["on"]>[1]>[1]) => {
-      const data = { sequence: e.sequence, changeDate: e.createdAt };
-      if (type === "instance") await tx.instance.update({ where: { id: e.aggregateId }, data });
-      if (type === "org") await tx.org.update({ where: { id: e.aggregateId }, data });
-      if (type === "project") await tx.project.update({ where: { id: e.aggregateId }, data });
-    };
-    es.on(names.added, async (tx, e) => (await upsert(tx, e), await touchContext(tx, e)));
-    es.on(names.changed, async (tx, e) => (await upsert(tx, e), await touchContext(tx, e)));
-    es.on(names.removed, async (tx, e) => {
-      await tx.membership.deleteMany({ where: { userId: String(e.payload.userId), contextType: type, contextId: contextIdOf(e.aggregateId) } });
+    es.on(defs.added, upsert);
+    es.on(defs.changed, upsert);
+    es.on(defs.removed, async (tx, e) => {
+      await tx.membership.deleteMany({ where: { userId: e.payload.userId, contextType: type, contextId: contextIdOf(e.aggregateId) } });
       await touchContext(tx, e);
     });
   }

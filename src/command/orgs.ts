@@ -1,11 +1,13 @@
+import type { Prisma } from "../../gen/prisma/client.js";
 import { errors } from "../errors/errors.js";
-import type { EventStore, NewEvent, Tx } from "../eventstore/eventstore.js";
+import type { EventStore, NewEvent, StoredEvent, Tx } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
 import { changeAggregate, withUniqueConflict, type ChangeDetails } from "./aggregate.js";
-import { EventTypes } from "./events.js";
+import { instanceDefaultOrgSet, orgAdded, orgChanged, orgDeactivated, orgReactivated, orgRemoved } from "./events.js";
 
+/** An organisation owns itself. */
 export function orgAddedEvent(orgId: string, name: string, primaryDomain: string): NewEvent {
-  return { aggregateType: "org", aggregateId: orgId, type: EventTypes.orgAdded, payload: { name, primaryDomain }, resourceOwner: orgId };
+  return orgAdded.event({ aggregateId: orgId, resourceOwner: orgId }, { name, primaryDomain });
 }
 
 /** `<name slug>.<domain>`: an organisation's generated primary domain. */
@@ -64,16 +66,16 @@ export function changeOrg(es: EventStore, a: { instanceId: string; id: string; c
             // The generated domain follows the name and keeps the instance domain it was made with.
             const primaryDomain = orgDomain(a.name, org.primaryDomain.slice(org.primaryDomain.indexOf(".") + 1));
             await checkNameFree(w.tx, a.instanceId, a.name, primaryDomain, org.id);
-            return [{ type: EventTypes.orgChanged, payload: { name: a.name, primaryDomain } }];
+            return [orgChanged.change({ name: a.name, primaryDomain })];
           }
           case "deactivate":
             if (isDefault) throw errors.failedPrecondition("ORG-d3f1", "the instance's default organization cannot be deactivated");
-            return org.state === "inactive" ? [] : [{ type: EventTypes.orgDeactivated }];
+            return org.state === "inactive" ? [] : [orgDeactivated.change()];
           case "reactivate":
-            return org.state === "active" ? [] : [{ type: EventTypes.orgReactivated }];
+            return org.state === "active" ? [] : [orgReactivated.change()];
           case "remove":
             if (isDefault) throw errors.failedPrecondition("ORG-d3f2", "the instance's default organization cannot be removed; set another one as default first");
-            return [{ type: EventTypes.orgRemoved }];
+            return [orgRemoved.change()];
         }
       },
     }),
@@ -88,9 +90,7 @@ export async function setDefaultOrg(es: EventStore, a: { instanceId: string; org
     if (org.state !== "active") throw errors.failedPrecondition("ORG-1n4c", `organization "${a.orgId}" is inactive`);
     const instance = await w.tx.instance.findUniqueOrThrow({ where: { id: a.instanceId } });
     if (instance.defaultOrgId === org.id) return { id: org.id, sequence: instance.sequence, changeDate: instance.changeDate, instanceId: a.instanceId, resourceOwner: a.instanceId };
-    const [e] = await w.push(a.instanceId, a.creator, [
-      { aggregateType: "instance", aggregateId: a.instanceId, type: EventTypes.instanceDefaultOrgSet, payload: { orgId: org.id }, resourceOwner: a.instanceId },
-    ]);
+    const [e] = await w.push(a.instanceId, a.creator, [instanceDefaultOrgSet.event({ aggregateId: a.instanceId, resourceOwner: a.instanceId }, { orgId: org.id })]);
     return { id: org.id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId: a.instanceId, resourceOwner: a.instanceId };
   });
   return result;
@@ -98,13 +98,13 @@ export async function setDefaultOrg(es: EventStore, a: { instanceId: string; org
 
 /** Projections of organisations beyond their creation (reducers.ts adds them). */
 export function registerOrgReducers(es: EventStore): void {
-  const touch = async (tx: Tx, id: string, sequence: number, changeDate: Date, data: Record<string, unknown> = {}) => {
-    await tx.org.update({ where: { id }, data: { ...data, sequence, changeDate } });
+  const touch = async (tx: Tx, e: StoredEvent<object>, data: Prisma.OrgUpdateInput) => {
+    await tx.org.update({ where: { id: e.aggregateId }, data: { ...data, sequence: e.sequence, changeDate: e.createdAt } });
   };
-  es.on(EventTypes.orgChanged, (tx, e) => touch(tx, e.aggregateId, e.sequence, e.createdAt, { name: e.payload.name, primaryDomain: e.payload.primaryDomain }));
-  es.on(EventTypes.orgDeactivated, (tx, e) => touch(tx, e.aggregateId, e.sequence, e.createdAt, { state: "inactive" }));
-  es.on(EventTypes.orgReactivated, (tx, e) => touch(tx, e.aggregateId, e.sequence, e.createdAt, { state: "active" }));
-  es.on(EventTypes.orgRemoved, async (tx, e) => {
+  es.on(orgChanged, (tx, e) => touch(tx, e, { name: e.payload.name, primaryDomain: e.payload.primaryDomain }));
+  es.on(orgDeactivated, (tx, e) => touch(tx, e, { state: "inactive" }));
+  es.on(orgReactivated, (tx, e) => touch(tx, e, { state: "active" }));
+  es.on(orgRemoved, async (tx, e) => {
     // The organisation's users go with it: their credentials, and every membership in it or of them.
     const users = (await tx.user.findMany({ where: { orgId: e.aggregateId }, select: { id: true } })).map((u) => u.id);
     await tx.personalAccessToken.deleteMany({ where: { userId: { in: users } } });

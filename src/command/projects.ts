@@ -1,8 +1,18 @@
 import { errors } from "../errors/errors.js";
-import type { EventStore, EventWriter, Tx } from "../eventstore/eventstore.js";
+import type { Prisma } from "../../gen/prisma/client.js";
+import type { EventStore, StoredEvent, Tx } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
-import { changeAggregate, changedFields, withUniqueConflict, type Change, type ChangeDetails } from "./aggregate.js";
-import { EventTypes } from "./events.js";
+import { changeAggregate, changedFields, withUniqueConflict, type ChangeDetails, type Decision } from "./aggregate.js";
+import {
+  projectAdded,
+  projectChanged,
+  projectDeactivated,
+  projectReactivated,
+  projectRemoved,
+  projectRoleAdded,
+  projectRoleChanged,
+  projectRoleRemoved,
+} from "./events.js";
 
 export interface ProjectConfig {
   name: string;
@@ -30,9 +40,7 @@ export async function createProject(es: EventStore, a: { instanceId: string; org
   const { result } = await withUniqueConflict("Project", () => nameTaken(a.config.name), () =>
     es.execute(async (w): Promise<ChangeDetails> => {
       await checkNameFree(w.tx, a.orgId, a.config.name);
-      const [e] = await w.push(a.instanceId, a.creator, [
-        { aggregateType: "project", aggregateId: id, type: EventTypes.projectAdded, payload: { ...a.config }, resourceOwner: a.orgId },
-      ]);
+      const [e] = await w.push(a.instanceId, a.creator, [projectAdded.event({ aggregateId: id, resourceOwner: a.orgId }, { ...a.config })]);
       return { id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId: a.instanceId, resourceOwner: a.orgId };
     }),
   );
@@ -43,7 +51,7 @@ export async function createProject(es: EventStore, a: { instanceId: string; org
 export function changeProject(
   es: EventStore,
   a: { instanceId: string; id: string; creator: string },
-  decide: (p: ProjectRow, w: EventWriter) => Change[] | Promise<Change[]>,
+  decide: Decision<ProjectRow, "project">,
 ): Promise<ChangeDetails> {
   return changeAggregate(es, {
     aggregateType: "project",
@@ -58,10 +66,10 @@ export function changeProject(
 export function patchProject(es: EventStore, a: { instanceId: string; id: string; creator: string; changes: Partial<ProjectConfig> }) {
   return withUniqueConflict("Project", () => nameTaken(a.changes.name ?? ""), () =>
     changeProject(es, a, async (p, w) => {
-      const changed = changedFields(p as unknown as Record<string, unknown>, a.changes);
+      const changed = changedFields(p, a.changes);
       if (!Object.keys(changed).length) return [];
-      if (typeof changed.name === "string") await checkNameFree(w.tx, p.orgId, changed.name, p.id);
-      return [{ type: EventTypes.projectChanged, payload: changed }];
+      if (changed.name !== undefined) await checkNameFree(w.tx, p.orgId, changed.name, p.id);
+      return [projectChanged.change(changed)];
     }),
   );
 }
@@ -69,19 +77,19 @@ export function patchProject(es: EventStore, a: { instanceId: string; id: string
 export function setProjectState(es: EventStore, a: { instanceId: string; id: string; creator: string; active: boolean }) {
   return changeProject(es, a, (p) => {
     if ((p.state === "active") === a.active) return [];
-    return [{ type: a.active ? EventTypes.projectReactivated : EventTypes.projectDeactivated }];
+    return [(a.active ? projectReactivated : projectDeactivated).change()];
   });
 }
 
 export function removeProject(es: EventStore, a: { instanceId: string; id: string; creator: string }) {
-  return changeProject(es, a, () => [{ type: EventTypes.projectRemoved }]);
+  return changeProject(es, a, () => [projectRemoved.change()]);
 }
 
 export function addRole(es: EventStore, a: { instanceId: string; id: string; creator: string; role: RoleConfig }) {
   return changeProject(es, a, async (p, w) => {
     const exists = await w.tx.projectRole.findUnique({ where: { projectId_key: { projectId: p.id, key: a.role.key } } });
     if (exists) throw errors.alreadyExists("PROJ-r0l3", `the project already has a role "${a.role.key}"`);
-    return [{ type: EventTypes.projectRoleAdded, payload: { ...a.role } }];
+    return [projectRoleAdded.change({ ...a.role })];
   });
 }
 
@@ -89,8 +97,8 @@ export function patchRole(es: EventStore, a: { instanceId: string; id: string; c
   return changeProject(es, a, async (p, w) => {
     const role = await w.tx.projectRole.findUnique({ where: { projectId_key: { projectId: p.id, key: a.key } } });
     if (!role) throw errors.notFound("PROJ-r0l4", `role "${a.key}" of project "${p.id}" not found`);
-    const changed = changedFields(role as unknown as Record<string, unknown>, a.changes);
-    return Object.keys(changed).length ? [{ type: EventTypes.projectRoleChanged, payload: { key: a.key, ...changed } }] : [];
+    const changed = changedFields(role, a.changes);
+    return Object.keys(changed).length ? [projectRoleChanged.change({ key: a.key, ...changed })] : [];
   });
 }
 
@@ -98,16 +106,16 @@ export function removeRole(es: EventStore, a: { instanceId: string; id: string; 
   return changeProject(es, a, async (p, w) => {
     const role = await w.tx.projectRole.findUnique({ where: { projectId_key: { projectId: p.id, key: a.key } } });
     if (!role) throw errors.notFound("PROJ-r0l5", `role "${a.key}" of project "${p.id}" not found`);
-    return [{ type: EventTypes.projectRoleRemoved, payload: { key: a.key } }];
+    return [projectRoleRemoved.change({ key: a.key })];
   });
 }
 
 export function registerProjectReducers(es: EventStore): void {
-  const touch = async (tx: Tx, id: string, sequence: number, changeDate: Date, data: Record<string, unknown> = {}) => {
-    await tx.project.update({ where: { id }, data: { ...data, sequence, changeDate } });
+  const touch = async (tx: Tx, e: StoredEvent<object>, data: Prisma.ProjectUpdateInput = {}) => {
+    await tx.project.update({ where: { id: e.aggregateId }, data: { ...data, sequence: e.sequence, changeDate: e.createdAt } });
   };
-  es.on(EventTypes.projectAdded, async (tx, e) => {
-    const p = e.payload as unknown as ProjectConfig;
+  es.on(projectAdded, async (tx, e) => {
+    const p = e.payload;
     await tx.project.create({
       data: {
         id: e.aggregateId,
@@ -115,18 +123,18 @@ export function registerProjectReducers(es: EventStore): void {
         orgId: e.resourceOwner,
         name: p.name,
         state: "active",
-        projectRoleAssertion: !!p.projectRoleAssertion,
-        projectRoleCheck: !!p.projectRoleCheck,
+        projectRoleAssertion: p.projectRoleAssertion,
+        projectRoleCheck: p.projectRoleCheck,
         sequence: e.sequence,
         createdAt: e.createdAt,
         changeDate: e.createdAt,
       },
     });
   });
-  es.on(EventTypes.projectChanged, (tx, e) => touch(tx, e.aggregateId, e.sequence, e.createdAt, e.payload));
-  es.on(EventTypes.projectDeactivated, (tx, e) => touch(tx, e.aggregateId, e.sequence, e.createdAt, { state: "inactive" }));
-  es.on(EventTypes.projectReactivated, (tx, e) => touch(tx, e.aggregateId, e.sequence, e.createdAt, { state: "active" }));
-  es.on(EventTypes.projectRemoved, async (tx, e) => {
+  es.on(projectChanged, (tx, e) => touch(tx, e, e.payload));
+  es.on(projectDeactivated, (tx, e) => touch(tx, e, { state: "inactive" }));
+  es.on(projectReactivated, (tx, e) => touch(tx, e, { state: "active" }));
+  es.on(projectRemoved, async (tx, e) => {
     const apps = (await tx.application.findMany({ where: { projectId: e.aggregateId }, select: { id: true } })).map((x) => x.id);
     await tx.applicationKey.deleteMany({ where: { applicationId: { in: apps } } });
     await tx.application.deleteMany({ where: { projectId: e.aggregateId } });
@@ -135,23 +143,23 @@ export function registerProjectReducers(es: EventStore): void {
     await tx.membership.deleteMany({ where: { contextType: "project", contextId: e.aggregateId } });
     await tx.project.delete({ where: { id: e.aggregateId } });
   });
-  es.on(EventTypes.projectRoleAdded, async (tx, e) => {
-    const r = e.payload as unknown as RoleConfig;
-    await tx.projectRole.create({ data: { projectId: e.aggregateId, key: r.key, displayName: r.displayName ?? "", group: r.group ?? "", createdAt: e.createdAt } });
-    await touch(tx, e.aggregateId, e.sequence, e.createdAt);
+  es.on(projectRoleAdded, async (tx, e) => {
+    const { key, displayName, group } = e.payload;
+    await tx.projectRole.create({ data: { projectId: e.aggregateId, key, displayName, group, createdAt: e.createdAt } });
+    await touch(tx, e);
   });
-  es.on(EventTypes.projectRoleChanged, async (tx, e) => {
-    const { key, ...changes } = e.payload as unknown as RoleConfig;
+  es.on(projectRoleChanged, async (tx, e) => {
+    const { key, ...changes } = e.payload;
     await tx.projectRole.update({ where: { projectId_key: { projectId: e.aggregateId, key } }, data: changes });
-    await touch(tx, e.aggregateId, e.sequence, e.createdAt);
+    await touch(tx, e);
   });
-  es.on(EventTypes.projectRoleRemoved, async (tx, e) => {
-    const key = String(e.payload.key);
+  es.on(projectRoleRemoved, async (tx, e) => {
+    const { key } = e.payload;
     await tx.projectRole.delete({ where: { projectId_key: { projectId: e.aggregateId, key } } });
     // The role leaves every grant that held it.
     for (const g of await tx.userGrant.findMany({ where: { projectId: e.aggregateId, roleKeys: { has: key } } })) {
       await tx.userGrant.update({ where: { id: g.id }, data: { roleKeys: g.roleKeys.filter((k) => k !== key) } });
     }
-    await touch(tx, e.aggregateId, e.sequence, e.createdAt);
+    await touch(tx, e);
   });
 }

@@ -1,6 +1,6 @@
 import type { EventStore } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
-import { EventTypes } from "./events.js";
+import { sessionAdded, sessionReauthenticated, sessionTerminated } from "./events.js";
 
 /**
  * Browser sessions: one per account a browser signed in with. Signing in again with the same account
@@ -10,15 +10,8 @@ export async function signIn(es: EventStore, a: { instanceId: string; agentHash:
   const { result } = await es.execute(async (w) => {
     const existing = await w.tx.loginSession.findUnique({ where: { agentHash_userId: { agentHash: a.agentHash, userId: a.userId } } });
     const id = existing?.id ?? newId();
-    await w.push(a.instanceId, a.userId, [
-      {
-        aggregateType: "session",
-        aggregateId: id,
-        type: existing ? EventTypes.sessionReauthenticated : EventTypes.sessionAdded,
-        payload: existing ? {} : { agentHash: a.agentHash, userId: a.userId },
-        resourceOwner: a.orgId,
-      },
-    ]);
+    const ref = { aggregateId: id, resourceOwner: a.orgId };
+    await w.push(a.instanceId, a.userId, [existing ? sessionReauthenticated.event(ref) : sessionAdded.event(ref, { agentHash: a.agentHash, userId: a.userId })]);
     return id;
   });
   return result;
@@ -32,7 +25,7 @@ export async function terminateSessions(es: EventStore, a: { instanceId: string;
     await w.push(
       a.instanceId,
       a.creator,
-      sessions.map((s) => ({ aggregateType: "session", aggregateId: s.id, type: EventTypes.sessionTerminated, payload: {}, resourceOwner: "" })),
+      sessions.map((s) => sessionTerminated.event({ aggregateId: s.id, resourceOwner: "" })),
     );
     return sessions.length;
   });
@@ -40,13 +33,13 @@ export async function terminateSessions(es: EventStore, a: { instanceId: string;
 }
 
 export function registerSessionReducers(es: EventStore): void {
-  es.on(EventTypes.sessionAdded, async (tx, e) => {
+  es.on(sessionAdded, async (tx, e) => {
     await tx.loginSession.create({
       data: {
         id: e.aggregateId,
         instanceId: e.instanceId,
-        agentHash: String(e.payload.agentHash),
-        userId: String(e.payload.userId),
+        agentHash: e.payload.agentHash,
+        userId: e.payload.userId,
         authTime: e.createdAt,
         sequence: e.sequence,
         createdAt: e.createdAt,
@@ -54,10 +47,10 @@ export function registerSessionReducers(es: EventStore): void {
       },
     });
   });
-  es.on(EventTypes.sessionReauthenticated, async (tx, e) => {
+  es.on(sessionReauthenticated, async (tx, e) => {
     await tx.loginSession.update({ where: { id: e.aggregateId }, data: { authTime: e.createdAt, sequence: e.sequence, changeDate: e.createdAt } });
   });
-  es.on(EventTypes.sessionTerminated, async (tx, e) => {
+  es.on(sessionTerminated, async (tx, e) => {
     await tx.loginSession.deleteMany({ where: { id: e.aggregateId } });
   });
 }

@@ -1,6 +1,6 @@
 import type { EventStore } from "../eventstore/eventstore.js";
 import type { SettingsOwner } from "../query/settings.js";
-import { EventTypes, settingsAggregateId } from "./events.js";
+import { featureSet, languageSet, lockoutSet, loginSettingsSet, passwordComplexitySet, settingsAggregateId } from "./events.js";
 
 export interface SettingsChange {
   /** Properties to set in the context. */
@@ -15,14 +15,15 @@ export interface SettingsDetails {
   owner: SettingsOwner;
 }
 
-const kinds = {
-  feature: EventTypes.featureSet,
-  language: EventTypes.languageSet,
-  password_complexity: EventTypes.passwordComplexitySet,
-  lockout: EventTypes.lockoutSet,
-  login: EventTypes.loginSettingsSet,
+/** The event of each kind of settings; the reducers register one projection per entry. */
+export const settingsEvents = {
+  feature: featureSet,
+  language: languageSet,
+  password_complexity: passwordComplexitySet,
+  lockout: lockoutSet,
+  login: loginSettingsSet,
 } as const;
-export type SettingsKind = keyof typeof kinds;
+export type SettingsKind = keyof typeof settingsEvents;
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
@@ -48,13 +49,7 @@ export async function changeSettings(
       return { sequence: row?.sequence ?? 0, changeDate: row?.changeDate, owner };
     }
     const [e] = await w.push(instanceId, args.creator, [
-      {
-        aggregateType: "settings",
-        aggregateId,
-        type: kinds[kind],
-        payload: { ownerType: owner.type, ownerId: owner.id, set, reset },
-        resourceOwner: owner.id,
-      },
+      settingsEvents[kind].event({ aggregateId, resourceOwner: owner.id }, { ownerType: owner.type, ownerId: owner.id, set, reset }),
     ]);
     return { sequence: e!.sequence, changeDate: e!.createdAt, owner };
   });

@@ -5,7 +5,7 @@ import { hashPassword } from "../crypto/password.js";
 import { StartupError } from "../config/startup-error.js";
 import type { EventStore, EventWriter, NewEvent } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
-import { EventTypes, settingsAggregateId } from "./events.js";
+import { featureSet, humanAdded, instanceAdded, instanceDefaultOrgSet, instanceDomainAdded, settingsAggregateId } from "./events.js";
 import { orgAddedEvent, orgDomain } from "./orgs.js";
 import { machineUserEvents, memberEvent, patEvents } from "./users.js";
 
@@ -33,9 +33,7 @@ async function addExternalDomain(w: EventWriter, instanceId: string, domain: str
   const owner = await w.tx.instanceDomain.findUnique({ where: { domain } });
   if (owner?.instanceId === instanceId) return;
   if (owner) throw new StartupError(`SVC_EXTERNAL_DOMAIN ${domain} is a domain of another instance (${owner.instanceId}), not of the first one`);
-  await w.push(instanceId, SYSTEM_CREATOR, [
-    { aggregateType: "instance", aggregateId: instanceId, type: EventTypes.instanceDomainAdded, payload: { domain }, resourceOwner: instanceId },
-  ]);
+  await w.push(instanceId, SYSTEM_CREATOR, [instanceDomainAdded.event({ aggregateId: instanceId, resourceOwner: instanceId }, { domain })]);
 }
 
 export async function ensureFirstInstance(es: EventStore, config: Config): Promise<FirstInstance> {
@@ -52,40 +50,28 @@ export async function ensureFirstInstance(es: EventStore, config: Config): Promi
     const machineId = newId();
     const domains = [...new Set([config.externalDomain.toLowerCase(), "localhost", "127.0.0.1"])];
     const pat = patEvents(machineId, orgId);
-    const instanceEvent = (type: string, payload: Record<string, unknown>): NewEvent => ({
-      aggregateType: "instance",
-      aggregateId: instanceId,
-      type,
-      payload,
-      resourceOwner: instanceId,
-    });
+    const instance = { aggregateId: instanceId, resourceOwner: instanceId };
     const events: NewEvent[] = [
-      instanceEvent(EventTypes.instanceAdded, { name: "First instance" }),
-      ...domains.map((domain) => instanceEvent(EventTypes.instanceDomainAdded, { domain })),
+      instanceAdded.event(instance, { name: "First instance" }),
+      ...domains.map((domain) => instanceDomainAdded.event(instance, { domain })),
       orgAddedEvent(orgId, config.firstInstanceOrgName, orgDomain(config.firstInstanceOrgName, config.externalDomain)),
-      instanceEvent(EventTypes.instanceDefaultOrgSet, { orgId }),
-      {
-        aggregateType: "user",
-        aggregateId: adminId,
-        type: EventTypes.humanAdded,
-        payload: { username: config.firstInstanceAdminUsername, displayName: "Administrator", passwordHash, passwordChangeRequired: true },
-        resourceOwner: orgId,
-      },
+      instanceDefaultOrgSet.event(instance, { orgId }),
+      humanAdded.event(
+        { aggregateId: adminId, resourceOwner: orgId },
+        { username: config.firstInstanceAdminUsername, displayName: "Administrator", passwordHash, passwordChangeRequired: true },
+      ),
       ...machineUserEvents(machineId, orgId, "admin-service", "First instance service user"),
       ...pat.events,
       ...[adminId, machineId].map((userId) => memberEvent("instance", instanceId, userId, ["IAM_OWNER"])),
-      {
-        aggregateType: "settings",
-        aggregateId: settingsAggregateId("feature", "instance", instanceId),
-        type: EventTypes.featureSet,
-        payload: {
+      featureSet.event(
+        { aggregateId: settingsAggregateId("feature", "instance", instanceId), resourceOwner: instanceId },
+        {
           ownerType: "instance",
           ownerId: instanceId,
           set: { multitenancy_resources_api: true, multitenancy_settings: true, oidc_token_exchange: false },
           reset: [],
         },
-        resourceOwner: instanceId,
-      },
+      ),
     ];
     await w.push(instanceId, SYSTEM_CREATOR, events);
     await w.push("", SYSTEM_CREATOR, [adminId, machineId].map((userId) => memberEvent("system", "", userId, ["SYSTEM_OWNER"])));

@@ -3,7 +3,8 @@ import type { SecretBox } from "../crypto/secrets.js";
 import { errors, isUniqueViolation } from "../errors/errors.js";
 import type { EventStore, EventWriter, NewEvent } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
-import { EventTypes } from "./events.js";
+import { changedFields } from "./aggregate.js";
+import { executionRemoved, executionSet, targetAdded, targetChanged, targetRemoved } from "./events.js";
 
 export interface TargetConfig {
   name: string;
@@ -54,7 +55,7 @@ export async function createTarget(es: EventStore, box: SecretBox, args: { insta
       es.execute(async (w) => {
         await nameTaken(w, args.instanceId, args.config.name);
         const [e] = await w.push(args.instanceId, args.creator, [
-          { aggregateType: "target", aggregateId: id, type: EventTypes.targetAdded, payload: { ...args.config, signingKey: box.seal(signingKey) }, resourceOwner: args.instanceId },
+          targetAdded.event({ aggregateId: id, resourceOwner: args.instanceId }, { ...args.config, signingKey: box.seal(signingKey) }),
         ]);
         return { id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId: args.instanceId };
       }),
@@ -77,12 +78,10 @@ export async function patchTarget(es: EventStore, args: { instanceId: string; cr
     () =>
       es.execute(async (w): Promise<ResourceDetails> => {
         const t = await existingTarget(w, args.instanceId, args.id);
-        const changed = Object.fromEntries(Object.entries(args.changes).filter(([k, v]) => v !== undefined && (t as Record<string, unknown>)[k] !== v));
+        const changed = changedFields(t, args.changes);
         if (!Object.keys(changed).length) return { id: t.id, sequence: t.sequence, changeDate: t.changeDate, instanceId: t.instanceId };
-        if (typeof changed.name === "string") await nameTaken(w, args.instanceId, changed.name, t.id);
-        const [e] = await w.push(args.instanceId, args.creator, [
-          { aggregateType: "target", aggregateId: t.id, type: EventTypes.targetChanged, payload: changed, resourceOwner: args.instanceId },
-        ]);
+        if (changed.name !== undefined) await nameTaken(w, args.instanceId, changed.name, t.id);
+        const [e] = await w.push(args.instanceId, args.creator, [targetChanged.event({ aggregateId: t.id, resourceOwner: args.instanceId }, changed)]);
         return { id: t.id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId: args.instanceId };
       }),
     args.changes.name ?? "",
@@ -99,11 +98,9 @@ export async function detachFromExecutions(w: EventWriter, instanceId: string, r
     await w.sequenceOf(instanceId, "execution", x.id);
     const targets = x.targets.filter((t) => t !== ref.target);
     const includes = x.includes.filter((i) => i !== ref.include);
-    const base = { aggregateType: "execution", aggregateId: x.id, resourceOwner: instanceId };
+    const execution = { aggregateId: x.id, resourceOwner: instanceId };
     events.push(
-      targets.length || includes.length
-        ? { ...base, type: EventTypes.executionSet, payload: { conditionType: x.conditionType, targets, includes } }
-        : { ...base, type: EventTypes.executionRemoved, payload: {} },
+      targets.length || includes.length ? executionSet.event(execution, { conditionType: x.conditionType, targets, includes }) : executionRemoved.event(execution),
     );
   }
   return events;
@@ -113,10 +110,7 @@ export async function deleteTarget(es: EventStore, args: { instanceId: string; c
   const { result } = await es.execute(async (w): Promise<ResourceDetails> => {
     const t = await existingTarget(w, args.instanceId, args.id);
     const cascade = await detachFromExecutions(w, args.instanceId, { target: t.id });
-    const [e] = await w.push(args.instanceId, args.creator, [
-      { aggregateType: "target", aggregateId: t.id, type: EventTypes.targetRemoved, payload: {}, resourceOwner: args.instanceId },
-      ...cascade,
-    ]);
+    const [e] = await w.push(args.instanceId, args.creator, [targetRemoved.event({ aggregateId: t.id, resourceOwner: args.instanceId }), ...cascade]);
     return { id: t.id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId: args.instanceId };
   });
   return result;

@@ -1,8 +1,8 @@
 import { errors } from "../errors/errors.js";
 import type { EventStore, EventWriter, Tx } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
-import { changeAggregate, withUniqueConflict, type ChangeDetails } from "./aggregate.js";
-import { EventTypes } from "./events.js";
+import { changeAggregate, withUniqueConflict, type ChangeDetails, type Decision } from "./aggregate.js";
+import { userGrantAdded, userGrantChanged, userGrantRemoved } from "./events.js";
 
 const granted = (userId: string, projectId: string) => errors.alreadyExists("GRANT-3x1s", `user "${userId}" already has a grant of project "${projectId}"`);
 
@@ -25,7 +25,7 @@ export async function createUserGrant(es: EventStore, a: { instanceId: string; u
       if (await w.tx.userGrant.findUnique({ where: { userId_projectId: { userId: a.userId, projectId: a.projectId } } })) throw granted(a.userId, a.projectId);
       await checkRoleKeys(w, project.id, roleKeys);
       const [e] = await w.push(a.instanceId, a.creator, [
-        { aggregateType: "usergrant", aggregateId: id, type: EventTypes.userGrantAdded, payload: { userId: a.userId, projectId: project.id, roleKeys }, resourceOwner: project.orgId },
+        userGrantAdded.event({ aggregateId: id, resourceOwner: project.orgId }, { userId: a.userId, projectId: project.id, roleKeys }),
       ]);
       return { id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId: a.instanceId, resourceOwner: project.orgId };
     }),
@@ -33,7 +33,9 @@ export async function createUserGrant(es: EventStore, a: { instanceId: string; u
   return result;
 }
 
-const changeGrant = (es: EventStore, a: { instanceId: string; id: string; creator: string }, decide: Parameters<typeof changeAggregate<NonNullable<Awaited<ReturnType<Tx["userGrant"]["findUnique"]>>>>>[1]["decide"]) =>
+type GrantRow = NonNullable<Awaited<ReturnType<Tx["userGrant"]["findUnique"]>>>;
+
+const changeGrant = (es: EventStore, a: { instanceId: string; id: string; creator: string }, decide: Decision<GrantRow, "usergrant">) =>
   changeAggregate(es, {
     aggregateType: "usergrant",
     ...a,
@@ -48,25 +50,24 @@ export function patchUserGrant(es: EventStore, a: { instanceId: string; id: stri
   return changeGrant(es, a, async (g, w) => {
     if (JSON.stringify(g.roleKeys) === JSON.stringify(roleKeys)) return [];
     await checkRoleKeys(w, g.projectId, roleKeys);
-    return [{ type: EventTypes.userGrantChanged, payload: { roleKeys } }];
+    return [userGrantChanged.change({ roleKeys })];
   });
 }
 
 export function removeUserGrant(es: EventStore, a: { instanceId: string; id: string; creator: string }) {
-  return changeGrant(es, a, () => [{ type: EventTypes.userGrantRemoved }]);
+  return changeGrant(es, a, () => [userGrantRemoved.change()]);
 }
 
 export function registerUserGrantReducers(es: EventStore): void {
-  es.on(EventTypes.userGrantAdded, async (tx, e) => {
-    const p = e.payload as { userId: string; projectId: string; roleKeys: string[] };
+  es.on(userGrantAdded, async (tx, e) => {
     await tx.userGrant.create({
-      data: { id: e.aggregateId, instanceId: e.instanceId, orgId: e.resourceOwner, ...p, sequence: e.sequence, createdAt: e.createdAt, changeDate: e.createdAt },
+      data: { id: e.aggregateId, instanceId: e.instanceId, orgId: e.resourceOwner, ...e.payload, sequence: e.sequence, createdAt: e.createdAt, changeDate: e.createdAt },
     });
   });
-  es.on(EventTypes.userGrantChanged, async (tx, e) => {
-    await tx.userGrant.update({ where: { id: e.aggregateId }, data: { roleKeys: e.payload.roleKeys as string[], sequence: e.sequence, changeDate: e.createdAt } });
+  es.on(userGrantChanged, async (tx, e) => {
+    await tx.userGrant.update({ where: { id: e.aggregateId }, data: { roleKeys: e.payload.roleKeys, sequence: e.sequence, changeDate: e.createdAt } });
   });
-  es.on(EventTypes.userGrantRemoved, async (tx, e) => {
+  es.on(userGrantRemoved, async (tx, e) => {
     await tx.userGrant.deleteMany({ where: { id: e.aggregateId } });
   });
 }

@@ -2,10 +2,33 @@ import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { hashPassword, isSupportedHash } from "../crypto/password.js";
 import { newPersonalAccessToken } from "../crypto/tokens.js";
 import { errors } from "../errors/errors.js";
+import type { EventChange } from "../eventstore/definition.js";
 import type { EventStore, EventWriter, NewEvent } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
-import { changeAggregate, changedFields, withUniqueConflict, type Change, type ChangeDetails } from "./aggregate.js";
-import { EventTypes, type ContextType } from "./events.js";
+import { changeAggregate, changedFields, withUniqueConflict, type ChangeDetails, type Decision } from "./aggregate.js";
+import {
+  humanAdded,
+  humanChanged,
+  instanceMemberAdded,
+  keyAdded,
+  keyRemoved,
+  machineAdded,
+  machineChanged,
+  orgMemberAdded,
+  passwordChanged,
+  patAdded,
+  patRemoved,
+  secretRemoved,
+  secretSet,
+  systemMemberAdded,
+  userDeactivated,
+  userLocked,
+  userReactivated,
+  userRemoved,
+  userUnlocked,
+  type ContextType,
+  type UserChanges,
+} from "./events.js";
 
 export interface HumanProfile {
   givenName: string;
@@ -80,13 +103,10 @@ export async function createHuman(
     ...args,
     username: h.username,
     events: (id) => [
-      {
-        aggregateType: "user",
-        aggregateId: id,
-        type: EventTypes.humanAdded,
-        payload: { ...h, displayName, passwordHash: args.passwordHash ?? null, passwordChangeRequired: !!args.passwordChangeRequired },
-        resourceOwner: args.orgId,
-      },
+      humanAdded.event(
+        { aggregateId: id, resourceOwner: args.orgId },
+        { ...h, displayName, passwordHash: args.passwordHash ?? null, passwordChangeRequired: !!args.passwordChangeRequired },
+      ),
     ],
   });
 }
@@ -97,19 +117,16 @@ export async function createMachine(es: EventStore, args: { instanceId: string; 
     ...args,
     username: m.username,
     events: (id) => [
-      {
-        aggregateType: "user",
-        aggregateId: id,
-        type: EventTypes.machineAdded,
-        payload: { username: m.username, displayName: m.name, description: m.description ?? "", accessTokenType: m.accessTokenType },
-        resourceOwner: args.orgId,
-      },
+      machineAdded.event(
+        { aggregateId: id, resourceOwner: args.orgId },
+        { username: m.username, displayName: m.name, description: m.description ?? "", accessTokenType: m.accessTokenType },
+      ),
     ],
   });
 }
 
 /** The common shape of every change to one user. */
-function changeUser(es: EventStore, a: { instanceId: string; id: string; creator: string }, decide: (u: UserRow, w: EventWriter) => Change[] | Promise<Change[]>) {
+function changeUser(es: EventStore, a: { instanceId: string; id: string; creator: string }, decide: Decision<UserRow, "user">) {
   return changeAggregate(es, {
     aggregateType: "user",
     ...a,
@@ -134,24 +151,23 @@ export function patchUser(es: EventStore, a: { instanceId: string; id: string; c
   const { patch } = a;
   return withUniqueConflict("User", () => usernameTaken(patch.username ?? ""), () =>
     changeUser(es, a, async (u, w) => {
-      const row = u as unknown as Record<string, unknown>;
-      const wanted: Record<string, unknown> = { username: patch.username };
+      let wanted: UserChanges = { username: patch.username };
       if (patch.human) {
         expectKind(u, "human", "user.human");
         const { email, phone, ...profile } = patch.human;
-        Object.assign(wanted, profile);
-        if (email) Object.assign(wanted, { email: email.address, emailVerified: email.verified });
-        if (phone) Object.assign(wanted, { phone: phone.number || null, phoneVerified: phone.number ? phone.verified : false });
+        wanted = { ...wanted, ...profile };
+        if (email) wanted = { ...wanted, email: email.address, emailVerified: email.verified };
+        if (phone) wanted = { ...wanted, phone: phone.number || null, phoneVerified: phone.number ? phone.verified : false };
       }
       if (patch.machine) {
         expectKind(u, "machine", "user.machine");
         const { name, ...rest } = patch.machine;
-        Object.assign(wanted, rest, { displayName: name });
+        wanted = { ...wanted, ...rest, displayName: name };
       }
-      const changed = changedFields(row, wanted);
+      const changed = changedFields(u, wanted);
       if (!Object.keys(changed).length) return [];
-      if (typeof changed.username === "string") await checkUsernameFree(w, a.instanceId, changed.username, u.id);
-      return [{ type: u.kind === "human" ? EventTypes.humanChanged : EventTypes.machineChanged, payload: changed }];
+      if (changed.username !== undefined) await checkUsernameFree(w, a.instanceId, changed.username, u.id);
+      return [(u.kind === "human" ? humanChanged : machineChanged).change(changed)];
     }),
   );
 }
@@ -159,11 +175,11 @@ export function patchUser(es: EventStore, a: { instanceId: string; id: string; c
 /** Lock, unlock, deactivate, reactivate: each only from the states it makes sense in. */
 export type StateAction = "lock" | "unlock" | "deactivate" | "reactivate";
 
-const stateActions: Record<StateAction, { from: string[]; type: string; already: string }> = {
-  lock: { from: ["active", "initial"], type: EventTypes.userLocked, already: "locked" },
-  unlock: { from: ["locked"], type: EventTypes.userUnlocked, already: "" },
-  deactivate: { from: ["active", "initial", "locked"], type: EventTypes.userDeactivated, already: "inactive" },
-  reactivate: { from: ["inactive"], type: EventTypes.userReactivated, already: "" },
+const stateActions: Record<StateAction, { from: string[]; event: () => EventChange<object, "user">; already: string }> = {
+  lock: { from: ["active", "initial"], event: () => userLocked.change(), already: "locked" },
+  unlock: { from: ["locked"], event: () => userUnlocked.change(), already: "" },
+  deactivate: { from: ["active", "initial", "locked"], event: () => userDeactivated.change(), already: "inactive" },
+  reactivate: { from: ["inactive"], event: () => userReactivated.change(), already: "" },
 };
 
 export function changeUserState(es: EventStore, a: { instanceId: string; id: string; creator: string; action: StateAction }): Promise<ChangeDetails> {
@@ -174,19 +190,19 @@ export function changeUserState(es: EventStore, a: { instanceId: string; id: str
     if (!rule.from.includes(u.state)) {
       throw errors.failedPrecondition("USER-st4t", `cannot ${a.action} user "${u.id}": its state is ${u.state}`);
     }
-    return [{ type: rule.type }];
+    return [rule.event()];
   });
 }
 
 export function setPassword(es: EventStore, a: { instanceId: string; id: string; creator: string; passwordHash: string; changeRequired: boolean }): Promise<ChangeDetails> {
   return changeUser(es, a, (u) => {
     expectKind(u, "human", "a password");
-    return [{ type: EventTypes.passwordChanged, payload: { passwordHash: a.passwordHash, changeRequired: a.changeRequired } }];
+    return [passwordChanged.change({ passwordHash: a.passwordHash, changeRequired: a.changeRequired })];
   });
 }
 
 export function deleteUser(es: EventStore, a: { instanceId: string; id: string; creator: string }): Promise<ChangeDetails> {
-  return changeUser(es, a, () => [{ type: EventTypes.userRemoved }]);
+  return changeUser(es, a, () => [userRemoved.change()]);
 }
 
 /** A new client secret, returned once; only its hash is kept. */
@@ -197,7 +213,7 @@ export async function generateClientSecret(es: EventStore, a: { instanceId: stri
   const details = await changeUser(es, a, (u) => {
     expectKind(u, "machine", "a client secret");
     clientId = u.username;
-    return [{ type: EventTypes.secretSet, payload: { secretHash } }];
+    return [secretSet.change({ secretHash })];
   });
   return { details, clientId, secret };
 }
@@ -205,22 +221,26 @@ export async function generateClientSecret(es: EventStore, a: { instanceId: stri
 export function removeClientSecret(es: EventStore, a: { instanceId: string; id: string; creator: string }): Promise<ChangeDetails> {
   return changeUser(es, a, (u) => {
     expectKind(u, "machine", "a client secret");
-    return u.secretHash ? [{ type: EventTypes.secretRemoved }] : [];
+    return u.secretHash ? [secretRemoved.change()] : [];
   });
 }
 
 /** An RSA key pair; the public half is kept, the private half goes to the caller once in a JSON key file. */
 export async function addMachineKey(es: EventStore, a: { instanceId: string; id: string; creator: string; expiresAt: Date | null }) {
   const keyId = newId();
-  const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  const { publicKey, privateKey } = generateKeyPairSync("rsa", {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: "spki", format: "pem" },
+    privateKeyEncoding: { type: "pkcs8", format: "pem" },
+  });
   const details = await changeUser(es, a, (u) => {
     expectKind(u, "machine", "a key");
-    return [{ type: EventTypes.keyAdded, payload: { keyId, publicKey: publicKey.export({ type: "spki", format: "pem" }), expiresAt: a.expiresAt?.toISOString() ?? null } }];
+    return [keyAdded.change({ keyId, publicKey, expiresAt: a.expiresAt?.toISOString() ?? null })];
   });
   const keyFile = {
     type: "serviceaccount",
     keyId,
-    key: privateKey.export({ type: "pkcs8", format: "pem" }),
+    key: privateKey,
     userId: a.id,
     expirationDate: a.expiresAt?.toISOString() ?? null,
   };
@@ -231,7 +251,7 @@ export function removeMachineKey(es: EventStore, a: { instanceId: string; id: st
   return changeUser(es, a, async (u, w) => {
     const key = await w.tx.machineKey.findFirst({ where: { id: a.keyId, userId: u.id } });
     if (!key) throw errors.notFound("USER-k3y0", `key "${a.keyId}" of user "${u.id}" not found`);
-    return [{ type: EventTypes.keyRemoved, payload: { keyId: a.keyId } }];
+    return [keyRemoved.change({ keyId: a.keyId })];
   });
 }
 
@@ -240,7 +260,7 @@ export async function addPersonalAccessToken(es: EventStore, a: { instanceId: st
   const tokenId = newId();
   const details = await changeUser(es, a, (u) => {
     expectKind(u, "machine", "a personal access token");
-    return [{ type: EventTypes.patAdded, payload: { tokenId, tokenHash: hash, expiresAt: a.expiresAt?.toISOString() ?? null } }];
+    return [patAdded.change({ tokenId, tokenHash: hash, expiresAt: a.expiresAt?.toISOString() ?? null })];
   });
   return { details, tokenId, token };
 }
@@ -249,13 +269,13 @@ export function removePersonalAccessToken(es: EventStore, a: { instanceId: strin
   return changeUser(es, a, async (u, w) => {
     const pat = await w.tx.personalAccessToken.findFirst({ where: { id: a.tokenId, userId: u.id } });
     if (!pat) throw errors.notFound("USER-p4t0", `personal access token "${a.tokenId}" of user "${u.id}" not found`);
-    return [{ type: EventTypes.patRemoved, payload: { tokenId: a.tokenId } }];
+    return [patRemoved.change({ tokenId: a.tokenId })];
   });
 }
 
 /** Events that add a service (machine) user to an organisation. */
 export function machineUserEvents(userId: string, orgId: string, username: string, displayName = username): NewEvent[] {
-  return [{ aggregateType: "user", aggregateId: userId, type: EventTypes.machineAdded, payload: { username, displayName }, resourceOwner: orgId }];
+  return [machineAdded.event({ aggregateId: userId, resourceOwner: orgId }, { username, displayName })];
 }
 
 /** Events that give a user a personal access token; the token itself is returned once and never stored. */
@@ -263,28 +283,14 @@ export function patEvents(userId: string, orgId: string, expiresAt: Date | null 
   const { token, hash } = newPersonalAccessToken();
   return {
     token,
-    events: [
-      {
-        aggregateType: "user",
-        aggregateId: userId,
-        type: EventTypes.patAdded,
-        payload: { tokenId: newId(), tokenHash: hash, expiresAt: expiresAt?.toISOString() ?? null },
-        resourceOwner: orgId,
-      },
-    ],
+    events: [patAdded.event({ aggregateId: userId, resourceOwner: orgId }, { tokenId: newId(), tokenHash: hash, expiresAt: expiresAt?.toISOString() ?? null })],
   };
 }
 
 /** The event that makes a user a member of a context with roles (system membership: contextId ""). */
 export function memberEvent(contextType: ContextType, contextId: string, userId: string, roles: string[]): NewEvent {
-  const type = { system: EventTypes.systemMemberAdded, instance: EventTypes.instanceMemberAdded, org: EventTypes.orgMemberAdded }[contextType];
-  return {
-    aggregateType: contextType,
-    aggregateId: contextType === "system" ? "system" : contextId,
-    type,
-    payload: { userId, roles },
-    resourceOwner: contextId,
-  };
+  const added = { system: systemMemberAdded, instance: instanceMemberAdded, org: orgMemberAdded }[contextType];
+  return added.event({ aggregateId: contextType === "system" ? "system" : contextId, resourceOwner: contextId }, { userId, roles });
 }
 
 /** Adds a service user with a PAT and memberships in one transaction (first start and test fixtures). */

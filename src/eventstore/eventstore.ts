@@ -1,20 +1,29 @@
 import { errors, isUniqueViolation } from "../errors/errors.js";
 import type { Prisma as PrismaNamespace } from "../../gen/prisma/client.js";
 import type { Database } from "../storage/database.js";
+import type { EventDefinition } from "./definition.js";
 
 export type Tx = PrismaNamespace.TransactionClient;
 
-export interface NewEvent {
+/**
+ * An event to append. Commands make them with their event's definition (`definition.ts`), which fixes the
+ * type, the aggregate type and the payload's shape; the payload is stored as JSON.
+ */
+export interface NewEvent<P extends object = object> {
   aggregateType: string;
   aggregateId: string;
   /** Dotted `<aggregate>.<noun>.<verb>`, e.g. `settings.language.set`. */
   type: string;
-  payload: Record<string, unknown>;
+  payload: P;
   /** The context that owns the aggregate: "" for the system, else an instance or organisation ID. */
   resourceOwner: string;
 }
 
-export interface StoredEvent extends NewEvent {
+/**
+ * An appended event. Read back from the log (subscriptions, `eventsAfter`) its payload is plain JSON of any
+ * shape; a reducer registered with an event's definition sees the payload typed by that definition.
+ */
+export interface StoredEvent<P extends object = Record<string, unknown>> extends NewEvent<P> {
   instanceId: string;
   position: bigint;
   sequence: number;
@@ -23,7 +32,7 @@ export interface StoredEvent extends NewEvent {
 }
 
 /** Updates a projection from one event, inside the transaction that appends it. */
-export type Reducer = (tx: Tx, event: StoredEvent) => Promise<void>;
+export type Reducer<P extends object = object> = (tx: Tx, event: StoredEvent<P>) => Promise<void>;
 
 export const EVENTS_CHANNEL = "svc_events";
 
@@ -91,7 +100,7 @@ export class EventWriter {
           aggregateId: e.aggregateId,
           sequence: seq,
           type: e.type,
-          payload: e.payload as PrismaNamespace.InputJsonValue,
+          payload: e.payload,
           creator,
           resourceOwner: e.resourceOwner,
         },
@@ -108,6 +117,11 @@ export class EventWriter {
 
 type EventRow = Awaited<ReturnType<Tx["event"]["create"]>>;
 
+/** Every writer appends an object; anything else (never written) reads as an empty payload. */
+function payloadOf(json: PrismaNamespace.JsonValue): Record<string, unknown> {
+  return json !== null && typeof json === "object" && !Array.isArray(json) ? json : {};
+}
+
 function toStored(row: EventRow): StoredEvent {
   return {
     position: row.position,
@@ -116,7 +130,7 @@ function toStored(row: EventRow): StoredEvent {
     aggregateId: row.aggregateId,
     sequence: row.sequence,
     type: row.type,
-    payload: row.payload as Record<string, unknown>,
+    payload: payloadOf(row.payload),
     creator: row.creator,
     resourceOwner: row.resourceOwner,
     createdAt: row.createdAt,
@@ -150,11 +164,15 @@ export class EventStore {
 
   constructor(private readonly db: Database) {}
 
-  /** Registers a projection reducer for an event type (at start-up). */
-  on(type: string, reducer: Reducer): void {
-    const list = this.reducers.get(type) ?? [];
-    list.push(reducer);
-    this.reducers.set(type, list);
+  /**
+   * Registers a projection reducer for an event (at start-up). The reducer sees the payload typed by the
+   * event's definition: events of a defined type are appended only through that definition.
+   */
+  on<P extends object>(event: EventDefinition<P>, reducer: Reducer<P>): void {
+    const list = this.reducers.get(event.type) ?? [];
+    // Widened for the table of all types: `push` hands it only events of `event.type`.
+    list.push(reducer as Reducer);
+    this.reducers.set(event.type, list);
   }
 
   /** Called right after a transaction that appended events commits (caches of this process clear here). */
@@ -203,6 +221,12 @@ export class EventStore {
   async eventsAfter(position: bigint, limit: number): Promise<StoredEvent[]> {
     const rows = await this.db.prisma.event.findMany({ where: { position: { gt: position } }, orderBy: { position: "asc" }, take: limit });
     return rows.map(toStored);
+  }
+
+  /** The event at a position: a delivery retried later reads its event again. */
+  async eventAt(position: bigint): Promise<StoredEvent | undefined> {
+    const row = await this.db.prisma.event.findUnique({ where: { position } });
+    return row ? toStored(row) : undefined;
   }
 
   async latestPosition(): Promise<bigint> {

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { EventTypes } from "../command/events.js";
+import { authRequestAdded, authRequestSucceeded } from "../command/events.js";
 import { newId } from "../ids.js";
 import { agentHashOf } from "../web/browser.js";
 import { userClaims } from "./claims.js";
@@ -87,13 +87,10 @@ export async function authorize(deps: OidcDeps, s: RequestScope, req: FastifyReq
     const id = newId();
     await deps.es.execute((w) =>
       w.push(s.instance.id, client.clientId, [
-        {
-          aggregateType: "auth_request",
-          aggregateId: id,
-          type: EventTypes.authRequestAdded,
-          payload: { clientId: client.clientId, request, expiresAt: new Date(Date.now() + deps.tokens.lifetimes.authRequestMs).toISOString() },
-          resourceOwner: s.instance.id,
-        },
+        authRequestAdded.event(
+          { aggregateId: id, resourceOwner: s.instance.id },
+          { clientId: client.clientId, request, expiresAt: new Date(Date.now() + deps.tokens.lifetimes.authRequestMs).toISOString() },
+        ),
       ]),
     );
     const sessions = await browserSessions(deps, s, req);
@@ -213,19 +210,16 @@ async function complete(deps: OidcDeps, s: RequestScope, reply: FastifyReply, id
   const code = request.responseType === "code" ? randomToken() : undefined;
   await deps.es.execute((w) =>
     w.push(s.instance.id, user.id, [
-      {
-        aggregateType: "auth_request",
-        aggregateId: id,
-        type: EventTypes.authRequestSucceeded,
-        payload: {
+      authRequestSucceeded.event(
+        { aggregateId: id, resourceOwner: s.instance.id },
+        {
           userId: user.id,
           sessionId: session.id,
           authTime: session.authTime.toISOString(),
           codeHash: code ? sha256(code) : null,
           expiresAt: new Date(Date.now() + CODE_LIFETIME_MS).toISOString(),
         },
-        resourceOwner: s.instance.id,
-      },
+      ),
     ]),
   );
   if (code) return sendToClient(reply, request.redirectUri, request.responseMode, { code, ...base });

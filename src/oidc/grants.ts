@@ -2,7 +2,16 @@ import { createHash } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import type { User } from "../../gen/prisma/client.js";
 import { changeAggregate } from "../command/aggregate.js";
-import { EventTypes } from "../command/events.js";
+import {
+  authRequestCodeExchanged,
+  authRequestTokensIssued,
+  refreshTokenAdded,
+  refreshTokenRenewed,
+  refreshTokenRevoked,
+  type IssuedByCode,
+  type RefreshGrant,
+  type RefreshRotation,
+} from "../command/events.js";
 import { newId } from "../ids.js";
 import { userClaims, roleClaims } from "./claims.js";
 import { checkAssertionTimes, credentialsOf, type OAuthClient } from "./clients.js";
@@ -111,12 +120,18 @@ export async function authenticateApp(deps: OidcDeps, s: RequestScope, req: Fast
   return client;
 }
 
+/** The tokens for a user; with a refresh token, what its events record: the rotation and the grant. */
+type UserTokens = { response: TokenResponse; access: { token: string; claims: AccessClaims } } & (
+  | { refresh?: undefined; grant?: undefined }
+  | { refresh: RefreshRotation; grant: RefreshGrant }
+);
+
 /** Access, ID and (with offline_access) refresh token for a signed-in user, as the code and refresh grants issue them. */
 export async function issueUserTokens(
   deps: OidcDeps,
   s: RequestScope,
   a: { client: OAuthClient; user: User; scopes: string[]; sessionId: string | null; authTime: Date; amr: string[]; nonce?: string; withRefresh: boolean },
-) {
+): Promise<UserTokens> {
   const { client, user, scopes } = a;
   const aud = audienceOf(scopes, [client.clientId, client.projectId!]);
   const project = await deps.cache.get(`oidc-project:${client.projectId}`, () => deps.db.prisma.project.findUnique({ where: { id: client.projectId! } }));
@@ -148,16 +163,16 @@ export async function issueUserTokens(
       ...idRoles,
     });
   }
-  if (!a.withRefresh) return { response: out, access, refresh: undefined };
+  if (!a.withRefresh) return { response: out, access };
   const token = randomToken();
   out.refresh_token = token;
-  const refresh = {
+  const refresh: RefreshRotation = {
     tokenHash: sha256(token),
     accessJti: access.claims.jti,
     accessExpires: new Date(access.claims.exp * 1000).toISOString(),
     idleExpiresAt: new Date(Date.now() + deps.tokens.lifetimes.refreshIdleMs).toISOString(),
   };
-  const grant = {
+  const grant: RefreshGrant = {
     clientId: client.clientId,
     applicationId: client.id,
     userId: user.id,
@@ -181,7 +196,7 @@ async function authorizationCode(deps: OidcDeps, s: RequestScope, req: FastifyRe
   const found = await deps.db.prisma.authRequest.findUnique({ where: { codeHash: sha256(params.code) } });
   if (!found || found.instanceId !== s.instance.id) throw oauth.invalidGrant("the code is invalid or expired");
   const request = found.request as { redirectUri: string; scopes: string[]; nonce?: string; codeChallenge?: string; amr?: string[] };
-  let replayed: { accessJti: string; accessExp: number; refreshId?: string } | undefined;
+  let replayed: IssuedByCode | undefined;
   const replay = async () => {
     // RFC 6749 §4.1.2: a code used twice revokes what its first use issued.
     if (replayed?.accessJti) await deps.tokens.revokeAccess(s.instance.id, [{ jti: replayed.accessJti, exp: replayed.accessExp }], client.clientId);
@@ -218,7 +233,7 @@ async function authorizationCode(deps: OidcDeps, s: RequestScope, req: FastifyRe
         replayed = (row.issued ?? undefined) as typeof replayed;
         return [];
       }
-      return [{ type: EventTypes.authRequestCodeExchanged, payload: {} }];
+      return [authRequestCodeExchanged.change()];
     },
   });
   if (lost) throw await replay();
@@ -235,20 +250,16 @@ async function authorizationCode(deps: OidcDeps, s: RequestScope, req: FastifyRe
     ...(request.nonce ? { nonce: request.nonce } : {}),
     withRefresh,
   });
-  const refreshId = issued.refresh ? newId() : undefined;
+  const refreshAdded = issued.refresh ? refreshTokenAdded.event({ aggregateId: newId(), resourceOwner: user.orgId }, { ...issued.refresh, ...issued.grant }) : undefined;
+  const refreshId = refreshAdded?.aggregateId;
   // What the code gave is recorded with it, so that a second redemption can revoke it.
   await deps.es.execute((w) =>
     w.push(s.instance.id, client.clientId, [
-      ...(refreshId
-        ? [{ aggregateType: "refresh_token", aggregateId: refreshId, type: EventTypes.refreshTokenAdded, payload: { ...issued.refresh, ...issued.grant }, resourceOwner: user.orgId }]
-        : []),
-      {
-        aggregateType: "auth_request",
-        aggregateId: found.id,
-        type: EventTypes.authRequestTokensIssued,
-        payload: { issued: { accessJti: issued.access.claims.jti, accessExp: issued.access.claims.exp, ...(refreshId ? { refreshId } : {}) } },
-        resourceOwner: s.instance.id,
-      },
+      ...(refreshAdded ? [refreshAdded] : []),
+      authRequestTokensIssued.event(
+        { aggregateId: found.id, resourceOwner: s.instance.id },
+        { issued: { accessJti: issued.access.claims.jti, accessExp: issued.access.claims.exp, ...(refreshId ? { refreshId } : {}) } },
+      ),
     ]),
   );
   return issued.response;
@@ -257,7 +268,7 @@ async function authorizationCode(deps: OidcDeps, s: RequestScope, req: FastifyRe
 export async function revokeRefresh(deps: OidcDeps, instanceId: string, id: string, creator: string) {
   const row = await deps.db.prisma.refreshToken.findUnique({ where: { id } });
   if (!row || row.revoked) return;
-  await deps.es.execute((w) => w.push(instanceId, creator, [{ aggregateType: "refresh_token", aggregateId: id, type: EventTypes.refreshTokenRevoked, payload: {}, resourceOwner: instanceId }]));
+  await deps.es.execute((w) => w.push(instanceId, creator, [refreshTokenRevoked.event({ aggregateId: id, resourceOwner: instanceId })]));
   await deps.tokens.revokeAccess(instanceId, [{ jti: row.accessJti, exp: Math.floor(row.accessExpires.getTime() / 1000) }], creator);
 }
 
@@ -294,7 +305,7 @@ async function refreshToken(deps: OidcDeps, s: RequestScope, req: FastifyRequest
     ownerOf: () => user.orgId,
     decide: (current) => {
       if (current.tokenHash !== hash || current.revoked) throw oauth.invalidGrant("the refresh token was already used");
-      return [{ type: EventTypes.refreshTokenRenewed, payload: issued.refresh! }];
+      return [refreshTokenRenewed.change(issued.refresh!)];
     },
   });
   return issued.response;

@@ -1,5 +1,5 @@
 import { createPrivateKey, generateKeyPairSync, type KeyObject } from "node:crypto";
-import { EventTypes } from "../command/events.js";
+import { signingKeyAdded } from "../command/events.js";
 import type { SecretBox } from "../crypto/secrets.js";
 import type { EventStore } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
@@ -107,11 +107,9 @@ export class SigningKeys {
       }
       // The key that signed until now stops signing; its public key stays published for its tokens.
       await w.push(instanceId, "SYSTEM", [
-        {
-          aggregateType: "signing_keys",
-          aggregateId: instanceId,
-          type: EventTypes.signingKeyAdded,
-          payload: {
+        signingKeyAdded.event(
+          { aggregateId: instanceId, resourceOwner: instanceId },
+          {
             kid,
             algorithm: "RS256",
             privateKey: this.box.seal(privateKey.export({ type: "pkcs8", format: "pem" }) as string),
@@ -119,8 +117,7 @@ export class SigningKeys {
             useUntil: useUntil.toISOString(),
             publishUntil: publishUntil.toISOString(),
           },
-          resourceOwner: instanceId,
-        },
+        ),
       ]);
       return kid;
     });
@@ -129,8 +126,8 @@ export class SigningKeys {
 }
 
 export function registerSigningKeyReducers(es: EventStore): void {
-  es.on(EventTypes.signingKeyAdded, async (tx, e) => {
-    const p = e.payload as { kid: string; algorithm: string; privateKey: string; publicJwk: object; useUntil: string; publishUntil: string };
+  es.on(signingKeyAdded, async (tx, e) => {
+    const p = e.payload;
     // A newer key ends the signing time of the older ones (their public keys stay published).
     await tx.signingKey.updateMany({ where: { instanceId: e.instanceId, useUntil: { gt: e.createdAt } }, data: { useUntil: e.createdAt } });
     await tx.signingKey.create({

@@ -1,4 +1,12 @@
-import { EventTypes } from "../command/events.js";
+import {
+  authRequestAdded,
+  authRequestCodeExchanged,
+  authRequestSucceeded,
+  authRequestTokensIssued,
+  refreshTokenAdded,
+  refreshTokenRenewed,
+  refreshTokenRevoked,
+} from "../command/events.js";
 import type { EventStore } from "../eventstore/eventstore.js";
 import { registerSigningKeyReducers } from "./keys.js";
 import { registerTokenReducers } from "./tokens.js";
@@ -8,52 +16,52 @@ export function registerOidcReducers(es: EventStore): void {
   registerSigningKeyReducers(es);
   registerTokenReducers(es);
 
-  es.on(EventTypes.authRequestAdded, async (tx, e) => {
-    const p = e.payload as { clientId: string; request: object; expiresAt: string };
+  es.on(authRequestAdded, async (tx, e) => {
+    const p = e.payload;
     await tx.authRequest.create({
       data: { id: e.aggregateId, instanceId: e.instanceId, clientId: p.clientId, request: p.request, state: "pending", createdAt: e.createdAt, expiresAt: new Date(p.expiresAt) },
     });
   });
-  es.on(EventTypes.authRequestSucceeded, async (tx, e) => {
-    const p = e.payload as { userId: string; sessionId: string; authTime: string; codeHash: string | null; expiresAt: string };
+  es.on(authRequestSucceeded, async (tx, e) => {
+    const p = e.payload;
     await tx.authRequest.update({
       where: { id: e.aggregateId },
       data: { state: "succeeded", userId: p.userId, sessionId: p.sessionId, authTime: new Date(p.authTime), codeHash: p.codeHash, expiresAt: new Date(p.expiresAt) },
     });
   });
-  es.on(EventTypes.authRequestCodeExchanged, async (tx, e) => {
+  es.on(authRequestCodeExchanged, async (tx, e) => {
     await tx.authRequest.update({ where: { id: e.aggregateId }, data: { state: "exchanged" } });
   });
-  es.on(EventTypes.authRequestTokensIssued, async (tx, e) => {
-    await tx.authRequest.update({ where: { id: e.aggregateId }, data: { issued: e.payload.issued as object } });
+  es.on(authRequestTokensIssued, async (tx, e) => {
+    await tx.authRequest.update({ where: { id: e.aggregateId }, data: { issued: e.payload.issued } });
   });
 
-  es.on(EventTypes.refreshTokenAdded, async (tx, e) => {
-    const p = e.payload as Record<string, unknown>;
+  es.on(refreshTokenAdded, async (tx, e) => {
+    const p = e.payload;
     await tx.refreshToken.create({
       data: {
         id: e.aggregateId,
         instanceId: e.instanceId,
-        tokenHash: String(p.tokenHash),
+        tokenHash: p.tokenHash,
         previousHashes: [],
-        clientId: String(p.clientId),
-        applicationId: String(p.applicationId),
-        userId: String(p.userId),
-        scopes: p.scopes as string[],
-        audience: p.audience as string[],
-        sessionId: (p.sessionId as string | null) ?? null,
-        authTime: new Date(String(p.authTime)),
-        amr: p.amr as string[],
-        accessJti: String(p.accessJti),
-        accessExpires: new Date(String(p.accessExpires)),
-        idleExpiresAt: new Date(String(p.idleExpiresAt)),
-        expiresAt: new Date(String(p.expiresAt)),
+        clientId: p.clientId,
+        applicationId: p.applicationId,
+        userId: p.userId,
+        scopes: p.scopes,
+        audience: p.audience,
+        sessionId: p.sessionId,
+        authTime: new Date(p.authTime),
+        amr: p.amr,
+        accessJti: p.accessJti,
+        accessExpires: new Date(p.accessExpires),
+        idleExpiresAt: new Date(p.idleExpiresAt),
+        expiresAt: new Date(p.expiresAt),
         createdAt: e.createdAt,
       },
     });
   });
-  es.on(EventTypes.refreshTokenRenewed, async (tx, e) => {
-    const p = e.payload as { tokenHash: string; accessJti: string; accessExpires: string; idleExpiresAt: string };
+  es.on(refreshTokenRenewed, async (tx, e) => {
+    const p = e.payload;
     const row = await tx.refreshToken.findUniqueOrThrow({ where: { id: e.aggregateId } });
     await tx.refreshToken.update({
       where: { id: e.aggregateId },
@@ -67,7 +75,7 @@ export function registerOidcReducers(es: EventStore): void {
       },
     });
   });
-  es.on(EventTypes.refreshTokenRevoked, async (tx, e) => {
+  es.on(refreshTokenRevoked, async (tx, e) => {
     await tx.refreshToken.update({ where: { id: e.aggregateId }, data: { revoked: true } });
   });
 }

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { EventTypes } from "../command/events.js";
+import { accessTokenRevoked } from "../command/events.js";
 import type { EventStore } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
 import type { ProjectionCache } from "../query/cache.js";
@@ -121,15 +121,15 @@ export class Tokens {
       w.push(
         instanceId,
         creator,
-        fresh.map((t) => ({ aggregateType: "oidc_token", aggregateId: t.jti, type: EventTypes.accessTokenRevoked, payload: { exp: t.exp }, resourceOwner: instanceId })),
+        fresh.map((t) => accessTokenRevoked.event({ aggregateId: t.jti, resourceOwner: instanceId }, { exp: t.exp })),
       ),
     );
   }
 }
 
 export function registerTokenReducers(es: EventStore): void {
-  es.on(EventTypes.accessTokenRevoked, async (tx, e) => {
-    const expiresAt = new Date(Number(e.payload.exp) * 1000);
+  es.on(accessTokenRevoked, async (tx, e) => {
+    const expiresAt = new Date(e.payload.exp * 1000);
     await tx.revokedToken.upsert({ where: { jti: e.aggregateId }, create: { jti: e.aggregateId, instanceId: e.instanceId, expiresAt }, update: {} });
   });
 }

@@ -1,0 +1,227 @@
+/**
+ * Every event the server writes, each defined once: type, aggregate type and payload. docs/events.md
+ * describes them; `events.ts` lists them. Payloads are JSON (see `aggregateType`); changing a field here
+ * changes what is stored, so old events keep the old names: add fields, do not rename them.
+ */
+import { aggregateType } from "../eventstore/definition.js";
+import type { ContextRef, Policy } from "../query/reuse.js";
+import type { ApiConfig, OidcConfig } from "./applications.js";
+import type { IdpConfig } from "./idps.js";
+import type { ProjectConfig, RoleConfig } from "./projects.js";
+import type { TargetConfig } from "./targets.js";
+
+export type ContextType = "system" | "instance" | "org";
+
+// The aggregate types; each event belongs to one.
+const system = aggregateType("system");
+const instance = aggregateType("instance");
+const org = aggregateType("org");
+const user = aggregateType("user");
+const project = aggregateType("project");
+const application = aggregateType("application");
+const userGrant = aggregateType("usergrant");
+const signingKeys = aggregateType("signing_keys");
+const authRequest = aggregateType("auth_request");
+const refreshToken = aggregateType("refresh_token");
+const oidcToken = aggregateType("oidc_token");
+const session = aggregateType("session");
+const settings = aggregateType("settings");
+const target = aggregateType("target");
+const execution = aggregateType("execution");
+const idp = aggregateType("idp");
+
+// Instances and organisations
+
+export const instanceAdded = instance.defineEvent<{ name: string }>("instance.instance.added");
+export const instanceDomainAdded = instance.defineEvent<{ domain: string }>("instance.domain.added");
+export const instanceDefaultOrgSet = instance.defineEvent<{ orgId: string }>("instance.default_org.set");
+
+export type OrgFields = { name: string; primaryDomain: string };
+export const orgAdded = org.defineEvent<OrgFields>("org.org.added");
+export const orgChanged = org.defineEvent<OrgFields>("org.org.changed");
+export const orgDeactivated = org.defineEvent("org.org.deactivated");
+export const orgReactivated = org.defineEvent("org.org.reactivated");
+/** The organisation's users, their credentials and memberships, and its projects go with it. */
+export const orgRemoved = org.defineEvent("org.org.removed");
+
+// Memberships: the member events of a context belong to the context's aggregate.
+
+/** A membership's roles: all of them, on every change. */
+export type MemberRoles = { userId: string; roles: string[] };
+export type MemberRemoved = { userId: string };
+export const systemMemberAdded = system.defineEvent<MemberRoles>("system.member.added");
+export const systemMemberChanged = system.defineEvent<MemberRoles>("system.member.changed");
+export const systemMemberRemoved = system.defineEvent<MemberRemoved>("system.member.removed");
+export const instanceMemberAdded = instance.defineEvent<MemberRoles>("instance.member.added");
+export const instanceMemberChanged = instance.defineEvent<MemberRoles>("instance.member.changed");
+export const instanceMemberRemoved = instance.defineEvent<MemberRemoved>("instance.member.removed");
+export const orgMemberAdded = org.defineEvent<MemberRoles>("org.member.added");
+export const orgMemberChanged = org.defineEvent<MemberRoles>("org.member.changed");
+export const orgMemberRemoved = org.defineEvent<MemberRemoved>("org.member.removed");
+export const projectMemberAdded = project.defineEvent<MemberRoles>("project.member.added");
+export const projectMemberChanged = project.defineEvent<MemberRoles>("project.member.changed");
+export const projectMemberRemoved = project.defineEvent<MemberRemoved>("project.member.removed");
+
+// Users and their credentials
+
+/** The first instance's admin and imported users may come with only some of the profile. */
+export type HumanAdded = {
+  username: string;
+  displayName: string;
+  givenName?: string;
+  familyName?: string;
+  nickName?: string;
+  preferredLanguage?: string;
+  email?: string;
+  emailVerified?: boolean;
+  phone?: string;
+  phoneVerified?: boolean;
+  /** null: the user has no password yet (state initial). */
+  passwordHash?: string | null;
+  passwordChangeRequired?: boolean;
+};
+export type MachineAdded = { username: string; displayName: string; description?: string; accessTokenType?: "opaque" | "jwt" };
+/** The changed fields only, of either kind of user. */
+export type UserChanges = Partial<{
+  username: string;
+  displayName: string;
+  givenName: string;
+  familyName: string;
+  nickName: string;
+  preferredLanguage: string;
+  email: string;
+  emailVerified: boolean;
+  phone: string | null;
+  phoneVerified: boolean;
+  description: string;
+  accessTokenType: "opaque" | "jwt";
+}>;
+/** A public key (SPKI PEM) of a machine user or an application; its private half was handed out once. */
+export type KeyAdded = { keyId: string; publicKey: string; expiresAt: string | null };
+
+export const humanAdded = user.defineEvent<HumanAdded>("user.human.added");
+export const humanChanged = user.defineEvent<UserChanges>("user.human.changed");
+export const machineAdded = user.defineEvent<MachineAdded>("user.machine.added");
+export const machineChanged = user.defineEvent<UserChanges>("user.machine.changed");
+/** By an administrator, or after too many failed password checks (then with a reason). */
+export const userLocked = user.defineEvent<{ reason?: string }>("user.user.locked");
+export const userUnlocked = user.defineEvent("user.user.unlocked");
+export const userDeactivated = user.defineEvent("user.user.deactivated");
+export const userReactivated = user.defineEvent("user.user.reactivated");
+export const userRemoved = user.defineEvent("user.user.removed");
+/** `rehashed`: a login stored a stronger hash of the same password. */
+export const passwordChanged = user.defineEvent<{ passwordHash: string; changeRequired: boolean; rehashed?: boolean }>("user.password.changed");
+export const passwordCheckSucceeded = user.defineEvent("user.password.check_succeeded");
+export const passwordCheckFailed = user.defineEvent("user.password.check_failed");
+export const secretSet = user.defineEvent<{ secretHash: string }>("user.secret.set");
+export const secretRemoved = user.defineEvent("user.secret.removed");
+export const keyAdded = user.defineEvent<KeyAdded>("user.key.added");
+export const keyRemoved = user.defineEvent<{ keyId: string }>("user.key.removed");
+export const patAdded = user.defineEvent<{ tokenId: string; tokenHash: string; expiresAt: string | null }>("user.pat.added");
+export const patRemoved = user.defineEvent<{ tokenId: string }>("user.pat.removed");
+
+// Projects, applications, user grants
+
+export const projectAdded = project.defineEvent<ProjectConfig>("project.project.added");
+export const projectChanged = project.defineEvent<Partial<ProjectConfig>>("project.project.changed");
+export const projectDeactivated = project.defineEvent("project.project.deactivated");
+export const projectReactivated = project.defineEvent("project.project.reactivated");
+export const projectRemoved = project.defineEvent("project.project.removed");
+export const projectRoleAdded = project.defineEvent<RoleConfig>("project.role.added");
+export const projectRoleChanged = project.defineEvent<Pick<RoleConfig, "key"> & Partial<Omit<RoleConfig, "key">>>("project.role.changed");
+export const projectRoleRemoved = project.defineEvent<{ key: string }>("project.role.removed");
+
+export type AppAdded<C> = { projectId: string; name: string; clientId: string; config: C; secretHash: string | null };
+export const oidcAppAdded = application.defineEvent<AppAdded<OidcConfig>>("application.oidc.added");
+export const apiAppAdded = application.defineEvent<AppAdded<ApiConfig>>("application.api.added");
+/** `config`: the whole new configuration. */
+export const appChanged = application.defineEvent<{ name?: string; config?: OidcConfig | ApiConfig }>("application.application.changed");
+export const appDeactivated = application.defineEvent("application.application.deactivated");
+export const appReactivated = application.defineEvent("application.application.reactivated");
+export const appRemoved = application.defineEvent("application.application.removed");
+export const appSecretSet = application.defineEvent<{ secretHash: string }>("application.secret.set");
+export const appKeyAdded = application.defineEvent<KeyAdded>("application.key.added");
+export const appKeyRemoved = application.defineEvent<{ keyId: string }>("application.key.removed");
+
+export const userGrantAdded = userGrant.defineEvent<{ userId: string; projectId: string; roleKeys: string[] }>("usergrant.grant.added");
+export const userGrantChanged = userGrant.defineEvent<{ roleKeys: string[] }>("usergrant.grant.changed");
+export const userGrantRemoved = userGrant.defineEvent("usergrant.grant.removed");
+
+// The OIDC provider and browser sessions
+
+export const signingKeyAdded = signingKeys.defineEvent<{
+  kid: string;
+  algorithm: "RS256";
+  /** Encrypted with the master key. */
+  privateKey: string;
+  /** The public key as a JWK, as node:crypto exports it, with kid, alg and use. */
+  publicJwk: object;
+  useUntil: string;
+  publishUntil: string;
+}>("oidc.signing_key.added");
+
+/** `request`: the validated authorization request (`ValidatedRequest` of oidc/authorize.ts). */
+export const authRequestAdded = authRequest.defineEvent<{ clientId: string; request: object; expiresAt: string }>("oidc.auth_request.added");
+export const authRequestSucceeded = authRequest.defineEvent<{ userId: string; sessionId: string; authTime: string; codeHash: string | null; expiresAt: string }>(
+  "oidc.auth_request.succeeded",
+);
+export const authRequestCodeExchanged = authRequest.defineEvent("oidc.auth_request.code_exchanged");
+/** What the code gave, revoked if the code is used again. */
+export type IssuedByCode = { accessJti: string; accessExp: number; refreshId?: string };
+export const authRequestTokensIssued = authRequest.defineEvent<{ issued: IssuedByCode }>("oidc.auth_request.tokens_issued");
+
+/** What every rotation of a refresh token renews. */
+export type RefreshRotation = { tokenHash: string; accessJti: string; accessExpires: string; idleExpiresAt: string };
+/** What a refresh token grants, fixed when it is first issued. */
+export type RefreshGrant = {
+  clientId: string;
+  applicationId: string;
+  userId: string;
+  scopes: string[];
+  audience: string[];
+  sessionId: string | null;
+  authTime: string;
+  amr: string[];
+  expiresAt: string;
+};
+export const refreshTokenAdded = refreshToken.defineEvent<RefreshRotation & RefreshGrant>("oidc.refresh_token.added");
+export const refreshTokenRenewed = refreshToken.defineEvent<RefreshRotation>("oidc.refresh_token.renewed");
+/** Its access token is revoked too. */
+export const refreshTokenRevoked = refreshToken.defineEvent("oidc.refresh_token.revoked");
+/** The aggregate ID is the token's `jti`; `exp` in seconds, as in the token. */
+export const accessTokenRevoked = oidcToken.defineEvent<{ exp: number }>("oidc.access_token.revoked");
+
+/** `agentHash`: SHA-256 of the browser's cookie. */
+export const sessionAdded = session.defineEvent<{ agentHash: string; userId: string }>("session.session.added");
+/** The auth time is the event's time. */
+export const sessionReauthenticated = session.defineEvent("session.session.reauthenticated");
+export const sessionTerminated = session.defineEvent("session.session.terminated");
+
+// Settings: one aggregate per kind and owning context (`settingsAggregateId`).
+
+/** Properties set and reset (they fall back to the parent context's value) in one context. */
+export type SettingsSet = { ownerType: ContextType; ownerId: string; set: Record<string, unknown>; reset: string[] };
+export const featureSet = settings.defineEvent<SettingsSet>("settings.feature.set");
+export const languageSet = settings.defineEvent<SettingsSet>("settings.language.set");
+export const passwordComplexitySet = settings.defineEvent<SettingsSet>("settings.password_complexity.set");
+export const lockoutSet = settings.defineEvent<SettingsSet>("settings.lockout.set");
+export const loginSettingsSet = settings.defineEvent<SettingsSet>("settings.login.set");
+
+// Actions: targets and executions
+
+/** `signingKey`: encrypted with the master key. */
+export const targetAdded = target.defineEvent<TargetConfig & { signingKey: string }>("action.target.added");
+export const targetChanged = target.defineEvent<Partial<TargetConfig>>("action.target.changed");
+export const targetRemoved = target.defineEvent("action.target.removed");
+export const executionSet = execution.defineEvent<{ conditionType: string; targets: string[]; includes: string[] }>("action.execution.set");
+export const executionRemoved = execution.defineEvent("action.execution.removed");
+
+// Identity providers
+
+/** `clientSecret`: encrypted with the master key; absent when none was given. */
+export type IdpOwnerFields = { ownerType: ContextRef["type"]; ownerId: string; ownerPolicy: Policy; clientSecret?: string };
+export const gitlabIdpAdded = idp.defineEvent<IdpConfig & IdpOwnerFields>("idp.gitlab.added");
+export const gitlabIdpChanged = idp.defineEvent<Partial<IdpConfig> & Partial<Pick<IdpOwnerFields, "ownerPolicy" | "clientSecret">>>("idp.gitlab.changed");
+/** A child context's own policy; `inherit` removes it. */
+export const idpStatePolicySet = idp.defineEvent<{ contextType: ContextRef["type"]; contextId: string; policy: Policy }>("idp.state_policy.set");
+export const idpRemoved = idp.defineEvent("idp.idp.removed");
