@@ -2,7 +2,7 @@ import type { EventStore, StoredEvent } from "../eventstore/eventstore.js";
 import type { ActionQueries } from "../query/actions.js";
 import type { Database } from "../storage/database.js";
 import type { Logger, TargetCaller } from "./caller.js";
-import { eventExecutionIds } from "./conditions.js";
+import { eventExecutionIds } from "../domain/conditions.js";
 
 /** Payload keys never sent to a target: hashes, keys and secrets stay in the server. */
 const SECRET_KEY = /hash|secret|signingkey|password|token$/i;

@@ -1,6 +1,6 @@
 import type { ActionQueries } from "../query/actions.js";
 import type { TargetCaller } from "./caller.js";
-import type { executionFunctions } from "./conditions.js";
+import type { executionFunctions } from "../domain/conditions.js";
 
 export type ExecutionFunction = (typeof executionFunctions)[number];
 

@@ -6,7 +6,7 @@ import type { ActionQueries } from "../query/actions.js";
 import { methodInfo } from "../schema/descriptors.js";
 import { violation } from "../validation/validate.js";
 import type { TargetCaller } from "./caller.js";
-import { callExecutionIds } from "./conditions.js";
+import { callExecutionIds } from "../domain/conditions.js";
 
 function messageFrom(desc: DescMessage) {
   return (json: unknown) => fromJson(desc, json as JsonValue, { ignoreUnknownFields: false });

@@ -8,7 +8,7 @@ import type { ContextRef, Policy } from "../query/reuse.js";
 import type { ApiConfig, OidcConfig } from "./applications.js";
 import type { IdpConfig } from "./idps.js";
 import type { ProjectConfig, RoleConfig } from "./projects.js";
-import type { TargetConfig } from "./targets.js";
+import type { TargetConfig } from "../domain/targets.js";
 
 export type ContextType = "system" | "instance" | "org";
 

@@ -1,5 +1,5 @@
-import type { ConditionType } from "../actions/conditions.js";
-import { conditionTypeOfId } from "../actions/conditions.js";
+import type { ConditionType } from "../domain/conditions.js";
+import { conditionTypeOfId } from "../domain/conditions.js";
 import { errors } from "../errors/errors.js";
 import type { EventStore, EventWriter } from "../eventstore/eventstore.js";
 import { executionRemoved, executionSet } from "./events.js";

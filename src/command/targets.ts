@@ -1,19 +1,11 @@
 import { randomBytes } from "node:crypto";
 import type { SecretBox } from "../crypto/secrets.js";
+import type { TargetConfig } from "../domain/targets.js";
 import { errors, isUniqueViolation } from "../errors/errors.js";
 import type { EventStore, EventWriter, NewEvent } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
 import { changedFields } from "./aggregate.js";
 import { executionRemoved, executionSet, targetAdded, targetChanged, targetRemoved } from "./events.js";
-
-export interface TargetConfig {
-  name: string;
-  targetType: "rest_webhook" | "rest_request_response";
-  url: string;
-  timeoutMs: number;
-  isAsync: boolean;
-  interruptOnError: boolean;
-}
 
 export interface ResourceDetails {
   id: string;

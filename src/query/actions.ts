@@ -1,7 +1,7 @@
 import type { Prisma as P } from "../../gen/prisma/client.js";
 import { ExecutionType, type Condition, type ExecutionSearchFilter } from "../../gen/svc/resources/action/v3alpha/execution_pb.js";
 import { TargetFieldName, type TargetSearchFilter } from "../../gen/svc/resources/action/v3alpha/target_pb.js";
-import type { TargetConfig } from "../command/targets.js";
+import type { TargetConfig } from "../domain/targets.js";
 import type { SecretBox } from "../crypto/secrets.js";
 import { errors } from "../errors/errors.js";
 import type { Database } from "../storage/database.js";

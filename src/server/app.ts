@@ -20,7 +20,7 @@ import { userGrantService } from "../api/usergrant/service.js";
 import { webKeyService } from "../api/webkey/service.js";
 import { indexOf, reflectionServices } from "../api/reflection/service.js";
 import { TargetCaller } from "../actions/caller.js";
-import { executionFunctions, type ExecutionCatalogue } from "../actions/conditions.js";
+import { executionFunctions, type ExecutionCatalogue } from "../domain/conditions.js";
 import { startEventExecutions } from "../actions/event-worker.js";
 import { FunctionExecutions } from "../actions/functions.js";
 import { createExecutionInterceptor } from "../actions/interceptor.js";

@@ -4,8 +4,9 @@ import { OwnerSchema, OwnerType } from "../../../gen/svc/object/v3alpha/object_p
 import { ExecutionSchema, GetExecutionSchema } from "../../../gen/svc/resources/action/v3alpha/execution_pb.js";
 import { GetTargetSchema, TargetSchema, type PatchTarget, type Target } from "../../../gen/svc/resources/action/v3alpha/target_pb.js";
 import { DetailsSchema } from "../../../gen/svc/resources/object/v3alpha/object_pb.js";
-import { conditionOfId } from "../../actions/conditions.js";
-import type { ResourceDetails, TargetConfig } from "../../command/targets.js";
+import { conditionOfId } from "../../domain/conditions.js";
+import type { ResourceDetails } from "../../command/targets.js";
+import type { TargetConfig } from "../../domain/targets.js";
 import type { ExecutionRow, TargetRow } from "../../query/actions.js";
 
 export function toDetails(d: ResourceDetails) {

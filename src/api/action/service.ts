@@ -14,7 +14,7 @@ import {
   SearchExecutionsResponseSchema,
   SearchTargetsResponseSchema,
 } from "../../../gen/svc/resources/action/v3alpha/action_service_pb.js";
-import { executionIdOf, type ExecutionCatalogue } from "../../actions/conditions.js";
+import { executionIdOf, type ExecutionCatalogue } from "../../domain/conditions.js";
 import { callInfo } from "../../authz/context.js";
 import { deleteExecution, putExecution } from "../../command/executions.js";
 import { createTarget, deleteTarget, patchTarget } from "../../command/targets.js";
