@@ -1,84 +1,144 @@
-import { create, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
-import { reflect, type ReflectMessage } from "@bufbuild/protobuf/reflect";
+import { create, ScalarType, type DescField, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import { DurationSchema, type Duration } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
-import { callInfo, ownerOf } from "../authz/context.js";
-import { settingsWritePermission } from "../authz/roles.js";
-import { changeSettings, type SettingsChange, type SettingsKind } from "../command/settings.js";
-import { errors } from "../errors/errors.js";
+import { callInfo } from "../authz/context.js";
+import { changeSettings } from "../command/settings.js";
+import { ownerOf, type ContextOwner } from "../domain/contexts.js";
+import { changeOf, reportedOwner, type PropertyRequest, type ResolvedValue } from "../domain/settings.js";
+import { propertiesOf, type PropertyName, type PropertyType, type SettingsKind } from "../domain/settings-kinds.js";
 import type { EventStore } from "../eventstore/eventstore.js";
-import { chainOfTarget } from "../query/features.js";
-import type { ResolvedValue, SettingsOwner, SettingsQueries } from "../query/settings.js";
-import { sameOwner, toOwner, toSettingsDetails } from "./convert.js";
+import type { SettingsQueries } from "../query/settings.js";
+import { toOwner, toSettingsDetails } from "./convert.js";
 
 /**
- * Settings whose properties are SetBool / SetUInt64 fields (set a value or reset it) and whose reads are
- * Resolved* fields (the value and the context it is inherited from). Both sides are derived from the
- * messages' descriptors: a property added to the proto needs only its default.
+ * The settings services map their protos onto the kinds of src/domain/settings-kinds.ts by field name (the
+ * proto's field `min_length` is the property `min_length`); everything else is the kinds' generic path. The
+ * specification's Set* (a oneof of `set` and `reset`) and Resolved* (`value` and `owner`) messages are
+ * mapped here once; a service whose proto has another shape (languages, feature flags) maps only that shape.
  */
-const systemOwner: SettingsOwner = { type: "system", id: "" };
 
-/** The owner a resolved value reports: none when set in the context itself; the system for built-in defaults. */
-export function reportedOwner(v: ResolvedValue | undefined, self: SettingsOwner) {
-  const from = v?.from ?? systemOwner;
-  return sameOwner(from, self) ? undefined : toOwner(from);
-}
+/** A request: each property given is set or reset; the names are checked against the kind by the domain. */
+export type SettingsRequest<K extends SettingsKind> = Partial<Record<PropertyName<K>, PropertyRequest>>;
 
-/** The change a Set* message asks for: each present property is set or reset (field names as in the proto). */
-export function changeOf(message: ReflectMessage, check: (name: string, value: unknown) => string | undefined): SettingsChange {
-  const change: SettingsChange = { set: {}, reset: [] };
-  for (const f of message.fields) {
-    if (f.fieldKind !== "message" || !message.isSet(f)) continue;
-    const inner = message.get(f) as ReflectMessage;
-    const oneof = inner.desc.oneofs[0]!;
-    const chosen = inner.oneofCase(oneof);
-    if (!chosen) continue;
-    if (chosen.name === "reset") change.reset.push(f.name);
-    else {
-      const raw = inner.get(chosen);
-      const value = typeof raw === "bigint" ? Number(raw) : raw;
-      const problem = check(f.name, value);
-      if (problem) throw errors.invalidArgument("SET-v4lu", `invalid settings.${f.name}.set: ${problem}`);
-      change.set[f.name] = value;
-    }
-  }
-  return change;
-}
-
-/** Sets and resets properties in the request's context, with the permission that writes settings there. */
-export async function setProperties(
+/** Sets and resets properties in the request's context (the interceptor checked the permission there). */
+export async function setSettings<K extends SettingsKind>(
   ctx: HandlerContext,
   es: EventStore,
-  kind: SettingsKind,
-  message: ReflectMessage,
-  check: (name: string, value: unknown) => string | undefined = () => undefined,
+  kind: K,
+  request: SettingsRequest<K>,
+  fieldOf: (property: string, item?: number) => string,
 ) {
-  const info = callInfo(ctx);
-  const needed = settingsWritePermission[info.target.type];
-  if (!info.permissions.has(needed)) throw errors.permissionDenied("SET-p3rm", `missing permission ${needed} in the ${info.target.type} context`);
-  const details = await changeSettings(es, { kind, instanceId: info.target.instance.id, owner: ownerOf(info.target), creator: info.caller.userId, change: changeOf(message, check) });
-  return toSettingsDetails(details);
+  const { target, caller } = callInfo(ctx);
+  const change = changeOf(kind, request, fieldOf);
+  return toSettingsDetails(await changeSettings(es, { kind, instanceId: target.instance.id, owner: ownerOf(target), creator: caller.userId, change }));
 }
 
-/** The resolved properties of a Resolved* message, in the request's context, and the context's own details. */
-export async function resolveProperties<D extends DescMessage>(ctx: HandlerContext, settings: SettingsQueries, kind: string, desc: D, defaults: Record<string, unknown>) {
-  const { target } = callInfo(ctx);
-  const self = ownerOf(target);
-  const [values, own] = await Promise.all([settings.resolve(kind, chainOfTarget(target), defaults), settings.row(kind, self)]);
-  const out = reflect(desc, create(desc) as MessageShape<D>);
-  for (const f of out.fields) {
-    if (f.fieldKind !== "message") continue;
-    const v = values.get(f.name);
-    const resolved = reflect(f.message, create(f.message));
-    const valueField = resolved.desc.field.value!;
-    const raw = v?.value;
-    resolved.set(valueField, valueField.fieldKind === "scalar" && typeof resolved.get(valueField) === "bigint" ? BigInt(Number(raw ?? 0)) : !!raw);
-    const owner = reportedOwner(v, self);
-    const ownerField = resolved.desc.field.owner!;
-    if (owner && ownerField.fieldKind === "message") resolved.set(ownerField, reflect(ownerField.message, owner));
-    out.set(f, resolved);
-  }
-  return {
-    details: toSettingsDetails({ sequence: own?.sequence ?? 0, changeDate: own?.changeDate, owner: self }),
-    settings: out.message as MessageShape<D>,
-  };
+/** A read in the request's context: each property with the owner to report, and the context's own details. */
+export async function readSettings(ctx: HandlerContext, settings: SettingsQueries, kind: SettingsKind) {
+  const { values, details } = await settings.read(kind, callInfo(ctx).target);
+  return { values, self: details.owner, details: toSettingsDetails(details) };
 }
+
+/** A Resolve* response's fields: the context's details, and the Resolved* message `desc` filled in. */
+export async function resolveSettings<D extends DescMessage>(ctx: HandlerContext, settings: SettingsQueries, kind: SettingsKind, desc: D) {
+  const { values, self, details } = await readSettings(ctx, settings, kind);
+  return { details, settings: resolvedMessage(kind, desc, values, self) };
+}
+
+// Proto values to property values and back, by the property's type.
+const secondsOf = (d: Duration) => Number(d.seconds) + d.nanos / 1e9;
+const durationOf = (s: number) => create(DurationSchema, { seconds: BigInt(Math.floor(s)), nanos: Math.round((s % 1) * 1e9) });
+const fromProto: Record<PropertyType, (raw: unknown) => unknown> = {
+  bool: (raw) => raw,
+  // Beyond 2^53 the number is no safe integer: the domain refuses it.
+  uint64: (raw) => Number(raw as bigint),
+  duration: (raw) => secondsOf(raw as Duration),
+  string: (raw) => raw,
+  strings: (raw) => (raw as { value: string[] }).value,
+};
+
+function toProto(type: PropertyType, field: DescField, value: unknown): unknown {
+  if (type === "uint64") return BigInt(value as number);
+  if (type === "duration") return durationOf(value as number);
+  // A list is of strings, or of messages of one string field (Language {key}).
+  const item = field.fieldKind === "list" && field.listKind === "message" ? field.message : undefined;
+  if (type === "strings" && item) return (value as string[]).map((s) => create(item, { [item.fields[0]!.localName]: s }));
+  return value;
+}
+
+/** The requests of a message of Set* fields (SetBool, SetUInt64, SetString, SetStrings, SetDuration). */
+export function requestOf<K extends SettingsKind>(kind: K, desc: DescMessage, message: object): SettingsRequest<K> {
+  const properties = propertiesOf(kind);
+  const request: Record<string, PropertyRequest> = {};
+  for (const f of desc.fields) {
+    const inner = (message as Record<string, unknown>)[f.localName] as Record<string, { case?: string; value?: unknown }> | undefined;
+    const choice = f.message?.oneofs[0] && inner?.[f.message.oneofs[0].localName];
+    if (choice?.case === "reset") request[f.name] = { reset: true };
+    else if (choice?.case === "set") request[f.name] = { set: fromProto[properties[f.name]!.type](choice.value) };
+  }
+  return request as SettingsRequest<K>;
+}
+
+/** Sets and resets what a message of Set* fields asks for; errors name `settings.<field>.set`. */
+export function setProperties(ctx: HandlerContext, es: EventStore, kind: SettingsKind, desc: DescMessage, message: object) {
+  const fieldOf = (property: string, item?: number) => `settings.${property}.set${item === undefined ? "" : `.value[${item}]`}`;
+  return setSettings(ctx, es, kind, requestOf(kind, desc, message), fieldOf);
+}
+
+/** A Resolved* message: for each field, the property's value and, unless set in `self` itself, its owner. */
+export function resolvedMessage<D extends DescMessage>(kind: SettingsKind, desc: D, values: Map<string, ResolvedValue>, self: ContextOwner): MessageShape<D> {
+  const properties = propertiesOf(kind);
+  const init: Record<string, unknown> = {};
+  for (const f of desc.fields) {
+    const v = values.get(f.name)!;
+    const valueField = f.message!.field.value!;
+    const owner = reportedOwner(v, self);
+    const value = toProto(properties[f.name]!.type, valueField, v.value);
+    init[f.localName] = create(f.message!, { [valueField.localName]: value, ...(owner ? { owner: toOwner(owner) } : {}) });
+  }
+  return create(desc, init as never);
+}
+
+const scalarTypes: Partial<Record<ScalarType, PropertyType>> = { [ScalarType.BOOL]: "bool", [ScalarType.UINT64]: "uint64", [ScalarType.STRING]: "string" };
+
+/** The property type a field carries, or undefined for none. */
+function typeOfField(f: DescField | undefined): PropertyType | undefined {
+  if (f?.fieldKind === "scalar") return scalarTypes[f.scalar];
+  // A list of strings, or of messages of one string field (Language {key}).
+  if (f?.fieldKind === "list") {
+    const strings =
+      f.listKind === "scalar"
+        ? f.scalar === ScalarType.STRING
+        : f.listKind === "message" && f.message.fields.length === 1 && typeOfField(f.message.fields[0]) === "string";
+    return strings ? "strings" : undefined;
+  }
+  if (f?.fieldKind !== "message") return undefined;
+  if (f.message.typeName === DurationSchema.typeName) return "duration";
+  // SetStrings' `set`: SetStringsValue {repeated string value}.
+  return typeOfField(f.message.field.value);
+}
+
+/**
+ * Stops the server at start when a message and a kind disagree: every field named as a property (less
+ * `others`) and carrying its type in `carrier(field)`, every property there (`settable`: those a request
+ * may set; else all). A property renamed on one side cannot pass a test run.
+ */
+export function assertMatches(
+  kind: SettingsKind,
+  desc: DescMessage,
+  carrier: (f: DescField) => DescField | undefined,
+  opts: { settable?: boolean; others?: string[] } = {},
+): void {
+  const properties = Object.fromEntries(Object.entries(propertiesOf(kind)).filter(([, p]) => !(opts.settable && p.fixed)));
+  const fields = desc.fields.filter((f) => !opts.others?.includes(f.name));
+  const wrong = [
+    ...fields.filter((f) => typeOfField(carrier(f)) !== properties[f.name]?.type).map((f) => `field ${f.name}`),
+    ...Object.keys(properties)
+      .filter((name) => !fields.some((f) => f.name === name))
+      .map((name) => `property ${name}`),
+  ];
+  if (wrong.length) throw new Error(`${desc.typeName} does not match the ${kind} settings: ${wrong.join(", ")}`);
+}
+
+/** The field of a Set*, Resolved* or flag message that carries the value. */
+export const carriedBy = (name: string) => (f: DescField) => f.message?.fields.find((x) => x.name === name);

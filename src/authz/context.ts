@@ -1,6 +1,10 @@
 import { createContextKey, type HandlerContext } from "@connectrpc/connect";
 import { errors } from "../errors/errors.js";
-import type { InstanceRow, MembershipRow, OrgRow } from "../query/tenancy.js";
+import type { InstanceRow, Target } from "../domain/contexts.js";
+import type { MembershipRow } from "../query/tenancy.js";
+
+// The contexts are domain types; named here too for the modules that take them from authorization.
+export { ownerOf, type Target } from "../domain/contexts.js";
 
 /** Who calls. Token verifiers produce it; the authorization interceptor checks it. */
 export interface Caller {
@@ -10,12 +14,6 @@ export interface Caller {
   orgId: string;
   memberships: MembershipRow[];
 }
-
-/** The context a request acts in (system > instance > org). */
-export type Target =
-  | { type: "system"; instance: InstanceRow }
-  | { type: "instance"; instance: InstanceRow }
-  | { type: "org"; instance: InstanceRow; org: OrgRow };
 
 export interface CallInfo {
   /** The instance the Host (or :authority) header names. */
@@ -46,16 +44,4 @@ export function callInfo(ctx: HandlerContext): CallInfo {
   const info = ctx.values.get(callInfoKey);
   if (!info) throw errors.internal("AUTHZ-n0ci", "the call has no authorization context");
   return info;
-}
-
-/** The owner (type, id) of a target context, as settings and details report it. */
-export function ownerOf(target: Target): { type: "system" | "instance" | "org"; id: string } {
-  switch (target.type) {
-    case "system":
-      return { type: "system", id: "" };
-    case "instance":
-      return { type: "instance", id: target.instance.id };
-    case "org":
-      return { type: "org", id: target.org.id };
-  }
 }

@@ -3,7 +3,7 @@ import type { RequestContext } from "../../gen/svc/object/v3alpha/object_pb.js";
 import { errors } from "../errors/errors.js";
 import { isFeatureName, type FeatureQueries } from "../query/features.js";
 import type { InstanceRow, TenancyQueries } from "../query/tenancy.js";
-import { methodInfo } from "../schema/descriptors.js";
+import { methodInfo, permissionIn } from "../schema/descriptors.js";
 import { callerKey, callInfoKey, hostInstanceKey, type Caller, type Target } from "./context.js";
 import type { TokenVerifiers } from "./verifier.js";
 
@@ -102,7 +102,7 @@ export function createAuthorizationInterceptor(deps: AuthDeps): Interceptor {
     // projectsWith). One that returns without either fails closed (below), so a forgotten check cannot
     // leak a resource: every test that calls the RPC successfully would fail.
     let checked = !info.resourceContext;
-    const authorize = (where: Target, permission = info.permission) => {
+    const authorize = (where: Target, permission = permissionIn(info, where.type)) => {
       if (permission !== "authenticated") {
         const held = where === target ? permissions : permissionsIn(caller, where, deps.rolePermissions);
         if (!held.has(permission)) throw errors.permissionDenied("AUTHZ-d3ny", `missing permission ${permission} in the ${where.type} context`);

@@ -9,8 +9,9 @@ import type { ApiConfig, OidcConfig } from "./applications.js";
 import type { IdpConfig } from "./idps.js";
 import type { ProjectConfig, RoleConfig } from "./projects.js";
 import type { TargetConfig } from "../domain/targets.js";
+import type { ContextType } from "../domain/contexts.js";
 
-export type ContextType = "system" | "instance" | "org";
+export type { ContextType };
 
 // The aggregate types; each event belongs to one.
 const system = aggregateType("system");
@@ -197,7 +198,8 @@ export const sessionAdded = session.defineEvent<{ agentHash: string; userId: str
 export const sessionReauthenticated = session.defineEvent("session.session.reauthenticated");
 export const sessionTerminated = session.defineEvent("session.session.terminated");
 
-// Settings: one aggregate per kind and owning context (`settingsAggregateId`).
+// Settings: one aggregate per kind and owning context (`settingsAggregateId`); each kind of
+// src/domain/settings-kinds.ts names its event here.
 
 /** Properties set and reset (they fall back to the parent context's value) in one context. */
 export type SettingsSet = { ownerType: ContextType; ownerId: string; set: Record<string, unknown>; reset: string[] };

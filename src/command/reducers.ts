@@ -1,9 +1,7 @@
 import type { EventStore, StoredEvent, Tx } from "../eventstore/eventstore.js";
 import type { Prisma } from "../../gen/prisma/client.js";
-import { instanceAdded, instanceDefaultOrgSet, instanceDomainAdded, orgAdded, type SettingsSet } from "./events.js";
-import { settingsEvents } from "./settings.js";
-
-type Values = Record<string, unknown>;
+import { instanceAdded, instanceDefaultOrgSet, instanceDomainAdded, orgAdded } from "./events.js";
+import { registerSettingsReducers } from "./settings.js";
 
 /** Projections: each reducer runs in the transaction that appends its event. */
 export function registerReducers(es: EventStore): void {
@@ -34,14 +32,5 @@ export function registerReducers(es: EventStore): void {
       },
     });
   });
-  const reduceSettings = (kind: string) => async (tx: Tx, e: StoredEvent<SettingsSet>) => {
-    const { ownerType, ownerId, set, reset } = e.payload;
-    const key = { kind_ownerType_ownerId: { kind, ownerType, ownerId } };
-    const current = await tx.setting.findUnique({ where: key });
-    const values: Values = { ...((current?.values as Values | undefined) ?? {}), ...set };
-    for (const k of reset) delete values[k];
-    const data = { values: values as Prisma.InputJsonValue, sequence: e.sequence, changeDate: e.createdAt };
-    await tx.setting.upsert({ where: key, create: { kind, ownerType, ownerId, instanceId: e.instanceId, ...data }, update: data });
-  };
-  for (const [kind, event] of Object.entries(settingsEvents)) es.on(event, reduceSettings(kind));
+  registerSettingsReducers(es);
 }

@@ -1,31 +1,31 @@
+import type { ContextOwner } from "../domain/contexts.js";
+import { applyChange, effectiveChange, type SettingsChange, type StoredValues } from "../domain/settings.js";
+import { settingsKindNames, settingsKinds, type SettingsKind } from "../domain/settings-kinds.js";
+import type { EventDefinition } from "../eventstore/definition.js";
 import type { EventStore } from "../eventstore/eventstore.js";
-import type { SettingsOwner } from "../query/settings.js";
-import { featureSet, languageSet, lockoutSet, loginSettingsSet, passwordComplexitySet, settingsAggregateId } from "./events.js";
-
-export interface SettingsChange {
-  /** Properties to set in the context. */
-  set: Record<string, unknown>;
-  /** Properties to reset: they fall back to the parent context's value. */
-  reset: string[];
-}
+import type { Prisma } from "../../gen/prisma/client.js";
+import { allEventDefinitions, settingsAggregateId, type SettingsSet } from "./events.js";
 
 export interface SettingsDetails {
   sequence: number;
   changeDate: Date | undefined;
-  owner: SettingsOwner;
+  owner: ContextOwner;
 }
 
-/** The event of each kind of settings; the reducers register one projection per entry. */
-export const settingsEvents = {
-  feature: featureSet,
-  language: languageSet,
-  password_complexity: passwordComplexitySet,
-  lockout: lockoutSet,
-  login: loginSettingsSet,
-} as const;
-export type SettingsKind = keyof typeof settingsEvents;
+type SettingsEvent = EventDefinition<SettingsSet, "settings">;
 
-const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+/**
+ * The event definition of each kind: the one event-types.ts defines under the type the registry names. Every
+ * `settings` event carries the SettingsSet payload, so the aggregate type is what is checked; a registry entry
+ * without its definition stops the server at start.
+ */
+const settingsEvents = Object.fromEntries(
+  settingsKindNames.map((kind) => {
+    const def = allEventDefinitions.find((d) => d.type === settingsKinds[kind].event);
+    if (def?.aggregateType !== "settings") throw new Error(`the ${kind} settings' event ${settingsKinds[kind].event} is not defined in event-types.ts`);
+    return [kind, def as unknown as SettingsEvent];
+  }),
+) as Record<SettingsKind, SettingsEvent>;
 
 /**
  * Sets and resets properties of a kind of settings in one context. Only what really changes is written:
@@ -33,7 +33,7 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
  */
 export async function changeSettings(
   es: EventStore,
-  args: { kind: SettingsKind; instanceId: string; owner: SettingsOwner; creator: string; change: SettingsChange },
+  args: { kind: SettingsKind; instanceId: string; owner: ContextOwner; creator: string; change: SettingsChange },
 ): Promise<SettingsDetails> {
   const { kind, owner } = args;
   // System-wide settings live outside any instance.
@@ -42,16 +42,26 @@ export async function changeSettings(
   const { result } = await es.execute(async (w) => {
     await w.sequenceOf(instanceId, "settings", aggregateId);
     const row = await w.tx.setting.findUnique({ where: { kind_ownerType_ownerId: { kind, ownerType: owner.type, ownerId: owner.id } } });
-    const current = (row?.values ?? {}) as Record<string, unknown>;
-    const set = Object.fromEntries(Object.entries(args.change.set).filter(([k, v]) => !(k in current) || !same(current[k], v)));
-    const reset = args.change.reset.filter((k) => k in current && !(k in args.change.set));
-    if (!Object.keys(set).length && !reset.length) {
-      return { sequence: row?.sequence ?? 0, changeDate: row?.changeDate, owner };
-    }
+    const change = effectiveChange((row?.values ?? {}) as StoredValues, args.change);
+    if (!change) return { sequence: row?.sequence ?? 0, changeDate: row?.changeDate, owner };
     const [e] = await w.push(instanceId, args.creator, [
-      settingsEvents[kind].event({ aggregateId, resourceOwner: owner.id }, { ownerType: owner.type, ownerId: owner.id, set, reset }),
+      settingsEvents[kind].event({ aggregateId, resourceOwner: owner.id }, { ownerType: owner.type, ownerId: owner.id, ...change }),
     ]);
     return { sequence: e!.sequence, changeDate: e!.createdAt, owner };
   });
   return result;
+}
+
+/** One projection row per kind and owning context: what that context itself set. */
+export function registerSettingsReducers(es: EventStore): void {
+  for (const kind of settingsKindNames) {
+    es.on(settingsEvents[kind], async (tx, e) => {
+      const { ownerType, ownerId, set, reset } = e.payload;
+      const key = { kind_ownerType_ownerId: { kind, ownerType, ownerId } };
+      const current = await tx.setting.findUnique({ where: key });
+      const values = applyChange((current?.values ?? {}) as StoredValues, { set, reset }) as Prisma.InputJsonValue;
+      const data = { values, sequence: e.sequence, changeDate: e.createdAt };
+      await tx.setting.upsert({ where: key, create: { kind, ownerType, ownerId, instanceId: e.instanceId, ...data }, update: data });
+    });
+  }
 }

@@ -1,10 +1,9 @@
 /**
- * The languages the server ships translations for: the system's supported languages, immutable.
- * Restricted and default languages must be chosen from these.
+ * The language settings are declared with the other kinds of settings (settings-kinds.ts). These names stay
+ * for the modules that still import them from here (src/oidc/endpoints.ts).
  */
-export const supportedLanguages = ["de", "en", "es", "fr", "it", "ja", "pl", "pt", "ru", "zh"] as const;
+import { defaultsOf } from "./settings-kinds.js";
 
-export const languageDefaults = {
-  default_language: "en",
-  restricted_languages: [...supportedLanguages] as string[],
-};
+export { supportedLanguages } from "./settings-kinds.js";
+
+export const languageDefaults = defaultsOf("language");

@@ -1,13 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { languageDefaults } from "../domain/languages.js";
 import { hostnameOf } from "../authz/interceptor.js";
 import { checkPassword } from "../command/login.js";
 import { signIn, terminateSessions } from "../command/sessions.js";
 import { createHuman, setPassword } from "../command/users.js";
 import { hashPassword } from "../crypto/password.js";
 import type { EventStore } from "../eventstore/eventstore.js";
-import { loginDefaults, passwordRules } from "../query/password-rules.js";
-import { settingsChain, type SettingsQueries } from "../query/settings.js";
+import { inheritanceChain } from "../domain/contexts.js";
+import { defaultsOf } from "../domain/settings-kinds.js";
+import { passwordRules } from "../query/password-rules.js";
+import type { SettingsQueries } from "../query/settings.js";
 import type { InstanceRow, TenancyQueries } from "../query/tenancy.js";
 import type { Database } from "../storage/database.js";
 import { AGENT_COOKIE, cookiesOf, hashAgent, nulParameter } from "../web/browser.js";
@@ -99,10 +100,8 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
     }
 
     async function languageOf(instance: InstanceRow | null, uiLocales: string | undefined, acceptLanguage: string | undefined) {
-      const values = instance ? await settings.resolve("language", settingsChain({ type: "instance", instanceId: instance.id }), languageDefaults) : undefined;
-      const allowed = ((values?.get("restricted_languages")?.value as string[] | undefined) ?? languageDefaults.restricted_languages) as string[];
-      const def = String(values?.get("default_language")?.value ?? "en");
-      return chooseLanguage(preferredLanguages(uiLocales, acceptLanguage), allowed.length ? allowed : languageDefaults.restricted_languages, def);
+      const language = instance ? await settings.values("language", inheritanceChain({ type: "instance", instanceId: instance.id })) : defaultsOf("language");
+      return chooseLanguage(preferredLanguages(uiLocales, acceptLanguage), [...language.restricted_languages], language.default_language);
     }
 
     /** The accounts this browser is signed in with, in the instance. */
@@ -143,7 +142,7 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
       });
 
     const canRegister = async (instanceId: string) =>
-      (await settings.resolve("login", settingsChain({ type: "instance", instanceId }), loginDefaults)).get("allow_register")?.value === true;
+      (await settings.values("login", inheritanceChain({ type: "instance", instanceId }))).allow_register;
 
     ui.get(`${LOGIN_PATH}/style.css`, async (_req, reply) => reply.type("text/css; charset=utf-8").header("cache-control", "public, max-age=3600").send(pages.stylesheet));
 

@@ -2,7 +2,9 @@
  * Reusable resources across system > instance > org: who sees a resource, and its effective state in a
  * context. Pure functions over the owner, the owner's policy and the children's policies.
  */
-export type Level = "system" | "instance" | "org";
+import type { ContextType } from "../domain/contexts.js";
+
+export type Level = ContextType;
 
 export interface ContextRef {
   type: Level;

@@ -1,58 +1,66 @@
-import type { ContextType } from "../command/events.js";
+import { chainOfTarget, inheritanceChain, ownerOf, type ContextOwner, type Target } from "../domain/contexts.js";
+import { resolveAlong, type ResolvedValue, type StoredValues } from "../domain/settings.js";
+import type { SettingsKind, SettingsValues } from "../domain/settings-kinds.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
 
-export interface SettingsOwner {
-  type: ContextType;
-  /** "" for the system. */
-  id: string;
-}
+export type { ResolvedValue } from "../domain/settings.js";
+
+/** @deprecated the name of `inheritanceChain` (src/domain/contexts.ts) that src/oidc still imports. */
+export const settingsChain = inheritanceChain;
 
 export interface SettingsRow {
-  values: Record<string, unknown>;
+  values: StoredValues;
   sequence: number;
   changeDate: Date;
 }
 
-export interface ResolvedValue {
-  value: unknown;
-  /** The context that set the value; undefined for a built-in default. */
-  from: SettingsOwner | undefined;
+/** What a read of a kind in one context answers: every property resolved, and the context's own details. */
+export interface SettingsRead {
+  values: Map<string, ResolvedValue>;
+  details: { sequence: number; changeDate: Date | undefined; owner: ContextOwner };
 }
 
-/** Inherited settings: a property set in a context wins over its parents'; reset falls back to the parent. */
+/** Inherited settings (src/domain/settings.ts): a property set in a context wins over its parents'. */
 export class SettingsQueries {
   constructor(
     private readonly db: Database,
     private readonly cache: ProjectionCache,
   ) {}
 
-  row(kind: string, owner: SettingsOwner): Promise<SettingsRow | null> {
+  /** What one context itself set. */
+  row(kind: SettingsKind, owner: ContextOwner): Promise<SettingsRow | null> {
     return this.cache.get(`settings:${kind}:${owner.type}:${owner.id}`, async () => {
       const row = await this.db.prisma.setting.findUnique({
         where: { kind_ownerType_ownerId: { kind, ownerType: owner.type, ownerId: owner.id } },
       });
-      return row ? { values: row.values as Record<string, unknown>, sequence: row.sequence, changeDate: row.changeDate } : null;
+      return row ? { values: row.values as StoredValues, sequence: row.sequence, changeDate: row.changeDate } : null;
     });
   }
 
-  /** `chain` runs from the context asked about up to the system. */
-  async resolve(kind: string, chain: SettingsOwner[], defaults: Record<string, unknown>): Promise<Map<string, ResolvedValue>> {
+  /**
+   * Every property of the kind along `chain` (the context asked about, then its parents up to the system).
+   * The built-in values are the registry's; a third argument, once the defaults, is ignored.
+   */
+  async resolve(kind: SettingsKind, chain: readonly ContextOwner[], _formerDefaults?: unknown): Promise<Map<string, ResolvedValue>> {
     const rows = await Promise.all(chain.map((o) => this.row(kind, o)));
-    const out = new Map<string, ResolvedValue>();
-    for (const [k, v] of Object.entries(defaults)) out.set(k, { value: v, from: undefined });
-    for (let i = chain.length - 1; i >= 0; i--) {
-      for (const [k, v] of Object.entries(rows[i]?.values ?? {})) out.set(k, { value: v, from: chain[i] });
-    }
-    return out;
+    return resolveAlong(
+      kind,
+      chain,
+      rows.map((r) => r?.values),
+    );
   }
-}
 
-/** The inheritance chain of a context: itself, then its parents up to the system. */
-export function settingsChain(target: { type: ContextType; instanceId: string; orgId?: string }): SettingsOwner[] {
-  const system: SettingsOwner = { type: "system", id: "" };
-  if (target.type === "system") return [system];
-  const instance: SettingsOwner = { type: "instance", id: target.instanceId };
-  if (target.type === "instance") return [instance, system];
-  return [{ type: "org", id: target.orgId ?? "" }, instance, system];
+  /** The values in force, typed as the kind declares them. */
+  async values<K extends SettingsKind>(kind: K, chain: readonly ContextOwner[]): Promise<SettingsValues<K>> {
+    const resolved = await this.resolve(kind, chain);
+    return Object.fromEntries([...resolved].map(([name, v]) => [name, v.value])) as SettingsValues<K>;
+  }
+
+  /** A read in the request's context. */
+  async read(kind: SettingsKind, target: Target): Promise<SettingsRead> {
+    const owner = ownerOf(target);
+    const [values, own] = await Promise.all([this.resolve(kind, chainOfTarget(target)), this.row(kind, owner)]);
+    return { values, details: { sequence: own?.sequence ?? 0, changeDate: own?.changeDate, owner } };
+  }
 }

@@ -1,18 +1,8 @@
+import type { InstanceRow, OrgRow } from "../domain/contexts.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
 
-export interface InstanceRow {
-  id: string;
-  name: string;
-  defaultOrgId: string | null;
-}
-
-export interface OrgRow {
-  id: string;
-  instanceId: string;
-  name: string;
-  primaryDomain: string;
-}
+export type { InstanceRow, OrgRow } from "../domain/contexts.js";
 
 export interface TokenOwner {
   userId: string;

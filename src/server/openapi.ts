@@ -1,6 +1,13 @@
 import { ScalarType, type DescField, type DescMessage, type DescService } from "@bufbuild/protobuf";
-import { methodInfo } from "../schema/descriptors.js";
+import { methodInfo, permissionIn, type MethodInfo } from "../schema/descriptors.js";
 import { restRoutesOf } from "./rest-gateway.js";
+
+/** One permission, or one per context the request acts in (the settings' `policy.write`). */
+function permissionText(mi: MethodInfo): string {
+  if (!mi.permissionPerContext) return `\`${mi.permission}\``;
+  const contexts = ["system", "instance", "org"] as const;
+  return contexts.map((c) => `\`${permissionIn(mi, c)}\` in the ${c === "org" ? "organization" : c} context`).join(", ");
+}
 
 type Schema = Record<string, unknown>;
 
@@ -91,7 +98,7 @@ export function buildOpenApi(services: DescService[], info: { title: string; ver
           tags: [service.typeName],
           summary: method.name,
           description: [
-            mi.permission ? `Permission: \`${mi.permission}\`.` : "Public.",
+            mi.permission ? `Permission: ${permissionText(mi)}.` : "Public.",
             mi.feature ? `Requires the feature flag \`${mi.feature}\`.` : "",
             `Also served as gRPC, gRPC-web and Connect at \`/${service.typeName}/${method.name}\`.`,
           ]

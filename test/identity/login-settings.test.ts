@@ -44,5 +44,7 @@ describe("login, password complexity and lockout settings", () => {
     const viewer = await t.serviceUser("settings-viewer", [{ type: "instance", id: t.instanceId, roles: ["IAM_OWNER_VIEWER"] }]);
     expect((await patch("lockout", { maxPasswordAttempts: { set: 3 } }, "", viewer.token)).status).toBe(403);
     expect((await read("lockout")).body.settings.maxPasswordAttempts).toEqual({ value: "5", owner: { type: "OWNER_TYPE_SYSTEM", id: "" } });
+    // a built-in value is the system's, read in the system context too (it was not set there)
+    expect((await read("login", "?ctx.system=true")).body.settings.allowRegister).toEqual({ value: false, owner: { type: "OWNER_TYPE_SYSTEM", id: "" } });
   });
 });

@@ -52,6 +52,11 @@ describe("feature flags", () => {
     await features.setOrganizationFeatures({ organizationId: t.defaultOrgId, multitenancySettings: false });
     const err = await expectCode(lang.resolveLanguages({ ctx: { owner: { case: "orgId", value: t.defaultOrgId } } }), Code.FailedPrecondition);
     expect(err.rawMessage).toContain("multitenancy_settings");
+    // Set declares its permission (policy.write per context), checked before the gate: a caller who may not
+    // write learns nothing about the flags
+    const { token } = await t.serviceUser("gate-outsider");
+    const outsider = connectClient(LanguageSettingsService, t.url, token);
+    await expectCode(outsider.setLanguages({ ctx: { owner: { case: "orgId", value: t.defaultOrgId } }, settings: { defaultLanguage: { key: "de" } } }), Code.PermissionDenied);
     await lang.resolveLanguages({});
     await features.resetOrganizationFeatures({ organizationId: t.defaultOrgId });
     await lang.resolveLanguages({ ctx: { owner: { case: "orgId", value: t.defaultOrgId } } });

@@ -5,57 +5,48 @@ import {
   FeatureService,
   GetFeaturesResponseSchema,
   SetFeaturesResponseSchema,
+  SetInstanceFeaturesRequestSchema,
+  SetOrganizationFeaturesRequestSchema,
+  SetSystemFeaturesRequestSchema,
   Source,
 } from "../../../gen/svc/feature/v2/feature_service_pb.js";
-import { callInfo, ownerOf } from "../../authz/context.js";
-import { changeSettings, type SettingsChange } from "../../command/settings.js";
+import { featureNames, type FeatureName } from "../../domain/settings-kinds.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
-import { chainOfTarget, featureNames, type FeatureQueries } from "../../query/features.js";
 import type { SettingsQueries } from "../../query/settings.js";
-import { toSettingsDetails } from "../convert.js";
+import { assertMatches, carriedBy, readSettings, setSettings, type SettingsRequest } from "../settings-properties.js";
 
 const sources = { system: Source.SYSTEM, instance: Source.INSTANCE, org: Source.ORGANIZATION } as const;
 
-type FlagFields = { multitenancyResourcesApi?: boolean; multitenancySettings?: boolean; oidcTokenExchange?: boolean };
-const fieldOf = { multitenancy_resources_api: "multitenancyResourcesApi", multitenancy_settings: "multitenancySettings", oidc_token_exchange: "oidcTokenExchange" } as const;
-
-/** The level each RPC acts on comes from the authorization interceptor (system / instance / organization_id). */
-export function featureService(deps: { es: EventStore; features: FeatureQueries; settings: SettingsQueries }): ServiceImpl<typeof FeatureService> {
-  async function change(ctx: HandlerContext, change: SettingsChange) {
-    const info = callInfo(ctx);
-    const details = await changeSettings(deps.es, {
-      kind: "feature",
-      instanceId: info.target.instance.id,
-      owner: ownerOf(info.target),
-      creator: info.caller.userId,
-      change,
-    });
-    return create(SetFeaturesResponseSchema, { details: toSettingsDetails(details) });
+/**
+ * Feature flags: the "feature" kind of settings, one RPC per level (the authorization interceptor takes the
+ * level from the RPC's permission or `organization_id`). A flag is a field named as its property: an optional
+ * bool to set, a FeatureFlag to read (the built-in value's source is DEFAULT rather than the system).
+ */
+export function featureService(deps: { es: EventStore; settings: SettingsQueries }): ServiceImpl<typeof FeatureService> {
+  for (const desc of [SetSystemFeaturesRequestSchema, SetInstanceFeaturesRequestSchema, SetOrganizationFeaturesRequestSchema]) {
+    assertMatches("feature", desc, (f) => f, { others: ["organization_id"] });
   }
-  const set = (req: FlagFields, ctx: HandlerContext) => {
-    const values: Record<string, unknown> = {};
-    for (const name of featureNames) {
-      const v = req[fieldOf[name]];
-      if (v !== undefined) values[name] = v;
-    }
-    return change(ctx, { set: values, reset: [] });
+  assertMatches("feature", GetFeaturesResponseSchema, carriedBy("enabled"), { others: ["details"] });
+  // The field of each flag, as the generated messages name it (the same in every message: checked above).
+  const fieldOf = new Map(GetFeaturesResponseSchema.fields.map((f) => [f.name, f.localName]));
+  const field = (name: FeatureName) => fieldOf.get(name)!;
+
+  async function change(ctx: HandlerContext, request: SettingsRequest<"feature">) {
+    return create(SetFeaturesResponseSchema, { details: await setSettings(ctx, deps.es, "feature", request, (name) => name) });
+  }
+  // Absent flags are left as they are.
+  const set = (req: object, ctx: HandlerContext) => {
+    const given = featureNames.map((name) => [name, (req as Record<string, unknown>)[field(name)]] as const).filter(([, v]) => v !== undefined);
+    return change(ctx, Object.fromEntries(given.map(([name, v]) => [name, { set: v }])));
   };
-  const reset = (ctx: HandlerContext) => change(ctx, { set: {}, reset: [...featureNames] });
+  const reset = (ctx: HandlerContext) => change(ctx, Object.fromEntries(featureNames.map((name) => [name, { reset: true }])));
   async function get(ctx: HandlerContext) {
-    const { target } = callInfo(ctx);
-    const owner = ownerOf(target);
-    const [values, own] = await Promise.all([deps.features.resolve(chainOfTarget(target)), deps.settings.row("feature", owner)]);
-    const flags = Object.fromEntries(
-      featureNames.map((name) => {
-        const v = values.get(name);
-        const source = v?.from ? sources[v.from.type] : Source.DEFAULT;
-        return [fieldOf[name], create(FeatureFlagSchema, { enabled: v?.value === true, source })];
-      }),
-    );
-    return create(GetFeaturesResponseSchema, {
-      details: toSettingsDetails({ sequence: own?.sequence ?? 0, changeDate: own?.changeDate, owner }),
-      ...flags,
+    const { values, details } = await readSettings(ctx, deps.settings, "feature");
+    const flags = featureNames.map((name) => {
+      const v = values.get(name)!;
+      return [field(name), create(FeatureFlagSchema, { enabled: v.value === true, source: v.builtIn ? Source.DEFAULT : sources[v.owner.type] })];
     });
+    return create(GetFeaturesResponseSchema, { details, ...Object.fromEntries(flags) });
   }
   return {
     setSystemFeatures: set,

@@ -1,5 +1,4 @@
 import { create } from "@bufbuild/protobuf";
-import { reflect } from "@bufbuild/protobuf/reflect";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
   LoginSettingsService,
@@ -17,37 +16,40 @@ import {
   SetPasswordComplexitySettingsSchema,
 } from "../../../gen/svc/settings/login/v3alpha/login_service_pb.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
-import { complexityDefaults, lockoutDefaults, loginDefaults } from "../../query/password-rules.js";
 import type { SettingsQueries } from "../../query/settings.js";
-import { resolveProperties, setProperties } from "../settings-properties.js";
+import { assertMatches, carriedBy, resolveSettings, setProperties } from "../settings-properties.js";
 
-const between = (min: number, max: number) => (value: unknown) => (Number(value) < min || Number(value) > max ? `must be between ${min} and ${max}` : undefined);
-
+/** Login, password complexity and lockout settings: Set* and Resolved* messages of the kinds' properties. */
 export function loginSettingsService(deps: { es: EventStore; settings: SettingsQueries }): ServiceImpl<typeof LoginSettingsService> {
   const { es, settings } = deps;
+  for (const [kind, set, resolved] of [
+    ["login", SetLoginSettingsSchema, ResolvedLoginSettingsSchema],
+    ["password_complexity", SetPasswordComplexitySettingsSchema, ResolvedPasswordComplexitySettingsSchema],
+    ["lockout", SetLockoutSettingsSchema, ResolvedLockoutSettingsSchema],
+  ] as const) {
+    assertMatches(kind, set, carriedBy("set"), { settable: true });
+    assertMatches(kind, resolved, carriedBy("value"));
+  }
   return {
     async setLoginSettings(req, ctx) {
-      const details = await setProperties(ctx, es, "login", reflect(SetLoginSettingsSchema, req.settings!));
-      return create(SetLoginSettingsResponseSchema, { details });
+      return create(SetLoginSettingsResponseSchema, { details: await setProperties(ctx, es, "login", SetLoginSettingsSchema, req.settings!) });
     },
     async resolveLoginSettings(_req, ctx) {
-      return create(ResolveLoginSettingsResponseSchema, await resolveProperties(ctx, settings, "login", ResolvedLoginSettingsSchema, loginDefaults));
+      return create(ResolveLoginSettingsResponseSchema, await resolveSettings(ctx, settings, "login", ResolvedLoginSettingsSchema));
     },
     async setPasswordComplexitySettings(req, ctx) {
-      const check = (name: string, v: unknown) => (name === "min_length" ? between(1, 200)(v) : undefined);
-      const details = await setProperties(ctx, es, "password_complexity", reflect(SetPasswordComplexitySettingsSchema, req.settings!), check);
+      const details = await setProperties(ctx, es, "password_complexity", SetPasswordComplexitySettingsSchema, req.settings!);
       return create(SetPasswordComplexitySettingsResponseSchema, { details });
     },
     async resolvePasswordComplexitySettings(_req, ctx) {
-      const resolved = await resolveProperties(ctx, settings, "password_complexity", ResolvedPasswordComplexitySettingsSchema, complexityDefaults);
+      const resolved = await resolveSettings(ctx, settings, "password_complexity", ResolvedPasswordComplexitySettingsSchema);
       return create(ResolvePasswordComplexitySettingsResponseSchema, resolved);
     },
     async setLockoutSettings(req, ctx) {
-      const details = await setProperties(ctx, es, "lockout", reflect(SetLockoutSettingsSchema, req.settings!), (_name, v) => between(0, 1000)(v));
-      return create(SetLockoutSettingsResponseSchema, { details });
+      return create(SetLockoutSettingsResponseSchema, { details: await setProperties(ctx, es, "lockout", SetLockoutSettingsSchema, req.settings!) });
     },
     async resolveLockoutSettings(_req, ctx) {
-      return create(ResolveLockoutSettingsResponseSchema, await resolveProperties(ctx, settings, "lockout", ResolvedLockoutSettingsSchema, lockoutDefaults));
+      return create(ResolveLockoutSettingsResponseSchema, await resolveSettings(ctx, settings, "lockout", ResolvedLockoutSettingsSchema));
     },
   };
 }

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/options/v1/options.proto.
  */
 export const file_svc_options_v1_options: GenFile = /*@__PURE__*/
-  fileDesc("ChxzdmMvb3B0aW9ucy92MS9vcHRpb25zLnByb3RvEg5zdmMub3B0aW9ucy52MSJ3CgtNZXRob2RSdWxlcxISCgpwZXJtaXNzaW9uGAEgASgJEg8KB2ZlYXR1cmUYAiABKAkSGQoRaHR0cF9zdWNjZXNzX2NvZGUYAyABKA0SDgoGcHVibGljGAQgASgIEhgKEHJlc291cmNlX2NvbnRleHQYBSABKAgi6gEKCkZpZWxkUnVsZXMSFAoHbWluX2xlbhgBIAEoDUgAiAEBEhQKB21heF9sZW4YAiABKA1IAYgBARILCgN1cmkYAyABKAgSDwoHcGF0dGVybhgEIAEoCRIQCghyZXF1aXJlZBgFIAEoCBIUCgxkZWZpbmVkX29ubHkYBiABKAgSEgoKY29uc3RfdHJ1ZRgHIAEoCBIQCgNsdGUYCCABKARIAogBARIWCgltYXhfaXRlbXMYCSABKA1IA4gBAUIKCghfbWluX2xlbkIKCghfbWF4X2xlbkIGCgRfbHRlQgwKCl9tYXhfaXRlbXM6VQoGbWV0aG9kEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYtIcDIAEoCzIbLnN2Yy5vcHRpb25zLnYxLk1ldGhvZFJ1bGVzUgZtZXRob2Q6UQoFZmllbGQSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGLWHAyABKAsyGi5zdmMub3B0aW9ucy52MS5GaWVsZFJ1bGVzUgVmaWVsZDo7CghyZXF1aXJlZBIdLmdvb2dsZS5wcm90b2J1Zi5PbmVvZk9wdGlvbnMYtocDIAEoCFIIcmVxdWlyZWRiBnByb3RvMw", [file_google_protobuf_descriptor]);
+  fileDesc("ChxzdmMvb3B0aW9ucy92MS9vcHRpb25zLnByb3RvEg5zdmMub3B0aW9ucy52MSKXAQoLTWV0aG9kUnVsZXMSEgoKcGVybWlzc2lvbhgBIAEoCRIPCgdmZWF0dXJlGAIgASgJEhkKEWh0dHBfc3VjY2Vzc19jb2RlGAMgASgNEg4KBnB1YmxpYxgEIAEoCBIYChByZXNvdXJjZV9jb250ZXh0GAUgASgIEh4KFnBlcm1pc3Npb25fcGVyX2NvbnRleHQYBiABKAgi6gEKCkZpZWxkUnVsZXMSFAoHbWluX2xlbhgBIAEoDUgAiAEBEhQKB21heF9sZW4YAiABKA1IAYgBARILCgN1cmkYAyABKAgSDwoHcGF0dGVybhgEIAEoCRIQCghyZXF1aXJlZBgFIAEoCBIUCgxkZWZpbmVkX29ubHkYBiABKAgSEgoKY29uc3RfdHJ1ZRgHIAEoCBIQCgNsdGUYCCABKARIAogBARIWCgltYXhfaXRlbXMYCSABKA1IA4gBAUIKCghfbWluX2xlbkIKCghfbWF4X2xlbkIGCgRfbHRlQgwKCl9tYXhfaXRlbXM6VQoGbWV0aG9kEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYtIcDIAEoCzIbLnN2Yy5vcHRpb25zLnYxLk1ldGhvZFJ1bGVzUgZtZXRob2Q6UQoFZmllbGQSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGLWHAyABKAsyGi5zdmMub3B0aW9ucy52MS5GaWVsZFJ1bGVzUgVmaWVsZDo7CghyZXF1aXJlZBIdLmdvb2dsZS5wcm90b2J1Zi5PbmVvZk9wdGlvbnMYtocDIAEoCFIIcmVxdWlyZWRiBnByb3RvMw", [file_google_protobuf_descriptor]);
 
 /**
  * @generated from message svc.options.v1.MethodRules
@@ -57,6 +57,15 @@ export type MethodRules = Message<"svc.options.v1.MethodRules"> & {
    * @generated from field: bool resource_context = 5;
    */
   resourceContext: boolean;
+
+  /**
+   * true: `permission` is its organisation-level name, and the context the request acts in picks the one
+   * checked: `system.<permission>` in the system, `iam.<permission>` in an instance, `<permission>` in an
+   * organisation (the roles' naming: policy.write, iam.policy.write, system.policy.write).
+   *
+   * @generated from field: bool permission_per_context = 6;
+   */
+  permissionPerContext: boolean;
 };
 
 /**

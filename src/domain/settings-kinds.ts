@@ -1,0 +1,107 @@
+/**
+ * Every kind of settings, declared once: its properties with their types and built-in values, and the event
+ * its changes are stored with. The rest is derived (settings.ts): the change a set/reset request makes, the
+ * command that writes it, the reducer of its event, the resolution along system > instance > organisation
+ * with the owner of each value, and the API services, which only map their protos onto these names.
+ * A new kind: an entry here, its event in src/command/event-types.ts, its row in docs/events.md, its protos.
+ */
+
+/** The value of each property type as events and the projection store it (JSON). */
+export interface PropertyTypes {
+  bool: boolean;
+  uint64: number;
+  /** In seconds. */
+  duration: number;
+  string: string;
+  /** A set of strings, in the order given. */
+  strings: readonly string[];
+}
+export type PropertyType = keyof PropertyTypes;
+
+/** What a list's check looks at: one item at a time, so that an error can name the item. */
+type Checked<T extends PropertyType> = T extends "strings" ? string : PropertyTypes[T];
+
+export interface Property<T extends PropertyType = PropertyType> {
+  readonly type: T;
+  /** The built-in value, owned by the system: what every context inherits until one sets the property. */
+  readonly default: PropertyTypes[T];
+  /** What is wrong with a value to be set, or undefined. Method syntax: a Property<"uint64"> is a Property. */
+  check?(value: Checked<T>): string | undefined;
+  /** Immutable: always the built-in value (the supported languages); no request can set or reset it. */
+  readonly fixed?: boolean;
+}
+
+export interface KindDeclaration {
+  /** The event type that stores a change; src/command/event-types.ts defines it with the SettingsSet payload. */
+  readonly event: string;
+  readonly properties: Readonly<Record<string, Property>>;
+}
+
+const property =
+  <T extends PropertyType>(type: T) =>
+  (value: PropertyTypes[T], check?: (value: Checked<T>) => string | undefined): Property<T> =>
+    check ? { type, default: value, check } : { type, default: value };
+const bool = property("bool");
+const uint64 = property("uint64");
+const string = property("string");
+const strings = property("strings");
+const fixed = <T extends PropertyType>(p: Property<T>): Property<T> => ({ ...p, fixed: true });
+
+const between = (min: number, max: number) => (v: number) => (v < min || v > max ? `must be between ${min} and ${max}` : undefined);
+
+/** The languages the server ships translations for; default and restricted languages are chosen from them. */
+export const supportedLanguages: readonly string[] = ["de", "en", "es", "fr", "it", "ja", "pl", "pt", "ru", "zh"];
+const supported = (key: string) => (supportedLanguages.includes(key) ? undefined : `"${key}" is not a supported language (${supportedLanguages.join(", ")})`);
+
+export const settingsKinds = {
+  /** Feature flags: every flag starts off (the first instance turns some on, src/command/setup.ts). */
+  feature: {
+    event: "settings.feature.set",
+    properties: { multitenancy_resources_api: bool(false), multitenancy_settings: bool(false), oidc_token_exchange: bool(false) },
+  },
+  language: {
+    event: "settings.language.set",
+    properties: {
+      default_language: string("en", supported),
+      /** Those into which messages and login labels are translated; the discovery endpoint lists them. */
+      restricted_languages: strings(supportedLanguages, supported),
+      supported_languages: fixed(strings(supportedLanguages)),
+    },
+  },
+  /** What a new password must contain. */
+  password_complexity: {
+    event: "settings.password_complexity.set",
+    properties: {
+      min_length: uint64(8, between(1, 200)),
+      has_uppercase: bool(true),
+      has_lowercase: bool(true),
+      has_number: bool(true),
+      has_symbol: bool(true),
+    },
+  },
+  /** Failed password checks allowed before the user is locked until unlocked (0: never locked). */
+  lockout: { event: "settings.lockout.set", properties: { max_password_attempts: uint64(5, between(0, 1000)) } },
+  /** Self-registration in the login UI is off unless allowed. */
+  login: { event: "settings.login.set", properties: { allow_register: bool(false) } },
+} as const satisfies Record<string, KindDeclaration>;
+
+export type SettingsKind = keyof typeof settingsKinds;
+export const settingsKindNames = Object.keys(settingsKinds) as SettingsKind[];
+
+type PropertiesOf<K extends SettingsKind> = (typeof settingsKinds)[K]["properties"];
+export type PropertyName<K extends SettingsKind> = keyof PropertiesOf<K> & string;
+/** The resolved values of a kind, typed as declared. */
+export type SettingsValues<K extends SettingsKind> = {
+  [P in PropertyName<K>]: PropertiesOf<K>[P] extends { type: infer T extends PropertyType } ? PropertyTypes[T] : never;
+};
+
+/** A kind's properties, by name (untyped: for the code that treats every kind alike). */
+export const propertiesOf = (kind: SettingsKind): Readonly<Record<string, Property>> => settingsKinds[kind].properties;
+
+export function defaultsOf<K extends SettingsKind>(kind: K): SettingsValues<K> {
+  return Object.fromEntries(Object.entries(propertiesOf(kind)).map(([name, p]) => [name, p.default])) as SettingsValues<K>;
+}
+
+export type FeatureName = PropertyName<"feature">;
+export const featureNames = Object.keys(settingsKinds.feature.properties) as FeatureName[];
+export const isFeatureName = (name: string): name is FeatureName => name in settingsKinds.feature.properties;
