@@ -1,13 +1,15 @@
 import type { EventStore } from "../eventstore/eventstore.js";
-import { registerOidcReducers } from "../oidc/reducers.js";
 import { registerActionReducers } from "./action-reducers.js";
 import { registerApplicationReducers } from "./applications.js";
+import { registerAuthRequestReducers } from "./auth-requests.js";
 import { registerIdpReducers } from "./idps.js";
 import { registerMembershipReducers } from "./memberships.js";
 import { registerOrgReducers } from "./orgs.js";
 import { registerProjectReducers } from "./projects.js";
 import { registerReducers } from "./reducers.js";
 import { registerSessionReducers } from "./sessions.js";
+import { registerSigningKeyReducers } from "./signing-keys.js";
+import { registerTokenReducers } from "./tokens.js";
 import { registerUserGrantReducers } from "./user-grants.js";
 import { registerUserReducers } from "./user-reducers.js";
 
@@ -23,5 +25,7 @@ export function registerAllReducers(es: EventStore): void {
   registerProjectReducers(es);
   registerApplicationReducers(es);
   registerUserGrantReducers(es);
-  registerOidcReducers(es);
+  registerSigningKeyReducers(es);
+  registerAuthRequestReducers(es);
+  registerTokenReducers(es);
 }

@@ -1,22 +1,25 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { authRequestAdded, authRequestSucceeded } from "../command/events.js";
-import { newId } from "../ids.js";
+import { addAuthRequest, succeedAuthRequest } from "../command/auth-requests.js";
+import type { BrowserSession } from "../query/sessions.js";
 import { agentHashOf } from "../web/browser.js";
 import { userClaims } from "./claims.js";
 import type { OAuthClient } from "./clients.js";
 import { paths, type OidcDeps, type RequestScope } from "./context.js";
 import { OAuthError, oauth } from "./errors.js";
-import { issueUserTokens } from "./grants.js";
+import { issueUserTokens } from "./issue.js";
 import { decodeJwt, verifyRs256 } from "./jwt.js";
 import { paramsOf } from "./params.js";
-import { defaultMode, errorPage, sendToClient, type ResponseMode } from "./responses.js";
+import { defaultMode, errorPage, responseModes, sendToClient, type ResponseMode } from "./responses.js";
 import { parseScopes } from "./scopes.js";
 import { randomToken, sha256 } from "./tokens.js";
+
+/** The response types of the authorize endpoint, each with the grant type it begins (RFC 7591 §2.1). */
+export const responseTypes = { code: "authorization_code", id_token: "implicit", "id_token token": "implicit" } as const;
 
 /** What an authorization request asked for, once validated; kept with the request until its code is redeemed. */
 export interface ValidatedRequest {
   redirectUri: string;
-  responseType: "code" | "id_token" | "id_token token";
+  responseType: keyof typeof responseTypes;
   responseMode: ResponseMode;
   scopes: string[];
   state?: string;
@@ -48,13 +51,10 @@ export function redirectAllowed(client: OAuthClient, uri: string): boolean {
   return registered.some((r) => LOOPBACK.test(r) && strip(r) === strip(uri));
 }
 
+/** The response type, its values in any order (OAuth 2.0 Multiple Response Types §3). */
 function responseTypeOf(value: string | undefined): ValidatedRequest["responseType"] | undefined {
-  const parts = (value ?? "").split(" ").filter(Boolean).sort();
-  const key = parts.join(" ");
-  if (key === "code") return "code";
-  if (key === "id_token") return "id_token";
-  if (key === "id_token token") return "id_token token";
-  return undefined;
+  const key = (value ?? "").split(" ").filter(Boolean).sort().join(" ");
+  return Object.hasOwn(responseTypes, key) ? (key as ValidatedRequest["responseType"]) : undefined;
 }
 
 /**
@@ -77,22 +77,19 @@ export async function authorize(deps: OidcDeps, s: RequestScope, req: FastifyReq
   const responseType = responseTypeOf(params.response_type);
   const requestedMode = params.response_mode as ResponseMode | undefined;
   // Unknown response modes are ignored: the response type's default applies.
-  const mode: ResponseMode = requestedMode && ["query", "fragment", "form_post"].includes(requestedMode) ? requestedMode : defaultMode(responseType ?? "code");
+  const mode: ResponseMode = requestedMode && responseModes.includes(requestedMode) ? requestedMode : defaultMode(responseType ?? "code");
   // Tokens never travel in a query.
   const safeMode: ResponseMode = mode === "query" && responseType && responseType !== "code" ? "fragment" : mode;
   const fail = (err: OAuthError) =>
     sendToClient(reply, params.redirect_uri!, safeMode, { error: err.error, error_description: err.message, ...(params.state ? { state: params.state } : {}), iss: s.issuer });
   try {
     const request = await validate(deps, s, client, params, responseType, safeMode);
-    const id = newId();
-    await deps.es.execute((w) =>
-      w.push(s.instance.id, client.clientId, [
-        authRequestAdded.event(
-          { aggregateId: id, resourceOwner: s.instance.id },
-          { clientId: client.clientId, request, expiresAt: new Date(Date.now() + deps.tokens.lifetimes.authRequestMs).toISOString() },
-        ),
-      ]),
-    );
+    const id = await addAuthRequest(deps.es, {
+      instanceId: s.instance.id,
+      clientId: client.clientId,
+      request,
+      expiresAt: new Date(Date.now() + deps.tokens.lifetimes.authRequestMs),
+    });
     const sessions = await browserSessions(deps, s, req);
     const fresh = sessions.filter((x) => request.maxAge === undefined || Date.now() - x.authTime.getTime() <= request.maxAge * 1000);
     const hinted = request.hintSub ? fresh.filter((x) => x.userId === request.hintSub) : fresh;
@@ -170,26 +167,17 @@ async function validate(
   };
 }
 
-interface BrowserSession {
-  id: string;
-  userId: string;
-  authTime: Date;
-}
-
 /** The sessions of the browser (its agent cookie) in this instance whose users may sign in. */
 async function browserSessions(deps: OidcDeps, s: RequestScope, req: FastifyRequest): Promise<BrowserSession[]> {
   const agentHash = agentHashOf(req);
-  if (!agentHash) return [];
-  const sessions = await deps.db.prisma.loginSession.findMany({ where: { instanceId: s.instance.id, agentHash }, orderBy: { authTime: "desc" } });
-  const active = await deps.db.prisma.user.findMany({ where: { id: { in: sessions.map((x) => x.userId) }, state: "active" }, select: { id: true } });
-  return sessions.filter((x) => active.some((u) => u.id === x.userId));
+  return agentHash ? deps.sessions.ofBrowser(s.instance.id, agentHash) : [];
 }
 
 /** The login UI sends the browser back here with the session it signed in (or chose). */
 export async function callback(deps: OidcDeps, s: RequestScope, req: FastifyRequest, reply: FastifyReply) {
   const q = req.query as Record<string, string>;
-  const found = q.id ? await deps.db.prisma.authRequest.findUnique({ where: { id: q.id } }) : null;
-  if (!found || found.instanceId !== s.instance.id || found.state !== "pending" || found.expiresAt.getTime() < Date.now()) {
+  const found = q.id ? await deps.authRequests.byId(s.instance.id, q.id) : null;
+  if (!found || found.state !== "pending" || found.expiresAt.getTime() < Date.now()) {
     return errorPage(reply, 400, "invalid_request", "the sign-in request is unknown, used or expired; start again from the application");
   }
   const request = found.request as unknown as ValidatedRequest;
@@ -205,23 +193,20 @@ export async function callback(deps: OidcDeps, s: RequestScope, req: FastifyRequ
 
 /** The user is known: a code (code flow) or tokens (implicit) go back to the client. */
 async function complete(deps: OidcDeps, s: RequestScope, reply: FastifyReply, id: string, client: OAuthClient, request: ValidatedRequest, session: BrowserSession) {
-  const user = await deps.db.prisma.user.findUniqueOrThrow({ where: { id: session.userId } });
+  const user = await deps.users.byId(s.instance.id, session.userId);
+  // The session was read a moment ago among those of active users: a user gone since is a server-side race.
+  if (!user) throw new Error(`the user ${session.userId} of the session is gone`);
   const base = { ...(request.state ? { state: request.state } : {}), iss: s.issuer };
   const code = request.responseType === "code" ? randomToken() : undefined;
-  await deps.es.execute((w) =>
-    w.push(s.instance.id, user.id, [
-      authRequestSucceeded.event(
-        { aggregateId: id, resourceOwner: s.instance.id },
-        {
-          userId: user.id,
-          sessionId: session.id,
-          authTime: session.authTime.toISOString(),
-          codeHash: code ? sha256(code) : null,
-          expiresAt: new Date(Date.now() + CODE_LIFETIME_MS).toISOString(),
-        },
-      ),
-    ]),
-  );
+  await succeedAuthRequest(deps.es, {
+    instanceId: s.instance.id,
+    id,
+    userId: user.id,
+    sessionId: session.id,
+    authTime: session.authTime,
+    codeHash: code ? sha256(code) : null,
+    expiresAt: new Date(Date.now() + CODE_LIFETIME_MS),
+  });
   if (code) return sendToClient(reply, request.redirectUri, request.responseMode, { code, ...base });
   // Implicit "id_token": only an ID token, carrying the scope claims (there is no access token to ask userinfo
   // with), and no access token is made, so no preaccesstoken execution runs for a token nobody gets.

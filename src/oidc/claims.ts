@@ -1,5 +1,5 @@
 import type { User } from "../../gen/prisma/client.js";
-import type { Database } from "../storage/database.js";
+import type { UserGrantQueries } from "../query/user-grants.js";
 import { ROLES_SCOPE } from "./scopes.js";
 
 /** The claims of a user per scope (OIDC Core §5.4): profile, email, phone; `address` has none stored. */
@@ -29,11 +29,10 @@ export function userClaims(user: User, scopes: string[]): Record<string, unknown
  * The user's roles of a project, as `{"<role>": {"<org id>": "<org primary domain>"}}` under
  * `urn:svc:iam:org:project:roles`, when the scope asks for them or the project asserts them.
  */
-export async function roleClaims(db: Database, userId: string, projectId: string | undefined, scopes: string[], assert: boolean): Promise<Record<string, unknown>> {
+export async function roleClaims(userGrants: UserGrantQueries, userId: string, projectId: string | undefined, scopes: string[], assert: boolean): Promise<Record<string, unknown>> {
   if (!projectId || (!assert && !scopes.includes(ROLES_SCOPE))) return {};
-  const grant = await db.prisma.userGrant.findUnique({ where: { userId_projectId: { userId, projectId } } });
+  const grant = await userGrants.rolesOn(userId, projectId);
   if (!grant?.roleKeys.length) return {};
-  const org = await db.prisma.org.findUnique({ where: { id: grant.orgId }, select: { id: true, primaryDomain: true } });
-  const roles = Object.fromEntries(grant.roleKeys.map((k) => [k, { [grant.orgId]: org?.primaryDomain ?? "" }]));
+  const roles = Object.fromEntries(grant.roleKeys.map((k) => [k, { [grant.orgId]: grant.orgDomain }]));
   return { [ROLES_SCOPE]: roles, [`urn:svc:iam:org:project:${projectId}:roles`]: roles };
 }

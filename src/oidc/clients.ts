@@ -1,16 +1,17 @@
-import { createHmac, createPublicKey, randomBytes, timingSafeEqual, type KeyObject } from "node:crypto";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import type { ApiConfig, OidcConfig } from "../command/applications.js";
+import type { ReplayGuard } from "../command/replay.js";
 import { verifyPassword } from "../crypto/password.js";
-import type { ProjectionCache } from "../query/cache.js";
-import type { Database } from "../storage/database.js";
+import type { OAuthClientQueries } from "../query/oauth-clients.js";
 import { oauth } from "./errors.js";
 import { decodeJwt, verifyRs256 } from "./jwt.js";
-import type { ReplayGuard } from "./replay.js";
 
-export type AuthMethod = "client_secret_basic" | "client_secret_post" | "none" | "private_key_jwt";
+/** How a client authenticates at the OAuth endpoints (RFC 6749 §2.3, RFC 7523 §2.2), in the order discovery lists them. */
+export const authMethods = ["none", "client_secret_basic", "client_secret_post", "private_key_jwt"] as const;
+export type AuthMethod = (typeof authMethods)[number];
 
-/** A client of the OAuth endpoints: an application, or (client credentials) a machine user. */
+/** A client of the OAuth endpoints: an application, or (client credentials, JWT profile) a machine user. */
 export interface OAuthClient {
   kind: "application" | "machine";
   clientId: string;
@@ -35,6 +36,8 @@ interface Credentials {
 }
 
 const ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+/** The parameters `credentialsOf` reads: an endpoint that authenticates its client accepts them. */
+export const CLIENT_AUTH_PARAMETERS = ["client_id", "client_secret", "client_assertion", "client_assertion_type"] as const;
 /** Client assertions and JWT profile grants older than this are refused (iat). */
 export const MAX_ASSERTION_AGE_S = 3600;
 /** Tolerated clock difference for assertions from outside. */
@@ -77,6 +80,7 @@ export function credentialsOf(req: FastifyRequest, params: Record<string, string
   return { clientId: params.client_id, method: "none" };
 }
 
+/** Client authentication at the token, introspection and revocation endpoints. */
 export class Clients {
   /**
    * Secrets verified recently, keyed by an HMAC (with a key that lives only in this process) of the client ID,
@@ -88,71 +92,46 @@ export class Clients {
   private static readonly VERIFIED_MS = 5 * 60_000;
 
   constructor(
-    private readonly db: Database,
-    private readonly cache: ProjectionCache,
+    private readonly queries: OAuthClientQueries,
     private readonly replay: ReplayGuard,
   ) {}
 
-  /**
-   * The public keys of a machine user or an application that have not expired, by key ID: read once until the
-   * next committed event and parsed once, since the JWT profile grant and client assertions check one per request.
-   */
-  async verificationKeys(owner: { userId: string } | { applicationId: string }): Promise<(kid: string) => KeyObject | undefined> {
-    const id = "userId" in owner ? `user:${owner.userId}` : `app:${owner.applicationId}`;
-    const keys = await this.cache.get(`verification-keys:${id}`, async () => {
-      const rows = "userId" in owner
-        ? await this.db.prisma.machineKey.findMany({ where: { userId: owner.userId } })
-        : await this.db.prisma.applicationKey.findMany({ where: { applicationId: owner.applicationId } });
-      return rows.map((r) => ({ id: r.id, expiresAt: r.expiresAt, key: createPublicKey(r.publicKey) }));
-    });
-    const now = Date.now();
-    return (kid) => keys.find((k) => k.id === kid && (!k.expiresAt || k.expiresAt.getTime() > now))?.key;
-  }
-
   /** An application by its client ID. */
-  application(instanceId: string, clientId: string): Promise<OAuthClient | undefined> {
-    return this.cache.get(`oauth-app:${instanceId}:${clientId}`, async () => {
-      const app = await this.db.prisma.application.findUnique({ where: { instanceId_clientId: { instanceId, clientId } } });
-      if (!app) return undefined;
-      const project = await this.db.prisma.project.findUnique({ where: { id: app.projectId }, select: { state: true } });
-      const config = app.config as unknown as OidcConfig & ApiConfig;
-      const client: OAuthClient = {
-        kind: "application",
-        clientId,
-        instanceId,
-        orgId: app.orgId,
-        id: app.id,
-        projectId: app.projectId,
-        authMethod: config.authMethod,
-        secretHash: app.secretHash,
-        active: app.state === "active" && project?.state === "active",
-        accessTokenType: app.kind === "oidc" ? config.accessTokenType : "opaque",
-        ...(app.kind === "oidc" ? { oidc: config } : { api: config }),
-      };
-      return client;
-    });
+  async application(instanceId: string, clientId: string): Promise<OAuthClient | undefined> {
+    const row = await this.queries.application(instanceId, clientId);
+    if (!row) return undefined;
+    const { app } = row;
+    const config = app.config as unknown as OidcConfig & ApiConfig;
+    return {
+      kind: "application",
+      clientId,
+      instanceId,
+      orgId: app.orgId,
+      id: app.id,
+      projectId: app.projectId,
+      authMethod: config.authMethod,
+      secretHash: app.secretHash,
+      active: app.state === "active" && row.projectActive,
+      accessTokenType: app.kind === "oidc" ? config.accessTokenType : "opaque",
+      ...(app.kind === "oidc" ? { oidc: config } : { api: config }),
+    };
   }
 
-  /** A machine user by its username (client credentials) or ID (JWT profile). */
-  machine(instanceId: string, by: { username?: string; userId?: string }): Promise<OAuthClient | undefined> {
-    return this.cache.get(`oauth-machine:${instanceId}:${by.username ?? ""}:${by.userId ?? ""}`, async () => {
-      const user = await this.db.prisma.user.findFirst({
-        where: { instanceId, kind: "machine", ...(by.userId ? { id: by.userId } : { loginName: (by.username ?? "").toLowerCase() }) },
-      });
-      if (!user) return undefined;
-      const client: OAuthClient = {
-        kind: "machine",
-        clientId: user.username,
-        instanceId,
-        orgId: user.orgId,
-        id: user.id,
-        authMethod: "client_secret_basic",
-        secretHash: user.secretHash,
-        active: user.state === "active",
-        accessTokenType: user.accessTokenType === "jwt" ? "jwt" : "opaque",
-      };
-      return client;
-    });
+  /** A machine user by its username (client credentials) or ID (JWT profile); it authenticates with its secret. */
+  async machine(instanceId: string, by: { username?: string; userId?: string }): Promise<OAuthClient | undefined> {
+    const user = await this.queries.machine(instanceId, by);
+    if (!user) return undefined;
+    return {
+      kind: "machine",
+      clientId: user.username,
+      instanceId,
+      orgId: user.orgId,
+      id: user.id,
+      authMethod: "client_secret_basic",
+      secretHash: user.secretHash,
+      active: user.state === "active",
+      accessTokenType: user.accessTokenType === "jwt" ? "jwt" : "opaque",
+    };
   }
 
   private async secretMatches(client: OAuthClient, secret: string): Promise<boolean> {
@@ -177,7 +156,7 @@ export class Clients {
     issuer: string,
     endpoint: string,
     creds: Credentials,
-    allowed: AuthMethod[],
+    allowed: readonly AuthMethod[],
     lookup: (clientId: string) => Promise<OAuthClient | undefined> = (id) => this.application(instanceId, id),
   ): Promise<OAuthClient> {
     if (!allowed.includes(creds.method)) throw oauth.invalidClient(`client authentication ${creds.method} is not accepted here`);
@@ -210,7 +189,7 @@ export class Clients {
     if (typeof p.iss !== "string" || p.iss !== p.sub) throw oauth.invalidClient("client_assertion: iss and sub must be the client ID");
     const client = await lookup(p.iss);
     if (!client || !client.active || client.authMethod !== "private_key_jwt") throw oauth.invalidClient("unknown client, or it does not use private_key_jwt");
-    const ok = verifyRs256(jwt, await this.verificationKeys({ applicationId: client.id }));
+    const ok = verifyRs256(jwt, await this.queries.verificationKeys({ applicationId: client.id }));
     if (!ok) throw oauth.invalidClient("client_assertion: the signature does not verify with the client's keys");
     checkAssertionTimes(p, "client_assertion", (d) => oauth.invalidClient(d));
     const aud = Array.isArray(p.aud) ? p.aud : [p.aud];

@@ -1,24 +1,55 @@
 import type { FastifyRequest } from "fastify";
 import type { FunctionExecutions } from "../actions/functions.js";
 import { hostnameOf } from "../authz/interceptor.js";
+import type { ReplayGuard } from "../command/replay.js";
+import type { SecretBox } from "../crypto/secrets.js";
 import type { EventStore } from "../eventstore/eventstore.js";
+import { AuthRequestQueries } from "../query/auth-requests.js";
 import type { ProjectionCache } from "../query/cache.js";
+import { OAuthClientQueries } from "../query/oauth-clients.js";
+import { ProjectQueries } from "../query/projects.js";
+import { SessionQueries } from "../query/sessions.js";
 import type { SettingsQueries } from "../query/settings.js";
+import { SigningKeyQueries } from "../query/signing-keys.js";
 import type { InstanceRow, TenancyQueries } from "../query/tenancy.js";
+import { TokenQueries } from "../query/tokens.js";
+import { UserGrantQueries } from "../query/user-grants.js";
+import { UserQueries } from "../query/users.js";
 import type { Database } from "../storage/database.js";
 import type { Clients } from "./clients.js";
-import type { SigningKeys } from "./keys.js";
-import type { ReplayGuard } from "./replay.js";
 import type { Tokens } from "./tokens.js";
 
-/** Everything the OAuth / OIDC endpoints share. */
-export interface OidcDeps {
+/** Every read of the OAuth / OIDC endpoints: projections, through the query modules. */
+export interface OidcQueries {
+  keys: SigningKeyQueries;
+  authRequests: AuthRequestQueries;
+  /** Refresh tokens and access token revocations. */
+  tokenQueries: TokenQueries;
+  sessions: SessionQueries;
+  users: UserQueries;
+  projects: ProjectQueries;
+  userGrants: UserGrantQueries;
+  oauthClients: OAuthClientQueries;
+}
+
+export function oidcQueries(db: Database, cache: ProjectionCache, box: SecretBox): OidcQueries {
+  return {
+    keys: new SigningKeyQueries(db, cache, box),
+    authRequests: new AuthRequestQueries(db),
+    tokenQueries: new TokenQueries(db, cache),
+    sessions: new SessionQueries(db, cache),
+    users: new UserQueries(db, cache),
+    projects: new ProjectQueries(db, cache),
+    userGrants: new UserGrantQueries(db, cache),
+    oauthClients: new OAuthClientQueries(db, cache),
+  };
+}
+
+/** Everything the OAuth / OIDC endpoints share: writes go through `es` to the commands, reads through the queries. */
+export interface OidcDeps extends OidcQueries {
   es: EventStore;
-  db: Database;
-  cache: ProjectionCache;
   tenancy: TenancyQueries;
   settings: SettingsQueries;
-  keys: SigningKeys;
   tokens: Tokens;
   clients: Clients;
   replay: ReplayGuard;

@@ -1,4 +1,4 @@
-import { createPublicKey, sign, verify, type KeyObject } from "node:crypto";
+import { sign, verify, type KeyObject } from "node:crypto";
 
 /**
  * Compact JWS with RS256 through node:crypto: our own tokens are signed and checked on the hot path, where
@@ -42,5 +42,3 @@ export function verifyRs256(jwt: DecodedJwt, keyOf: (kid: string) => KeyObject |
   const key = keyOf(jwt.header.kid);
   return !!key && verify("RSA-SHA256", Buffer.from(jwt.signingInput), key, jwt.signature);
 }
-
-export const publicKeyOfJwk = (jwk: Record<string, unknown>) => createPublicKey({ key: jwk as never, format: "jwk" });

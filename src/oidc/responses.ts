@@ -2,7 +2,9 @@ import { createHash } from "node:crypto";
 import type { FastifyReply } from "fastify";
 import { esc } from "../web/pages.js";
 
-export type ResponseMode = "query" | "fragment" | "form_post";
+/** The response modes of the authorize endpoint (OAuth 2.0 Multiple Response Types §2.1, Form Post Response Mode). */
+export const responseModes = ["query", "fragment", "form_post"] as const;
+export type ResponseMode = (typeof responseModes)[number];
 
 /** The default response mode of a response type (OAuth 2.0 Multiple Response Types §2.1). */
 export const defaultMode = (responseType: string): ResponseMode => (responseType === "code" ? "query" : "fragment");

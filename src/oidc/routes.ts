@@ -2,12 +2,15 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { authorize, callback, CALLBACK } from "./authorize.js";
 import { paths, scopeOf, type OidcDeps, type RequestScope } from "./context.js";
 import { END_SESSION_DONE, endSession, endSessionDone } from "./end-session.js";
-import { discovery, introspect, jwks, revoke, userinfo } from "./endpoints.js";
+import { discovery, jwks } from "./discovery.js";
 import { OAuthError, oauth } from "./errors.js";
-import { grants } from "./grants.js";
+import { token } from "./grants/index.js";
+import { introspect } from "./introspection.js";
 import { nulParameter } from "../web/browser.js";
 import { paramsOf, parseForm } from "./params.js";
 import { errorPage } from "./responses.js";
+import { revoke } from "./revocation.js";
+import { userinfo } from "./userinfo.js";
 
 type Handler = (s: RequestScope, req: FastifyRequest, reply: FastifyReply, params: Record<string, string>) => Promise<unknown>;
 
@@ -43,15 +46,7 @@ export function registerOidc(app: FastifyInstance, deps: OidcDeps): void {
 
     scope.get(paths.discovery, endpoint((s) => discovery(deps, s), { noStore: false }));
     scope.get(paths.keys, endpoint((s, _req, reply) => jwks(deps, s, reply), { noStore: false }));
-    scope.post(
-      paths.token,
-      endpoint(async (s, req, _reply, params) => {
-        if (!params.grant_type) throw oauth.invalidRequest("grant_type is missing");
-        const grant = grants[params.grant_type];
-        if (!grant) throw oauth.unsupportedGrantType(`the grant type ${params.grant_type.slice(0, 100)} is not supported`);
-        return grant(deps, s, req, params);
-      }),
-    );
+    scope.post(paths.token, endpoint((s, req, _reply, params) => token(deps, s, req, params)));
     scope.post(paths.introspect, endpoint((s, req, _reply, params) => introspect(deps, s, req, params)));
     scope.get(paths.userinfo, endpoint((s, req, _reply, params) => userinfo(deps, s, req, params)));
     scope.post(paths.userinfo, endpoint((s, req, _reply, params) => userinfo(deps, s, req, params)));

@@ -1,11 +1,10 @@
 import { createHash, randomBytes } from "node:crypto";
-import { accessTokenRevoked } from "../command/events.js";
+import { ensureSigningKey, type SigningKeyPolicy } from "../command/signing-keys.js";
 import type { EventStore } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
-import type { ProjectionCache } from "../query/cache.js";
-import type { Database } from "../storage/database.js";
+import type { SigningKey } from "../query/signing-keys.js";
+import type { OidcQueries } from "./context.js";
 import { decodeJwt, signJwt, verifyRs256 } from "./jwt.js";
-import type { SigningKeys } from "./keys.js";
 import type { OpaqueTokens } from "./opaque.js";
 
 export interface Lifetimes {
@@ -39,27 +38,40 @@ export const sha256 = (s: string) => createHash("sha256").update(s).digest("base
 export const randomToken = () => randomBytes(32).toString("base64url");
 const seconds = (d: Date | number) => Math.floor((typeof d === "number" ? d : d.getTime()) / 1000);
 
+/** Makes access and ID tokens, and checks the access tokens it made. */
 export class Tokens {
   constructor(
     private readonly es: EventStore,
-    private readonly db: Database,
-    private readonly cache: ProjectionCache,
-    private readonly keys: SigningKeys,
+    private readonly q: Pick<OidcQueries, "keys" | "tokenQueries" | "sessions" | "users">,
+    private readonly keyPolicy: SigningKeyPolicy,
     private readonly opaque: OpaqueTokens,
     readonly lifetimes: Lifetimes,
   ) {}
+
+  /**
+   * The instance's signing key. Reading it writes nothing; when none may sign (a fresh instance, or the
+   * current key's time is up) the key is made here, by the explicit command, and read again. The schedule
+   * has no timer of its own: a key is due when a token or the JWKS needs one, in whichever process asks.
+   */
+  async signingKey(instanceId: string): Promise<SigningKey> {
+    for (;;) {
+      const key = await this.q.keys.signer(instanceId);
+      if (key) return key;
+      await ensureSigningKey(this.es, this.keyPolicy, instanceId);
+    }
+  }
 
   /** An access token of the given type and its claims. */
   async accessToken(type: "opaque" | "jwt", c: Omit<AccessClaims, "iat" | "exp" | "jti"> & { instanceId: string }, now = Date.now()) {
     const { instanceId, ...rest } = c;
     const claims: AccessClaims = { ...rest, iat: seconds(now), exp: seconds(now + this.lifetimes.accessTokenMs), jti: newId() };
     if (type === "opaque") return { token: this.opaque.seal(claims as unknown as Record<string, unknown>), claims };
-    const key = await this.keys.signer(instanceId);
+    const key = await this.signingKey(instanceId);
     return { token: signJwt({ ...claims, aud: claims.aud }, key, "at+jwt"), claims };
   }
 
   async idToken(instanceId: string, claims: Record<string, unknown>, now = Date.now()): Promise<string> {
-    const key = await this.keys.signer(instanceId);
+    const key = await this.signingKey(instanceId);
     return signJwt({ ...claims, iat: seconds(now), exp: seconds(now + this.lifetimes.idTokenMs) }, key);
   }
 
@@ -82,54 +94,17 @@ export class Tokens {
     if (!claims) {
       const jwt = decodeJwt(token);
       if (!jwt || jwt.header.typ !== "at+jwt") return undefined;
-      const published = await this.keys.published(instanceId);
+      const published = await this.q.keys.published(instanceId);
       if (!verifyRs256(jwt, (kid) => published.find((k) => k.kid === kid)?.key)) return undefined;
       claims = jwt.payload as unknown as AccessClaims;
     }
     if (claims["urn:svc:iam:instance:id"] !== instanceId) return undefined;
     if (typeof claims.exp !== "number" || claims.exp * 1000 <= Date.now()) return undefined;
-    if (await this.isRevoked(claims.jti)) return undefined;
-    if (claims.sid && !(await this.sessionActive(claims.sid))) return undefined;
-    if (!(await this.subjectActive(claims.sub))) return undefined;
+    if (await this.q.tokenQueries.isRevoked(claims.jti)) return undefined;
+    if (claims.sid && !(await this.q.sessions.active(claims.sid))) return undefined;
+    // A user subject must be active; an application (client credentials of apps) has no user row.
+    const user = await this.q.users.tokenSubject(claims.sub);
+    if (user && user.state !== "active") return undefined;
     return claims;
   }
-
-  private isRevoked(jti: string): Promise<boolean> {
-    return this.cache.get(`revoked:${jti}`, async () => !!(await this.db.prisma.revokedToken.findUnique({ where: { jti } })));
-  }
-
-  sessionActive(sid: string): Promise<boolean> {
-    return this.cache.get(`session-active:${sid}`, async () => !!(await this.db.prisma.loginSession.findUnique({ where: { id: sid }, select: { id: true } })));
-  }
-
-  /** A user, read once until the next change of any projection (tokens, userinfo and introspection read it). */
-  user(id: string) {
-    return this.cache.get(`oidc-user:${id}`, () => this.db.prisma.user.findUnique({ where: { id } }));
-  }
-
-  /** A user subject must be active; an application (client credentials of apps) has no user row. */
-  private async subjectActive(sub: string): Promise<boolean> {
-    const user = await this.user(sub);
-    return !user || user.state === "active";
-  }
-
-  /** Revokes access tokens by their IDs (kept until they would have expired). */
-  async revokeAccess(instanceId: string, tokens: { jti: string; exp: number }[], creator: string): Promise<void> {
-    const fresh = tokens.filter((t) => t.exp * 1000 > Date.now());
-    if (!fresh.length) return;
-    await this.es.execute((w) =>
-      w.push(
-        instanceId,
-        creator,
-        fresh.map((t) => accessTokenRevoked.event({ aggregateId: t.jti, resourceOwner: instanceId }, { exp: t.exp })),
-      ),
-    );
-  }
-}
-
-export function registerTokenReducers(es: EventStore): void {
-  es.on(accessTokenRevoked, async (tx, e) => {
-    const expiresAt = new Date(e.payload.exp * 1000);
-    await tx.revokedToken.upsert({ where: { jti: e.aggregateId }, create: { jti: e.aggregateId, instanceId: e.instanceId, expiresAt }, update: {} });
-  });
 }

@@ -48,6 +48,12 @@ export class ProjectQueries {
     return this.db.prisma.project.findFirst({ where: { id, instanceId } });
   }
 
+  /** Whether the project puts its users' roles into tokens; every token of its applications asks, so it is cached. */
+  async assertsRoles(projectId: string): Promise<boolean> {
+    const project = await this.cache.get(`oidc-project:${projectId}`, () => this.db.prisma.project.findUnique({ where: { id: projectId } }));
+    return !!project?.projectRoleAssertion;
+  }
+
   /** Projects of readable organisations and those the caller is a member of. */
   search(instanceId: string, readable: ReadScope, req: SearchRequest<ProjectSearchFilter, ProjectFieldName>) {
     return search(this.db, this.cache, projects, [{ instanceId }, readableWhere(readable, "orgId", "id")], req);

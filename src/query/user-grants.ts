@@ -31,6 +31,14 @@ export class UserGrantQueries {
     return this.db.prisma.userGrant.findFirst({ where: { id, instanceId } });
   }
 
+  /** The user's roles on a project, with the organisation that granted them and its primary domain (the token role claims). */
+  async rolesOn(userId: string, projectId: string): Promise<{ roleKeys: string[]; orgId: string; orgDomain: string } | null> {
+    const grant = await this.db.prisma.userGrant.findUnique({ where: { userId_projectId: { userId, projectId } } });
+    if (!grant) return null;
+    const org = await this.db.prisma.org.findUnique({ where: { id: grant.orgId }, select: { primaryDomain: true } });
+    return { roleKeys: grant.roleKeys, orgId: grant.orgId, orgDomain: org?.primaryDomain ?? "" };
+  }
+
   /** Grants on projects in readable organisations and on projects the caller is a member of. */
   search(instanceId: string, readable: ReadScope, req: SearchRequest<UserGrantSearchFilter, number>) {
     return search(this.db, this.cache, grants, [{ instanceId }, readableWhere(readable, "orgId", "projectId")], req);

@@ -56,6 +56,14 @@ export class UserQueries {
     return user?.instanceId === instanceId ? user : null;
   }
 
+  /**
+   * The user a token is about, read once until the next committed event: every access token check, userinfo
+   * and introspection read it. Not scoped to an instance: the token's own claims are checked against it.
+   */
+  tokenSubject(id: string): Promise<UserRow | null> {
+    return this.cache.get(`oidc-user:${id}`, () => this.db.prisma.user.findUnique({ where: { id } }));
+  }
+
   search(instanceId: string, readable: ReadScope, req: SearchRequest<UserSearchFilter, UserFieldName>) {
     return search(this.db, this.cache, users, [{ instanceId }, readableWhere(readable, "orgId")], req);
   }

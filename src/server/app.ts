@@ -26,15 +26,16 @@ import { FunctionExecutions } from "../actions/functions.js";
 import { createExecutionInterceptor } from "../actions/interceptor.js";
 import { createAuthenticationInterceptor, createAuthorizationInterceptor } from "../authz/interceptor.js";
 import { createErrorLogInterceptor } from "../errors/log-unexpected.js";
-import { defaultRolePermissions } from "../authz/roles.js";
+import { defaultRolePermissions } from "../domain/roles.js";
 import { PersonalAccessTokenVerifier, TokenVerifiers } from "../authz/verifier.js";
 import { registerAllReducers } from "../command/all-reducers.js";
 import { allEventTypes } from "../command/events.js";
 import { registerLoginUi } from "../login/routes.js";
+import { ReplayGuard } from "../command/replay.js";
+import type { SigningKeyPolicy } from "../command/signing-keys.js";
 import { Clients } from "../oidc/clients.js";
-import { SigningKeys } from "../oidc/keys.js";
+import { oidcQueries } from "../oidc/context.js";
 import { OpaqueTokens } from "../oidc/opaque.js";
-import { ReplayGuard } from "../oidc/replay.js";
 import { registerOidc } from "../oidc/routes.js";
 import { Tokens } from "../oidc/tokens.js";
 import { OidcAccessTokenVerifier } from "../oidc/verifier.js";
@@ -123,8 +124,9 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   const verifiers = new TokenVerifiers(tenancy);
   verifiers.add(new PersonalAccessTokenVerifier(tenancy));
   const o = config.oidc;
-  const keys = new SigningKeys(es, db, cache, box, { signMs: o.signingKeyS * 1000, maxTokenMs: Math.max(o.accessTokenS, o.idTokenS) * 1000 });
-  const tokens = new Tokens(es, db, cache, keys, new OpaqueTokens(masterKey), {
+  const keyPolicy: SigningKeyPolicy = { box, signMs: o.signingKeyS * 1000, maxTokenMs: Math.max(o.accessTokenS, o.idTokenS) * 1000 };
+  const oidcReads = oidcQueries(db, cache, box);
+  const tokens = new Tokens(es, oidcReads, keyPolicy, new OpaqueTokens(masterKey), {
     accessTokenMs: o.accessTokenS * 1000,
     idTokenMs: o.idTokenS * 1000,
     refreshIdleMs: o.refreshIdleS * 1000,
@@ -132,7 +134,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     authRequestMs: 30 * 60_000,
   });
   const replay = new ReplayGuard(db);
-  const clients = new Clients(db, cache, replay);
+  const clients = new Clients(oidcReads.oauthClients, replay);
   verifiers.add(new OidcAccessTokenVerifier(tokens, tenancy));
 
   const mounted: Mounted[] = [];
@@ -156,8 +158,8 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     mount(S.application, applicationService({ es, db, cache, tenancy })),
     mount(S.membership, membershipService({ es, db, cache, tenancy })),
     mount(S.userGrant, userGrantService({ es, db, cache, tenancy })),
-    mount(S.webKey, webKeyService({ keys })),
-    mount(S.feature, featureService({ es, features, settings })),
+    mount(S.webKey, webKeyService({ es, keys: oidcReads.keys, keyPolicy })),
+    mount(S.feature, featureService({ es, settings })),
     mount(S.health, healthService({ serviceNames, ready })),
   );
   // Reflection describes everything mounted, itself included: indexed on first use, once all are mounted.
@@ -220,7 +222,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   const router = createConnectRouter(connectOptions);
   routes(router);
   registerRestGateway(app, router);
-  registerOidc(app, { es, db, cache, tenancy, settings, keys, tokens, clients, replay, functions, secure: config.externalSecure });
+  registerOidc(app, { ...oidcReads, es, tenancy, settings, tokens, clients, replay, functions, secure: config.externalSecure });
   registerLoginUi(app, { es, db, tenancy, settings, signer: Signer.fromMasterKey(masterKey), secureCookies: config.externalSecure });
 
   const openApi = buildOpenApi(

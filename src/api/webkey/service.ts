@@ -3,9 +3,11 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { ListWebKeysResponseSchema, RotateWebKeyResponseSchema, WebKeyService, WebKeySchema } from "../../../gen/svc/resources/webkey/v3alpha/webkey_service_pb.js";
 import { callInfo } from "../../authz/context.js";
-import type { SigningKeys } from "../../oidc/keys.js";
+import { rotateSigningKey, type SigningKeyPolicy } from "../../command/signing-keys.js";
+import type { EventStore } from "../../eventstore/eventstore.js";
+import type { SigningKeyQueries } from "../../query/signing-keys.js";
 
-export function webKeyService(deps: { keys: SigningKeys }): ServiceImpl<typeof WebKeyService> {
+export function webKeyService(deps: { es: EventStore; keys: SigningKeyQueries; keyPolicy: SigningKeyPolicy }): ServiceImpl<typeof WebKeyService> {
   return {
     async listWebKeys(_req, ctx) {
       const instanceId = callInfo(ctx).target.instance.id;
@@ -26,7 +28,7 @@ export function webKeyService(deps: { keys: SigningKeys }): ServiceImpl<typeof W
     },
     async rotateWebKey(_req, ctx) {
       const instanceId = callInfo(ctx).target.instance.id;
-      return create(RotateWebKeyResponseSchema, { id: (await deps.keys.rotate(instanceId, true))! });
+      return create(RotateWebKeyResponseSchema, { id: await rotateSigningKey(deps.es, deps.keyPolicy, instanceId) });
     },
   };
 }

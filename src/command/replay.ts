@@ -11,6 +11,10 @@ interface Pending {
  * JWT IDs of client assertions and JWT profile grants, remembered until the JWT expires. The unique key makes
  * the first use win even when two arrive at once, across processes; the second is refused.
  *
+ * The one write of the OIDC provider that is not an event: a used JWT ID changes no resource, nothing but this
+ * guard reads it, and it is worthless once the JWT has expired, while an event would be kept for ever (and
+ * would cost an aggregate lock per token request).
+ *
  * Uses arriving while an insert is under way wait and go in together as one statement
  * (`INSERT ... ON CONFLICT DO NOTHING RETURNING`): the keys it returns were fresh, the others replays. Under load
  * that turns one write per token request into one write per batch.

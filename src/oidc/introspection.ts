@@ -1,0 +1,40 @@
+import type { FastifyRequest } from "fastify";
+import { userClaims } from "./claims.js";
+import { credentialsOf, type AuthMethod } from "./clients.js";
+import { paths, type OidcDeps, type RequestScope } from "./context.js";
+import { oauth } from "./errors.js";
+
+/** The methods API applications register (a secret in Basic, or a key); a public client (`none`) may not introspect. */
+export const introspectionAuthMethods: readonly AuthMethod[] = ["client_secret_basic", "private_key_jwt"];
+
+/** Introspection (RFC 7662): the client must authenticate; only tokens meant for it are active. */
+export async function introspect(deps: OidcDeps, s: RequestScope, req: FastifyRequest, params: Record<string, string>) {
+  const client = await deps.clients.authenticate(
+    s.instance.id,
+    s.issuer,
+    `${s.issuer}${paths.introspect}`,
+    credentialsOf(req, params),
+    introspectionAuthMethods,
+  );
+  if (!params.token) throw oauth.invalidRequest("token is missing");
+  const claims = await deps.tokens.verifyAccess(params.token, s.instance.id);
+  if (!claims || !(claims.aud.includes(client.clientId) || (client.projectId && claims.aud.includes(client.projectId)))) return { active: false };
+  const user = await deps.users.tokenSubject(claims.sub);
+  const scopes = claims.scope.split(" ");
+  return {
+    active: true,
+    scope: claims.scope,
+    client_id: claims.client_id,
+    token_type: "Bearer",
+    exp: claims.exp,
+    iat: claims.iat,
+    nbf: claims.iat,
+    sub: claims.sub,
+    aud: claims.aud,
+    iss: claims.iss,
+    jti: claims.jti,
+    ...(claims.auth_time ? { auth_time: claims.auth_time } : {}),
+    ...(claims.amr ? { amr: claims.amr } : {}),
+    ...(user ? { username: user.username, ...userClaims(user, scopes) } : {}),
+  };
+}

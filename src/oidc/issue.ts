@@ -1,0 +1,130 @@
+import type { User } from "../../gen/prisma/client.js";
+import type { RefreshGrant, RefreshRotation } from "../command/events.js";
+import { roleClaims, userClaims } from "./claims.js";
+import type { OAuthClient } from "./clients.js";
+import type { OidcDeps, RequestScope } from "./context.js";
+import { API_AUDIENCE, audienceOf } from "./scopes.js";
+import { randomToken, sha256, Tokens, type AccessClaims } from "./tokens.js";
+
+/** The token endpoint's successful response (RFC 6749 §5.1). */
+export interface TokenResponse {
+  access_token: string;
+  token_type: "Bearer";
+  expires_in: number;
+  scope: string;
+  id_token?: string;
+  refresh_token?: string;
+}
+
+export type IssuedAccess = { token: string; claims: AccessClaims };
+
+/** The access token, with the claims a `preaccesstoken` function execution adds (it may not change the reserved ones). */
+export async function issueAccess(
+  deps: OidcDeps,
+  s: RequestScope,
+  type: "opaque" | "jwt",
+  base: Omit<AccessClaims, "iat" | "exp" | "jti" | "urn:svc:iam:instance:id" | "urn:svc:iam:user:resourceowner:id">,
+  orgId: string,
+): Promise<IssuedAccess> {
+  const claims = { ...base, "urn:svc:iam:instance:id": s.instance.id, "urn:svc:iam:user:resourceowner:id": orgId };
+  const extra = await deps.functions.run(
+    s.instance.id,
+    "preaccesstoken",
+    { userID: base.sub, clientID: base.client_id, scopes: base.scope.split(" ") },
+    "claims",
+    {} as Record<string, unknown>,
+    (json) => (json && typeof json === "object" && !Array.isArray(json) ? (json as Record<string, unknown>) : {}),
+  );
+  const reserved = new Set([...Object.keys(claims), "iat", "exp", "jti", "nbf"]);
+  const added = Object.fromEntries(Object.entries(extra).filter(([k]) => !reserved.has(k)));
+  return deps.tokens.accessToken(type, { ...added, ...claims, instanceId: s.instance.id } as never);
+}
+
+export function tokenResponse(access: IssuedAccess, extra: Partial<TokenResponse> = {}): TokenResponse {
+  return {
+    access_token: access.token,
+    token_type: "Bearer",
+    expires_in: access.claims.exp - access.claims.iat,
+    scope: access.claims.scope,
+    ...extra,
+  };
+}
+
+/** The tokens for a user; with a refresh token, what its events record: the rotation and the grant. */
+export type UserTokens = { response: TokenResponse; access: IssuedAccess } & (
+  | { refresh?: undefined; grant?: undefined }
+  | { refresh: RefreshRotation; grant: RefreshGrant }
+);
+
+/**
+ * Access, ID and (with offline_access) refresh token for a signed-in user, as the code and refresh grants and
+ * the implicit flow issue them. Nothing is stored here: the caller records the refresh token with its grant.
+ */
+export async function issueUserTokens(
+  deps: OidcDeps,
+  s: RequestScope,
+  a: { client: OAuthClient; user: User; scopes: string[]; sessionId: string | null; authTime: Date; amr: string[]; nonce?: string; withRefresh: boolean },
+): Promise<UserTokens> {
+  const { client, user, scopes } = a;
+  const aud = audienceOf(scopes, [client.clientId, client.projectId!]);
+  const projectAsserts = await deps.projects.assertsRoles(client.projectId!);
+  const roles = await roleClaims(deps.userGrants, user.id, client.projectId, scopes, projectAsserts && !!client.oidc?.accessTokenRoleAssertion);
+  const authTime = Math.floor(a.authTime.getTime() / 1000);
+  const access = await issueAccess(
+    deps,
+    s,
+    client.accessTokenType,
+    {
+      iss: s.issuer,
+      sub: user.id,
+      client_id: client.clientId,
+      aud,
+      scope: scopes.join(" "),
+      auth_time: authTime,
+      amr: a.amr,
+      ...(a.sessionId ? { sid: a.sessionId } : {}),
+      ...roles,
+    },
+    user.orgId,
+  );
+  const out: TokenResponse = tokenResponse(access);
+  if (scopes.includes("openid")) {
+    // Scope claims go into the ID token only when the client asked for it (or gets no access token, implicit).
+    const profile = client.oidc?.idTokenUserinfoAssertion ? userClaims(user, scopes) : {};
+    const idRoles = projectAsserts && client.oidc?.idTokenRoleAssertion ? roles : {};
+    out.id_token = await deps.tokens.idToken(s.instance.id, {
+      iss: s.issuer,
+      sub: user.id,
+      aud: [client.clientId, ...aud.filter((x) => x !== client.clientId && x !== API_AUDIENCE)],
+      azp: client.clientId,
+      auth_time: authTime,
+      amr: a.amr,
+      at_hash: Tokens.halfHash(access.token),
+      ...(a.nonce ? { nonce: a.nonce } : {}),
+      ...(a.sessionId ? { sid: a.sessionId } : {}),
+      ...profile,
+      ...idRoles,
+    });
+  }
+  if (!a.withRefresh) return { response: out, access };
+  const token = randomToken();
+  out.refresh_token = token;
+  const refresh: RefreshRotation = {
+    tokenHash: sha256(token),
+    accessJti: access.claims.jti,
+    accessExpires: new Date(access.claims.exp * 1000).toISOString(),
+    idleExpiresAt: new Date(Date.now() + deps.tokens.lifetimes.refreshIdleMs).toISOString(),
+  };
+  const grant: RefreshGrant = {
+    clientId: client.clientId,
+    applicationId: client.id,
+    userId: user.id,
+    scopes,
+    audience: aud,
+    sessionId: a.sessionId,
+    authTime: a.authTime.toISOString(),
+    amr: a.amr,
+    expiresAt: new Date(Date.now() + deps.tokens.lifetimes.refreshAbsoluteMs).toISOString(),
+  };
+  return { response: out, access, refresh, grant };
+}

@@ -1,0 +1,29 @@
+import type { RefreshToken } from "../../gen/prisma/client.js";
+import type { Database } from "../storage/database.js";
+import type { ProjectionCache } from "./cache.js";
+
+export type RefreshTokenRow = RefreshToken;
+
+/** Reads of the OIDC provider's refresh tokens (by the SHA-256 of the token) and access token revocations. */
+export class TokenQueries {
+  constructor(
+    private readonly db: Database,
+    private readonly cache: ProjectionCache,
+  ) {}
+
+  /** The refresh token whose current token has this hash, in the instance. */
+  async refreshByHash(instanceId: string, tokenHash: string): Promise<RefreshTokenRow | null> {
+    const row = await this.db.prisma.refreshToken.findUnique({ where: { tokenHash } });
+    return row?.instanceId === instanceId ? row : null;
+  }
+
+  /** The refresh token that once had this hash and was rotated since: a use of it is reuse. */
+  refreshReplacing(instanceId: string, tokenHash: string): Promise<RefreshTokenRow | null> {
+    return this.db.prisma.refreshToken.findFirst({ where: { instanceId, previousHashes: { has: tokenHash } } });
+  }
+
+  /** Whether the access token with this ID was revoked; every token check asks, so it is cached. */
+  isRevoked(jti: string): Promise<boolean> {
+    return this.cache.get(`revoked:${jti}`, async () => !!(await this.db.prisma.revokedToken.findUnique({ where: { jti } })));
+  }
+}
