@@ -1,4 +1,4 @@
-import { availableRoles } from "../authz/roles.js";
+import { availableRoles } from "../domain/roles.js";
 import { errors } from "../errors/errors.js";
 import type { EventDefinition } from "../eventstore/definition.js";
 import type { EventStore, StoredEvent, Tx } from "../eventstore/eventstore.js";

@@ -40,9 +40,6 @@ export const defaultRolePermissions: Record<string, string[]> = {
   PROJECT_OWNER: all("project", "project.role", "project.app", "project.member", "project.grant"),
 };
 
-/** The permission that writes settings (language, later text, branding, ...) in a context. */
-export const settingsWritePermission = { system: "system.policy.write", instance: "iam.policy.write", org: "policy.write" } as const;
-
 /** The roles a membership may hold in a kind of context, by their prefix. */
 export function availableRoles(contextType: "system" | "instance" | "org" | "project", rolePermissions = defaultRolePermissions): string[] {
   const prefix = { system: "SYSTEM_", instance: "IAM_", org: "ORG_", project: "PROJECT_" }[contextType];

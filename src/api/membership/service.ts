@@ -13,7 +13,7 @@ import {
   type MembershipContext,
 } from "../../../gen/svc/resources/membership/v3alpha/membership_service_pb.js";
 import { callInfo, type CallInfo } from "../../authz/context.js";
-import { availableRoles } from "../../authz/roles.js";
+import { availableRoles } from "../../domain/roles.js";
 import type { ChangeDetails } from "../../command/aggregate.js";
 import { addMembership, changeMembership, membershipId, parseMembershipId, removeMembership, type MemberContextType } from "../../command/memberships.js";
 import { errors } from "../../errors/errors.js";

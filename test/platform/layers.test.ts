@@ -1,0 +1,73 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { projectRoot } from "../../src/storage/paths.js";
+
+/**
+ * The layers of docs/architecture.md: a module may import its own layer's modules and those of layers below
+ * it, never above; sibling layers of one rank (api, oidc, login) do not import each other. The cross-cutting
+ * layer sits between the request layers and command.
+ */
+const rank: Record<string, number> = {
+  server: 0,
+  api: 1,
+  oidc: 1,
+  login: 1,
+  // What the login UI and the OIDC provider's pages share: HTML, texts, the browser's cookies.
+  web: 1.5,
+  // Executions run after authorization and validation, and use both.
+  actions: 2,
+  authz: 2.5,
+  validation: 2.5,
+  command: 3,
+  query: 4,
+  eventstore: 5,
+  storage: 6,
+  // Leaves every layer may use: errors, crypto, configuration, identifiers, what the protos declare.
+  schema: 7,
+  errors: 7,
+  crypto: 7,
+  config: 7,
+  domain: 7,
+  "ids.ts": 7,
+  "main.ts": -1,
+};
+
+const src = join(projectRoot, "src");
+
+function layerOf(file: string): string {
+  return relative(src, file).split("/")[0]!.replace(/\.js$/, ".ts");
+}
+
+function* sourceFiles(dir: string): Generator<string> {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) yield* sourceFiles(path);
+    else if (e.name.endsWith(".ts")) yield path;
+  }
+}
+
+/** Every import of the source tree against the direction of the layers, as "from -> to". */
+export function importsAgainstLayers(): string[] {
+  const out: string[] = [];
+  for (const file of sourceFiles(src)) {
+    const from = layerOf(file);
+    const text = readFileSync(file, "utf8");
+    for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+"(\.[^"]+)"/g)) {
+      const target = resolve(dirname(file), m[1]!);
+      if (!target.startsWith(src + "/")) continue;
+      const to = layerOf(target);
+      if (to === from) continue;
+      const [a, b] = [rank[from], rank[to]];
+      if (a === undefined || b === undefined) out.push(`${relative(src, file)} -> ${relative(src, target)} (layer not in the table)`);
+      else if (b <= a && !(b === 7 && a === 7)) out.push(`${relative(src, file)} -> ${relative(src, target).replace(/\.js$/, ".ts")}`);
+    }
+  }
+  return out.sort();
+}
+
+describe("layers", () => {
+  it("no module imports a layer above its own, or a sibling request layer", () => {
+    expect(importsAgainstLayers()).toEqual([]);
+  });
+});
