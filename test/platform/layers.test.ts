@@ -53,8 +53,10 @@ export function importsAgainstLayers(): string[] {
   for (const file of sourceFiles(src)) {
     const from = layerOf(file);
     const text = readFileSync(file, "utf8");
-    for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+"(\.[^"]+)"/g)) {
-      const target = resolve(dirname(file), m[1]!);
+    // Static imports and re-exports, side-effect imports and dynamic imports.
+    const specifiers = /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+"(\.[^"]+)"|(?:^|\n)\s*import\s+"(\.[^"]+)"|\bimport\(\s*"(\.[^"]+)"\s*\)/g;
+    for (const m of text.matchAll(specifiers)) {
+      const target = resolve(dirname(file), (m[1] ?? m[2] ?? m[3])!);
       if (!target.startsWith(src + "/")) continue;
       const to = layerOf(target);
       if (to === from) continue;
