@@ -10,6 +10,9 @@ import { defaultsOf } from "../domain/settings-kinds.js";
 import { passwordRules } from "../query/password-rules.js";
 import type { SettingsQueries } from "../query/settings.js";
 import type { InstanceRow, TenancyQueries } from "../query/tenancy.js";
+import type { ProjectionCache } from "../query/cache.js";
+import { SessionQueries } from "../query/sessions.js";
+import { UserQueries } from "../query/users.js";
 import type { Database } from "../storage/database.js";
 import { AGENT_COOKIE, cookiesOf, hashAgent, nulParameter } from "../web/browser.js";
 import * as pages from "../web/pages.js";
@@ -19,6 +22,7 @@ import { chooseLanguage, preferredLanguages, textsFor } from "../web/texts.js";
 export interface LoginDeps {
   es: EventStore;
   db: Database;
+  cache: ProjectionCache;
   tenancy: TenancyQueries;
   settings: SettingsQueries;
   signer: Signer;
@@ -44,7 +48,6 @@ const securityHeaders = {
 
 type Fields = Record<string, string>;
 
-
 /** Only a path on this server: never another origin (no open redirect). */
 function safeReturn(value: string | undefined): string | undefined {
   return value && /^\/(?![/\\])/.test(value) && !/[\r\n]/.test(value) ? value : undefined;
@@ -55,6 +58,8 @@ const continueTo = (returnTo: string, sessionId: string) => `${returnTo}${return
 
 export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
   const { es, db, tenancy, settings, signer } = deps;
+  const sessions = new SessionQueries(db, deps.cache);
+  const users = new UserQueries(db, deps.cache);
   const cookie = (name: string, value: string, opts: { sameSite: "Lax" | "Strict"; path: string; maxAge?: number }) =>
     `${name}=${value}; Path=${opts.path}; HttpOnly; SameSite=${opts.sameSite}${deps.secureCookies ? "; Secure" : ""}${opts.maxAge !== undefined ? `; Max-Age=${opts.maxAge}` : ""}`;
 
@@ -71,7 +76,10 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
       if (!nulParameter(req.query) && !nulParameter(req.body)) return;
       const lang = await languageOf(await tenancy.instanceByDomain(hostnameOf(req.headers.host ?? "")), undefined, req.headers["accept-language"]);
       const t = textsFor(lang);
-      return reply.status(400).type("text/html; charset=utf-8").send(pages.messagePage({ lang, t }, t.title, t.badRequest));
+      return reply
+        .status(400)
+        .type("text/html; charset=utf-8")
+        .send(pages.messagePage({ lang, t }, t.title, t.badRequest));
     });
 
     /** Everything a page needs about the request: instance, language, CSRF token, browser sessions. */
@@ -107,12 +115,7 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
     /** The accounts this browser is signed in with, in the instance. */
     async function accountsOf(instanceId: string, agent: string | undefined) {
       if (!agent) return [];
-      const sessions = await db.prisma.loginSession.findMany({ where: { instanceId, agentHash: hashAgent(agent) }, orderBy: { authTime: "desc" } });
-      const users = await db.prisma.user.findMany({ where: { id: { in: sessions.map((s) => s.userId) }, state: "active" } });
-      return sessions.flatMap((s) => {
-        const u = users.find((x) => x.id === s.userId);
-        return u ? [{ sessionId: s.id, userId: u.id, loginName: u.username, displayName: u.displayName, authTime: s.authTime }] : [];
-      });
+      return (await sessions.ofBrowser(instanceId, hashAgent(agent))).map((x) => ({ ...x, sessionId: x.id }));
     }
 
     type Ctx = Awaited<ReturnType<typeof contextOf>>;
@@ -141,10 +144,11 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
         return handler(c, reply, c.instance);
       });
 
-    const canRegister = async (instanceId: string) =>
-      (await settings.values("login", inheritanceChain({ type: "instance", instanceId }))).allow_register;
+    const canRegister = async (instanceId: string) => (await settings.values("login", inheritanceChain({ type: "instance", instanceId }))).allow_register;
 
-    ui.get(`${LOGIN_PATH}/style.css`, async (_req, reply) => reply.type("text/css; charset=utf-8").header("cache-control", "public, max-age=3600").send(pages.stylesheet));
+    ui.get(`${LOGIN_PATH}/style.css`, async (_req, reply) =>
+      reply.type("text/css; charset=utf-8").header("cache-control", "public, max-age=3600").send(pages.stylesheet),
+    );
 
     ui.get(LOGIN_PATH, async (req, reply) => {
       const c = await contextOf(req, reply);
@@ -180,9 +184,10 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
 
     post(`${LOGIN_PATH}/password/change`, async (c, reply, instance) => {
       const proof = signer.open("password-change", c.fields.pending);
-      const user = proof && proof.i === instance.id ? await db.prisma.user.findUnique({ where: { id: String(proof.u) } }) : null;
-      if (!user || user.state !== "active") return c.send(pages.loginNamePage(c.page, { canRegister: false, error: c.page.t.wrongCredentials }), 401);
-      const again = (error: string) => c.send(pages.changePasswordPage({ ...c.page, carry: { ...c.page.carry, pending: String(c.fields.pending) } }, { error }), 400);
+      const user = proof && proof.i === instance.id ? await users.byId(instance.id, String(proof.u)) : null;
+      if (user?.state !== "active") return c.send(pages.loginNamePage(c.page, { canRegister: false, error: c.page.t.wrongCredentials }), 401);
+      const again = (error: string) =>
+        c.send(pages.changePasswordPage({ ...c.page, carry: { ...c.page.carry, pending: String(c.fields.pending) } }, { error }), 400);
       const password = c.fields.newPassword ?? "";
       if (password !== (c.fields.confirmPassword ?? "")) return again(c.page.t.passwordsDiffer);
       const problem = (await passwordRules(settings, instance.id, user.orgId)).problem(password);
@@ -224,7 +229,7 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
           human: { username: values.loginName, givenName: values.givenName, familyName: values.familyName, email: values.email, emailVerified: false },
           passwordHash: await hashPassword(f.newPassword!),
         });
-        const user = await db.prisma.user.findUniqueOrThrow({ where: { id: d.id } });
+        const user = (await users.byId(instance.id, d.id))!;
         return finish(c, reply, instance, user);
       } catch (e) {
         if ((e as { code?: number }).code === 6) return again(c.page.t.usernameTaken);

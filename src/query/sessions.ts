@@ -1,11 +1,13 @@
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
 
-/** A browser's session of one user, as the OIDC provider reads it. */
+/** A browser's session of one user, with what the account chooser shows of the user. */
 export interface BrowserSession {
   id: string;
   userId: string;
   authTime: Date;
+  loginName: string;
+  displayName: string;
 }
 
 /** Reads of browser sessions (the login UI signs them in; access tokens and refresh tokens are bound to them). */
@@ -23,10 +25,19 @@ export class SessionQueries {
     );
   }
 
-  /** The sessions of a browser (by the hash of its agent cookie) in the instance whose users may sign in, newest first. */
+  /**
+   * The sessions of a browser (by the hash of its agent cookie) in the instance whose users may sign in, newest
+   * first: the login UI's account chooser and the OIDC provider's prompt handling read the same list.
+   */
   async ofBrowser(instanceId: string, agentHash: string): Promise<BrowserSession[]> {
     const sessions = await this.db.prisma.loginSession.findMany({ where: { instanceId, agentHash }, orderBy: { authTime: "desc" } });
-    const active = await this.db.prisma.user.findMany({ where: { id: { in: sessions.map((x) => x.userId) }, state: "active" }, select: { id: true } });
-    return sessions.filter((x) => active.some((u) => u.id === x.userId));
+    const users = await this.db.prisma.user.findMany({
+      where: { id: { in: sessions.map((x) => x.userId) }, state: "active" },
+      select: { id: true, username: true, displayName: true },
+    });
+    return sessions.flatMap((x) => {
+      const u = users.find((user) => user.id === x.userId);
+      return u ? [{ id: x.id, userId: u.id, authTime: x.authTime, loginName: u.username, displayName: u.displayName }] : [];
+    });
   }
 }
