@@ -11,7 +11,9 @@ const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
 const head = Buffer.from(JSON.stringify({ alg: "RS256", typ: "at+jwt", kid: "ceiling" })).toString("base64url");
 app.post("/token", async () => {
   const now = Math.floor(Date.now() / 1000);
-  const body64 = Buffer.from(JSON.stringify({ iss: "http://127.0.0.1", sub: "ceiling", aud: ["svc"], iat: now, exp: now + 43_200, jti: randomUUID() })).toString("base64url");
+  const body64 = Buffer.from(
+    JSON.stringify({ iss: "http://127.0.0.1", sub: "ceiling", aud: ["svc"], iat: now, exp: now + 43_200, jti: randomUUID() }),
+  ).toString("base64url");
   const signature = sign("RSA-SHA256", Buffer.from(`${head}.${body64}`), privateKey).toString("base64url");
   return { access_token: `${head}.${body64}.${signature}`, token_type: "Bearer", expires_in: 43_200 };
 });

@@ -33,11 +33,18 @@ export async function grpcLoad(name: string, target: string, path: string, makeR
     while (Date.now() < end) {
       const t0 = performance.now();
       await new Promise<void>((resolve) =>
-        client.makeUnaryRequest(path, (b: Buffer) => b, (b: Buffer) => b, makeRequest(i++), md, (err) => {
-          if (err) errors++;
-          else latencies.push(performance.now() - t0);
-          resolve();
-        }),
+        client.makeUnaryRequest(
+          path,
+          (b: Buffer) => b,
+          (b: Buffer) => b,
+          makeRequest(i++),
+          md,
+          (err) => {
+            if (err) errors++;
+            else latencies.push(performance.now() - t0);
+            resolve();
+          },
+        ),
       );
     }
   };

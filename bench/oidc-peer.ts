@@ -14,7 +14,14 @@ const issuer = "http://127.0.0.1";
 const provider = new Provider(issuer, {
   clients: [
     { client_id: "machine", client_secret: secret, grant_types: ["client_credentials"], redirect_uris: [], response_types: [] },
-    { client_id: "jwt-machine", token_endpoint_auth_method: "private_key_jwt", jwks: { keys: [jwk as never] }, grant_types: ["client_credentials"], redirect_uris: [], response_types: [] },
+    {
+      client_id: "jwt-machine",
+      token_endpoint_auth_method: "private_key_jwt",
+      jwks: { keys: [jwk as never] },
+      grant_types: ["client_credentials"],
+      redirect_uris: [],
+      response_types: [],
+    },
   ],
   features: { clientCredentials: { enabled: true }, introspection: { enabled: true }, devInteractions: { enabled: false } },
   scopes: ["openid", "profile", "api"],

@@ -31,7 +31,11 @@ function rotating(url: string, bodies: string[], headers: Record<string, string>
 
 export async function oidcBench(server: string, pat: string, seconds: number, ceiling: string): Promise<Result[]> {
   const api = async (path: string, body: unknown = {}) => {
-    const r = await fetch(`${server}/resources/v3alpha${path}`, { method: "POST", headers: { authorization: `Bearer ${pat}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const r = await fetch(`${server}/resources/v3alpha${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${pat}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     if (!r.ok) throw new Error(`${path}: ${r.status} ${await r.text()}`);
     return r.json();
   };
@@ -40,12 +44,25 @@ export async function oidcBench(server: string, pat: string, seconds: number, ce
   const keyFile = JSON.parse((await api(`/users/${m.details.id}/keys`)).keyContent);
   const project = await api("/projects", { name: "bench-api" });
   const app = await api(`/projects/${project.details.id}/applications`, { name: "bench-rs", api: { authMethodType: "API_AUTH_METHOD_TYPE_BASIC" } });
-  const token = async (body: string) => (await (await fetch(`${server}/oauth/v2/token`, { method: "POST", headers: { "content-type": form, authorization: basic("bench-machine", secret) }, body })).json()).access_token as string;
+  const token = async (body: string) =>
+    (
+      await (
+        await fetch(`${server}/oauth/v2/token`, { method: "POST", headers: { "content-type": form, authorization: basic("bench-machine", secret) }, body })
+      ).json()
+    ).access_token as string;
   const forApi = await token(`grant_type=client_credentials&scope=${encodeURIComponent(`urn:svc:iam:org:project:id:${project.details.id}:aud`)}`);
   const ourKey = createPrivateKey(keyFile.key);
   const ours = (n: number) => assertions(n, { iss: keyFile.userId, sub: keyFile.userId, aud: server }, keyFile.keyId, ourKey);
   const firstJwt = ours(1)[0]!;
-  const userToken = (await (await fetch(`${server}/oauth/v2/token`, { method: "POST", headers: { "content-type": form }, body: `grant_type=${encodeURIComponent("urn:ietf:params:oauth:grant-type:jwt-bearer")}&scope=openid%20profile&assertion=${firstJwt}` })).json()).access_token;
+  const userToken = (
+    await (
+      await fetch(`${server}/oauth/v2/token`, {
+        method: "POST",
+        headers: { "content-type": form },
+        body: `grant_type=${encodeURIComponent("urn:ietf:params:oauth:grant-type:jwt-bearer")}&scope=openid%20profile&assertion=${firstJwt}`,
+      })
+    ).json()
+  ).access_token;
 
   const peerProc = await startProcess(["bench/oidc-peer.ts"], {}, /listening on (http:\/\/\S+)/);
   const out: Result[] = [];
@@ -54,16 +71,32 @@ export async function oidcBench(server: string, pat: string, seconds: number, ce
     const peerInfo = JSON.parse(peerProc.output.split("\n").find((l) => l.startsWith("{"))!) as { userToken: string; secret: string; privateKeyPem: string };
     const peer = peerProc.url;
     const peerAuth = basic("machine", peerInfo.secret);
-    const peerToken = (await (await fetch(`${peer}/token`, { method: "POST", headers: { "content-type": form, authorization: peerAuth }, body: "grant_type=client_credentials" })).json()).access_token;
+    const peerToken = (
+      await (
+        await fetch(`${peer}/token`, { method: "POST", headers: { "content-type": form, authorization: peerAuth }, body: "grant_type=client_credentials" })
+      ).json()
+    ).access_token;
     const expectOk = async (what: string, res: Promise<Response>, check: (body: any) => boolean) => {
       const r = await res;
       const body = await r.json();
       if (!r.ok || !check(body)) throw new Error(`${what} answered ${r.status} ${JSON.stringify(body)}`);
     };
     await expectOk("peer userinfo", fetch(`${peer}/me`, { headers: { authorization: `Bearer ${peerInfo.userToken}` } }), (b) => b.sub === "bench-user");
-    await expectOk("peer introspection", fetch(`${peer}/token/introspection`, { method: "POST", headers: { "content-type": form, authorization: peerAuth }, body: `token=${peerToken}` }), (b) => b.active === true);
+    await expectOk(
+      "peer introspection",
+      fetch(`${peer}/token/introspection`, { method: "POST", headers: { "content-type": form, authorization: peerAuth }, body: `token=${peerToken}` }),
+      (b) => b.active === true,
+    );
     await expectOk("our userinfo", fetch(`${server}/oidc/v1/userinfo`, { headers: { authorization: `Bearer ${userToken}` } }), (b) => !!b.sub);
-    await expectOk("our introspection", fetch(`${server}/oauth/v2/introspect`, { method: "POST", headers: { "content-type": form, authorization: basic(app.clientId, app.clientSecret) }, body: `token=${forApi}` }), (b) => b.active === true);
+    await expectOk(
+      "our introspection",
+      fetch(`${server}/oauth/v2/introspect`, {
+        method: "POST",
+        headers: { "content-type": form, authorization: basic(app.clientId, app.clientSecret) },
+        body: `token=${forApi}`,
+      }),
+      (b) => b.active === true,
+    );
     const n = Math.max(6000, seconds * 5000);
     out.push(await httpLoad("ceiling: bare route signing an RS256 JWT", { url: `${ceiling}/token`, method: "POST", duration: seconds }));
 
@@ -71,20 +104,52 @@ export async function oidcBench(server: string, pat: string, seconds: number, ce
     // before client credentials fill the store, and each response is checked to be a real answer.
     out.push(await httpLoad("userinfo: ours", { url: `${server}/oidc/v1/userinfo`, headers: { authorization: `Bearer ${userToken}` }, duration: seconds }));
     out.push(await httpLoad("userinfo: oidc-provider", { url: `${peer}/me`, headers: { authorization: `Bearer ${peerInfo.userToken}` }, duration: seconds }));
-    out.push(await httpLoad("introspection: ours", { url: `${server}/oauth/v2/introspect`, method: "POST", headers: { "content-type": form, authorization: basic(app.clientId, app.clientSecret) }, body: `token=${forApi}`, duration: seconds }));
-    out.push(await httpLoad("introspection: oidc-provider", { url: `${peer}/token/introspection`, method: "POST", headers: { "content-type": form, authorization: peerAuth }, body: `token=${peerToken}`, duration: seconds }));
+    out.push(
+      await httpLoad("introspection: ours", {
+        url: `${server}/oauth/v2/introspect`,
+        method: "POST",
+        headers: { "content-type": form, authorization: basic(app.clientId, app.clientSecret) },
+        body: `token=${forApi}`,
+        duration: seconds,
+      }),
+    );
+    out.push(
+      await httpLoad("introspection: oidc-provider", {
+        url: `${peer}/token/introspection`,
+        method: "POST",
+        headers: { "content-type": form, authorization: peerAuth },
+        body: `token=${peerToken}`,
+        duration: seconds,
+      }),
+    );
 
-    out.push(await httpLoad("client_credentials: ours", { url: `${server}/oauth/v2/token`, method: "POST", headers: { "content-type": form, authorization: basic("bench-machine", secret) }, body: "grant_type=client_credentials", duration: seconds }));
-    out.push(await httpLoad("client_credentials: oidc-provider", { url: `${peer}/token`, method: "POST", headers: { "content-type": form, authorization: peerAuth }, body: "grant_type=client_credentials", duration: seconds }));
+    out.push(
+      await httpLoad("client_credentials: ours", {
+        url: `${server}/oauth/v2/token`,
+        method: "POST",
+        headers: { "content-type": form, authorization: basic("bench-machine", secret) },
+        body: "grant_type=client_credentials",
+        duration: seconds,
+      }),
+    );
+    out.push(
+      await httpLoad("client_credentials: oidc-provider", {
+        url: `${peer}/token`,
+        method: "POST",
+        headers: { "content-type": form, authorization: peerAuth },
+        body: "grant_type=client_credentials",
+        duration: seconds,
+      }),
+    );
 
     const ourBodies = ours(n).map((a) => `grant_type=${encodeURIComponent("urn:ietf:params:oauth:grant-type:jwt-bearer")}&assertion=${a}`);
     out.push(await rotating(`${server}/oauth/v2/token`, ourBodies, {}, seconds, "JWT profile grant: ours"));
     const peerKey = createPrivateKey(peerInfo.privateKeyPem);
     const peerBodies = assertions(n, { iss: "jwt-machine", sub: "jwt-machine", aud: "http://127.0.0.1" }, "bench", peerKey).map(
-      (a) => `grant_type=client_credentials&client_assertion_type=${encodeURIComponent("urn:ietf:params:oauth:client-assertion-type:jwt-bearer")}&client_assertion=${a}`,
+      (a) =>
+        `grant_type=client_credentials&client_assertion_type=${encodeURIComponent("urn:ietf:params:oauth:client-assertion-type:jwt-bearer")}&client_assertion=${a}`,
     );
     out.push(await rotating(`${peer}/token`, peerBodies, {}, seconds, "JWT assertion (private_key_jwt): oidc-provider"));
-
   } finally {
     peerProc.child.kill("SIGTERM");
   }

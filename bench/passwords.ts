@@ -19,5 +19,11 @@ export async function passwordBench(seconds: number) {
     }),
   );
   latencies.sort((a, b) => a - b);
-  return { name: `verify password, scrypt N=2^15 r=8 p=1 (${concurrency} at a time)`, rps: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors: 0 };
+  return {
+    name: `verify password, scrypt N=2^15 r=8 p=1 (${concurrency} at a time)`,
+    rps: latencies.length / seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    errors: 0,
+  };
 }

@@ -6,10 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create, toBinary } from "@bufbuild/protobuf";
-import {
-  ResolveLanguageSettingsRequestSchema,
-  SetLanguageSettingsRequestSchema,
-} from "../gen/svc/settings/language/v3alpha/language_service_pb.js";
+import { ResolveLanguageSettingsRequestSchema, SetLanguageSettingsRequestSchema } from "../gen/svc/settings/language/v3alpha/language_service_pb.js";
 import { grpcLoad, httpLoad, startProcess, type Result } from "./load.js";
 import { oidcBench } from "./oidc.js";
 import { passwordBench } from "./passwords.js";
@@ -23,7 +20,10 @@ const env = { SVC_PORT: "0", SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: "warn" };
 const first = await startProcess(["src/main.ts"], env, /listening on (http:\/\/\S+)/);
 first.child.kill("SIGTERM");
 await new Promise((r) => first.child.once("exit", r));
-const seeded = spawnSync(process.execPath, ["--import", "tsx", "bench/seed.ts"], { env: { ...process.env, ...env, SEED_TARGETS: String(targetsStored) }, encoding: "utf8" });
+const seeded = spawnSync(process.execPath, ["--import", "tsx", "bench/seed.ts"], {
+  env: { ...process.env, ...env, SEED_TARGETS: String(targetsStored) },
+  encoding: "utf8",
+});
 if (seeded.status !== 0) throw new Error(`seeding failed: ${seeded.stderr}`);
 const firstOrg = /first org (\d+)/.exec(seeded.stdout)![1]!;
 
@@ -51,77 +51,101 @@ try {
   const resolveRest = await httpLoad("ResolveLanguages REST", { url: api("/settings/v3alpha/languages"), headers: auth, duration: seconds });
   results.push(resolveRest);
   if (sections.has("platform")) {
-  const resolveReq = Buffer.from(toBinary(ResolveLanguageSettingsRequestSchema, create(ResolveLanguageSettingsRequestSchema, {})));
-  results.push(await grpcLoad("ResolveLanguages gRPC", target, `${svc}/ResolveLanguages`, () => resolveReq, pat, seconds));
-  results.push(
-    await httpLoad("SetLanguages REST (a write each)", {
-      url: api("/settings/v3alpha/languages"),
-      method: "PATCH",
-      headers: json,
-      requests: [{ method: "PATCH", setupRequest: (req) => ({ ...req, body: JSON.stringify({ defaultLanguage: { key: keys[next++ % keys.length] } }) }) }],
-      duration: seconds,
-    }),
-  );
-  const setReqs = keys.map((key) => Buffer.from(toBinary(SetLanguageSettingsRequestSchema, create(SetLanguageSettingsRequestSchema, { settings: { defaultLanguage: { key } } }))));
-  results.push(await grpcLoad("SetLanguages gRPC (a write each)", target, `${svc}/SetLanguages`, () => setReqs[next++ % setReqs.length]!, pat, seconds));
-
+    const resolveReq = Buffer.from(toBinary(ResolveLanguageSettingsRequestSchema, create(ResolveLanguageSettingsRequestSchema, {})));
+    results.push(await grpcLoad("ResolveLanguages gRPC", target, `${svc}/ResolveLanguages`, () => resolveReq, pat, seconds));
+    results.push(
+      await httpLoad("SetLanguages REST (a write each)", {
+        url: api("/settings/v3alpha/languages"),
+        method: "PATCH",
+        headers: json,
+        requests: [{ method: "PATCH", setupRequest: (req) => ({ ...req, body: JSON.stringify({ defaultLanguage: { key: keys[next++ % keys.length] } }) }) }],
+        duration: seconds,
+      }),
+    );
+    const setReqs = keys.map((key) =>
+      Buffer.from(toBinary(SetLanguageSettingsRequestSchema, create(SetLanguageSettingsRequestSchema, { settings: { defaultLanguage: { key } } }))),
+    );
+    results.push(await grpcLoad("SetLanguages gRPC (a write each)", target, `${svc}/SetLanguages`, () => setReqs[next++ % setReqs.length]!, pat, seconds));
   }
 
   // Targets with 10,000 stored (issue 3)
   if (sections.has("actions")) {
-  let created = 0;
-  results.push(
-    await httpLoad(`CreateTarget REST (${targetsStored} stored)`, {
-      url: api("/resources/v3alpha/targets"),
-      method: "POST",
-      headers: json,
-      requests: [{ method: "POST", setupRequest: (req) => ({ ...req, body: JSON.stringify({ name: `bench-${created++}`, restWebhook: { url: "https://example.com/h" }, timeout: "5s" }) }) }],
-      duration: seconds,
-    }),
-  );
-  results.push(
-    await httpLoad(`SearchTargets REST, 100 of ${targetsStored}`, {
-      url: api("/resources/v3alpha/targets/_search"),
-      method: "POST",
-      headers: json,
-      body: JSON.stringify({ query: { limit: 100 }, sorting_column: "TARGET_FIELD_NAME_NAME" }),
-      duration: seconds,
-    }),
-  );
-  results.push(
-    await httpLoad(`SearchTargets REST, name contains`, {
-      url: api("/resources/v3alpha/targets/_search"),
-      method: "POST",
-      headers: json,
-      body: JSON.stringify([{ name: { name: "seed-99", method: "TEXT_FILTER_METHOD_CONTAINS" } }]),
-      duration: seconds,
-    }),
-  );
-
+    let created = 0;
+    results.push(
+      await httpLoad(`CreateTarget REST (${targetsStored} stored)`, {
+        url: api("/resources/v3alpha/targets"),
+        method: "POST",
+        headers: json,
+        requests: [
+          {
+            method: "POST",
+            setupRequest: (req) => ({
+              ...req,
+              body: JSON.stringify({ name: `bench-${created++}`, restWebhook: { url: "https://example.com/h" }, timeout: "5s" }),
+            }),
+          },
+        ],
+        duration: seconds,
+      }),
+    );
+    results.push(
+      await httpLoad(`SearchTargets REST, 100 of ${targetsStored}`, {
+        url: api("/resources/v3alpha/targets/_search"),
+        method: "POST",
+        headers: json,
+        body: JSON.stringify({ query: { limit: 100 }, sorting_column: "TARGET_FIELD_NAME_NAME" }),
+        duration: seconds,
+      }),
+    );
+    results.push(
+      await httpLoad(`SearchTargets REST, name contains`, {
+        url: api("/resources/v3alpha/targets/_search"),
+        method: "POST",
+        headers: json,
+        body: JSON.stringify([{ name: { name: "seed-99", method: "TEXT_FILTER_METHOD_CONTAINS" } }]),
+        duration: seconds,
+      }),
+    );
   }
 
   // Identity providers: 10,000 over 100 organisations (issue 4)
   if (sections.has("idps")) {
-  const idpSearch = (ctx: string) => ({
-    url: api(`/resources/v3alpha/idps/_search${ctx}`),
-    method: "POST" as const,
-    headers: json,
-    body: JSON.stringify({ query: { limit: 100 }, sorting_column: "IDP_FIELD_NAME_NAME" }),
-    duration: seconds,
-  });
-  results.push(await httpLoad("SearchIDPs REST, organisation context", idpSearch(`?ctx.org_id=${firstOrg}`)));
-  results.push(await httpLoad("SearchIDPs REST, instance context", idpSearch("")));
-
+    const idpSearch = (ctx: string) => ({
+      url: api(`/resources/v3alpha/idps/_search${ctx}`),
+      method: "POST" as const,
+      headers: json,
+      body: JSON.stringify({ query: { limit: 100 }, sorting_column: "IDP_FIELD_NAME_NAME" }),
+      duration: seconds,
+    });
+    results.push(await httpLoad("SearchIDPs REST, organisation context", idpSearch(`?ctx.org_id=${firstOrg}`)));
+    results.push(await httpLoad("SearchIDPs REST, instance context", idpSearch("")));
   }
 
   // Users: 100,000 over 100 organisations (issue 5), and the deliberate cost of a password check
   if (sections.has("users")) {
-  const userSearch = (body: object) => ({ url: api("/resources/v3alpha/users/_search"), method: "POST" as const, headers: json, body: JSON.stringify(body), duration: seconds });
-  results.push(await httpLoad("SearchUsers REST, 100 of 100,000 by username", userSearch({ query: { limit: 100 }, sortingColumn: "USER_FIELD_NAME_USERNAME" })));
-  results.push(await httpLoad("SearchUsers REST, username starts with", userSearch({ filters: [{ username: { username: "user-4242", method: "TEXT_FILTER_METHOD_STARTS_WITH" } }] })));
-  results.push(await httpLoad("SearchUsers REST, organisation context", { ...userSearch({ query: { limit: 100 } }), url: api(`/resources/v3alpha/users/_search?ctx.org_id=${firstOrg}`) }));
-  results.push(await passwordBench(seconds));
-
+    const userSearch = (body: object) => ({
+      url: api("/resources/v3alpha/users/_search"),
+      method: "POST" as const,
+      headers: json,
+      body: JSON.stringify(body),
+      duration: seconds,
+    });
+    results.push(
+      await httpLoad("SearchUsers REST, 100 of 100,000 by username", userSearch({ query: { limit: 100 }, sortingColumn: "USER_FIELD_NAME_USERNAME" })),
+    );
+    results.push(
+      await httpLoad(
+        "SearchUsers REST, username starts with",
+        userSearch({ filters: [{ username: { username: "user-4242", method: "TEXT_FILTER_METHOD_STARTS_WITH" } }] }),
+      ),
+    );
+    results.push(
+      await httpLoad("SearchUsers REST, organisation context", {
+        ...userSearch({ query: { limit: 100 } }),
+        url: api(`/resources/v3alpha/users/_search?ctx.org_id=${firstOrg}`),
+      }),
+    );
+    results.push(await passwordBench(seconds));
   }
 
   // OIDC endpoints next to oidc-provider (issue 6)
@@ -130,20 +154,30 @@ try {
   // The latency a webhook execution adds to a call (the webhook answers at once)
   let withHook: Result | undefined;
   if (sections.has("actions")) {
-  const t = await (await fetch(api("/resources/v3alpha/targets"), { method: "POST", headers: json, body: JSON.stringify({ name: "bench-hook", restWebhook: { url: `${ceiling.url}/hook` }, timeout: "5s" }) })).json();
-  await fetch(api("/resources/v3alpha/executions"), {
-    method: "POST",
-    headers: json,
-    body: JSON.stringify({ condition: { request: { method: `${svc}/ResolveLanguages` } }, targets: [t.details.id] }),
-  });
-  withHook = await httpLoad("ResolveLanguages REST + webhook execution", { url: api("/settings/v3alpha/languages"), headers: auth, duration: seconds });
-  results.push(withHook);
+    const t = await (
+      await fetch(api("/resources/v3alpha/targets"), {
+        method: "POST",
+        headers: json,
+        body: JSON.stringify({ name: "bench-hook", restWebhook: { url: `${ceiling.url}/hook` }, timeout: "5s" }),
+      })
+    ).json();
+    await fetch(api("/resources/v3alpha/executions"), {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ condition: { request: { method: `${svc}/ResolveLanguages` } }, targets: [t.details.id] }),
+    });
+    withHook = await httpLoad("ResolveLanguages REST + webhook execution", { url: api("/settings/v3alpha/languages"), headers: auth, duration: seconds });
+    results.push(withHook);
   }
 
   const pad = (s: string, n: number) => s.padEnd(n);
-  console.log(`\n${pad(`benchmark (50 concurrent, ${seconds} s each)`, 46)} ${pad("req/s", 9)} ${pad("p50 ms", 8)} ${pad("p99 ms", 8)} ${pad("errors", 7)} vs ceiling`);
+  console.log(
+    `\n${pad(`benchmark (50 concurrent, ${seconds} s each)`, 46)} ${pad("req/s", 9)} ${pad("p50 ms", 8)} ${pad("p99 ms", 8)} ${pad("errors", 7)} vs ceiling`,
+  );
   for (const r of results) {
-    console.log(`${pad(r.name, 46)} ${pad(r.rps.toFixed(0), 9)} ${pad(r.p50.toFixed(2), 8)} ${pad(r.p99.toFixed(2), 8)} ${pad(String(r.errors), 7)} ${(r.rps / ceil.rps).toFixed(3)}`);
+    console.log(
+      `${pad(r.name, 46)} ${pad(r.rps.toFixed(0), 9)} ${pad(r.p50.toFixed(2), 8)} ${pad(r.p99.toFixed(2), 8)} ${pad(String(r.errors), 7)} ${(r.rps / ceil.rps).toFixed(3)}`,
+    );
   }
   if (withHook) {
     console.log(
@@ -154,7 +188,9 @@ try {
   // Each of ours against the peer's figure of the same run.
   for (const r of results.filter((x) => x.name.endsWith(": ours"))) {
     const kind = r.name.replace(": ours", "");
-    const peer = results.find((x) => x.name.startsWith(kind) && x.name.endsWith("oidc-provider")) ?? results.find((x) => x.name.endsWith("oidc-provider") && x.name.startsWith(kind.split(" ")[0]!));
+    const peer =
+      results.find((x) => x.name.startsWith(kind) && x.name.endsWith("oidc-provider")) ??
+      results.find((x) => x.name.endsWith("oidc-provider") && x.name.startsWith(kind.split(" ")[0]!));
     const signing = results.find((x) => x.name.startsWith("ceiling: bare route signing"));
     if (peer) {
       console.log(

@@ -64,7 +64,15 @@ for (let done = 0; done < idpCount; done += 500) {
         const orgId = orgIds[n % orgCount]!;
         return gitlabIdpAdded.event(
           { aggregateId: newId(), resourceOwner: orgId },
-          { name: `idp-${n}`, options: {}, clientId: `client-${n}`, scopes: ["openid"], ownerType: "org", ownerId: orgId, ownerPolicy: n % 4 ? "activate" : "deactivate" },
+          {
+            name: `idp-${n}`,
+            options: {},
+            clientId: `client-${n}`,
+            scopes: ["openid"],
+            ownerType: "org",
+            ownerId: orgId,
+            ownerPolicy: n % 4 ? "activate" : "deactivate",
+          },
         );
       }),
     ),
@@ -84,7 +92,14 @@ for (let done = 0; done < userCount; done += 1000) {
         const orgId = orgIds[n % orgCount]!;
         return humanAdded.event(
           { aggregateId: newId(), resourceOwner: orgId },
-          { username: `user-${n}`, givenName: `Given${n}`, familyName: `Family${n % 997}`, displayName: `Given${n} Family${n % 997}`, email: `user-${n}@example.com`, emailVerified: true },
+          {
+            username: `user-${n}`,
+            givenName: `Given${n}`,
+            familyName: `Family${n % 997}`,
+            displayName: `Given${n} Family${n % 997}`,
+            email: `user-${n}@example.com`,
+            emailVerified: true,
+          },
         );
       }),
     ),

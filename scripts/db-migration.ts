@@ -16,7 +16,7 @@ await db.close();
 
 if (mode === "check") {
   if (sql) {
-    console.error("schema.prisma and prisma/migrations disagree; the missing migration would be:\n" + sql);
+    console.error(`schema.prisma and prisma/migrations disagree; the missing migration would be:\n${sql}`);
     process.exit(1);
   }
   console.log("schema.prisma and prisma/migrations agree");

@@ -122,7 +122,11 @@ function oneLine(err: unknown): string {
   if (err instanceof ConfigError) return `configuration: ${err.message}`;
   if (err instanceof StartupError) return `${failing}: ${err.message}`;
   const message = err instanceof Error ? err.message : String(err);
-  const flat = message.split("\n").map((l) => l.trim()).filter(Boolean).join(" ");
+  const flat = message
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .join(" ");
   return `${failing}: ${flat || (err as Error)?.name || "unknown error"} (SVC_LOG_LEVEL=debug shows the stack)`;
 }
 

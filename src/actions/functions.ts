@@ -15,10 +15,21 @@ export class FunctionExecutions {
     private readonly caller: TargetCaller,
   ) {}
 
-  async run<T>(instanceId: string, name: ExecutionFunction, context: Record<string, unknown>, key: string, value: T, accept?: (json: unknown) => T): Promise<T> {
+  async run<T>(
+    instanceId: string,
+    name: ExecutionFunction,
+    context: Record<string, unknown>,
+    key: string,
+    value: T,
+    accept?: (json: unknown) => T,
+  ): Promise<T> {
     const targets = await this.actions.targetsFor(instanceId, [`function/${name}`]);
     if (!targets.length) return value;
-    const out = await this.caller.runChain(targets, { function: `function/${name}`, instanceID: instanceId, ...context, [key]: value }, { replaceKey: key, accept });
+    const out = await this.caller.runChain(
+      targets,
+      { function: `function/${name}`, instanceID: instanceId, ...context, [key]: value },
+      { replaceKey: key, accept },
+    );
     return out.value as T;
   }
 }

@@ -34,10 +34,14 @@ export function createExecutionInterceptor(deps: { actions: ActionQueries; calle
     const before = await deps.actions.targetsFor(instanceId, callExecutionIds("request", service, req.method.name));
     if (before.length) {
       const input = req.method.input;
-      const { value, replaced } = await deps.caller.runChain(before, { ...base, request: toJson(input, req.message) }, {
-        replaceKey: "request",
-        accept: messageFrom(input),
-      });
+      const { value, replaced } = await deps.caller.runChain(
+        before,
+        { ...base, request: toJson(input, req.message) },
+        {
+          replaceKey: "request",
+          accept: messageFrom(input),
+        },
+      );
       if (replaced) {
         const message = value as Message;
         const v = violation(input, message);

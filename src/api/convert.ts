@@ -20,7 +20,10 @@ export function toSettingsDetails(d: { sequence: number; changeDate: Date | unde
 }
 
 /** Details of a resource that lives in an organisation (or, for organisations themselves, in the instance). */
-export function toResourceDetails(d: { id: string; sequence: number; changeDate: Date; resourceOwner: string }, ownerType: "org" | "instance"): ResourceDetails {
+export function toResourceDetails(
+  d: { id: string; sequence: number; changeDate: Date; resourceOwner: string },
+  ownerType: "org" | "instance",
+): ResourceDetails {
   return create(ResourceDetailsSchema, {
     id: d.id,
     sequence: BigInt(d.sequence),

@@ -64,8 +64,7 @@ async function resolveTarget(deps: AuthDeps, host: InstanceRow, message: Record<
   const owner = ctx?.owner;
   if (owner?.case === "system") return { type: "system", instance: host };
   if (owner?.case === "instanceId" || owner?.case === "instanceDomain") {
-    const instance =
-      owner.case === "instanceId" ? await deps.tenancy.instanceById(owner.value) : await deps.tenancy.instanceByDomain(owner.value);
+    const instance = owner.case === "instanceId" ? await deps.tenancy.instanceById(owner.value) : await deps.tenancy.instanceByDomain(owner.value);
     if (!instance) throw errors.notFound("TENANT-1nst", `instance "${owner.value}" not found`);
     return { type: "instance", instance };
   }

@@ -55,9 +55,11 @@ export function checkOidcConfig(c: OidcConfig): void {
     throw invalid("response_types", "the response type code and the grant type authorization_code go together");
   }
   const implicitResponse = c.responseTypes.some((r) => r !== "code");
-  if (implicitResponse !== has("implicit")) throw invalid("grant_types", "the response types id_token and id_token token and the grant type implicit go together");
+  if (implicitResponse !== has("implicit"))
+    throw invalid("grant_types", "the response types id_token and id_token token and the grant type implicit go together");
   if (has("refresh_token") && !has("authorization_code")) throw invalid("grant_types", "refresh_token needs authorization_code");
-  if ((has("authorization_code") || has("implicit")) && !c.redirectUris.length) throw invalid("redirect_uris", "at least one is needed for the code and implicit flows");
+  if ((has("authorization_code") || has("implicit")) && !c.redirectUris.length)
+    throw invalid("redirect_uris", "at least one is needed for the code and implicit flows");
   if (c.appType !== "web" && c.authMethod !== "none") throw invalid("auth_method_type", `${c.appType} apps cannot keep a secret: use NONE (PKCE)`);
   if (c.clockSkewMs < 0 || c.clockSkewMs > 5000) throw invalid("clock_skew", "must be between 0s and 5s");
   const checkUri = (field: string) => (uri: string, i: number) => {
@@ -76,7 +78,11 @@ const needsSecret = (c: AppConfig) =>
   c.kind === "oidc" ? c.oidc.authMethod === "client_secret_basic" || c.oidc.authMethod === "client_secret_post" : c.api.authMethod === "client_secret_basic";
 
 const newSecret = () => randomBytes(32).toString("base64url");
-const slug = (name: string) => name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "") || "project";
+const slug = (name: string) =>
+  name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-|-$/g, "") || "project";
 const nameTaken = (name: string) => errors.alreadyExists("APP-n4me", `the project already has an application named "${name}"`);
 
 type AppRow = NonNullable<Awaited<ReturnType<Tx["application"]["findUnique"]>>>;
@@ -86,20 +92,25 @@ export async function createApplication(es: EventStore, a: { instanceId: string;
   const id = newId();
   const secret = needsSecret(a.config) ? newSecret() : undefined;
   const secretHash = secret ? await hashPassword(secret) : null;
-  const { result } = await withUniqueConflict("Application", () => nameTaken(a.name), () =>
-    es.execute(async (w) => {
-      const project = await w.tx.project.findFirst({ where: { id: a.projectId, instanceId: a.instanceId } });
-      if (!project) throw errors.notFound("APP-pr0c", `project "${a.projectId}" not found`);
-      if (await w.tx.application.findFirst({ where: { projectId: project.id, name: a.name } })) throw nameTaken(a.name);
-      const clientId = `${id}@${slug(project.name)}`;
-      const ref = { aggregateId: id, resourceOwner: project.orgId };
-      const fields = { projectId: project.id, name: a.name, clientId, secretHash };
-      const [e] = await w.push(a.instanceId, a.creator, [
-        a.config.kind === "oidc" ? oidcAppAdded.event(ref, { ...fields, config: a.config.oidc }) : apiAppAdded.event(ref, { ...fields, config: a.config.api }),
-      ]);
-      const details: ChangeDetails = { id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId: a.instanceId, resourceOwner: project.orgId };
-      return { details, clientId };
-    }),
+  const { result } = await withUniqueConflict(
+    "Application",
+    () => nameTaken(a.name),
+    () =>
+      es.execute(async (w) => {
+        const project = await w.tx.project.findFirst({ where: { id: a.projectId, instanceId: a.instanceId } });
+        if (!project) throw errors.notFound("APP-pr0c", `project "${a.projectId}" not found`);
+        if (await w.tx.application.findFirst({ where: { projectId: project.id, name: a.name } })) throw nameTaken(a.name);
+        const clientId = `${id}@${slug(project.name)}`;
+        const ref = { aggregateId: id, resourceOwner: project.orgId };
+        const fields = { projectId: project.id, name: a.name, clientId, secretHash };
+        const [e] = await w.push(a.instanceId, a.creator, [
+          a.config.kind === "oidc"
+            ? oidcAppAdded.event(ref, { ...fields, config: a.config.oidc })
+            : apiAppAdded.event(ref, { ...fields, config: a.config.api }),
+        ]);
+        const details: ChangeDetails = { id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId: a.instanceId, resourceOwner: project.orgId };
+        return { details, clientId };
+      }),
   );
   return { ...result, clientSecret: secret };
 }
@@ -117,20 +128,24 @@ export function changeApplication(es: EventStore, a: { instanceId: string; id: s
 
 export function patchApplication(es: EventStore, a: { instanceId: string; id: string; creator: string; name?: string; config?: AppConfig }) {
   if (a.config?.kind === "oidc") checkOidcConfig(a.config.oidc);
-  return withUniqueConflict("Application", () => nameTaken(a.name ?? ""), () =>
-    changeApplication(es, a, async (app, w) => {
-      const changed: PayloadOf<typeof appChanged> = {};
-      if (a.name !== undefined && a.name !== app.name) {
-        if (await w.tx.application.findFirst({ where: { projectId: app.projectId, name: a.name, NOT: { id: app.id } } })) throw nameTaken(a.name);
-        changed.name = a.name;
-      }
-      if (a.config) {
-        if (a.config.kind !== app.kind) throw errors.invalidArgument("APP-k1nd", `invalid application: the application is of type ${app.kind}; its type cannot change`);
-        const config = a.config.kind === "oidc" ? a.config.oidc : a.config.api;
-        if (JSON.stringify(config) !== JSON.stringify(app.config)) changed.config = config;
-      }
-      return Object.keys(changed).length ? [appChanged.change(changed)] : [];
-    }),
+  return withUniqueConflict(
+    "Application",
+    () => nameTaken(a.name ?? ""),
+    () =>
+      changeApplication(es, a, async (app, w) => {
+        const changed: PayloadOf<typeof appChanged> = {};
+        if (a.name !== undefined && a.name !== app.name) {
+          if (await w.tx.application.findFirst({ where: { projectId: app.projectId, name: a.name, NOT: { id: app.id } } })) throw nameTaken(a.name);
+          changed.name = a.name;
+        }
+        if (a.config) {
+          if (a.config.kind !== app.kind)
+            throw errors.invalidArgument("APP-k1nd", `invalid application: the application is of type ${app.kind}; its type cannot change`);
+          const config = a.config.kind === "oidc" ? a.config.oidc : a.config.api;
+          if (JSON.stringify(config) !== JSON.stringify(app.config)) changed.config = config;
+        }
+        return Object.keys(changed).length ? [appChanged.change(changed)] : [];
+      }),
   );
 }
 

@@ -163,9 +163,13 @@ export const signingKeyAdded = signingKeys.defineEvent<{
 
 /** `request`: the validated authorization request (`ValidatedRequest` of oidc/authorize.ts). */
 export const authRequestAdded = authRequest.defineEvent<{ clientId: string; request: object; expiresAt: string }>("oidc.auth_request.added");
-export const authRequestSucceeded = authRequest.defineEvent<{ userId: string; sessionId: string; authTime: string; codeHash: string | null; expiresAt: string }>(
-  "oidc.auth_request.succeeded",
-);
+export const authRequestSucceeded = authRequest.defineEvent<{
+  userId: string;
+  sessionId: string;
+  authTime: string;
+  codeHash: string | null;
+  expiresAt: string;
+}>("oidc.auth_request.succeeded");
 export const authRequestCodeExchanged = authRequest.defineEvent("oidc.auth_request.code_exchanged");
 /** What the code gave, revoked if the code is used again. */
 export type IssuedByCode = { accessJti: string; accessExp: number; refreshId?: string };

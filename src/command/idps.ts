@@ -125,7 +125,9 @@ export async function setIdpStatePolicy(
     await w.sequenceOf(eventInstance(owner), "idp", idp.id);
     const fresh = await w.tx.idp.findUnique({ where: { id: idp.id } });
     if (!fresh) throw errors.notFound("IDP-g0n2", `identity provider "${idp.id}" not found`);
-    const current = await w.tx.idpPolicy.findUnique({ where: { idpId_contextType_contextId: { idpId: idp.id, contextType: context.type, contextId: context.id } } });
+    const current = await w.tx.idpPolicy.findUnique({
+      where: { idpId_contextType_contextId: { idpId: idp.id, contextType: context.type, contextId: context.id } },
+    });
     if ((current?.policy ?? "inherit") === args.policy) return { id: fresh.id, sequence: fresh.sequence, changeDate: fresh.changeDate, owner };
     const [e] = await w.push(eventInstance(owner), args.creator, [
       idpStatePolicySet.event({ aggregateId: idp.id, resourceOwner: owner.id }, { contextType: context.type, contextId: context.id, policy: args.policy }),

@@ -19,8 +19,9 @@ export async function checkPassword(
   a: { instanceId: string; loginName: string; password: string; maxAttempts: (user: User) => Promise<number> },
 ): Promise<User | undefined> {
   const user = await db.prisma.user.findUnique({ where: { instanceId_loginName: { instanceId: a.instanceId, loginName: a.loginName.trim().toLowerCase() } } });
-  if (!user || user.kind !== "human" || !user.passwordHash) {
-    await verifyPassword(a.password, await (decoy ??= hashPassword("decoy password")));
+  if (user?.kind !== "human" || !user.passwordHash) {
+    decoy ??= hashPassword("decoy password");
+    await verifyPassword(a.password, await decoy);
     return undefined;
   }
   const { valid, rehash } = await verifyPassword(a.password, user.passwordHash);
@@ -33,7 +34,7 @@ export async function checkPassword(
     await es.execute(async (w) => {
       await w.sequenceOf(a.instanceId, "user", user.id);
       const fresh = await w.tx.user.findUnique({ where: { id: user.id } });
-      if (!fresh || fresh.state !== "active") return;
+      if (fresh?.state !== "active") return;
       const lock = limit > 0 && fresh.passwordFailures + 1 >= limit;
       await w.push(a.instanceId, user.id, [
         passwordCheckFailed.event(ref),

@@ -79,7 +79,9 @@ async function writeMembership(es: EventStore, t: Target, roles: string[] | unde
     const defs = memberEvents[t.type];
     const ref = { aggregateId, resourceOwner };
     const [e] = await w.push(t.instanceId, t.creator, [
-      mode === "remove" ? defs.removed.event(ref, { userId: t.userId }) : defs[mode === "add" ? "added" : "changed"].event(ref, { userId: t.userId, roles: unique }),
+      mode === "remove"
+        ? defs.removed.event(ref, { userId: t.userId })
+        : defs[mode === "add" ? "added" : "changed"].event(ref, { userId: t.userId, roles: unique }),
     ]);
     return { id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId: t.instanceId, resourceOwner };
   });

@@ -12,7 +12,11 @@ export function orgAddedEvent(orgId: string, name: string, primaryDomain: string
 
 /** `<name slug>.<domain>`: an organisation's generated primary domain. */
 export function orgDomain(name: string, domain: string): string {
-  const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "") || "org";
+  const slug =
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-")
+      .replace(/^-|-$/g, "") || "org";
   return `${slug}.${domain.toLowerCase()}`;
 }
 
@@ -34,12 +38,15 @@ export async function addOrg(es: EventStore, args: { instanceId: string; name: s
 export async function createOrg(es: EventStore, args: { instanceId: string; name: string; domain: string; creator: string }): Promise<ChangeDetails> {
   const id = newId();
   const primaryDomain = orgDomain(args.name, args.domain);
-  const { result } = await withUniqueConflict("Org", () => nameTaken(args.name), () =>
-    es.execute(async (w): Promise<ChangeDetails> => {
-      await checkNameFree(w.tx, args.instanceId, args.name, primaryDomain);
-      const [e] = await w.push(args.instanceId, args.creator, [orgAddedEvent(id, args.name, primaryDomain)]);
-      return { id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId: args.instanceId, resourceOwner: id };
-    }),
+  const { result } = await withUniqueConflict(
+    "Org",
+    () => nameTaken(args.name),
+    () =>
+      es.execute(async (w): Promise<ChangeDetails> => {
+        await checkNameFree(w.tx, args.instanceId, args.name, primaryDomain);
+        const [e] = await w.push(args.instanceId, args.creator, [orgAddedEvent(id, args.name, primaryDomain)]);
+        return { id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId: args.instanceId, resourceOwner: id };
+      }),
   );
   return result;
 }
@@ -48,37 +55,41 @@ type OrgAction = "rename" | "deactivate" | "reactivate" | "remove";
 
 /** Every change to an existing organisation. The instance's default organisation cannot be deactivated or removed. */
 export function changeOrg(es: EventStore, a: { instanceId: string; id: string; creator: string; action: OrgAction; name?: string }): Promise<ChangeDetails> {
-  return withUniqueConflict("Org", () => nameTaken(a.name ?? ""), () =>
-    changeAggregate(es, {
-      aggregateType: "org",
-      instanceId: a.instanceId,
-      id: a.id,
-      creator: a.creator,
-      load: (w) => w.tx.org.findUnique({ where: { id: a.id } }),
-      notFound: () => errors.notFound("ORG-n0tf", `organization "${a.id}" not found`),
-      ownerOf: (o) => o.id,
-      decide: async (org, w) => {
-        const instance = await w.tx.instance.findUniqueOrThrow({ where: { id: a.instanceId } });
-        const isDefault = instance.defaultOrgId === org.id;
-        switch (a.action) {
-          case "rename": {
-            if (a.name === undefined || a.name === org.name) return [];
-            // The generated domain follows the name and keeps the instance domain it was made with.
-            const primaryDomain = orgDomain(a.name, org.primaryDomain.slice(org.primaryDomain.indexOf(".") + 1));
-            await checkNameFree(w.tx, a.instanceId, a.name, primaryDomain, org.id);
-            return [orgChanged.change({ name: a.name, primaryDomain })];
+  return withUniqueConflict(
+    "Org",
+    () => nameTaken(a.name ?? ""),
+    () =>
+      changeAggregate(es, {
+        aggregateType: "org",
+        instanceId: a.instanceId,
+        id: a.id,
+        creator: a.creator,
+        load: (w) => w.tx.org.findUnique({ where: { id: a.id } }),
+        notFound: () => errors.notFound("ORG-n0tf", `organization "${a.id}" not found`),
+        ownerOf: (o) => o.id,
+        decide: async (org, w) => {
+          const instance = await w.tx.instance.findUniqueOrThrow({ where: { id: a.instanceId } });
+          const isDefault = instance.defaultOrgId === org.id;
+          switch (a.action) {
+            case "rename": {
+              if (a.name === undefined || a.name === org.name) return [];
+              // The generated domain follows the name and keeps the instance domain it was made with.
+              const primaryDomain = orgDomain(a.name, org.primaryDomain.slice(org.primaryDomain.indexOf(".") + 1));
+              await checkNameFree(w.tx, a.instanceId, a.name, primaryDomain, org.id);
+              return [orgChanged.change({ name: a.name, primaryDomain })];
+            }
+            case "deactivate":
+              if (isDefault) throw errors.failedPrecondition("ORG-d3f1", "the instance's default organization cannot be deactivated");
+              return org.state === "inactive" ? [] : [orgDeactivated.change()];
+            case "reactivate":
+              return org.state === "active" ? [] : [orgReactivated.change()];
+            case "remove":
+              if (isDefault)
+                throw errors.failedPrecondition("ORG-d3f2", "the instance's default organization cannot be removed; set another one as default first");
+              return [orgRemoved.change()];
           }
-          case "deactivate":
-            if (isDefault) throw errors.failedPrecondition("ORG-d3f1", "the instance's default organization cannot be deactivated");
-            return org.state === "inactive" ? [] : [orgDeactivated.change()];
-          case "reactivate":
-            return org.state === "active" ? [] : [orgReactivated.change()];
-          case "remove":
-            if (isDefault) throw errors.failedPrecondition("ORG-d3f2", "the instance's default organization cannot be removed; set another one as default first");
-            return [orgRemoved.change()];
-        }
-      },
-    }),
+        },
+      }),
   );
 }
 
@@ -89,8 +100,11 @@ export async function setDefaultOrg(es: EventStore, a: { instanceId: string; org
     if (!org) throw errors.notFound("ORG-n0t2", `organization "${a.orgId}" not found`);
     if (org.state !== "active") throw errors.failedPrecondition("ORG-1n4c", `organization "${a.orgId}" is inactive`);
     const instance = await w.tx.instance.findUniqueOrThrow({ where: { id: a.instanceId } });
-    if (instance.defaultOrgId === org.id) return { id: org.id, sequence: instance.sequence, changeDate: instance.changeDate, instanceId: a.instanceId, resourceOwner: a.instanceId };
-    const [e] = await w.push(a.instanceId, a.creator, [instanceDefaultOrgSet.event({ aggregateId: a.instanceId, resourceOwner: a.instanceId }, { orgId: org.id })]);
+    if (instance.defaultOrgId === org.id)
+      return { id: org.id, sequence: instance.sequence, changeDate: instance.changeDate, instanceId: a.instanceId, resourceOwner: a.instanceId };
+    const [e] = await w.push(a.instanceId, a.creator, [
+      instanceDefaultOrgSet.event({ aggregateId: a.instanceId, resourceOwner: a.instanceId }, { orgId: org.id }),
+    ]);
     return { id: org.id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId: a.instanceId, resourceOwner: a.instanceId };
   });
   return result;

@@ -37,12 +37,15 @@ async function checkNameFree(tx: Tx, orgId: string, name: string, except?: strin
 
 export async function createProject(es: EventStore, a: { instanceId: string; orgId: string; creator: string; config: ProjectConfig }): Promise<ChangeDetails> {
   const id = newId();
-  const { result } = await withUniqueConflict("Project", () => nameTaken(a.config.name), () =>
-    es.execute(async (w): Promise<ChangeDetails> => {
-      await checkNameFree(w.tx, a.orgId, a.config.name);
-      const [e] = await w.push(a.instanceId, a.creator, [projectAdded.event({ aggregateId: id, resourceOwner: a.orgId }, { ...a.config })]);
-      return { id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId: a.instanceId, resourceOwner: a.orgId };
-    }),
+  const { result } = await withUniqueConflict(
+    "Project",
+    () => nameTaken(a.config.name),
+    () =>
+      es.execute(async (w): Promise<ChangeDetails> => {
+        await checkNameFree(w.tx, a.orgId, a.config.name);
+        const [e] = await w.push(a.instanceId, a.creator, [projectAdded.event({ aggregateId: id, resourceOwner: a.orgId }, { ...a.config })]);
+        return { id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId: a.instanceId, resourceOwner: a.orgId };
+      }),
   );
   return result;
 }
@@ -64,13 +67,16 @@ export function changeProject(
 }
 
 export function patchProject(es: EventStore, a: { instanceId: string; id: string; creator: string; changes: Partial<ProjectConfig> }) {
-  return withUniqueConflict("Project", () => nameTaken(a.changes.name ?? ""), () =>
-    changeProject(es, a, async (p, w) => {
-      const changed = changedFields(p, a.changes);
-      if (!Object.keys(changed).length) return [];
-      if (changed.name !== undefined) await checkNameFree(w.tx, p.orgId, changed.name, p.id);
-      return [projectChanged.change(changed)];
-    }),
+  return withUniqueConflict(
+    "Project",
+    () => nameTaken(a.changes.name ?? ""),
+    () =>
+      changeProject(es, a, async (p, w) => {
+        const changed = changedFields(p, a.changes);
+        if (!Object.keys(changed).length) return [];
+        if (changed.name !== undefined) await checkNameFree(w.tx, p.orgId, changed.name, p.id);
+        return [projectChanged.change(changed)];
+      }),
   );
 }
 

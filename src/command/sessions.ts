@@ -11,7 +11,9 @@ export async function signIn(es: EventStore, a: { instanceId: string; agentHash:
     const existing = await w.tx.loginSession.findUnique({ where: { agentHash_userId: { agentHash: a.agentHash, userId: a.userId } } });
     const id = existing?.id ?? newId();
     const ref = { aggregateId: id, resourceOwner: a.orgId };
-    await w.push(a.instanceId, a.userId, [existing ? sessionReauthenticated.event(ref) : sessionAdded.event(ref, { agentHash: a.agentHash, userId: a.userId })]);
+    await w.push(a.instanceId, a.userId, [
+      existing ? sessionReauthenticated.event(ref) : sessionAdded.event(ref, { agentHash: a.agentHash, userId: a.userId }),
+    ]);
     return id;
   });
   return result;
@@ -20,7 +22,9 @@ export async function signIn(es: EventStore, a: { instanceId: string; agentHash:
 /** Ends every session of a browser (logout), or only those of one user when given. */
 export async function terminateSessions(es: EventStore, a: { instanceId: string; agentHash: string; userId?: string; creator: string }): Promise<number> {
   const { result } = await es.execute(async (w) => {
-    const sessions = await w.tx.loginSession.findMany({ where: { instanceId: a.instanceId, agentHash: a.agentHash, ...(a.userId ? { userId: a.userId } : {}) } });
+    const sessions = await w.tx.loginSession.findMany({
+      where: { instanceId: a.instanceId, agentHash: a.agentHash, ...(a.userId ? { userId: a.userId } : {}) },
+    });
     if (!sessions.length) return 0;
     await w.push(
       a.instanceId,

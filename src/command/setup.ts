@@ -74,7 +74,11 @@ export async function ensureFirstInstance(es: EventStore, config: Config): Promi
       ),
     ];
     await w.push(instanceId, SYSTEM_CREATOR, events);
-    await w.push("", SYSTEM_CREATOR, [adminId, machineId].map((userId) => memberEvent("system", "", userId, ["SYSTEM_OWNER"])));
+    await w.push(
+      "",
+      SYSTEM_CREATOR,
+      [adminId, machineId].map((userId) => memberEvent("system", "", userId, ["SYSTEM_OWNER"])),
+    );
     return { created: true, instanceId, token: pat.token };
   });
   if (!result.created) return { created: false, instanceId: result.instanceId };

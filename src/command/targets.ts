@@ -92,7 +92,9 @@ export async function detachFromExecutions(w: EventWriter, instanceId: string, r
     const includes = x.includes.filter((i) => i !== ref.include);
     const execution = { aggregateId: x.id, resourceOwner: instanceId };
     events.push(
-      targets.length || includes.length ? executionSet.event(execution, { conditionType: x.conditionType, targets, includes }) : executionRemoved.event(execution),
+      targets.length || includes.length
+        ? executionSet.event(execution, { conditionType: x.conditionType, targets, includes })
+        : executionRemoved.event(execution),
     );
   }
   return events;

@@ -14,21 +14,29 @@ async function checkRoleKeys(w: EventWriter, projectId: string, keys: string[]) 
 }
 
 /** A user's roles of a project; the grant belongs to the project's organisation. */
-export async function createUserGrant(es: EventStore, a: { instanceId: string; userId: string; projectId: string; roleKeys: string[]; creator: string }): Promise<ChangeDetails> {
+export async function createUserGrant(
+  es: EventStore,
+  a: { instanceId: string; userId: string; projectId: string; roleKeys: string[]; creator: string },
+): Promise<ChangeDetails> {
   const id = newId();
   const roleKeys = [...new Set(a.roleKeys)];
-  const { result } = await withUniqueConflict("UserGrant", () => granted(a.userId, a.projectId), () =>
-    es.execute(async (w): Promise<ChangeDetails> => {
-      const project = await w.tx.project.findFirst({ where: { id: a.projectId, instanceId: a.instanceId } });
-      if (!project) throw errors.notFound("GRANT-pr0j", `project "${a.projectId}" not found`);
-      if (!(await w.tx.user.findFirst({ where: { id: a.userId, instanceId: a.instanceId } }))) throw errors.notFound("GRANT-us3r", `user "${a.userId}" not found`);
-      if (await w.tx.userGrant.findUnique({ where: { userId_projectId: { userId: a.userId, projectId: a.projectId } } })) throw granted(a.userId, a.projectId);
-      await checkRoleKeys(w, project.id, roleKeys);
-      const [e] = await w.push(a.instanceId, a.creator, [
-        userGrantAdded.event({ aggregateId: id, resourceOwner: project.orgId }, { userId: a.userId, projectId: project.id, roleKeys }),
-      ]);
-      return { id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId: a.instanceId, resourceOwner: project.orgId };
-    }),
+  const { result } = await withUniqueConflict(
+    "UserGrant",
+    () => granted(a.userId, a.projectId),
+    () =>
+      es.execute(async (w): Promise<ChangeDetails> => {
+        const project = await w.tx.project.findFirst({ where: { id: a.projectId, instanceId: a.instanceId } });
+        if (!project) throw errors.notFound("GRANT-pr0j", `project "${a.projectId}" not found`);
+        if (!(await w.tx.user.findFirst({ where: { id: a.userId, instanceId: a.instanceId } })))
+          throw errors.notFound("GRANT-us3r", `user "${a.userId}" not found`);
+        if (await w.tx.userGrant.findUnique({ where: { userId_projectId: { userId: a.userId, projectId: a.projectId } } }))
+          throw granted(a.userId, a.projectId);
+        await checkRoleKeys(w, project.id, roleKeys);
+        const [e] = await w.push(a.instanceId, a.creator, [
+          userGrantAdded.event({ aggregateId: id, resourceOwner: project.orgId }, { userId: a.userId, projectId: project.id, roleKeys }),
+        ]);
+        return { id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId: a.instanceId, resourceOwner: project.orgId };
+      }),
   );
   return result;
 }
@@ -61,7 +69,15 @@ export function removeUserGrant(es: EventStore, a: { instanceId: string; id: str
 export function registerUserGrantReducers(es: EventStore): void {
   es.on(userGrantAdded, async (tx, e) => {
     await tx.userGrant.create({
-      data: { id: e.aggregateId, instanceId: e.instanceId, orgId: e.resourceOwner, ...e.payload, sequence: e.sequence, createdAt: e.createdAt, changeDate: e.createdAt },
+      data: {
+        id: e.aggregateId,
+        instanceId: e.instanceId,
+        orgId: e.resourceOwner,
+        ...e.payload,
+        sequence: e.sequence,
+        createdAt: e.createdAt,
+        changeDate: e.createdAt,
+      },
     });
   });
   es.on(userGrantChanged, async (tx, e) => {

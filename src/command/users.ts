@@ -62,7 +62,10 @@ type UserRow = NonNullable<Awaited<ReturnType<EventWriter["tx"]["user"]["findUni
 export async function passwordHashOf(input: PasswordInput, complexity: (plain: string) => string | undefined, field: string): Promise<string> {
   if ("hash" in input) {
     if (!isSupportedHash(input.hash)) {
-      throw errors.invalidArgument("USER-h4sh", `invalid ${field}.hashed_password: not a supported hash ($pbkdf2..., $2a$/$2b$/$2y$, $argon2id$, $argon2i$, $scrypt$)`);
+      throw errors.invalidArgument(
+        "USER-h4sh",
+        `invalid ${field}.hashed_password: not a supported hash ($pbkdf2..., $2a$/$2b$/$2y$, $argon2id$, $argon2i$, $scrypt$)`,
+      );
     }
     return input.hash;
   }
@@ -74,21 +77,30 @@ export async function passwordHashOf(input: PasswordInput, complexity: (plain: s
 const usernameTaken = (username: string) => errors.alreadyExists("USER-n4me", `the username "${username}" is taken in this instance`);
 
 async function checkUsernameFree(w: EventWriter, instanceId: string, username: string, except?: string) {
-  const other = await w.tx.user.findFirst({ where: { instanceId, loginName: username.toLowerCase(), ...(except ? { NOT: { id: except } } : {}) }, select: { id: true } });
+  const other = await w.tx.user.findFirst({
+    where: { instanceId, loginName: username.toLowerCase(), ...(except ? { NOT: { id: except } } : {}) },
+    select: { id: true },
+  });
   if (other) throw usernameTaken(username);
 }
 
-async function addUser(es: EventStore, args: { instanceId: string; orgId: string; creator: string; username: string; events: (id: string) => NewEvent[] }): Promise<ChangeDetails> {
+async function addUser(
+  es: EventStore,
+  args: { instanceId: string; orgId: string; creator: string; username: string; events: (id: string) => NewEvent[] },
+): Promise<ChangeDetails> {
   const id = newId();
-  const { result } = await withUniqueConflict("User", () => usernameTaken(args.username), () =>
-    es.execute(async (w): Promise<ChangeDetails> => {
-      const org = await w.tx.org.findFirst({ where: { id: args.orgId, instanceId: args.instanceId } });
-      if (!org) throw errors.notFound("USER-0rg1", `organization "${args.orgId}" not found`);
-      await checkUsernameFree(w, args.instanceId, args.username);
-      const stored = await w.push(args.instanceId, args.creator, args.events(id));
-      const last = stored[stored.length - 1]!;
-      return { id, sequence: last.sequence, changeDate: last.createdAt, instanceId: args.instanceId, resourceOwner: args.orgId };
-    }),
+  const { result } = await withUniqueConflict(
+    "User",
+    () => usernameTaken(args.username),
+    () =>
+      es.execute(async (w): Promise<ChangeDetails> => {
+        const org = await w.tx.org.findFirst({ where: { id: args.orgId, instanceId: args.instanceId } });
+        if (!org) throw errors.notFound("USER-0rg1", `organization "${args.orgId}" not found`);
+        await checkUsernameFree(w, args.instanceId, args.username);
+        const stored = await w.push(args.instanceId, args.creator, args.events(id));
+        const last = stored[stored.length - 1]!;
+        return { id, sequence: last.sequence, changeDate: last.createdAt, instanceId: args.instanceId, resourceOwner: args.orgId };
+      }),
   );
   return result;
 }
@@ -149,26 +161,29 @@ export interface UserPatch {
 
 export function patchUser(es: EventStore, a: { instanceId: string; id: string; creator: string; patch: UserPatch }): Promise<ChangeDetails> {
   const { patch } = a;
-  return withUniqueConflict("User", () => usernameTaken(patch.username ?? ""), () =>
-    changeUser(es, a, async (u, w) => {
-      let wanted: UserChanges = { username: patch.username };
-      if (patch.human) {
-        expectKind(u, "human", "user.human");
-        const { email, phone, ...profile } = patch.human;
-        wanted = { ...wanted, ...profile };
-        if (email) wanted = { ...wanted, email: email.address, emailVerified: email.verified };
-        if (phone) wanted = { ...wanted, phone: phone.number || null, phoneVerified: phone.number ? phone.verified : false };
-      }
-      if (patch.machine) {
-        expectKind(u, "machine", "user.machine");
-        const { name, ...rest } = patch.machine;
-        wanted = { ...wanted, ...rest, displayName: name };
-      }
-      const changed = changedFields(u, wanted);
-      if (!Object.keys(changed).length) return [];
-      if (changed.username !== undefined) await checkUsernameFree(w, a.instanceId, changed.username, u.id);
-      return [(u.kind === "human" ? humanChanged : machineChanged).change(changed)];
-    }),
+  return withUniqueConflict(
+    "User",
+    () => usernameTaken(patch.username ?? ""),
+    () =>
+      changeUser(es, a, async (u, w) => {
+        let wanted: UserChanges = { username: patch.username };
+        if (patch.human) {
+          expectKind(u, "human", "user.human");
+          const { email, phone, ...profile } = patch.human;
+          wanted = { ...wanted, ...profile };
+          if (email) wanted = { ...wanted, email: email.address, emailVerified: email.verified };
+          if (phone) wanted = { ...wanted, phone: phone.number || null, phoneVerified: phone.number ? phone.verified : false };
+        }
+        if (patch.machine) {
+          expectKind(u, "machine", "user.machine");
+          const { name, ...rest } = patch.machine;
+          wanted = { ...wanted, ...rest, displayName: name };
+        }
+        const changed = changedFields(u, wanted);
+        if (!Object.keys(changed).length) return [];
+        if (changed.username !== undefined) await checkUsernameFree(w, a.instanceId, changed.username, u.id);
+        return [(u.kind === "human" ? humanChanged : machineChanged).change(changed)];
+      }),
   );
 }
 
@@ -194,7 +209,10 @@ export function changeUserState(es: EventStore, a: { instanceId: string; id: str
   });
 }
 
-export function setPassword(es: EventStore, a: { instanceId: string; id: string; creator: string; passwordHash: string; changeRequired: boolean }): Promise<ChangeDetails> {
+export function setPassword(
+  es: EventStore,
+  a: { instanceId: string; id: string; creator: string; passwordHash: string; changeRequired: boolean },
+): Promise<ChangeDetails> {
   return changeUser(es, a, (u) => {
     expectKind(u, "human", "a password");
     return [passwordChanged.change({ passwordHash: a.passwordHash, changeRequired: a.changeRequired })];
@@ -307,7 +325,12 @@ export async function addServiceUser(
       ...args.memberships.filter((m) => m.type !== "system").map((m) => memberEvent(m.type, m.id, userId, m.roles)),
     ]);
     const system = args.memberships.filter((m) => m.type === "system");
-    if (system.length) await w.push("", args.creator, system.map((m) => memberEvent("system", "", userId, m.roles)));
+    if (system.length)
+      await w.push(
+        "",
+        args.creator,
+        system.map((m) => memberEvent("system", "", userId, m.roles)),
+      );
   });
   return { userId, token: pat.token };
 }

@@ -93,7 +93,8 @@ class Source {
     const v = this.get(key);
     if (v === undefined) return fallback!;
     const n = Number(v);
-    if (v.trim() === "" || !Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${this.label(key)} must be an integer from ${min} to ${max}, got "${v}"`);
+    if (v.trim() === "" || !Number.isInteger(n) || n < min || n > max)
+      throw new ConfigError(`${this.label(key)} must be an integer from ${min} to ${max}, got "${v}"`);
     return n;
   }
 
@@ -124,7 +125,9 @@ function checkDatabaseUrl(value: string, label: string): string {
     throw new ConfigError(`${label} must be a postgres:// or postgresql:// URL, not ${url.protocol}//; only PostgreSQL is supported`);
   }
   if (!url.hostname && !url.searchParams.get("host")) {
-    throw new ConfigError(`${label} names no server: give a host (postgres://user:password@host:5432/database) or a socket directory (?host=/var/run/postgresql)`);
+    throw new ConfigError(
+      `${label} names no server: give a host (postgres://user:password@host:5432/database) or a socket directory (?host=/var/run/postgresql)`,
+    );
   }
   return value;
 }
@@ -150,7 +153,11 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = pro
   }
   const level = s.get("SVC_LOG_LEVEL")!;
   if (!LOG_LEVELS.includes(level)) throw new ConfigError(`${s.label("SVC_LOG_LEVEL")} must be one of ${LOG_LEVELS.join(", ")}, got "${level}"`);
-  const corsOrigins = s.get("SVC_CORS_ORIGINS")!.split(",").map((o) => o.trim()).filter(Boolean);
+  const corsOrigins = s
+    .get("SVC_CORS_ORIGINS")!
+    .split(",")
+    .map((o) => o.trim())
+    .filter(Boolean);
   return {
     port,
     host: s.get("SVC_HOST")!,

@@ -24,7 +24,14 @@ export function readYamlFile(path: string): YamlSettings {
     text = readFileSync(path, "utf8");
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a directory, not a file" : code === "EACCES" ? "permission denied" : `cannot read it (${code ?? (err as Error).message})`;
+    const why =
+      code === "ENOENT"
+        ? "no such file"
+        : code === "EISDIR"
+          ? "is a directory, not a file"
+          : code === "EACCES"
+            ? "permission denied"
+            : `cannot read it (${code ?? (err as Error).message})`;
     throw new ConfigError(`${where}: ${why}`);
   }
   const doc = parseDocument(text);

@@ -30,28 +30,33 @@ export function executionIdOf(c: Condition, catalogue: ExecutionCatalogue, field
       const inner = ct.value.condition;
       if (inner.case === "method") {
         const path = inner.value.startsWith("/") ? inner.value : `/${inner.value}`;
-        if (!catalogue.methods().includes(path)) throw errors.invalidArgument("EXEC-m3th", `invalid ${field}.${ct.case}.method: "${inner.value}" is not a method of this server`);
+        if (!catalogue.methods().includes(path))
+          throw errors.invalidArgument("EXEC-m3th", `invalid ${field}.${ct.case}.method: "${inner.value}" is not a method of this server`);
         return { id: `${ct.case}${path}`, type: ct.case };
       }
       if (inner.case === "service") {
-        if (!catalogue.services().includes(inner.value)) throw errors.invalidArgument("EXEC-s3rv", `invalid ${field}.${ct.case}.service: "${inner.value}" is not a service of this server`);
+        if (!catalogue.services().includes(inner.value))
+          throw errors.invalidArgument("EXEC-s3rv", `invalid ${field}.${ct.case}.service: "${inner.value}" is not a service of this server`);
         return { id: `${ct.case}/${inner.value}`, type: ct.case };
       }
       if (inner.case === "all") return { id: ct.case, type: ct.case };
       throw errors.invalidArgument("EXEC-c0nd", `invalid ${field}.${ct.case}: exactly one of method, service, all is required`);
     }
     case "function":
-      if (!catalogue.functions.includes(ct.value)) throw errors.invalidArgument("EXEC-func", `invalid ${field}.function: "${ct.value}" is not a function (${catalogue.functions.join(", ")})`);
+      if (!catalogue.functions.includes(ct.value))
+        throw errors.invalidArgument("EXEC-func", `invalid ${field}.function: "${ct.value}" is not a function (${catalogue.functions.join(", ")})`);
       return { id: `function/${ct.value}`, type: "function" };
     case "event": {
       const inner = ct.value.condition;
       if (inner.case === "event") {
-        if (!catalogue.eventTypes.includes(inner.value)) throw errors.invalidArgument("EXEC-evnt", `invalid ${field}.event.event: "${inner.value}" is not an event type`);
+        if (!catalogue.eventTypes.includes(inner.value))
+          throw errors.invalidArgument("EXEC-evnt", `invalid ${field}.event.event: "${inner.value}" is not an event type`);
         return { id: `event/${inner.value}`, type: "event" };
       }
       if (inner.case === "group") {
         const group = inner.value.endsWith(GROUP_SUFFIX) ? inner.value.slice(0, -GROUP_SUFFIX.length) : inner.value;
-        if (!catalogue.eventTypes.some((t) => t.startsWith(`${group}.`))) throw errors.invalidArgument("EXEC-grp1", `invalid ${field}.event.group: no event type is in the group "${group}"`);
+        if (!catalogue.eventTypes.some((t) => t.startsWith(`${group}.`)))
+          throw errors.invalidArgument("EXEC-grp1", `invalid ${field}.event.group: no event type is in the group "${group}"`);
         return { id: `event/${group}${GROUP_SUFFIX}`, type: "event" };
       }
       if (inner.case === "all") return { id: "event", type: "event" };
@@ -74,7 +79,11 @@ export function conditionOfId(id: string): Condition {
   switch (type) {
     case "request":
     case "response": {
-      const condition = !rest ? { case: "all" as const, value: true } : rest.includes("/") ? { case: "method" as const, value: `/${rest}` } : { case: "service" as const, value: rest };
+      const condition = !rest
+        ? { case: "all" as const, value: true }
+        : rest.includes("/")
+          ? { case: "method" as const, value: `/${rest}` }
+          : { case: "service" as const, value: rest };
       return create(ConditionSchema, { conditionType: { case: type, value: { condition } } });
     }
     case "function":

@@ -43,5 +43,7 @@ export const defaultRolePermissions: Record<string, string[]> = {
 /** The roles a membership may hold in a kind of context, by their prefix. */
 export function availableRoles(contextType: "system" | "instance" | "org" | "project", rolePermissions = defaultRolePermissions): string[] {
   const prefix = { system: "SYSTEM_", instance: "IAM_", org: "ORG_", project: "PROJECT_" }[contextType];
-  return Object.keys(rolePermissions).filter((r) => r.startsWith(prefix)).sort();
+  return Object.keys(rolePermissions)
+    .filter((r) => r.startsWith(prefix))
+    .sort();
 }

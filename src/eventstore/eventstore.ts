@@ -249,8 +249,15 @@ export class EventStore {
     let handled = -1n;
     const sleep = (ms: number) =>
       new Promise<void>((resolve) => {
-        const t = setTimeout(() => ((wake = undefined), resolve()), ms);
-        wake = () => (clearTimeout(t), (wake = undefined), resolve());
+        const t = setTimeout(() => {
+          wake = undefined;
+          resolve();
+        }, ms);
+        wake = () => {
+          clearTimeout(t);
+          wake = undefined;
+          resolve();
+        };
       });
     const unlisten = this.db.listen(EVENTS_CHANNEL, () => wake?.());
     const loop = (async () => {
@@ -268,7 +275,13 @@ export class EventStore {
             backoff = opts.retryMs ?? 200;
           }
           handled = position;
-          waiters = waiters.filter((w) => (w.target <= handled ? (w.resolve(), false) : true));
+          waiters = waiters.filter((w) => {
+            if (w.target <= handled) {
+              w.resolve();
+              return false;
+            }
+            return true;
+          });
           if (batch.length < batchSize) await sleep(pollMs);
         } catch (err) {
           if (stopped) break;

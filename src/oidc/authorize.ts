@@ -70,7 +70,7 @@ export async function authorize(deps: OidcDeps, s: RequestScope, req: FastifyReq
   }
   if (!params.client_id) return errorPage(reply, 400, "invalid_request", "client_id is missing");
   const client = await deps.clients.application(s.instance.id, params.client_id);
-  if (!client || !client.oidc || !client.active) return errorPage(reply, 400, "invalid_client", "unknown or inactive client");
+  if (!client?.oidc || !client.active) return errorPage(reply, 400, "invalid_client", "unknown or inactive client");
   if (!params.redirect_uri) return errorPage(reply, 400, "invalid_request", "redirect_uri is missing");
   if (!redirectAllowed(client, params.redirect_uri)) return errorPage(reply, 400, "invalid_request", "redirect_uri is not registered for this client");
 
@@ -81,7 +81,12 @@ export async function authorize(deps: OidcDeps, s: RequestScope, req: FastifyReq
   // Tokens never travel in a query.
   const safeMode: ResponseMode = mode === "query" && responseType && responseType !== "code" ? "fragment" : mode;
   const fail = (err: OAuthError) =>
-    sendToClient(reply, params.redirect_uri!, safeMode, { error: err.error, error_description: err.message, ...(params.state ? { state: params.state } : {}), iss: s.issuer });
+    sendToClient(reply, params.redirect_uri!, safeMode, {
+      error: err.error,
+      error_description: err.message,
+      ...(params.state ? { state: params.state } : {}),
+      iss: s.issuer,
+    });
   try {
     const request = await validate(deps, s, client, params, responseType, safeMode);
     const id = await addAuthRequest(deps.es, {
@@ -124,7 +129,8 @@ async function validate(
   responseType: ValidatedRequest["responseType"] | undefined,
   mode: ResponseMode,
 ): Promise<ValidatedRequest> {
-  if (params.request || params.request_uri) throw new OAuthError(params.request ? "request_not_supported" : "request_uri_not_supported", "request objects are not supported");
+  if (params.request || params.request_uri)
+    throw new OAuthError(params.request ? "request_not_supported" : "request_uri_not_supported", "request objects are not supported");
   if (!params.response_type) throw oauth.invalidRequest("response_type is missing");
   if (!responseType) throw oauth.unsupportedResponseType(`the response type ${params.response_type.slice(0, 50)} is not supported`);
   if (!client.oidc!.responseTypes.includes(responseType)) throw oauth.unauthorizedClient(`the client may not use the response type ${responseType}`);
@@ -132,9 +138,11 @@ async function validate(
   if (!scopes.includes("openid")) throw oauth.invalidScope("the scope must contain openid");
   if (responseType !== "code" && !params.nonce) throw oauth.invalidRequest("nonce is required for the implicit flow");
   if (params.code_challenge_method && params.code_challenge_method !== "S256") throw oauth.invalidRequest("code_challenge_method must be S256");
-  if (params.code_challenge && !/^[A-Za-z0-9_-]{43}$/.test(params.code_challenge)) throw oauth.invalidRequest("code_challenge must be a base64url SHA-256 (43 characters)");
+  if (params.code_challenge && !/^[A-Za-z0-9_-]{43}$/.test(params.code_challenge))
+    throw oauth.invalidRequest("code_challenge must be a base64url SHA-256 (43 characters)");
   if (params.code_challenge && !params.code_challenge_method) throw oauth.invalidRequest("code_challenge_method is missing (S256)");
-  if (responseType === "code" && client.authMethod === "none" && !params.code_challenge) throw oauth.invalidRequest("PKCE (code_challenge with S256) is required for this client");
+  if (responseType === "code" && client.authMethod === "none" && !params.code_challenge)
+    throw oauth.invalidRequest("PKCE (code_challenge with S256) is required for this client");
   const prompt = (params.prompt ?? "").split(" ").filter(Boolean);
   if (prompt.some((p) => !PROMPTS.includes(p))) throw oauth.invalidRequest("prompt has an unknown value");
   if (prompt.includes("none") && prompt.length > 1) throw oauth.invalidRequest("prompt none cannot be combined with other values");
@@ -148,7 +156,8 @@ async function validate(
     // Our own ID token, expired or not: only the signature counts (alg none never does).
     const jwt = decodeJwt(params.id_token_hint);
     const keys = await deps.keys.published(s.instance.id);
-    if (!jwt || !verifyRs256(jwt, (kid) => keys.find((k) => k.kid === kid)?.key) || jwt.payload.iss !== s.issuer) throw oauth.invalidRequest("id_token_hint is not a valid ID token of this issuer");
+    if (!jwt || !verifyRs256(jwt, (kid) => keys.find((k) => k.kid === kid)?.key) || jwt.payload.iss !== s.issuer)
+      throw oauth.invalidRequest("id_token_hint is not a valid ID token of this issuer");
     hintSub = String(jwt.payload.sub);
   }
   return {
@@ -177,22 +186,37 @@ async function browserSessions(deps: OidcDeps, s: RequestScope, req: FastifyRequ
 export async function callback(deps: OidcDeps, s: RequestScope, req: FastifyRequest, reply: FastifyReply) {
   const q = req.query as Record<string, string>;
   const found = q.id ? await deps.authRequests.byId(s.instance.id, q.id) : null;
-  if (!found || found.state !== "pending" || found.expiresAt.getTime() < Date.now()) {
+  if (found?.state !== "pending" || found.expiresAt.getTime() < Date.now()) {
     return errorPage(reply, 400, "invalid_request", "the sign-in request is unknown, used or expired; start again from the application");
   }
   const request = found.request as unknown as ValidatedRequest;
   const client = await deps.clients.application(s.instance.id, found.clientId);
-  if (!client || !client.active) return errorPage(reply, 400, "invalid_client", "unknown or inactive client");
+  if (!client?.active) return errorPage(reply, 400, "invalid_client", "unknown or inactive client");
   const session = (await browserSessions(deps, s, req)).find((x) => x.id === q.session);
-  const fail = (err: OAuthError) => sendToClient(reply, request.redirectUri, request.responseMode, { error: err.error, error_description: err.message, ...(request.state ? { state: request.state } : {}), iss: s.issuer });
+  const fail = (err: OAuthError) =>
+    sendToClient(reply, request.redirectUri, request.responseMode, {
+      error: err.error,
+      error_description: err.message,
+      ...(request.state ? { state: request.state } : {}),
+      iss: s.issuer,
+    });
   if (!session) return fail(oauth.loginRequired("the user did not sign in"));
   // prompt=login and max_age need an authentication made for this request (or recent enough).
-  if (request.prompt.includes("login") && session.authTime.getTime() < found.createdAt.getTime() - 1000) return fail(oauth.loginRequired("the user did not sign in again"));
+  if (request.prompt.includes("login") && session.authTime.getTime() < found.createdAt.getTime() - 1000)
+    return fail(oauth.loginRequired("the user did not sign in again"));
   return complete(deps, s, reply, found.id, client, request, session);
 }
 
 /** The user is known: a code (code flow) or tokens (implicit) go back to the client. */
-async function complete(deps: OidcDeps, s: RequestScope, reply: FastifyReply, id: string, client: OAuthClient, request: ValidatedRequest, session: BrowserSession) {
+async function complete(
+  deps: OidcDeps,
+  s: RequestScope,
+  reply: FastifyReply,
+  id: string,
+  client: OAuthClient,
+  request: ValidatedRequest,
+  session: BrowserSession,
+) {
   const user = await deps.users.byId(s.instance.id, session.userId);
   // The session was read a moment ago among those of active users: a user gone since is a server-side race.
   if (!user) throw new Error(`the user ${session.userId} of the session is gone`);

@@ -29,7 +29,13 @@ export function userClaims(user: User, scopes: string[]): Record<string, unknown
  * The user's roles of a project, as `{"<role>": {"<org id>": "<org primary domain>"}}` under
  * `urn:svc:iam:org:project:roles`, when the scope asks for them or the project asserts them.
  */
-export async function roleClaims(userGrants: UserGrantQueries, userId: string, projectId: string | undefined, scopes: string[], assert: boolean): Promise<Record<string, unknown>> {
+export async function roleClaims(
+  userGrants: UserGrantQueries,
+  userId: string,
+  projectId: string | undefined,
+  scopes: string[],
+  assert: boolean,
+): Promise<Record<string, unknown>> {
   if (!projectId || (!assert && !scopes.includes(ROLES_SCOPE))) return {};
   const grant = await userGrants.rolesOn(userId, projectId);
   if (!grant?.roleKeys.length) return {};

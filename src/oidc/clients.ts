@@ -52,7 +52,7 @@ export function credentialsOf(req: FastifyRequest, params: Record<string, string
     const i = decoded.indexOf(":");
     if (i < 0) throw oauth.invalidClient("the Basic credentials are malformed");
     // RFC 6749 §2.3.1: both parts are form-encoded before base64.
-    const unescape = (s: string) => {
+    const formDecode = (s: string) => {
       let value: string;
       try {
         value = decodeURIComponent(s.replace(/\+/g, " "));
@@ -63,7 +63,7 @@ export function credentialsOf(req: FastifyRequest, params: Record<string, string
       if (value.includes("\u0000")) throw oauth.invalidClient("the Basic credentials are malformed");
       return value;
     };
-    found.push({ clientId: unescape(decoded.slice(0, i)), secret: unescape(decoded.slice(i + 1)), method: "client_secret_basic" });
+    found.push({ clientId: formDecode(decoded.slice(0, i)), secret: formDecode(decoded.slice(i + 1)), method: "client_secret_basic" });
   }
   if (params.client_secret) found.push({ clientId: params.client_id, secret: params.client_secret, method: "client_secret_post" });
   if (params.client_assertion || params.client_assertion_type) {
@@ -74,7 +74,8 @@ export function credentialsOf(req: FastifyRequest, params: Record<string, string
   if (found.length > 1) throw oauth.invalidRequest("more than one client authentication mechanism was used");
   if (found.length === 1) {
     const only = found[0]!;
-    if (params.client_id && only.clientId && params.client_id !== only.clientId) throw oauth.invalidRequest("client_id does not match the client authentication");
+    if (params.client_id && only.clientId && params.client_id !== only.clientId)
+      throw oauth.invalidRequest("client_id does not match the client authentication");
     return only;
   }
   return { clientId: params.client_id, method: "none" };
@@ -160,10 +161,10 @@ export class Clients {
     lookup: (clientId: string) => Promise<OAuthClient | undefined> = (id) => this.application(instanceId, id),
   ): Promise<OAuthClient> {
     if (!allowed.includes(creds.method)) throw oauth.invalidClient(`client authentication ${creds.method} is not accepted here`);
-    if (creds.method === "private_key_jwt") return this.authenticateAssertion(instanceId, issuer, endpoint, creds.assertion!, lookup);
+    if (creds.method === "private_key_jwt") return this.authenticateAssertion(issuer, endpoint, creds.assertion!, lookup);
     if (!creds.clientId) throw oauth.invalidClient("no client authentication was included");
     const client = await lookup(creds.clientId);
-    if (!client || !client.active) throw oauth.invalidClient("unknown or inactive client");
+    if (!client?.active) throw oauth.invalidClient("unknown or inactive client");
     if (creds.method === "none") {
       if (client.authMethod !== "none") throw oauth.invalidClient("the client must authenticate");
       return client;
@@ -177,7 +178,6 @@ export class Clients {
   }
 
   private async authenticateAssertion(
-    instanceId: string,
     issuer: string,
     endpoint: string,
     assertion: string,
@@ -188,13 +188,15 @@ export class Clients {
     const p = jwt.payload;
     if (typeof p.iss !== "string" || p.iss !== p.sub) throw oauth.invalidClient("client_assertion: iss and sub must be the client ID");
     const client = await lookup(p.iss);
-    if (!client || !client.active || client.authMethod !== "private_key_jwt") throw oauth.invalidClient("unknown client, or it does not use private_key_jwt");
+    if (!client?.active || client.authMethod !== "private_key_jwt") throw oauth.invalidClient("unknown client, or it does not use private_key_jwt");
     const ok = verifyRs256(jwt, await this.queries.verificationKeys({ applicationId: client.id }));
     if (!ok) throw oauth.invalidClient("client_assertion: the signature does not verify with the client's keys");
     checkAssertionTimes(p, "client_assertion", (d) => oauth.invalidClient(d));
     const aud = Array.isArray(p.aud) ? p.aud : [p.aud];
     if (!aud.some((a) => a === issuer || a === endpoint)) throw oauth.invalidClient("client_assertion: aud must be the issuer or the endpoint");
-    await this.replay.use(`client:${client.clientId}:${String(p.jti ?? "")}`, Number(p.exp), () => oauth.invalidClient("client_assertion: jti missing or already used"));
+    await this.replay.use(`client:${client.clientId}:${String(p.jti ?? "")}`, Number(p.exp), () =>
+      oauth.invalidClient("client_assertion: jti missing or already used"),
+    );
     return client;
   }
 }
@@ -203,7 +205,8 @@ export class Clients {
 export function checkAssertionTimes(p: Record<string, unknown>, what: string, fail: (d: string) => Error): void {
   const now = Math.floor(Date.now() / 1000);
   if (typeof p.exp !== "number" || p.exp + CLOCK_SKEW_S < now) throw fail(`${what}: expired or without exp`);
-  if (typeof p.iat !== "number" || p.iat > now + CLOCK_SKEW_S || now - p.iat > MAX_ASSERTION_AGE_S) throw fail(`${what}: iat missing, in the future or older than an hour`);
+  if (typeof p.iat !== "number" || p.iat > now + CLOCK_SKEW_S || now - p.iat > MAX_ASSERTION_AGE_S)
+    throw fail(`${what}: iat missing, in the future or older than an hour`);
   if (p.nbf !== undefined && (typeof p.nbf !== "number" || p.nbf > now + CLOCK_SKEW_S)) throw fail(`${what}: not valid yet (nbf)`);
 }
 

@@ -34,12 +34,17 @@ export async function endSession(deps: OidcDeps, s: RequestScope, req: FastifyRe
     hint = jwt.payload;
   }
   const hintClient = hint ? String(hint.azp ?? (Array.isArray(hint.aud) ? hint.aud[0] : hint.aud)) : undefined;
-  if (params.client_id && hintClient && params.client_id !== hintClient) return errorPage(reply, 400, "invalid_request", "client_id does not match the id_token_hint");
+  if (params.client_id && hintClient && params.client_id !== hintClient)
+    return errorPage(reply, 400, "invalid_request", "client_id does not match the id_token_hint");
   const target = await redirectTarget(deps, s, params.client_id ?? hintClient, params.post_logout_redirect_uri);
   if (target === "invalid") return errorPage(reply, 400, "invalid_request", "post_logout_redirect_uri is not registered for the client");
 
   if (!hint) {
-    const done = new URLSearchParams({ ...(params.client_id ? { client_id: params.client_id } : {}), ...(target ? { post_logout_redirect_uri: target } : {}), ...(params.state ? { state: params.state } : {}) });
+    const done = new URLSearchParams({
+      ...(params.client_id ? { client_id: params.client_id } : {}),
+      ...(target ? { post_logout_redirect_uri: target } : {}),
+      ...(params.state ? { state: params.state } : {}),
+    });
     const confirm = new URLSearchParams({ return_to: `${END_SESSION_DONE}?${done}`, ...(params.ui_locales ? { ui_locales: params.ui_locales } : {}) });
     return reply.status(303).header("location", `/ui/login/logout?${confirm}`).header("cache-control", "no-store").send();
   }
@@ -66,7 +71,10 @@ function backTo(reply: FastifyReply, target: string | undefined, state: string |
   reply.header("cache-control", "no-store");
   if (!target) {
     const t = textsFor("en");
-    return reply.type("text/html; charset=utf-8").header("content-security-policy", "default-src 'none'; style-src 'self'; frame-ancestors 'none'").send(messagePage({ lang: "en", t }, t.logout, t.loggedOut));
+    return reply
+      .type("text/html; charset=utf-8")
+      .header("content-security-policy", "default-src 'none'; style-src 'self'; frame-ancestors 'none'")
+      .send(messagePage({ lang: "en", t }, t.logout, t.loggedOut));
   }
   const url = new URL(target);
   if (state) url.searchParams.set("state", state);

@@ -27,4 +27,3 @@ export function parseForm(body: string): Record<string, string | string[]> {
   }
   return out;
 }
-

@@ -18,7 +18,10 @@ export function sendToClient(reply: FastifyReply, redirectUri: string, mode: Res
     const script = "document.forms[0].submit()";
     const hash = createHash("sha256").update(script).digest("base64");
     const inputs = entries.map(([k, v]) => `<input type="hidden" name="${esc(k)}" value="${esc(v)}">`).join("");
-    reply.header("content-security-policy", `default-src 'none'; script-src 'sha256-${hash}'; form-action ${new URL(redirectUri).origin}; frame-ancestors 'none'; base-uri 'none'`);
+    reply.header(
+      "content-security-policy",
+      `default-src 'none'; script-src 'sha256-${hash}'; form-action ${new URL(redirectUri).origin}; frame-ancestors 'none'; base-uri 'none'`,
+    );
     reply.header("x-frame-options", "DENY").header("x-content-type-options", "nosniff");
     return reply
       .type("text/html; charset=utf-8")
@@ -45,5 +48,7 @@ export function errorPage(reply: FastifyReply, status: number, error: string, de
   return reply
     .status(status)
     .type("text/html; charset=utf-8")
-    .send(`<!doctype html><html><head><meta charset="utf-8"><title>Error</title></head><body><h1>The request cannot be completed</h1><p><code>${esc(error)}</code>: ${esc(description)}</p></body></html>`);
+    .send(
+      `<!doctype html><html><head><meta charset="utf-8"><title>Error</title></head><body><h1>The request cannot be completed</h1><p><code>${esc(error)}</code>: ${esc(description)}</p></body></html>`,
+    );
 }

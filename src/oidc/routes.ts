@@ -18,54 +18,98 @@ type Handler = (s: RequestScope, req: FastifyRequest, reply: FastifyReply, param
 export function registerOidc(app: FastifyInstance, deps: OidcDeps): void {
   app.register(async (scope) => {
     scope.removeContentTypeParser("application/x-www-form-urlencoded");
-    scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string", bodyLimit: 64 * 1024 }, (_req, body, done) => done(null, parseForm(body as string)));
+    scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string", bodyLimit: 64 * 1024 }, (_req, body, done) =>
+      done(null, parseForm(body as string)),
+    );
 
     /** Runs an endpoint: unknown host 404, OAuth errors as JSON with their status, nothing cached. */
-    const endpoint = (handler: Handler, opts: { noStore?: boolean } = { noStore: true }) => async (req: FastifyRequest, reply: FastifyReply) => {
-      if (opts.noStore) reply.header("cache-control", "no-store").header("pragma", "no-cache");
-      const s = await scopeOf(deps, req);
-      if (!s) return reply.status(404).send({ error: "not_found", error_description: "no instance is served at this host" });
-      try {
-        const result = await handler(s, req, reply, paramsOf(req));
-        return reply.send(result ?? "");
-      } catch (e) {
-        const err = e instanceof OAuthError ? e : undefined;
-        if (!err) {
-          req.log.error({ err: e }, "OAuth endpoint failure");
-          return reply.status(500).send(oauth.serverError("unexpected condition").body());
+    const endpoint =
+      (handler: Handler, opts: { noStore?: boolean } = { noStore: true }) =>
+      async (req: FastifyRequest, reply: FastifyReply) => {
+        if (opts.noStore) reply.header("cache-control", "no-store").header("pragma", "no-cache");
+        const s = await scopeOf(deps, req);
+        if (!s) return reply.status(404).send({ error: "not_found", error_description: "no instance is served at this host" });
+        try {
+          const result = await handler(s, req, reply, paramsOf(req));
+          return reply.send(result ?? "");
+        } catch (e) {
+          const err = e instanceof OAuthError ? e : undefined;
+          if (!err) {
+            req.log.error({ err: e }, "OAuth endpoint failure");
+            return reply.status(500).send(oauth.serverError("unexpected condition").body());
+          }
+          // RFC 6749 §5.2 and RFC 6750 §3: a 401 challenges with the scheme the client used.
+          const usedBasic = /^Basic /i.test(req.headers.authorization ?? "");
+          if (err.status === 401 && (err.error === "invalid_token" || usedBasic)) {
+            const scheme = err.error === "invalid_token" ? "Bearer" : "Basic";
+            reply.header("www-authenticate", `${scheme} error="${err.error}", error_description="${err.message.replace(/"/g, "'")}"`);
+          }
+          return reply.status(err.status).send(err.body());
         }
-        // RFC 6749 §5.2 and RFC 6750 §3: a 401 challenges with the scheme the client used.
-        const usedBasic = /^Basic /i.test(req.headers.authorization ?? "");
-        if (err.status === 401 && (err.error === "invalid_token" || usedBasic)) {
-          const scheme = err.error === "invalid_token" ? "Bearer" : "Basic";
-          reply.header("www-authenticate", `${scheme} error="${err.error}", error_description="${err.message.replace(/"/g, "'")}"`);
-        }
-        return reply.status(err.status).send(err.body());
-      }
-    };
+      };
 
-    scope.get(paths.discovery, endpoint((s) => discovery(deps, s), { noStore: false }));
-    scope.get(paths.keys, endpoint((s, _req, reply) => jwks(deps, s, reply), { noStore: false }));
-    scope.post(paths.token, endpoint((s, req, _reply, params) => token(deps, s, req, params)));
-    scope.post(paths.introspect, endpoint((s, req, _reply, params) => introspect(deps, s, req, params)));
-    scope.get(paths.userinfo, endpoint((s, req, _reply, params) => userinfo(deps, s, req, params)));
-    scope.post(paths.userinfo, endpoint((s, req, _reply, params) => userinfo(deps, s, req, params)));
-    scope.post(paths.revoke, endpoint((s, req, _reply, params) => revoke(deps, s, req, params)));
+    scope.get(
+      paths.discovery,
+      endpoint((s) => discovery(deps, s), { noStore: false }),
+    );
+    scope.get(
+      paths.keys,
+      endpoint((s, _req, reply) => jwks(deps, s, reply), { noStore: false }),
+    );
+    scope.post(
+      paths.token,
+      endpoint((s, req, _reply, params) => token(deps, s, req, params)),
+    );
+    scope.post(
+      paths.introspect,
+      endpoint((s, req, _reply, params) => introspect(deps, s, req, params)),
+    );
+    scope.get(
+      paths.userinfo,
+      endpoint((s, req, _reply, params) => userinfo(deps, s, req, params)),
+    );
+    scope.post(
+      paths.userinfo,
+      endpoint((s, req, _reply, params) => userinfo(deps, s, req, params)),
+    );
+    scope.post(
+      paths.revoke,
+      endpoint((s, req, _reply, params) => revoke(deps, s, req, params)),
+    );
 
     /** Browser endpoints: an unknown host is a page, not JSON; each handler answers itself. */
-    const page = (handler: (s: RequestScope, req: FastifyRequest, reply: FastifyReply) => Promise<unknown>) => async (req: FastifyRequest, reply: FastifyReply) => {
-      const s = await scopeOf(deps, req);
-      if (!s) return reply.status(404).type("text/plain").send("no instance is served at this host");
-      // Also for the pages that read the query themselves rather than through paramsOf (callback, done).
-      const withNul = nulParameter(req.query) ?? nulParameter(req.body);
-      if (withNul) return errorPage(reply, 400, "invalid_request", `the parameter ${withNul} must not contain NUL characters`);
-      return handler(s, req, reply);
-    };
-    scope.get(paths.authorize, page((s, req, reply) => authorize(deps, s, req, reply)));
-    scope.post(paths.authorize, page((s, req, reply) => authorize(deps, s, req, reply)));
-    scope.get(CALLBACK, page((s, req, reply) => callback(deps, s, req, reply)));
-    scope.get(paths.endSession, page((s, req, reply) => endSession(deps, s, req, reply)));
-    scope.post(paths.endSession, page((s, req, reply) => endSession(deps, s, req, reply)));
-    scope.get(END_SESSION_DONE, page((s, req, reply) => endSessionDone(deps, s, req, reply)));
+    const page =
+      (handler: (s: RequestScope, req: FastifyRequest, reply: FastifyReply) => Promise<unknown>) => async (req: FastifyRequest, reply: FastifyReply) => {
+        const s = await scopeOf(deps, req);
+        if (!s) return reply.status(404).type("text/plain").send("no instance is served at this host");
+        // Also for the pages that read the query themselves rather than through paramsOf (callback, done).
+        const withNul = nulParameter(req.query) ?? nulParameter(req.body);
+        if (withNul) return errorPage(reply, 400, "invalid_request", `the parameter ${withNul} must not contain NUL characters`);
+        return handler(s, req, reply);
+      };
+    scope.get(
+      paths.authorize,
+      page((s, req, reply) => authorize(deps, s, req, reply)),
+    );
+    scope.post(
+      paths.authorize,
+      page((s, req, reply) => authorize(deps, s, req, reply)),
+    );
+    scope.get(
+      CALLBACK,
+      page((s, req, reply) => callback(deps, s, req, reply)),
+    );
+    scope.get(
+      paths.endSession,
+      page((s, req, reply) => endSession(deps, s, req, reply)),
+    );
+    scope.post(
+      paths.endSession,
+      page((s, req, reply) => endSession(deps, s, req, reply)),
+    );
+    scope.get(
+      END_SESSION_DONE,
+      page((s, req, reply) => endSessionDone(deps, s, req, reply)),
+    );
   });
 }

@@ -93,7 +93,7 @@ export class Tokens {
     let claims = this.opaque.open(token) as AccessClaims | undefined;
     if (!claims) {
       const jwt = decodeJwt(token);
-      if (!jwt || jwt.header.typ !== "at+jwt") return undefined;
+      if (jwt?.header.typ !== "at+jwt") return undefined;
       const published = await this.q.keys.published(instanceId);
       if (!verifyRs256(jwt, (kid) => published.find((k) => k.kid === kid)?.key)) return undefined;
       claims = jwt.payload as unknown as AccessClaims;

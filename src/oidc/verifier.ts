@@ -20,7 +20,7 @@ export class OidcAccessTokenVerifier implements TokenVerifier {
     if (instanceId === undefined) return undefined;
     if (!(await this.tenancy.instanceById(instanceId))) return null;
     const claims = await this.tokens.verifyAccess(token, instanceId);
-    if (!claims || !claims.aud.includes(API_AUDIENCE)) return null;
+    if (!claims?.aud.includes(API_AUDIENCE)) return null;
     return { userId: claims.sub, instanceId, orgId: claims["urn:svc:iam:user:resourceowner:id"] };
   }
 

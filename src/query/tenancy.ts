@@ -34,9 +34,7 @@ export class TenancyQueries {
   }
 
   instanceById(id: string): Promise<InstanceRow | null> {
-    return this.cache.get(`instance:${id}`, () =>
-      this.db.prisma.instance.findUnique({ where: { id }, select: { id: true, name: true, defaultOrgId: true } }),
-    );
+    return this.cache.get(`instance:${id}`, () => this.db.prisma.instance.findUnique({ where: { id }, select: { id: true, name: true, defaultOrgId: true } }));
   }
 
   domainsOf(instanceId: string): Promise<string[]> {
@@ -65,7 +63,7 @@ export class TenancyQueries {
       const pat = await this.db.prisma.personalAccessToken.findUnique({ where: { tokenHash } });
       if (!pat) return null;
       const user = await this.db.prisma.user.findUnique({ where: { id: pat.userId }, select: { orgId: true, state: true } });
-      if (!user || user.state !== "active") return null;
+      if (user?.state !== "active") return null;
       return { userId: pat.userId, instanceId: pat.instanceId, orgId: user.orgId, expiresAt: pat.expiresAt };
     });
   }

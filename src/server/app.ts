@@ -87,7 +87,7 @@ function allFiles(mounted: Mounted[]): DescFile[] {
     out.set(f.name, f);
     f.dependencies.forEach(visit);
   };
-  mounted.forEach((m) => visit(m.service.file));
+  for (const m of mounted) visit(m.service.file);
   return [...out.values()];
 }
 
@@ -223,7 +223,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   routes(router);
   registerRestGateway(app, router);
   registerOidc(app, { ...oidcReads, es, tenancy, settings, tokens, clients, replay, functions, secure: config.externalSecure });
-  registerLoginUi(app, { es, db, tenancy, settings, signer: Signer.fromMasterKey(masterKey), secureCookies: config.externalSecure });
+  registerLoginUi(app, { es, db, cache, tenancy, settings, signer: Signer.fromMasterKey(masterKey), secureCookies: config.externalSecure });
 
   const openApi = buildOpenApi(
     mounted.map((m) => m.service),
@@ -234,7 +234,9 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   app.get("/docs", async (_req, reply) => reply.type("text/html; charset=utf-8").send(reference));
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_req, reply) =>
-    (await ready()) ? { status: "ready" } : reply.status(503).send({ status: "unavailable", reason: "the database is unreachable or its secrets cannot be opened" }),
+    (await ready())
+      ? { status: "ready" }
+      : reply.status(503).send({ status: "unavailable", reason: "the database is unreachable or its secrets cannot be opened" }),
   );
 
   await app.listen({ port: config.port, host: config.host });

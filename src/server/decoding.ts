@@ -236,9 +236,7 @@ function checking(handler: UniversalHandler): UniversalHandler {
     const c = !encoding || encoding === "identity" ? null : compressions.find((x) => x.name === encoding);
     if (c === undefined) return handler(req);
     const check = (data: Uint8Array) => checkMessage(desc, data, format.binary);
-    const body = format.enveloped
-      ? checkedEnvelopes(req.body, check, c, single)
-      : checkedWhole(req.body, check, c, req.header.get("content-length"));
+    const body = format.enveloped ? checkedEnvelopes(req.body, check, c, single) : checkedWhole(req.body, check, c, req.header.get("content-length"));
     return handler({ ...req, body });
   };
   return Object.assign(wrapped, handler);
@@ -246,5 +244,5 @@ function checking(handler: UniversalHandler): UniversalHandler {
 
 /** Makes every handler of the router check its request body before connect-es decodes it (see above). */
 export function checkRequestsFirst(router: ConnectRouter): void {
-  router.handlers.forEach((h, i) => (router.handlers[i] = checking(h)));
+  for (const [i, h] of router.handlers.entries()) router.handlers[i] = checking(h);
 }

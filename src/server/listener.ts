@@ -36,7 +36,9 @@ function refuseH1(err: NodeJS.ErrnoException, socket: net.Socket): void {
   }
   const status = parseErrorStatus[err.code ?? ""] ?? 400;
   const [body, headers] = refusal(status, true);
-  const head = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("");
+  const head = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join("");
   socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n${head}\r\n${body}`, () => socket.destroy());
   // A peer that never reads its answer does not hold the socket.
   setTimeout(() => socket.destroy(), 5_000).unref();
@@ -87,7 +89,10 @@ export class DualProtocolServer extends net.Server {
         openStreams.set(s, openStreams.get(s)! + 1);
         stream.once("close", () => openStreams.set(s, openStreams.get(s)! - 1));
       });
-      s.on("close", () => (this.sessions.delete(s), openStreams.delete(s)));
+      s.on("close", () => {
+        this.sessions.delete(s);
+        openStreams.delete(s);
+      });
       if (this.draining) s.close();
     });
     // Idle sessions are closed (GOAWAY), like idle HTTP/1.1 keep-alive connections. This also ends a session
@@ -107,7 +112,10 @@ export class DualProtocolServer extends net.Server {
   private route(socket: net.Socket) {
     this.sockets.add(socket);
     this.undecided.add(socket);
-    socket.on("close", () => (this.sockets.delete(socket), this.undecided.delete(socket)));
+    socket.on("close", () => {
+      this.sockets.delete(socket);
+      this.undecided.delete(socket);
+    });
     socket.on("error", () => socket.destroy());
     let seen = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {

@@ -112,7 +112,8 @@ export function buildOpenApi(services: DescService[], info: { title: string; ver
           },
           ...(mi.permission && !mi.isPublic ? { security: [{ bearer: [] }] } : {}),
         };
-        (paths[route.template] ??= {})[route.verb.toLowerCase()] = op;
+        paths[route.template] ??= {};
+        paths[route.template]![route.verb.toLowerCase()] = op;
       }
     }
   }
@@ -143,7 +144,9 @@ export function renderApiReference(doc: ReturnType<typeof buildOpenApi>): string
     }
   }
   for (const [tag, list] of byTag) {
-    rows.push(`<h2>${esc(tag)}</h2><table><thead><tr><th></th><th>Path</th><th>Operation</th><th>Notes</th><th>Parameters</th><th>Success</th></tr></thead><tbody>${list.join("")}</tbody></table>`);
+    rows.push(
+      `<h2>${esc(tag)}</h2><table><thead><tr><th></th><th>Path</th><th>Operation</th><th>Notes</th><th>Parameters</th><th>Success</th></tr></thead><tbody>${list.join("")}</tbody></table>`,
+    );
   }
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(doc.info.title)} API reference</title>
 <style>body{font:15px/1.5 system-ui,sans-serif;margin:2rem auto;max-width:1200px;padding:0 1rem;color:#222}

@@ -91,7 +91,12 @@ function setPath(root: JsonObject, desc: DescMessage, path: string[], values: st
     }
     if (f.fieldKind !== "message") throw new BadRequest(`invalid ${dotted}: not a message field`);
     const next = obj[key];
-    obj = next && typeof next === "object" && !Array.isArray(next) ? (next as JsonObject) : (obj[key] = {});
+    if (next && typeof next === "object" && !Array.isArray(next)) obj = next as JsonObject;
+    else {
+      const created: JsonObject = {};
+      obj[key] = created;
+      obj = created;
+    }
     d = f.message;
   }
 }
@@ -218,4 +223,3 @@ export function registerRestGateway(app: FastifyInstance, router: ConnectRouter)
   });
   return routes;
 }
-

@@ -141,7 +141,7 @@ async function connectWhenReady(connection: pg.ClientConfig, launched: Launched 
       const code = (err as { code?: string }).code;
       const starting = code === "57P03"; // starting up, recovering or shutting down
       if (!starting && !launched) return undefined;
-      if (launched && launched.exited()) return undefined;
+      if (launched?.exited()) return undefined;
       if (Date.now() > deadline) throw new StartupError(`the embedded PostgreSQL server did not accept connections within ${READY_TIMEOUT_MS / 1000} s`);
       await sleep(starting ? 100 : 25);
     }
@@ -159,17 +159,40 @@ interface Launched {
 function launch(bins: PostgresBinaries, pgDir: string, socketDir: string, logPath: string, runAs: RunAs | undefined): Launched {
   const log = openSync(logPath, "a", 0o600);
   const logOffset = statSync(logPath).size;
-  const args = ["-D", pgDir, "-k", socketDir, "-p", String(PORT), "-c", "listen_addresses=",
+  const args = [
+    "-D",
+    pgDir,
+    "-k",
+    socketDir,
+    "-p",
+    String(PORT),
+    "-c",
+    "listen_addresses=",
     // PostgreSQL's defaults, stated so that no configuration file can weaken them: an acknowledged commit
     // is on disk, and a torn page after a power cut is repaired from the WAL.
-    "-c", "fsync=on", "-c", "synchronous_commit=on", "-c", "full_page_writes=on",
-    "-c", "max_connections=200", "-c", "log_min_messages=warning"];
+    "-c",
+    "fsync=on",
+    "-c",
+    "synchronous_commit=on",
+    "-c",
+    "full_page_writes=on",
+    "-c",
+    "max_connections=200",
+    "-c",
+    "log_min_messages=warning",
+  ];
   const child = spawn(bins.postgres, args, { detached: true, stdio: ["ignore", log, log], ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}) });
   closeSync(log);
   let exited = false;
   const exit = new Promise<void>((resolve) => {
-    child.on("exit", () => ((exited = true), resolve()));
-    child.on("error", () => ((exited = true), resolve()));
+    child.on("exit", () => {
+      exited = true;
+      resolve();
+    });
+    child.on("error", () => {
+      exited = true;
+      resolve();
+    });
   });
   child.unref();
   return { exited: () => exited, exit, logOffset };

@@ -25,7 +25,9 @@ export async function loadMasterKey(db: Database, configured: string | undefined
   if (configured) key = Buffer.from(configured);
   else if (existsSync(keyFile)) key = readKeyFile(keyFile);
   else if (verifier || (await db.prisma.event.count({ take: 1 }))) {
-    throw new StartupError(`the master key file ${keyFile} is missing but the database holds secrets sealed with it: restore the file, or set SVC_MASTERKEY to that key`);
+    throw new StartupError(
+      `the master key file ${keyFile} is missing but the database holds secrets sealed with it: restore the file, or set SVC_MASTERKEY to that key`,
+    );
   } else key = writeNewKeyFile(dataDir, keyFile);
 
   const box = new SecretBox(key);
@@ -72,7 +74,7 @@ function writeNewKeyFile(dataDir: string, path: string): Buffer {
   const tmp = `${path}.tmp`;
   const fd = openSync(tmp, "w", 0o600);
   try {
-    writeSync(fd, key.toString("base64") + "\n");
+    writeSync(fd, `${key.toString("base64")}\n`);
     fsyncSync(fd);
   } finally {
     closeSync(fd);

@@ -1,13 +1,4 @@
-import {
-  getOption,
-  hasOption,
-  isMessage,
-  ScalarType,
-  type DescField,
-  type DescMessage,
-  type DescOneof,
-  type Message,
-} from "@bufbuild/protobuf";
+import { getOption, hasOption, isMessage, ScalarType, type DescField, type DescMessage, type DescOneof, type Message } from "@bufbuild/protobuf";
 import { reflect, type ReflectMessage } from "@bufbuild/protobuf/reflect";
 import type { Interceptor } from "@connectrpc/connect";
 import { field as fieldExt, required as requiredExt, type FieldRules } from "../../gen/svc/options/v1/options_pb.js";
@@ -62,8 +53,7 @@ const noNul = "must not contain NUL characters";
 /** The NUL check of a string, list of strings or map with string keys or values; undefined for other fields. */
 function nulCheck(f: DescField): Check | undefined {
   const name = f.name;
-  if (f.fieldKind === "scalar" && f.scalar === ScalarType.STRING)
-    return (m, p) => ((m.get(f) as string).includes(NUL) ? `${p}${name}: ${noNul}` : undefined);
+  if (f.fieldKind === "scalar" && f.scalar === ScalarType.STRING) return (m, p) => ((m.get(f) as string).includes(NUL) ? `${p}${name}: ${noNul}` : undefined);
   if (f.fieldKind === "list" && f.listKind === "scalar" && f.scalar === ScalarType.STRING)
     return (m, p) => {
       let i = 0;

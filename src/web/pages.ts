@@ -16,7 +16,9 @@ export interface PageContext {
 const hidden = (name: string, value: string) => `<input type="hidden" name="${esc(name)}" value="${esc(value)}">`;
 
 function form(p: PageContext, action: string, body: string, extra: Record<string, string> = {}): string {
-  const fields = Object.entries({ ...p.carry, ...extra }).map(([k, v]) => hidden(k, v)).join("");
+  const fields = Object.entries({ ...p.carry, ...extra })
+    .map(([k, v]) => hidden(k, v))
+    .join("");
   return `<form method="post" action="${esc(action)}">${hidden("csrf", p.csrf)}${fields}${body}</form>`;
 }
 
@@ -35,7 +37,11 @@ export function loginNamePage(p: PageContext, opts: { error?: string; loginName?
     p,
     p.t.title,
     errorBox(opts.error) +
-      form(p, "/ui/login/loginname", `${field("loginName", p.t.loginName, "text", `value="${esc(opts.loginName ?? "")}" autocomplete="username" required autofocus`)}<button type="submit">${esc(p.t.next)}</button>`) +
+      form(
+        p,
+        "/ui/login/loginname",
+        `${field("loginName", p.t.loginName, "text", `value="${esc(opts.loginName ?? "")}" autocomplete="username" required autofocus`)}<button type="submit">${esc(p.t.next)}</button>`,
+      ) +
       register,
   );
 }
@@ -70,9 +76,16 @@ export function changePasswordPage(p: PageContext, opts: { error?: string }): st
 
 export function accountsPage(p: PageContext, accounts: { sessionId: string; loginName: string; displayName: string }[]): string {
   const items = accounts
-    .map((a) => `<li>${form(p, "/ui/login/select", `<button type="submit" class="account">${esc(a.displayName)} <small>${esc(a.loginName)}</small></button>`, { sessionId: a.sessionId })}</li>`)
+    .map(
+      (a) =>
+        `<li>${form(p, "/ui/login/select", `<button type="submit" class="account">${esc(a.displayName)} <small>${esc(a.loginName)}</small></button>`, { sessionId: a.sessionId })}</li>`,
+    )
     .join("");
-  return layout(p, p.t.chooseAccount, `<ul class="accounts">${items}</ul><p><a href="/ui/login?${new URLSearchParams({ ...p.carry, prompt: "login" })}">${esc(p.t.otherAccount)}</a></p>`);
+  return layout(
+    p,
+    p.t.chooseAccount,
+    `<ul class="accounts">${items}</ul><p><a href="/ui/login?${new URLSearchParams({ ...p.carry, prompt: "login" })}">${esc(p.t.otherAccount)}</a></p>`,
+  );
 }
 
 export function registerPage(p: PageContext, opts: { error?: string; values?: Record<string, string> }): string {
@@ -104,7 +117,7 @@ export function signedInPage(p: PageContext, account: { loginName: string; displ
 }
 
 export function logoutPage(p: PageContext): string {
-  return layout(p, p.t.logout, `<p>${esc(p.t.logoutConfirm)}</p>` + form(p, "/ui/login/logout", `<button type="submit">${esc(p.t.logout)}</button>`));
+  return layout(p, p.t.logout, `<p>${esc(p.t.logoutConfirm)}</p>${form(p, "/ui/login/logout", `<button type="submit">${esc(p.t.logout)}</button>`)}`);
 }
 
 export function messagePage(p: Pick<PageContext, "lang" | "t">, title: string, message: string): string {

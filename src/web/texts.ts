@@ -103,7 +103,12 @@ export function preferredLanguages(uiLocales: string | undefined, acceptLanguage
     .split(",")
     .map((part, i) => {
       const [tag, ...params] = part.trim().split(";");
-      const q = Number(params.find((p) => p.trim().startsWith("q="))?.trim().slice(2) ?? "1");
+      const q = Number(
+        params
+          .find((p) => p.trim().startsWith("q="))
+          ?.trim()
+          .slice(2) ?? "1",
+      );
       return { tag: tag!.trim(), q: Number.isFinite(q) ? q : 0, i };
     })
     .filter((x) => x.tag && x.tag !== "*" && x.q > 0)

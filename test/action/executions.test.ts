@@ -13,7 +13,8 @@ let t2: string;
 const SVC = "svc.resources.action.v3alpha.ActionService";
 const put = (body: object) => rest(t.url, "POST", "/resources/v3alpha/executions", { token: t.adminPat, body });
 const newTarget = async (name: string) =>
-  (await rest(t.url, "POST", "/resources/v3alpha/targets", { token: t.adminPat, body: { name, restWebhook: { url: "https://example.com" }, timeout: "1s" } })).body.details.id as string;
+  (await rest(t.url, "POST", "/resources/v3alpha/targets", { token: t.adminPat, body: { name, restWebhook: { url: "https://example.com" }, timeout: "1s" } }))
+    .body.details.id as string;
 
 beforeAll(async () => {
   t = await startTestServer();
@@ -52,8 +53,20 @@ describe("executions", () => {
       expect(r.body.details.id).toBe(id);
     }
     // round trip: the stored condition reads back as it was given
-    const found = await api.searchExecutions({ filters: [{ filter: { case: "inConditions", value: { conditions: [{ conditionType: { case: "event", value: { condition: { case: "group", value: "action.target" } } } }] } } }] });
-    expect(found.result[0]!.execution!.condition!.conditionType).toMatchObject({ case: "event", value: { condition: { case: "group", value: "action.target" } } });
+    const found = await api.searchExecutions({
+      filters: [
+        {
+          filter: {
+            case: "inConditions",
+            value: { conditions: [{ conditionType: { case: "event", value: { condition: { case: "group", value: "action.target" } } } }] },
+          },
+        },
+      ],
+    });
+    expect(found.result[0]!.execution!.condition!.conditionType).toMatchObject({
+      case: "event",
+      value: { condition: { case: "group", value: "action.target" } },
+    });
   });
 
   it("refuse unknown methods, services, functions and events, and missing targets or includes", async () => {
@@ -96,13 +109,28 @@ describe("executions", () => {
     const byInclude = await api.searchExecutions({ filters: [{ filter: { case: "include", value: { include: `request/${SVC}/PatchTarget` } } }] });
     expect(byInclude.result.map((r) => r.details!.id)).toEqual([`request/${SVC}`]);
     const byConditions = await api.searchExecutions({
-      filters: [{ filter: { case: "inConditions", value: { conditions: [{ conditionType: { case: "function", value: "preuserinfo" } }, { conditionType: { case: "request", value: { condition: { case: "all", value: true } } } }] } } }],
+      filters: [
+        {
+          filter: {
+            case: "inConditions",
+            value: {
+              conditions: [
+                { conditionType: { case: "function", value: "preuserinfo" } },
+                { conditionType: { case: "request", value: { condition: { case: "all", value: true } } } },
+              ],
+            },
+          },
+        },
+      ],
     });
     expect(byConditions.result.map((r) => r.details!.id).sort()).toEqual(["function/preuserinfo", "request"]);
     const all = await api.searchExecutions({ query: { limit: 3 } });
     expect(all.details).toMatchObject({ appliedLimit: 3, endOfList: false });
     expect(all.details!.totalResult).toBeGreaterThan(3n);
-    const r = await rest(t.url, "POST", "/resources/v3alpha/executions/_search", { token: t.adminPat, body: [{ executionType: { type: "EXECUTION_TYPE_FUNCTION" } }] });
+    const r = await rest(t.url, "POST", "/resources/v3alpha/executions/_search", {
+      token: t.adminPat,
+      body: [{ executionType: { type: "EXECUTION_TYPE_FUNCTION" } }],
+    });
     expect(r.body.result.map((x: any) => x.details.id)).toEqual(["function/preuserinfo"]);
   });
 
@@ -124,7 +152,9 @@ describe("executions", () => {
     expect(r.status).toBe(200);
     expect(r.body.details.id).toBe(id);
     // request/<service> only included it: left with nothing, it is gone too
-    const ids = (await api.searchExecutions({ filters: [{ filter: { case: "executionType", value: { type: ExecutionType.REQUEST } } }] })).result.map((x) => x.details!.id);
+    const ids = (await api.searchExecutions({ filters: [{ filter: { case: "executionType", value: { type: ExecutionType.REQUEST } } }] })).result.map(
+      (x) => x.details!.id,
+    );
     expect(ids).not.toContain(id);
     expect(ids).not.toContain(`request/${SVC}`);
     expect((await rest(t.url, "DELETE", `/resources/v3alpha/executions/${encodeURIComponent(id)}`, { token: t.adminPat })).status).toBe(404);

@@ -13,8 +13,14 @@ describe("function executions", () => {
   it("let a rest_request_response target change what the server is about to issue", async () => {
     const r = await new TargetServer((got) => ({ body: { ...got.body.claims, department: "billing" } })).start();
     try {
-      const res = await rest(t.url, "POST", "/resources/v3alpha/targets", { token: t.adminPat, body: { name: "claims", restRequestResponse: { url: r.url }, timeout: "2s" } });
-      const put = await rest(t.url, "POST", "/resources/v3alpha/executions", { token: t.adminPat, body: { condition: { function: "preaccesstoken" }, targets: [res.body.details.id] } });
+      const res = await rest(t.url, "POST", "/resources/v3alpha/targets", {
+        token: t.adminPat,
+        body: { name: "claims", restRequestResponse: { url: r.url }, timeout: "2s" },
+      });
+      const put = await rest(t.url, "POST", "/resources/v3alpha/executions", {
+        token: t.adminPat,
+        body: { condition: { function: "preaccesstoken" }, targets: [res.body.details.id] },
+      });
       expect(put.status).toBe(201);
       const claims = await t.server.functions.run(t.instanceId, "preaccesstoken", { userID: "u1" }, "claims", { sub: "u1" });
       expect(claims).toEqual({ sub: "u1", department: "billing" });

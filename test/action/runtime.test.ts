@@ -77,7 +77,14 @@ describe("request and response executions", () => {
     const { id } = await target(r);
     await onRequest(`/${LANG}/ResolveLanguages`, [id]);
     for (const protocol of ["grpc", "grpc-web", "connect-h1", "connect-h2"] as const) {
-      await call(protocol, t.url, LanguageSettingsService, LanguageSettingsService.method.resolveLanguages, create(LanguageSettingsService.method.resolveLanguages.input, {}), { token: t.adminPat });
+      await call(
+        protocol,
+        t.url,
+        LanguageSettingsService,
+        LanguageSettingsService.method.resolveLanguages,
+        create(LanguageSettingsService.method.resolveLanguages.input, {}),
+        { token: t.adminPat },
+      );
     }
     await rest(t.url, "GET", "/settings/v3alpha/languages", { token: t.adminPat });
     expect((await r.waitFor(5)).length).toBe(5);

@@ -137,14 +137,26 @@ describe("targets", () => {
       const asc = await api.searchTargets({ filters: [inIds], sortingColumn: column, query: { asc: true } });
       const desc = await api.searchTargets({ filters: [inIds], sortingColumn: column });
       expect(asc.sortingColumn).toBe(column);
-      expect(asc.result.map((r) => r.details!.id), `${TargetFieldName[column]} ascending`).toEqual(expected);
-      expect(desc.result.map((r) => r.details!.id), `${TargetFieldName[column]} descending`).toEqual([...expected].reverse());
+      expect(
+        asc.result.map((r) => r.details!.id),
+        `${TargetFieldName[column]} ascending`,
+      ).toEqual(expected);
+      expect(
+        desc.result.map((r) => r.details!.id),
+        `${TargetFieldName[column]} descending`,
+      ).toEqual([...expected].reverse());
     }
-    const sorted = async (column: TargetFieldName) => (await api.searchTargets({ filters: [inIds], sortingColumn: column, query: { asc: true } })).result.map((r) => r.target!);
+    const sorted = async (column: TargetFieldName) =>
+      (await api.searchTargets({ filters: [inIds], sortingColumn: column, query: { asc: true } })).result.map((r) => r.target!);
     expect((await sorted(TargetFieldName.NAME)).map((x) => x.name)).toEqual(["Alpha-one", "alpha-two", "beta-one", "gamma-ALPHA"]);
     expect((await sorted(TargetFieldName.URL)).map((x) => x.targetType.value!.url)).toEqual(["a", "b", "c", "d"].map((h) => `https://${h}.example.com`));
     expect((await sorted(TargetFieldName.TIMEOUT)).map((x) => x.timeout!.seconds)).toEqual([1n, 2n, 3n, 4n]);
-    expect((await sorted(TargetFieldName.TARGET_TYPE)).map((x) => x.targetType.case)).toEqual(["restRequestResponse", "restRequestResponse", "restWebhook", "restWebhook"]);
+    expect((await sorted(TargetFieldName.TARGET_TYPE)).map((x) => x.targetType.case)).toEqual([
+      "restRequestResponse",
+      "restRequestResponse",
+      "restWebhook",
+      "restWebhook",
+    ]);
     expect((await sorted(TargetFieldName.ASYNC)).map((x) => x.executionType.case === "isAsync")).toEqual([false, false, true, true]);
     expect((await sorted(TargetFieldName.INTERRUPT_ON_ERROR)).map((x) => x.executionType.case === "interruptOnError")).toEqual([false, false, false, true]);
     // default: descending by creation date
@@ -161,7 +173,10 @@ describe("targets", () => {
     expect((await api.searchTargets({ filters: [inIds] })).details!.appliedLimit).toBe(100);
     const tooMany = await expectCode(api.searchTargets({ query: { limit: 1001 } }), Code.InvalidArgument);
     expect(tooMany.rawMessage).toContain("query.limit");
-    const longName = await expectCode(api.searchTargets({ filters: [{ filter: { case: "name", value: { name: "x".repeat(201), method: 0 } } }] }), Code.InvalidArgument);
+    const longName = await expectCode(
+      api.searchTargets({ filters: [{ filter: { case: "name", value: { name: "x".repeat(201), method: 0 } } }] }),
+      Code.InvalidArgument,
+    );
     expect(longName.rawMessage).toContain("filters[0].name.name");
   });
 
@@ -175,7 +190,11 @@ describe("targets", () => {
     expect(arrayForm.body.details.appliedLimit).toBe(2);
     const objectForm = await rest(t.url, "POST", "/resources/v3alpha/targets/_search", {
       token: t.adminPat,
-      body: { filters: [{ name: { name: "alpha", method: "TEXT_FILTER_METHOD_STARTS_WITH_IGNORE_CASE" } }], query: { limit: 1, asc: true }, sorting_column: "TARGET_FIELD_NAME_NAME" },
+      body: {
+        filters: [{ name: { name: "alpha", method: "TEXT_FILTER_METHOD_STARTS_WITH_IGNORE_CASE" } }],
+        query: { limit: 1, asc: true },
+        sorting_column: "TARGET_FIELD_NAME_NAME",
+      },
     });
     expect(objectForm.body.result.map((r: any) => r.target.name)).toEqual(["Alpha-one"]);
     expect(objectForm.body.sortingColumn).toBe("TARGET_FIELD_NAME_NAME");
@@ -190,7 +209,10 @@ describe("targets", () => {
     const { token: viewer } = await t.serviceUser("target-viewer", [{ type: "instance", id: t.instanceId, roles: ["IAM_OWNER_VIEWER"] }]);
     const v = connectClient(ActionService, t.url, viewer);
     await v.searchTargets({});
-    await expectCode(v.createTarget({ target: { name: "v", targetType: { case: "restWebhook", value: { url: "https://x.example" } }, timeout: { seconds: 1n } } }), Code.PermissionDenied);
+    await expectCode(
+      v.createTarget({ target: { name: "v", targetType: { case: "restWebhook", value: { url: "https://x.example" } }, timeout: { seconds: 1n } } }),
+      Code.PermissionDenied,
+    );
     const features = connectClient(FeatureService, t.url, t.adminPat);
     await features.setInstanceFeatures({ multitenancyResourcesApi: false });
     try {

@@ -6,7 +6,12 @@ import { LanguageSettingsService } from "../../gen/svc/settings/language/v3alpha
 async function resolveAndSet(baseUrl: string, token: string, key: string) {
   const transport = createGrpcWebTransport({
     baseUrl,
-    interceptors: [(next) => (req) => (req.header.set("authorization", `Bearer ${token}`), next(req))],
+    interceptors: [
+      (next) => (req) => {
+        req.header.set("authorization", `Bearer ${token}`);
+        return next(req);
+      },
+    ],
   });
   const client = createClient(LanguageSettingsService, transport);
   try {

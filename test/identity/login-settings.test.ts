@@ -23,7 +23,10 @@ describe("login, password complexity and lockout settings", () => {
     expect(inOrg.minLength).toEqual({ value: "16" });
     expect(inOrg.hasSymbol).toEqual({ value: false, owner: { type: "OWNER_TYPE_INSTANCE", id: t.instanceId } });
     expect((await patch("password_complexity", { minLength: { reset: true } }, `?ctx.org_id=${org}`)).status).toBe(200);
-    expect((await read("password_complexity", `?ctx.org_id=${org}`)).body.settings.minLength).toEqual({ value: "12", owner: { type: "OWNER_TYPE_INSTANCE", id: t.instanceId } });
+    expect((await read("password_complexity", `?ctx.org_id=${org}`)).body.settings.minLength).toEqual({
+      value: "12",
+      owner: { type: "OWNER_TYPE_INSTANCE", id: t.instanceId },
+    });
   });
 
   it("apply to new passwords of the organisation's users", async () => {
@@ -31,14 +34,19 @@ describe("login, password complexity and lockout settings", () => {
     const user = (password: string, o = org) =>
       rest(t.url, "POST", `/resources/v3alpha/users?ctx.org_id=${o}`, {
         token: t.adminPat,
-        body: { username: `u${Math.random()}`.slice(0, 12), human: { profile: { givenName: "A", familyName: "B" }, email: { address: "a@b.ch" }, password: { password } } },
+        body: {
+          username: `u${Math.random()}`.slice(0, 12),
+          human: { profile: { givenName: "A", familyName: "B" }, email: { address: "a@b.ch" }, password: { password } },
+        },
       });
     expect((await user("Longer!pass12")).body.message).toMatch(/at least 20 characters/);
     expect((await user("Longer!pass12", t.defaultOrgId)).status).toBe(201); // the instance asks for 12
   });
 
   it("refuse bad values naming the field, and writers without the settings permission", async () => {
-    expect((await patch("lockout", { maxPasswordAttempts: { set: 5000 } })).body.message).toMatch(/settings\.max_password_attempts\.set: must be between 0 and 1000/);
+    expect((await patch("lockout", { maxPasswordAttempts: { set: 5000 } })).body.message).toMatch(
+      /settings\.max_password_attempts\.set: must be between 0 and 1000/,
+    );
     expect((await patch("password_complexity", { minLength: { set: 0 } })).status).toBe(400);
     expect((await patch("login", { allowRegister: { reset: false } })).status).toBe(400);
     const viewer = await t.serviceUser("settings-viewer", [{ type: "instance", id: t.instanceId, roles: ["IAM_OWNER_VIEWER"] }]);

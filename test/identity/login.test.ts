@@ -168,7 +168,10 @@ describe("the login UI in headless Chromium, without scripts", () => {
     const imported = "$pbkdf2-sha256$27500$AAECAwQFBgcICQoLDA0ODw==$qnA427fe69fAjkevcHZvnm7vp3MewnxKL4g2WLfI7U4="; // "correct horse"
     const r = await rest(t.url, "POST", "/resources/v3alpha/users", {
       token: t.adminPat,
-      body: { username: "imported", human: { profile: { givenName: "Im", familyName: "Ported" }, email: { address: "imported@example.com" }, password: { hashedPassword: imported } } },
+      body: {
+        username: "imported",
+        human: { profile: { givenName: "Im", familyName: "Ported" }, email: { address: "imported@example.com" }, password: { hashedPassword: imported } },
+      },
     });
     expect(r.status, JSON.stringify(r.body)).toBe(201);
     const { ctx, page } = await newBrowser();
@@ -236,7 +239,10 @@ describe("the login UI in headless Chromium, without scripts", () => {
     await page.fill("#confirmPassword", PASSWORD);
     await page.click("button[type=submit]");
     expect(await page.textContent(".who")).toContain("Frank Newcomer");
-    const found = await rest(t.url, "POST", "/resources/v3alpha/users/_search", { token: t.adminPat, body: { filters: [{ username: { username: "frank" } }] } });
+    const found = await rest(t.url, "POST", "/resources/v3alpha/users/_search", {
+      token: t.adminPat,
+      body: { filters: [{ username: { username: "frank" } }] },
+    });
     expect(found.body.result[0]).toMatchObject({ state: "USER_STATE_ACTIVE", human: { email: { address: "frank@example.com", isVerified: false } } });
     await ctx.close();
   });

@@ -36,9 +36,18 @@ describe("organisations", () => {
   });
 
   it("over gRPC too; the default organisation is reported and can be moved; it cannot be removed or deactivated", async () => {
-    const created = await call("grpc", t.url, OrganizationService, OrganizationService.method.createOrganization, create(CreateOrganizationRequestSchema, { organization: { name: "Next Default" } }), { token: t.adminPat });
+    const created = await call(
+      "grpc",
+      t.url,
+      OrganizationService,
+      OrganizationService.method.createOrganization,
+      create(CreateOrganizationRequestSchema, { organization: { name: "Next Default" } }),
+      { token: t.adminPat },
+    );
     const id = created.details!.id;
-    const before = await call("grpc", t.url, OrganizationService, OrganizationService.method.getInstanceDefault, create(GetInstanceDefaultRequestSchema, {}), { token: t.adminPat });
+    const before = await call("grpc", t.url, OrganizationService, OrganizationService.method.getInstanceDefault, create(GetInstanceDefaultRequestSchema, {}), {
+      token: t.adminPat,
+    });
     expect(before.organization!.details!.id).toBe(t.defaultOrgId);
     expect(before.organization!.isInstanceDefault).toBe(true);
     expect((await req("DELETE", `/${t.defaultOrgId}`)).status).toBe(400);
@@ -59,7 +68,11 @@ describe("organisations", () => {
     const names = (r: { body: { result: { name: string }[] } }) => r.body.result.map((o) => o.name);
     const search = (body: object, token?: string) => req("POST", "/_search", body, token);
     const searchOrgs = { filters: [{ name: { name: "search ", method: "TEXT_FILTER_METHOD_STARTS_WITH_IGNORE_CASE" } }] };
-    expect(names(await search({ ...searchOrgs, sortingColumn: "ORGANIZATION_FIELD_NAME_NAME", query: { asc: true } }))).toEqual(["Search Alpha", "Search Beta", "Search Gamma"]);
+    expect(names(await search({ ...searchOrgs, sortingColumn: "ORGANIZATION_FIELD_NAME_NAME", query: { asc: true } }))).toEqual([
+      "Search Alpha",
+      "Search Beta",
+      "Search Gamma",
+    ]);
     expect(names(await search({ ...searchOrgs, sortingColumn: "ORGANIZATION_FIELD_NAME_NAME" }))).toEqual(["Search Gamma", "Search Beta", "Search Alpha"]);
     const byCreation = await search({ ...searchOrgs, sortingColumn: "ORGANIZATION_FIELD_NAME_CREATION_DATE", query: { asc: true } });
     expect(names(byCreation)).toEqual(["Search Gamma", "Search Alpha", "Search Beta"]);

@@ -26,8 +26,8 @@ async function generated(): Promise<Record<string, string>> {
     "$2a$ bcrypt": b.replace(/^\$2b\$/, "$2a$"),
     "$2b$ bcrypt": b,
     "$2y$ bcrypt (PHP)": b.replace(/^\$2b\$/, "$2y$"),
-    "$argon2id$": await argon2Hash(PASSWORD, { algorithm: Algorithm.Argon2id, memoryCost: 4096, timeCost: 2 }),
-    "$argon2i$": await argon2Hash(PASSWORD, { algorithm: Algorithm.Argon2i, memoryCost: 4096, timeCost: 2 }),
+    $argon2id$: await argon2Hash(PASSWORD, { algorithm: Algorithm.Argon2id, memoryCost: 4096, timeCost: 2 }),
+    $argon2i$: await argon2Hash(PASSWORD, { algorithm: Algorithm.Argon2i, memoryCost: 4096, timeCost: 2 }),
   };
 }
 
@@ -59,7 +59,7 @@ describe("imported password hashes", () => {
       "$pbkdf2-sha256$999$AAEC$AAEC", // too few rounds
       "$pbkdf2-sha256$99999999$AAEC$AAEC", // too many
       "$pbkdf2-sha999$27500$AAEC$AAEC",
-      "$2b$31$" + "a".repeat(53),
+      `$2b$31$${"a".repeat(53)}`,
       "$argon2id$v=19$m=99999999,t=2,p=1$c2FsdA$aGFzaA",
       "$scrypt$ln=30,r=8,p=1$c2FsdA$aGFzaA",
       "$pbkdf2-sha256$27500$$",

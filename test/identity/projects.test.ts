@@ -2,9 +2,17 @@ import { createPrivateKey, createPublicKey, sign, verify } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApplicationService, CreateApplicationRequestSchema } from "../../gen/svc/resources/application/v3alpha/application_service_pb.js";
-import { ListAvailableRolesRequestSchema, MembershipService, SearchMembershipsRequestSchema } from "../../gen/svc/resources/membership/v3alpha/membership_service_pb.js";
+import {
+  ListAvailableRolesRequestSchema,
+  MembershipService,
+  SearchMembershipsRequestSchema,
+} from "../../gen/svc/resources/membership/v3alpha/membership_service_pb.js";
 import { CreateProjectRequestSchema, GetProjectRequestSchema, ProjectService } from "../../gen/svc/resources/project/v3alpha/project_service_pb.js";
-import { CreateUserGrantRequestSchema, SearchUserGrantsRequestSchema, UserGrantService } from "../../gen/svc/resources/usergrant/v3alpha/user_grant_service_pb.js";
+import {
+  CreateUserGrantRequestSchema,
+  SearchUserGrantsRequestSchema,
+  UserGrantService,
+} from "../../gen/svc/resources/usergrant/v3alpha/user_grant_service_pb.js";
 import { verifyPassword } from "../../src/crypto/password.js";
 import { call, rest } from "../support/clients.js";
 import { startTestServer, type TestServer } from "../support/server.js";
@@ -37,7 +45,11 @@ afterAll(() => t?.close());
 describe("projects and roles", () => {
   it("are created, read, patched without change, unique by name in the organisation, and searched", async () => {
     const p = (await api("GET", `/projects/${projectId}`)).body.project;
-    expect(p).toMatchObject({ project: { name: "Shop", projectRoleAssertion: true, projectRoleCheck: false }, state: "PROJECT_STATE_ACTIVE", details: { resourceOwner: { id: orgA } } });
+    expect(p).toMatchObject({
+      project: { name: "Shop", projectRoleAssertion: true, projectRoleCheck: false },
+      state: "PROJECT_STATE_ACTIVE",
+      details: { resourceOwner: { id: orgA } },
+    });
     expect((await api("POST", `/projects?ctx.org_id=${orgA}`, { name: "Shop" })).status).toBe(409);
     const patched = await api("PATCH", `/projects/${projectId}`, { projectRoleCheck: true });
     const again = await api("PATCH", `/projects/${projectId}`, { projectRoleCheck: true });
@@ -66,7 +78,13 @@ describe("projects and roles", () => {
 
 describe("applications", () => {
   it("an OIDC web app gets a client ID and a secret shown once, stored hashed", async () => {
-    const r = await created(api("POST", `/projects/${projectId}/applications`, oidc({ grantTypes: ["OIDC_GRANT_TYPE_AUTHORIZATION_CODE", "OIDC_GRANT_TYPE_REFRESH_TOKEN"], postLogoutRedirectUris: ["https://app.example.com/bye"] })));
+    const r = await created(
+      api(
+        "POST",
+        `/projects/${projectId}/applications`,
+        oidc({ grantTypes: ["OIDC_GRANT_TYPE_AUTHORIZATION_CODE", "OIDC_GRANT_TYPE_REFRESH_TOKEN"], postLogoutRedirectUris: ["https://app.example.com/bye"] }),
+      ),
+    );
     expect(r.clientId).toMatch(/^\d+@shop$/);
     expect(r.clientSecret.length).toBeGreaterThanOrEqual(43);
     const app = (await api("GET", `/applications/${r.details.id}`)).body.application;
@@ -75,7 +93,13 @@ describe("applications", () => {
       clientId: r.clientId,
       hasSecret: true,
       state: "APPLICATION_STATE_ACTIVE",
-      application: { oidc: { responseTypes: ["OIDC_RESPONSE_TYPE_CODE"], grantTypes: ["OIDC_GRANT_TYPE_AUTHORIZATION_CODE", "OIDC_GRANT_TYPE_REFRESH_TOKEN"], redirectUris: ["https://app.example.com/callback"] } },
+      application: {
+        oidc: {
+          responseTypes: ["OIDC_RESPONSE_TYPE_CODE"],
+          grantTypes: ["OIDC_GRANT_TYPE_AUTHORIZATION_CODE", "OIDC_GRANT_TYPE_REFRESH_TOKEN"],
+          redirectUris: ["https://app.example.com/callback"],
+        },
+      },
     });
     expect(JSON.stringify(app)).not.toContain(r.clientSecret);
     const row = await t.server.db.prisma.application.findUniqueOrThrow({ where: { id: r.details.id } });
@@ -103,7 +127,13 @@ describe("applications", () => {
     }
     // allowed: http on localhost, native apps with private schemes and PKCE, dev mode
     await created(api("POST", `/projects/${projectId}/applications`, oidc({ redirectUris: ["http://localhost:3000/cb"] })));
-    await created(api("POST", `/projects/${projectId}/applications`, oidc({ appType: "OIDC_APP_TYPE_NATIVE", authMethodType: "OIDC_AUTH_METHOD_TYPE_NONE", redirectUris: ["com.example.app:/cb"] })));
+    await created(
+      api(
+        "POST",
+        `/projects/${projectId}/applications`,
+        oidc({ appType: "OIDC_APP_TYPE_NATIVE", authMethodType: "OIDC_AUTH_METHOD_TYPE_NONE", redirectUris: ["com.example.app:/cb"] }),
+      ),
+    );
     await created(api("POST", `/projects/${projectId}/applications`, oidc({ devMode: true, redirectUris: ["http://dev.example.com/cb"] })));
   });
 
@@ -121,12 +151,19 @@ describe("applications", () => {
     const r = await call("grpc", t.url, ApplicationService, ApplicationService.method.createApplication, req, { token: t.adminPat });
     expect(r.clientSecret).toBe("");
     const app = (await api("GET", `/applications/${r.details!.id}`)).body.application;
-    expect(app).toMatchObject({ hasSecret: false, application: { oidc: { responseTypes: ["OIDC_RESPONSE_TYPE_ID_TOKEN", "OIDC_RESPONSE_TYPE_ID_TOKEN_TOKEN"], authMethodType: "OIDC_AUTH_METHOD_TYPE_NONE" } } });
+    expect(app).toMatchObject({
+      hasSecret: false,
+      application: {
+        oidc: { responseTypes: ["OIDC_RESPONSE_TYPE_ID_TOKEN", "OIDC_RESPONSE_TYPE_ID_TOKEN_TOKEN"], authMethodType: "OIDC_AUTH_METHOD_TYPE_NONE" },
+      },
+    });
     expect((await api("POST", `/applications/${r.details!.id}/_generate_secret`)).status).toBe(400);
   });
 
   it("an API app with private_key_jwt gets keys as JSON key files; the type cannot change; delete", async () => {
-    const r = await created(api("POST", `/projects/${projectId}/applications`, { name: "backend", api: { authMethodType: "API_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT" } }));
+    const r = await created(
+      api("POST", `/projects/${projectId}/applications`, { name: "backend", api: { authMethodType: "API_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT" } }),
+    );
     expect(r.clientSecret).toBe("");
     const key = await created(api("POST", `/applications/${r.details.id}/keys`, {}));
     const file = JSON.parse(key.keyContent);
@@ -150,11 +187,17 @@ describe("memberships and user grants", () => {
     expect((await api("POST", "/memberships", { userId: owner.userId, context: { organizationId: orgA }, roles: ["ORG_OWNER"] })).status).toBe(409);
     expect((await api("GET", `/projects/${projectId}`, undefined, owner.token)).status).toBe(200);
     expect((await api("PATCH", `/memberships/${m.details.id}`, { roles: ["ORG_OWNER_VIEWER"] })).status).toBe(200);
-    expect((await api("GET", `/memberships/${m.details.id}`)).body.membership.membership).toEqual({ userId: owner.userId, context: { organizationId: orgA }, roles: ["ORG_OWNER_VIEWER"] });
+    expect((await api("GET", `/memberships/${m.details.id}`)).body.membership.membership).toEqual({
+      userId: owner.userId,
+      context: { organizationId: orgA },
+      roles: ["ORG_OWNER_VIEWER"],
+    });
     expect((await api("PATCH", `/projects/${projectId}`, { name: "Renamed" }, owner.token)).status).toBe(403);
     expect((await api("DELETE", `/memberships/${m.details.id}`)).status).toBe(200);
     expect((await api("GET", `/projects/${projectId}`, undefined, owner.token)).status).toBe(403);
-    expect((await api("POST", "/memberships", { userId: owner.userId, context: { organizationId: orgA }, roles: ["IAM_OWNER"] })).body.message).toMatch(/membership\.roles\[0\]: "IAM_OWNER" is not a org role/);
+    expect((await api("POST", "/memberships", { userId: owner.userId, context: { organizationId: orgA }, roles: ["IAM_OWNER"] })).body.message).toMatch(
+      /membership\.roles\[0\]: "IAM_OWNER" is not a org role/,
+    );
   });
 
   it("a project membership lets its holder manage that project only", async () => {
@@ -173,7 +216,14 @@ describe("memberships and user grants", () => {
     expect((await list("")).body.roles).toContain("IAM_OWNER");
     expect((await list(`?ctx.org_id=${orgA}`)).body.roles).toEqual(expect.arrayContaining(["ORG_OWNER", "ORG_USER_MANAGER"]));
     expect((await list(`?project_id=${projectId}`)).body.roles).toEqual(["PROJECT_OWNER"]);
-    const grpc = await call("grpc", t.url, MembershipService, MembershipService.method.listAvailableRoles, create(ListAvailableRolesRequestSchema, { projectId }), { token: t.adminPat });
+    const grpc = await call(
+      "grpc",
+      t.url,
+      MembershipService,
+      MembershipService.method.listAvailableRoles,
+      create(ListAvailableRolesRequestSchema, { projectId }),
+      { token: t.adminPat },
+    );
     expect(grpc.roles).toEqual(["PROJECT_OWNER"]);
   });
 
@@ -182,7 +232,9 @@ describe("memberships and user grants", () => {
     expect((await api("POST", "/user_grants", { userId, projectId, roleKeys: ["reader"] })).status).toBe(409);
     expect((await api("POST", "/user_grants", { userId: t.defaultOrgId, projectId, roleKeys: [] })).status).toBe(404);
     const other = (await created(api("POST", `/users?ctx.org_id=${orgA}`, { username: "grantee-2", machine: { name: "G2" } }))).details.id;
-    expect((await api("POST", "/user_grants", { userId: other, projectId, roleKeys: ["admin"] })).body.message).toMatch(/grant\.role_keys\[0\]: the project has no role "admin"/);
+    expect((await api("POST", "/user_grants", { userId: other, projectId, roleKeys: ["admin"] })).body.message).toMatch(
+      /grant\.role_keys\[0\]: the project has no role "admin"/,
+    );
     expect((await api("DELETE", `/projects/${projectId}/roles/writer`)).status).toBe(200);
     expect((await api("GET", `/user_grants/${g.details.id}`)).body.grant.grant.roleKeys).toEqual(["reader"]);
     const found = await api("POST", "/user_grants/_search", { filters: [{ roleKey: "reader" }] });
@@ -193,14 +245,42 @@ describe("memberships and user grants", () => {
 
   it("projects, grants and memberships over gRPC too", async () => {
     const opts = { token: t.adminPat };
-    const created = await call("grpc", t.url, ProjectService, ProjectService.method.createProject, create(CreateProjectRequestSchema, { ctx: { owner: { case: "orgId", value: orgA } }, project: { name: "Over gRPC" } }), opts);
+    const created = await call(
+      "grpc",
+      t.url,
+      ProjectService,
+      ProjectService.method.createProject,
+      create(CreateProjectRequestSchema, { ctx: { owner: { case: "orgId", value: orgA } }, project: { name: "Over gRPC" } }),
+      opts,
+    );
     const got = await call("grpc", t.url, ProjectService, ProjectService.method.getProject, create(GetProjectRequestSchema, { id: created.details!.id }), opts);
     expect(got.project!.project!.name).toBe("Over gRPC");
     expect((await api("POST", `/projects/${created.details!.id}/roles`, { key: "viewer" })).status).toBe(201);
-    const grant = await call("grpc", t.url, UserGrantService, UserGrantService.method.createUserGrant, create(CreateUserGrantRequestSchema, { grant: { userId, projectId: created.details!.id, roleKeys: ["viewer"] } }), opts);
-    const found = await call("grpc", t.url, UserGrantService, UserGrantService.method.searchUserGrants, create(SearchUserGrantsRequestSchema, { filters: [{ filter: { case: "projectId", value: created.details!.id } }] }), opts);
+    const grant = await call(
+      "grpc",
+      t.url,
+      UserGrantService,
+      UserGrantService.method.createUserGrant,
+      create(CreateUserGrantRequestSchema, { grant: { userId, projectId: created.details!.id, roleKeys: ["viewer"] } }),
+      opts,
+    );
+    const found = await call(
+      "grpc",
+      t.url,
+      UserGrantService,
+      UserGrantService.method.searchUserGrants,
+      create(SearchUserGrantsRequestSchema, { filters: [{ filter: { case: "projectId", value: created.details!.id } }] }),
+      opts,
+    );
     expect(found.result.map((g) => g.details!.id)).toEqual([grant.details!.id]);
-    const members = await call("grpc", t.url, MembershipService, MembershipService.method.searchMemberships, create(SearchMembershipsRequestSchema, { filters: [{ filter: { case: "context", value: { context: { case: "instance", value: true } } } }] }), opts);
+    const members = await call(
+      "grpc",
+      t.url,
+      MembershipService,
+      MembershipService.method.searchMemberships,
+      create(SearchMembershipsRequestSchema, { filters: [{ filter: { case: "context", value: { context: { case: "instance", value: true } } } }] }),
+      opts,
+    );
     expect(members.result.length).toBeGreaterThanOrEqual(2); // the first start's admin and service user
   });
 

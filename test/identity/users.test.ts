@@ -22,7 +22,8 @@ const human = (username: string, extra: object = {}) => ({
   },
 });
 const machine = (username: string) => ({ username, machine: { name: `${username} bot`, description: "calls APIs", accessTokenType: "ACCESS_TOKEN_TYPE_JWT" } });
-const post = (path: string, body?: unknown, token = t.adminPat) => rest(t.url, "POST", `/resources/v3alpha${path}`, { token, ...(body !== undefined ? { body } : {}) });
+const post = (path: string, body?: unknown, token = t.adminPat) =>
+  rest(t.url, "POST", `/resources/v3alpha${path}`, { token, ...(body !== undefined ? { body } : {}) });
 const get = (path: string, token = t.adminPat) => rest(t.url, "GET", `/resources/v3alpha${path}`, { token });
 const createUser = async (body: object, org = orgA) => {
   const r = await post(`/users?ctx.org_id=${org}`, body);
@@ -59,7 +60,14 @@ describe("users: humans and machines", () => {
     expect((await verifyPassword("Secr3t!pass", row.passwordHash!)).valid).toBe(true);
 
     // over gRPC, a machine in the default organisation when ctx is left out
-    const res = await call("grpc", t.url, UserService, UserService.method.createUser, create(CreateUserRequestSchema, { user: { username: "robot", type: { case: "machine", value: { name: "Robot" } } } }), { token: t.adminPat });
+    const res = await call(
+      "grpc",
+      t.url,
+      UserService,
+      UserService.method.createUser,
+      create(CreateUserRequestSchema, { user: { username: "robot", type: { case: "machine", value: { name: "Robot" } } } }),
+      { token: t.adminPat },
+    );
     const m = await call("grpc", t.url, UserService, UserService.method.getUser, create(GetUserRequestSchema, { id: res.details!.id }), { token: t.adminPat });
     expect(m.user!.details!.resourceOwner!.id).toBe(t.defaultOrgId);
     expect(m.user!.type.case).toBe("machine");
@@ -92,7 +100,10 @@ describe("users: humans and machines", () => {
       [human("x3", { password: { password: "short" } }), /user\.human\.password\.password: the password needs at least 8 characters/],
       [human("x4", { password: { hashedPassword: "$md5$nope" } }), /user\.human\.password\.hashed_password/],
       [human("x5", { phone: { number: "0791234567" } }), /user\.human\.phone\.number/],
-      [{ ...human("x6"), human: { profile: { givenName: "A", familyName: "B", preferredLanguage: "english" }, email: { address: "a@b.c" } } }, /preferred_language/],
+      [
+        { ...human("x6"), human: { profile: { givenName: "A", familyName: "B", preferredLanguage: "english" }, email: { address: "a@b.c" } } },
+        /preferred_language/,
+      ],
     ];
     for (const [body, message] of cases) {
       const r = await post(`/users?ctx.org_id=${orgA}`, body);
@@ -120,7 +131,9 @@ describe("users: humans and machines", () => {
     const id = await createUser(machine("stateful"));
     const pat = (await post(`/users/${id}/pats`, {})).body.token as string;
     const works = async () => (await rest(t.url, "GET", "/settings/v3alpha/languages", { token: pat })).status;
-    await t.server.db.prisma.membership.create({ data: { instanceId: t.instanceId, userId: id, contextType: "instance", contextId: t.instanceId, roles: ["IAM_OWNER_VIEWER"] } });
+    await t.server.db.prisma.membership.create({
+      data: { instanceId: t.instanceId, userId: id, contextType: "instance", contextId: t.instanceId, roles: ["IAM_OWNER_VIEWER"] },
+    });
     expect(await works()).toBe(200);
     const state = async () => (await get(`/users/${id}`)).body.user.state;
     expect((await post(`/users/${id}/_lock`)).status).toBe(200);
@@ -176,10 +189,18 @@ describe("users: humans and machines", () => {
     for (const n of ["s-one", "s-two", "s-three"]) await createUser(human(n), orgB);
     const search = (body: object, token = t.adminPat) => post(`/users/_search`, body, token);
     const names = (r: { body: { result: { username: string }[] } }) => r.body.result.map((u) => u.username);
-    const byName = await search({ filters: [{ username: { username: "s-", method: "TEXT_FILTER_METHOD_STARTS_WITH" } }], sortingColumn: "USER_FIELD_NAME_USERNAME", query: { asc: true } });
+    const byName = await search({
+      filters: [{ username: { username: "s-", method: "TEXT_FILTER_METHOD_STARTS_WITH" } }],
+      sortingColumn: "USER_FIELD_NAME_USERNAME",
+      query: { asc: true },
+    });
     expect(names(byName)).toEqual(["s-one", "s-three", "s-two"]);
     expect(byName.body.details).toMatchObject({ totalResult: "3", appliedLimit: 100, endOfList: true });
-    const page = await search({ filters: [{ organizationId: { organizationId: orgB } }], sortingColumn: "USER_FIELD_NAME_USERNAME", query: { limit: 2, offset: 1, asc: true } });
+    const page = await search({
+      filters: [{ organizationId: { organizationId: orgB } }],
+      sortingColumn: "USER_FIELD_NAME_USERNAME",
+      query: { limit: 2, offset: 1, asc: true },
+    });
     expect(names(page)).toEqual(["s-three", "s-two"]);
     expect(page.body.details.endOfList).toBe(true);
     expect(names(await search({ filters: [{ type: { type: "USER_TYPE_MACHINE" } }, { username: { username: "creds" } }] }))).toEqual(["creds"]);

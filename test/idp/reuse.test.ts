@@ -49,7 +49,7 @@ describe("identity providers reused across system > instance > organisations", (
     expect(Object.keys(await search(ctxSystem))).toEqual(["inst", "own-a", "own-b", "sys"]);
     // not visible from a sibling: NOT_FOUND
     await expectCode(api.getGitLabIDP({ id: ownA, ctx: ctxOrg(orgB) }), Code.NotFound);
-    const a = (await search(ctxOrg(orgA)))["sys"]!;
+    const a = (await search(ctxOrg(orgA))).sys!;
     expect(a.details!.resourceOwner).toMatchObject({ type: OwnerType.SYSTEM });
     expect(a.type).toBe(8);
   });
@@ -106,7 +106,11 @@ describe("identity providers reused across system > instance > organisations", (
     const inactiveInA = await search(ctxOrg(orgA), [{ filter: { case: "state", value: { state: State.EFFECTIVE_STATE_INACTIVE } } }]);
     expect(Object.keys(activeInA)).toEqual(["inst", "own-a"]);
     expect(Object.keys(inactiveInA)).toEqual(["sys"]);
-    expect(Object.keys(await search(ctxOrg(orgB), [{ filter: { case: "state", value: { state: State.EFFECTIVE_STATE_ACTIVE } } }]))).toEqual(["inst", "own-b", "sys"]);
+    expect(Object.keys(await search(ctxOrg(orgB), [{ filter: { case: "state", value: { state: State.EFFECTIVE_STATE_ACTIVE } } }]))).toEqual([
+      "inst",
+      "own-b",
+      "sys",
+    ]);
     expect(Object.keys(await search(undefined, [{ filter: { case: "id", value: { id: ownB } } }]))).toEqual(["own-b"]);
     expect(Object.keys(await search(undefined, [{ filter: { case: "name", value: { name: "OWN", method: 3 } } }]))).toEqual(["own-a", "own-b"]);
     const paged = await api.searchIDPs({ sortingColumn: IDPFieldName.IDP_FIELD_NAME_NAME, query: { limit: 2, offset: 1n, asc: true } });
@@ -119,7 +123,10 @@ describe("identity providers reused across system > instance > organisations", (
   it("keep the configuration read-only in child contexts, writable in the owner", async () => {
     const err = await expectCode(api.patchGitLabIDP({ id: inst, ctx: ctxOrg(orgA), idp: { idp: { name: "renamed" } } }), Code.FailedPrecondition);
     expect(err.rawMessage).toContain("read-only");
-    await expectCode(api.patchGitLabIDP({ id: sys, ctx: ctxOrg(orgA), idp: { config: { clientId: "x", scopes: [], replaceScopes: false } } }), Code.FailedPrecondition);
+    await expectCode(
+      api.patchGitLabIDP({ id: sys, ctx: ctxOrg(orgA), idp: { config: { clientId: "x", scopes: [], replaceScopes: false } } }),
+      Code.FailedPrecondition,
+    );
     const before = await seen(inst);
     const renamed = await api.patchGitLabIDP({ id: inst, idp: { idp: { name: "inst" }, config: { scopes: ["openid"], replaceScopes: true } } });
     expect(renamed.details!.sequence).toBe(before.details!.sequence + 1n);
@@ -149,7 +156,9 @@ describe("identity providers reused across system > instance > organisations", (
     await expectCode(b.patchGitLabIDP({ id: inst, ctx: ctxOrg(orgA), idp: { idp: { statePolicy: StatePolicy.DEACTIVATE } } }), Code.PermissionDenied);
     await expectCode(b.deleteIDP({ id: ownA }), Code.PermissionDenied);
     // but manages its own organisation: its providers, and its policy for inherited ones
-    expect(Object.keys(await (async () => Object.fromEntries((await b.searchIDPs({ ctx: ctxOrg(orgB) })).result.map((x) => [x.idp!.name, 1])))()).sort()).toEqual(["inst", "own-b", "sys"]);
+    expect(
+      Object.keys(await (async () => Object.fromEntries((await b.searchIDPs({ ctx: ctxOrg(orgB) })).result.map((x) => [x.idp!.name, 1])))()).sort(),
+    ).toEqual(["inst", "own-b", "sys"]);
     await b.patchGitLabIDP({ id: inst, ctx: ctxOrg(orgB), idp: { idp: { statePolicy: StatePolicy.DEACTIVATE } } });
     await b.patchGitLabIDP({ id: ownB, idp: { idp: { name: "own-b" } } });
     // the instance's configuration is not the organisation's to change
@@ -171,15 +180,25 @@ describe("identity providers over REST", () => {
   it("are created (201), read, patched, searched in both body forms and deleted at the contract's paths", async () => {
     const ok = await rest(t.url, "POST", `/resources/v3alpha/idps/gitlab?ctx.org_id=${orgA}`, {
       token: t.adminPat,
-      body: { idp: { name: "rest-idp", options: { isAutoCreation: true, autoLinking: "AUTO_LINKING_OPTION_USERNAME" } }, config: { clientId: "c", scopes: ["openid"] } },
+      body: {
+        idp: { name: "rest-idp", options: { isAutoCreation: true, autoLinking: "AUTO_LINKING_OPTION_USERNAME" } },
+        config: { clientId: "c", scopes: ["openid"] },
+      },
     });
     expect(ok.status).toBe(201);
     const id = ok.body.details.id;
     expect(ok.body.details.resourceOwner).toEqual({ type: "OWNER_TYPE_ORG", id: orgA });
     const got = await rest(t.url, "GET", `/resources/v3alpha/idps/gitlab/${id}`, { token: t.adminPat });
-    expect(got.body.idp).toMatchObject({ state: "EFFECTIVE_STATE_ACTIVE", type: "PROVIDER_TYPE_GITLAB", idp: { idp: { name: "rest-idp", statePolicy: "STATE_POLICY_ACTIVATE" } } });
+    expect(got.body.idp).toMatchObject({
+      state: "EFFECTIVE_STATE_ACTIVE",
+      type: "PROVIDER_TYPE_GITLAB",
+      idp: { idp: { name: "rest-idp", statePolicy: "STATE_POLICY_ACTIVATE" } },
+    });
     expect(got.body.idp.idp.idp.options).toMatchObject({ isAutoCreation: true, autoLinking: "AUTO_LINKING_OPTION_USERNAME" });
-    const patched = await rest(t.url, "PATCH", `/resources/v3alpha/idps/gitlab/${id}`, { token: t.adminPat, body: { idp: { statePolicy: "STATE_POLICY_DEACTIVATE" } } });
+    const patched = await rest(t.url, "PATCH", `/resources/v3alpha/idps/gitlab/${id}`, {
+      token: t.adminPat,
+      body: { idp: { statePolicy: "STATE_POLICY_DEACTIVATE" } },
+    });
     expect(patched.status).toBe(200);
     const arrayForm = await rest(t.url, "POST", `/resources/v3alpha/idps/_search?ctx.org_id=${orgA}&sorting_column=IDP_FIELD_NAME_NAME`, {
       token: t.adminPat,

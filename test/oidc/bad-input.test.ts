@@ -11,7 +11,7 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 const form = "application/x-www-form-urlencoded";
-const bodies = ["", "%", "a=%E0%A4%A", "grant_type=%ZZ", "=&&==", "x".repeat(70 * 1024), "{\"json\": true}", "token=" + "A".repeat(5000), "\u0000\u0001"];
+const bodies = ["", "%", "a=%E0%A4%A", "grant_type=%ZZ", "=&&==", "x".repeat(70 * 1024), '{"json": true}', `token=${"A".repeat(5000)}`, "\u0000\u0001"];
 const headerSets: Record<string, string>[] = [
   {},
   { authorization: "Basic %%%" },
@@ -32,8 +32,22 @@ describe("bad input", () => {
         }
       }
     }
-    for (const query of ["?%", "?client_id=%E0%A4%A", "?client_id=x&client_id=y", `?state=${"s".repeat(8000)}`, "?redirect_uri=javascript:alert(1)&client_id=a"]) {
-      for (const path of ["/oauth/v2/authorize", "/oidc/v1/end_session", "/oauth/v2/authorize/callback", "/oidc/v1/userinfo", "/ui/login", "/ui/login/register", "/ui/login/logout"]) {
+    for (const query of [
+      "?%",
+      "?client_id=%E0%A4%A",
+      "?client_id=x&client_id=y",
+      `?state=${"s".repeat(8000)}`,
+      "?redirect_uri=javascript:alert(1)&client_id=a",
+    ]) {
+      for (const path of [
+        "/oauth/v2/authorize",
+        "/oidc/v1/end_session",
+        "/oauth/v2/authorize/callback",
+        "/oidc/v1/userinfo",
+        "/ui/login",
+        "/ui/login/register",
+        "/ui/login/logout",
+      ]) {
         const r = await rest(t.url, "GET", `${path}${query}`, { headers: { cookie: "svc_agent=%E0%A4%A" } });
         expect(r.status, `${path}${query.slice(0, 40)}`).toBeLessThan(500);
       }
@@ -42,7 +56,14 @@ describe("bad input", () => {
   });
 
   it("the login UI's forms refuse malformed posts with 4xx", async () => {
-    for (const path of ["/ui/login/loginname", "/ui/login/password", "/ui/login/password/change", "/ui/login/select", "/ui/login/register", "/ui/login/logout"]) {
+    for (const path of [
+      "/ui/login/loginname",
+      "/ui/login/password",
+      "/ui/login/password/change",
+      "/ui/login/select",
+      "/ui/login/register",
+      "/ui/login/logout",
+    ]) {
       for (const body of bodies) {
         const r = await rest(t.url, "POST", path, { body, headers: { "content-type": form, cookie: "svc_csrf=%" } });
         expect(r.status, `${path} ${body.slice(0, 20)}`).toBeGreaterThanOrEqual(400);

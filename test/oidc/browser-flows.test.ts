@@ -25,7 +25,14 @@ beforeAll(async () => {
   rp = await startRedirectCatcher();
   const user = await rest(t.url, "POST", "/resources/v3alpha/users", {
     token: t.adminPat,
-    body: { username: "alice", human: { profile: { givenName: "Alice", familyName: "Liddell" }, email: { address: "alice@example.com", isVerified: true }, password: { password: PASSWORD } } },
+    body: {
+      username: "alice",
+      human: {
+        profile: { givenName: "Alice", familyName: "Liddell" },
+        email: { address: "alice@example.com", isVerified: true },
+        password: { password: PASSWORD },
+      },
+    },
   });
   userId = user.body.details.id;
   web = await createApp(t, "web", {
@@ -76,7 +83,12 @@ describe("authorization code flow with PKCE through the login UI", () => {
     expect(landed.pathname).toBe("/cb");
     expect(landed.searchParams.get("iss")).toBe(t.url);
     expect(landed.searchParams.get("code")!.length).toBeGreaterThanOrEqual(43);
-    const tokens = await client.authorizationCodeGrant(config, landed, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
+    const tokens = await client.authorizationCodeGrant(config, landed, {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+      expectedNonce: nonce,
+      idTokenExpected: true,
+    });
     const claims = tokens.claims()!;
     expect(claims).toMatchObject({ sub: userId, iss: t.url, aud: expect.arrayContaining([web.clientId]), nonce });
     expect(claims.auth_time).toBeTypeOf("number");
@@ -86,10 +98,19 @@ describe("authorization code flow with PKCE through the login UI", () => {
     expect(decodeProtectedHeader(tokens.id_token!).alg).toBe("RS256");
     expect(claims.at_hash).toBe(halfSha256(tokens.access_token));
     const info = await client.fetchUserInfo(config, tokens.access_token, userId);
-    expect(info).toMatchObject({ sub: userId, email: "alice@example.com", email_verified: true, given_name: "Alice", family_name: "Liddell", preferred_username: "alice" });
+    expect(info).toMatchObject({
+      sub: userId,
+      email: "alice@example.com",
+      email_verified: true,
+      given_name: "Alice",
+      family_name: "Liddell",
+      preferred_username: "alice",
+    });
 
     // the code works once; its second use fails and revokes what the first gave
-    const again = await client.authorizationCodeGrant(config, landed, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce }).catch((e) => e);
+    const again = await client
+      .authorizationCodeGrant(config, landed, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce })
+      .catch((e) => e);
     expect(again.error).toBe("invalid_grant");
     expect((await client.tokenIntrospection(config, tokens.access_token)).active).toBe(false);
     expect((await client.refreshTokenGrant(config, tokens.refresh_token!).catch((e) => e)).error).toBe("invalid_grant");
@@ -183,7 +204,11 @@ describe("authorization code flow with PKCE through the login UI", () => {
     expect(back.searchParams.get("state")).toBe("bye-state");
     expect((await client.tokenIntrospection(config, tokens.access_token)).active).toBe(false);
     expect((await client.refreshTokenGrant(config, tokens.refresh_token!).catch((e) => e)).error).toBe("invalid_grant");
-    const unregistered = await rest(t.url, "GET", `/oidc/v1/end_session?${new URLSearchParams({ id_token_hint: tokens.id_token!, post_logout_redirect_uri: "https://evil.example/" })}`);
+    const unregistered = await rest(
+      t.url,
+      "GET",
+      `/oidc/v1/end_session?${new URLSearchParams({ id_token_hint: tokens.id_token!, post_logout_redirect_uri: "https://evil.example/" })}`,
+    );
     expect(unregistered.status).toBe(400);
     expect(unregistered.headers.location).toBeUndefined();
     await ctx.close();

@@ -19,13 +19,24 @@ beforeAll(async () => {
   keyApp = await createApp(t, "keyed", { redirectUris: [CB], appType: "OIDC_APP_TYPE_WEB", authMethodType: "OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT" });
   const key = await rest(t.url, "POST", `/resources/v3alpha/applications/${keyApp.appId}/keys`, { token: t.adminPat, body: {} });
   keyFile = JSON.parse(key.body.keyContent);
-  jwtApp = await createApp(t, "jwt-tokens", { redirectUris: [CB], appType: "OIDC_APP_TYPE_WEB", authMethodType: "OIDC_AUTH_METHOD_TYPE_POST", accessTokenType: "OIDC_TOKEN_TYPE_JWT" });
+  jwtApp = await createApp(t, "jwt-tokens", {
+    redirectUris: [CB],
+    appType: "OIDC_APP_TYPE_WEB",
+    authMethodType: "OIDC_AUTH_METHOD_TYPE_POST",
+    accessTokenType: "OIDC_TOKEN_TYPE_JWT",
+  });
 });
 afterAll(() => t?.close());
 
 const form = (path: string, body: Record<string, string>, headers: Record<string, string> = {}) =>
   rest(t.url, "POST", path, { body: new URLSearchParams(body).toString(), headers: { "content-type": "application/x-www-form-urlencoded", ...headers } });
-const authorizeParams = (clientId: string, extra: Record<string, string> = {}) => ({ client_id: clientId, redirect_uri: CB, response_type: "code", scope: "openid", ...extra });
+const authorizeParams = (clientId: string, extra: Record<string, string> = {}) => ({
+  client_id: clientId,
+  redirect_uri: CB,
+  response_type: "code",
+  scope: "openid",
+  ...extra,
+});
 
 async function clientAssertion(aud: string, jti: string = randomUUID()) {
   const now = Math.floor(Date.now() / 1000);
@@ -53,20 +64,42 @@ describe("private_key_jwt clients", () => {
     const foreign = await form("/oauth/v2/introspect", { token: tokens.body.access_token, ...(await assertionParams("https://other.example")) });
     expect(foreign.body.error).toBe("invalid_client");
     // a client registered for private_key_jwt cannot use a secret instead
-    expect((await form("/oauth/v2/introspect", { token: tokens.body.access_token }, { authorization: `Basic ${Buffer.from(`${keyApp.clientId}:x`).toString("base64")}` })).body.error).toBe("invalid_client");
+    expect(
+      (
+        await form(
+          "/oauth/v2/introspect",
+          { token: tokens.body.access_token },
+          { authorization: `Basic ${Buffer.from(`${keyApp.clientId}:x`).toString("base64")}` },
+        )
+      ).body.error,
+    ).toBe("invalid_client");
   });
 });
 
 describe("JWT access tokens for an application", () => {
   it("are JWTs signed with a published key (client_secret_post)", async () => {
     const { code } = await codeOverHttp(t, authorizeParams(jwtApp.clientId), "carol", PASSWORD);
-    const tokens = await form("/oauth/v2/token", { grant_type: "authorization_code", code, redirect_uri: CB, client_id: jwtApp.clientId, client_secret: jwtApp.clientSecret });
+    const tokens = await form("/oauth/v2/token", {
+      grant_type: "authorization_code",
+      code,
+      redirect_uri: CB,
+      client_id: jwtApp.clientId,
+      client_secret: jwtApp.clientSecret,
+    });
     expect(tokens.status).toBe(200);
-    const { payload, protectedHeader } = await jwtVerify(tokens.body.access_token, createRemoteJWKSet(new URL(`${t.url}/oauth/v2/keys`)), { issuer: t.url, audience: jwtApp.clientId });
+    const { payload, protectedHeader } = await jwtVerify(tokens.body.access_token, createRemoteJWKSet(new URL(`${t.url}/oauth/v2/keys`)), {
+      issuer: t.url,
+      audience: jwtApp.clientId,
+    });
     expect(protectedHeader.typ).toBe("at+jwt");
     expect(payload.client_id).toBe(jwtApp.clientId);
     // the client has no refresh_token grant: unauthorized_client
-    const refresh = await form("/oauth/v2/token", { grant_type: "refresh_token", refresh_token: "x", client_id: jwtApp.clientId, client_secret: jwtApp.clientSecret });
+    const refresh = await form("/oauth/v2/token", {
+      grant_type: "refresh_token",
+      refresh_token: "x",
+      client_id: jwtApp.clientId,
+      client_secret: jwtApp.clientSecret,
+    });
     expect(refresh.body.error).toBe("unauthorized_client");
   });
 });
@@ -92,18 +125,40 @@ describe("remaining authorization rows", () => {
       expect(r.status).toBe(200);
       agent ||= String(r.headers["set-cookie"]).split(";")[0]!;
     }
-    const none = await rest(t.url, "GET", `/oauth/v2/authorize?${new URLSearchParams(authorizeParams(jwtApp.clientId, { prompt: "none", state: "two" }))}`, { headers: { cookie: agent } });
+    const none = await rest(t.url, "GET", `/oauth/v2/authorize?${new URLSearchParams(authorizeParams(jwtApp.clientId, { prompt: "none", state: "two" }))}`, {
+      headers: { cookie: agent },
+    });
     expect(new URL(none.headers.location!).searchParams.get("error")).toBe("interaction_required");
     // with an id_token_hint naming one of them, prompt none succeeds silently
     const { code } = await codeOverHttp(t, authorizeParams(jwtApp.clientId, { scope: "openid" }), "dave", PASSWORD);
-    const tokens = await form("/oauth/v2/token", { grant_type: "authorization_code", code, redirect_uri: CB, client_id: jwtApp.clientId, client_secret: jwtApp.clientSecret });
-    const hinted = await rest(t.url, "GET", `/oauth/v2/authorize?${new URLSearchParams(authorizeParams(jwtApp.clientId, { prompt: "none", id_token_hint: tokens.body.id_token }))}`, { headers: { cookie: agent } });
+    const tokens = await form("/oauth/v2/token", {
+      grant_type: "authorization_code",
+      code,
+      redirect_uri: CB,
+      client_id: jwtApp.clientId,
+      client_secret: jwtApp.clientSecret,
+    });
+    const hinted = await rest(
+      t.url,
+      "GET",
+      `/oauth/v2/authorize?${new URLSearchParams(authorizeParams(jwtApp.clientId, { prompt: "none", id_token_hint: tokens.body.id_token }))}`,
+      { headers: { cookie: agent } },
+    );
     expect(new URL(hinted.headers.location!).searchParams.get("code")).toBeTruthy();
   });
 
   it("end session without id_token_hint asks the user in the login UI, then goes back to the registered URI", async () => {
-    const app = await createApp(t, "logout-app", { redirectUris: [CB], postLogoutRedirectUris: ["https://rp.example.com/bye"], appType: "OIDC_APP_TYPE_WEB", authMethodType: "OIDC_AUTH_METHOD_TYPE_BASIC" });
-    const start = await rest(t.url, "GET", `/oidc/v1/end_session?${new URLSearchParams({ client_id: app.clientId, post_logout_redirect_uri: "https://rp.example.com/bye", state: "st" })}`);
+    const app = await createApp(t, "logout-app", {
+      redirectUris: [CB],
+      postLogoutRedirectUris: ["https://rp.example.com/bye"],
+      appType: "OIDC_APP_TYPE_WEB",
+      authMethodType: "OIDC_AUTH_METHOD_TYPE_BASIC",
+    });
+    const start = await rest(
+      t.url,
+      "GET",
+      `/oidc/v1/end_session?${new URLSearchParams({ client_id: app.clientId, post_logout_redirect_uri: "https://rp.example.com/bye", state: "st" })}`,
+    );
     expect(start.status).toBe(303);
     expect(start.headers.location).toMatch(/^\/ui\/login\/logout\?/);
     const confirm = await rest(t.url, "GET", start.headers.location!);
@@ -117,7 +172,11 @@ describe("remaining authorization rows", () => {
     const back = await rest(t.url, "GET", done.headers.location!);
     expect(back.headers.location).toBe("https://rp.example.com/bye?state=st");
     // an unregistered URI is refused before anything happens
-    const bad = await rest(t.url, "GET", `/oidc/v1/end_session?${new URLSearchParams({ client_id: app.clientId, post_logout_redirect_uri: "https://evil.example" })}`);
+    const bad = await rest(
+      t.url,
+      "GET",
+      `/oidc/v1/end_session?${new URLSearchParams({ client_id: app.clientId, post_logout_redirect_uri: "https://evil.example" })}`,
+    );
     expect(bad.status).toBe(400);
   });
 });

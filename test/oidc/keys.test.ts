@@ -10,7 +10,10 @@ let secret: string;
 
 beforeAll(async () => {
   t = await startTestServer({ SVC_OIDC_SIGNING_KEY_LIFETIME: "62", SVC_OIDC_ACCESS_TOKEN_LIFETIME: "600" });
-  const m = await rest(t.url, "POST", "/resources/v3alpha/users", { token: t.adminPat, body: { username: "rotor", machine: { name: "Rotor", accessTokenType: "ACCESS_TOKEN_TYPE_JWT" } } });
+  const m = await rest(t.url, "POST", "/resources/v3alpha/users", {
+    token: t.adminPat,
+    body: { username: "rotor", machine: { name: "Rotor", accessTokenType: "ACCESS_TOKEN_TYPE_JWT" } },
+  });
   secret = (await rest(t.url, "POST", `/resources/v3alpha/users/${m.body.details.id}/_generate_secret`, { token: t.adminPat })).body.clientSecret;
 });
 afterAll(() => t?.close());

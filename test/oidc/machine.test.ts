@@ -34,7 +34,14 @@ async function assertion(claims: Record<string, unknown> = {}, key = machine.key
 /** The JWT profile grant through oauth4webapi's generic grant request. */
 async function jwtProfile(scope: string, jwt?: string) {
   const as = await oauth.processDiscoveryResponse(new URL(issuer), await oauth.discoveryRequest(new URL(issuer), { [oauth.allowInsecureRequests]: true }));
-  const res = await oauth.genericTokenEndpointRequest(as, { client_id: machine.id }, oauth.None(), "urn:ietf:params:oauth:grant-type:jwt-bearer", { assertion: jwt ?? (await assertion()), scope }, { [oauth.allowInsecureRequests]: true });
+  const res = await oauth.genericTokenEndpointRequest(
+    as,
+    { client_id: machine.id },
+    oauth.None(),
+    "urn:ietf:params:oauth:grant-type:jwt-bearer",
+    { assertion: jwt ?? (await assertion()), scope },
+    { [oauth.allowInsecureRequests]: true },
+  );
   return { as, res };
 }
 
@@ -90,7 +97,10 @@ describe("discovery and keys", () => {
     expect(rotated.status).toBe(200);
     expect(rotated.body.id).not.toBe(oldKid);
     const listed = await rest(t.url, "GET", "/resources/v3alpha/web_keys", { token: t.adminPat });
-    expect(listed.body.result.map((k: { id: string; signing: boolean }) => [k.id, k.signing])).toEqual([[rotated.body.id, true], [oldKid, false]]);
+    expect(listed.body.result.map((k: { id: string; signing: boolean }) => [k.id, k.signing])).toEqual([
+      [rotated.body.id, true],
+      [oldKid, false],
+    ]);
     const fresh = (await client.clientCredentialsGrant(config, { scope: "urn:svc:iam:org:project:id:svc:aud" })).access_token;
     expect(decodeProtectedHeader(fresh).kid).toBe(rotated.body.id);
     const jwks = createRemoteJWKSet(new URL(`${issuer}/oauth/v2/keys`));
@@ -118,9 +128,14 @@ describe("client credentials", () => {
     expect((await client.clientCredentialsGrant(post)).access_token).toBeTruthy();
     const wrong = await configFor("robot", "wrong-secret", client.ClientSecretBasic("wrong-secret"));
     // RFC 6749 §5.2: 401 with a WWW-Authenticate challenge of the scheme the client used
-    const refused = await client.clientCredentialsGrant(wrong).catch((e: unknown) => e as { status: number; cause: { scheme: string; parameters: { error: string } }[] });
+    const refused = await client
+      .clientCredentialsGrant(wrong)
+      .catch((e: unknown) => e as { status: number; cause: { scheme: string; parameters: { error: string } }[] });
     expect(refused).toMatchObject({ status: 401, cause: [{ scheme: "basic", parameters: { error: "invalid_client" } }] });
-    const raw = await rest(t.url, "POST", "/oauth/v2/token", { body: "grant_type=client_credentials&client_id=robot&client_secret=nope", headers: { "content-type": "application/x-www-form-urlencoded" } });
+    const raw = await rest(t.url, "POST", "/oauth/v2/token", {
+      body: "grant_type=client_credentials&client_id=robot&client_secret=nope",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
     expect(raw.status).toBe(401);
     expect(raw.headers["cache-control"]).toBe("no-store");
   });
@@ -139,7 +154,10 @@ describe("client credentials", () => {
     const revoke = (clientId: string, secret: string) =>
       rest(t.url, "POST", "/oauth/v2/revoke", {
         body: `token=${forApi.access_token}`,
-        headers: { "content-type": "application/x-www-form-urlencoded", authorization: `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString("base64")}` },
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          authorization: `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString("base64")}`,
+        },
       });
     // the resource server did not get the token, so it may not revoke it: refused, and the token still works
     const foreign = await revoke(api.clientId, api.clientSecret);
@@ -208,7 +226,10 @@ describe("introspection, userinfo and revocation", () => {
     const otherAudience = (await client.clientCredentialsGrant(config, {})).access_token;
     expect((await client.tokenIntrospection(rs, otherAudience)).active).toBe(false);
     expect((await client.tokenIntrospection(rs, "not-a-token")).active).toBe(false);
-    const bad = await rest(t.url, "POST", "/oauth/v2/introspect", { body: `token=${token}`, headers: { "content-type": "application/x-www-form-urlencoded", authorization: `Basic ${Buffer.from(`${api.clientId}:wrong`).toString("base64")}` } });
+    const bad = await rest(t.url, "POST", "/oauth/v2/introspect", {
+      body: `token=${token}`,
+      headers: { "content-type": "application/x-www-form-urlencoded", authorization: `Basic ${Buffer.from(`${api.clientId}:wrong`).toString("base64")}` },
+    });
     expect(bad.status).toBe(401);
     expect(bad.body.error).toBe("invalid_client");
     await client.tokenRevocation(config, token);
@@ -220,7 +241,10 @@ describe("introspection, userinfo and revocation", () => {
   it("userinfo answers GET and POST, and 401 for an invalid token", async () => {
     const { as, res } = await jwtProfile("openid email");
     const tokens = await oauth.processGenericTokenEndpointResponse(as, { client_id: machine.id }, res);
-    const viaPost = await rest(t.url, "POST", "/oidc/v1/userinfo", { body: `access_token=${tokens.access_token}`, headers: { "content-type": "application/x-www-form-urlencoded" } });
+    const viaPost = await rest(t.url, "POST", "/oidc/v1/userinfo", {
+      body: `access_token=${tokens.access_token}`,
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
     expect(viaPost.body.sub).toBe(machine.id);
     const invalid = await rest(t.url, "GET", "/oidc/v1/userinfo", { headers: { authorization: "Bearer nope" } });
     expect(invalid.status).toBe(401);
@@ -229,13 +253,16 @@ describe("introspection, userinfo and revocation", () => {
 });
 
 describe("token endpoint errors", () => {
-  const form = (body: string, headers: Record<string, string> = {}) => rest(t.url, "POST", "/oauth/v2/token", { body, headers: { "content-type": "application/x-www-form-urlencoded", ...headers } });
+  const form = (body: string, headers: Record<string, string> = {}) =>
+    rest(t.url, "POST", "/oauth/v2/token", { body, headers: { "content-type": "application/x-www-form-urlencoded", ...headers } });
   it("answers each error of the specification's table in its condition", async () => {
     expect((await form("")).body.error).toBe("invalid_request");
     expect((await form("grant_type=password")).body.error).toBe("unsupported_grant_type");
     expect((await form("grant_type=client_credentials&grant_type=client_credentials&client_id=robot&client_secret=x")).body.error).toBe("invalid_request");
     expect((await form(`grant_type=client_credentials&client_id=robot&client_secret=${machine.secret}&scope=unknown-scope`)).body.error).toBe("invalid_scope");
-    const both = await form(`grant_type=client_credentials&client_id=robot&client_secret=${machine.secret}`, { authorization: `Basic ${Buffer.from(`robot:${machine.secret}`).toString("base64")}` });
+    const both = await form(`grant_type=client_credentials&client_id=robot&client_secret=${machine.secret}`, {
+      authorization: `Basic ${Buffer.from(`robot:${machine.secret}`).toString("base64")}`,
+    });
     expect(both.body.error).toBe("invalid_request");
     expect((await form("grant_type=client_credentials&client_id=nobody&client_secret=x")).body.error).toBe("invalid_client");
     expect((await form("grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer")).body.error).toBe("invalid_request");
@@ -246,7 +273,9 @@ describe("token endpoint errors", () => {
 
 describe("function executions", () => {
   it("a rest_request_response target adds claims before the access token and the userinfo response are made", async () => {
-    const target = await new TargetServer((got) => ({ body: { ...got.body.claims, [got.body.function === "function/preaccesstoken" ? "department" : "team"]: "billing", sub: "forged" } })).start();
+    const target = await new TargetServer((got) => ({
+      body: { ...got.body.claims, [got.body.function === "function/preaccesstoken" ? "department" : "team"]: "billing", sub: "forged" },
+    })).start();
     try {
       const created = await post("/targets", { name: "claims", restRequestResponse: { url: target.url }, timeout: "2s" });
       for (const fn of ["preaccesstoken", "preuserinfo"]) await post("/executions", { condition: { function: fn }, targets: [created.details.id] });
@@ -260,7 +289,8 @@ describe("function executions", () => {
       expect(target.received[0]!.body).toMatchObject({ instanceID: t.instanceId, userID: machine.id });
     } finally {
       await target.stop();
-      for (const fn of ["preaccesstoken", "preuserinfo"]) await rest(t.url, "DELETE", `/resources/v3alpha/executions/${encodeURIComponent(`function/${fn}`)}`, { token: t.adminPat });
+      for (const fn of ["preaccesstoken", "preuserinfo"])
+        await rest(t.url, "DELETE", `/resources/v3alpha/executions/${encodeURIComponent(`function/${fn}`)}`, { token: t.adminPat });
     }
   });
 });

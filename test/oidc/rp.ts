@@ -26,7 +26,10 @@ export async function addHuman(t: TestServer, username: string, password: string
   const name = username[0]!.toUpperCase() + username.slice(1);
   const r = await rest(t.url, "POST", "/resources/v3alpha/users", {
     token: t.adminPat,
-    body: { username, human: { profile: { givenName: name, familyName: "Tester" }, email: { address: `${username}@example.com`, isVerified: true }, password: { password } } },
+    body: {
+      username,
+      human: { profile: { givenName: name, familyName: "Tester" }, email: { address: `${username}@example.com`, isVerified: true }, password: { password } },
+    },
   });
   if (r.status !== 201) throw new Error(`user: ${JSON.stringify(r.body)}`);
   return r.body.details.id as string;
@@ -38,7 +41,12 @@ export async function createApp(t: TestServer, name: string, oidc: Record<string
   const project = await rest(t.url, "POST", "/resources/v3alpha/projects", { ...admin, body: { name: `${name} project` } });
   const app = await rest(t.url, "POST", `/resources/v3alpha/projects/${project.body.details.id}/applications`, { ...admin, body: { name, oidc } });
   if (app.status !== 201) throw new Error(`app: ${JSON.stringify(app.body)}`);
-  return { clientId: app.body.clientId as string, clientSecret: app.body.clientSecret as string, projectId: project.body.details.id as string, appId: app.body.details.id as string };
+  return {
+    clientId: app.body.clientId as string,
+    clientSecret: app.body.clientSecret as string,
+    projectId: project.body.details.id as string,
+    appId: app.body.details.id as string,
+  };
 }
 
 export async function rpConfig(issuer: string, clientId: string, secret?: string, auth?: client.ClientAuth) {
@@ -62,7 +70,12 @@ export async function newPage(browser: Browser, js = false) {
  * Signs in over HTTP the way a browser would (cookies, CSRF token) after GET /oauth/v2/authorize with `params`,
  * and returns the code the client gets and where the browser was sent.
  */
-export async function codeOverHttp(t: TestServer, params: Record<string, string>, username: string, password: string): Promise<{ code: string; location: string }> {
+export async function codeOverHttp(
+  t: TestServer,
+  params: Record<string, string>,
+  username: string,
+  password: string,
+): Promise<{ code: string; location: string }> {
   const start = await rest(t.url, "GET", `/oauth/v2/authorize?${new URLSearchParams(params)}`);
   if (start.status !== 303) throw new Error(`authorize answered ${start.status}: ${String(start.body)}`);
   const login = await rest(t.url, "GET", start.headers.location!);

@@ -16,20 +16,36 @@ const CB = "https://rp.example.com/cb";
 beforeAll(async () => {
   t = await startTestServer();
   await addHuman(t, "bob", PASSWORD);
-  const base = { appType: "OIDC_APP_TYPE_WEB", authMethodType: "OIDC_AUTH_METHOD_TYPE_BASIC", grantTypes: ["OIDC_GRANT_TYPE_AUTHORIZATION_CODE", "OIDC_GRANT_TYPE_REFRESH_TOKEN"] };
+  const base = {
+    appType: "OIDC_APP_TYPE_WEB",
+    authMethodType: "OIDC_AUTH_METHOD_TYPE_BASIC",
+    grantTypes: ["OIDC_GRANT_TYPE_AUTHORIZATION_CODE", "OIDC_GRANT_TYPE_REFRESH_TOKEN"],
+  };
   web = await createApp(t, "web", { ...base, redirectUris: [CB] });
   other = await createApp(t, "other", { ...base, redirectUris: ["https://other.example.com/cb"] });
-  pub = await createApp(t, "public", { redirectUris: ["https://spa.example.com/cb"], appType: "OIDC_APP_TYPE_USER_AGENT", authMethodType: "OIDC_AUTH_METHOD_TYPE_NONE" });
-  native = await createApp(t, "native", { redirectUris: ["http://127.0.0.1:7000/cb"], appType: "OIDC_APP_TYPE_NATIVE", authMethodType: "OIDC_AUTH_METHOD_TYPE_NONE" });
+  pub = await createApp(t, "public", {
+    redirectUris: ["https://spa.example.com/cb"],
+    appType: "OIDC_APP_TYPE_USER_AGENT",
+    authMethodType: "OIDC_AUTH_METHOD_TYPE_NONE",
+  });
+  native = await createApp(t, "native", {
+    redirectUris: ["http://127.0.0.1:7000/cb"],
+    appType: "OIDC_APP_TYPE_NATIVE",
+    authMethodType: "OIDC_AUTH_METHOD_TYPE_NONE",
+  });
 });
 afterAll(() => t?.close());
 
 const authorize = (params: Record<string, string>, headers: Record<string, string> = {}) =>
   rest(t.url, "GET", `/oauth/v2/authorize?${new URLSearchParams(params)}`, { headers });
 const valid = (extra: Record<string, string> = {}) => ({ client_id: web.clientId, redirect_uri: CB, response_type: "code", scope: "openid", ...extra });
-const basic = (c: { clientId: string; clientSecret: string }) => `Basic ${Buffer.from(`${encodeURIComponent(c.clientId)}:${encodeURIComponent(c.clientSecret)}`).toString("base64")}`;
+const basic = (c: { clientId: string; clientSecret: string }) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(c.clientId)}:${encodeURIComponent(c.clientSecret)}`).toString("base64")}`;
 const token = (body: Record<string, string>, auth = basic(web)) =>
-  rest(t.url, "POST", "/oauth/v2/token", { body: new URLSearchParams(body).toString(), headers: { "content-type": "application/x-www-form-urlencoded", ...(auth ? { authorization: auth } : {}) } });
+  rest(t.url, "POST", "/oauth/v2/token", {
+    body: new URLSearchParams(body).toString(),
+    headers: { "content-type": "application/x-www-form-urlencoded", ...(auth ? { authorization: auth } : {}) },
+  });
 const errorOf = (location: string) => {
   const u = new URL(location);
   return new URLSearchParams(u.hash ? u.hash.slice(1) : u.search);
@@ -39,7 +55,18 @@ const codeFor = (params: Record<string, string>) => codeOverHttp(t, params, "bob
 
 describe("redirect URIs (checklist 1, 7)", () => {
   it("anything but an exact match of a registered URI gets an error page and never a redirect", async () => {
-    for (const redirect_uri of [`${CB}123`, CB.replace("/cb", "/Cb"), `${CB}?x=1`, `${CB}/`, "https://rp.example.com:8443/cb", "https://rp.example.com/cb/../cb", "https://rp.example.com/%2E%2E/cb", "https://evil.example/cb", "/cb", "file:///etc/passwd"]) {
+    for (const redirect_uri of [
+      `${CB}123`,
+      CB.replace("/cb", "/Cb"),
+      `${CB}?x=1`,
+      `${CB}/`,
+      "https://rp.example.com:8443/cb",
+      "https://rp.example.com/cb/../cb",
+      "https://rp.example.com/%2E%2E/cb",
+      "https://evil.example/cb",
+      "/cb",
+      "file:///etc/passwd",
+    ]) {
       const r = await authorize(valid({ redirect_uri }));
       expect(r.status, redirect_uri).toBe(400);
       expect(r.headers.location, redirect_uri).toBeUndefined();
@@ -92,7 +119,10 @@ describe("redirect URIs (checklist 1, 7)", () => {
     expect((await authorize(valid({ unknown_param: "x" }))).status).toBe(303);
     const cors = await authorize(valid(), { origin: "https://evil.example" });
     expect(cors.headers["access-control-allow-origin"]).toBeUndefined();
-    const tokenCors = await rest(t.url, "POST", "/oauth/v2/token", { body: "", headers: { origin: "https://spa.example.com", "content-type": "application/x-www-form-urlencoded" } });
+    const tokenCors = await rest(t.url, "POST", "/oauth/v2/token", {
+      body: "",
+      headers: { origin: "https://spa.example.com", "content-type": "application/x-www-form-urlencoded" },
+    });
     expect(tokenCors.headers["access-control-allow-origin"]).toBeTruthy();
   });
 });
@@ -108,7 +138,10 @@ describe("PKCE (checklist 2)", () => {
 
   it("the verifier must match; a verifier without a challenge (downgrade) is refused", async () => {
     const withPkce = await codeFor(valid({ code_challenge: challenge, code_challenge_method: "S256" }));
-    expect((await token({ grant_type: "authorization_code", code: withPkce.code, redirect_uri: CB, code_verifier: randomBytes(32).toString("base64url") })).body.error).toBe("invalid_grant");
+    expect(
+      (await token({ grant_type: "authorization_code", code: withPkce.code, redirect_uri: CB, code_verifier: randomBytes(32).toString("base64url") })).body
+        .error,
+    ).toBe("invalid_grant");
     const plain = await codeFor(valid());
     const downgrade = await token({ grant_type: "authorization_code", code: plain.code, redirect_uri: CB, code_verifier: verifier });
     expect(downgrade.body.error).toBe("invalid_grant");
@@ -152,9 +185,13 @@ describe("codes and refresh tokens (checklist 3, 4, 5, 12)", () => {
 
   it("revoking a refresh token revokes its access token too; revoking an access token leaves the refresh token", async () => {
     const form = (path: string, body: Record<string, string>) =>
-      rest(t.url, "POST", path, { body: new URLSearchParams(body).toString(), headers: { "content-type": "application/x-www-form-urlencoded", authorization: basic(web) } });
+      rest(t.url, "POST", path, {
+        body: new URLSearchParams(body).toString(),
+        headers: { "content-type": "application/x-www-form-urlencoded", authorization: basic(web) },
+      });
     const active = async (tok: string) => (await form("/oauth/v2/introspect", { token: tok })).body.active;
-    const first = (await token({ grant_type: "authorization_code", code: (await codeFor(valid({ scope: "openid offline_access" }))).code, redirect_uri: CB })).body;
+    const first = (await token({ grant_type: "authorization_code", code: (await codeFor(valid({ scope: "openid offline_access" }))).code, redirect_uri: CB }))
+      .body;
     expect(await active(first.access_token)).toBe(true);
     expect((await form("/oauth/v2/revoke", { token: first.access_token, token_type_hint: "access_token" })).status).toBe(200);
     expect(await active(first.access_token)).toBe(false);
@@ -165,7 +202,10 @@ describe("codes and refresh tokens (checklist 3, 4, 5, 12)", () => {
     expect((await token({ grant_type: "refresh_token", refresh_token: refreshed.refresh_token })).body.error).toBe("invalid_grant");
     // another client cannot revoke them
     const other2 = (await token({ grant_type: "authorization_code", code: (await codeFor(valid())).code, redirect_uri: CB })).body;
-    const foreign = await rest(t.url, "POST", "/oauth/v2/revoke", { body: `token=${other2.access_token}`, headers: { "content-type": "application/x-www-form-urlencoded", authorization: basic(other) } });
+    const foreign = await rest(t.url, "POST", "/oauth/v2/revoke", {
+      body: `token=${other2.access_token}`,
+      headers: { "content-type": "application/x-www-form-urlencoded", authorization: basic(other) },
+    });
     expect(foreign.body.error).toBe("invalid_client");
     expect(await active(other2.access_token)).toBe(true);
   });

@@ -35,7 +35,14 @@ describe("a resource_context handler that forgets its check fails closed", () =>
 
   function call(handler: (req: UnaryRequest) => void) {
     const contextValues = createContextValues().set(hostInstanceKey, instance).set(callerKey, owner);
-    const req = { method, service: method.parent, message: create(method.input), contextValues, stream: false, header: new Headers() } as unknown as UnaryRequest;
+    const req = {
+      method,
+      service: method.parent,
+      message: create(method.input),
+      contextValues,
+      stream: false,
+      header: new Headers(),
+    } as unknown as UnaryRequest;
     const next = async (r: UnaryRequest | StreamRequest) => {
       handler(r as UnaryRequest);
       return { stream: false, message: create(method.output) } as never;
@@ -61,8 +68,18 @@ describe("a resource_context handler that forgets its check fails closed", () =>
   it("denies when the caller lacks the permission there", async () => {
     const stranger: Caller = { ...owner, memberships: [] };
     const contextValues = createContextValues().set(hostInstanceKey, instance).set(callerKey, stranger);
-    const req = { method, service: method.parent, message: create(method.input), contextValues, stream: false, header: new Headers() } as unknown as UnaryRequest;
-    const next = async (r: UnaryRequest | StreamRequest) => (infoOf(r).authorize(infoOf(r).target), { stream: false, message: create(method.output) } as never);
+    const req = {
+      method,
+      service: method.parent,
+      message: create(method.input),
+      contextValues,
+      stream: false,
+      header: new Headers(),
+    } as unknown as UnaryRequest;
+    const next = async (r: UnaryRequest | StreamRequest) => {
+      infoOf(r).authorize(infoOf(r).target);
+      return { stream: false, message: create(method.output) } as never;
+    };
     await expect(createAuthorizationInterceptor(deps)(next)(req)).rejects.toMatchObject({ code: Code.PermissionDenied });
   });
 });

@@ -9,7 +9,11 @@ import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ActionService, CreateTargetRequestSchema } from "../../gen/svc/resources/action/v3alpha/action_service_pb.js";
 import { CreateApplicationRequestSchema } from "../../gen/svc/resources/application/v3alpha/application_service_pb.js";
-import { LanguageSettingsService, ResolveLanguageSettingsRequestSchema, SetLanguageSettingsRequestSchema } from "../../gen/svc/settings/language/v3alpha/language_service_pb.js";
+import {
+  LanguageSettingsService,
+  ResolveLanguageSettingsRequestSchema,
+  SetLanguageSettingsRequestSchema,
+} from "../../gen/svc/settings/language/v3alpha/language_service_pb.js";
 import { checkJson } from "../../src/server/decoding.js";
 import type { DualProtocolServer } from "../../src/server/listener.js";
 import { violation } from "../../src/validation/validate.js";
@@ -63,15 +67,25 @@ function grpcRaw(path: string, body: Buffer, headers: Record<string, string> = {
 
 /** A raw gRPC-web call over HTTP/1.1: the status from the trailer frame at the end of the body. */
 async function grpcWebRaw(path: string, body: Buffer, headers: Record<string, string> = {}): Promise<{ code: number; message: string }> {
-  const r = await fetch(`${t.url}${path}`, { method: "POST", headers: { "content-type": "application/grpc-web+proto", ...auth(), ...headers }, body: new Uint8Array(body) });
+  const r = await fetch(`${t.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/grpc-web+proto", ...auth(), ...headers },
+    body: new Uint8Array(body),
+  });
   const bytes = Buffer.from(await r.arrayBuffer());
-  const text = r.headers.get("grpc-status") ? `grpc-status: ${r.headers.get("grpc-status")}\r\ngrpc-message: ${r.headers.get("grpc-message")}` : bytes.toString("latin1");
+  const text = r.headers.get("grpc-status")
+    ? `grpc-status: ${r.headers.get("grpc-status")}\r\ngrpc-message: ${r.headers.get("grpc-message")}`
+    : bytes.toString("latin1");
   return { code: Number(/grpc-status: ?(\d+)/.exec(text)?.[1]), message: decodeURIComponent(/grpc-message: ?([^\r\n]*)/.exec(text)?.[1] ?? "") };
 }
 
 /** A Connect unary call with a raw body. */
 async function connectRaw(path: string, body: string | Buffer, contentType: string) {
-  const r = await fetch(`${t.url}${path}`, { method: "POST", headers: { "content-type": contentType, "connect-protocol-version": "1", ...auth() }, body: typeof body === "string" ? body : new Uint8Array(body) });
+  const r = await fetch(`${t.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": contentType, "connect-protocol-version": "1", ...auth() },
+    body: typeof body === "string" ? body : new Uint8Array(body),
+  });
   return { status: r.status, body: (await r.json()) as { code: string; message: string } };
 }
 
@@ -80,7 +94,11 @@ function rawExchange(bytes: Buffer | string, waitMs = 5_000): Promise<{ data: Bu
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     const socket = net.connect(t.port, "127.0.0.1", () => socket.write(bytes));
-    const done = (closed: boolean) => (clearTimeout(timer), socket.destroy(), resolve({ data: Buffer.concat(chunks), closed }));
+    const done = (closed: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ data: Buffer.concat(chunks), closed });
+    };
     const timer = setTimeout(() => done(false), waitMs);
     socket.on("data", (d) => chunks.push(d));
     socket.on("error", () => {});
@@ -92,11 +110,21 @@ describe("NUL characters", () => {
   it("are INVALID_ARGUMENT naming the field over REST: path IDs and body fields, nested and repeated", async () => {
     const cases: [string, string, unknown, string][] = [
       ["GET", "/resources/v3alpha/targets/ab%00c", undefined, "invalid id: must not contain NUL characters"],
-      ["POST", "/resources/v3alpha/targets", { name: "a\u0000b", restWebhook: { url: "https://x.example" }, timeout: "10s" }, "invalid target.name: must not contain NUL characters"],
+      [
+        "POST",
+        "/resources/v3alpha/targets",
+        { name: "a\u0000b", restWebhook: { url: "https://x.example" }, timeout: "10s" },
+        "invalid target.name: must not contain NUL characters",
+      ],
       ["POST", "/resources/v3alpha/organizations", { name: "acme\u0000" }, "invalid organization.name: must not contain NUL"],
       ["POST", "/resources/v3alpha/users", { username: "a\u0000b", machine: {} }, "invalid user.username: must not contain NUL"],
       ["POST", "/resources/v3alpha/projects/p1/roles/_search", { keyPrefix: "ro\u0000" }, "invalid key_prefix: must not contain NUL"],
-      ["POST", "/resources/v3alpha/projects/p1/applications", { name: "app", oidc: { redirectUris: ["https://a.example/cb", "https://b.example/\u0000"] } }, "invalid application.oidc.redirect_uris[1]: must not contain NUL"],
+      [
+        "POST",
+        "/resources/v3alpha/projects/p1/applications",
+        { name: "app", oidc: { redirectUris: ["https://a.example/cb", "https://b.example/\u0000"] } },
+        "invalid application.oidc.redirect_uris[1]: must not contain NUL",
+      ],
       ["GET", "/settings/v3alpha/languages?ctx.org_id=1%00", undefined, "invalid ctx.org_id: must not contain NUL"],
     ];
     for (const [method, path, body, message] of cases) {
@@ -220,11 +248,36 @@ describe("Connect JSON is as strict as REST", () => {
 describe("type errors name the field", () => {
   const cases: [string, unknown, string, string][] = [
     [CREATE_TARGET, { target: { name: 5 } }, "/resources/v3alpha/targets", "invalid target.name: expected string, got 5"],
-    [CREATE_TARGET, { target: { name: "t", timeout: "abc" } }, "/resources/v3alpha/targets", 'invalid target.timeout: not a valid google.protobuf.Duration: "abc"'],
-    [SET_LANGUAGES, { settings: { defaultLanguage: { key: 7 } } }, "/settings/v3alpha/languages", "invalid settings.default_language.key: expected string, got 7"],
-    [SET_LANGUAGES, { settings: { defaultLanguage: 7 } }, "/settings/v3alpha/languages", "invalid settings.default_language: not a valid svc.settings.object.v3alpha.Language"],
-    [SET_LANGUAGES, { settings: { restrictedLanguages: { languages: [{ key: "de" }, { key: [] }] } } }, "/settings/v3alpha/languages", "invalid settings.restricted_languages.languages[1].key"],
-    [CREATE_TARGET, { target: { name: "t", isAsync: true, interruptOnError: true } }, "/resources/v3alpha/targets", "invalid target.execution_type: set multiple times by is_async and interrupt_on_error"],
+    [
+      CREATE_TARGET,
+      { target: { name: "t", timeout: "abc" } },
+      "/resources/v3alpha/targets",
+      'invalid target.timeout: not a valid google.protobuf.Duration: "abc"',
+    ],
+    [
+      SET_LANGUAGES,
+      { settings: { defaultLanguage: { key: 7 } } },
+      "/settings/v3alpha/languages",
+      "invalid settings.default_language.key: expected string, got 7",
+    ],
+    [
+      SET_LANGUAGES,
+      { settings: { defaultLanguage: 7 } },
+      "/settings/v3alpha/languages",
+      "invalid settings.default_language: not a valid svc.settings.object.v3alpha.Language",
+    ],
+    [
+      SET_LANGUAGES,
+      { settings: { restrictedLanguages: { languages: [{ key: "de" }, { key: [] }] } } },
+      "/settings/v3alpha/languages",
+      "invalid settings.restricted_languages.languages[1].key",
+    ],
+    [
+      CREATE_TARGET,
+      { target: { name: "t", isAsync: true, interruptOnError: true } },
+      "/resources/v3alpha/targets",
+      "invalid target.execution_type: set multiple times by is_async and interrupt_on_error",
+    ],
   ];
 
   it("over Connect JSON and REST (the REST body is the request's body field)", async () => {
@@ -292,7 +345,14 @@ describe("oversized headers", () => {
     const md = new grpc.Metadata();
     md.set("x-big", big);
     const code = await new Promise<number | undefined>((resolve) =>
-      client.makeUnaryRequest("/grpc.health.v1.Health/Check", (x: Buffer) => x, (b: Buffer) => b, Buffer.alloc(0), md, (err) => resolve(err?.code)),
+      client.makeUnaryRequest(
+        "/grpc.health.v1.Health/Check",
+        (x: Buffer) => x,
+        (b: Buffer) => b,
+        Buffer.alloc(0),
+        md,
+        (err) => resolve(err?.code),
+      ),
     );
     client.close();
     expect(code).toBe(grpc.status.RESOURCE_EXHAUSTED);
@@ -304,10 +364,27 @@ describe("oversized headers", () => {
     h2.setTimeout(300);
     try {
       // Literal header fields without indexing (RFC 7541 §6.2.2), in a HEADERS frame and CONTINUATION frames.
-      const int7 = (n: number) => (n < 127 ? [n] : [127, ...(function* (m) { for (; m >= 128; m >>= 7) yield (m & 127) | 128; yield m; })(n - 127)]);
-      const field = (name: string, value: string) => Buffer.concat([Buffer.from([0, ...int7(name.length)]), Buffer.from(name), Buffer.from(int7(value.length)), Buffer.from(value)]);
-      const block = Buffer.concat([field(":method", "GET"), field(":scheme", "http"), field(":path", "/healthz"), field(":authority", "x"), field("x-big", "a".repeat(70_000))]);
-      const h2frame = (type: number, flags: number, payload: Buffer) => Buffer.concat([Buffer.from([0, payload.length >> 8, payload.length & 255, type, flags, 0, 0, 0, type === 4 ? 0 : 1]), payload]);
+      const int7 = (n: number) =>
+        n < 127
+          ? [n]
+          : [
+              127,
+              ...(function* (m) {
+                for (; m >= 128; m >>= 7) yield (m & 127) | 128;
+                yield m;
+              })(n - 127),
+            ];
+      const field = (name: string, value: string) =>
+        Buffer.concat([Buffer.from([0, ...int7(name.length)]), Buffer.from(name), Buffer.from(int7(value.length)), Buffer.from(value)]);
+      const block = Buffer.concat([
+        field(":method", "GET"),
+        field(":scheme", "http"),
+        field(":path", "/healthz"),
+        field(":authority", "x"),
+        field("x-big", "a".repeat(70_000)),
+      ]);
+      const h2frame = (type: number, flags: number, payload: Buffer) =>
+        Buffer.concat([Buffer.from([0, payload.length >> 8, payload.length & 255, type, flags, 0, 0, 0, type === 4 ? 0 : 1]), payload]);
       const frames = [];
       for (let off = 0; off < block.length; off += 16_384) {
         const last = off + 16_384 >= block.length;
@@ -369,7 +446,10 @@ describe("NUL characters in OAuth parameters and login forms", () => {
       ["/ui/login/password", "loginName=admin&password=x%00"],
       ["/ui/login/register", "givenName=a%00&familyName=b&email=a@b.example&loginName=x&newPassword=Password1!&confirmPassword=Password1!"],
     ]) {
-      const r = await rest(t.url, "POST", path!, { body: `csrf=${encodeURIComponent(csrf)}&${fields}`, headers: { ...form, cookie: `svc_csrf=${csrfCookie}` } });
+      const r = await rest(t.url, "POST", path!, {
+        body: `csrf=${encodeURIComponent(csrf)}&${fields}`,
+        headers: { ...form, cookie: `svc_csrf=${csrfCookie}` },
+      });
       expect(r.status, path).toBe(400);
       expect(String(r.body), path).toContain("characters that are not allowed");
     }
@@ -380,8 +460,23 @@ describe("NUL characters in OAuth parameters and login forms", () => {
 describe("a typed client still works after all of it", () => {
   it("creates a target over Connect in binary and JSON", async () => {
     for (const useBinaryFormat of [true, false]) {
-      const client = createClient(ActionService, createConnectTransport({ baseUrl: t.url, httpVersion: "1.1", useBinaryFormat, interceptors: [(next) => (req) => (req.header.set("authorization", `Bearer ${t.adminPat}`), next(req))] }));
-      const res = await client.createTarget({ target: { name: `fine-${useBinaryFormat}`, targetType: { case: "restWebhook", value: { url: "https://x.example" } }, timeout: { seconds: 1n } } });
+      const client = createClient(
+        ActionService,
+        createConnectTransport({
+          baseUrl: t.url,
+          httpVersion: "1.1",
+          useBinaryFormat,
+          interceptors: [
+            (next) => (req) => {
+              req.header.set("authorization", `Bearer ${t.adminPat}`);
+              return next(req);
+            },
+          ],
+        }),
+      );
+      const res = await client.createTarget({
+        target: { name: `fine-${useBinaryFormat}`, targetType: { case: "restWebhook", value: { url: "https://x.example" } }, timeout: { seconds: 1n } },
+      });
       expect(res.details?.id).toBeTruthy();
     }
   });

@@ -23,10 +23,7 @@ async function callFromBrowser(t: TestServer, token: string, key: string) {
     await tab.goto(page.origin);
     // "localhost" is another origin than the page's 127.0.0.1:<port>, and one of the instance's domains.
     const serverUrl = `http://localhost:${t.port}`;
-    return await tab.evaluate(
-      ([url, tok, k]) => (globalThis as any).resolveAndSet(url, tok, k),
-      [serverUrl, token, key] as const,
-    );
+    return await tab.evaluate(([url, tok, k]) => (globalThis as any).resolveAndSet(url, tok, k), [serverUrl, token, key] as const);
   } finally {
     await tab.close();
   }

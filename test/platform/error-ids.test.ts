@@ -73,7 +73,10 @@ function withoutComments(text: string): string {
       i++;
       skipTemplate();
       last = "`";
-    } else if (c === "/" && (last === "" || "(,=:[!&|?{};+-*%<>~^".includes(last) || /\b(return|typeof|case|of|in)$/.test(text.slice(Math.max(0, i - 7), i).trimEnd()))) {
+    } else if (
+      c === "/" &&
+      (last === "" || "(,=:[!&|?{};+-*%<>~^".includes(last) || /\b(return|typeof|case|of|in)$/.test(text.slice(Math.max(0, i - 7), i).trimEnd()))
+    ) {
       // a regular expression literal
       let inClass = false;
       for (i++; i < text.length && text[i] !== "\n"; i++) {
@@ -144,7 +147,9 @@ describe("error IDs", () => {
   it("the scan finds the factory calls (and not those in comments)", () => {
     expect(factories).toContain("invalidArgument");
     expect(sites.length).toBeGreaterThan(100);
-    const sample = 'const a = "// not a comment"; // errors.notFound("X-0001", "commented out")\n/* errors.internal("X-0002", "") */ throw errors.internal(\n  "X-0003",\n  `m ${`n`} /* */`);\nconst r = /"/; errors.aborted(\'X-0004\', "");';
+    const sample =
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the sample is source text whose template literal holds a ${...} on purpose
+      'const a = "// not a comment"; // errors.notFound("X-0001", "commented out")\n/* errors.internal("X-0002", "") */ throw errors.internal(\n  "X-0003",\n  `m ${`n`} /* */`);\nconst r = /"/; errors.aborted(\'X-0004\', "");';
     expect(factoryCalls("sample.ts", sample).map((s) => [s.id, s.line])).toEqual([
       ["X-0003", 2],
       ["X-0004", 5],
@@ -164,7 +169,9 @@ describe("error IDs", () => {
   it("come only from the factories: no ConnectError is made elsewhere", () => {
     const direct = files
       .filter(({ file }) => file !== ERRORS_MODULE)
-      .flatMap(({ file, text }) => [...withoutComments(text).matchAll(/\bnew\s+ConnectError\s*\(/g)].map((m) => `${file}:${text.slice(0, m.index).split("\n").length}`));
+      .flatMap(({ file, text }) =>
+        [...withoutComments(text).matchAll(/\bnew\s+ConnectError\s*\(/g)].map((m) => `${file}:${text.slice(0, m.index).split("\n").length}`),
+      );
     expect(direct, `use a factory of ${ERRORS_MODULE}, which adds the ID:\n${direct.join("\n")}`).toEqual([]);
   });
 });

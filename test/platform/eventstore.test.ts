@@ -54,7 +54,16 @@ describe("event store", () => {
       if (runs === 1) {
         // a write this command did not see takes sequence 1 first (what a writer that skipped the lock would do)
         await w.tx.event.create({
-          data: { instanceId: t.instanceId, aggregateType: "test", aggregateId: "c3", sequence: 1, type: "test.counter.incremented", payload: {}, creator: "other", resourceOwner: "" },
+          data: {
+            instanceId: t.instanceId,
+            aggregateType: "test",
+            aggregateId: "c3",
+            sequence: 1,
+            type: "test.counter.incremented",
+            payload: {},
+            creator: "other",
+            resourceOwner: "",
+          },
         });
       }
       await w.push(t.instanceId, "test", [{ ...counter("c3"), type: "test.counter.incremented", payload: { run: runs } }]);

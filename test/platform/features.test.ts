@@ -56,7 +56,10 @@ describe("feature flags", () => {
     // write learns nothing about the flags
     const { token } = await t.serviceUser("gate-outsider");
     const outsider = connectClient(LanguageSettingsService, t.url, token);
-    await expectCode(outsider.setLanguages({ ctx: { owner: { case: "orgId", value: t.defaultOrgId } }, settings: { defaultLanguage: { key: "de" } } }), Code.PermissionDenied);
+    await expectCode(
+      outsider.setLanguages({ ctx: { owner: { case: "orgId", value: t.defaultOrgId } }, settings: { defaultLanguage: { key: "de" } } }),
+      Code.PermissionDenied,
+    );
     await lang.resolveLanguages({});
     await features.resetOrganizationFeatures({ organizationId: t.defaultOrgId });
     await lang.resolveLanguages({ ctx: { owner: { case: "orgId", value: t.defaultOrgId } } });

@@ -86,7 +86,10 @@ describe("start-up", () => {
   it.runIf(testDb === "postgres")("brings up two processes started together on an empty database, setting up once", async () => {
     const db = await database();
     const [a, b] = await Promise.all([startServerProcess({ SVC_DATA_DIR: dataDir(), ...db }), startServerProcess({ SVC_DATA_DIR: dataDir(), ...db })]);
-    cleanups.push(() => stop(a), () => stop(b));
+    cleanups.push(
+      () => stop(a),
+      () => stop(b),
+    );
     const creators = [a, b].filter((p) => /first start: created the first instance/.test(p.output()));
     expect(creators).toHaveLength(1);
     const patPath = /PAT is in (\S+)/.exec(creators[0]!.output())![1]!;

@@ -17,7 +17,10 @@ describe("REST transcoding", () => {
 
   it("binds path variables, nested query names in proto or JSON spelling, repeated parameters, enums by name", () => {
     expect(requestJson(orgFeatures, { inheritance: "true" }, undefined, { p0: "42" })).toEqual({ organizationId: "42", inheritance: true });
-    expect(requestJson(put, { "ctx.org_id": "7", "execution.targets": ["a", "b"] }, undefined, {})).toEqual({ ctx: { orgId: "7" }, execution: { targets: ["a", "b"] } });
+    expect(requestJson(put, { "ctx.org_id": "7", "execution.targets": ["a", "b"] }, undefined, {})).toEqual({
+      ctx: { orgId: "7" },
+      execution: { targets: ["a", "b"] },
+    });
     expect(requestJson(search, { "query.limit": "5", "query.asc": "true", sortingColumn: "TARGET_FIELD_NAME_URL", "ctx.instanceId": "1" }, [], {})).toEqual({
       query: { limit: 5, asc: true },
       sortingColumn: "TARGET_FIELD_NAME_URL",

@@ -29,7 +29,10 @@ describe("language settings inheritance (system > instance > org)", () => {
   });
 
   it("sets, overrides and resets each property on its own, reporting the owner it is inherited from", async () => {
-    await lang.setLanguages({ ctx: system, settings: { defaultLanguage: { key: "de" }, restrictedLanguages: { languages: [{ key: "de" }, { key: "en" }, { key: "fr" }] } } });
+    await lang.setLanguages({
+      ctx: system,
+      settings: { defaultLanguage: { key: "de" }, restrictedLanguages: { languages: [{ key: "de" }, { key: "en" }, { key: "fr" }] } },
+    });
     let r = await lang.resolveLanguages({ ctx: org() });
     expect(r.settings?.defaultLanguage).toMatchObject({ value: "de", owner: { type: OwnerType.SYSTEM } });
     expect(keys(r.settings?.restrictedLanguages)).toEqual(["de", "en", "fr"]);

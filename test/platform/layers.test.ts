@@ -48,7 +48,7 @@ function* sourceFiles(dir: string): Generator<string> {
 }
 
 /** Every import of the source tree against the direction of the layers, as "from -> to". */
-export function importsAgainstLayers(): string[] {
+function importsAgainstLayers(): string[] {
   const out: string[] = [];
   for (const file of sourceFiles(src)) {
     const from = layerOf(file);
@@ -57,7 +57,7 @@ export function importsAgainstLayers(): string[] {
     const specifiers = /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+"(\.[^"]+)"|(?:^|\n)\s*import\s+"(\.[^"]+)"|\bimport\(\s*"(\.[^"]+)"\s*\)/g;
     for (const m of text.matchAll(specifiers)) {
       const target = resolve(dirname(file), (m[1] ?? m[2] ?? m[3])!);
-      if (!target.startsWith(src + "/")) continue;
+      if (!target.startsWith(`${src}/`)) continue;
       const to = layerOf(target);
       if (to === from) continue;
       const [a, b] = [rank[from], rank[to]];

@@ -106,7 +106,10 @@ describe("the server process", () => {
     // no new connections once shutting down
     const refused = await new Promise<boolean>((resolve) => {
       const c = net.connect(p.port, "127.0.0.1");
-      c.once("connect", () => (c.destroy(), resolve(false)));
+      c.once("connect", () => {
+        c.destroy();
+        resolve(false);
+      });
       c.once("error", () => resolve(true));
     });
     expect(refused).toBe(true);

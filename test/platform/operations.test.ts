@@ -32,7 +32,10 @@ function reflect<Req extends DescMessage, Res extends DescMessage>(
   return new Promise((resolve, reject) => {
     stream.on("data", (m: MessageShape<Res>) => out.push(m));
     stream.on("error", reject);
-    stream.on("end", () => (client.close(), resolve(out)));
+    stream.on("end", () => {
+      client.close();
+      resolve(out);
+    });
     for (const r of requests) stream.write(r);
     stream.end();
   });
@@ -47,29 +50,58 @@ describe("operations", () => {
   it("answers grpc.health.v1 Check without a token, and NOT_FOUND for an unknown service", async () => {
     const all = await call("grpc", t.url, Health, Health.method.check, create(Health.method.check.input, {}));
     expect(all.status).toBe(Status.SERVING);
-    const one = await call("grpc", t.url, Health, Health.method.check, create(Health.method.check.input, { service: "svc.settings.language.v3alpha.LanguageSettingsService" }));
+    const one = await call(
+      "grpc",
+      t.url,
+      Health,
+      Health.method.check,
+      create(Health.method.check.input, { service: "svc.settings.language.v3alpha.LanguageSettingsService" }),
+    );
     expect(one.status).toBe(Status.SERVING);
     await expectCode(call("grpc", t.url, Health, Health.method.check, create(Health.method.check.input, { service: "no.Such" })), Code.NotFound);
   });
 
   it("serves gRPC server reflection v1 and v1alpha on the same port", async () => {
-    const [list, file] = await reflect("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", v1.ServerReflectionRequestSchema, v1.ServerReflectionResponseSchema, [
-      create(v1.ServerReflectionRequestSchema, { messageRequest: { case: "listServices", value: "" } }),
-      create(v1.ServerReflectionRequestSchema, { messageRequest: { case: "fileContainingSymbol", value: "svc.settings.language.v3alpha.LanguageSettingsService.ResolveLanguages" } }),
-    ]);
+    const [list, file] = await reflect(
+      "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+      v1.ServerReflectionRequestSchema,
+      v1.ServerReflectionResponseSchema,
+      [
+        create(v1.ServerReflectionRequestSchema, { messageRequest: { case: "listServices", value: "" } }),
+        create(v1.ServerReflectionRequestSchema, {
+          messageRequest: { case: "fileContainingSymbol", value: "svc.settings.language.v3alpha.LanguageSettingsService.ResolveLanguages" },
+        }),
+      ],
+    );
     const names = list!.messageResponse.case === "listServicesResponse" ? list!.messageResponse.value.service.map((s) => s.name) : [];
-    expect(names).toEqual(expect.arrayContaining(["svc.settings.language.v3alpha.LanguageSettingsService", "svc.feature.v2.FeatureService", "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"]));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        "svc.settings.language.v3alpha.LanguageSettingsService",
+        "svc.feature.v2.FeatureService",
+        "grpc.health.v1.Health",
+        "grpc.reflection.v1.ServerReflection",
+        "grpc.reflection.v1alpha.ServerReflection",
+      ]),
+    );
     expect(file!.messageResponse.case, JSON.stringify(file!.messageResponse.value)).toBe("fileDescriptorResponse");
-    const protos = file!.messageResponse.case === "fileDescriptorResponse" ? file!.messageResponse.value.fileDescriptorProto.map((b) => fromBinary(FileDescriptorProtoSchema, b)) : [];
+    const protos =
+      file!.messageResponse.case === "fileDescriptorResponse"
+        ? file!.messageResponse.value.fileDescriptorProto.map((b) => fromBinary(FileDescriptorProtoSchema, b))
+        : [];
     const langFile = protos.find((p) => p.name === "svc/settings/language/v3alpha/language_service.proto");
     expect(langFile?.service[0]?.method.map((m) => m.name)).toEqual(["SetLanguages", "ResolveLanguages"]);
     // dependencies come along, so a client can build the whole descriptor set
     expect(protos.map((p) => p.name)).toContain("svc/settings/object/v3alpha/object.proto");
 
-    const [alpha, missing] = await reflect("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", v1alpha.ServerReflectionRequestSchema, v1alpha.ServerReflectionResponseSchema, [
-      create(v1alpha.ServerReflectionRequestSchema, { messageRequest: { case: "fileByFilename", value: "svc/feature/v2/feature_service.proto" } }),
-      create(v1alpha.ServerReflectionRequestSchema, { messageRequest: { case: "fileByFilename", value: "nope.proto" } }),
-    ]);
+    const [alpha, missing] = await reflect(
+      "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+      v1alpha.ServerReflectionRequestSchema,
+      v1alpha.ServerReflectionResponseSchema,
+      [
+        create(v1alpha.ServerReflectionRequestSchema, { messageRequest: { case: "fileByFilename", value: "svc/feature/v2/feature_service.proto" } }),
+        create(v1alpha.ServerReflectionRequestSchema, { messageRequest: { case: "fileByFilename", value: "nope.proto" } }),
+      ],
+    );
     expect(alpha!.messageResponse.case).toBe("fileDescriptorResponse");
     expect(missing!.messageResponse.case).toBe("errorResponse");
   });
@@ -88,14 +120,20 @@ describe("operations", () => {
 
   it("answers CORS preflights for allowed origins with the gRPC-web and Connect headers exposed", async () => {
     const pre = await rest(t.url, "OPTIONS", "/svc.settings.language.v3alpha.LanguageSettingsService/ResolveLanguages", {
-      headers: { origin: "http://app.example", "access-control-request-method": "POST", "access-control-request-headers": "content-type,x-grpc-web,authorization" },
+      headers: {
+        origin: "http://app.example",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "content-type,x-grpc-web,authorization",
+      },
     });
     expect(pre.status).toBe(204);
     expect(pre.headers["access-control-allow-origin"]).toBe("http://app.example");
     expect(String(pre.headers["access-control-allow-headers"]).toLowerCase()).toContain("x-grpc-web");
     const res = await rest(t.url, "GET", "/settings/v3alpha/languages", { token: t.adminPat, headers: { origin: "http://app.example" } });
     expect(String(res.headers["access-control-expose-headers"]).toLowerCase()).toContain("grpc-status");
-    const other = await rest(t.url, "OPTIONS", "/settings/v3alpha/languages", { headers: { origin: "http://evil.example", "access-control-request-method": "GET" } });
+    const other = await rest(t.url, "OPTIONS", "/settings/v3alpha/languages", {
+      headers: { origin: "http://evil.example", "access-control-request-method": "GET" },
+    });
     expect(other.headers["access-control-allow-origin"]).toBeUndefined();
   });
 });

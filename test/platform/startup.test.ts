@@ -88,7 +88,7 @@ describe("loadConfig", () => {
   });
 
   it("reads flat and nested YAML, camelCase and kebab-case keys and lists; the environment wins", () => {
-    const flat = yamlFile("flat.yaml", "SVC_PORT: 9001\nDATABASE_URL: postgres://db/svc\nSVC_MASTERKEY: " + KEY + "\n");
+    const flat = yamlFile("flat.yaml", `SVC_PORT: 9001\nDATABASE_URL: postgres://db/svc\nSVC_MASTERKEY: ${KEY}\n`);
     expect(loadConfig({}, ["--config", flat])).toMatchObject({ port: 9001, databaseUrl: "postgres://db/svc" });
     const nested = yamlFile(
       "nested.yaml",
@@ -99,7 +99,7 @@ describe("loadConfig", () => {
         "  oidc:",
         "    accessTokenLifetime: 60",
         "  cors-origins: [https://a.example, https://b.example]",
-        "  masterkey: " + KEY,
+        `  masterkey: ${KEY}`,
         "  firstinstance: {admin: {username: root}}",
         "  log_level:", // no value: unset, the default applies
         "database: {url: 'postgresql://db/svc'}",
@@ -120,11 +120,15 @@ describe("loadConfig", () => {
     expect(configError({}, ["--config", yamlFile("typo.yaml", "svc:\n  prot: 9000\n")])).toMatch(
       /unknown key "svc\.prot" \(read as SVC_PROT\); did you mean SVC_PORT \(svc\.port\)\?$/,
     );
-    expect(configError({}, ["--config", yamlFile("flat-typo.yaml", "SVC_EXTERNAL_DOMIAN: x\n")])).toMatch(/unknown key "SVC_EXTERNAL_DOMIAN"; did you mean SVC_EXTERNAL_DOMAIN\?$/);
+    expect(configError({}, ["--config", yamlFile("flat-typo.yaml", "SVC_EXTERNAL_DOMIAN: x\n")])).toMatch(
+      /unknown key "SVC_EXTERNAL_DOMIAN"; did you mean SVC_EXTERNAL_DOMAIN\?$/,
+    );
     expect(configError({}, ["--config", yamlFile("noprefix.yaml", "port: 1\n")])).toMatch(/did you mean SVC_PORT\?$/);
     expect(configError({}, ["--config", yamlFile("far.yaml", "colour: blue\n")])).toMatch(/unknown key "colour".*see --help/);
     expect(configError({}, ["--config", yamlFile("twice.yaml", "SVC_PORT: 1\nsvc: {port: 2}\n")])).toMatch(/SVC_PORT is set twice/);
-    expect(configError({}, ["--config", yamlFile("badval.yaml", "svc: {port: abc}\n")])).toMatch(/^SVC_PORT \(svc\.port in .*badval\.yaml\) must be an integer/);
+    expect(configError({}, ["--config", yamlFile("badval.yaml", "svc: {port: abc}\n")])).toMatch(
+      /^SVC_PORT \(svc\.port in .*badval\.yaml\) must be an integer/,
+    );
     expect(configError({}, ["--config", yamlFile("obj.yaml", "svc: {port: [{a: 1}]}\n")])).toMatch(/"svc\.port" \(SVC_PORT\) must be a single value/);
   });
 
@@ -254,7 +258,16 @@ describe("a nested --config file", () => {
     const dataDir = join(dir, "from-yaml");
     const file = yamlFile(
       "works.yaml",
-      ["svc:", `  port: ${port}`, "  host: 127.0.0.1", `  data_dir: ${dataDir}`, `  masterkey: ${KEY}`, "  shutdownGraceMs: 2000", "database:", `  url: ${db.url}`].join("\n"),
+      [
+        "svc:",
+        `  port: ${port}`,
+        "  host: 127.0.0.1",
+        `  data_dir: ${dataDir}`,
+        `  masterkey: ${KEY}`,
+        "  shutdownGraceMs: 2000",
+        "database:",
+        `  url: ${db.url}`,
+      ].join("\n"),
     );
     try {
       const p = await startCli(["--config", file]);

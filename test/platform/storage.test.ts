@@ -35,7 +35,7 @@ describe("storage", () => {
       expect((await migrate(db, readMigrations(dir))).length).toBeGreaterThan(0);
       expect(await migrate(db, readMigrations(dir))).toEqual([]);
       const first = readMigrations(dir)[0]!;
-      writeFileSync(join(dir, first.name, "migration.sql"), first.sql + "\n-- edited\n");
+      writeFileSync(join(dir, first.name, "migration.sql"), `${first.sql}\n-- edited\n`);
       await expect(migrate(db, readMigrations(dir))).rejects.toThrow(/changed after it was applied/);
       mkdirSync(join(dir, "99999999999999_later"));
       writeFileSync(join(dir, "99999999999999_later", "migration.sql"), 'CREATE TABLE "later" (id int);');

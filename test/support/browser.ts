@@ -18,7 +18,15 @@ export function launchChromium(): Promise<Browser> {
     executablePath: chromiumPath(),
     headless: true,
     // Quiet on a machine with no network: no background fetches, no updates, no sync.
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
 }
 

@@ -58,7 +58,10 @@ export function startCli(args: string[], env: Record<string, string> = {}, timeo
   let out = "";
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => (child.kill("SIGKILL"), reject(new Error(`no URL within ${timeoutMs} ms:\n${out}`))), timeoutMs);
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`no URL within ${timeoutMs} ms:\n${out}`));
+    }, timeoutMs);
     const onData = (d: Buffer) => {
       out += d.toString();
       const m = /listening on (http:\/\/\S+)/.exec(out);

@@ -72,7 +72,14 @@ export function connectClient<S extends DescService>(service: S, baseUrl: string
   const transport = createConnectTransport({
     baseUrl,
     httpVersion: "1.1",
-    interceptors: token ? [(next) => (req) => (req.header.set("authorization", `Bearer ${token}`), next(req))] : [],
+    interceptors: token
+      ? [
+          (next) => (req) => {
+            req.header.set("authorization", `Bearer ${token}`);
+            return next(req);
+          },
+        ]
+      : [],
   });
   return createClient(service, transport);
 }

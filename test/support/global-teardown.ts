@@ -32,7 +32,9 @@ export default function setup(): () => void {
 
 function parentIsNode(pid: string): boolean {
   try {
-    const ppid = readFileSync(join("/proc", pid, "stat"), "utf8").replace(/^.*\) /, "").split(" ")[1]!;
+    const ppid = readFileSync(join("/proc", pid, "stat"), "utf8")
+      .replace(/^.*\) /, "")
+      .split(" ")[1]!;
     return readFileSync(join("/proc", ppid, "cmdline"), "utf8").includes("node");
   } catch {
     return false;

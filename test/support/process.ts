@@ -26,7 +26,10 @@ export async function startOrExit(env: Record<string, string>): Promise<{ server
   let out = "";
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => (child.kill("SIGKILL"), reject(new Error(`neither ready nor exited within 60 s:\n${out}`))), 60_000);
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`neither ready nor exited within 60 s:\n${out}`));
+    }, 60_000);
     const onData = (d: Buffer) => {
       out += d.toString();
       const m = /listening on (http:\/\/\S+:(\d+))/.exec(out);
@@ -37,6 +40,9 @@ export async function startOrExit(env: Record<string, string>): Promise<{ server
     };
     child.stdout!.on("data", onData);
     child.stderr!.on("data", onData);
-    void exited.then((code) => (clearTimeout(timer), resolve({ code, output: out })));
+    void exited.then((code) => {
+      clearTimeout(timer);
+      resolve({ code, output: out });
+    });
   });
 }

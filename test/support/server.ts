@@ -39,7 +39,14 @@ async function newStorage(): Promise<Storage> {
   const dataDir = mkdtempSync(join(tmpdir(), "svc-test-"));
   if (testDb === "postgres") {
     const pgdb = await freshPostgresDatabase();
-    return { dataDir, databaseUrl: pgdb.url, drop: async () => (await pgdb.drop(), rmSync(dataDir, { recursive: true, force: true })) };
+    return {
+      dataDir,
+      databaseUrl: pgdb.url,
+      drop: async () => {
+        await pgdb.drop();
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
   }
   return { dataDir, databaseUrl: undefined, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
 }

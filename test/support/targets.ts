@@ -9,7 +9,7 @@ export interface Received {
   at: number;
 }
 
-export type Behaviour = (r: Received) => { status?: number; body?: unknown; raw?: string; delayMs?: number } | void;
+export type Behaviour = (r: Received) => { status?: number; body?: unknown; raw?: string; delayMs?: number } | undefined;
 
 /** Verifies `svc-signature: t=<unix>,v1=<hex HMAC-SHA256(key, "<t>.<body>")>` as a receiving server would. */
 export function verifySignature(key: string, header: string | undefined, raw: string, toleranceSec = 300): boolean {

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
-  ActionService,
+  type ActionService,
   CreateTargetResponseSchema,
   DeleteExecutionResponseSchema,
   DeleteTargetResponseSchema,

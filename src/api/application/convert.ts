@@ -88,7 +88,9 @@ export function oidcConfigOf(c: OIDCConfiguration): OidcConfig {
 }
 
 export function appConfigOf(type: { case: "oidc"; value: OIDCConfiguration } | { case: "api"; value: APIConfiguration }): AppConfig {
-  return type.case === "oidc" ? { kind: "oidc", oidc: oidcConfigOf(type.value) } : { kind: "api", api: { authMethod: apiAuthMethods.name(type.value.authMethodType) } };
+  return type.case === "oidc"
+    ? { kind: "oidc", oidc: oidcConfigOf(type.value) }
+    : { kind: "api", api: { authMethod: apiAuthMethods.name(type.value.authMethodType) } };
 }
 
 export function toGetApplication(a: ApplicationRow) {

@@ -3,7 +3,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
   AddApplicationKeyResponseSchema,
-  ApplicationService,
+  type ApplicationService,
   CreateApplicationResponseSchema,
   DeactivateApplicationResponseSchema,
   DeleteApplicationResponseSchema,
@@ -64,14 +64,24 @@ export function applicationService(deps: ApplicationDeps): ServiceImpl<typeof Ap
       if (!project) throw errors.notFound("APP-pr0j", `project "${req.projectId}" not found`);
       await authorizeInProject(info, tenancy, project.orgId, project.id, info.permission);
       const a = req.application!;
-      const r = await apps.createApplication(es, { instanceId: project.instanceId, projectId: project.id, creator: info.caller.userId, name: a.name, config: appConfigOf(a.type as never) });
+      const r = await apps.createApplication(es, {
+        instanceId: project.instanceId,
+        projectId: project.id,
+        creator: info.caller.userId,
+        name: a.name,
+        config: appConfigOf(a.type as never),
+      });
       return create(CreateApplicationResponseSchema, { details: details(r.details), clientId: r.clientId, clientSecret: r.clientSecret ?? "" });
     },
 
     async patchApplication(req, ctx) {
       const { args } = await resolve(ctx, req.id);
       const p = req.application!;
-      const d = await apps.patchApplication(es, { ...args, ...(p.name !== undefined ? { name: p.name } : {}), ...(p.type.case ? { config: appConfigOf(p.type as never) } : {}) });
+      const d = await apps.patchApplication(es, {
+        ...args,
+        ...(p.name !== undefined ? { name: p.name } : {}),
+        ...(p.type.case ? { config: appConfigOf(p.type as never) } : {}),
+      });
       return create(PatchApplicationResponseSchema, { details: details(d) });
     },
 

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
   FeatureFlagSchema,
-  FeatureService,
+  type FeatureService,
   GetFeaturesResponseSchema,
   SetFeaturesResponseSchema,
   SetInstanceFeaturesRequestSchema,

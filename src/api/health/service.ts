@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
-  Health,
+  type Health,
   HealthCheckResponse_ServingStatus as Status,
   HealthCheckResponseSchema,
   HealthListResponseSchema,
@@ -34,7 +34,14 @@ export function healthService(deps: { serviceNames: () => string[]; ready: () =>
         last = s;
         await new Promise<void>((resolve) => {
           const t = setTimeout(resolve, 5000);
-          ctx.signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+          ctx.signal.addEventListener(
+            "abort",
+            () => {
+              clearTimeout(t);
+              resolve();
+            },
+            { once: true },
+          );
         });
       }
     },

@@ -45,7 +45,14 @@ export function toDetails(d: IdpDetails) {
 function common(v: IdpView) {
   return {
     details: toDetails({ id: v.row.id, sequence: v.row.sequence, changeDate: v.row.changeDate, owner: v.owner }),
-    ...(v.parent ? { parent: create(ParentSchema, { parent: toOwner(v.parent.context), state: v.parent.active ? State.EFFECTIVE_STATE_ACTIVE : State.EFFECTIVE_STATE_INACTIVE }) } : {}),
+    ...(v.parent
+      ? {
+          parent: create(ParentSchema, {
+            parent: toOwner(v.parent.context),
+            state: v.parent.active ? State.EFFECTIVE_STATE_ACTIVE : State.EFFECTIVE_STATE_INACTIVE,
+          }),
+        }
+      : {}),
     state: v.active ? State.EFFECTIVE_STATE_ACTIVE : State.EFFECTIVE_STATE_INACTIVE,
     type: v.row.type,
   };

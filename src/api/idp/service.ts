@@ -4,7 +4,7 @@ import {
   CreateGitLabIDPResponseSchema,
   DeleteIDPResponseSchema,
   GetGitLabIDPResponseSchema,
-  IdentityProviderService,
+  type IdentityProviderService,
   PatchGitLabIDPResponseSchema,
   SearchIDPsResponseSchema,
 } from "../../../gen/svc/resources/idp/v3alpha/idp_service_pb.js";
@@ -64,7 +64,11 @@ export function idpService(deps: IdpDeps): ServiceImpl<typeof IdentityProviderSe
       const info = callInfo(ctx);
       const { idp, config } = req.idp!;
       const policy = policyOf(idp!.statePolicy, "idp.idp.state_policy") ?? "activate";
-      if (policy === "inherit") throw errors.invalidArgument("IDP-1nh1", "invalid idp.idp.state_policy: inherit applies in child contexts; the owning context activates or deactivates");
+      if (policy === "inherit")
+        throw errors.invalidArgument(
+          "IDP-1nh1",
+          "invalid idp.idp.state_policy: inherit applies in child contexts; the owning context activates or deactivates",
+        );
       const details = await createGitlabIdp(es, box, {
         owner: refOfTarget(info.target),
         creator: info.caller.userId,
@@ -82,14 +86,21 @@ export function idpService(deps: IdpDeps): ServiceImpl<typeof IdentityProviderSe
       if (!sameContext(owner, acting)) {
         const touchesConfig = patch.config !== undefined || patch.idp?.name !== undefined || patch.idp?.options !== undefined;
         if (touchesConfig) {
-          throw errors.failedPrecondition("IDP-r3ad", `the configuration of identity provider "${row.id}" is read-only here: it belongs to the ${owner.type} context${owner.id ? ` ${owner.id}` : ""}; only idp.state_policy can change`);
+          throw errors.failedPrecondition(
+            "IDP-r3ad",
+            `the configuration of identity provider "${row.id}" is read-only here: it belongs to the ${owner.type} context${owner.id ? ` ${owner.id}` : ""}; only idp.state_policy can change`,
+          );
         }
         const details = policy
           ? await setIdpStatePolicy(es, { idp: row, owner, context: acting, creator, policy })
           : { id: row.id, sequence: row.sequence, changeDate: row.changeDate, owner };
         return create(PatchGitLabIDPResponseSchema, { details: toDetails(details) });
       }
-      if (policy === "inherit") throw errors.invalidArgument("IDP-1nh2", "invalid idp.idp.state_policy: inherit applies in child contexts; the owning context activates or deactivates");
+      if (policy === "inherit")
+        throw errors.invalidArgument(
+          "IDP-1nh2",
+          "invalid idp.idp.state_policy: inherit applies in child contexts; the owning context activates or deactivates",
+        );
       const c = patch.config;
       const details = await patchIdpConfig(es, box, {
         idp: row,

@@ -7,7 +7,7 @@ import {
   GetMembershipResponseSchema,
   GetMembershipSchema,
   ListAvailableRolesResponseSchema,
-  MembershipService,
+  type MembershipService,
   PatchMembershipResponseSchema,
   SearchMembershipsResponseSchema,
   type MembershipContext,
@@ -67,7 +67,8 @@ export function membershipService(deps: MembershipDeps): ServiceImpl<typeof Memb
 
   function parse(info: CallInfo, id: string) {
     const parsed = parseMembershipId(id);
-    if (!parsed || (parsed.type === "instance" && parsed.contextId !== info.target.instance.id)) throw errors.notFound("MEMB-n0t1", `membership "${id}" not found`);
+    if (!parsed || (parsed.type === "instance" && parsed.contextId !== info.target.instance.id))
+      throw errors.notFound("MEMB-n0t1", `membership "${id}" not found`);
     return { ...parsed, instanceId: info.target.instance.id, creator: info.caller.userId };
   }
 

@@ -7,7 +7,7 @@ import {
   DeleteOrganizationResponseSchema,
   GetInstanceDefaultResponseSchema,
   GetOrganizationResponseSchema,
-  OrganizationService,
+  type OrganizationService,
   PatchOrganizationResponseSchema,
   ReactivateOrganizationResponseSchema,
   SearchOrganizationsResponseSchema,
@@ -77,7 +77,9 @@ export function orgService(deps: OrgDeps): ServiceImpl<typeof OrganizationServic
     async patchOrganization(req, ctx) {
       const { args } = await resolve(ctx, req.id);
       const name = req.organization!.name;
-      return create(PatchOrganizationResponseSchema, { details: details(await changeOrg(es, { ...args, action: "rename", ...(name !== undefined ? { name } : {}) })) });
+      return create(PatchOrganizationResponseSchema, {
+        details: details(await changeOrg(es, { ...args, action: "rename", ...(name !== undefined ? { name } : {}) })),
+      });
     },
 
     async getOrganization(req, ctx) {

@@ -9,7 +9,7 @@ import {
   GetProjectResponseSchema,
   PatchProjectResponseSchema,
   PatchProjectRoleResponseSchema,
-  ProjectService,
+  type ProjectService,
   ReactivateProjectResponseSchema,
   RemoveProjectRoleResponseSchema,
   SearchProjectRolesResponseSchema,
@@ -62,7 +62,9 @@ export function projectService(deps: ProjectDeps): ServiceImpl<typeof ProjectSer
       info.authorize(await orgTarget(tenancy, info.target.instance, orgId));
       const p = req.project!;
       const config = { name: p.name, projectRoleAssertion: p.projectRoleAssertion, projectRoleCheck: p.projectRoleCheck };
-      return create(CreateProjectResponseSchema, { details: details(await projects.createProject(es, { instanceId: info.target.instance.id, orgId, creator: info.caller.userId, config })) });
+      return create(CreateProjectResponseSchema, {
+        details: details(await projects.createProject(es, { instanceId: info.target.instance.id, orgId, creator: info.caller.userId, config })),
+      });
     },
 
     async patchProject(req, ctx) {
@@ -101,7 +103,9 @@ export function projectService(deps: ProjectDeps): ServiceImpl<typeof ProjectSer
     async addProjectRole(req, ctx) {
       const { args } = await resolve(ctx, req.projectId);
       const r = req.role!;
-      return create(AddProjectRoleResponseSchema, { details: details(await projects.addRole(es, { ...args, role: { key: r.key, displayName: r.displayName, group: r.group } })) });
+      return create(AddProjectRoleResponseSchema, {
+        details: details(await projects.addRole(es, { ...args, role: { key: r.key, displayName: r.displayName, group: r.group } })),
+      });
     },
 
     async patchProjectRole(req, ctx) {

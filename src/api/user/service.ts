@@ -20,7 +20,7 @@ import {
   SearchUsersResponseSchema,
   SetPasswordResponseSchema,
   UnlockUserResponseSchema,
-  UserService,
+  type UserService,
 } from "../../../gen/svc/resources/user/v3alpha/user_service_pb.js";
 import { callInfo } from "../../authz/context.js";
 import type { ChangeDetails } from "../../command/aggregate.js";
@@ -73,7 +73,11 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
       else {
         const rules = await passwordRules(deps.settings, instance.id, orgId);
         const passwordHash = password ? await users.passwordHashOf(password, rules.problem, "user.human.password") : undefined;
-        d = await users.createHuman(es, { ...base, human: human!, ...(passwordHash ? { passwordHash, passwordChangeRequired: password!.changeRequired } : {}) });
+        d = await users.createHuman(es, {
+          ...base,
+          human: human!,
+          ...(passwordHash ? { passwordHash, passwordChangeRequired: password!.changeRequired } : {}),
+        });
       }
       return create(CreateUserResponseSchema, { details: details(d) });
     },

@@ -7,7 +7,7 @@ import {
   GetUserGrantSchema,
   PatchUserGrantResponseSchema,
   SearchUserGrantsResponseSchema,
-  UserGrantService,
+  type UserGrantService,
 } from "../../../gen/svc/resources/usergrant/v3alpha/user_grant_service_pb.js";
 import { callInfo } from "../../authz/context.js";
 import type { ChangeDetails } from "../../command/aggregate.js";
@@ -56,7 +56,13 @@ export function userGrantService(deps: UserGrantDeps): ServiceImpl<typeof UserGr
       const project = await projects.byId(info.target.instance.id, g.projectId);
       if (!project) throw errors.notFound("GRANT-pr0k", `project "${g.projectId}" not found`);
       await authorizeInProject(info, tenancy, project.orgId, project.id, info.permission);
-      const d = await createUserGrant(es, { instanceId: project.instanceId, userId: g.userId, projectId: project.id, roleKeys: g.roleKeys, creator: info.caller.userId });
+      const d = await createUserGrant(es, {
+        instanceId: project.instanceId,
+        userId: g.userId,
+        projectId: project.id,
+        roleKeys: g.roleKeys,
+        creator: info.caller.userId,
+      });
       return create(CreateUserGrantResponseSchema, { details: details(d) });
     },
 

@@ -1,7 +1,12 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { ListWebKeysResponseSchema, RotateWebKeyResponseSchema, WebKeyService, WebKeySchema } from "../../../gen/svc/resources/webkey/v3alpha/webkey_service_pb.js";
+import {
+  ListWebKeysResponseSchema,
+  RotateWebKeyResponseSchema,
+  type WebKeyService,
+  WebKeySchema,
+} from "../../../gen/svc/resources/webkey/v3alpha/webkey_service_pb.js";
 import { callInfo } from "../../authz/context.js";
 import { rotateSigningKey, type SigningKeyPolicy } from "../../command/signing-keys.js";
 import type { EventStore } from "../../eventstore/eventstore.js";

@@ -49,7 +49,7 @@ export async function handler(deps: OidcDeps, s: RequestScope, req: FastifyReque
   const exchange = await exchangeCode(deps.es, { instanceId: s.instance.id, id: found.id, creator: client.clientId });
   if (!exchange.exchanged) throw await replay(exchange.issued);
   const user = await deps.users.byId(s.instance.id, found.userId);
-  if (!user || user.state !== "active") throw oauth.invalidGrant("the user can no longer sign in");
+  if (user?.state !== "active") throw oauth.invalidGrant("the user can no longer sign in");
   const withRefresh = request.scopes.includes("offline_access") && client.oidc!.grantTypes.includes("refresh_token");
   const issued = await issueUserTokens(deps, s, {
     client,

@@ -21,7 +21,7 @@ export async function handler(deps: OidcDeps, s: RequestScope, _req: FastifyRequ
   const p = jwt.payload;
   if (typeof p.iss !== "string" || p.iss !== p.sub) throw oauth.invalidGrant("assertion: iss and sub must both be the user ID");
   const client = await deps.clients.machine(s.instance.id, { userId: p.sub });
-  if (!client || !client.active) throw oauth.invalidGrant("assertion: unknown or inactive user");
+  if (!client?.active) throw oauth.invalidGrant("assertion: unknown or inactive user");
   const ok = verifyRs256(jwt, await deps.oauthClients.verificationKeys({ userId: client.id }));
   if (!ok) throw oauth.invalidGrant("assertion: the signature does not verify with the user's keys");
   checkAssertionTimes(p, "assertion", (d) => oauth.invalidGrant(d));

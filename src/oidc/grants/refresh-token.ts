@@ -34,7 +34,7 @@ export async function handler(deps: OidcDeps, s: RequestScope, req: FastifyReque
   const scopes = params.scope ? parseScopes(params.scope) : row.scopes;
   if (scopes.some((x) => !row.scopes.includes(x))) throw oauth.invalidScope("the scope may only narrow what was granted");
   const user = await deps.users.byId(s.instance.id, row.userId);
-  if (!user || user.state !== "active") throw oauth.invalidGrant("the user can no longer sign in");
+  if (user?.state !== "active") throw oauth.invalidGrant("the user can no longer sign in");
   const issued = await issueUserTokens(deps, s, { client, user, scopes, sessionId: row.sessionId, authTime: row.authTime, amr: row.amr, withRefresh: true });
   const renewed = await renewRefreshToken(deps.es, {
     instanceId: s.instance.id,
