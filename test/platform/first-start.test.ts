@@ -1,9 +1,11 @@
-import { mkdtempSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SecretBox } from "../../src/crypto/secrets.js";
 import { openDatabase } from "../../src/storage/database.js";
+import { projectRoot } from "../../src/storage/paths.js";
 import { rest } from "../support/clients.js";
 import { freshPostgresDatabase, TEST_MASTERKEY, testDb } from "../support/database.js";
 import { startOrExit, startServerProcess, type ServerProcess } from "../support/process.js";
@@ -123,5 +125,42 @@ describe("start-up", () => {
     // and a restart with the same domain adds nothing
     const again = await startServerProcess({ ...env, SVC_EXTERNAL_DOMAIN: "auth.example.com" });
     await stop(again);
+  });
+});
+
+describe.runIf(testDb === "embedded")("the embedded data directory", () => {
+  it("refuses a PGlite directory from an earlier version with a clear line", async () => {
+    const dir = dataDir();
+    mkdirSync(join(dir, "pgdata"));
+    const line = await refusal({ SVC_DATA_DIR: dir });
+    expect(line).toContain(`SVC_DATA_DIR ${dir} holds a PGlite database (pgdata/) from an earlier version`);
+  });
+});
+
+describe("npm start", () => {
+  it("hands SIGTERM to the server, which stops gracefully before npm exits", async () => {
+    const env = { ...process.env, SVC_PORT: "0", SVC_DATA_DIR: dataDir(), SVC_LOG_LEVEL: "warn", ...(await database()) };
+    const npm = spawn("npm", ["start", "--silent"], { cwd: projectRoot, env, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    await new Promise<void>((resolve, reject) => {
+      const onData = (d: Buffer) => {
+        out += d.toString();
+        if (/listening on/.test(out)) resolve();
+      };
+      npm.stdout!.on("data", onData);
+      npm.stderr!.on("data", onData);
+      npm.once("exit", () => reject(new Error(`npm exited before the server was ready:\n${out}`)));
+    });
+    // npm runs the script through sh -c "exec node ...": node itself is npm's child.
+    const server = Number(
+      execFileSync("pgrep", ["-P", String(npm.pid)], { encoding: "utf8" })
+        .trim()
+        .split("\n")[0],
+    );
+    expect(readFileSync(`/proc/${server}/cmdline`, "utf8")).toContain("src/main.ts");
+    const exited = new Promise<number | null>((resolve) => npm.once("exit", (code) => resolve(code)));
+    npm.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    expect(() => process.kill(server, 0)).toThrow();
   });
 });
