@@ -33,8 +33,8 @@ describe("a resource_context handler that forgets its check fails closed", () =>
   const deps = { features: { enabled: async () => true }, rolePermissions: defaultRolePermissions } as unknown as AuthDeps;
   const method = methods.find((m) => methodInfo(m).resourceContext)!;
 
-  function call(handler: (req: UnaryRequest) => void) {
-    const contextValues = createContextValues().set(hostInstanceKey, instance).set(callerKey, owner);
+  function call(handler: (req: UnaryRequest) => void, caller = owner) {
+    const contextValues = createContextValues().set(hostInstanceKey, instance).set(callerKey, caller);
     const req = {
       method,
       service: method.parent,
@@ -67,19 +67,7 @@ describe("a resource_context handler that forgets its check fails closed", () =>
 
   it("denies when the caller lacks the permission there", async () => {
     const stranger: Caller = { ...owner, memberships: [] };
-    const contextValues = createContextValues().set(hostInstanceKey, instance).set(callerKey, stranger);
-    const req = {
-      method,
-      service: method.parent,
-      message: create(method.input),
-      contextValues,
-      stream: false,
-      header: new Headers(),
-    } as unknown as UnaryRequest;
-    const next = async (r: UnaryRequest | StreamRequest) => {
-      infoOf(r).authorize(infoOf(r).target);
-      return { stream: false, message: create(method.output) } as never;
-    };
-    await expect(createAuthorizationInterceptor(deps)(next)(req)).rejects.toMatchObject({ code: Code.PermissionDenied });
+    const denied = call((r) => infoOf(r).authorize(infoOf(r).target), stranger);
+    await expect(denied).rejects.toMatchObject({ code: Code.PermissionDenied });
   });
 });
