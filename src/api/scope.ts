@@ -1,4 +1,5 @@
-import type { CallInfo, Target } from "../authz/context.js";
+import type { HandlerContext } from "@connectrpc/connect";
+import { callInfo, type CallInfo, type Target } from "../authz/context.js";
 import { errors } from "../errors/errors.js";
 import type { ReadScope } from "../query/list.js";
 import type { TenancyQueries } from "../query/tenancy.js";
@@ -39,4 +40,34 @@ export function readableScope(info: CallInfo, permission: string): ReadScope {
     return { orgIds: [info.target.org.id], projectIds: [] };
   }
   return { orgIds: info.scopeOf(permission), projectIds: info.projectsWith(permission) };
+}
+
+/** Where a loaded resource's permission is checked: its organisation, and its project when it has one. */
+export type ResourcePlace = { orgId: string; projectId?: string } | { target: Target };
+
+/**
+ * The one way a handler reaches the resource a request names: loads it in the request's instance (another
+ * instance's resource is NOT_FOUND, as a missing one), checks the RPC's declared permission where the resource
+ * lives (in its organisation, or through a membership of its project), and returns it with the arguments every
+ * command takes. `notFound` carries the service's own error ID.
+ */
+export async function loadAuthorized<R>(
+  ctx: HandlerContext,
+  tenancy: TenancyQueries,
+  id: string,
+  load: (instanceId: string) => Promise<R | null>,
+  notFound: () => Error,
+  placeOf: (row: R, info: CallInfo) => ResourcePlace | Promise<ResourcePlace>,
+  permission?: string,
+): Promise<{ row: R; info: CallInfo; args: { instanceId: string; id: string; creator: string } }> {
+  const info = callInfo(ctx);
+  const instanceId = info.target.instance.id;
+  const row = await load(instanceId);
+  if (!row) throw notFound();
+  const place = await placeOf(row, info);
+  const wanted = permission ?? info.permission;
+  if ("target" in place) info.authorize(place.target, wanted);
+  else if (place.projectId) await authorizeInProject(info, tenancy, place.orgId, place.projectId, wanted);
+  else info.authorize(await orgTarget(tenancy, info.target.instance, place.orgId), wanted);
+  return { row, info, args: { instanceId, id, creator: info.caller.userId } };
 }

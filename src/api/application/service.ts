@@ -25,7 +25,7 @@ import { ProjectQueries } from "../../query/projects.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
-import { authorizeInProject, readableScope } from "../scope.js";
+import { authorizeInProject, loadAuthorized, readableScope } from "../scope.js";
 import { appConfigOf, toGetApplication } from "./convert.js";
 
 export interface ApplicationDeps {
@@ -43,11 +43,16 @@ export function applicationService(deps: ApplicationDeps): ServiceImpl<typeof Ap
 
   /** The application a request names, checked in its project's organisation or through a project membership. */
   async function resolve(ctx: HandlerContext, id: string) {
-    const info = callInfo(ctx);
-    const app = await applications.byId(info.target.instance.id, id);
-    if (!app) throw errors.notFound("APP-n0t1", `application "${id}" not found`);
-    await authorizeInProject(info, tenancy, app.orgId, app.projectId, info.permission);
-    return { app, args: { instanceId: app.instanceId, id, creator: info.caller.userId } };
+    const notFound = () => errors.notFound("APP-n0t1", `application "${id}" not found`);
+    const { row, args } = await loadAuthorized(
+      ctx,
+      tenancy,
+      id,
+      (i) => applications.byId(i, id),
+      notFound,
+      (a) => a,
+    );
+    return { app: row, args };
   }
 
   const expiryOf = (t: Parameters<typeof timestampDate>[0] | undefined) => {

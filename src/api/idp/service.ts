@@ -8,7 +8,7 @@ import {
   PatchGitLabIDPResponseSchema,
   SearchIDPsResponseSchema,
 } from "../../../gen/svc/resources/idp/v3alpha/idp_service_pb.js";
-import { callInfo, type Target } from "../../authz/context.js";
+import { type CallInfo, callInfo, type Target } from "../../authz/context.js";
 import { createGitlabIdp, deleteIdp, patchIdpConfig, setIdpStatePolicy } from "../../command/idps.js";
 import type { SecretBox } from "../../crypto/secrets.js";
 import { errors } from "../../errors/errors.js";
@@ -17,6 +17,7 @@ import type { ProjectionCache } from "../../query/cache.js";
 import { ownerOf, type IdpQueries } from "../../query/idps.js";
 import { isAtOrAbove, sameContext, type ContextRef } from "../../query/reuse.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
+import { loadAuthorized } from "../scope.js";
 import type { Database } from "../../storage/database.js";
 import { optionsToJson, policyOf, refOfTarget, toDetails, toGetGitlabIdp, toGetIdp } from "./convert.js";
 
@@ -47,16 +48,22 @@ export function idpService(deps: IdpDeps): ServiceImpl<typeof IdentityProviderSe
    * The provider a request names, and the context it acts in: the request's ctx when given (it must be the
    * owner or below it), else the owner. Providers of other instances, or not visible from ctx, are NOT_FOUND.
    */
+  // A reusable resource: visible from its own context and those below it (system > instance > organisation),
+  // and checked in the context the request acts in, else in its owner's.
   async function resolve(ctx: HandlerContext, id: string, hasCtx: boolean, permission?: string) {
-    const info = callInfo(ctx);
-    const row = await idps.byId(id);
     const notFound = () => errors.notFound("IDP-n0tf", `identity provider "${id}" not found`);
-    if (!row || (row.instanceId !== "" && row.instanceId !== info.target.instance.id)) throw notFound();
+    const load = async (instanceId: string) => {
+      const row = await idps.byId(id);
+      return row && (row.instanceId === "" || row.instanceId === instanceId) ? row : null;
+    };
+    const place = async (row: NonNullable<Awaited<ReturnType<typeof load>>>, info: CallInfo) => {
+      const owner = ownerOf(row);
+      if (!isAtOrAbove(owner, hasCtx ? refOfTarget(info.target) : owner)) throw notFound();
+      return { target: hasCtx ? info.target : await targetOf(owner, info.target.instance) };
+    };
+    const { row, info } = await loadAuthorized(ctx, tenancy, id, load, notFound, place, permission);
     const owner = ownerOf(row);
-    const acting = hasCtx ? refOfTarget(info.target) : owner;
-    if (!isAtOrAbove(owner, acting)) throw notFound();
-    info.authorize(hasCtx ? info.target : await targetOf(owner, info.target.instance), permission);
-    return { row, owner, acting, creator: info.caller.userId };
+    return { row, owner, acting: hasCtx ? refOfTarget(info.target) : owner, creator: info.caller.userId };
   }
 
   return {

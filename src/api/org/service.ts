@@ -13,7 +13,7 @@ import {
   SearchOrganizationsResponseSchema,
   SetAsInstanceDefaultResponseSchema,
 } from "../../../gen/svc/resources/org/v3alpha/org_service_pb.js";
-import { callInfo } from "../../authz/context.js";
+import { type CallInfo, callInfo } from "../../authz/context.js";
 import type { ChangeDetails } from "../../command/aggregate.js";
 import { changeOrg, createOrg, setDefaultOrg } from "../../command/orgs.js";
 import { errors } from "../../errors/errors.js";
@@ -23,7 +23,7 @@ import { OrgQueries, type OrgRow } from "../../query/orgs.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
-import { readableScope } from "../scope.js";
+import { loadAuthorized, readableScope } from "../scope.js";
 
 export interface OrgDeps {
   es: EventStore;
@@ -57,12 +57,10 @@ export function orgService(deps: OrgDeps): ServiceImpl<typeof OrganizationServic
 
   /** The organisation a request names, checked in itself. Organisations of other instances are NOT_FOUND. */
   async function resolve(ctx: HandlerContext, id: string) {
-    const info = callInfo(ctx);
-    const instance = info.target.instance;
-    const org = await orgs.byId(instance.id, id);
-    if (!org) throw errors.notFound("ORG-n0t3", `organization "${id}" not found`);
-    info.authorize({ type: "org", instance, org });
-    return { org, instance, args: { instanceId: instance.id, id, creator: info.caller.userId } };
+    const notFound = () => errors.notFound("ORG-n0t3", `organization "${id}" not found`);
+    const place = (org: OrgRow, info: CallInfo) => ({ target: { type: "org" as const, instance: info.target.instance, org } });
+    const { row, info, args } = await loadAuthorized(ctx, deps.tenancy, id, (i) => orgs.byId(i, id), notFound, place);
+    return { org: row, instance: info.target.instance, args };
   }
 
   return {

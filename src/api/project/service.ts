@@ -25,7 +25,7 @@ import { ProjectQueries, type ProjectRow } from "../../query/projects.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
-import { authorizeInProject, orgOfRequest, orgTarget, readableScope } from "../scope.js";
+import { loadAuthorized, orgOfRequest, orgTarget, readableScope } from "../scope.js";
 
 export interface ProjectDeps {
   es: EventStore;
@@ -48,11 +48,16 @@ export function projectService(deps: ProjectDeps): ServiceImpl<typeof ProjectSer
 
   /** The project a request names, checked in its organisation or through a project membership. */
   async function resolve(ctx: HandlerContext, id: string) {
-    const info = callInfo(ctx);
-    const project = await projectQueries.byId(info.target.instance.id, id);
-    if (!project) throw errors.notFound("PROJ-n0t1", `project "${id}" not found`);
-    await authorizeInProject(info, tenancy, project.orgId, project.id, info.permission);
-    return { project, args: { instanceId: project.instanceId, id, creator: info.caller.userId } };
+    const notFound = () => errors.notFound("PROJ-n0t1", `project "${id}" not found`);
+    const { row, args } = await loadAuthorized(
+      ctx,
+      tenancy,
+      id,
+      (i) => projectQueries.byId(i, id),
+      notFound,
+      (p) => ({ orgId: p.orgId, projectId: p.id }),
+    );
+    return { project: row, args };
   }
 
   return {

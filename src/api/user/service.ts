@@ -34,7 +34,7 @@ import type { TenancyQueries } from "../../query/tenancy.js";
 import { UserQueries } from "../../query/users.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
-import { orgOfRequest, orgTarget, readableScope } from "../scope.js";
+import { loadAuthorized, orgOfRequest, orgTarget, readableScope } from "../scope.js";
 import { newUserOf, passwordInputOf, patchOf, toGetUser } from "./convert.js";
 
 export interface UserDeps {
@@ -52,12 +52,16 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
 
   /** The user a request names, checked in its organisation. Users of other instances are NOT_FOUND. */
   async function resolve(ctx: HandlerContext, id: string) {
-    const info = callInfo(ctx);
-    const instance = info.target.instance;
-    const user = await userQueries.byId(instance.id, id);
-    if (!user) throw errors.notFound("USER-n0t1", `user "${id}" not found`);
-    info.authorize(await orgTarget(tenancy, instance, user.orgId));
-    return { user, args: { instanceId: instance.id, id, creator: info.caller.userId } };
+    const notFound = () => errors.notFound("USER-n0t1", `user "${id}" not found`);
+    const { row, args } = await loadAuthorized(
+      ctx,
+      tenancy,
+      id,
+      (i) => userQueries.byId(i, id),
+      notFound,
+      (u) => ({ orgId: u.orgId }),
+    );
+    return { user: row, args };
   }
 
   return {

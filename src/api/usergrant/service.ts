@@ -20,7 +20,7 @@ import type { TenancyQueries } from "../../query/tenancy.js";
 import { UserGrantQueries, type UserGrantRow } from "../../query/user-grants.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
-import { authorizeInProject, readableScope } from "../scope.js";
+import { authorizeInProject, loadAuthorized, readableScope } from "../scope.js";
 
 export interface UserGrantDeps {
   es: EventStore;
@@ -42,11 +42,16 @@ export function userGrantService(deps: UserGrantDeps): ServiceImpl<typeof UserGr
   const details = (d: ChangeDetails) => toResourceDetails(d, "org");
 
   async function resolve(ctx: HandlerContext, id: string) {
-    const info = callInfo(ctx);
-    const grant = await grants.byId(info.target.instance.id, id);
-    if (!grant) throw errors.notFound("GRANT-n0t1", `user grant "${id}" not found`);
-    await authorizeInProject(info, tenancy, grant.orgId, grant.projectId, info.permission);
-    return { grant, args: { instanceId: grant.instanceId, id, creator: info.caller.userId } };
+    const notFound = () => errors.notFound("GRANT-n0t1", `user grant "${id}" not found`);
+    const { row, args } = await loadAuthorized(
+      ctx,
+      tenancy,
+      id,
+      (i) => grants.byId(i, id),
+      notFound,
+      (g) => g,
+    );
+    return { grant: row, args };
   }
 
   return {
