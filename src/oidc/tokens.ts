@@ -33,6 +33,28 @@ export interface AccessClaims {
   "urn:svc:iam:user:resourceowner:id": string;
 }
 
+/**
+ * The claims of an access token this server made, checked for the shape it writes: a token is read back from
+ * outside (sealed or signed), so its JSON is narrowed, not cast.
+ */
+export function accessClaimsOf(p: Record<string, unknown>): AccessClaims | undefined {
+  return isAccessClaims(p) ? p : undefined;
+}
+
+function isAccessClaims(p: Record<string, unknown>): p is Record<string, unknown> & AccessClaims {
+  const strings = ["iss", "sub", "client_id", "scope", "jti", "urn:svc:iam:instance:id", "urn:svc:iam:user:resourceowner:id"] as const;
+  const stringList = (v: unknown) => Array.isArray(v) && v.every((a) => typeof a === "string");
+  return (
+    strings.every((k) => typeof p[k] === "string") &&
+    typeof p.iat === "number" &&
+    typeof p.exp === "number" &&
+    stringList(p.aud) &&
+    (p.auth_time === undefined || typeof p.auth_time === "number") &&
+    (p.sid === undefined || typeof p.sid === "string") &&
+    (p.amr === undefined || stringList(p.amr))
+  );
+}
+
 export const sha256 = (s: string) => createHash("sha256").update(s).digest("base64url");
 /** 256 random bits, base64url: codes and refresh tokens. */
 export const randomToken = () => randomBytes(32).toString("base64url");
@@ -90,16 +112,17 @@ export class Tokens {
    * browser session not ended, its user still active. Anything else is undefined.
    */
   async verifyAccess(token: string, instanceId: string): Promise<AccessClaims | undefined> {
-    let claims = this.opaque.open(token) as AccessClaims | undefined;
-    if (!claims) {
+    const sealed = this.opaque.open(token);
+    let claims = sealed && accessClaimsOf(sealed);
+    if (!sealed) {
       const jwt = decodeJwt(token);
       if (jwt?.header.typ !== "at+jwt") return undefined;
       const published = await this.q.keys.published(instanceId);
       if (!verifyRs256(jwt, (kid) => published.find((k) => k.kid === kid)?.key)) return undefined;
-      claims = jwt.payload as unknown as AccessClaims;
+      claims = accessClaimsOf(jwt.payload);
     }
-    if (claims["urn:svc:iam:instance:id"] !== instanceId) return undefined;
-    if (typeof claims.exp !== "number" || claims.exp * 1000 <= Date.now()) return undefined;
+    if (!claims || claims["urn:svc:iam:instance:id"] !== instanceId) return undefined;
+    if (claims.exp * 1000 <= Date.now()) return undefined;
     if (await this.q.tokenQueries.isRevoked(claims.jti)) return undefined;
     if (claims.sid && !(await this.q.sessions.active(claims.sid))) return undefined;
     // A user subject must be active; an application (client credentials of apps) has no user row.
