@@ -64,14 +64,8 @@ export function registerOidc(app: FastifyInstance, deps: OidcDeps): void {
       paths.introspect,
       endpoint((s, req, _reply, params) => introspect(deps, s, req, params)),
     );
-    scope.get(
-      paths.userinfo,
-      endpoint((s, req, _reply, params) => userinfo(deps, s, req, params)),
-    );
-    scope.post(
-      paths.userinfo,
-      endpoint((s, req, _reply, params) => userinfo(deps, s, req, params)),
-    );
+    // OIDC Core §5.3.1: userinfo accepts GET and POST.
+    scope.route({ method: ["GET", "POST"], url: paths.userinfo, handler: endpoint((s, req, _reply, params) => userinfo(deps, s, req, params)) });
     scope.post(
       paths.revoke,
       endpoint((s, req, _reply, params) => revoke(deps, s, req, params)),
@@ -87,26 +81,13 @@ export function registerOidc(app: FastifyInstance, deps: OidcDeps): void {
         if (withNul) return errorPage(reply, 400, "invalid_request", `the parameter ${withNul} must not contain NUL characters`);
         return handler(s, req, reply);
       };
-    scope.get(
-      paths.authorize,
-      page((s, req, reply) => authorize(deps, s, req, reply)),
-    );
-    scope.post(
-      paths.authorize,
-      page((s, req, reply) => authorize(deps, s, req, reply)),
-    );
+    // The authorization and end-session endpoints take GET and POST (OIDC Core §3.1.2.1, RP-Initiated Logout §2).
+    scope.route({ method: ["GET", "POST"], url: paths.authorize, handler: page((s, req, reply) => authorize(deps, s, req, reply)) });
     scope.get(
       CALLBACK,
       page((s, req, reply) => callback(deps, s, req, reply)),
     );
-    scope.get(
-      paths.endSession,
-      page((s, req, reply) => endSession(deps, s, req, reply)),
-    );
-    scope.post(
-      paths.endSession,
-      page((s, req, reply) => endSession(deps, s, req, reply)),
-    );
+    scope.route({ method: ["GET", "POST"], url: paths.endSession, handler: page((s, req, reply) => endSession(deps, s, req, reply)) });
     scope.get(
       END_SESSION_DONE,
       page((s, req, reply) => endSessionDone(deps, s, req, reply)),
