@@ -1,6 +1,6 @@
 import type { FastifyReply } from "fastify";
-import { languageDefaults } from "../domain/languages.js";
-import { settingsChain } from "../query/settings.js";
+import { inheritanceChain } from "../domain/contexts.js";
+import { defaultsOf } from "../domain/settings-kinds.js";
 import { translatedLanguages } from "../web/texts.js";
 import { responseTypes } from "./authorize.js";
 import { paths, type OidcDeps, type RequestScope } from "./context.js";
@@ -18,8 +18,8 @@ export const grantTypesSupported: string[] = [...new Set([...Object.values(respo
 
 /** Discovery (OIDC Discovery 1.0 §3) for the instance of the request. */
 export async function discovery(deps: OidcDeps, s: RequestScope) {
-  const langs = await deps.settings.resolve("language", settingsChain({ type: "instance", instanceId: s.instance.id }), languageDefaults);
-  const restricted = (langs.get("restricted_languages")?.value as string[] | undefined) ?? [];
+  const langs = await deps.settings.values("language", inheritanceChain({ type: "instance", instanceId: s.instance.id }));
+  const restricted: readonly string[] = langs.restricted_languages;
   const url = (path: string) => `${s.issuer}${path}`;
   return {
     issuer: s.issuer,
@@ -73,7 +73,7 @@ export async function discovery(deps: OidcDeps, s: RequestScope) {
       ROLES_SCOPE,
     ],
     code_challenge_methods_supported: ["S256"],
-    ui_locales_supported: (restricted.length ? restricted : languageDefaults.restricted_languages).filter((l) => translatedLanguages.includes(l)),
+    ui_locales_supported: (restricted.length ? restricted : defaultsOf("language").restricted_languages).filter((l) => translatedLanguages.includes(l)),
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
     claims_parameter_supported: false,

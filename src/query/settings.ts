@@ -1,13 +1,10 @@
-import { chainOfTarget, inheritanceChain, ownerOf, type ContextOwner, type Target } from "../domain/contexts.js";
+import { chainOfTarget, ownerOf, type ContextOwner, type Target } from "../domain/contexts.js";
 import { resolveAlong, type ResolvedValue, type StoredValues } from "../domain/settings.js";
 import type { SettingsKind, SettingsValues } from "../domain/settings-kinds.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
 
 export type { ResolvedValue } from "../domain/settings.js";
-
-/** @deprecated the name of `inheritanceChain` (src/domain/contexts.ts) that src/oidc still imports. */
-export const settingsChain = inheritanceChain;
 
 export interface SettingsRow {
   values: StoredValues;
@@ -42,7 +39,7 @@ export class SettingsQueries {
    * Every property of the kind along `chain` (the context asked about, then its parents up to the system).
    * The built-in values are the registry's; a third argument, once the defaults, is ignored.
    */
-  async resolve(kind: SettingsKind, chain: readonly ContextOwner[], _formerDefaults?: unknown): Promise<Map<string, ResolvedValue>> {
+  async resolve(kind: SettingsKind, chain: readonly ContextOwner[]): Promise<Map<string, ResolvedValue>> {
     const rows = await Promise.all(chain.map((o) => this.row(kind, o)));
     return resolveAlong(
       kind,
