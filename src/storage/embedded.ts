@@ -6,7 +6,7 @@ import { basename, dirname, join } from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
 import { StartupError } from "../config/startup-error.js";
-import { postgresBinaries, postgresRunAs, type PostgresBinaries, type RunAs } from "./embedded-binaries.js";
+import { binariesReachableBy, postgresBinaries, postgresRunAs, type PostgresBinaries, type RunAs } from "./embedded-binaries.js";
 
 /** How to reach the embedded server: a unix socket only, so no other user of the machine can connect. */
 export interface EmbeddedPostgres {
@@ -52,8 +52,9 @@ export async function startEmbeddedPostgres(dataDir: string, opts: EmbeddedOptio
       `SVC_DATA_DIR ${dataDir} holds a PGlite database (pgdata/) from an earlier version; this version runs an embedded PostgreSQL server in pg/: start with a new SVC_DATA_DIR (or move pgdata/ away)`,
     );
   }
-  const bins = await postgresBinaries();
   const runAs = postgresRunAs();
+  const found = await postgresBinaries();
+  const bins = runAs ? binariesReachableBy(found, runAs) : found;
   const pgDir = join(dataDir, "pg");
   const socketDir = socketDirFor(pgDir, runAs);
   if (runAs) allowTraversal(dataDir, runAs);
