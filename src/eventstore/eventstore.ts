@@ -20,7 +20,7 @@ export interface NewEvent<P extends object = object> {
 }
 
 /**
- * An appended event. Read back from the log (subscriptions, `eventsAfter`) its payload is plain JSON of any
+ * An appended event. Read back from the log (subscriptions, `readAfter`) its payload is plain JSON of any
  * shape; a reducer registered with an event's definition sees the payload typed by that definition.
  */
 export interface StoredEvent<P extends object = Record<string, unknown>> extends NewEvent<P> {
@@ -42,15 +42,75 @@ function isDeadlock(err: unknown): boolean {
   return e?.code === "P2034" || /deadlock detected|40P01/.test(`${e?.message ?? ""} ${JSON.stringify(e?.meta ?? "")}`);
 }
 
-// Held from the first append until commit: positions then become visible strictly in order, so a
-// subscriber that has read up to position P never later finds an event below P.
-const APPEND_LOCK = 7_311_002;
+/** Another transaction appended to the same aggregate first: the (aggregate, sequence) key refused ours. */
+function isSequenceConflict(err: unknown): boolean {
+  if (isUniqueViolation(err, "Event")) return true;
+  const e = err as { code?: string; message?: string; meta?: unknown } | undefined;
+  // Raw statements report the violation as a failed raw query naming PostgreSQL's code and the key.
+  return e?.code === "P2010" && /23505|UniqueConstraintViolation/.test(JSON.stringify(e.meta ?? "")) && /sequence/.test(JSON.stringify(e.meta ?? ""));
+}
+
 const MAX_ATTEMPTS = 8;
+/** NOTIFY payloads are limited to 8000 bytes; past this the notice says "everything changed". */
+const MAX_NOTICE = 7_000;
+
+/**
+ * One statement appends a command's events, sets their sequences, and tells other processes what changed.
+ * - Sequences: an aggregate the command locked (`sequenceOf`) continues from the sequence read under its
+ *   lock; any other aggregate (a new one, typically) from its current maximum, read in the same statement.
+ *   Either way the unique key on (aggregate, sequence) refuses a concurrent append, and the command reruns.
+ * - Order: positions are taken in the order given; the transaction's ID (`tx_id`) orders them across
+ *   transactions for readers (see `readAfter`), so no global lock is needed.
+ * - The NOTIFY is sent at commit, and only if the transaction commits (PostgreSQL queues it until then).
+ */
+const APPEND = `
+WITH input AS (
+  SELECT * FROM unnest($2::text[], $3::text[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[])
+    WITH ORDINALITY AS i(aggregate_type, aggregate_id, base, ordinal, type, payload, resource_owner, n)
+), appended AS (
+  INSERT INTO events (instance_id, aggregate_type, aggregate_id, sequence, type, payload, creator, resource_owner)
+  SELECT $1, i.aggregate_type, i.aggregate_id,
+    COALESCE(i.base, (SELECT COALESCE(MAX(e.sequence), 0) FROM events e
+      WHERE e.instance_id = $1 AND e.aggregate_type = i.aggregate_type AND e.aggregate_id = i.aggregate_id)) + i.ordinal,
+    i.type, i.payload::jsonb, $9, i.resource_owner
+  FROM input i ORDER BY i.n
+  RETURNING position, sequence, created_at
+)
+SELECT a.position, a.sequence, a.created_at FROM appended a CROSS JOIN (SELECT pg_notify('${EVENTS_CHANNEL}', $10)) n ORDER BY a.position`;
+
+/** What an append statement returns for each event, in the order given. */
+interface AppendedRow {
+  position: bigint;
+  sequence: number;
+  created_at: Date;
+}
+
+/** The NOTIFY payload: the changed aggregates as `[type, id]` pairs, or `*` when they do not fit. */
+export function changeNotice(events: readonly Pick<NewEvent, "aggregateType" | "aggregateId">[]): string {
+  const pairs = new Map(events.map((e) => [`${e.aggregateType}\u0000${e.aggregateId}`, [e.aggregateType, e.aggregateId]]));
+  const notice = JSON.stringify([...pairs.values()]);
+  return notice.length > MAX_NOTICE ? "*" : notice;
+}
+
+/** The changed aggregates a NOTIFY payload names; undefined when it says everything may have changed. */
+export function parseChangeNotice(payload: string): { aggregateType: string; aggregateId: string }[] | undefined {
+  try {
+    const pairs: unknown = JSON.parse(payload);
+    if (!Array.isArray(pairs)) return undefined;
+    const out: { aggregateType: string; aggregateId: string }[] = [];
+    for (const p of pairs) {
+      if (!Array.isArray(p) || typeof p[0] !== "string" || typeof p[1] !== "string") return undefined;
+      out.push({ aggregateType: p[0], aggregateId: p[1] });
+    }
+    return out;
+  } catch {
+    return undefined;
+  }
+}
 
 /** What a command sees inside its transaction. */
 export class EventWriter {
   private readonly expected = new Map<string, number>();
-  private locked = false;
   readonly pushed: StoredEvent[] = [];
 
   constructor(
@@ -65,76 +125,64 @@ export class EventWriter {
   /**
    * The aggregate's current sequence (0 when it has no events), read under a transaction-scoped lock of
    * the aggregate: a concurrent command on the same aggregate waits here and then decides on fresh state.
-   * Commands read before they decide, so decisions are never made on stale state. The unique key on
-   * (aggregate, sequence) stays as the backstop: an append that still conflicts reruns the command.
+   * Commands that change an existing aggregate call it before they read, so decisions are never made on
+   * stale state. The unique key on (aggregate, sequence) stays as the backstop: an append that still
+   * conflicts reruns the command.
    */
   async sequenceOf(instanceId: string, aggregateType: string, aggregateId: string): Promise<number> {
     const key = EventWriter.key(instanceId, aggregateType, aggregateId);
     const known = this.expected.get(key);
     if (known !== undefined) return known;
-    const lockKey = `${instanceId}|${aggregateType}|${aggregateId}`;
-    await this.tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${lockKey}, 0))`;
-    const agg = await this.tx.event.aggregate({
-      where: { instanceId, aggregateType, aggregateId },
-      _max: { sequence: true },
-    });
-    const seq = agg._max.sequence ?? 0;
+    // Two statements, not one: in READ COMMITTED a statement reads the snapshot taken when it started,
+    // so a maximum read in the statement that waited for the lock could miss the holder's commit.
+    await this.tx.$executeRawUnsafe("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", `${instanceId}|${aggregateType}|${aggregateId}`);
+    const [row] = await this.tx.$queryRawUnsafe<{ seq: number }[]>(
+      "SELECT COALESCE(MAX(sequence), 0)::int AS seq FROM events WHERE instance_id = $1 AND aggregate_type = $2 AND aggregate_id = $3",
+      instanceId,
+      aggregateType,
+      aggregateId,
+    );
+    const seq = row?.seq ?? 0;
     this.expected.set(key, seq);
     return seq;
   }
 
   async push(instanceId: string, creator: string, events: NewEvent[]): Promise<StoredEvent[]> {
-    // Aggregate locks before the append lock, always in this order, so two commands cannot wait on each other.
-    for (const e of events) await this.sequenceOf(instanceId, e.aggregateType, e.aggregateId);
-    if (!this.locked) {
-      await this.tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${APPEND_LOCK})`);
-      this.locked = true;
-    }
-    const out: StoredEvent[] = [];
-    for (const e of events) {
-      const seq = (await this.sequenceOf(instanceId, e.aggregateType, e.aggregateId)) + 1;
-      const row = await this.tx.event.create({
-        data: {
-          instanceId,
-          aggregateType: e.aggregateType,
-          aggregateId: e.aggregateId,
-          sequence: seq,
-          type: e.type,
-          payload: e.payload,
-          creator,
-          resourceOwner: e.resourceOwner,
-        },
-      });
-      this.expected.set(EventWriter.key(instanceId, e.aggregateType, e.aggregateId), seq);
-      const stored = toStored(row);
-      for (const reduce of this.reducers.get(e.type) ?? []) await reduce(this.tx, stored);
-      out.push(stored);
-    }
+    if (!events.length) return [];
+    // Each event's sequence: the aggregate's base (known when locked or appended to before in this
+    // transaction, else read by the statement) plus its place among this call's events of that aggregate.
+    const ordinals = new Map<string, number>();
+    const keys = events.map((e) => EventWriter.key(instanceId, e.aggregateType, e.aggregateId));
+    const ordinal = keys.map((k) => {
+      const n = (ordinals.get(k) ?? 0) + 1;
+      ordinals.set(k, n);
+      return n;
+    });
+    const payloads = events.map((e) => JSON.stringify(e.payload));
+    const rows = await this.tx.$queryRawUnsafe<AppendedRow[]>(
+      APPEND,
+      instanceId,
+      events.map((e) => e.aggregateType),
+      events.map((e) => e.aggregateId),
+      keys.map((k) => this.expected.get(k) ?? null),
+      ordinal,
+      events.map((e) => e.type),
+      payloads,
+      events.map((e) => e.resourceOwner),
+      creator,
+      changeNotice(events),
+    );
+    const out: StoredEvent[] = events.map((e, i) => {
+      const row = rows[i]!;
+      this.expected.set(keys[i]!, row.sequence);
+      // Reducers see the payload as the log stores it (JSON: no undefined fields, no class instances).
+      const payload = payloadOf(JSON.parse(payloads[i]!));
+      return { ...e, payload, instanceId, creator, position: BigInt(row.position), sequence: row.sequence, createdAt: row.created_at };
+    });
+    for (const stored of out) for (const reduce of this.reducers.get(stored.type) ?? []) await reduce(this.tx, stored);
     this.pushed.push(...out);
     return out;
   }
-}
-
-type EventRow = Awaited<ReturnType<Tx["event"]["create"]>>;
-
-/** Every writer appends an object; anything else (never written) reads as an empty payload. */
-function payloadOf(json: PrismaNamespace.JsonValue): Record<string, unknown> {
-  return json !== null && typeof json === "object" && !Array.isArray(json) ? json : {};
-}
-
-function toStored(row: EventRow): StoredEvent {
-  return {
-    position: row.position,
-    instanceId: row.instanceId,
-    aggregateType: row.aggregateType,
-    aggregateId: row.aggregateId,
-    sequence: row.sequence,
-    type: row.type,
-    payload: payloadOf(row.payload),
-    creator: row.creator,
-    resourceOwner: row.resourceOwner,
-    createdAt: row.createdAt,
-  };
 }
 
 export interface SubscribeOptions {
@@ -151,14 +199,65 @@ export interface SubscribeOptions {
 
 export interface Subscription {
   stop(): Promise<void>;
-  /** Resolves once everything appended before this call has been handled. */
+  /** Resolves once everything committed before this call has been handled. */
   caughtUp(): Promise<void>;
+}
+
+/**
+ * A place in the log as readers see it: the appending transaction, then the position within it. Positions
+ * alone are not an order of commits: a transaction may take position 10 and commit after another took 11.
+ */
+export interface Cursor {
+  tx: bigint;
+  position: bigint;
+}
+
+const START: Cursor = { tx: 0n, position: 0n };
+const after = (a: Cursor, b: Cursor) => a.tx > b.tx || (a.tx === b.tx && a.position > b.position);
+
+interface EventRecord {
+  position: string;
+  tx: string;
+  instance_id: string;
+  aggregate_type: string;
+  aggregate_id: string;
+  sequence: number;
+  type: string;
+  payload: unknown;
+  creator: string;
+  resource_owner: string;
+  created_at: Date;
+}
+
+const EVENT_COLUMNS = `position, tx_id::text AS tx, instance_id, aggregate_type, aggregate_id, sequence, type, payload, creator, resource_owner, created_at`;
+
+/** Every writer appends an object; anything else (never written) reads as an empty payload. */
+function payloadOf(json: unknown): Record<string, unknown> {
+  return json !== null && typeof json === "object" && !Array.isArray(json) ? (json as Record<string, unknown>) : {};
+}
+
+function toStored(r: EventRecord): StoredEvent & { tx: bigint } {
+  return {
+    tx: BigInt(r.tx),
+    position: BigInt(r.position),
+    instanceId: r.instance_id,
+    aggregateType: r.aggregate_type,
+    aggregateId: r.aggregate_id,
+    sequence: r.sequence,
+    type: r.type,
+    payload: payloadOf(r.payload),
+    creator: r.creator,
+    resourceOwner: r.resource_owner,
+    createdAt: r.created_at,
+  };
 }
 
 /** Append-only events with per-aggregate sequences, a global position, projections and durable subscriptions. */
 export class EventStore {
   private readonly reducers = new Map<string, Reducer[]>();
   private readonly committed: ((events: StoredEvent[]) => void)[] = [];
+  private readonly appended: ((ms: number, events: number) => void)[] = [];
+  private readonly handled = new Map<string, () => Cursor>();
   /** Counters for tests and metrics: commands retried after a conflict, and rejected after too many. */
   readonly stats = { retried: 0, rejected: 0 };
 
@@ -175,9 +274,14 @@ export class EventStore {
     this.reducers.set(event.type, list);
   }
 
-  /** Called right after a transaction that appended events commits (caches of this process clear here). */
+  /** Called right after a transaction that appended events commits (caches of this process drop entries here). */
   onCommitted(fn: (events: StoredEvent[]) => void): void {
     this.committed.push(fn);
+  }
+
+  /** Called after each committed command that appended: how long its transaction took and how many events it appended. */
+  onAppended(fn: (ms: number, events: number) => void): void {
+    this.appended.push(fn);
   }
 
   get eventTypes(): string[] {
@@ -191,6 +295,7 @@ export class EventStore {
    */
   async execute<T>(command: (w: EventWriter) => Promise<T>): Promise<{ result: T; events: StoredEvent[] }> {
     for (let attempt = 1; ; attempt++) {
+      const started = performance.now();
       try {
         const out = await this.db.prisma.$transaction(
           async (tx) => {
@@ -201,12 +306,13 @@ export class EventStore {
           { maxWait: 10_000, timeout: 30_000 },
         );
         if (out.events.length) {
+          const ms = performance.now() - started;
           for (const fn of this.committed) fn(out.events);
-          await this.db.notify(EVENTS_CHANNEL).catch(() => {});
+          for (const fn of this.appended) fn(ms, out.events.length);
         }
         return out;
       } catch (err) {
-        if (!isUniqueViolation(err, "Event") && !isDeadlock(err)) throw err;
+        if (!isSequenceConflict(err) && !isDeadlock(err)) throw err;
         if (attempt >= MAX_ATTEMPTS) {
           this.stats.rejected++;
           throw errors.aborted("ES-c0nf", "the resource was changed concurrently, try again");
@@ -218,25 +324,43 @@ export class EventStore {
     }
   }
 
-  async eventsAfter(position: bigint, limit: number): Promise<StoredEvent[]> {
-    const rows = await this.db.prisma.event.findMany({ where: { position: { gt: position } }, orderBy: { position: "asc" }, take: limit });
+  /**
+   * The events after `cursor` in commit order, from transactions older than every transaction still
+   * running (`pg_snapshot_xmin`). A transaction that took a lower position but commits later is therefore
+   * never skipped: until it ends, the read stops before it; once it ends, its events come next.
+   */
+  async readAfter(cursor: Cursor, limit: number): Promise<(StoredEvent & { tx: bigint })[]> {
+    const { rows } = await this.db.pool.query<EventRecord>(
+      `SELECT ${EVENT_COLUMNS} FROM events
+       WHERE (tx_id, position) > ($1::text::xid8, $2) AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
+       ORDER BY tx_id, position LIMIT $3`,
+      [cursor.tx.toString(), cursor.position.toString(), limit],
+    );
     return rows.map(toStored);
   }
 
   /** The event at a position: a delivery retried later reads its event again. */
   async eventAt(position: bigint): Promise<StoredEvent | undefined> {
-    const row = await this.db.prisma.event.findUnique({ where: { position } });
-    return row ? toStored(row) : undefined;
+    const { rows } = await this.db.pool.query<EventRecord>(`SELECT ${EVENT_COLUMNS} FROM events WHERE position = $1`, [position.toString()]);
+    return rows[0] ? toStored(rows[0]) : undefined;
   }
 
-  async latestPosition(): Promise<bigint> {
-    const agg = await this.db.prisma.event.aggregate({ _max: { position: true } });
-    return agg._max.position ?? 0n;
+  /** The newest committed event's place in commit order. */
+  async latest(): Promise<Cursor> {
+    const { rows } = await this.db.pool.query<{ tx: string; position: string }>(
+      "SELECT tx_id::text AS tx, position FROM events ORDER BY tx_id DESC, position DESC LIMIT 1",
+    );
+    return rows[0] ? { tx: BigInt(rows[0].tx), position: BigInt(rows[0].position) } : START;
+  }
+
+  /** How far each running subscription of this process has handled (for metrics: its lag). */
+  subscriptionCursors(): { name: string; cursor: Cursor }[] {
+    return [...this.handled].map(([name, cursor]) => ({ name, cursor: cursor() }));
   }
 
   /**
-   * Hands every event after the subscription's stored position to `handle`, in order, at least once: the
-   * position moves only after `handle` resolves, and it is stored, so a restart resumes where it stopped.
+   * Hands every event after the subscription's stored cursor to `handle`, in commit order, at least once:
+   * the cursor moves only after `handle` resolves, and it is stored, so a restart resumes where it stopped.
    * A failing batch is retried with backoff.
    */
   subscribe(name: string, handle: (events: StoredEvent[]) => Promise<void>, opts: SubscribeOptions = {}): Subscription {
@@ -245,8 +369,8 @@ export class EventStore {
     const prisma = this.db.prisma;
     let stopped = false;
     let wake: (() => void) | undefined;
-    let waiters: { target: bigint; resolve: () => void }[] = [];
-    let handled = -1n;
+    let waiters: { target: Cursor; resolve: () => void }[] = [];
+    let handled: Cursor | undefined;
     const sleep = (ms: number) =>
       new Promise<void>((resolve) => {
         const t = setTimeout(() => {
@@ -260,27 +384,28 @@ export class EventStore {
         };
       });
     const unlisten = this.db.listen(EVENTS_CHANNEL, () => wake?.());
+    this.handled.set(name, () => handled ?? START);
     const loop = (async () => {
       let backoff = opts.retryMs ?? 200;
-      const row = await prisma.subscription.upsert({ where: { name }, create: { name, position: 0n }, update: {} });
-      let position = row.position;
+      const row = await prisma.subscription.upsert({ where: { name }, create: { name, txId: 0n, position: 0n }, update: {} });
+      let cursor: Cursor = { tx: row.txId, position: row.position };
       while (!stopped) {
         try {
-          const batch = await this.eventsAfter(position, batchSize);
+          const batch = await this.readAfter(cursor, batchSize);
           if (batch.length) {
             const wanted = opts.filter ? batch.filter(opts.filter) : batch;
             if (wanted.length) await handle(wanted);
-            position = batch[batch.length - 1]!.position;
-            await prisma.subscription.update({ where: { name }, data: { position } });
+            const last = batch[batch.length - 1]!;
+            cursor = { tx: last.tx, position: last.position };
+            await prisma.subscription.update({ where: { name }, data: { txId: cursor.tx, position: cursor.position } });
             backoff = opts.retryMs ?? 200;
           }
-          handled = position;
+          handled = cursor;
+          const done = cursor;
           waiters = waiters.filter((w) => {
-            if (w.target <= handled) {
-              w.resolve();
-              return false;
-            }
-            return true;
+            if (after(w.target, done)) return true;
+            w.resolve();
+            return false;
           });
           if (batch.length < batchSize) await sleep(pollMs);
         } catch (err) {
@@ -296,11 +421,12 @@ export class EventStore {
         stopped = true;
         wake?.();
         await loop;
+        this.handled.delete(name);
         await (await unlisten)();
       },
       caughtUp: async () => {
-        const target = await this.latestPosition();
-        if (handled >= target) return;
+        const target = await this.latest();
+        if (handled && !after(target, handled)) return;
         await new Promise<void>((resolve) => {
           waiters.push({ target, resolve });
           wake?.();

@@ -6,6 +6,7 @@ import type { SecretBox } from "../crypto/secrets.js";
 import { errors } from "../errors/errors.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
+import { readFrom, readRow } from "./sources.js";
 import { search, textFilter, type SearchRequest, type Searchable } from "./list.js";
 
 export type TargetRow = Awaited<ReturnType<Database["prisma"]["target"]["findFirstOrThrow"]>>;
@@ -94,28 +95,40 @@ export class ActionQueries {
 
   /**
    * The targets to call for the most specific existing execution among `ids` (most specific first), with
-   * includes expanded in place after the execution's own targets. Cached until the next committed event.
+   * includes expanded in place after the execution's own targets. Cached in two parts: which targets (until
+   * an execution changes), and those targets' rows (until one of them changes), so that creating an
+   * unrelated target does not make every call read its executions again.
    */
-  targetsFor(instanceId: string, ids: string[]): Promise<CallableTarget[]> {
-    return this.cache.get(`exec:${instanceId}:${ids.join("|")}`, async () => {
-      const found = await this.db.prisma.execution.findMany({ where: { instanceId, id: { in: ids } } });
-      const best = ids.map((id) => found.find((x) => x.id === id)).find((x) => x !== undefined);
-      if (!best) return [];
-      const targetIds: string[] = [];
-      const expand = async (x: ExecutionRow, depth: number) => {
-        targetIds.push(...x.targets);
-        if (depth >= MAX_INCLUDE_DEPTH) return;
-        for (const inc of x.includes) {
-          const child = await this.db.prisma.execution.findUnique({ where: { instanceId_id: { instanceId, id: inc } } });
-          if (child) await expand(child, depth + 1);
-        }
-      };
-      await expand(best, 0);
-      const rows = await this.db.prisma.target.findMany({ where: { instanceId, id: { in: targetIds } } });
-      return targetIds.flatMap((id) => {
-        const t = rows.find((r) => r.id === id);
-        return t ? [{ ...t, targetType: t.targetType as CallableTarget["targetType"], signingKey: this.box.open(t.signingKey) }] : [];
-      });
-    });
+  async targetsFor(instanceId: string, ids: string[]): Promise<CallableTarget[]> {
+    const targetIds = await this.cache.get(`exec:${instanceId}:${ids.join("|")}`, () => this.executionTargetIds(instanceId, ids), readFrom("execution"));
+    if (!targetIds.length) return [];
+    return this.cache.get(
+      `exec-targets:${instanceId}:${targetIds.join("|")}`,
+      async () => {
+        const rows = await this.db.prisma.target.findMany({ where: { instanceId, id: { in: targetIds } } });
+        return targetIds.flatMap((id) => {
+          const t = rows.find((r) => r.id === id);
+          return t ? [{ ...t, targetType: t.targetType as CallableTarget["targetType"], signingKey: this.box.open(t.signingKey) }] : [];
+        });
+      },
+      [...new Set(targetIds)].flatMap((id) => readRow("target", id)),
+    );
+  }
+
+  private async executionTargetIds(instanceId: string, ids: string[]): Promise<string[]> {
+    const found = await this.db.prisma.execution.findMany({ where: { instanceId, id: { in: ids } } });
+    const best = ids.map((id) => found.find((x) => x.id === id)).find((x) => x !== undefined);
+    if (!best) return [];
+    const targetIds: string[] = [];
+    const expand = async (x: ExecutionRow, depth: number) => {
+      targetIds.push(...x.targets);
+      if (depth >= MAX_INCLUDE_DEPTH) return;
+      for (const inc of x.includes) {
+        const child = await this.db.prisma.execution.findUnique({ where: { instanceId_id: { instanceId, id: inc } } });
+        if (child) await expand(child, depth + 1);
+      }
+    };
+    await expand(best, 0);
+    return targetIds;
   }
 }

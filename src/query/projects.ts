@@ -3,6 +3,7 @@ import type { ListQuery } from "../../gen/svc/resources/object/v3alpha/object_pb
 import { ProjectFieldName, type ProjectSearchFilter } from "../../gen/svc/resources/project/v3alpha/project_pb.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
+import { readRow } from "./sources.js";
 import { readableWhere, search, textFilter, type ReadScope, type SearchRequest, type Searchable } from "./list.js";
 
 export type ProjectRow = Project;
@@ -50,7 +51,11 @@ export class ProjectQueries {
 
   /** Whether the project puts its users' roles into tokens; every token of its applications asks, so it is cached. */
   async assertsRoles(projectId: string): Promise<boolean> {
-    const project = await this.cache.get(`oidc-project:${projectId}`, () => this.db.prisma.project.findUnique({ where: { id: projectId } }));
+    const project = await this.cache.get(
+      `oidc-project:${projectId}`,
+      () => this.db.prisma.project.findUnique({ where: { id: projectId } }),
+      readRow("project", projectId),
+    );
     return !!project?.projectRoleAssertion;
   }
 

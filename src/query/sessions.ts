@@ -1,5 +1,6 @@
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
+import { readRow } from "./sources.js";
 
 /** A browser's session of one user, with what the account chooser shows of the user. */
 export interface BrowserSession {
@@ -22,6 +23,7 @@ export class SessionQueries {
     return this.cache.get(
       `session-active:${sessionId}`,
       async () => !!(await this.db.prisma.loginSession.findUnique({ where: { id: sessionId }, select: { id: true } })),
+      readRow("loginSession", sessionId),
     );
   }
 

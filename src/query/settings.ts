@@ -3,6 +3,7 @@ import { resolveAlong, type ResolvedValue, type StoredValues } from "../domain/s
 import type { SettingsKind, SettingsValues } from "../domain/settings-kinds.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
+import { readFrom } from "./sources.js";
 
 export type { ResolvedValue } from "../domain/settings.js";
 
@@ -27,12 +28,16 @@ export class SettingsQueries {
 
   /** What one context itself set. */
   row(kind: SettingsKind, owner: ContextOwner): Promise<SettingsRow | null> {
-    return this.cache.get(`settings:${kind}:${owner.type}:${owner.id}`, async () => {
-      const row = await this.db.prisma.setting.findUnique({
-        where: { kind_ownerType_ownerId: { kind, ownerType: owner.type, ownerId: owner.id } },
-      });
-      return row ? { values: row.values as StoredValues, sequence: row.sequence, changeDate: row.changeDate } : null;
-    });
+    return this.cache.get(
+      `settings:${kind}:${owner.type}:${owner.id}`,
+      async () => {
+        const row = await this.db.prisma.setting.findUnique({
+          where: { kind_ownerType_ownerId: { kind, ownerType: owner.type, ownerId: owner.id } },
+        });
+        return row ? { values: row.values as StoredValues, sequence: row.sequence, changeDate: row.changeDate } : null;
+      },
+      readFrom("setting"),
+    );
   }
 
   /**

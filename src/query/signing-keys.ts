@@ -2,6 +2,7 @@ import { createPrivateKey, createPublicKey, type KeyObject } from "node:crypto";
 import type { SecretBox } from "../crypto/secrets.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
+import { readFrom } from "./sources.js";
 
 /** A key within this much of the end of its signing time is not chosen: the next one is made instead. */
 export const SIGNING_GRACE_MS = 60_000;
@@ -36,7 +37,11 @@ export class SigningKeyQueries {
   ) {}
 
   private rows(instanceId: string) {
-    return this.cache.get(`signing-keys:${instanceId}`, () => this.db.prisma.signingKey.findMany({ where: { instanceId }, orderBy: { createdAt: "desc" } }));
+    return this.cache.get(
+      `signing-keys:${instanceId}`,
+      () => this.db.prisma.signingKey.findMany({ where: { instanceId }, orderBy: { createdAt: "desc" } }),
+      readFrom("signingKey"),
+    );
   }
 
   /** The keys still published, newest first, as the web key API lists them. */

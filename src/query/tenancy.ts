@@ -1,6 +1,7 @@
 import type { InstanceRow, OrgRow } from "../domain/contexts.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
+import { readFrom, readRow } from "./sources.js";
 
 export type { InstanceRow, OrgRow } from "../domain/contexts.js";
 
@@ -27,50 +28,71 @@ export class TenancyQueries {
 
   instanceByDomain(domain: string): Promise<InstanceRow | null> {
     const d = domain.toLowerCase();
-    return this.cache.get(`instance-domain:${d}`, async () => {
-      const row = await this.db.prisma.instanceDomain.findUnique({ where: { domain: d } });
-      return row ? this.instanceById(row.instanceId) : null;
-    });
+    return this.cache.get(
+      `instance-domain:${d}`,
+      async () => {
+        const row = await this.db.prisma.instanceDomain.findUnique({ where: { domain: d } });
+        return row ? this.instanceById(row.instanceId) : null;
+      },
+      readFrom("instanceDomain", "instance"),
+    );
   }
 
   instanceById(id: string): Promise<InstanceRow | null> {
-    return this.cache.get(`instance:${id}`, () => this.db.prisma.instance.findUnique({ where: { id }, select: { id: true, name: true, defaultOrgId: true } }));
+    return this.cache.get(
+      `instance:${id}`,
+      () => this.db.prisma.instance.findUnique({ where: { id }, select: { id: true, name: true, defaultOrgId: true } }),
+      readRow("instance", id),
+    );
   }
 
   domainsOf(instanceId: string): Promise<string[]> {
-    return this.cache.get(`instance-domains:${instanceId}`, async () =>
-      (await this.db.prisma.instanceDomain.findMany({ where: { instanceId }, orderBy: { domain: "asc" } })).map((d) => d.domain),
+    return this.cache.get(
+      `instance-domains:${instanceId}`,
+      async () => (await this.db.prisma.instanceDomain.findMany({ where: { instanceId }, orderBy: { domain: "asc" } })).map((d) => d.domain),
+      readRow("instanceDomain", instanceId),
     );
   }
 
   orgById(instanceId: string, id: string): Promise<OrgRow | null> {
-    return this.cache.get(`org:${instanceId}:${id}`, () =>
-      this.db.prisma.org.findFirst({ where: { instanceId, id }, select: { id: true, instanceId: true, name: true, primaryDomain: true } }),
+    return this.cache.get(
+      `org:${instanceId}:${id}`,
+      () => this.db.prisma.org.findFirst({ where: { instanceId, id }, select: { id: true, instanceId: true, name: true, primaryDomain: true } }),
+      readRow("org", id),
     );
   }
 
   orgByDomain(instanceId: string, domain: string): Promise<OrgRow | null> {
-    return this.cache.get(`org-domain:${instanceId}:${domain.toLowerCase()}`, () =>
-      this.db.prisma.org.findFirst({
-        where: { instanceId, primaryDomain: domain.toLowerCase() },
-        select: { id: true, instanceId: true, name: true, primaryDomain: true },
-      }),
+    return this.cache.get(
+      `org-domain:${instanceId}:${domain.toLowerCase()}`,
+      () =>
+        this.db.prisma.org.findFirst({
+          where: { instanceId, primaryDomain: domain.toLowerCase() },
+          select: { id: true, instanceId: true, name: true, primaryDomain: true },
+        }),
+      readFrom("org"),
     );
   }
 
   tokenOwner(tokenHash: string): Promise<TokenOwner | null> {
-    return this.cache.get(`pat:${tokenHash}`, async () => {
-      const pat = await this.db.prisma.personalAccessToken.findUnique({ where: { tokenHash } });
-      if (!pat) return null;
-      const user = await this.db.prisma.user.findUnique({ where: { id: pat.userId }, select: { orgId: true, state: true } });
-      if (user?.state !== "active") return null;
-      return { userId: pat.userId, instanceId: pat.instanceId, orgId: user.orgId, expiresAt: pat.expiresAt };
-    });
+    return this.cache.get(
+      `pat:${tokenHash}`,
+      async () => {
+        const pat = await this.db.prisma.personalAccessToken.findUnique({ where: { tokenHash } });
+        if (!pat) return null;
+        const user = await this.db.prisma.user.findUnique({ where: { id: pat.userId }, select: { orgId: true, state: true } });
+        if (user?.state !== "active") return null;
+        return { userId: pat.userId, instanceId: pat.instanceId, orgId: user.orgId, expiresAt: pat.expiresAt };
+      },
+      readFrom("personalAccessToken", "user"),
+    );
   }
 
   membershipsOf(userId: string): Promise<MembershipRow[]> {
-    return this.cache.get(`members:${userId}`, () =>
-      this.db.prisma.membership.findMany({ where: { userId }, select: { instanceId: true, contextType: true, contextId: true, roles: true } }),
+    return this.cache.get(
+      `members:${userId}`,
+      () => this.db.prisma.membership.findMany({ where: { userId }, select: { instanceId: true, contextType: true, contextId: true, roles: true } }),
+      readFrom("membership"),
     );
   }
 }

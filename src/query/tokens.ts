@@ -1,6 +1,7 @@
 import type { RefreshToken } from "../../gen/prisma/client.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
+import { readRow } from "./sources.js";
 
 export type RefreshTokenRow = RefreshToken;
 
@@ -24,6 +25,6 @@ export class TokenQueries {
 
   /** Whether the access token with this ID was revoked; every token check asks, so it is cached. */
   isRevoked(jti: string): Promise<boolean> {
-    return this.cache.get(`revoked:${jti}`, async () => !!(await this.db.prisma.revokedToken.findUnique({ where: { jti } })));
+    return this.cache.get(`revoked:${jti}`, async () => !!(await this.db.prisma.revokedToken.findUnique({ where: { jti } })), readRow("revokedToken", jti));
   }
 }

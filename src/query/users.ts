@@ -2,6 +2,7 @@ import type { Prisma as P, User } from "../../gen/prisma/client.js";
 import { UserFieldName, UserState, UserType, type UserSearchFilter } from "../../gen/svc/resources/user/v3alpha/user_pb.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
+import { readRow } from "./sources.js";
 import { readableWhere, search, textFilter, type ReadScope, type SearchRequest, type Searchable } from "./list.js";
 
 export type UserRow = User;
@@ -61,7 +62,7 @@ export class UserQueries {
    * and introspection read it. Not scoped to an instance: the token's own claims are checked against it.
    */
   tokenSubject(id: string): Promise<UserRow | null> {
-    return this.cache.get(`oidc-user:${id}`, () => this.db.prisma.user.findUnique({ where: { id } }));
+    return this.cache.get(`oidc-user:${id}`, () => this.db.prisma.user.findUnique({ where: { id } }), readRow("user", id));
   }
 
   search(instanceId: string, readable: ReadScope, req: SearchRequest<UserSearchFilter, UserFieldName>) {

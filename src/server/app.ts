@@ -44,7 +44,7 @@ import { ensureFirstInstance, type FirstInstance } from "../command/setup.js";
 import type { Config } from "../config/config.js";
 import { loadMasterKey, masterKeyOpens } from "../storage/masterkey.js";
 import { SecretBox } from "../crypto/secrets.js";
-import { EVENTS_CHANNEL, EventStore } from "../eventstore/eventstore.js";
+import { EVENTS_CHANNEL, EventStore, parseChangeNotice } from "../eventstore/eventstore.js";
 import { ActionQueries } from "../query/actions.js";
 import { ProjectionCache } from "../query/cache.js";
 import { FeatureQueries } from "../query/features.js";
@@ -69,6 +69,8 @@ export interface RunningServer {
   db: Database;
   es: EventStore;
   firstInstance: FirstInstance;
+  /** The projection cache (tests and metrics read its counters). */
+  cache: ProjectionCache;
   mounted: Mounted[];
   /** Function executions, for the OIDC provider. */
   functions: FunctionExecutions;
@@ -114,8 +116,13 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   });
   const box = new SecretBox(masterKey);
   const cache = new ProjectionCache();
-  es.onCommitted(() => cache.clear());
-  const stopListening = await db.listen(EVENTS_CHANNEL, () => cache.clear());
+  // Entries read from what changed are dropped: here right after commit, in every process on the NOTIFY.
+  es.onCommitted((events) => cache.invalidate(events));
+  const stopListening = await db.listen(EVENTS_CHANNEL, (notice) => {
+    const changed = parseChangeNotice(notice);
+    if (changed) cache.invalidate(changed);
+    else cache.clear();
+  });
 
   const tenancy = new TenancyQueries(db, cache);
   const settings = new SettingsQueries(db, cache);
@@ -251,6 +258,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     app,
     db,
     es,
+    cache,
     firstInstance,
     mounted,
     functions,

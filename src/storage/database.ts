@@ -19,9 +19,8 @@ export interface Database {
   readonly connection: pg.ClientConfig;
   /** Runs SQL with several statements (simple query protocol). */
   execScript(sql: string): Promise<void>;
-  /** Calls fn for every NOTIFY on channel, from any process on this database. */
-  listen(channel: string, fn: () => void): Promise<() => Promise<void>>;
-  notify(channel: string): Promise<void>;
+  /** Calls fn with the payload of every NOTIFY on channel, from any process on this database. */
+  listen(channel: string, fn: (payload: string) => void): Promise<() => Promise<void>>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -53,7 +52,7 @@ async function openPostgres(kind: Database["kind"], connection: pg.ClientConfig,
   pool.on("error", () => {});
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   let listenClient: pg.Client | undefined;
-  const listeners = new Map<string, Set<() => void>>();
+  const listeners = new Map<string, Set<(payload: string) => void>>();
   return {
     kind,
     prisma,
@@ -68,7 +67,7 @@ async function openPostgres(kind: Database["kind"], connection: pg.ClientConfig,
         listenClient.on("error", () => {});
         await listenClient.connect();
         listenClient.on("notification", (n) => {
-          for (const f of listeners.get(n.channel) ?? []) f();
+          for (const f of listeners.get(n.channel) ?? []) f(n.payload ?? "");
         });
       }
       if (!listeners.has(channel)) {
@@ -77,9 +76,6 @@ async function openPostgres(kind: Database["kind"], connection: pg.ClientConfig,
       }
       listeners.get(channel)!.add(fn);
       return async () => void listeners.get(channel)?.delete(fn);
-    },
-    async notify(channel) {
-      await pool.query("select pg_notify($1, '')", [channel]);
     },
     async ping() {
       await pool.query("select 1");

@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { StoredEvent } from "../../src/eventstore/eventstore.js";
+import { EVENTS_CHANNEL, parseChangeNotice, type StoredEvent } from "../../src/eventstore/eventstore.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 let t: TestServer;
@@ -140,6 +140,88 @@ describe("event store", () => {
     } catch (e) {
       await t2.close().catch(() => {});
       throw e;
+    }
+  });
+
+  it("appends to different aggregates in parallel: one waiting command does not hold up another", async () => {
+    const es = t.server.es;
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    // A command that appended and then waits (as if its client were slow) ...
+    const slow = es.execute(async (w) => {
+      await w.push(t.instanceId, "test", [{ ...counter("p1"), type: "test.counter.incremented", payload: {} }]);
+      await held;
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    // ... does not block an append to another aggregate: it commits while the first is still open.
+    const quick = await Promise.race([
+      es.execute((w) => w.push(t.instanceId, "test", [{ ...counter("p2"), type: "test.counter.incremented", payload: {} }])).then(() => "committed"),
+      new Promise((r) => setTimeout(() => r("blocked"), 5_000)),
+    ]);
+    release();
+    await slow;
+    expect(quick).toBe("committed");
+  });
+
+  it("never lets a subscriber skip an event whose transaction took an earlier position and committed later", async () => {
+    const es = t.server.es;
+    const seen: string[] = [];
+    const sub = es.subscribe("late-commit-sub", async (b) => void seen.push(...b.map((e) => e.aggregateId)), {
+      filter: (e) => e.aggregateType === "test" && e.aggregateId.startsWith("late-"),
+      pollMs: 20,
+    });
+    await sub.caughtUp();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let appended!: () => void;
+    const firstAppended = new Promise<void>((r) => (appended = r));
+    const early = es.execute(async (w) => {
+      const [e] = await w.push(t.instanceId, "test", [{ ...counter("late-early"), type: "test.counter.incremented", payload: {} }]);
+      appended();
+      await held;
+      return e!.position;
+    });
+    await firstAppended;
+    const { events } = await es.execute((w) => w.push(t.instanceId, "test", [{ ...counter("late-later"), type: "test.counter.incremented", payload: {} }]));
+    // The later transaction took a higher position and committed first; the subscriber must wait for the
+    // open one instead of moving past it.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(seen).toEqual([]);
+    release();
+    const { result: earlyPosition } = await early;
+    expect(earlyPosition).toBeLessThan(events[0]!.position);
+    await sub.caughtUp();
+    await sub.stop();
+    expect(seen).toEqual(["late-early", "late-later"]);
+  });
+
+  it("tells other processes which aggregates changed, at commit and only at commit", async () => {
+    const notices: string[] = [];
+    const unlisten = await t.server.db.listen(EVENTS_CHANNEL, (n) => void notices.push(n));
+    try {
+      await expect(
+        t.server.es.execute(async (w) => {
+          await w.push(t.instanceId, "test", [{ ...counter("n-rolled-back"), type: "test.counter.incremented", payload: {} }]);
+          throw new Error("boom");
+        }),
+      ).rejects.toThrow("boom");
+      await t.server.es.execute((w) =>
+        w.push(t.instanceId, "test", [
+          { ...counter("n1"), type: "test.counter.incremented", payload: {} },
+          { ...counter("n1"), type: "test.counter.incremented", payload: {} },
+          { ...counter("n2"), type: "test.counter.incremented", payload: {} },
+        ]),
+      );
+      await expect.poll(() => notices.length).toBeGreaterThan(0);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(notices.map(parseChangeNotice)).toEqual([
+        [
+          { aggregateType: "test", aggregateId: "n1" },
+          { aggregateType: "test", aggregateId: "n2" },
+        ],
+      ]);
+    } finally {
+      await unlisten();
     }
   });
 });

@@ -2498,6 +2498,7 @@ export type EventScalarFieldEnum = (typeof EventScalarFieldEnum)[keyof typeof Ev
 
 export const SubscriptionScalarFieldEnum = {
   name: 'name',
+  txId: 'txId',
   position: 'position',
   updatedAt: 'updatedAt'
 } as const

@@ -27,27 +27,32 @@ export type AggregateSubscription = {
 }
 
 export type SubscriptionAvgAggregateOutputType = {
+  txId: number | null
   position: number | null
 }
 
 export type SubscriptionSumAggregateOutputType = {
+  txId: bigint | null
   position: bigint | null
 }
 
 export type SubscriptionMinAggregateOutputType = {
   name: string | null
+  txId: bigint | null
   position: bigint | null
   updatedAt: Date | null
 }
 
 export type SubscriptionMaxAggregateOutputType = {
   name: string | null
+  txId: bigint | null
   position: bigint | null
   updatedAt: Date | null
 }
 
 export type SubscriptionCountAggregateOutputType = {
   name: number
+  txId: number
   position: number
   updatedAt: number
   _all: number
@@ -55,27 +60,32 @@ export type SubscriptionCountAggregateOutputType = {
 
 
 export type SubscriptionAvgAggregateInputType = {
+  txId?: true
   position?: true
 }
 
 export type SubscriptionSumAggregateInputType = {
+  txId?: true
   position?: true
 }
 
 export type SubscriptionMinAggregateInputType = {
   name?: true
+  txId?: true
   position?: true
   updatedAt?: true
 }
 
 export type SubscriptionMaxAggregateInputType = {
   name?: true
+  txId?: true
   position?: true
   updatedAt?: true
 }
 
 export type SubscriptionCountAggregateInputType = {
   name?: true
+  txId?: true
   position?: true
   updatedAt?: true
   _all?: true
@@ -169,6 +179,7 @@ export type SubscriptionGroupByArgs<ExtArgs extends runtime.Types.Extensions.Int
 
 export type SubscriptionGroupByOutputType = {
   name: string
+  txId: bigint
   position: bigint
   updatedAt: Date
   _count: SubscriptionCountAggregateOutputType | null
@@ -198,12 +209,14 @@ export type SubscriptionWhereInput = {
   OR?: Prisma.SubscriptionWhereInput[]
   NOT?: Prisma.SubscriptionWhereInput | Prisma.SubscriptionWhereInput[]
   name?: Prisma.StringFilter<"Subscription"> | string
+  txId?: Prisma.BigIntFilter<"Subscription"> | bigint | number
   position?: Prisma.BigIntFilter<"Subscription"> | bigint | number
   updatedAt?: Prisma.DateTimeFilter<"Subscription"> | Date | string
 }
 
 export type SubscriptionOrderByWithRelationInput = {
   name?: Prisma.SortOrder
+  txId?: Prisma.SortOrder
   position?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -213,12 +226,14 @@ export type SubscriptionWhereUniqueInput = Prisma.AtLeast<{
   AND?: Prisma.SubscriptionWhereInput | Prisma.SubscriptionWhereInput[]
   OR?: Prisma.SubscriptionWhereInput[]
   NOT?: Prisma.SubscriptionWhereInput | Prisma.SubscriptionWhereInput[]
+  txId?: Prisma.BigIntFilter<"Subscription"> | bigint | number
   position?: Prisma.BigIntFilter<"Subscription"> | bigint | number
   updatedAt?: Prisma.DateTimeFilter<"Subscription"> | Date | string
 }, "name">
 
 export type SubscriptionOrderByWithAggregationInput = {
   name?: Prisma.SortOrder
+  txId?: Prisma.SortOrder
   position?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.SubscriptionCountOrderByAggregateInput
@@ -233,75 +248,88 @@ export type SubscriptionScalarWhereWithAggregatesInput = {
   OR?: Prisma.SubscriptionScalarWhereWithAggregatesInput[]
   NOT?: Prisma.SubscriptionScalarWhereWithAggregatesInput | Prisma.SubscriptionScalarWhereWithAggregatesInput[]
   name?: Prisma.StringWithAggregatesFilter<"Subscription"> | string
+  txId?: Prisma.BigIntWithAggregatesFilter<"Subscription"> | bigint | number
   position?: Prisma.BigIntWithAggregatesFilter<"Subscription"> | bigint | number
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Subscription"> | Date | string
 }
 
 export type SubscriptionCreateInput = {
   name: string
+  txId?: bigint | number
   position: bigint | number
   updatedAt?: Date | string
 }
 
 export type SubscriptionUncheckedCreateInput = {
   name: string
+  txId?: bigint | number
   position: bigint | number
   updatedAt?: Date | string
 }
 
 export type SubscriptionUpdateInput = {
   name?: Prisma.StringFieldUpdateOperationsInput | string
+  txId?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   position?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
 export type SubscriptionUncheckedUpdateInput = {
   name?: Prisma.StringFieldUpdateOperationsInput | string
+  txId?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   position?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
 export type SubscriptionCreateManyInput = {
   name: string
+  txId?: bigint | number
   position: bigint | number
   updatedAt?: Date | string
 }
 
 export type SubscriptionUpdateManyMutationInput = {
   name?: Prisma.StringFieldUpdateOperationsInput | string
+  txId?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   position?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
 export type SubscriptionUncheckedUpdateManyInput = {
   name?: Prisma.StringFieldUpdateOperationsInput | string
+  txId?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   position?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
 export type SubscriptionCountOrderByAggregateInput = {
   name?: Prisma.SortOrder
+  txId?: Prisma.SortOrder
   position?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
 
 export type SubscriptionAvgOrderByAggregateInput = {
+  txId?: Prisma.SortOrder
   position?: Prisma.SortOrder
 }
 
 export type SubscriptionMaxOrderByAggregateInput = {
   name?: Prisma.SortOrder
+  txId?: Prisma.SortOrder
   position?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
 
 export type SubscriptionMinOrderByAggregateInput = {
   name?: Prisma.SortOrder
+  txId?: Prisma.SortOrder
   position?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
 
 export type SubscriptionSumOrderByAggregateInput = {
+  txId?: Prisma.SortOrder
   position?: Prisma.SortOrder
 }
 
@@ -309,35 +337,40 @@ export type SubscriptionSumOrderByAggregateInput = {
 
 export type SubscriptionSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   name?: boolean
+  txId?: boolean
   position?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["subscription"]>
 
 export type SubscriptionSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   name?: boolean
+  txId?: boolean
   position?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["subscription"]>
 
 export type SubscriptionSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   name?: boolean
+  txId?: boolean
   position?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["subscription"]>
 
 export type SubscriptionSelectScalar = {
   name?: boolean
+  txId?: boolean
   position?: boolean
   updatedAt?: boolean
 }
 
-export type SubscriptionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"name" | "position" | "updatedAt", ExtArgs["result"]["subscription"]>
+export type SubscriptionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"name" | "txId" | "position" | "updatedAt", ExtArgs["result"]["subscription"]>
 
 export type $SubscriptionPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "Subscription"
   objects: {}
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     name: string
+    txId: bigint
     position: bigint
     updatedAt: Date
   }, ExtArgs["result"]["subscription"]>
@@ -764,6 +797,7 @@ export interface Prisma__SubscriptionClient<T, Null = never, ExtArgs extends run
  */
 export interface SubscriptionFieldRefs {
   readonly name: Prisma.FieldRef<"Subscription", 'String'>
+  readonly txId: Prisma.FieldRef<"Subscription", 'BigInt'>
   readonly position: Prisma.FieldRef<"Subscription", 'BigInt'>
   readonly updatedAt: Prisma.FieldRef<"Subscription", 'DateTime'>
 }

@@ -1,0 +1,48 @@
+import type { Source } from "./cache.js";
+
+/**
+ * For each projection table: the aggregate types whose events' reducers write it (`src/command/*`), its own
+ * aggregate first. A cached read names these as its sources, so that an event drops exactly the entries it
+ * may have changed. Cascades count: removing an organisation deletes its users, so `user` lists `org`.
+ * `test/platform/cache-sources.test.ts` checks this table against the reducers.
+ */
+export const tableSources = {
+  instance: ["instance"],
+  instanceDomain: ["instance"],
+  org: ["org"],
+  user: ["user", "org"],
+  machineKey: ["user", "org"],
+  personalAccessToken: ["user", "org"],
+  loginSession: ["session", "user", "org"],
+  membership: ["system", "instance", "org", "project", "user"],
+  project: ["project", "org"],
+  projectRole: ["project", "org"],
+  application: ["application", "project", "org"],
+  applicationKey: ["application", "project", "org"],
+  userGrant: ["usergrant", "user", "project", "org"],
+  authRequest: ["auth_request"],
+  refreshToken: ["refresh_token"],
+  revokedToken: ["oidc_token"],
+  signingKey: ["signing_keys"],
+  setting: ["settings"],
+  target: ["target"],
+  execution: ["execution"],
+  idp: ["idp"],
+  idpPolicy: ["idp"],
+} as const satisfies Record<string, readonly string[]>;
+
+export type Table = keyof typeof tableSources;
+
+/** The sources of a read of these tables, every aggregate of each type. */
+export function readFrom(...tables: Table[]): Source[] {
+  return [...new Set(tables.flatMap((t) => tableSources[t]))];
+}
+
+/**
+ * The sources of a read of one aggregate's own row of `table` (e.g. a user by its ID): that aggregate's
+ * events, and every event of the other types that write the table (their cascades name no single row).
+ */
+export function readRow(table: Table, id: string): Source[] {
+  const [own, ...others] = tableSources[table];
+  return [{ type: own, id }, ...others];
+}

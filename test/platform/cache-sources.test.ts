@@ -1,0 +1,90 @@
+import { describe, expect, it } from "vitest";
+import { registerAllReducers } from "../../src/command/all-reducers.js";
+import type { EventDefinition } from "../../src/eventstore/definition.js";
+import type { EventStore, Reducer } from "../../src/eventstore/eventstore.js";
+import { ProjectionCache } from "../../src/query/cache.js";
+import { readFrom, readRow, tableSources } from "../../src/query/sources.js";
+
+const WRITES = new Set(["create", "createMany", "update", "updateMany", "upsert", "delete", "deleteMany"]);
+
+/** A value that answers every property and call with itself: a reducer runs to its end on any payload. */
+function anything(): unknown {
+  const target = () => {};
+  const proxy: unknown = new Proxy(target, {
+    get: (_t, key) => {
+      if (key === "then") return undefined; // not a promise
+      if (key === Symbol.toPrimitive) return () => 1;
+      if (key === Symbol.iterator) return function* () {};
+      return proxy;
+    },
+    apply: () => proxy,
+  });
+  return proxy;
+}
+
+/** A transaction that records which tables a reducer writes. */
+function recordingTx(written: Set<string>) {
+  return new Proxy(
+    {},
+    {
+      get: (_t, model) =>
+        new Proxy(
+          {},
+          {
+            get: (_m, op) => async () => {
+              if (WRITES.has(String(op))) written.add(String(model));
+              return anything();
+            },
+          },
+        ),
+    },
+  );
+}
+
+describe("cache sources", () => {
+  it("name, for every table a reducer writes, the aggregate type of the events it reduces", async () => {
+    const registered: { def: EventDefinition<object>; reduce: Reducer }[] = [];
+    // Only `on` is used while registering.
+    const es = { on: (def: EventDefinition<object>, reduce: Reducer) => void registered.push({ def, reduce }) } as unknown as EventStore;
+    registerAllReducers(es);
+    expect(registered.length).toBeGreaterThan(50);
+    const missing: string[] = [];
+    for (const { def, reduce } of registered) {
+      const written = new Set<string>();
+      const event = { ...(anything() as object), aggregateType: def.aggregateType, type: def.type, payload: anything(), aggregateId: "1", instanceId: "1" };
+      await reduce(recordingTx(written) as never, event as never).catch(() => {});
+      for (const table of written) {
+        const sources: readonly string[] | undefined = (tableSources as Record<string, readonly string[]>)[table];
+        if (!sources?.includes(def.aggregateType)) missing.push(`${table} <- ${def.type} (${def.aggregateType})`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it("drops only the entries read from what changed", async () => {
+    const cache = new ProjectionCache();
+    let loads = 0;
+    const load = async () => ++loads;
+    await cache.get("user-1", load, readRow("user", "1"));
+    await cache.get("user-2", load, readRow("user", "2"));
+    await cache.get("users", load, readFrom("user"));
+    await cache.get("targets", load, readFrom("target"));
+    await cache.get("anything", load);
+    expect(loads).toBe(5);
+    cache.invalidate([{ aggregateType: "user", aggregateId: "1" }]);
+    const again = async (key: string, sources?: ReturnType<typeof readFrom>) => {
+      const before = loads;
+      await cache.get(key, load, sources);
+      return loads > before ? "reloaded" : "cached";
+    };
+    expect(await again("user-1", readRow("user", "1"))).toBe("reloaded");
+    expect(await again("user-2", readRow("user", "2"))).toBe("cached");
+    expect(await again("users", readFrom("user"))).toBe("reloaded");
+    expect(await again("targets", readFrom("target"))).toBe("cached");
+    expect(await again("anything")).toBe("reloaded");
+    // A cascade: an organisation's events drop every user row.
+    cache.invalidate([{ aggregateType: "org", aggregateId: "9" }]);
+    expect(await again("user-2", readRow("user", "2"))).toBe("reloaded");
+    expect(await again("targets", readFrom("target"))).toBe("cached");
+  });
+});
