@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomBytesPooled } from "./crypto/random.js";
 
 let last = 0n;
 /**
@@ -6,7 +6,7 @@ let last = 0n;
  * follows creation order and IDs from several processes do not collide in practice.
  */
 export function newId(): string {
-  let id = (BigInt(Date.now()) << 16n) | BigInt(randomBytes(2).readUInt16BE());
+  let id = (BigInt(Date.now()) << 16n) | BigInt(randomBytesPooled(2).readUInt16BE());
   if (id <= last) id = last + 1n;
   last = id;
   return id.toString();

@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv } from "node:crypto";
+import { randomBytesPooled } from "./random.js";
 
 /** Encrypts secrets at rest with the master key: AES-256-GCM, `v1.<base64url iv|tag|ciphertext>`. */
 export class SecretBox {
@@ -7,7 +8,7 @@ export class SecretBox {
   }
 
   seal(plaintext: string): string {
-    const iv = randomBytes(12);
+    const iv = randomBytesPooled(12);
     const cipher = createCipheriv("aes-256-gcm", this.key, iv);
     const ct = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
     return `v1.${Buffer.concat([iv, cipher.getAuthTag(), ct]).toString("base64url")}`;

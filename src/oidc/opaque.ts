@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHmac } from "node:crypto";
+import { randomBytesPooled } from "../crypto/random.js";
 
 /**
  * Opaque access tokens carry their own claims, encrypted and authenticated (AES-256-GCM with a key derived
@@ -13,7 +14,7 @@ export class OpaqueTokens {
   }
 
   seal(claims: Record<string, unknown>): string {
-    const iv = randomBytes(12);
+    const iv = randomBytesPooled(12);
     const cipher = createCipheriv("aes-256-gcm", this.key, iv);
     const body = Buffer.concat([cipher.update(JSON.stringify(claims)), cipher.final()]);
     return Buffer.concat([iv, body, cipher.getAuthTag()]).toString("base64url");

@@ -1,5 +1,6 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { ensureSigningKey, type SigningKeyPolicy } from "../command/signing-keys.js";
+import { randomBytesPooled } from "../crypto/random.js";
 import type { EventStore } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
 import type { SigningKey } from "../query/signing-keys.js";
@@ -57,7 +58,7 @@ function isAccessClaims(p: Record<string, unknown>): p is Record<string, unknown
 
 export const sha256 = (s: string) => createHash("sha256").update(s).digest("base64url");
 /** 256 random bits, base64url: codes and refresh tokens. */
-export const randomToken = () => randomBytes(32).toString("base64url");
+export const randomToken = () => randomBytesPooled(32).toString("base64url");
 const seconds = (d: Date | number) => Math.floor((typeof d === "number" ? d : d.getTime()) / 1000);
 
 /** Makes access and ID tokens, and checks the access tokens it made. */
