@@ -138,6 +138,11 @@ export type AuthRequest = Prisma.AuthRequestModel
  */
 export type RefreshToken = Prisma.RefreshTokenModel
 /**
+ * Model RefreshTokenGrace
+ * 
+ */
+export type RefreshTokenGrace = Prisma.RefreshTokenGraceModel
+/**
  * Model RevokedToken
  * 
  */

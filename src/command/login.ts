@@ -1,6 +1,7 @@
 import type { User } from "../../gen/prisma/client.js";
 import { hashPassword, verifyPassword } from "../crypto/password.js";
 import type { EventStore } from "../eventstore/eventstore.js";
+import { userByLoginName } from "../query/users.js";
 import type { Database } from "../storage/database.js";
 import { passwordChanged, passwordCheckFailed, passwordCheckSucceeded, userLocked } from "./events.js";
 
@@ -18,7 +19,8 @@ export async function checkPassword(
   db: Database,
   a: { instanceId: string; loginName: string; password: string; maxAttempts: (user: User) => Promise<number> },
 ): Promise<User | undefined> {
-  const user = await db.prisma.user.findUnique({ where: { instanceId_loginName: { instanceId: a.instanceId, loginName: a.loginName.trim().toLowerCase() } } });
+  // The username, or the full login name `<username>@<organisation domain>`.
+  const user = await userByLoginName(db, a.instanceId, a.loginName);
   if (user?.kind !== "human" || !user.passwordHash) {
     decoy ??= hashPassword("decoy password");
     await verifyPassword(a.password, await decoy);

@@ -52,6 +52,8 @@ export interface Config {
     refreshIdleS: number;
     /** SVC_OIDC_REFRESH_TOKEN_LIFETIME */
     refreshAbsoluteS: number;
+    /** SVC_OIDC_REFRESH_TOKEN_GRACE */
+    refreshGraceS: number;
     /** SVC_OIDC_SIGNING_KEY_LIFETIME */
     signingKeyS: number;
   };
@@ -179,6 +181,7 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = pro
       idTokenS: s.int("SVC_OIDC_ID_TOKEN_LIFETIME", 1, 31_536_000),
       refreshIdleS: s.int("SVC_OIDC_REFRESH_TOKEN_IDLE", 1, 315_360_000),
       refreshAbsoluteS: s.int("SVC_OIDC_REFRESH_TOKEN_LIFETIME", 1, 315_360_000),
+      refreshGraceS: s.int("SVC_OIDC_REFRESH_TOKEN_GRACE", 0, 300),
       signingKeyS: s.int("SVC_OIDC_SIGNING_KEY_LIFETIME", 60, 31_536_000),
     },
   };

@@ -41,6 +41,11 @@ export const VARIABLES = [
   { name: "SVC_OIDC_ID_TOKEN_LIFETIME", default: "43200", meaning: "seconds an ID token lives (12 h)" },
   { name: "SVC_OIDC_REFRESH_TOKEN_IDLE", default: "2592000", meaning: "seconds unused after which a refresh token expires (30 d)" },
   { name: "SVC_OIDC_REFRESH_TOKEN_LIFETIME", default: "7776000", meaning: "seconds a refresh token lives at most, however used (90 d)" },
+  {
+    name: "SVC_OIDC_REFRESH_TOKEN_GRACE",
+    default: "30",
+    meaning: "seconds in which a retry of the same refresh gets the same new tokens instead of revoking the grant as reuse (0: none)",
+  },
   { name: "SVC_OIDC_SIGNING_KEY_LIFETIME", default: "21600", meaning: "seconds a signing key signs before the next one takes over (6 h)" },
 ] as const satisfies readonly Variable[];
 

@@ -108,8 +108,10 @@ export async function authorize(deps: OidcDeps, s: RequestScope, req: FastifyReq
       return complete(deps, s, reply, id, client, request, hinted[0]!);
     }
     const login = new URLSearchParams({ return_to: `${CALLBACK}?id=${id}` });
+    // The account choice: when the client asks for it (OIDC Core §3.1.2.1, even with one session: the user may
+    // take it or sign in with another account), or when the browser holds several sessions.
     if (mustLogin) login.set("prompt", "login");
-    else if (sessions.length > 1) login.set("prompt", "select_account");
+    else if (request.prompt.includes("select_account") || sessions.length > 1) login.set("prompt", "select_account");
     if (request.loginHint) login.set("login_hint", request.loginHint);
     if (request.uiLocales) login.set("ui_locales", request.uiLocales);
     const path = request.prompt.includes("create") ? "/ui/login/register" : "/ui/login";
@@ -232,8 +234,12 @@ async function complete(
     expiresAt: new Date(Date.now() + CODE_LIFETIME_MS),
   });
   if (code) return sendToClient(reply, request.redirectUri, request.responseMode, { code, ...base });
+  // The implicit flow gives no refresh token, so offline_access is not granted (RFC 6749 §4.2.2: no refresh token).
+  const scopes = request.scopes.filter((x) => x !== "offline_access");
   // Implicit "id_token": only an ID token, carrying the scope claims (there is no access token to ask userinfo
-  // with), and no access token is made, so no preaccesstoken execution runs for a token nobody gets.
+  // with), and no access token is made, so no preaccesstoken execution runs for a token nobody gets. Like every
+  // implicit response (the specification's authorization endpoint) it says token_type, expires_in (here the ID
+  // token's lifetime, the only token given) and the granted scope (RFC 6749 §4.2.2, OIDC Core §3.2.2.5).
   if (request.responseType === "id_token") {
     const idToken = await deps.tokens.idToken(s.instance.id, {
       iss: s.issuer,
@@ -244,15 +250,21 @@ async function complete(
       amr: ["pwd"],
       nonce: request.nonce,
       sid: session.id,
-      ...userClaims(user, request.scopes),
+      ...userClaims(user, scopes),
     });
-    return sendToClient(reply, request.redirectUri, request.responseMode, { id_token: idToken, ...base });
+    return sendToClient(reply, request.redirectUri, request.responseMode, {
+      id_token: idToken,
+      token_type: "Bearer",
+      expires_in: String(Math.floor(deps.tokens.lifetimes.idTokenMs / 1000)),
+      scope: scopes.join(" "),
+      ...base,
+    });
   }
   // Implicit "id_token token": both, as the code grant would give them; no refresh token.
   const { response } = await issueUserTokens(deps, s, {
     client,
     user,
-    scopes: request.scopes.filter((x) => x !== "offline_access"),
+    scopes,
     sessionId: session.id,
     authTime: session.authTime,
     amr: ["pwd"],
@@ -264,6 +276,7 @@ async function complete(
     access_token: response.access_token,
     token_type: "Bearer",
     expires_in: String(response.expires_in),
+    scope: response.scope,
     ...base,
   });
 }

@@ -2,7 +2,7 @@ import type { User } from "../../gen/prisma/client.js";
 import type { UserGrantQueries } from "../query/user-grants.js";
 import { ROLES_SCOPE } from "./scopes.js";
 
-/** The claims of a user per scope (OIDC Core §5.4): profile, email, phone; `address` has none stored. */
+/** The claims of a user per scope (OIDC Core §5.4): profile, email, phone (no `address`: see `standardScopes`). */
 export function userClaims(user: User, scopes: string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (scopes.includes("profile")) {

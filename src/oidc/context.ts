@@ -54,6 +54,8 @@ export interface OidcDeps extends OidcQueries {
   clients: Clients;
   replay: ReplayGuard;
   functions: FunctionExecutions;
+  /** Seals what is kept at rest with the master key (a refresh's answer during its grace window). */
+  box: SecretBox;
   /** true: the issuer is https (SVC_EXTERNAL_SECURE). */
   secure: boolean;
 }
@@ -76,7 +78,7 @@ export interface RequestScope {
 }
 
 /** The instance of the request's Host, and its issuer; undefined for an unknown host. */
-export async function scopeOf(deps: OidcDeps, req: FastifyRequest): Promise<RequestScope | undefined> {
+export async function scopeOf(deps: Pick<OidcDeps, "tenancy" | "secure">, req: FastifyRequest): Promise<RequestScope | undefined> {
   const host = req.headers.host ?? "";
   const instance = await deps.tenancy.instanceByDomain(hostnameOf(host));
   if (!instance || !/^[A-Za-z0-9.:[\]-]+$/.test(host)) return undefined;

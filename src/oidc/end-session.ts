@@ -13,7 +13,8 @@ export const END_SESSION_DONE = `${paths.endSession}/done`;
 
 /**
  * RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0). With a valid id_token_hint the browser's
- * sessions end at once (and with them every access and refresh token bound to them); without one the user
+ * sessions end at once (and with them every access token and every refresh token bound to them; offline
+ * refresh tokens outlive them, OIDC Core §11); without one the user
  * confirms in the login UI first. The browser goes back only to a post_logout_redirect_uri registered for the
  * client, matched exactly, with `state`.
  */

@@ -20,6 +20,8 @@ export async function introspect(deps: OidcDeps, s: RequestScope, req: FastifyRe
   const claims = await deps.tokens.verifyAccess(params.token, s.instance.id);
   if (!claims || !(claims.aud.includes(client.clientId) || (client.projectId && claims.aud.includes(client.projectId)))) return { active: false };
   const user = await deps.users.tokenSubject(claims.sub);
+  // The login name, `<username>@<primary domain of the user's organisation>` (the specification's introspection).
+  const org = user ? await deps.tenancy.orgById(user.instanceId, user.orgId) : null;
   const scopes = claims.scope.split(" ");
   return {
     active: true,
@@ -35,6 +37,6 @@ export async function introspect(deps: OidcDeps, s: RequestScope, req: FastifyRe
     jti: claims.jti,
     ...(claims.auth_time ? { auth_time: claims.auth_time } : {}),
     ...(claims.amr ? { amr: claims.amr } : {}),
-    ...(user ? { username: user.username, ...userClaims(user, scopes) } : {}),
+    ...(user ? { username: org ? `${user.username}@${org.primaryDomain}` : user.username, ...userClaims(user, scopes) } : {}),
   };
 }

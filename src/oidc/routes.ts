@@ -14,22 +14,39 @@ import { userinfo } from "./userinfo.js";
 
 type Handler = (s: RequestScope, req: FastifyRequest, reply: FastifyReply, params: Record<string, string>) => Promise<unknown>;
 
+const FORM = "application/x-www-form-urlencoded";
+
+/**
+ * The token, introspection and revocation endpoints take their parameters as a form body only (RFC 6749 §3.2,
+ * RFC 7662 §2.1, RFC 7009 §2.1): any other body, JSON included, is invalid_request naming its content type.
+ */
+function requireForm(req: FastifyRequest, rfc: string): void {
+  const raw = req.headers["content-type"];
+  const type = (raw ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type === FORM) return;
+  const shown = type ? type.replace(/[^\w.+/-]/g, "").slice(0, 100) : "none";
+  throw oauth.invalidRequest(`the content type ${shown} is not accepted: the parameters must be sent as ${FORM} (${rfc})`);
+}
+
 /** The OAuth 2.0 / OpenID Connect endpoints, on the one port, for the instance of the Host. */
 export function registerOidc(app: FastifyInstance, deps: OidcDeps): void {
   app.register(async (scope) => {
-    scope.removeContentTypeParser("application/x-www-form-urlencoded");
-    scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string", bodyLimit: 64 * 1024 }, (_req, body, done) =>
-      done(null, parseForm(body as string)),
-    );
+    // Only forms are parsed here (not JSON: RFC 6749 §3.2, RFC 6750 §2.2, OIDC Core §5.3.1 all send forms).
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser(FORM, { parseAs: "string", bodyLimit: 64 * 1024 }, (_req, body, done) => done(null, parseForm(body as string)));
+    // Any other content type reaches the endpoint without parameters, so that the form-only endpoints answer
+    // invalid_request naming it (rather than Fastify's 415) and userinfo still reads its bearer header.
+    scope.addContentTypeParser("*", { parseAs: "string", bodyLimit: 64 * 1024 }, (_req, _body, done) => done(null, undefined));
 
     /** Runs an endpoint: unknown host 404, OAuth errors as JSON with their status, nothing cached. */
     const endpoint =
-      (handler: Handler, opts: { noStore?: boolean } = { noStore: true }) =>
+      (handler: Handler, opts: { noStore?: boolean; formOnly?: string } = { noStore: true }) =>
       async (req: FastifyRequest, reply: FastifyReply) => {
         if (opts.noStore) reply.header("cache-control", "no-store").header("pragma", "no-cache");
         const s = await scopeOf(deps, req);
         if (!s) return reply.status(404).send({ error: "not_found", error_description: "no instance is served at this host" });
         try {
+          if (opts.formOnly) requireForm(req, opts.formOnly);
           const result = await handler(s, req, reply, paramsOf(req));
           return reply.send(result ?? "");
         } catch (e) {
@@ -58,17 +75,17 @@ export function registerOidc(app: FastifyInstance, deps: OidcDeps): void {
     );
     scope.post(
       paths.token,
-      endpoint((s, req, _reply, params) => token(deps, s, req, params)),
+      endpoint((s, req, _reply, params) => token(deps, s, req, params), { noStore: true, formOnly: "RFC 6749 §3.2" }),
     );
     scope.post(
       paths.introspect,
-      endpoint((s, req, _reply, params) => introspect(deps, s, req, params)),
+      endpoint((s, req, _reply, params) => introspect(deps, s, req, params), { noStore: true, formOnly: "RFC 7662 §2.1" }),
     );
     // OIDC Core §5.3.1: userinfo accepts GET and POST.
     scope.route({ method: ["GET", "POST"], url: paths.userinfo, handler: endpoint((s, req, _reply, params) => userinfo(deps, s, req, params)) });
     scope.post(
       paths.revoke,
-      endpoint((s, req, _reply, params) => revoke(deps, s, req, params)),
+      endpoint((s, req, _reply, params) => revoke(deps, s, req, params), { noStore: true, formOnly: "RFC 7009 §2.1" }),
     );
 
     /** Browser endpoints: an unknown host is a page, not JSON; each handler answers itself. */

@@ -1,7 +1,11 @@
 import { oauth } from "./errors.js";
 
-/** Scopes of OpenID Connect Core §5.4 and offline access. */
-export const standardScopes = ["openid", "profile", "email", "phone", "address", "offline_access"];
+/**
+ * Scopes of OpenID Connect Core §5.4 and offline access. Not `address`: users have no postal address (the
+ * specification's user fields name none), so it could never yield a claim; it is neither advertised nor granted
+ * (dropped at authorize like any unknown scope, so the granted `scope` tells the client; RFC 6749 §3.3).
+ */
+export const standardScopes = ["openid", "profile", "email", "phone", "offline_access"];
 /** `urn:svc:iam:org:project:id:<project id>:aud` puts the project into the token's audience. */
 const PROJECT_AUDIENCE = /^urn:svc:iam:org:project:id:([A-Za-z0-9_-]{1,200}):aud$/;
 /** The audience of this server's own APIs (scope `urn:svc:iam:org:project:id:svc:aud`). */

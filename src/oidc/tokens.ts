@@ -13,6 +13,8 @@ export interface Lifetimes {
   idTokenMs: number;
   refreshIdleMs: number;
   refreshAbsoluteMs: number;
+  /** A retry of the same refresh within this time gets the answer of the first (0: none). */
+  refreshGraceMs: number;
   authRequestMs: number;
 }
 

@@ -44,6 +44,25 @@ const users: Searchable<UserSearchFilter, P.UserWhereInput, P.UserOrderByWithRel
   count: (db, where) => db.prisma.user.count({ where }),
 };
 
+/**
+ * The user a login name names in the instance: the username itself (unique in the instance regardless of case),
+ * else `<username>@<domain>` where the domain is the primary domain of one of the instance's organisations and
+ * the user belongs to it (as the anchor resolves login names: the suffix is an organisation domain). The part
+ * before the last `@` is the username, so a username that is itself an e-mail address works in both forms.
+ */
+export async function userByLoginName(db: Database, instanceId: string, loginName: string): Promise<UserRow | null> {
+  const name = loginName.trim().toLowerCase();
+  if (!name) return null;
+  const byUsername = (username: string) => db.prisma.user.findUnique({ where: { instanceId_loginName: { instanceId, loginName: username } } });
+  const exact = await byUsername(name);
+  const at = name.lastIndexOf("@");
+  if (exact || at <= 0 || at === name.length - 1) return exact;
+  const org = await db.prisma.org.findUnique({ where: { instanceId_primaryDomain: { instanceId, primaryDomain: name.slice(at + 1) } }, select: { id: true } });
+  if (!org) return null;
+  const user = await byUsername(name.slice(0, at));
+  return user?.orgId === org.id ? user : null;
+}
+
 /** Reads of users and their machine credentials. */
 export class UserQueries {
   constructor(

@@ -34,7 +34,7 @@ import { registerLoginUi } from "../login/routes.js";
 import { ReplayGuard } from "../command/replay.js";
 import type { SigningKeyPolicy } from "../command/signing-keys.js";
 import { Clients } from "../oidc/clients.js";
-import { oidcQueries } from "../oidc/context.js";
+import { oidcQueries, scopeOf } from "../oidc/context.js";
 import { OpaqueTokens } from "../oidc/opaque.js";
 import { registerOidc } from "../oidc/routes.js";
 import { Tokens } from "../oidc/tokens.js";
@@ -55,7 +55,7 @@ import { openDatabase, type Database } from "../storage/database.js";
 import { applyMigrations, withSetupLock } from "../storage/migrate.js";
 import { validationInterceptor } from "../validation/validate.js";
 import { DualProtocolServer } from "./listener.js";
-import { buildOpenApi, renderApiReference } from "./openapi.js";
+import { buildOpenApi, openApiFor, renderApiReference } from "./openapi.js";
 import { registerRestGateway } from "./rest-gateway.js";
 import { methodPaths, mount, routesOf, serviceDescriptors as S, type Mounted } from "./services.js";
 
@@ -138,6 +138,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     idTokenMs: o.idTokenS * 1000,
     refreshIdleMs: o.refreshIdleS * 1000,
     refreshAbsoluteMs: o.refreshAbsoluteS * 1000,
+    refreshGraceMs: o.refreshGraceS * 1000,
     authRequestMs: 30 * 60_000,
   });
   const replay = new ReplayGuard(db);
@@ -229,14 +230,15 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   const router = createConnectRouter(connectOptions);
   routes(router);
   registerRestGateway(app, router);
-  registerOidc(app, { ...oidcReads, es, tenancy, settings, tokens, clients, replay, functions, secure: config.externalSecure });
+  registerOidc(app, { ...oidcReads, es, tenancy, settings, tokens, clients, replay, functions, box, secure: config.externalSecure });
   registerLoginUi(app, { es, db, cache, tenancy, settings, signer: Signer.fromMasterKey(masterKey), secureCookies: config.externalSecure });
 
   const openApi = buildOpenApi(
     mounted.map((m) => m.service),
     { title: "svc IAM", version: "3.0-alpha" },
   );
-  app.get("/openapi.json", async () => openApi);
+  // The OAuth 2.0 flow's URLs are those of the instance the document is read from (each domain is its own issuer).
+  app.get("/openapi.json", async (req) => openApiFor(openApi, (await scopeOf({ tenancy, secure: config.externalSecure }, req))?.issuer));
   const reference = renderApiReference(openApi);
   app.get("/docs", async (_req, reply) => reply.type("text/html; charset=utf-8").send(reference));
   app.get("/healthz", async () => ({ status: "ok" }));

@@ -1,4 +1,6 @@
 import { ScalarType, type DescField, type DescMessage, type DescService } from "@bufbuild/protobuf";
+import { paths as oauthPaths } from "../oidc/context.js";
+import { API_AUDIENCE } from "../oidc/scopes.js";
 import { methodInfo, permissionIn, type MethodInfo } from "../schema/descriptors.js";
 import { restRoutesOf } from "./rest-gateway.js";
 
@@ -10,6 +12,34 @@ function permissionText(mi: MethodInfo): string {
 }
 
 type Schema = Record<string, unknown>;
+
+/** The scopes an API caller's access token needs (the specification's authentication section). */
+export const apiScopes = ["openid", `urn:svc:iam:org:project:id:${API_AUDIENCE}:aud`];
+
+/**
+ * The security schemes: the bearer token every call carries (a PAT or an access token), and the OAuth 2.0
+ * authorization code flow of this server that gets such a token. `base` is the issuer the document is read
+ * from; without one the URLs stay relative to the server (OpenAPI 3.0.3 §4.7.1: resolved against it).
+ */
+export function securitySchemes(base = "") {
+  return {
+    bearer: { type: "http", scheme: "bearer" },
+    oauth2: {
+      type: "oauth2",
+      description: "The authorization code flow (with PKCE for public clients) of this server's OpenID Connect provider.",
+      flows: {
+        authorizationCode: {
+          authorizationUrl: `${base}${oauthPaths.authorize}`,
+          tokenUrl: `${base}${oauthPaths.token}`,
+          scopes: {
+            openid: "OpenID Connect: the user's identity",
+            [apiScopes[1]!]: "puts this server's APIs into the access token's audience",
+          },
+        },
+      },
+    },
+  };
+}
 
 const wellKnown: Record<string, Schema> = {
   "google.protobuf.Timestamp": { type: "string", format: "date-time" },
@@ -110,7 +140,7 @@ export function buildOpenApi(services: DescService[], info: { title: string; ver
             [String(mi.httpSuccessCode)]: { description: "OK", content: { "application/json": { schema: ref(method.output) } } },
             default: { description: "Error", content: { "application/json": { schema: { $ref: "#/components/schemas/Status" } } } },
           },
-          ...(mi.permission && !mi.isPublic ? { security: [{ bearer: [] }] } : {}),
+          ...(mi.permission && !mi.isPublic ? { security: [{ bearer: [] }, { oauth2: apiScopes }] } : {}),
         };
         paths[route.template] ??= {};
         paths[route.template]![route.verb.toLowerCase()] = op;
@@ -122,8 +152,13 @@ export function buildOpenApi(services: DescService[], info: { title: string; ver
     openapi: "3.0.3",
     info,
     paths,
-    components: { schemas, securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+    components: { schemas, securitySchemes: securitySchemes() },
   };
+}
+
+/** The document as read from an instance's issuer: the OAuth 2.0 flow's URLs are that issuer's. */
+export function openApiFor(doc: ReturnType<typeof buildOpenApi>, issuer: string | undefined): ReturnType<typeof buildOpenApi> {
+  return issuer ? { ...doc, components: { ...doc.components, securitySchemes: securitySchemes(issuer) } } : doc;
 }
 
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -154,6 +189,7 @@ table{border-collapse:collapse;width:100%;margin-bottom:2rem}td,th{border-bottom
 code{font-size:13px}.verb{font-weight:600;font-size:12px;padding:2px 6px;border-radius:3px;background:#eee}.get{background:#dbeafe}.post{background:#dcfce7}
 .patch,.put{background:#fef9c3}.delete{background:#fee2e2}</style></head><body>
 <h1>${esc(doc.info.title)} <small>${esc(doc.info.version)}</small></h1>
-<p>Every operation takes <code>Authorization: Bearer &lt;token&gt;</code>. Errors are <code>{"code", "message", "details"}</code> with the gRPC code number.
+<p>Every operation takes <code>Authorization: Bearer &lt;token&gt;</code>: a personal access token, or an access token of the
+OAuth 2.0 authorization code flow (<code>/oauth/v2/authorize</code>, <code>/oauth/v2/token</code>) with the scopes ${apiScopes.map((x) => `<code>${esc(x)}</code>`).join(" and ")}. Errors are <code>{"code", "message", "details"}</code> with the gRPC code number.
 The machine-readable document is <a href="/openapi.json">/openapi.json</a>.</p>${rows.join("")}</body></html>`;
 }

@@ -421,6 +421,7 @@ export const ModelName = {
   SigningKey: 'SigningKey',
   AuthRequest: 'AuthRequest',
   RefreshToken: 'RefreshToken',
+  RefreshTokenGrace: 'RefreshTokenGrace',
   RevokedToken: 'RevokedToken',
   UsedJwtId: 'UsedJwtId',
   MasterKeyVerifier: 'MasterKeyVerifier'
@@ -439,7 +440,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "refreshToken" | "revokedToken" | "usedJwtId" | "masterKeyVerifier"
+    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "refreshToken" | "refreshTokenGrace" | "revokedToken" | "usedJwtId" | "masterKeyVerifier"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -2219,6 +2220,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    RefreshTokenGrace: {
+      payload: Prisma.$RefreshTokenGracePayload<ExtArgs>
+      fields: Prisma.RefreshTokenGraceFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.RefreshTokenGraceFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RefreshTokenGracePayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.RefreshTokenGraceFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RefreshTokenGracePayload>
+        }
+        findFirst: {
+          args: Prisma.RefreshTokenGraceFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RefreshTokenGracePayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.RefreshTokenGraceFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RefreshTokenGracePayload>
+        }
+        findMany: {
+          args: Prisma.RefreshTokenGraceFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RefreshTokenGracePayload>[]
+        }
+        create: {
+          args: Prisma.RefreshTokenGraceCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RefreshTokenGracePayload>
+        }
+        createMany: {
+          args: Prisma.RefreshTokenGraceCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.RefreshTokenGraceCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RefreshTokenGracePayload>[]
+        }
+        delete: {
+          args: Prisma.RefreshTokenGraceDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RefreshTokenGracePayload>
+        }
+        update: {
+          args: Prisma.RefreshTokenGraceUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RefreshTokenGracePayload>
+        }
+        deleteMany: {
+          args: Prisma.RefreshTokenGraceDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.RefreshTokenGraceUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.RefreshTokenGraceUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RefreshTokenGracePayload>[]
+        }
+        upsert: {
+          args: Prisma.RefreshTokenGraceUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RefreshTokenGracePayload>
+        }
+        aggregate: {
+          args: Prisma.RefreshTokenGraceAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateRefreshTokenGrace>
+        }
+        groupBy: {
+          args: Prisma.RefreshTokenGraceGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.RefreshTokenGraceGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.RefreshTokenGraceCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.RefreshTokenGraceCountAggregateOutputType> | number
+        }
+      }
+    }
     RevokedToken: {
       payload: Prisma.$RevokedTokenPayload<ExtArgs>
       fields: Prisma.RevokedTokenFieldRefs
@@ -2839,6 +2914,18 @@ export const RefreshTokenScalarFieldEnum = {
 export type RefreshTokenScalarFieldEnum = (typeof RefreshTokenScalarFieldEnum)[keyof typeof RefreshTokenScalarFieldEnum]
 
 
+export const RefreshTokenGraceScalarFieldEnum = {
+  refreshTokenId: 'refreshTokenId',
+  instanceId: 'instanceId',
+  presentedHash: 'presentedHash',
+  successorHash: 'successorHash',
+  response: 'response',
+  expiresAt: 'expiresAt'
+} as const
+
+export type RefreshTokenGraceScalarFieldEnum = (typeof RefreshTokenGraceScalarFieldEnum)[keyof typeof RefreshTokenGraceScalarFieldEnum]
+
+
 export const RevokedTokenScalarFieldEnum = {
   jti: 'jti',
   instanceId: 'instanceId',
@@ -3183,6 +3270,7 @@ export type GlobalOmitConfig = {
   signingKey?: Prisma.SigningKeyOmit
   authRequest?: Prisma.AuthRequestOmit
   refreshToken?: Prisma.RefreshTokenOmit
+  refreshTokenGrace?: Prisma.RefreshTokenGraceOmit
   revokedToken?: Prisma.RevokedTokenOmit
   usedJwtId?: Prisma.UsedJwtIdOmit
   masterKeyVerifier?: Prisma.MasterKeyVerifierOmit

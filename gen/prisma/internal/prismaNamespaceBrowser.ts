@@ -75,6 +75,7 @@ export const ModelName = {
   SigningKey: 'SigningKey',
   AuthRequest: 'AuthRequest',
   RefreshToken: 'RefreshToken',
+  RefreshTokenGrace: 'RefreshTokenGrace',
   RevokedToken: 'RevokedToken',
   UsedJwtId: 'UsedJwtId',
   MasterKeyVerifier: 'MasterKeyVerifier'
@@ -453,6 +454,18 @@ export const RefreshTokenScalarFieldEnum = {
 } as const
 
 export type RefreshTokenScalarFieldEnum = (typeof RefreshTokenScalarFieldEnum)[keyof typeof RefreshTokenScalarFieldEnum]
+
+
+export const RefreshTokenGraceScalarFieldEnum = {
+  refreshTokenId: 'refreshTokenId',
+  instanceId: 'instanceId',
+  presentedHash: 'presentedHash',
+  successorHash: 'successorHash',
+  response: 'response',
+  expiresAt: 'expiresAt'
+} as const
+
+export type RefreshTokenGraceScalarFieldEnum = (typeof RefreshTokenGraceScalarFieldEnum)[keyof typeof RefreshTokenGraceScalarFieldEnum]
 
 
 export const RevokedTokenScalarFieldEnum = {

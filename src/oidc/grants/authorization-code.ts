@@ -46,6 +46,9 @@ export async function handler(deps: OidcDeps, s: RequestScope, req: FastifyReque
   } else if (params.code_verifier) {
     throw oauth.invalidGrant("code_verifier was sent but the authorization request had no code_challenge");
   }
+  // The code stands for the browser session that signed in: once that session has ended
+  // (logout), the code gives nothing, rather than tokens that would be inactive from the start.
+  if (found.sessionId && !(await deps.sessions.active(found.sessionId))) throw oauth.invalidGrant("the session the code was issued for has ended");
   const exchange = await exchangeCode(deps.es, { instanceId: s.instance.id, id: found.id, creator: client.clientId });
   if (!exchange.exchanged) throw await replay(exchange.issued);
   const user = await deps.users.byId(s.instance.id, found.userId);
