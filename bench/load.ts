@@ -8,12 +8,14 @@ export interface Result {
   p50: number;
   p99: number;
   errors: number;
+  /** Requests completed (HTTP loads). */
+  requests?: number;
 }
 
 export async function httpLoad(name: string, opts: autocannon.Options): Promise<Result> {
   const r = await autocannon({ connections: 50, duration: 10, ...opts });
   const errors = r.errors + r.timeouts + r.non2xx;
-  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors };
+  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors, requests: r.requests.total };
 }
 
 export function percentile(sorted: number[], p: number) {

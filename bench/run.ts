@@ -10,6 +10,7 @@ import { ResolveLanguageSettingsRequestSchema, SetLanguageSettingsRequestSchema 
 import { grpcLoad, httpLoad, startProcess, type Result } from "./load.js";
 import { oidcBench } from "./oidc.js";
 import { passwordBench } from "./passwords.js";
+import { searchBench } from "./search.js";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const targetsStored = Number(process.env.SEED_TARGETS ?? 10_000);
@@ -39,8 +40,9 @@ const svc = "/svc.settings.language.v3alpha.LanguageSettingsService";
 const keys = ["de", "fr", "it", "es", "ja", "pl", "pt", "ru", "zh", "en"];
 let next = 0;
 
-// BENCH_SECTIONS picks parts of the run (default all): platform, actions, idps, users, oidc.
-const sections = new Set((process.env.BENCH_SECTIONS ?? "platform,actions,idps,users,oidc").split(","));
+// BENCH_SECTIONS picks parts of the run (default all): platform, actions, idps, users, oidc, search.
+const sections = new Set((process.env.BENCH_SECTIONS ?? "platform,actions,idps,users,oidc,search").split(","));
+const ratios: string[] = [];
 const results: Result[] = [];
 const api = (path: string) => `${server.url}${path}`;
 try {
@@ -148,6 +150,12 @@ try {
     results.push(await passwordBench(seconds));
   }
 
+  // Every search filter and sort column of users and targets, 10 connections, with the server's CPU per page (issue 12)
+  if (sections.has("search")) {
+    const perCase = Number(process.env.BENCH_SEARCH_SECONDS ?? Math.min(seconds, 3));
+    ratios.push(...(await searchBench({ api, headers: json, seconds: perCase, pid: server.child.pid!, org: firstOrg })).lines);
+  }
+
   // OIDC endpoints next to oidc-provider (issue 6)
   if (sections.has("oidc")) results.push(...(await oidcBench(server.url, pat, seconds, ceiling.url)));
 
@@ -185,6 +193,7 @@ try {
         `throughput x${(withHook.rps / resolveRest.rps).toFixed(2)} of the same call without it`,
     );
   }
+  if (ratios.length) console.log(`\n${ratios.join("\n")}`);
   // Each of ours against the peer's figure of the same run.
   for (const r of results.filter((x) => x.name.endsWith(": ours"))) {
     const kind = r.name.replace(": ours", "");

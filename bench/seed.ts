@@ -107,4 +107,7 @@ for (let done = 0; done < userCount; done += 1000) {
 }
 console.log(`seeded ${userCount} users over ${orgCount} organisations`);
 console.log(`first org ${orgIds[0]}`);
+// Statistics and visibility maps for the planner and index-only scans (autovacuum may be off, or not yet run).
+await db.pool.query("VACUUM (ANALYZE)");
+console.log("vacuumed and analysed");
 await db.close();

@@ -3,13 +3,12 @@
 // npm run db:check: fails when schema.prisma and the migrations disagree (CI runs it).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { PGlite } from "@electric-sql/pglite";
 import { readMigrations } from "../src/storage/migrate.js";
 import { migrationsDir } from "../src/storage/paths.js";
-import { diffDatabaseToSchema } from "./schema-engine.js";
+import { diffDatabaseToSchema, toolDatabase } from "./schema-engine.js";
 
 const [mode, name] = process.argv.slice(2);
-const db = await PGlite.create();
+const db = await toolDatabase();
 for (const m of readMigrations()) await db.exec(m.sql);
 const sql = await diffDatabaseToSchema(db);
 await db.close();

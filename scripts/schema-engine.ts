@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { PGlite } from "@electric-sql/pglite";
+import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 import { bindMigrationAwareSqlAdapterFactory } from "@prisma/driver-adapter-utils";
 import * as engineModule from "@prisma/schema-engine-wasm/schema_engine_bg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
@@ -21,6 +22,14 @@ async function loadEngine(): Promise<void> {
   loaded = true;
 }
 
+/**
+ * An empty in-memory database for the schema tooling, with the extensions the migrations create
+ * (schema.prisma's `extensions`): PGlite bundles them but loads only those it is given.
+ */
+export function toolDatabase(): Promise<PGlite> {
+  return PGlite.create({ extensions: { pg_trgm } });
+}
+
 // The migrator's own bookkeeping table is not part of the schema.
 const filters = { externalTables: ["public._svc_migrations"], externalEnums: [] };
 
@@ -30,7 +39,7 @@ const filters = { externalTables: ["public._svc_migrations"], externalEnums: [] 
  */
 export async function diffDatabaseToSchema(client?: PGlite, schema = readFileSync(schemaPath, "utf8")): Promise<string> {
   await loadEngine();
-  const db = client ?? (await PGlite.create());
+  const db = client ?? (await toolDatabase());
   const adapter = bindMigrationAwareSqlAdapterFactory(new PrismaPGlite(db));
   const engine = await engineModule.SchemaEngine.new({ datamodels: [["schema.prisma", schema]] }, () => {}, adapter);
   const files = { files: [{ path: "schema.prisma", content: schema }] };

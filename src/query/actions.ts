@@ -6,11 +6,30 @@ import type { SecretBox } from "../crypto/secrets.js";
 import { errors } from "../errors/errors.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
-import { readFrom, readRow } from "./sources.js";
+import { readFrom, readRow, tableSources } from "./sources.js";
 import { search, textFilter, type SearchRequest, type Searchable } from "./list.js";
 
 export type TargetRow = Awaited<ReturnType<Database["prisma"]["target"]["findFirstOrThrow"]>>;
 export type ExecutionRow = Awaited<ReturnType<Database["prisma"]["execution"]["findFirstOrThrow"]>>;
+
+/** The columns of a target's answer (`toGetTarget`): not the signing key. */
+const targetColumns = {
+  id: true,
+  instanceId: true,
+  name: true,
+  targetType: true,
+  url: true,
+  timeoutMs: true,
+  isAsync: true,
+  interruptOnError: true,
+  sequence: true,
+  changeDate: true,
+} satisfies P.TargetSelect;
+export type TargetView = P.TargetGetPayload<{ select: typeof targetColumns }>;
+
+/** The columns of an execution's answer (`toGetExecution`). */
+const executionColumns = { id: true, instanceId: true, targets: true, includes: true, sequence: true, changeDate: true } satisfies P.ExecutionSelect;
+export type ExecutionView = P.ExecutionGetPayload<{ select: typeof executionColumns }>;
 
 /** A target as the runtime calls it: the signing key decrypted. */
 export interface CallableTarget extends TargetConfig {
@@ -21,8 +40,9 @@ export interface CallableTarget extends TargetConfig {
 /** The ID of the execution of a condition (the API knows the methods and events conditions name). */
 export type ConditionId = (c: Condition, field: string) => string;
 
-const targets: Searchable<TargetSearchFilter, P.TargetWhereInput, P.TargetOrderByWithRelationInput, TargetRow, TargetFieldName> = {
+const targets: Searchable<TargetSearchFilter, P.TargetWhereInput, P.TargetOrderByWithRelationInput, TargetView, TargetFieldName> = {
   table: "target",
+  sources: tableSources.target,
   filters: {
     name: (v) => ({ name: textFilter(v.name, v.method) }),
     inIds: (v) => ({ id: { in: v.ids } }),
@@ -40,7 +60,9 @@ const targets: Searchable<TargetSearchFilter, P.TargetWhereInput, P.TargetOrderB
   },
   defaultSort: "createdAt",
   tieBreaker: ["id"],
-  findMany: (db, args) => db.prisma.target.findMany(args),
+  // Names are unique in an instance: sorted by alone, so that the (instance, name) index serves the sort.
+  unique: ["id", "name"],
+  findMany: (db, args) => db.prisma.target.findMany({ ...args, select: targetColumns }),
   count: (db, where) => db.prisma.target.count({ where }),
 };
 
@@ -53,8 +75,11 @@ const executionTypes: Record<ExecutionType, string | undefined> = {
 };
 
 // The conditions filter needs the API's reading of a condition: declared per search.
-const executions = (conditionId: ConditionId): Searchable<ExecutionSearchFilter, P.ExecutionWhereInput, P.ExecutionOrderByWithRelationInput, ExecutionRow> => ({
+const executions = (
+  conditionId: ConditionId,
+): Searchable<ExecutionSearchFilter, P.ExecutionWhereInput, P.ExecutionOrderByWithRelationInput, ExecutionView> => ({
   table: "execution",
+  sources: tableSources.execution,
   filters: {
     inConditions: (v, field) => ({ id: { in: v.conditions.map((c, j) => conditionId(c, `${field}.in_conditions.conditions[${j}]`)) } }),
     executionType: (v, field) => {
@@ -67,7 +92,7 @@ const executions = (conditionId: ConditionId): Searchable<ExecutionSearchFilter,
   },
   defaultSort: "createdAt",
   tieBreaker: ["id"],
-  findMany: (db, args) => db.prisma.execution.findMany(args),
+  findMany: (db, args) => db.prisma.execution.findMany({ ...args, select: executionColumns }),
   count: (db, where) => db.prisma.execution.count({ where }),
 });
 

@@ -2,13 +2,31 @@ import type { Application, Prisma as P } from "../../gen/prisma/client.js";
 import type { ApplicationSearchFilter } from "../../gen/svc/resources/application/v3alpha/application_pb.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
+import { tableSources } from "./sources.js";
 import { readableWhere, search, textFilter, type ReadScope, type SearchRequest, type Searchable } from "./list.js";
 
 export type ApplicationRow = Application;
 
+/** The columns of an application's answer (`toGetApplication`); the secret hash only tells whether there is a secret. */
+const applicationColumns = {
+  id: true,
+  orgId: true,
+  projectId: true,
+  name: true,
+  kind: true,
+  state: true,
+  clientId: true,
+  secretHash: true,
+  config: true,
+  sequence: true,
+  changeDate: true,
+} satisfies P.ApplicationSelect;
+export type ApplicationView = P.ApplicationGetPayload<{ select: typeof applicationColumns }>;
+
 // The request names no sorting field: newest first, by default.
-const applications: Searchable<ApplicationSearchFilter, P.ApplicationWhereInput, P.ApplicationOrderByWithRelationInput, ApplicationRow> = {
+const applications: Searchable<ApplicationSearchFilter, P.ApplicationWhereInput, P.ApplicationOrderByWithRelationInput, ApplicationView> = {
   table: "application",
+  sources: tableSources.application,
   filters: {
     inIds: (v) => ({ id: { in: v.ids } }),
     name: (v) => ({ name: textFilter(v.name, v.method) }),
@@ -16,7 +34,7 @@ const applications: Searchable<ApplicationSearchFilter, P.ApplicationWhereInput,
   },
   defaultSort: "createdAt",
   tieBreaker: ["id"],
-  findMany: (db, args) => db.prisma.application.findMany(args),
+  findMany: (db, args) => db.prisma.application.findMany({ ...args, select: applicationColumns }),
   count: (db, where) => db.prisma.application.count({ where }),
 };
 

@@ -4,19 +4,35 @@ import { State, type ListDetails } from "../../gen/svc/resources/object/v3alpha/
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
 import { countKey, search, searchPage, searchPlan, textFilter, type SearchRequest, type Searchable } from "./list.js";
+import { tableSources } from "./sources.js";
 import { effectiveActive, isAtOrAbove, parentOf, pathBelow, policyKey, sameContext, type ContextRef, type Policy } from "./reuse.js";
 
 export type IdpRow = Awaited<ReturnType<Database["prisma"]["idp"]["findFirstOrThrow"]>>;
 
-export const ownerOf = (r: IdpRow): ContextRef => ({
+/** The columns of a provider's answer in a search (`toGetIdp`): not its client ID, scopes or secret. */
+const idpColumns = {
+  id: true,
+  instanceId: true,
+  ownerType: true,
+  ownerId: true,
+  name: true,
+  type: true,
+  ownerPolicy: true,
+  options: true,
+  sequence: true,
+  changeDate: true,
+} satisfies P.IdpSelect;
+export type IdpListRow = P.IdpGetPayload<{ select: typeof idpColumns }>;
+
+export const ownerOf = (r: Pick<IdpRow, "ownerType" | "ownerId" | "instanceId">): ContextRef => ({
   type: r.ownerType as ContextRef["type"],
   id: r.ownerId,
   instanceId: r.ownerType === "org" ? r.instanceId : r.ownerType === "instance" ? r.ownerId : "",
 });
 
-/** A provider as one context sees it. */
-export interface IdpView {
-  row: IdpRow;
+/** A provider as one context sees it: the whole row, or (searches) the columns of `IdpListRow`. */
+export interface IdpView<R extends IdpListRow = IdpRow> {
+  row: R;
   owner: ContextRef;
   /** The context it is seen from: the asked context when the provider is visible there, else its owner. */
   seenFrom: ContextRef;
@@ -26,8 +42,9 @@ export interface IdpView {
   parent?: { context: ContextRef; active: boolean };
 }
 
-const idps: Searchable<IDPSearchFilter, P.IdpWhereInput, P.IdpOrderByWithRelationInput, IdpRow, IDPFieldName> = {
+const idps: Searchable<IDPSearchFilter, P.IdpWhereInput, P.IdpOrderByWithRelationInput, IdpListRow, IDPFieldName> = {
   table: "idp",
+  sources: tableSources.idp,
   // The state filter is not here: the effective state depends on the policies along the way (IdpQueries.search).
   filters: {
     id: (v) => ({ id: v.id }),
@@ -36,7 +53,7 @@ const idps: Searchable<IDPSearchFilter, P.IdpWhereInput, P.IdpOrderByWithRelatio
   sortColumns: { [IDPFieldName.IDP_FIELD_NAME_NAME]: "name" },
   defaultSort: "createdAt",
   tieBreaker: ["id"],
-  findMany: (db, args) => db.prisma.idp.findMany(args),
+  findMany: (db, args) => db.prisma.idp.findMany({ ...args, select: idpColumns }),
   count: (db, where) => db.prisma.idp.count({ where }),
 };
 
@@ -57,7 +74,7 @@ export class IdpQueries {
   }
 
   /** The views of rows from `ctx`, with the policies they need loaded in one query. */
-  async views(rows: IdpRow[], ctx: ContextRef): Promise<IdpView[]> {
+  async views<R extends IdpListRow>(rows: R[], ctx: ContextRef): Promise<IdpView<R>[]> {
     const contexts = new Map<string, ContextRef>();
     for (const r of rows) {
       const owner = ownerOf(r);
@@ -83,7 +100,7 @@ export class IdpQueries {
       const ownerPolicy = row.ownerPolicy as Policy;
       const active = effectiveActive(ownerPolicy, owner, policies, seenFrom);
       const policy = sameContext(seenFrom, owner) ? ownerPolicy : (policies.get(policyKey(seenFrom)) ?? "inherit");
-      const view: IdpView = { row, owner, seenFrom, active, policy };
+      const view: IdpView<R> = { row, owner, seenFrom, active, policy };
       const up = sameContext(seenFrom, owner) ? undefined : parentOf(seenFrom);
       if (up) view.parent = { context: up, active: effectiveActive(ownerPolicy, owner, policies, up) };
       return view;
@@ -98,9 +115,13 @@ export class IdpQueries {
     cache: ProjectionCache,
     from: ContextRef,
     req: SearchRequest<IDPSearchFilter, IDPFieldName>,
-  ): Promise<{ views: IdpView[]; details: ListDetails }> {
+  ): Promise<{ views: IdpView<IdpListRow>[]; details: ListDetails }> {
     const scope = [scopeOf(from)];
     const states = (req.filters ?? []).flatMap((f) => (f.filter.case === "state" ? [f.filter.value.state] : []));
+    if (!states.length && from.type === "instance") {
+      const { rows, details } = await this.searchFromInstance(cache, from.id, req);
+      return { views: await this.views(rows, from), details };
+    }
     if (!states.length) {
       const { rows, details } = await search(this.db, cache, idps, scope, req);
       return { views: await this.views(rows, from), details };
@@ -108,13 +129,75 @@ export class IdpQueries {
     // The effective state depends on the policies along the way: every match is read, filtered after they are
     // applied, and paged here.
     const { where, orderBy } = searchPlan(idps, scope, req);
-    const { rows, details } = await searchPage(this.db, cache, req.query, countKey("idp-state", { where, from, states }), ({ skip, take, order }) => {
-      const matching = idps
-        .findMany(this.db, { where, orderBy: orderBy(order) })
-        .then((all) => this.views(all, from))
-        .then((views) => views.filter((v) => states.every((s) => (v.active ? State.EFFECTIVE_STATE_ACTIVE : State.EFFECTIVE_STATE_INACTIVE) === s)));
-      return [matching.then((m) => m.slice(skip, skip + take)), () => matching.then((m) => m.length)];
-    });
+    const { rows, details } = await searchPage(
+      this.db,
+      cache,
+      req.query,
+      countKey("idp-state", { where, from, states }),
+      idps.sources,
+      ({ skip, take, order }) => {
+        const matching = idps
+          .findMany(this.db, { where, orderBy: orderBy(order) })
+          .then((all) => this.views(all, from))
+          .then((views) => views.filter((v) => states.every((s) => (v.active ? State.EFFECTIVE_STATE_ACTIVE : State.EFFECTIVE_STATE_INACTIVE) === s)));
+        return [matching.then((m) => m.slice(skip, skip + take)), () => matching.then((m) => m.length)];
+      },
+    );
     return { views: rows, details };
   }
+
+  /**
+   * A search from an instance: the system's providers (instance "") and the instance's own, its
+   * organisations' included. Each is one range of the (instance, order column, id) indexes, but PostgreSQL
+   * cannot read two ranges of one index in one order (it would sort every provider of the instance), so each
+   * range is read up to the end of the page and the two are merged here.
+   */
+  private searchFromInstance(cache: ProjectionCache, instanceId: string, req: SearchRequest<IDPSearchFilter, IDPFieldName>) {
+    const { where, orderBy } = searchPlan(idps, [], req);
+    const within = (id: string): P.IdpWhereInput => ({ AND: [{ instanceId: id }, where] });
+    const all: P.IdpWhereInput = { AND: [{ instanceId: { in: ["", instanceId] } }, where] };
+    return searchPage(this.db, cache, req.query, countKey(idps.table, all), idps.sources, ({ skip, take, order }) => {
+      const by = orderBy(order);
+      const range = (id: string) => idps.findMany(this.db, { where: within(id), orderBy: by, take: skip + take });
+      const rows = Promise.all([range(""), range(instanceId)]).then(([system, own]) => mergeOrdered(system, own, by).slice(skip, skip + take));
+      return [rows, () => idps.count(this.db, all)];
+    });
+  }
 }
+
+/** Two lists sorted by `orderBy` (Prisma's form: one `{ column: direction }` per key) as one sorted list. */
+function mergeOrdered<R>(a: R[], b: R[], orderBy: P.IdpOrderByWithRelationInput[]): R[] {
+  const keys = orderBy.flatMap((o) => Object.entries(o) as [keyof R & string, "asc" | "desc"][]);
+  const compare = (x: R, y: R) => {
+    for (const [column, direction] of keys) {
+      const c = compareValues(x[column], y[column]);
+      if (c) return direction === "asc" ? c : -c;
+    }
+    return 0;
+  };
+  const out: R[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) out.push(compare(a[i]!, b[j]!) <= 0 ? a[i++]! : b[j++]!);
+  return out.concat(a.slice(i), b.slice(j));
+}
+
+/** Compares column values as PostgreSQL orders them under the C.UTF-8 collation (text by code point). */
+function compareValues(x: unknown, y: unknown): number {
+  if (x instanceof Date && y instanceof Date) return x.getTime() - y.getTime();
+  if (typeof x === "string" && typeof y === "string") return compareCodePoints(x, y);
+  return x === y ? 0 : (x as number) < (y as number) ? -1 : 1;
+}
+
+/** Code point order of UTF-16 strings: surrogates (code points above U+FFFF) sort after U+E000-U+FFFF. */
+function compareCodePoints(x: string, y: string): number {
+  const n = Math.min(x.length, y.length);
+  for (let i = 0; i < n; i++) {
+    const a = x.charCodeAt(i);
+    const b = y.charCodeAt(i);
+    if (a !== b) return fixup(a) - fixup(b);
+  }
+  return x.length - y.length;
+}
+
+const fixup = (unit: number) => (unit >= 0xe000 ? unit - 0x800 : unit >= 0xd800 ? unit + 0x2000 : unit);

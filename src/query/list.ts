@@ -19,24 +19,31 @@ export function listWindow(q: ListQuery | undefined): ListWindow {
   return { skip: Number(q?.offset ?? 0n), take: q?.limit || DEFAULT_LIMIT, order: q?.asc ? "asc" : "desc" };
 }
 
-/** A Prisma string filter for a TextFilterMethod. */
+/**
+ * `value` as a literal in a LIKE pattern. Prisma puts the filters below into LIKE / ILIKE patterns as they
+ * are, so `_` and `%` in a searched name would match any character.
+ */
+const likeLiteral = (value: string) => value.replace(/[\\%_]/g, "\\$&");
+
+/** A Prisma string filter for a TextFilterMethod (the indexes that serve each: docs/decisions.md, "Searches flat in the data size"). */
 export function textFilter(value: string, method: TextFilterMethod) {
   const insensitive = { mode: "insensitive" as const };
+  const pattern = likeLiteral(value);
   switch (method) {
     case TextFilterMethod.EQUALS_IGNORE_CASE:
-      return { equals: value, ...insensitive };
+      return { equals: pattern, ...insensitive };
     case TextFilterMethod.STARTS_WITH:
-      return { startsWith: value };
+      return { startsWith: pattern };
     case TextFilterMethod.STARTS_WITH_IGNORE_CASE:
-      return { startsWith: value, ...insensitive };
+      return { startsWith: pattern, ...insensitive };
     case TextFilterMethod.CONTAINS:
-      return { contains: value };
+      return { contains: pattern };
     case TextFilterMethod.CONTAINS_IGNORE_CASE:
-      return { contains: value, ...insensitive };
+      return { contains: pattern, ...insensitive };
     case TextFilterMethod.ENDS_WITH:
-      return { endsWith: value };
+      return { endsWith: pattern };
     case TextFilterMethod.ENDS_WITH_IGNORE_CASE:
-      return { endsWith: value, ...insensitive };
+      return { endsWith: pattern, ...insensitive };
     default:
       return { equals: value };
   }
@@ -63,19 +70,21 @@ function listDetails(args: { take: number; skip: number; returned: number; total
 /**
  * One page of a search: the rows and the total of the same filter, and ListDetails that say so truthfully.
  * Every search pages here. `fetch` gets the window (offset, limit, direction) and returns the page query and a
- * function that counts. The total of a filter is kept until the next committed event (counting a large table
- * is the costly half of paging through it); `countKey` names the filter, e.g. the table and its where clause.
+ * function that counts. The total of a filter is kept until the next committed event of one of `sources` (the
+ * aggregate types whose events write the tables counted): counting a large table is the costly half of paging
+ * through it. `countKey` names the filter, e.g. the table and its where clause.
  */
 export async function searchPage<R>(
   db: Database,
   cache: ProjectionCache,
   query: ListQuery | undefined,
   countKey: string,
+  sources: readonly string[],
   fetch: (w: ListWindow) => [Promise<R[]>, () => Promise<number>],
 ): Promise<{ rows: R[]; details: ListDetails }> {
   const window = listWindow(query);
   const [rowsQuery, count] = fetch(window);
-  const [rows, total, state] = await Promise.all([rowsQuery, cache.get(`count:${countKey}`, count), projectionState(db, cache)]);
+  const [rows, total, state] = await Promise.all([rowsQuery, cache.get(`count:${countKey}`, count, sources), projectionState(db, cache)]);
   return { rows, details: listDetails({ take: window.take, skip: window.skip, returned: rows.length, total, state }) };
 }
 
@@ -106,11 +115,17 @@ type Column<O> = keyof O & string;
 
 /**
  * A searchable projection, declared once: how the request's filters and sorting field map to the table, and
- * how its rows are found and counted. `search` runs it.
+ * how its rows are found and counted. `search` runs it. Every filter and sort column has an index that serves
+ * it (prisma/schema.prisma), and `findMany` reads only the columns a response shows.
  */
 export interface Searchable<F extends ProtoFilter, W, O, R, N extends number = number> {
   /** Names the table in the count cache. */
   table: string;
+  /**
+   * The aggregate types whose events' reducers write the table, cascades included (`tableSources` in
+   * sources.ts): a cached total is dropped by their events only. A missing type would serve stale totals.
+   */
+  sources: readonly string[];
   filters: FilterMapping<F, W>;
   /** The column of each sorting field; a field without one (and none at all) sorts by `defaultSort`. */
   sortColumns?: Partial<Record<N, Column<O>>>;
@@ -151,7 +166,7 @@ export function search<F extends ProtoFilter, W, O, R, N extends number>(
   req: SearchRequest<F, N>,
 ): Promise<{ rows: R[]; details: ListDetails }> {
   const { where, orderBy } = searchPlan(s, scope, req);
-  return searchPage(db, cache, req.query, countKey(s.table, where), ({ skip, take, order }) => [
+  return searchPage(db, cache, req.query, countKey(s.table, where), s.sources, ({ skip, take, order }) => [
     s.findMany(db, { where, orderBy: orderBy(order), skip, take }),
     () => s.count(db, where),
   ]);

@@ -3,8 +3,13 @@ import type { MembershipContext, MembershipSearchFilter } from "../../gen/svc/re
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
 import { search, type SearchRequest, type Searchable } from "./list.js";
+import { tableSources } from "./sources.js";
 
 export type MembershipRow = Membership;
+
+/** The columns of a membership's answer. */
+const membershipColumns = { userId: true, contextType: true, contextId: true, roles: true, sequence: true, changeDate: true } satisfies P.MembershipSelect;
+export type MembershipView = P.MembershipGetPayload<{ select: typeof membershipColumns }>;
 
 /** The membership's context as the projection stores it (the API turns its oneof into this). */
 export type ContextOf = (c: MembershipContext, field: string) => { type: string; contextId: string };
@@ -23,8 +28,9 @@ export interface MemberVisibility {
 // The context filter needs the API's reading of a context: declared per search.
 const memberships = (
   contextOf: ContextOf,
-): Searchable<MembershipSearchFilter, P.MembershipWhereInput, P.MembershipOrderByWithRelationInput, MembershipRow> => ({
+): Searchable<MembershipSearchFilter, P.MembershipWhereInput, P.MembershipOrderByWithRelationInput, MembershipView> => ({
   table: "membership",
+  sources: tableSources.membership,
   filters: {
     userId: (v) => ({ userId: v }),
     role: (v) => ({ roles: { has: v } }),
@@ -36,7 +42,7 @@ const memberships = (
   // Recently changed first, by default; a membership is one user in one context.
   defaultSort: "changeDate",
   tieBreaker: ["userId", "contextType", "contextId"],
-  findMany: (db, args) => db.prisma.membership.findMany(args),
+  findMany: (db, args) => db.prisma.membership.findMany({ ...args, select: membershipColumns }),
   count: (db, where) => db.prisma.membership.count({ where }),
 });
 

@@ -2,12 +2,18 @@ import type { Org, Prisma as P } from "../../gen/prisma/client.js";
 import { OrganizationFieldName, OrganizationState, type OrganizationSearchFilter } from "../../gen/svc/resources/org/v3alpha/org_pb.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
+import { tableSources } from "./sources.js";
 import { readableWhere, search, textFilter, type ReadScope, type SearchRequest, type Searchable } from "./list.js";
 
 export type OrgRow = Org;
 
-const orgs: Searchable<OrganizationSearchFilter, P.OrgWhereInput, P.OrgOrderByWithRelationInput, OrgRow, OrganizationFieldName> = {
+/** The columns of an organisation's answer. */
+const orgColumns = { id: true, instanceId: true, name: true, state: true, primaryDomain: true, sequence: true, changeDate: true } satisfies P.OrgSelect;
+export type OrgView = P.OrgGetPayload<{ select: typeof orgColumns }>;
+
+const orgs: Searchable<OrganizationSearchFilter, P.OrgWhereInput, P.OrgOrderByWithRelationInput, OrgView, OrganizationFieldName> = {
   table: "org",
+  sources: tableSources.org,
   filters: {
     inIds: (v) => ({ id: { in: v.ids } }),
     name: (v) => ({ name: textFilter(v.name, v.method) }),
@@ -22,7 +28,9 @@ const orgs: Searchable<OrganizationSearchFilter, P.OrgWhereInput, P.OrgOrderByWi
   },
   defaultSort: "createdAt",
   tieBreaker: ["id"],
-  findMany: (db, args) => db.prisma.org.findMany(args),
+  // Names are unique in an instance: sorted by alone, so that the (instance, name) index serves the sort.
+  unique: ["id", "name"],
+  findMany: (db, args) => db.prisma.org.findMany({ ...args, select: orgColumns }),
   count: (db, where) => db.prisma.org.count({ where }),
 };
 

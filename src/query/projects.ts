@@ -3,14 +3,28 @@ import type { ListQuery } from "../../gen/svc/resources/object/v3alpha/object_pb
 import { ProjectFieldName, type ProjectSearchFilter } from "../../gen/svc/resources/project/v3alpha/project_pb.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
-import { readRow } from "./sources.js";
+import { readRow, tableSources } from "./sources.js";
 import { readableWhere, search, textFilter, type ReadScope, type SearchRequest, type Searchable } from "./list.js";
 
 export type ProjectRow = Project;
 export type ProjectRoleRow = ProjectRole;
 
-const projects: Searchable<ProjectSearchFilter, P.ProjectWhereInput, P.ProjectOrderByWithRelationInput, ProjectRow, ProjectFieldName> = {
+/** The columns of a project's answer. */
+const projectColumns = {
+  id: true,
+  orgId: true,
+  name: true,
+  state: true,
+  projectRoleAssertion: true,
+  projectRoleCheck: true,
+  sequence: true,
+  changeDate: true,
+} satisfies P.ProjectSelect;
+export type ProjectView = P.ProjectGetPayload<{ select: typeof projectColumns }>;
+
+const projects: Searchable<ProjectSearchFilter, P.ProjectWhereInput, P.ProjectOrderByWithRelationInput, ProjectView, ProjectFieldName> = {
   table: "project",
+  sources: tableSources.project,
   filters: {
     inIds: (v) => ({ id: { in: v.ids } }),
     name: (v) => ({ name: textFilter(v.name, v.method) }),
@@ -24,17 +38,19 @@ const projects: Searchable<ProjectSearchFilter, P.ProjectWhereInput, P.ProjectOr
   },
   defaultSort: "createdAt",
   tieBreaker: ["id"],
-  findMany: (db, args) => db.prisma.project.findMany(args),
+  findMany: (db, args) => db.prisma.project.findMany({ ...args, select: projectColumns }),
   count: (db, where) => db.prisma.project.count({ where }),
 };
 
-// Searched within one project, where the key is unique.
-const roles: Searchable<never, P.ProjectRoleWhereInput, P.ProjectRoleOrderByWithRelationInput, ProjectRoleRow> = {
+// Searched within one project, where the key is unique: the primary key (project, key) serves the sort, and
+// the key prefix is checked on the project's roles alone.
+const roles: Searchable<never, P.ProjectRoleWhereInput, P.ProjectRoleOrderByWithRelationInput, Pick<ProjectRoleRow, "key" | "displayName" | "group">> = {
   table: "projectRole",
+  sources: tableSources.projectRole,
   filters: {},
   defaultSort: "key",
   tieBreaker: ["key"],
-  findMany: (db, args) => db.prisma.projectRole.findMany(args),
+  findMany: (db, args) => db.prisma.projectRole.findMany({ ...args, select: { key: true, displayName: true, group: true } }),
   count: (db, where) => db.prisma.projectRole.count({ where }),
 };
 

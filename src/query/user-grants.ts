@@ -2,13 +2,19 @@ import type { Prisma as P, UserGrant } from "../../gen/prisma/client.js";
 import type { UserGrantSearchFilter } from "../../gen/svc/resources/usergrant/v3alpha/user_grant_service_pb.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
+import { tableSources } from "./sources.js";
 import { readableWhere, search, type ReadScope, type SearchRequest, type Searchable } from "./list.js";
 
 export type UserGrantRow = UserGrant;
 
+/** The columns of a grant's answer. */
+const grantColumns = { id: true, orgId: true, userId: true, projectId: true, roleKeys: true, sequence: true, changeDate: true } satisfies P.UserGrantSelect;
+export type UserGrantView = P.UserGrantGetPayload<{ select: typeof grantColumns }>;
+
 // The request names no sorting field: newest first, by default.
-const grants: Searchable<UserGrantSearchFilter, P.UserGrantWhereInput, P.UserGrantOrderByWithRelationInput, UserGrantRow> = {
+const grants: Searchable<UserGrantSearchFilter, P.UserGrantWhereInput, P.UserGrantOrderByWithRelationInput, UserGrantView> = {
   table: "userGrant",
+  sources: tableSources.userGrant,
   filters: {
     userId: (v) => ({ userId: v }),
     projectId: (v) => ({ projectId: v }),
@@ -16,7 +22,7 @@ const grants: Searchable<UserGrantSearchFilter, P.UserGrantWhereInput, P.UserGra
   },
   defaultSort: "createdAt",
   tieBreaker: ["id"],
-  findMany: (db, args) => db.prisma.userGrant.findMany(args),
+  findMany: (db, args) => db.prisma.userGrant.findMany({ ...args, select: grantColumns }),
   count: (db, where) => db.prisma.userGrant.count({ where }),
 };
 

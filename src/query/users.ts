@@ -2,10 +2,41 @@ import type { Prisma as P, User } from "../../gen/prisma/client.js";
 import { UserFieldName, UserState, UserType, type UserSearchFilter } from "../../gen/svc/resources/user/v3alpha/user_pb.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
-import { readRow } from "./sources.js";
+import { readRow, tableSources } from "./sources.js";
 import { readableWhere, search, textFilter, type ReadScope, type SearchRequest, type Searchable } from "./list.js";
 
 export type UserRow = User;
+
+/**
+ * The columns a user's answer shows (`toGetUser`): not the password hash, the failure count or the login
+ * name. The secret hash only tells whether a machine has a secret.
+ */
+const userColumns = {
+  id: true,
+  orgId: true,
+  username: true,
+  kind: true,
+  state: true,
+  displayName: true,
+  givenName: true,
+  familyName: true,
+  nickName: true,
+  preferredLanguage: true,
+  email: true,
+  emailVerified: true,
+  phone: true,
+  phoneVerified: true,
+  passwordChangeRequired: true,
+  passwordChanged: true,
+  description: true,
+  accessTokenType: true,
+  secretHash: true,
+  sequence: true,
+  changeDate: true,
+} satisfies P.UserSelect;
+
+/** A user as searches return it. */
+export type UserView = P.UserGetPayload<{ select: typeof userColumns }>;
 
 /** The projection's user states as the API names them: in its filters and its answers. */
 export const userStates: Record<string, UserState> = {
@@ -15,8 +46,9 @@ export const userStates: Record<string, UserState> = {
   initial: UserState.INITIAL,
 };
 
-const users: Searchable<UserSearchFilter, P.UserWhereInput, P.UserOrderByWithRelationInput, UserRow, UserFieldName> = {
+const users: Searchable<UserSearchFilter, P.UserWhereInput, P.UserOrderByWithRelationInput, UserView, UserFieldName> = {
   table: "user",
+  sources: tableSources.user,
   filters: {
     inIds: (v) => ({ id: { in: v.ids } }),
     username: (v) => ({ username: textFilter(v.username, v.method) }),
@@ -40,7 +72,7 @@ const users: Searchable<UserSearchFilter, P.UserWhereInput, P.UserOrderByWithRel
   tieBreaker: ["id"],
   // Login names are unique in an instance too: no tie-breaker, so that the (instance, login name) index serves the sort.
   unique: ["id", "loginName"],
-  findMany: (db, args) => db.prisma.user.findMany(args),
+  findMany: (db, args) => db.prisma.user.findMany({ ...args, select: userColumns }),
   count: (db, where) => db.prisma.user.count({ where }),
 };
 

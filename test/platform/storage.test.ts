@@ -1,9 +1,8 @@
 import { mkdtempSync, mkdirSync, writeFileSync, cpSync, rmSync } from "node:fs";
-import { PGlite } from "@electric-sql/pglite";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { diffDatabaseToSchema } from "../../scripts/schema-engine.js";
+import { diffDatabaseToSchema, toolDatabase } from "../../scripts/schema-engine.js";
 import { openDatabase } from "../../src/storage/database.js";
 import { migrate, readMigrations } from "../../src/storage/migrate.js";
 import { migrationsDir } from "../../src/storage/paths.js";
@@ -12,7 +11,7 @@ import { freshPostgresDatabase, testDb } from "../support/database.js";
 describe("storage", () => {
   it("migrations produce exactly what schema.prisma describes", async () => {
     // The schema tooling's own in-memory database (see scripts/schema-engine.ts for why it is PGlite).
-    const db = await PGlite.create();
+    const db = await toolDatabase();
     try {
       for (const m of readMigrations()) await db.exec(m.sql);
       // the wasm schema engine compares the migrated database with the schema: no statement is missing

@@ -7,7 +7,7 @@ import { DetailsSchema } from "../../../gen/svc/resources/object/v3alpha/object_
 import { conditionOfId } from "../../domain/conditions.js";
 import type { ResourceDetails } from "../../command/targets.js";
 import type { TargetConfig } from "../../domain/targets.js";
-import type { ExecutionRow, TargetRow } from "../../query/actions.js";
+import type { ExecutionView, TargetView } from "../../query/actions.js";
 
 export function toDetails(d: ResourceDetails) {
   return create(DetailsSchema, {
@@ -47,7 +47,7 @@ export function targetChangesOf(p: PatchTarget): Partial<TargetConfig> {
   return out;
 }
 
-export function toGetTarget(t: TargetRow) {
+export function toGetTarget(t: TargetView) {
   const url = { url: t.url };
   return create(GetTargetSchema, {
     details: toDetails({ id: t.id, sequence: t.sequence, changeDate: t.changeDate, instanceId: t.instanceId }),
@@ -60,7 +60,7 @@ export function toGetTarget(t: TargetRow) {
   });
 }
 
-export function toGetExecution(x: ExecutionRow) {
+export function toGetExecution(x: ExecutionView) {
   return create(GetExecutionSchema, {
     details: toDetails({ id: x.id, sequence: x.sequence, changeDate: x.changeDate, instanceId: x.instanceId }),
     execution: create(ExecutionSchema, { condition: conditionOfId(x.id), targets: x.targets, includes: x.includes }),

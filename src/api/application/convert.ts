@@ -13,7 +13,7 @@ import {
   type OIDCConfiguration,
 } from "../../../gen/svc/resources/application/v3alpha/application_pb.js";
 import type { ApiConfig, AppConfig, GrantType, OidcConfig, ResponseType } from "../../command/applications.js";
-import type { ApplicationRow } from "../../query/applications.js";
+import type { ApplicationView } from "../../query/applications.js";
 import { toResourceDetails } from "../convert.js";
 
 /** Two-way maps between the proto enums and the names the OAuth specifications use. */
@@ -71,9 +71,11 @@ const uniq = <T>(xs: T[]) => [...new Set(xs)];
 export function oidcConfigOf(c: OIDCConfiguration): OidcConfig {
   const responses = uniq(c.responseTypes.filter((r) => r !== OIDCResponseType.OIDC_RESPONSE_TYPE_UNSPECIFIED).map(responseTypes.name));
   const grants = uniq(c.grantTypes.filter((g) => g !== OIDCGrantType.OIDC_GRANT_TYPE_UNSPECIFIED).map(grantTypes.name));
+  const browserFlow = !grants.length || grants.includes("authorization_code") || grants.includes("implicit");
   return {
     redirectUris: c.redirectUris,
-    responseTypes: responses.length ? responses : ["code"],
+    // By default the code flow, unless the grant types name neither browser flow (token exchange alone).
+    responseTypes: responses.length ? responses : browserFlow ? ["code"] : [],
     grantTypes: grants.length ? grants : ["authorization_code"],
     appType: appTypes.name(c.appType),
     authMethod: authMethods.name(c.authMethodType),
@@ -93,7 +95,7 @@ export function appConfigOf(type: { case: "oidc"; value: OIDCConfiguration } | {
     : { kind: "api", api: { authMethod: apiAuthMethods.name(type.value.authMethodType) } };
 }
 
-export function toGetApplication(a: ApplicationRow) {
+export function toGetApplication(a: ApplicationView) {
   const c = a.config as unknown as OidcConfig & ApiConfig;
   const type =
     a.kind === "oidc"

@@ -7,7 +7,7 @@ import { DetailsSchema, ParentSchema, State, StatePolicy } from "../../../gen/sv
 import type { Target } from "../../authz/context.js";
 import type { IdpDetails } from "../../command/idps.js";
 import { errors } from "../../errors/errors.js";
-import type { IdpView } from "../../query/idps.js";
+import type { IdpListRow, IdpView } from "../../query/idps.js";
 import type { ContextRef, Policy } from "../../query/reuse.js";
 
 const ownerTypes = { system: OwnerType.SYSTEM, instance: OwnerType.INSTANCE, org: OwnerType.ORG } as const;
@@ -42,7 +42,7 @@ export function toDetails(d: IdpDetails) {
   return create(DetailsSchema, { id: d.id, sequence: BigInt(d.sequence), changeDate: timestampFromDate(d.changeDate), resourceOwner: toOwner(d.owner) });
 }
 
-function common(v: IdpView) {
+function common(v: IdpView<IdpListRow>) {
   return {
     details: toDetails({ id: v.row.id, sequence: v.row.sequence, changeDate: v.row.changeDate, owner: v.owner }),
     ...(v.parent
@@ -58,9 +58,9 @@ function common(v: IdpView) {
   };
 }
 
-const idpOf = (v: IdpView) => create(IDPSchema, { name: v.row.name, statePolicy: policies[v.policy], options: optionsFromJson(v.row.options) });
+const idpOf = (v: IdpView<IdpListRow>) => create(IDPSchema, { name: v.row.name, statePolicy: policies[v.policy], options: optionsFromJson(v.row.options) });
 
-export const toGetIdp = (v: IdpView) => create(GetIDPSchema, { ...common(v), idp: idpOf(v) });
+export const toGetIdp = (v: IdpView<IdpListRow>) => create(GetIDPSchema, { ...common(v), idp: idpOf(v) });
 
 export const toGetGitlabIdp = (v: IdpView) =>
   create(GetGitLabIDPSchema, {

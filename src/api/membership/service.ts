@@ -19,7 +19,7 @@ import { addMembership, changeMembership, membershipId, parseMembershipId, remov
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { ProjectionCache } from "../../query/cache.js";
-import { MembershipQueries, type MembershipRow } from "../../query/memberships.js";
+import { MembershipQueries, type MembershipView } from "../../query/memberships.js";
 import { ProjectQueries } from "../../query/projects.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
@@ -75,7 +75,7 @@ export function membershipService(deps: MembershipDeps): ServiceImpl<typeof Memb
   // A membership of the instance belongs to the instance; of an organisation or project, to the organisation.
   const details = (type: MemberContextType, d: ChangeDetails) => toResourceDetails(d, type === "instance" ? "instance" : "org");
 
-  const toGet = (m: MembershipRow) => {
+  const toGet = (m: MembershipView) => {
     const type = m.contextType as MemberContextType;
     const context =
       type === "instance"

@@ -19,7 +19,7 @@ import { changeOrg, createOrg, setDefaultOrg } from "../../command/orgs.js";
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { ProjectionCache } from "../../query/cache.js";
-import { OrgQueries, type OrgRow } from "../../query/orgs.js";
+import { OrgQueries, type OrgRow, type OrgView } from "../../query/orgs.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
@@ -40,7 +40,7 @@ function domainBase(domains: string[], externalDomain: string): string {
   return domains.find((d) => /[a-z]/.test(d) && !d.includes(":")) ?? domains[0] ?? externalDomain;
 }
 
-const toGetOrg = (o: OrgRow, defaultOrgId: string | null) =>
+const toGetOrg = (o: OrgView, defaultOrgId: string | null) =>
   create(GetOrganizationSchema, {
     details: toResourceDetails({ ...o, resourceOwner: o.instanceId }, "instance"),
     name: o.name,

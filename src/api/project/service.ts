@@ -21,7 +21,7 @@ import * as projects from "../../command/projects.js";
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { ProjectionCache } from "../../query/cache.js";
-import { ProjectQueries, type ProjectRow } from "../../query/projects.js";
+import { ProjectQueries, type ProjectView } from "../../query/projects.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
@@ -34,7 +34,7 @@ export interface ProjectDeps {
   tenancy: TenancyQueries;
 }
 
-const toGetProject = (p: ProjectRow) =>
+const toGetProject = (p: ProjectView) =>
   create(GetProjectSchema, {
     details: toResourceDetails({ ...p, resourceOwner: p.orgId }, "org"),
     project: { name: p.name, projectRoleAssertion: p.projectRoleAssertion, projectRoleCheck: p.projectRoleCheck },

@@ -15,7 +15,7 @@ import {
   type User,
 } from "../../../gen/svc/resources/user/v3alpha/user_pb.js";
 import type { NewHuman, NewMachine, PasswordInput, UserPatch } from "../../command/users.js";
-import { userStates, type UserRow } from "../../query/users.js";
+import { userStates, type UserView } from "../../query/users.js";
 import { toResourceDetails } from "../convert.js";
 
 export const tokenTypeOf = (t: AccessTokenType): "opaque" | "jwt" => (t === AccessTokenType.JWT ? "jwt" : "opaque");
@@ -74,7 +74,7 @@ export function patchOf(p: PatchUser): UserPatch {
   return out;
 }
 
-export function toGetUser(u: UserRow): GetUser {
+export function toGetUser(u: UserView): GetUser {
   const details = toResourceDetails({ ...u, resourceOwner: u.orgId }, "org");
   const base = { details, state: userStates[u.state] ?? UserState.UNSPECIFIED, username: u.username };
   if (u.kind === "machine") {

@@ -17,7 +17,7 @@ import type { EventStore } from "../../eventstore/eventstore.js";
 import type { ProjectionCache } from "../../query/cache.js";
 import { ProjectQueries } from "../../query/projects.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
-import { UserGrantQueries, type UserGrantRow } from "../../query/user-grants.js";
+import { UserGrantQueries, type UserGrantView } from "../../query/user-grants.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
 import { authorizeInProject, loadAuthorized, readableScope } from "../scope.js";
@@ -29,7 +29,7 @@ export interface UserGrantDeps {
   tenancy: TenancyQueries;
 }
 
-const toGet = (g: UserGrantRow) =>
+const toGet = (g: UserGrantView) =>
   create(GetUserGrantSchema, {
     details: toResourceDetails({ ...g, resourceOwner: g.orgId }, "org"),
     grant: { userId: g.userId, projectId: g.projectId, roleKeys: g.roleKeys },

@@ -1,0 +1,253 @@
+// Every filter and sort column of the searches has an index that serves it (prisma/schema.prisma, the
+// migration "search_indexes"): the SQL Prisma sends for each case is captured and EXPLAINed on tables of a
+// few thousand rows. Small tables make the planner's choice between an index and a scan a toss-up, so the
+// alternatives are priced out: for a filter, every plan but bitmap index scans (a filter must then reach an
+// index condition on its column, rather than filter all rows of the instance); for an order, sequential
+// scans and sorts (the page must come out of an index in order). Losing an index, or an operator class
+// (the username's text_pattern_ops), fails here. Also: what the searches read and return.
+import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PrismaClient } from "../../gen/prisma/client.js";
+import { TextFilterMethod } from "../../gen/svc/resources/object/v3alpha/object_pb.js";
+import { TargetFieldName } from "../../gen/svc/resources/action/v3alpha/target_pb.js";
+import { UserFieldName, UserState, UserType } from "../../gen/svc/resources/user/v3alpha/user_pb.js";
+import { ActionQueries } from "../../src/query/actions.js";
+import { ApplicationQueries } from "../../src/query/applications.js";
+import { ProjectionCache } from "../../src/query/cache.js";
+import { IdpQueries } from "../../src/query/idps.js";
+import { MembershipQueries } from "../../src/query/memberships.js";
+import { OrgQueries } from "../../src/query/orgs.js";
+import { ProjectQueries } from "../../src/query/projects.js";
+import { UserGrantQueries } from "../../src/query/user-grants.js";
+import { UserQueries } from "../../src/query/users.js";
+import type { Database } from "../../src/storage/database.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+
+let t: TestServer;
+let pool: pg.Pool;
+// A client on the test server's database that reports every statement it sends.
+const loggingClient = (p: pg.Pool) => new PrismaClient({ adapter: new PrismaPg(p), log: [{ emit: "event" as const, level: "query" as const }] });
+let prisma: ReturnType<typeof loggingClient>;
+let captured: { sql: string; params: unknown[] }[] = [];
+let db: Database;
+const all = { orgIds: "all" as const, projectIds: [] };
+const f = (c: string, value: unknown) => ({ filter: { case: c, value } }) as never;
+
+beforeAll(async () => {
+  t = await startTestServer();
+  pool = new pg.Pool({ ...t.server.db.connection, max: 2 });
+  prisma = loggingClient(pool);
+  prisma.$on("query", (e) => captured.push({ sql: e.query, params: JSON.parse(e.params) }));
+  db = { ...t.server.db, prisma } as Database;
+  // Projection rows written directly (the plans depend on the tables, not on how rows got there), with
+  // names of random-looking text, so that a searched text is as selective as in real data.
+  const seed = (sql: string) => pool.query(sql, [t.instanceId]);
+  await seed(
+    `INSERT INTO users (id, instance_id, org_id, username, login_name, kind, state, display_name, given_name, family_name, email, sequence, created_at, change_date)
+     SELECT 'u' || n, $1, 'o' || (n % 40), md5('u' || n), md5('u' || n), CASE WHEN n % 10 = 0 THEN 'machine' ELSE 'human' END,
+       CASE WHEN n % 50 = 0 THEN 'locked' ELSE 'initial' END, md5('d' || n), 'Given', 'Family', md5('e' || n) || '@' || (n % 30) || '.example', 1,
+       now() - n * interval '1 second', now() - n * interval '1 second'
+     FROM generate_series(1, 10000) n`,
+  );
+  await seed(
+    `INSERT INTO targets (id, instance_id, name, target_type, url, timeout_ms, is_async, interrupt_on_error, signing_key, sequence, created_at, change_date)
+     SELECT 't' || n, $1, md5('t' || n), 'rest_webhook', 'https://' || md5('h' || n) || '.example', 1000 + n % 10, n % 2 = 0, false, 'k', 1,
+       now() - n * interval '1 second', now()
+     FROM generate_series(1, 10000) n`,
+  );
+  await seed(
+    `INSERT INTO orgs (id, instance_id, name, primary_domain, state, sequence, created_at, change_date)
+     SELECT 'o' || n, $1, md5('o' || n), md5('p' || n) || '.example', 'active', 1, now() - n * interval '1 second', now() FROM generate_series(1, 2000) n`,
+  );
+  await seed(
+    `INSERT INTO projects (id, instance_id, org_id, name, state, project_role_assertion, project_role_check, sequence, created_at, change_date)
+     SELECT 'p' || n, $1, 'o' || (n % 40), md5('p' || n), 'active', false, false, 1, now() - n * interval '1 second', now() FROM generate_series(1, 2000) n`,
+  );
+  await seed(
+    `INSERT INTO applications (id, instance_id, org_id, project_id, name, kind, state, client_id, config, sequence, created_at, change_date)
+     SELECT 'a' || n, $1, 'o' || (n % 40), 'p' || n, md5('a' || n), 'api', 'active', 'c' || n, '{}', 1, now() - n * interval '1 second', now()
+     FROM generate_series(1, 2000) n`,
+  );
+  await seed(
+    `INSERT INTO user_grants (id, instance_id, org_id, user_id, project_id, role_keys, sequence, created_at, change_date)
+     SELECT 'g' || n, $1, 'o' || (n % 40), 'u' || n, 'p' || (n % 2000), ARRAY['r' || (n % 100)], 1, now() - n * interval '1 second', now()
+     FROM generate_series(1, 4000) n`,
+  );
+  await seed(
+    `INSERT INTO memberships (instance_id, user_id, context_type, context_id, roles, sequence, change_date)
+     SELECT $1, 'u' || n, 'org', 'o' || (n % 40), ARRAY[CASE WHEN n % 100 = 0 THEN 'ORG_OWNER' ELSE 'ORG_USER_MANAGER' END], 1, now() - n * interval '1 second'
+     FROM generate_series(1, 4000) n`,
+  );
+  await seed(
+    `INSERT INTO idps (id, instance_id, owner_type, owner_id, name, type, owner_policy, options, client_id, scopes, sequence, created_at, change_date)
+     SELECT 'i' || n, $1, 'org', 'o' || (n % 40), md5('i' || n), 8, 'activate', '{}', 'c', '{}', 1, now() - n * interval '1 second', now()
+     FROM generate_series(1, 2000) n`,
+  );
+  // Statistics, and the trigram indexes' pending lists merged (as autovacuum would).
+  await pool.query("VACUUM ANALYZE");
+});
+afterAll(async () => {
+  await prisma?.$disconnect();
+  await pool?.end();
+  await t?.close();
+});
+
+interface PlanNode {
+  "Node Type": string;
+  "Index Name"?: string;
+  "Index Cond"?: string;
+  "Recheck Cond"?: string;
+  Plans?: PlanNode[];
+}
+const nodesOf = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodesOf)];
+
+/** Runs a search, and returns the plans of the statements it sent to `table` (the page and the count). */
+async function plans(table: string, run: () => Promise<unknown>, settings: string[]): Promise<{ sql: string; nodes: PlanNode[] }[]> {
+  captured = [];
+  await run();
+  const mine = captured.filter((c) => c.sql.includes(`FROM "public"."${table}"`));
+  expect(mine.length).toBeGreaterThan(0);
+  const client = await pool.connect();
+  try {
+    const out: { sql: string; nodes: PlanNode[] }[] = [];
+    for (const c of mine) {
+      await client.query("BEGIN");
+      for (const s of settings) await client.query(`SET LOCAL ${s} = off`);
+      const r = await client.query(`EXPLAIN (FORMAT JSON) ${c.sql}`, c.params);
+      await client.query("ROLLBACK");
+      out.push({ sql: c.sql, nodes: nodesOf(r.rows[0]["QUERY PLAN"][0].Plan) });
+    }
+    return out;
+  } finally {
+    client.release();
+  }
+}
+
+/** The filter on `column` is an index condition of some bitmap index scan, for the page and for the count. */
+async function expectIndexFilter(table: string, column: string | RegExp, run: () => Promise<unknown>) {
+  for (const p of await plans(table, run, ["enable_seqscan", "enable_indexscan", "enable_indexonlyscan"])) {
+    const conds = p.nodes.filter((n) => n["Index Name"]).map((n) => `${n["Index Name"]}: ${n["Index Cond"] ?? ""}`);
+    const served = (c: string) => (typeof column === "string" ? c.includes(column) : column.test(c));
+    expect(conds.some(served), `${p.sql}\n${conds.join("\n")}`).toBe(true);
+  }
+}
+
+/** The page comes out of an index in the requested order: no Sort node. */
+async function expectIndexOrder(table: string, run: () => Promise<unknown>) {
+  const [page] = (await plans(table, run, ["enable_seqscan", "enable_sort"])).filter((p) => p.sql.includes("ORDER BY"));
+  const types = page!.nodes.map((n) => `${n["Node Type"]}${n["Index Name"] ? ` ${n["Index Name"]}` : ""}`);
+  expect(
+    types.some((x) => x.includes("Sort")),
+    `${page!.sql}\n${types.join("\n")}`,
+  ).toBe(false);
+}
+
+// Values as selective as a search for someone's name: a few characters of one of the seeded names.
+const methods = Object.entries({
+  EQUALS: "c4ca42",
+  EQUALS_IGNORE_CASE: "C4CA42",
+  STARTS_WITH: "c4ca42",
+  STARTS_WITH_IGNORE_CASE: "C4CA42",
+  CONTAINS: "a0b923",
+  CONTAINS_IGNORE_CASE: "A0B923",
+  ENDS_WITH: "75849b",
+  ENDS_WITH_IGNORE_CASE: "75849B",
+}) as [keyof typeof TextFilterMethod, string][];
+
+describe("search plans: every filter and sort column is served by an index", () => {
+  const users = (req: object, scope: object = all) => new UserQueries(db, new ProjectionCache()).search(t.instanceId, scope as never, req);
+  const targets = (req: object) => new ActionQueries(db, new ProjectionCache(), {} as never).searchTargets(t.instanceId, req);
+
+  it("users: text filters on username, display name and email, every method", async () => {
+    for (const [name, value] of methods) {
+      const method = TextFilterMethod[name];
+      await expectIndexFilter("users", "username", () => users({ filters: [f("username", { username: value, method })] }));
+      await expectIndexFilter("users", "display_name", () => users({ filters: [f("displayName", { displayName: value, method })] }));
+      await expectIndexFilter("users", "email", () => users({ filters: [f("email", { address: value, method })] }));
+    }
+    // A username prefix is a range of the b-tree with text_pattern_ops, whatever the database's collation.
+    const prefix = { username: "c4ca42", method: TextFilterMethod.STARTS_WITH };
+    await expectIndexFilter("users", /^users_instance_id_username_idx: .*username ~>=~ /, () => users({ filters: [f("username", prefix)] }));
+  });
+
+  it("users: state, type, organisation, IDs, and the organisation a caller may read", async () => {
+    await expectIndexFilter("users", "state", () => users({ filters: [f("state", { state: UserState.LOCKED })] }));
+    await expectIndexFilter("users", "kind", () => users({ filters: [f("type", { type: UserType.MACHINE })] }));
+    await expectIndexFilter("users", "org_id", () => users({ filters: [f("organizationId", { organizationId: "o1" })] }));
+    await expectIndexFilter("users", "id", () => users({ filters: [f("inIds", { ids: ["u1", "u2"] })] }));
+    await expectIndexOrder("users", () => users({}, { orgIds: ["o1"], projectIds: [] }));
+  });
+
+  it("users: every sort column, both directions", async () => {
+    for (const column of Object.values(UserFieldName).filter((v): v is UserFieldName => typeof v === "number")) {
+      await expectIndexOrder("users", () => users({ sortingColumn: column }));
+      await expectIndexOrder("users", () => users({ sortingColumn: column, query: { limit: 10, asc: true } }));
+    }
+  });
+
+  it("targets: name filters, every method, and every sort column", async () => {
+    for (const [name, value] of methods) {
+      await expectIndexFilter("targets", "name", () => targets({ filters: [f("name", { name: value, method: TextFilterMethod[name] })] }));
+    }
+    for (const column of Object.values(TargetFieldName).filter((v): v is TargetFieldName => typeof v === "number")) {
+      await expectIndexOrder("targets", () => targets({ sortingColumn: column }));
+    }
+  });
+
+  it("the other resources: default orders and name filters", async () => {
+    const cache = () => new ProjectionCache();
+    const contains = { name: "A0B923", method: TextFilterMethod.CONTAINS_IGNORE_CASE };
+    await expectIndexOrder("orgs", () => new OrgQueries(db, cache()).search(t.instanceId, all, {}));
+    await expectIndexFilter("orgs", "name", () => new OrgQueries(db, cache()).search(t.instanceId, all, { filters: [f("name", contains)] }));
+    await expectIndexFilter("orgs", "primary_domain", () =>
+      new OrgQueries(db, cache()).search(t.instanceId, all, { filters: [f("domain", { domain: "6f75849b.example", method: TextFilterMethod.ENDS_WITH })] }),
+    );
+    await expectIndexOrder("projects", () => new ProjectQueries(db, cache()).search(t.instanceId, all, {}));
+    await expectIndexFilter("projects", "name", () => new ProjectQueries(db, cache()).search(t.instanceId, all, { filters: [f("name", contains)] }));
+    await expectIndexOrder("applications", () => new ApplicationQueries(db, cache()).search(t.instanceId, all, {}));
+    await expectIndexFilter("applications", "name", () => new ApplicationQueries(db, cache()).search(t.instanceId, all, { filters: [f("name", contains)] }));
+    await expectIndexOrder("user_grants", () => new UserGrantQueries(db, cache()).search(t.instanceId, all, {}));
+    await expectIndexFilter("user_grants", "role_keys", () => new UserGrantQueries(db, cache()).search(t.instanceId, all, { filters: [f("roleKey", "r7")] }));
+    const visible = { instance: true, orgs: "all" as const, projectOrgs: "all" as const, projects: [] };
+    const contextOf = () => ({ type: "org", contextId: t.defaultOrgId });
+    await expectIndexOrder("memberships", () => new MembershipQueries(db, cache()).search(t.instanceId, visible, {}, contextOf));
+    await expectIndexFilter("memberships", "roles", () =>
+      new MembershipQueries(db, cache()).search(t.instanceId, visible, { filters: [f("role", "ORG_OWNER")] }, contextOf),
+    );
+    const instance = { type: "instance" as const, id: t.instanceId, instanceId: t.instanceId };
+    await expectIndexOrder("idps", () => new IdpQueries(db).search(cache(), instance, {}));
+    await expectIndexFilter("idps", "name", () => new IdpQueries(db).search(cache(), instance, { filters: [f("name", contains)] }));
+  });
+});
+
+describe("searches read only what they answer with, and match literally", () => {
+  it("reads no password hash, signing key or other column the answer does not show", async () => {
+    captured = [];
+    await new UserQueries(db, new ProjectionCache()).search(t.instanceId, all, { query: { limit: 1 } as never });
+    await new ActionQueries(db, new ProjectionCache(), {} as never).searchTargets(t.instanceId, { query: { limit: 1 } as never });
+    const pages = captured.filter((c) => /FROM "public"\."(users|targets)" WHERE .* ORDER BY/.test(c.sql));
+    expect(pages).toHaveLength(2);
+    for (const column of ["password_hash", "password_failures", "login_name", "signing_key"]) {
+      for (const p of pages) expect(p.sql).not.toContain(`"${column}"`);
+    }
+  });
+
+  it("treats % and _ in a searched text as themselves", async () => {
+    await pool.query(
+      `INSERT INTO users (id, instance_id, org_id, username, login_name, kind, state, display_name, sequence, created_at, change_date)
+       VALUES ('lit1', $1, $2, 'lit_a%b', 'lit_a%b', 'human', 'initial', 'x', 1, now(), now()),
+              ('lit2', $1, $2, 'litXaYYb', 'litxayyb', 'human', 'initial', 'x', 1, now(), now())`,
+      [t.instanceId, t.defaultOrgId],
+    );
+    const names = async (username: string, method: TextFilterMethod) =>
+      (await new UserQueries(db, new ProjectionCache()).search(t.instanceId, all, { filters: [f("username", { username, method })] })).rows.map(
+        (r) => r.username,
+      );
+    expect(await names("lit_a%b", TextFilterMethod.STARTS_WITH)).toEqual(["lit_a%b"]);
+    expect(await names("LIT_A%B", TextFilterMethod.EQUALS_IGNORE_CASE)).toEqual(["lit_a%b"]);
+    expect(await names("_a%", TextFilterMethod.CONTAINS)).toEqual(["lit_a%b"]);
+    expect(await names("%B", TextFilterMethod.ENDS_WITH_IGNORE_CASE)).toEqual(["lit_a%b"]);
+    expect((await names("lit", TextFilterMethod.STARTS_WITH)).sort()).toEqual(["litXaYYb", "lit_a%b"]);
+  });
+});
