@@ -11,6 +11,7 @@ import { grpcLoad, httpLoad, startProcess, type Result } from "./load.js";
 import { oidcBench } from "./oidc.js";
 import { passwordBench } from "./passwords.js";
 import { searchBench } from "./search.js";
+import { metricsBench } from "./metrics.js";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const targetsStored = Number(process.env.SEED_TARGETS ?? 10_000);
@@ -40,8 +41,8 @@ const svc = "/svc.settings.language.v3alpha.LanguageSettingsService";
 const keys = ["de", "fr", "it", "es", "ja", "pl", "pt", "ru", "zh", "en"];
 let next = 0;
 
-// BENCH_SECTIONS picks parts of the run (default all): platform, actions, idps, users, oidc, search.
-const sections = new Set((process.env.BENCH_SECTIONS ?? "platform,actions,idps,users,oidc,search").split(","));
+// BENCH_SECTIONS picks parts of the run (default all): platform, actions, idps, users, oidc, metrics, search.
+const sections = new Set((process.env.BENCH_SECTIONS ?? "platform,actions,idps,users,oidc,metrics,search").split(","));
 const ratios: string[] = [];
 const results: Result[] = [];
 const api = (path: string) => `${server.url}${path}`;
@@ -158,6 +159,13 @@ try {
 
   // OIDC endpoints next to oidc-provider (issue 6)
   if (sections.has("oidc")) results.push(...(await oidcBench(server.url, pat, seconds, ceiling.url)));
+
+  // What metrics cost: two servers of their own, metrics on and off (bench/metrics.ts)
+  if (sections.has("metrics")) {
+    const m = await metricsBench(seconds);
+    results.push(...m.results);
+    ratios.push(...m.ratios);
+  }
 
   // The latency a webhook execution adds to a call (the webhook answers at once)
   let withHook: Result | undefined;

@@ -1,10 +1,12 @@
 import { resolve } from "node:path";
 import { parseArgs } from "./cli.js";
+import { tracingFromEnv, type TracingConfig } from "./otel.js";
 import { ConfigError } from "./startup-error.js";
 import { VARIABLES, type Variable, type VariableName } from "./variables.js";
 import { readYamlFile } from "./yaml-file.js";
 
 export { ConfigError } from "./startup-error.js";
+export type { TracingConfig } from "./otel.js";
 
 /**
  * The one typed configuration object. Built once at start-up from the environment and an optional YAML file
@@ -42,6 +44,10 @@ export interface Config {
   corsOrigins: string[];
   /** SVC_SHUTDOWN_GRACE_MS */
   shutdownGraceMs: number;
+  /** SVC_METRICS: serve GET /metrics. */
+  metrics: boolean;
+  /** Tracing asked for by the standard OTEL_* variables of the environment (`otel.ts`); undefined: none. */
+  tracing: TracingConfig | undefined;
   /** Lifetimes of the OIDC provider, in seconds (SVC_OIDC_*). */
   oidc: {
     /** SVC_OIDC_ACCESS_TOKEN_LIFETIME */
@@ -102,9 +108,9 @@ class Source {
 
   bool(key: VariableName): boolean {
     const v = this.get(key)!;
-    if (/^(true|1|yes)$/i.test(v)) return true;
-    if (/^(false|0|no)$/i.test(v)) return false;
-    throw new ConfigError(`${this.label(key)} must be true or false, got "${v}"`);
+    if (/^(true|1|yes|on)$/i.test(v)) return true;
+    if (/^(false|0|no|off)$/i.test(v)) return false;
+    throw new ConfigError(`${this.label(key)} must be true or false (or on, off), got "${v}"`);
   }
 }
 
@@ -176,6 +182,8 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = pro
     logLevel: level,
     corsOrigins,
     shutdownGraceMs: s.int("SVC_SHUTDOWN_GRACE_MS", 0, 600_000),
+    metrics: s.bool("SVC_METRICS"),
+    tracing: tracingFromEnv(env),
     oidc: {
       accessTokenS: s.int("SVC_OIDC_ACCESS_TOKEN_LIFETIME", 1, 31_536_000),
       idTokenS: s.int("SVC_OIDC_ID_TOKEN_LIFETIME", 1, 31_536_000),

@@ -47,6 +47,11 @@ export const VARIABLES = [
     meaning: "seconds in which a retry of the same refresh gets the same new tokens instead of revoking the grant as reuse (0: none)",
   },
   { name: "SVC_OIDC_SIGNING_KEY_LIFETIME", default: "21600", meaning: "seconds a signing key signs before the next one takes over (6 h)" },
+  {
+    name: "SVC_METRICS",
+    default: "on",
+    meaning: "on: GET /metrics serves Prometheus metrics on the listening port, without authentication (keep it off public routes); off: 404",
+  },
 ] as const satisfies readonly Variable[];
 
 export type VariableName = (typeof VARIABLES)[number]["name"];

@@ -55,6 +55,7 @@ import { openDatabase, type Database } from "../storage/database.js";
 import { applyMigrations, withSetupLock } from "../storage/migrate.js";
 import { validationInterceptor } from "../validation/validate.js";
 import { DualProtocolServer } from "./listener.js";
+import { startObserving } from "./observe.js";
 import { buildOpenApi, openApiFor, renderApiReference } from "./openapi.js";
 import { registerRestGateway } from "./rest-gateway.js";
 import { methodPaths, mount, routesOf, serviceDescriptors as S, type Mounted } from "./services.js";
@@ -182,7 +183,11 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   const log = { warn: (obj: object, msg: string) => logger?.warn(obj, msg), error: (obj: object, msg: string) => logger?.error(obj, msg) };
   const caller = new TargetCaller(log);
   const functions = new FunctionExecutions(actions, caller);
+  // Metrics (SVC_METRICS) and traces (OTEL_*): the first interceptor notes each RPC's code for them.
+  const observe = await startObserving(config, { pool: db.pool, cache: cache.stats, log });
+  observe.watch(es);
   const interceptors: Interceptor[] = [
+    ...observe.interceptors,
     createErrorLogInterceptor(log),
     createAuthenticationInterceptor(authDeps),
     validationInterceptor,
@@ -204,6 +209,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     return503OnClosing: false,
   });
   logger = app.log;
+  observe.register(app, mounted);
   // Routes without an error handler of their own (the OIDC endpoints, the login UI): a client error keeps
   // Fastify's answer, a server fault is logged under a reference and answered without its internal text.
   app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
@@ -222,11 +228,11 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   };
   // Pages a browser navigates to (authorize, end session, the login UI) are never readable cross-origin
   // (RFC 9700 §2.6); APIs, the token, userinfo, introspection, revocation and keys endpoints are.
-  const noCors = /^\/(oauth\/v2\/authorize|oidc\/v1\/end_session|ui\/)/;
+  const noCors = /^\/(oauth\/v2\/authorize|oidc\/v1\/end_session|ui\/|metrics$)/;
   await app.register(fastifyCors, {
     delegator: (req, cb) => cb(null, noCors.test(req.url ?? "") ? { origin: false } : corsOptions),
   });
-  await app.register(fastifyConnectPlugin, { routes, ...connectOptions });
+  await app.register(fastifyConnectPlugin, { routes, ...connectOptions, contextValues: observe.contextValues });
   const router = createConnectRouter(connectOptions);
   routes(router);
   registerRestGateway(app, router);
@@ -267,6 +273,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     close: () =>
       (closing ??= (async () => {
         await app.close();
+        await observe.close();
         await eventExecutions.stop();
         await stopListening();
         await db.close();

@@ -1,11 +1,12 @@
 import { fromBinary, fromJson, type DescField, type DescMessage, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
-import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
+import { Code, ConnectError, type ConnectRouter, type ContextValues } from "@connectrpc/connect";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import { compressedFlag, readAllBytes, type Compression, type UniversalHandler, type UniversalServerRequest } from "@connectrpc/connect/protocol";
 import * as connectProtocol from "@connectrpc/connect/protocol-connect";
 import * as grpcProtocol from "@connectrpc/connect/protocol-grpc";
 import * as grpcWebProtocol from "@connectrpc/connect/protocol-grpc-web";
 import { errors } from "../errors/errors.js";
+import { isObserved, noteRpcCodeIn } from "./observe.js";
 
 /**
  * A request body the server cannot decode is the client's mistake: INVALID_ARGUMENT, naming the field where
@@ -221,6 +222,16 @@ async function* checkedEnvelopes(body: AsyncIterable<Uint8Array>, check: (d: Uin
   }
 }
 
+/** A body refused here never reaches an interceptor: its code is noted for the request's metrics and span (observe.ts). */
+async function* noted(body: AsyncIterable<Uint8Array>, values: ContextValues) {
+  try {
+    yield* body;
+  } catch (e) {
+    noteRpcCodeIn(values, ConnectError.from(e).code);
+    throw e;
+  }
+}
+
 function isByteStream(body: UniversalServerRequest["body"]): body is AsyncIterable<Uint8Array> {
   return typeof body === "object" && body !== null && Symbol.asyncIterator in body;
 }
@@ -237,7 +248,7 @@ function checking(handler: UniversalHandler): UniversalHandler {
     if (c === undefined) return handler(req);
     const check = (data: Uint8Array) => checkMessage(desc, data, format.binary);
     const body = format.enveloped ? checkedEnvelopes(req.body, check, c, single) : checkedWhole(req.body, check, c, req.header.get("content-length"));
-    return handler({ ...req, body });
+    return handler({ ...req, body: req.contextValues && isObserved(req.contextValues) ? noted(body, req.contextValues) : body });
   };
   return Object.assign(wrapped, handler);
 }

@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { httpStatusOf } from "../errors/errors.js";
 import { checkJson } from "./decoding.js";
 import { HTTP_STATUS_HEADER, methodInfo } from "../schema/descriptors.js";
+import { noteRpcCode, type RestRouteConfig } from "./observe.js";
 
 export interface RestRoute {
   method: DescMethod;
@@ -127,6 +128,7 @@ export function requestJson(route: RestRoute, query: Record<string, unknown>, bo
 }
 
 function sendError(reply: FastifyReply, code: Code, message: string, details: unknown[] = []) {
+  noteRpcCode(reply.request, code);
   return reply.status(httpStatusOf(code)).header("content-type", "application/json").send({ code, message, details });
 }
 
@@ -167,9 +169,12 @@ export function registerRestGateway(app: FastifyInstance, router: ConnectRouter)
     for (const route of routes) {
       const handler = handlers.get(route.method)!;
       const info = methodInfo(route.method);
+      // Metrics and traces count the call here, as REST, under the RPC's name (observe.ts).
+      const config: RestRouteConfig = { svcRpc: { service: route.method.parent.typeName, method: route.method.name, template: route.template } };
       scope.route({
         method: route.verb,
         url: route.fastifyPath,
+        config,
         handler: async (req: FastifyRequest, reply: FastifyReply) => {
           let json: JsonObject;
           try {
@@ -213,6 +218,7 @@ export function registerRestGateway(app: FastifyInstance, router: ConnectRouter)
             return sendError(reply, code, parsed.message ?? "", parsed.details ?? []);
           }
           const override = Number(res.header?.get(HTTP_STATUS_HEADER));
+          noteRpcCode(req, 0);
           return reply
             .status(override || info.httpSuccessCode)
             .header("content-type", "application/json")

@@ -30,6 +30,8 @@ const rank: Record<string, number> = {
   config: 7,
   domain: 7,
   "ids.ts": 7,
+  // Metrics and tracing: they know no request, event or table; the server layer feeds them (server/observe.ts).
+  observability: 7,
   "main.ts": -1,
 };
 
