@@ -33,16 +33,24 @@ export const tableSources = {
 
 export type Table = keyof typeof tableSources;
 
-/** The sources of a read of these tables, every aggregate of each type. */
-export function readFrom(...tables: Table[]): Source[] {
-  return [...new Set(tables.flatMap((t) => tableSources[t]))];
+const combined = new Map<string, readonly Source[]>();
+
+/** The sources of a read of these tables, every aggregate of each type (computed once per combination: reads call it on every hit). */
+export function readFrom(...tables: Table[]): readonly Source[] {
+  const key = tables.join(",");
+  let sources = combined.get(key);
+  if (!sources) {
+    sources = [...new Set(tables.flatMap((t) => tableSources[t]))];
+    combined.set(key, sources);
+  }
+  return sources;
 }
 
 /**
  * The sources of a read of one aggregate's own row of `table` (e.g. a user by its ID): that aggregate's
  * events, and every event of the other types that write the table (their cascades name no single row).
  */
-export function readRow(table: Table, id: string): Source[] {
+export function readRow(table: Table, id: string): readonly Source[] {
   const [own, ...others] = tableSources[table];
   return [{ type: own, id }, ...others];
 }
