@@ -41,7 +41,7 @@ export async function changeAggregate<R extends Versioned, A extends string>(
   },
 ): Promise<ChangeDetails> {
   const { result } = await es.execute(async (w): Promise<ChangeDetails> => {
-    await w.sequenceOf(a.instanceId, a.aggregateType, a.id);
+    await w.lock(a.instanceId, a.aggregateType, a.id);
     const row = await a.load(w);
     if (!row || row.instanceId !== a.instanceId) throw a.notFound();
     const resourceOwner = a.ownerOf(row);

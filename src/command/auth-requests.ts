@@ -50,7 +50,7 @@ export type CodeExchange = { exchanged: true } | { exchanged: false; issued: Iss
 /** Uses up the request's code under the request's lock: of two redemptions exactly one wins. */
 export async function exchangeCode(es: EventStore, a: { instanceId: string; id: string; creator: string }): Promise<CodeExchange> {
   const { result } = await es.execute(async (w): Promise<CodeExchange> => {
-    await w.sequenceOf(a.instanceId, "auth_request", a.id);
+    await w.lock(a.instanceId, "auth_request", a.id);
     const row = await w.tx.authRequest.findUnique({ where: { id: a.id } });
     if (!row || row.instanceId !== a.instanceId || row.state !== "succeeded") {
       return { exchanged: false, issued: (row?.issued ?? undefined) as IssuedByCode | undefined };

@@ -29,7 +29,7 @@ export async function putExecution(
     throw errors.invalidArgument("EXEC-3mty", "invalid execution: at least one target or include is required");
   }
   const { result } = await es.execute(async (w) => {
-    await w.sequenceOf(instanceId, "execution", id);
+    await w.lock(instanceId, "execution", id);
     const found = await w.tx.target.findMany({ where: { instanceId, id: { in: args.targets } }, select: { id: true } });
     const missing = args.targets.filter((t) => !found.some((f) => f.id === t));
     if (missing.length) throw errors.notFound("EXEC-t4rg", `target "${missing[0]}" not found (execution.targets)`);
@@ -57,7 +57,7 @@ export async function putExecution(
 /** Removes an execution, and takes it out of the executions that include it. */
 export async function deleteExecution(es: EventStore, args: { instanceId: string; creator: string; id: string }): Promise<ResourceDetails> {
   const { result } = await es.execute(async (w): Promise<ResourceDetails> => {
-    await w.sequenceOf(args.instanceId, "execution", args.id);
+    await w.lock(args.instanceId, "execution", args.id);
     const x = await w.tx.execution.findUnique({ where: { instanceId_id: { instanceId: args.instanceId, id: args.id } } });
     if (!x) throw errors.notFound("EXEC-n0tf", `execution "${args.id}" not found`);
     const cascade = await detachFromExecutions(w, args.instanceId, { include: x.id });

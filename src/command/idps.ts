@@ -101,7 +101,7 @@ export async function patchIdpConfig(
 ): Promise<IdpDetails> {
   const { idp, owner } = args;
   const { result } = await es.execute(async (w) => {
-    await w.sequenceOf(eventInstance(owner), "idp", idp.id);
+    await w.lock(eventInstance(owner), "idp", idp.id);
     const fresh = await w.tx.idp.findUnique({ where: { id: idp.id } });
     if (!fresh) throw errors.notFound("IDP-g0ne", `identity provider "${idp.id}" not found`);
     const { clientSecret, ...compared } = args.changes;
@@ -122,7 +122,7 @@ export async function setIdpStatePolicy(
 ): Promise<IdpDetails> {
   const { idp, owner, context } = args;
   const { result } = await es.execute(async (w) => {
-    await w.sequenceOf(eventInstance(owner), "idp", idp.id);
+    await w.lock(eventInstance(owner), "idp", idp.id);
     const fresh = await w.tx.idp.findUnique({ where: { id: idp.id } });
     if (!fresh) throw errors.notFound("IDP-g0n2", `identity provider "${idp.id}" not found`);
     const current = await w.tx.idpPolicy.findUnique({
@@ -139,7 +139,7 @@ export async function setIdpStatePolicy(
 
 export async function deleteIdp(es: EventStore, args: { idp: IdpRow; owner: ContextRef; creator: string }): Promise<IdpDetails> {
   const { result } = await es.execute(async (w) => {
-    await w.sequenceOf(eventInstance(args.owner), "idp", args.idp.id);
+    await w.lock(eventInstance(args.owner), "idp", args.idp.id);
     const fresh = await w.tx.idp.findUnique({ where: { id: args.idp.id } });
     if (!fresh) throw errors.notFound("IDP-g0n3", `identity provider "${args.idp.id}" not found`);
     const [e] = await w.push(eventInstance(args.owner), args.creator, [idpRemoved.event({ aggregateId: args.idp.id, resourceOwner: args.owner.id })]);

@@ -34,7 +34,7 @@ export async function checkPassword(
   if (!valid) {
     const limit = await a.maxAttempts(user);
     await es.execute(async (w) => {
-      await w.sequenceOf(a.instanceId, "user", user.id);
+      await w.lock(a.instanceId, "user", user.id);
       const fresh = await w.tx.user.findUnique({ where: { id: user.id } });
       if (fresh?.state !== "active") return;
       const lock = limit > 0 && fresh.passwordFailures + 1 >= limit;

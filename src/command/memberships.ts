@@ -64,7 +64,7 @@ async function writeMembership(es: EventStore, t: Target, roles: string[] | unde
   const id = membershipId(t.type, t.contextId, t.userId);
   const { result } = await es.execute(async (w): Promise<ChangeDetails> => {
     const aggregateId = t.contextId;
-    await w.sequenceOf(t.instanceId, t.type, aggregateId);
+    await w.lock(t.instanceId, t.type, aggregateId);
     const resourceOwner = await ownerOf(w.tx, t);
     const user = await w.tx.user.findFirst({ where: { id: t.userId, instanceId: t.instanceId } });
     if (!user) throw errors.notFound("MEMB-us3r", `user "${t.userId}" not found`);

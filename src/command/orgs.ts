@@ -95,7 +95,7 @@ export function changeOrg(es: EventStore, a: { instanceId: string; id: string; c
 
 export async function setDefaultOrg(es: EventStore, a: { instanceId: string; orgId: string; creator: string }): Promise<ChangeDetails> {
   const { result } = await es.execute(async (w): Promise<ChangeDetails> => {
-    await w.sequenceOf(a.instanceId, "instance", a.instanceId);
+    await w.lock(a.instanceId, "instance", a.instanceId);
     const org = await w.tx.org.findFirst({ where: { id: a.orgId, instanceId: a.instanceId } });
     if (!org) throw errors.notFound("ORG-n0t2", `organization "${a.orgId}" not found`);
     if (org.state !== "active") throw errors.failedPrecondition("ORG-1n4c", `organization "${a.orgId}" is inactive`);

@@ -40,7 +40,7 @@ export async function changeSettings(
   const instanceId = owner.type === "system" ? "" : args.instanceId;
   const aggregateId = settingsAggregateId(kind, owner.type, owner.id);
   const { result } = await es.execute(async (w) => {
-    await w.sequenceOf(instanceId, "settings", aggregateId);
+    await w.lock(instanceId, "settings", aggregateId);
     const row = await w.tx.setting.findUnique({ where: { kind_ownerType_ownerId: { kind, ownerType: owner.type, ownerId: owner.id } } });
     const change = effectiveChange((row?.values ?? {}) as StoredValues, args.change);
     if (!change) return { sequence: row?.sequence ?? 0, changeDate: row?.changeDate, owner };

@@ -37,7 +37,7 @@ async function addSigningKey(es: EventStore, policy: SigningKeyPolicy, instanceI
   const publishUntil = new Date(useUntil.getTime() + policy.maxTokenMs);
   const jwk = { ...publicKey.export({ format: "jwk" }), kid, alg: "RS256", use: "sig" };
   const { result } = await es.execute(async (w) => {
-    await w.sequenceOf(instanceId, "signing_keys", instanceId);
+    await w.lock(instanceId, "signing_keys", instanceId);
     if (!force) {
       const usable = await w.tx.signingKey.findFirst({ where: { instanceId, useUntil: { gt: new Date(Date.now() + SIGNING_GRACE_MS) } } });
       if (usable) return undefined;

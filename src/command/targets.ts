@@ -57,7 +57,7 @@ export async function createTarget(es: EventStore, box: SecretBox, args: { insta
 }
 
 async function existingTarget(w: EventWriter, instanceId: string, id: string) {
-  await w.sequenceOf(instanceId, "target", id);
+  await w.lock(instanceId, "target", id);
   const t = await w.tx.target.findFirst({ where: { id, instanceId } });
   if (!t) throw errors.notFound("TARGET-n0tf", `target "${id}" not found`);
   return t;
@@ -87,7 +87,7 @@ export async function detachFromExecutions(w: EventWriter, instanceId: string, r
   const users = await w.tx.execution.findMany({ where: { instanceId, ...where } });
   const events: NewEvent[] = [];
   for (const x of users) {
-    await w.sequenceOf(instanceId, "execution", x.id);
+    await w.lock(instanceId, "execution", x.id);
     const targets = x.targets.filter((t) => t !== ref.target);
     const includes = x.includes.filter((i) => i !== ref.include);
     const execution = { aggregateId: x.id, resourceOwner: instanceId };

@@ -22,7 +22,7 @@ export async function revokeAccessTokens(es: EventStore, a: { instanceId: string
 /** Revokes a refresh token (its grant) and the access token issued with it; one already revoked stays as it is. */
 export async function revokeRefreshToken(es: EventStore, a: { instanceId: string; id: string; creator: string }): Promise<void> {
   await es.execute(async (w) => {
-    await w.sequenceOf(a.instanceId, "refresh_token", a.id);
+    await w.lock(a.instanceId, "refresh_token", a.id);
     const row = await w.tx.refreshToken.findUnique({ where: { id: a.id } });
     if (!row || row.instanceId !== a.instanceId || row.revoked) return;
     await w.tx.refreshTokenGrace.deleteMany({ where: { refreshTokenId: a.id } });
@@ -58,7 +58,7 @@ export async function renewRefreshToken(
   },
 ): Promise<Renewal> {
   const { result } = await es.execute(async (w): Promise<Renewal> => {
-    await w.sequenceOf(a.instanceId, "refresh_token", a.id);
+    await w.lock(a.instanceId, "refresh_token", a.id);
     const row = await w.tx.refreshToken.findUnique({ where: { id: a.id } });
     if (!row || row.instanceId !== a.instanceId || row.revoked) return { renewed: false, replay: undefined };
     if (row.tokenHash !== a.presentedHash) {

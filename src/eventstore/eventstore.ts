@@ -111,6 +111,7 @@ export function parseChangeNotice(payload: string): { aggregateType: string; agg
 /** What a command sees inside its transaction. */
 export class EventWriter {
   private readonly expected = new Map<string, number>();
+  private readonly locked = new Set<string>();
   readonly pushed: StoredEvent[] = [];
 
   constructor(
@@ -123,19 +124,28 @@ export class EventWriter {
   }
 
   /**
-   * The aggregate's current sequence (0 when it has no events), read under a transaction-scoped lock of
-   * the aggregate: a concurrent command on the same aggregate waits here and then decides on fresh state.
-   * Commands that change an existing aggregate call it before they read, so decisions are never made on
-   * stale state. The unique key on (aggregate, sequence) stays as the backstop: an append that still
-   * conflicts reruns the command.
+   * Takes the aggregate's transaction-scoped lock: a concurrent command on the same aggregate waits here
+   * until this transaction ends, and then reads fresh state. Commands that change an existing aggregate
+   * call it before they read, so decisions are never made on stale state. Every statement after it sees
+   * what the previous holder committed, the append's own sequence read included, so locking costs one round
+   * trip. The unique key on (aggregate, sequence) stays as the backstop: an append that still conflicts
+   * reruns the command.
    */
+  async lock(instanceId: string, aggregateType: string, aggregateId: string): Promise<void> {
+    const key = EventWriter.key(instanceId, aggregateType, aggregateId);
+    if (this.locked.has(key)) return;
+    await this.tx.$executeRawUnsafe("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", `${instanceId}|${aggregateType}|${aggregateId}`);
+    this.locked.add(key);
+  }
+
+  /** The aggregate's current sequence (0 when it has no events), read under its lock (`lock`). */
   async sequenceOf(instanceId: string, aggregateType: string, aggregateId: string): Promise<number> {
     const key = EventWriter.key(instanceId, aggregateType, aggregateId);
     const known = this.expected.get(key);
     if (known !== undefined) return known;
-    // Two statements, not one: in READ COMMITTED a statement reads the snapshot taken when it started,
-    // so a maximum read in the statement that waited for the lock could miss the holder's commit.
-    await this.tx.$executeRawUnsafe("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", `${instanceId}|${aggregateType}|${aggregateId}`);
+    // A statement of its own, after the lock's: in READ COMMITTED a statement reads the snapshot taken when
+    // it started, so a maximum read in the statement that waited for the lock could miss the holder's commit.
+    await this.lock(instanceId, aggregateType, aggregateId);
     const [row] = await this.tx.$queryRawUnsafe<{ seq: number }[]>(
       "SELECT COALESCE(MAX(sequence), 0)::int AS seq FROM events WHERE instance_id = $1 AND aggregate_type = $2 AND aggregate_id = $3",
       instanceId,

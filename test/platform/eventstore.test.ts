@@ -44,6 +44,23 @@ describe("event store", () => {
     expect([...positions].sort((a, b) => (a < b ? -1 : 1))).toEqual(positions);
   });
 
+  it("under an aggregate's lock, an append reads the previous holder's sequence itself: no conflict, no rerun", async () => {
+    const es = t.server.es;
+    const before = es.stats.retried;
+    await Promise.all(
+      Array.from({ length: 20 }, () =>
+        es.execute(async (w) => {
+          await w.lock(t.instanceId, "test", "l1");
+          await new Promise((r) => setTimeout(r, 2));
+          await w.push(t.instanceId, "test", [{ ...counter("l1"), type: "test.counter.incremented", payload: {} }]);
+        }),
+      ),
+    );
+    expect(es.stats.retried).toBe(before);
+    const events = await t.server.db.prisma.event.findMany({ where: { aggregateId: "l1" }, orderBy: { sequence: "asc" } });
+    expect(events.map((e) => e.sequence)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+  });
+
   it("reruns a command whose append still conflicts, on fresh state", async () => {
     const es = t.server.es;
     const before = es.stats.retried;
