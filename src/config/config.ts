@@ -44,6 +44,8 @@ export interface Config {
   corsOrigins: string[];
   /** SVC_SHUTDOWN_GRACE_MS */
   shutdownGraceMs: number;
+  /** SVC_DATABASE_POOL_SIZE */
+  databasePoolSize: number;
   /** SVC_METRICS: serve GET /metrics. */
   metrics: boolean;
   /** Tracing asked for by the standard OTEL_* variables of the environment (`otel.ts`); undefined: none. */
@@ -182,6 +184,7 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = pro
     logLevel: level,
     corsOrigins,
     shutdownGraceMs: s.int("SVC_SHUTDOWN_GRACE_MS", 0, 600_000),
+    databasePoolSize: s.int("SVC_DATABASE_POOL_SIZE", 1, 1000),
     metrics: s.bool("SVC_METRICS"),
     tracing: tracingFromEnv(env),
     oidc: {

@@ -37,6 +37,7 @@ export const VARIABLES = [
   { name: "SVC_LOG_LEVEL", default: "info", meaning: "pino level: fatal error warn info debug trace silent (debug: stacks of start-up bugs)" },
   { name: "SVC_CORS_ORIGINS", default: "*", meaning: "comma-separated origins allowed for browser clients; * allows any" },
   { name: "SVC_SHUTDOWN_GRACE_MS", default: "10000", meaning: "how long in-flight calls may take to finish after SIGTERM" },
+  { name: "SVC_DATABASE_POOL_SIZE", default: "20", meaning: "connections this process keeps to PostgreSQL (besides one for LISTEN and one at start-up)" },
   { name: "SVC_OIDC_ACCESS_TOKEN_LIFETIME", default: "43200", meaning: "seconds an access token lives (12 h)" },
   { name: "SVC_OIDC_ID_TOKEN_LIFETIME", default: "43200", meaning: "seconds an ID token lives (12 h)" },
   { name: "SVC_OIDC_REFRESH_TOKEN_IDLE", default: "2592000", meaning: "seconds unused after which a refresh token expires (30 d)" },

@@ -69,9 +69,9 @@ export interface RunningServer {
   app: FastifyInstance;
   db: Database;
   es: EventStore;
-  firstInstance: FirstInstance;
   /** The projection cache (tests and metrics read its counters). */
   cache: ProjectionCache;
+  firstInstance: FirstInstance;
   mounted: Mounted[];
   /** Function executions, for the OIDC provider. */
   functions: FunctionExecutions;
@@ -96,7 +96,7 @@ function allFiles(mounted: Mounted[]): DescFile[] {
 
 /** Opens the database, migrates it, makes sure the first instance exists, and serves every protocol on one port. */
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
   try {
     return await serve(config, db, opts);
   } catch (err) {

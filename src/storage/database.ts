@@ -35,7 +35,7 @@ export interface DatabaseOptions {
 }
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
-  const poolSize = opts.poolSize ?? 10;
+  const poolSize = opts.poolSize ?? 20;
   if (opts.databaseUrl) return openPostgres("postgres", { connectionString: opts.databaseUrl }, poolSize);
   const embedded = await startEmbeddedPostgres(opts.dataDir, { onLost: opts.onLost });
   try {
