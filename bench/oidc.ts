@@ -3,6 +3,7 @@
 // oidc-provider: the plain secret), both issue opaque access tokens.
 import { createPrivateKey, randomUUID, sign, type KeyObject } from "node:crypto";
 import { httpLoad, startProcess, type Result } from "./load.js";
+import { pacedWrites } from "./writes.js";
 
 const form = "application/x-www-form-urlencoded";
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString("base64")}`;
@@ -113,6 +114,27 @@ export async function oidcBench(server: string, pat: string, seconds: number, ce
         duration: seconds,
       }),
     );
+    // The same with writes beside it: each write commits an event, which must not empty what introspection reads.
+    let n0 = 0;
+    const writes = pacedWrites(100, async () => {
+      const r = await fetch(`${server}/resources/v3alpha/targets`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${pat}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: `beside-${process.pid}-${n0++}`, restWebhook: { url: "https://example.com/h" }, timeout: "5s" }),
+      });
+      await r.arrayBuffer();
+      return r.ok;
+    });
+    const besideWrites = await httpLoad("introspection, 100 writes/s beside", {
+      url: `${server}/oauth/v2/introspect`,
+      method: "POST",
+      headers: { "content-type": form, authorization: basic(app.clientId, app.clientSecret) },
+      body: `token=${forApi}`,
+      duration: seconds,
+    });
+    const written = writes.stop();
+    besideWrites.name = `introspection, ${Math.round((written.sent - written.failed) / seconds)} writes/s beside`;
+    out.push(besideWrites);
     out.push(
       await httpLoad("introspection: oidc-provider", {
         url: `${peer}/token/introspection`,

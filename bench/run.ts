@@ -1,22 +1,48 @@
 // npm run bench: throughput and latency percentiles of the API against the same run's ceiling (a bare
 // Fastify route returning the same JSON). Server and ceiling run in their own processes; figures are
 // compared as ratios because absolute numbers drift between runs. BENCH_SECONDS sets each run's length.
+// BENCH_DATABASE_URL (a PostgreSQL server; its database is dropped and created again) runs the server there
+// instead of on the embedded database, and lets pgbench measure the same transactions as a ceiling.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create, toBinary } from "@bufbuild/protobuf";
+import pg from "pg";
 import { ResolveLanguageSettingsRequestSchema, SetLanguageSettingsRequestSchema } from "../gen/svc/settings/language/v3alpha/language_service_pb.js";
 import { grpcLoad, httpLoad, startProcess, type Result } from "./load.js";
+import { metricsBench } from "./metrics.js";
 import { oidcBench } from "./oidc.js";
 import { passwordBench } from "./passwords.js";
+import { protocolsBench } from "./protocols.js";
 import { searchBench } from "./search.js";
-import { metricsBench } from "./metrics.js";
+import { writesBench } from "./writes.js";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const targetsStored = Number(process.env.SEED_TARGETS ?? 10_000);
 const dataDir = mkdtempSync(join(tmpdir(), "svc-bench-"));
-const env = { SVC_PORT: "0", SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: "warn" };
+const databaseUrl = process.env.BENCH_DATABASE_URL ? await freshDatabase(process.env.BENCH_DATABASE_URL) : undefined;
+const env: Record<string, string> = {
+  SVC_PORT: "0",
+  SVC_DATA_DIR: dataDir,
+  SVC_LOG_LEVEL: "warn",
+  ...(databaseUrl ? { DATABASE_URL: databaseUrl, SVC_MASTERKEY: "bench-master-key-0123456789abcde" } : {}),
+};
+
+/** Drops and creates the database of `url`, so that every run starts from nothing. */
+async function freshDatabase(url: string): Promise<string> {
+  const target = new URL(url);
+  const name = target.pathname.slice(1) || "svc_bench";
+  const admin = new URL(url);
+  admin.pathname = "/postgres";
+  const c = new pg.Client({ connectionString: admin.toString() });
+  await c.connect();
+  await c.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+  await c.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
+  await c.end();
+  target.pathname = `/${name}`;
+  return target.toString();
+}
 
 // First start creates the instance; then the seed; then the measured server.
 const first = await startProcess(["src/main.ts"], env, /listening on (http:\/\/\S+)/);
@@ -41,8 +67,8 @@ const svc = "/svc.settings.language.v3alpha.LanguageSettingsService";
 const keys = ["de", "fr", "it", "es", "ja", "pl", "pt", "ru", "zh", "en"];
 let next = 0;
 
-// BENCH_SECTIONS picks parts of the run (default all): platform, actions, idps, users, oidc, metrics, search.
-const sections = new Set((process.env.BENCH_SECTIONS ?? "platform,actions,idps,users,oidc,metrics,search").split(","));
+// BENCH_SECTIONS picks parts of the run (default all): platform, writes, actions, idps, users, oidc, metrics, search.
+const sections = new Set((process.env.BENCH_SECTIONS ?? "platform,writes,actions,idps,users,oidc,metrics,search").split(","));
 const ratios: string[] = [];
 const results: Result[] = [];
 const api = (path: string) => `${server.url}${path}`;
@@ -56,41 +82,25 @@ try {
   if (sections.has("platform")) {
     const resolveReq = Buffer.from(toBinary(ResolveLanguageSettingsRequestSchema, create(ResolveLanguageSettingsRequestSchema, {})));
     results.push(await grpcLoad("ResolveLanguages gRPC", target, `${svc}/ResolveLanguages`, () => resolveReq, pat, seconds));
-    results.push(
-      await httpLoad("SetLanguages REST (a write each)", {
-        url: api("/settings/v3alpha/languages"),
-        method: "PATCH",
-        headers: json,
-        requests: [{ method: "PATCH", setupRequest: (req) => ({ ...req, body: JSON.stringify({ defaultLanguage: { key: keys[next++ % keys.length] } }) }) }],
-        duration: seconds,
-      }),
-    );
+    // Server CPU per call by protocol, with a client that does not compete for the cores (issue 12).
+    const byProtocol = protocolsBench({ url: server.url, pid: server.child.pid!, pat, seconds });
+    results.push(...byProtocol.results);
+    ratios.push(...byProtocol.ratios);
     const setReqs = keys.map((key) =>
       Buffer.from(toBinary(SetLanguageSettingsRequestSchema, create(SetLanguageSettingsRequestSchema, { settings: { defaultLanguage: { key } } }))),
     );
     results.push(await grpcLoad("SetLanguages gRPC (a write each)", target, `${svc}/SetLanguages`, () => setReqs[next++ % setReqs.length]!, pat, seconds));
   }
 
+  // Writes next to pgbench running the same transactions on the same database (issue 12)
+  if (sections.has("writes")) {
+    const w = await writesBench({ api, headers: json, seconds, databaseUrl, languageKeys: keys });
+    results.push(...w.results);
+    ratios.push(...w.ratios);
+  }
+
   // Targets with 10,000 stored (issue 3)
   if (sections.has("actions")) {
-    let created = 0;
-    results.push(
-      await httpLoad(`CreateTarget REST (${targetsStored} stored)`, {
-        url: api("/resources/v3alpha/targets"),
-        method: "POST",
-        headers: json,
-        requests: [
-          {
-            method: "POST",
-            setupRequest: (req) => ({
-              ...req,
-              body: JSON.stringify({ name: `bench-${created++}`, restWebhook: { url: "https://example.com/h" }, timeout: "5s" }),
-            }),
-          },
-        ],
-        duration: seconds,
-      }),
-    );
     results.push(
       await httpLoad(`SearchTargets REST, 100 of ${targetsStored}`, {
         url: api("/resources/v3alpha/targets/_search"),
@@ -201,6 +211,9 @@ try {
         `throughput x${(withHook.rps / resolveRest.rps).toFixed(2)} of the same call without it`,
     );
   }
+  const alone = results.find((x) => x.name === "introspection: ours");
+  const beside = results.find((x) => x.name.startsWith("introspection, ") && x.name.endsWith("writes/s beside"));
+  if (alone && beside) ratios.push(`introspection with writes beside / alone = ${(beside.rps / alone.rps).toFixed(3)} (goal >= 0.9)`);
   if (ratios.length) console.log(`\n${ratios.join("\n")}`);
   // Each of ours against the peer's figure of the same run.
   for (const r of results.filter((x) => x.name.endsWith(": ours"))) {

@@ -1,0 +1,69 @@
+// The same handler over gRPC and over REST, driven by h2load (nghttp2's load generator, in C) so that the
+// client does not eat the cores the server runs on; compared by the server process's own CPU per call.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Result } from "./load.js";
+
+/** CPU seconds (user + system) the process has used, from /proc. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command name; clock ticks of 1/100 s.
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+interface H2Run {
+  rps: number;
+  done: number;
+  failed: number;
+  cpuMsPerCall: number;
+  p50: number;
+}
+
+function h2load(args: string[], url: string, pid: number): H2Run {
+  const before = cpuSeconds(pid);
+  const r = spawnSync("h2load", [...args, url], { encoding: "utf8" });
+  const cpu = cpuSeconds(pid) - before;
+  const rps = Number(/finished in [\d.]+m?s, ([\d.]+) req\/s/.exec(r.stdout)?.[1] ?? Number.NaN);
+  const m = /requests: \d+ total, \d+ started, (\d+) done, (\d+) succeeded, (\d+) failed/.exec(r.stdout);
+  if (r.status !== 0 || !m) throw new Error(`h2load failed: ${r.stderr || r.stdout}`);
+  const done = Number(m[1]);
+  // h2load's "time for request" line: min, max, mean, sd; the mean stands in for p50 here.
+  const mean = /time for request:\s+\S+\s+\S+\s+([\d.]+)(us|ms|s)/.exec(r.stdout);
+  const p50 = mean ? Number(mean[1]) * (mean[2] === "us" ? 0.001 : mean[2] === "s" ? 1000 : 1) : Number.NaN;
+  return { rps, done, failed: Number(m[3]), cpuMsPerCall: (cpu * 1000) / Math.max(1, done), p50 };
+}
+
+export function h2loadAvailable(): boolean {
+  return spawnSync("h2load", ["--version"]).status === 0;
+}
+
+export function protocolsBench(a: { url: string; pid: number; pat: string; seconds: number }): { results: Result[]; ratios: string[] } {
+  if (!h2loadAvailable()) return { results: [], ratios: ["gRPC vs REST: skipped (install Debian's nghttp2-client for h2load)"] };
+  const dir = mkdtempSync(join(tmpdir(), "svc-h2load-"));
+  try {
+    // A gRPC message frame: not compressed, length 0 (ResolveLanguagesRequest has no fields set).
+    const frame = join(dir, "grpc-request");
+    writeFileSync(frame, Buffer.alloc(5));
+    const auth = ["-H", `authorization: Bearer ${a.pat}`];
+    const duration = ["-D", String(a.seconds)];
+    // gRPC clients multiplex one connection; REST clients open several HTTP/1.1 connections.
+    const grpc = h2load(
+      ["-c", "1", "-m", "50", ...duration, ...auth, "-d", frame, "-H", "content-type: application/grpc", "-H", "te: trailers"],
+      `${a.url}/svc.settings.language.v3alpha.LanguageSettingsService/ResolveLanguages`,
+      a.pid,
+    );
+    const rest = h2load(["--h1", "-c", "50", ...duration, ...auth], `${a.url}/settings/v3alpha/languages`, a.pid);
+    const results: Result[] = [
+      { name: "ResolveLanguages gRPC (h2load)", rps: grpc.rps, p50: grpc.p50, p99: Number.NaN, errors: grpc.failed },
+      { name: "ResolveLanguages REST (h2load)", rps: rest.rps, p50: rest.p50, p99: Number.NaN, errors: rest.failed },
+    ];
+    const ratios = [
+      `server CPU per call: gRPC ${grpc.cpuMsPerCall.toFixed(3)} ms, REST ${rest.cpuMsPerCall.toFixed(3)} ms, gRPC / REST = ${(grpc.cpuMsPerCall / rest.cpuMsPerCall).toFixed(2)} (goal <= 1.2)`,
+    ];
+    return { results, ratios };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
