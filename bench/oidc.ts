@@ -27,6 +27,8 @@ function rotating(url: string, bodies: string[], headers: Record<string, string>
     headers: { "content-type": form, ...headers },
     requests: [{ method: "POST", setupRequest: (req) => ({ ...req, body: bodies[i++ % bodies.length] }) }],
     duration: seconds,
+    // Each assertion once: a second use is a replay, refused (counted as an error, not as throughput).
+    amount: bodies.length,
   });
 }
 
@@ -154,6 +156,39 @@ export async function oidcBench(server: string, pat: string, seconds: number, ce
         duration: seconds,
       }),
     );
+    // Token exchange (RFC 8693) next to client credentials: a machine's token for the project exchanged by an
+    // application of the project for an opaque one; and the machine acting for one of 50 users in turn (each
+    // exchange writes user.impersonated on that user: impersonations of one user queue on its lock).
+    const subjects = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => api("/users", { username: `bench-subject-${i}`, machine: { name: "Bench subject" } })),
+    );
+    const te = await api(`/projects/${project.details.id}/applications`, {
+      name: "bench-exchange",
+      oidc: { grantTypes: ["OIDC_GRANT_TYPE_TOKEN_EXCHANGE"], appType: "OIDC_APP_TYPE_WEB", authMethodType: "OIDC_AUTH_METHOD_TYPE_BASIC" },
+    });
+    const send = (path: string, method: string, body: unknown) =>
+      fetch(`${server}${path}`, { method, headers: { authorization: `Bearer ${pat}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    await send("/v2/features/instance", "PUT", { oidcTokenExchange: true });
+    await send("/settings/v3alpha/security", "PATCH", { enableImpersonation: { set: true } });
+    await api("/memberships", { userId: m.details.id, context: { instance: true }, roles: ["IAM_END_USER_IMPERSONATOR"] });
+    const grant = encodeURIComponent("urn:ietf:params:oauth:grant-type:token-exchange");
+    const accessType = encodeURIComponent("urn:ietf:params:oauth:token-type:access_token");
+    const userIdType = encodeURIComponent("urn:svc:params:oauth:token-type:user_id");
+    const exchangeAuth = { authorization: basic(te.clientId, te.clientSecret) };
+    const exchanges: [string, string[]][] = [
+      ["token exchange: ours", [`grant_type=${grant}&subject_token=${forApi}&subject_token_type=${accessType}`]],
+      [
+        "token exchange, impersonating 50 users: ours",
+        subjects.map(
+          (u) => `grant_type=${grant}&subject_token=${u.details.id}&subject_token_type=${userIdType}&actor_token=${forApi}&actor_token_type=${accessType}`,
+        ),
+      ],
+    ];
+    for (const [name, bodies] of exchanges) {
+      const first = fetch(`${server}/oauth/v2/token`, { method: "POST", headers: { "content-type": form, ...exchangeAuth }, body: bodies[0] });
+      await expectOk(name, first, (b) => typeof b.access_token === "string");
+      out.push(await rotating(`${server}/oauth/v2/token`, bodies, exchangeAuth, seconds, name));
+    }
     out.push(
       await httpLoad("client_credentials: oidc-provider", {
         url: `${peer}/token`,

@@ -214,6 +214,10 @@ try {
   const alone = results.find((x) => x.name === "introspection: ours");
   const beside = results.find((x) => x.name.startsWith("introspection, ") && x.name.endsWith("writes/s beside"));
   if (alone && beside) ratios.push(`introspection with writes beside / alone = ${(beside.rps / alone.rps).toFixed(3)} (goal >= 0.9)`);
+  const credentials = results.find((x) => x.name === "client_credentials: ours");
+  for (const exchange of results.filter((x) => x.name.startsWith("token exchange"))) {
+    if (credentials) ratios.push(`${exchange.name.replace(": ours", "")} / client_credentials = ${(exchange.rps / credentials.rps).toFixed(3)} (same run)`);
+  }
   if (ratios.length) console.log(`\n${ratios.join("\n")}`);
   // Each of ours against the peer's figure of the same run.
   for (const r of results.filter((x) => x.name.endsWith(": ours"))) {

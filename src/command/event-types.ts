@@ -65,6 +65,9 @@ export const projectMemberRemoved = project.defineEvent<MemberRemoved>("project.
 
 // Users and their credentials
 
+/** An RFC 8693 §4.1 actor claim: who acts (`sub`, at `iss`), and for a chain of actors the one before (`act`). */
+export type ActorClaim = { iss: string; sub: string; act?: ActorClaim };
+
 /** The first instance's admin and imported users may come with only some of the profile. */
 export type HumanAdded = {
   username: string;
@@ -120,6 +123,12 @@ export const keyAdded = user.defineEvent<KeyAdded>("user.key.added");
 export const keyRemoved = user.defineEvent<{ keyId: string }>("user.key.removed");
 export const patAdded = user.defineEvent<{ tokenId: string; tokenHash: string; expiresAt: string | null }>("user.pat.added");
 export const patRemoved = user.defineEvent<{ tokenId: string }>("user.pat.removed");
+/**
+ * A token exchange issued tokens for the user to someone acting for them (RFC 8693): `act` is the actor claim the
+ * tokens carry (`sub` the actor's user ID, `iss`, and a nested `act` for the actor's own actor), `clientId` the
+ * client that asked. The event's creator is the actor.
+ */
+export const userImpersonated = user.defineEvent<{ act: ActorClaim; clientId: string }>("user.impersonated");
 
 // Projects, applications, user grants
 
@@ -212,6 +221,7 @@ export const languageSet = settings.defineEvent<SettingsSet>("settings.language.
 export const passwordComplexitySet = settings.defineEvent<SettingsSet>("settings.password_complexity.set");
 export const lockoutSet = settings.defineEvent<SettingsSet>("settings.lockout.set");
 export const loginSettingsSet = settings.defineEvent<SettingsSet>("settings.login.set");
+export const securitySettingsSet = settings.defineEvent<SettingsSet>("settings.security.set");
 
 // Actions: targets and executions
 

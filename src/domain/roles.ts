@@ -33,10 +33,15 @@ export const defaultRolePermissions: Record<string, string[]> = {
   SYSTEM_OWNER_VIEWER: [...read("system", "system.feature", "system.policy"), ...instanceOwner.filter((p) => p.endsWith(".read"))],
   IAM_OWNER: instanceOwner,
   IAM_OWNER_VIEWER: instanceOwner.filter((p) => p.endsWith(".read")),
+  // Token exchange for another user (src/oidc/grants/token-exchange.ts): "impersonation" on the user's organisation;
+  // "admin.impersonation" too when the user is an administrator (holds any membership).
+  IAM_ADMIN_IMPERSONATOR: ["admin.impersonation", "impersonation"],
   IAM_END_USER_IMPERSONATOR: ["impersonation"],
   ORG_OWNER: orgOwner,
   ORG_OWNER_VIEWER: orgOwner.filter((p) => p.endsWith(".read")),
   ORG_USER_MANAGER: [...all("user", "user.grant"), "org.read", "user.import"],
+  ORG_ADMIN_IMPERSONATOR: ["admin.impersonation", "impersonation"],
+  ORG_END_USER_IMPERSONATOR: ["impersonation"],
   PROJECT_OWNER: all("project", "project.role", "project.app", "project.member", "project.grant"),
 };
 

@@ -53,6 +53,15 @@ const between = (min: number, max: number) => (v: number) => (v < min || v > max
 export const supportedLanguages: readonly string[] = ["de", "en", "es", "fr", "it", "ja", "pl", "pt", "ru", "zh"];
 const supported = (key: string) => (supportedLanguages.includes(key) ? undefined : `"${key}" is not a supported language (${supportedLanguages.join(", ")})`);
 
+/** An origin as a browser sends it (RFC 6454): scheme, host and port only, http(s), no path, query or credentials. */
+function originCheck(value: string): string | undefined {
+  const wrong = `"${value.slice(0, 100)}" is not an origin (scheme://host[:port], e.g. https://app.example.com)`;
+  // Host names of letters, digits, dots and hyphens (IDNs in their xn-- form) or IPv6 literals: nothing that could
+  // end a Content-Security-Policy source list, which these values go into.
+  if (!/^https?:\/\/([a-z0-9-]+(\.[a-z0-9-]+)*|\[[0-9a-f:.]+\])(:\d{1,5})?$/.test(value) || !URL.canParse(value)) return wrong;
+  return new URL(value).origin === value ? undefined : wrong;
+}
+
 export const settingsKinds = {
   /** Feature flags: every flag starts off (the first instance turns some on, src/command/setup.ts). */
   feature: {
@@ -83,6 +92,14 @@ export const settingsKinds = {
   lockout: { event: "settings.lockout.set", properties: { max_password_attempts: uint64(5, between(0, 1000)) } },
   /** Self-registration in the login UI is off unless allowed. */
   login: { event: "settings.login.set", properties: { allow_register: bool(false) } },
+  /**
+   * Impersonation through token exchange (judged in the impersonated user's organisation), and which origins may
+   * frame the login UI (only while iframe embedding is on). Everything off by default.
+   */
+  security: {
+    event: "settings.security.set",
+    properties: { enable_impersonation: bool(false), allowed_origins: strings([], originCheck), enable_iframe_embedding: bool(false) },
+  },
 } as const satisfies Record<string, KindDeclaration>;
 
 export type SettingsKind = keyof typeof settingsKinds;

@@ -68,8 +68,17 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
     ui.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string", bodyLimit: 64 * 1024 }, (_req, body, done) => {
       done(null, Object.fromEntries(new URLSearchParams(body as string)));
     });
-    ui.addHook("onSend", async (_req, reply) => {
+    ui.addHook("onSend", async (req, reply) => {
       reply.headers(securityHeaders);
+      // The security settings may let origins frame the login UI (enable_iframe_embedding, allowed_origins):
+      // then CSP frame-ancestors names them and X-Frame-Options (which cannot name several) is left out.
+      const instance = await tenancy.instanceByDomain(hostnameOf(req.headers.host ?? ""));
+      if (!instance) return;
+      const security = await settings.values("security", inheritanceChain({ type: "instance", instanceId: instance.id }));
+      if (!security.enable_iframe_embedding) return;
+      const ancestors = security.allowed_origins.length ? security.allowed_origins.join(" ") : "'none'";
+      reply.header("content-security-policy", securityHeaders["content-security-policy"].replace("frame-ancestors 'none'", `frame-ancestors ${ancestors}`));
+      reply.removeHeader("x-frame-options");
     });
     // No field of these forms needs U+0000, and PostgreSQL refuses it in text: a 400 page, before any lookup.
     ui.addHook("preHandler", async (req, reply) => {

@@ -4,7 +4,8 @@ import { defaultsOf } from "../domain/settings-kinds.js";
 import { translatedLanguages } from "../web/texts.js";
 import { responseTypes } from "./authorize.js";
 import { paths, type OidcDeps, type RequestScope } from "./context.js";
-import { tokenEndpointAuthMethods, tokenGrants } from "./grants/index.js";
+import { offeredGrants, tokenEndpointAuthMethods } from "./grants/index.js";
+import type { TokenGrant } from "./grants/grant.js";
 import { introspectionAuthMethods } from "./introspection.js";
 import { responseModes } from "./responses.js";
 import { revocationAuthMethods } from "./revocation.js";
@@ -12,13 +13,19 @@ import { API_AUDIENCE, standardScopes, ROLES_SCOPE } from "./scopes.js";
 
 /**
  * The grant types: those the authorize endpoint's response types begin (RFC 7591 §2.1: code is
- * authorization_code, id_token is implicit), then those the token endpoint's registry handles, each once.
+ * authorization_code, id_token is implicit), then those the token endpoint's registry handles for the
+ * instance (a gated grant only while its gate is open), each once.
  */
-export const grantTypesSupported: string[] = [...new Set([...Object.values(responseTypes), ...tokenGrants.map((g) => g.grantType)])];
+export const grantTypesSupported = (grants: readonly TokenGrant[]): string[] => [
+  ...new Set([...Object.values(responseTypes), ...grants.map((g) => g.grantType)]),
+];
 
 /** Discovery (OIDC Discovery 1.0 §3) for the instance of the request. */
 export async function discovery(deps: OidcDeps, s: RequestScope) {
-  const langs = await deps.settings.values("language", inheritanceChain({ type: "instance", instanceId: s.instance.id }));
+  const [langs, grants] = await Promise.all([
+    deps.settings.values("language", inheritanceChain({ type: "instance", instanceId: s.instance.id })),
+    offeredGrants(deps, s),
+  ]);
   const restricted: readonly string[] = langs.restricted_languages;
   const url = (path: string) => `${s.issuer}${path}`;
   return {
@@ -33,7 +40,7 @@ export async function discovery(deps: OidcDeps, s: RequestScope) {
     scopes_supported: [...standardScopes, ROLES_SCOPE, `urn:svc:iam:org:project:id:${API_AUDIENCE}:aud`],
     response_types_supported: Object.keys(responseTypes),
     response_modes_supported: [...responseModes],
-    grant_types_supported: grantTypesSupported,
+    grant_types_supported: grantTypesSupported(grants),
     subject_types_supported: ["public"],
     id_token_signing_alg_values_supported: ["RS256"],
     request_object_signing_alg_values_supported: ["RS256"],
@@ -57,6 +64,7 @@ export async function discovery(deps: OidcDeps, s: RequestScope) {
       "at_hash",
       "azp",
       "sid",
+      "act",
       "client_id",
       "scope",
       "name",

@@ -37,6 +37,8 @@ export async function introspect(deps: OidcDeps, s: RequestScope, req: FastifyRe
     jti: claims.jti,
     ...(claims.auth_time ? { auth_time: claims.auth_time } : {}),
     ...(claims.amr ? { amr: claims.amr } : {}),
+    // RFC 8693 §4.1 / RFC 7662: who acts for the subject (token exchange with an actor).
+    ...(claims.act ? { act: claims.act } : {}),
     ...(user ? { username: org ? `${user.username}@${org.primaryDomain}` : user.username, ...userClaims(user, scopes) } : {}),
   };
 }

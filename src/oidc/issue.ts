@@ -6,10 +6,13 @@ import type { OidcDeps, RequestScope } from "./context.js";
 import { API_AUDIENCE, audienceOf } from "./scopes.js";
 import { randomToken, sha256, Tokens, type AccessClaims } from "./tokens.js";
 
-/** The token endpoint's successful response (RFC 6749 §5.1). */
+/** The token endpoint's successful response (RFC 6749 §5.1; RFC 8693 §2.2.1 for token exchange). */
 export interface TokenResponse {
   access_token: string;
-  token_type: "Bearer";
+  /** `N_A` when a token exchange answers with a token that is no access token (an ID token). */
+  token_type: "Bearer" | "N_A";
+  /** Token exchange: the type of the token in `access_token`. */
+  issued_token_type?: string;
   expires_in: number;
   scope: string;
   id_token?: string;
@@ -30,7 +33,8 @@ export async function issueAccess(
   const extra = await deps.functions.run(
     s.instance.id,
     "preaccesstoken",
-    { userID: base.sub, clientID: base.client_id, scopes: base.scope.split(" ") },
+    // The actor of a token exchange too (RFC 8693 act), so that a function can tell who acts for the user.
+    { userID: base.sub, clientID: base.client_id, scopes: base.scope.split(" "), ...(base.act ? { act: base.act } : {}) },
     "claims",
     {} as Record<string, unknown>,
     (json) => (json && typeof json === "object" && !Array.isArray(json) ? (json as Record<string, unknown>) : {}),

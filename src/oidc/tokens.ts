@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import type { ActorClaim } from "../command/events.js";
 import { ensureSigningKey, type SigningKeyPolicy } from "../command/signing-keys.js";
 import { randomBytesPooled } from "../crypto/random.js";
 import type { EventStore } from "../eventstore/eventstore.js";
@@ -31,6 +32,8 @@ export interface AccessClaims {
   auth_time?: number;
   sid?: string;
   amr?: string[];
+  /** Who acts for the subject (RFC 8693 §4.1): tokens of a token exchange with an actor. */
+  act?: ActorClaim;
   /** Instance and organisation of the subject: the API verifier needs them without a lookup. */
   "urn:svc:iam:instance:id": string;
   "urn:svc:iam:user:resourceowner:id": string;
@@ -54,8 +57,16 @@ function isAccessClaims(p: Record<string, unknown>): p is Record<string, unknown
     stringList(p.aud) &&
     (p.auth_time === undefined || typeof p.auth_time === "number") &&
     (p.sid === undefined || typeof p.sid === "string") &&
-    (p.amr === undefined || stringList(p.amr))
+    (p.amr === undefined || stringList(p.amr)) &&
+    (p.act === undefined || isActorClaim(p.act))
   );
+}
+
+/** An actor claim as this server writes it: `sub` and `iss` strings, and a nested actor of the same shape. */
+export function isActorClaim(v: unknown, depth = 0): v is ActorClaim {
+  if (!v || typeof v !== "object" || Array.isArray(v) || depth > 16) return false;
+  const a = v as Record<string, unknown>;
+  return typeof a.sub === "string" && typeof a.iss === "string" && (a.act === undefined || isActorClaim(a.act, depth + 1));
 }
 
 export const sha256 = (s: string) => createHash("sha256").update(s).digest("base64url");

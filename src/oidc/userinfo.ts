@@ -26,7 +26,7 @@ export async function userinfo(deps: OidcDeps, s: RequestScope, req: FastifyRequ
   const extra = await deps.functions.run(
     s.instance.id,
     "preuserinfo",
-    { userID: user.id, clientID: claims.client_id, scopes },
+    { userID: user.id, clientID: claims.client_id, scopes, ...(claims.act ? { act: claims.act } : {}) },
     "claims",
     {} as Record<string, unknown>,
     (json) => (json && typeof json === "object" && !Array.isArray(json) ? (json as Record<string, unknown>) : {}),

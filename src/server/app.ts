@@ -11,6 +11,7 @@ import { idpService } from "../api/idp/service.js";
 import { healthService } from "../api/health/service.js";
 import { languageService } from "../api/language/service.js";
 import { loginSettingsService } from "../api/login-settings/service.js";
+import { securitySettingsService } from "../api/security-settings/service.js";
 import { orgService } from "../api/org/service.js";
 import { userService } from "../api/user/service.js";
 import { applicationService } from "../api/application/service.js";
@@ -159,6 +160,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   mounted.push(
     mount(S.language, languageService({ es, settings })),
     mount(S.loginSettings, loginSettingsService({ es, settings })),
+    mount(S.securitySettings, securitySettingsService({ es, settings })),
     mount(S.action, actionService({ es, db, cache, box, actions, catalogue })),
     mount(S.idp, idpService({ es, db, cache, box, idps: new IdpQueries(db), tenancy })),
     mount(S.org, orgService({ es, db, cache, tenancy, externalDomain: config.externalDomain })),

@@ -15,6 +15,7 @@ import { OrganizationService } from "../../gen/svc/resources/org/v3alpha/org_ser
 import { UserService } from "../../gen/svc/resources/user/v3alpha/user_service_pb.js";
 import { LoginSettingsService } from "../../gen/svc/settings/login/v3alpha/login_service_pb.js";
 import { LanguageSettingsService } from "../../gen/svc/settings/language/v3alpha/language_service_pb.js";
+import { SecuritySettingsService } from "../../gen/svc/settings/security/v3alpha/security_service_pb.js";
 import { checkRequestsFirst } from "./decoding.js";
 
 /** A service and its implementation. The list of them is the registry everything else derives from. */
@@ -31,6 +32,7 @@ export function mount<S extends DescService>(service: S, impl: ServiceImpl<S>): 
 export const serviceDescriptors = {
   language: LanguageSettingsService,
   loginSettings: LoginSettingsService,
+  securitySettings: SecuritySettingsService,
   action: ActionService,
   idp: IdentityProviderService,
   org: OrganizationService,

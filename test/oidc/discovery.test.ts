@@ -54,7 +54,9 @@ describe("discovery lists what the grant registry declares", () => {
   });
 
   it("grant_types_supported: the registered grants, and those the authorize endpoint's response types begin", () => {
-    expect(sorted(doc.grant_types_supported as string[])).toEqual(sorted([...tokenGrants.map((g) => g.grantType), ...Object.values(responseTypes)]));
+    // A gated grant (token exchange: the oidc_token_exchange flag, off on a first instance) only while its gate is open.
+    const ungated = tokenGrants.filter((g) => !g.enabled);
+    expect(sorted(doc.grant_types_supported as string[])).toEqual(sorted([...ungated.map((g) => g.grantType), ...Object.values(responseTypes)]));
   });
 
   it("token_endpoint_auth_methods_supported: every method some registered grant accepts", () => {
@@ -80,5 +82,32 @@ describe("discovery lists what the grant registry declares", () => {
     }
     // implicit is a grant of the authorize endpoint: it never reaches the token endpoint.
     expect(sorted(handled)).toEqual(sorted((doc.grant_types_supported as string[]).filter((g) => g !== "implicit")));
+  });
+
+  it("a gated grant is advertised and handled exactly while its gate is open (token exchange and its flag)", async () => {
+    const gated = tokenGrants.filter((g) => g.enabled).map((g) => g.grantType);
+    expect(gated).toEqual(["urn:ietf:params:oauth:grant-type:token-exchange"]);
+    const answer = async (grantType: string) =>
+      (
+        await rest(t.url, "POST", "/oauth/v2/token", {
+          body: new URLSearchParams({ grant_type: grantType }).toString(),
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+        })
+      ).body.error;
+    const advertised = async () => (await rest(t.url, "GET", "/.well-known/openid-configuration")).body.grant_types_supported as string[];
+    const flag = (on: boolean) => rest(t.url, "PUT", "/v2/features/instance", { token: t.adminPat, body: { oidcTokenExchange: on } });
+    for (const g of gated) {
+      expect(await advertised()).not.toContain(g);
+      expect(await answer(g)).toBe("unsupported_grant_type");
+    }
+    expect((await flag(true)).status).toBe(200);
+    try {
+      const all = await advertised();
+      expect(sorted(all)).toEqual(sorted([...tokenGrants.map((g) => g.grantType), ...Object.values(responseTypes)]));
+      // handled now: the client is asked for (no client authentication was included)
+      for (const g of gated) expect(await answer(g)).toBe("invalid_client");
+    } finally {
+      await flag(false);
+    }
   });
 });

@@ -16,6 +16,11 @@ export interface TokenGrant {
   readonly parameters: readonly string[];
   /** How the client may authenticate for this grant; none: the grant itself proves who asks (an assertion). */
   readonly clientAuthMethods: readonly AuthMethod[];
+  /**
+   * Whether the instance offers the grant (a feature flag); absent: always. When not, the token endpoint answers
+   * unsupported_grant_type and discovery leaves the grant out, as for a grant that is not registered.
+   */
+  readonly enabled?: (deps: OidcDeps, s: RequestScope) => Promise<boolean>;
   handler(deps: OidcDeps, s: RequestScope, req: FastifyRequest, params: Record<string, string>): Promise<TokenResponse>;
 }
 
