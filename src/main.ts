@@ -57,6 +57,54 @@ function databaseError(err: unknown, config: Config): StartupError | undefined {
   return new StartupError(`DATABASE_URL ${url.toString()}: ${why}`, { cause: err });
 }
 
+/**
+ * `recover`: unlock a user and give it new credentials with database access alone (src/command/recover.ts).
+ * With the embedded database a running server owns the data directory; the recovery then connects to that
+ * server's PostgreSQL as a client through its socket, else it starts the embedded server itself.
+ */
+async function recover(config: Config, what: { user: string; instance?: string; newPassword: boolean }): Promise<void> {
+  const { openDatabase } = await import("./storage/database.js");
+  const { EventStore } = await import("./eventstore/eventstore.js");
+  const { registerAllReducers } = await import("./command/all-reducers.js");
+  const { recoverUser, runningEmbeddedUrl } = await import("./command/recover.js");
+  const open = async () => {
+    if (config.databaseUrl) return openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+    const running = runningEmbeddedUrl(config.dataDir);
+    if (running) {
+      const db = await openDatabase({ databaseUrl: running, dataDir: config.dataDir, poolSize: 2 });
+      if (
+        await db.ping().then(
+          () => true,
+          () => false,
+        )
+      )
+        return db;
+      await db.close().catch(() => {});
+    }
+    return openDatabase({ dataDir: config.dataDir, poolSize: 2 });
+  };
+  const db = await open().catch((err: unknown) => {
+    throw databaseError(err, config) ?? err;
+  });
+  try {
+    const es = new EventStore(db);
+    registerAllReducers(es);
+    const r = await recoverUser(es, db, what);
+    console.error(`recovered user ${r.userId} (${r.kind}) of instance ${r.instanceId}${r.unlocked ? ": unlocked" : ": was not locked"}`);
+    // the secret alone on stdout, so that `... recover --user x > file` captures just it
+    if (r.pat) {
+      console.error("a new personal access token follows; it is shown once");
+      console.log(r.pat);
+    }
+    if (r.password) {
+      console.error("a new password follows (it must be changed at the next sign-in); it is shown once");
+      console.log(r.password);
+    }
+  } finally {
+    await db.close();
+  }
+}
+
 /** `npm start` (serve), `npm run migrate` (apply migrations and exit), `--help`. */
 async function main() {
   const args = parseArgs(process.argv.slice(2));
@@ -84,6 +132,11 @@ async function main() {
     }
     return;
   }
+  if (args.command === "recover") {
+    failing = "cannot recover";
+    await recover(config, args.recover!);
+    return;
+  }
   await checkPort(config);
   const { startServer } = await import("./server/app.js");
   const server = await startServer(config).catch((err: unknown) => {
@@ -108,6 +161,11 @@ async function main() {
   process.on("SIGINT", () => void stop("SIGINT"));
   if (server.firstInstance.created) {
     console.log(`first start: created the first instance; the IAM_OWNER service user's PAT is in ${config.firstInstancePatPath}`);
+    if (server.firstInstance.passwordFile) {
+      console.log(
+        `first start: the password of ${config.firstInstanceAdminUsername} was generated into ${server.firstInstance.passwordFile} (it must be changed at the first sign-in)`,
+      );
+    }
   }
   console.log(`svc IAM listening on ${server.url}`);
 }

@@ -153,8 +153,40 @@ export type RevokedToken = Prisma.RevokedTokenModel
  */
 export type UsedJwtId = Prisma.UsedJwtIdModel
 /**
+ * Model RateLimitCount
+ * Request counts per key (endpoint kind and client or address) and fixed window, shared by every process
+ * (src/command/rate-limits.ts). Rows of ended windows are deleted now and then.
+ */
+export type RateLimitCount = Prisma.RateLimitCountModel
+/**
+ * Model TemporaryLockout
+ * Users locked for a while (the lockout settings' lockout_duration): when the lock ends. Written by the
+ * reducer of `user.user.locked` with an `until`, removed by `user.user.unlocked` and `user.removed`.
+ */
+export type TemporaryLockout = Prisma.TemporaryLockoutModel
+/**
  * Model MasterKeyVerifier
  * One value sealed with the master key when the database first got one. A later start with another key
  * cannot open it and stops, instead of serving while every stored secret is unreadable.
  */
 export type MasterKeyVerifier = Prisma.MasterKeyVerifierModel
+/**
+ * Model NotificationProvider
+ * 
+ */
+export type NotificationProvider = Prisma.NotificationProviderModel
+/**
+ * Model UserTotp
+ * 
+ */
+export type UserTotp = Prisma.UserTotpModel
+/**
+ * Model UserMfaInitSkip
+ * 
+ */
+export type UserMfaInitSkip = Prisma.UserMfaInitSkipModel
+/**
+ * Model NotificationMessage
+ * 
+ */
+export type NotificationMessage = Prisma.NotificationMessageModel

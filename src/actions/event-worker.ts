@@ -5,7 +5,7 @@ import type { Logger, TargetCaller } from "./caller.js";
 import { eventExecutionIds } from "../domain/conditions.js";
 
 /** Payload keys never sent to a target: hashes, keys and secrets stay in the server. */
-const SECRET_KEY = /hash|secret|signingkey|password|token$/i;
+const SECRET_KEY = /hash|secret|signingkey|password|token$|^code$/i;
 
 function redact(payload: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(payload).filter(([k]) => !SECRET_KEY.test(k)));

@@ -3,13 +3,16 @@ import { registerActionReducers } from "./action-reducers.js";
 import { registerApplicationReducers } from "./applications.js";
 import { registerAuthRequestReducers } from "./auth-requests.js";
 import { registerIdpReducers } from "./idps.js";
+import { registerLockoutReducers } from "./lockouts.js";
 import { registerMembershipReducers } from "./memberships.js";
+import { registerNotificationProviderReducers } from "./notification-providers.js";
 import { registerOrgReducers } from "./orgs.js";
 import { registerProjectReducers } from "./projects.js";
 import { registerReducers } from "./reducers.js";
 import { registerSessionReducers } from "./sessions.js";
 import { registerSigningKeyReducers } from "./signing-keys.js";
 import { registerTokenReducers } from "./tokens.js";
+import { registerTotpReducers } from "./totp.js";
 import { registerUserGrantReducers } from "./user-grants.js";
 import { registerUserReducers } from "./user-reducers.js";
 
@@ -20,7 +23,9 @@ export function registerAllReducers(es: EventStore): void {
   registerIdpReducers(es);
   registerOrgReducers(es);
   registerUserReducers(es);
+  registerLockoutReducers(es);
   registerSessionReducers(es);
+  registerTotpReducers(es);
   registerMembershipReducers(es);
   registerProjectReducers(es);
   registerApplicationReducers(es);
@@ -28,4 +33,5 @@ export function registerAllReducers(es: EventStore): void {
   registerSigningKeyReducers(es);
   registerAuthRequestReducers(es);
   registerTokenReducers(es);
+  registerNotificationProviderReducers(es);
 }

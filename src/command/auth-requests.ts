@@ -32,13 +32,20 @@ export async function addAuthRequest(es: EventStore, a: { instanceId: string; cl
 /** A user signed in for the request: it succeeds, with the hash of the code when one is issued. */
 export async function succeedAuthRequest(
   es: EventStore,
-  a: { instanceId: string; id: string; userId: string; sessionId: string; authTime: Date; codeHash: string | null; expiresAt: Date },
+  a: { instanceId: string; id: string; userId: string; sessionId: string; authTime: Date; amr: string[]; codeHash: string | null; expiresAt: Date },
 ): Promise<void> {
   await es.execute((w) =>
     w.push(a.instanceId, a.userId, [
       authRequestSucceeded.event(
         { aggregateId: a.id, resourceOwner: a.instanceId },
-        { userId: a.userId, sessionId: a.sessionId, authTime: a.authTime.toISOString(), codeHash: a.codeHash, expiresAt: a.expiresAt.toISOString() },
+        {
+          userId: a.userId,
+          sessionId: a.sessionId,
+          authTime: a.authTime.toISOString(),
+          codeHash: a.codeHash,
+          expiresAt: a.expiresAt.toISOString(),
+          amr: a.amr,
+        },
       ),
     ]),
   );
@@ -105,9 +112,12 @@ export function registerAuthRequestReducers(es: EventStore): void {
   });
   es.on(authRequestSucceeded, async (tx, e) => {
     const p = e.payload;
+    // The methods the user proved go with the stored request, where the code grant reads them (`amr`).
+    const row = p.amr ? await tx.authRequest.findUnique({ where: { id: e.aggregateId }, select: { request: true } }) : null;
     await tx.authRequest.update({
       where: { id: e.aggregateId },
       data: {
+        ...(row && p.amr ? { request: { ...(row.request as object), amr: p.amr } } : {}),
         state: "succeeded",
         userId: p.userId,
         sessionId: p.sessionId,

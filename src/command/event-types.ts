@@ -9,6 +9,7 @@ import type { ApiConfig, OidcConfig } from "./applications.js";
 import type { IdpConfig } from "./idps.js";
 import type { ProjectConfig, RoleConfig } from "./projects.js";
 import type { TargetConfig } from "../domain/targets.js";
+import type { ProviderFields } from "../domain/notification-providers.js";
 import type { ContextType } from "../domain/contexts.js";
 
 export type { ContextType };
@@ -30,6 +31,8 @@ const settings = aggregateType("settings");
 const target = aggregateType("target");
 const execution = aggregateType("execution");
 const idp = aggregateType("idp");
+const notificationProvider = aggregateType("notification_provider");
+const notificationMessage = aggregateType("notification_message");
 
 // Instances and organisations
 
@@ -108,7 +111,7 @@ export const humanChanged = user.defineEvent<UserChanges>("user.human.changed");
 export const machineAdded = user.defineEvent<MachineAdded>("user.machine.added");
 export const machineChanged = user.defineEvent<UserChanges>("user.machine.changed");
 /** By an administrator, or after too many failed password checks (then with a reason). */
-export const userLocked = user.defineEvent<{ reason?: string }>("user.user.locked");
+export const userLocked = user.defineEvent<{ reason?: string; until?: string }>("user.user.locked");
 export const userUnlocked = user.defineEvent("user.user.unlocked");
 export const userDeactivated = user.defineEvent("user.user.deactivated");
 export const userReactivated = user.defineEvent("user.user.reactivated");
@@ -128,6 +131,12 @@ export const patRemoved = user.defineEvent<{ tokenId: string }>("user.pat.remove
  * tokens carry (`sub` the actor's user ID, `iss`, and a nested `act` for the actor's own actor), `clientId` the
  * client that asked. The event's creator is the actor.
  */
+/** A TOTP authenticator added (`secret`: the base32 secret sealed with the master key), not usable until verified. */
+export const totpAdded = user.defineEvent<{ secret: string }>("user.totp.added");
+export const totpVerified = user.defineEvent("user.totp.verified");
+export const totpRemoved = user.defineEvent("user.totp.removed");
+/** The user put off setting up a second factor (login settings mfa_init_skip_lifetime); the time is the event's. */
+export const mfaInitSkipped = user.defineEvent("user.mfa_init.skipped");
 export const userImpersonated = user.defineEvent<{ act: ActorClaim; clientId: string }>("user.impersonated");
 
 // Projects, applications, user grants
@@ -178,6 +187,8 @@ export const authRequestSucceeded = authRequest.defineEvent<{
   authTime: string;
   codeHash: string | null;
   expiresAt: string;
+  /** The session's authentication methods at the time (absent in older events: a password). */
+  amr?: string[];
 }>("oidc.auth_request.succeeded");
 export const authRequestCodeExchanged = authRequest.defineEvent("oidc.auth_request.code_exchanged");
 /** What the code gave, revoked if the code is used again. */
@@ -206,9 +217,10 @@ export const refreshTokenRevoked = refreshToken.defineEvent("oidc.refresh_token.
 export const accessTokenRevoked = oidcToken.defineEvent<{ exp: number }>("oidc.access_token.revoked");
 
 /** `agentHash`: SHA-256 of the browser's cookie. */
-export const sessionAdded = session.defineEvent<{ agentHash: string; userId: string }>("session.session.added");
+/** `amr`: the methods used (absent in older events: a password). */
+export const sessionAdded = session.defineEvent<{ agentHash: string; userId: string; amr?: string[] }>("session.session.added");
 /** The auth time is the event's time. */
-export const sessionReauthenticated = session.defineEvent("session.session.reauthenticated");
+export const sessionReauthenticated = session.defineEvent<{ amr?: string[] }>("session.session.reauthenticated");
 export const sessionTerminated = session.defineEvent("session.session.terminated");
 
 // Settings: one aggregate per kind and owning context (`settingsAggregateId`); each kind of
@@ -241,3 +253,25 @@ export const gitlabIdpChanged = idp.defineEvent<Partial<IdpConfig> & Partial<Pic
 /** A child context's own policy; `inherit` removes it. */
 export const idpStatePolicySet = idp.defineEvent<{ contextType: ContextRef["type"]; contextId: string; policy: Policy }>("idp.state_policy.set");
 export const idpRemoved = idp.defineEvent("idp.idp.removed");
+
+// Notification providers (SMTP, SMS) of an instance
+
+/** `secret`: encrypted with the master key ("" when none). */
+export const notificationProviderAdded = notificationProvider.defineEvent<ProviderFields>("notification.provider.added");
+/** Only the fields that changed; `config` is the whole new config. */
+export const notificationProviderChanged = notificationProvider.defineEvent<Partial<Omit<ProviderFields, "kind">>>("notification.provider.changed");
+export const notificationProviderActivated = notificationProvider.defineEvent("notification.provider.activated");
+export const notificationProviderDeactivated = notificationProvider.defineEvent("notification.provider.deactivated");
+export const notificationProviderRemoved = notificationProvider.defineEvent("notification.provider.removed");
+
+// Codes sent to a user (the notification worker sends each; `code` encrypted with the master key, `expiresAt` ISO 8601)
+
+export const emailCodeAdded = user.defineEvent<{ code: string; expiresAt: string }>("user.email.code_added");
+export const phoneCodeAdded = user.defineEvent<{ code: string; expiresAt: string }>("user.phone.code_added");
+/** `reason`: "init" (a user created without a password) or "reset" (forgot password). */
+export const passwordCodeAdded = user.defineEvent<{ code: string; expiresAt: string; reason: "init" | "reset" }>("user.password.code_added");
+
+/** A message the notification worker gave up on (src/notification/worker.ts); the aggregate ID is the message's ID. */
+export const notificationMessageFailed = notificationMessage.defineEvent<{ userId: string; channel: string; kind: string; attempts: number; reason: string }>(
+  "notification.message.failed",
+);

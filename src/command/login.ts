@@ -3,6 +3,7 @@ import { hashPassword, verifyPassword } from "../crypto/password.js";
 import type { EventStore } from "../eventstore/eventstore.js";
 import { userByLoginName } from "../query/users.js";
 import type { Database } from "../storage/database.js";
+import { endExpiredLockout } from "./lockouts.js";
 import { passwordChanged, passwordCheckFailed, passwordCheckSucceeded, userLocked } from "./events.js";
 
 /** Verified against when there is no user, so that an unknown login name costs the same time as a wrong password. */
@@ -12,35 +13,49 @@ let decoy: Promise<string> | undefined;
  * A password check at login. Every failure looks the same to the caller (unknown user, machine, no password,
  * locked, inactive, inactive organisation, wrong password), so the answer reveals neither whether the user
  * exists nor why it cannot sign in. A wrong password counts toward the lockout; at the limit the user is
- * locked until an administrator unlocks it. A correct password in an imported or older form is rehashed.
+ * locked until an administrator unlocks it, or for the lockout settings' lockout_duration. A correct password in an imported or older form is rehashed.
  */
 export async function checkPassword(
   es: EventStore,
   db: Database,
-  a: { instanceId: string; loginName: string; password: string; maxAttempts: (user: User) => Promise<number> },
+  a: {
+    instanceId: string;
+    loginName: string;
+    password: string;
+    maxAttempts: (user: User) => Promise<number>;
+    /** Seconds a lock at the limit lasts; 0 or absent: until an administrator unlocks (the permanent lockout). */
+    lockoutDurationS?: (user: User) => Promise<number>;
+  },
 ): Promise<User | undefined> {
   // The username, or the full login name `<username>@<organisation domain>`.
-  const user = await userByLoginName(db, a.instanceId, a.loginName);
+  let user = await userByLoginName(db, a.instanceId, a.loginName);
   if (user?.kind !== "human" || !user.passwordHash) {
     decoy ??= hashPassword("decoy password");
     await verifyPassword(a.password, await decoy);
     return undefined;
   }
   const { valid, rehash } = await verifyPassword(a.password, user.passwordHash);
+  // A temporary lockout whose time is up ends now, and this attempt counts as the first after it.
+  if (user.state === "locked" && (await endExpiredLockout(es, { instanceId: a.instanceId, userId: user.id, orgId: user.orgId }))) {
+    user = (await db.prisma.user.findUnique({ where: { id: user.id } })) ?? user;
+  }
   if (user.state !== "active") return undefined;
+  const checked = user;
   const org = await db.prisma.org.findUnique({ where: { id: user.orgId }, select: { state: true } });
   if (org?.state !== "active") return undefined;
   const ref = { aggregateId: user.id, resourceOwner: user.orgId };
   if (!valid) {
     const limit = await a.maxAttempts(user);
+    const lockS = (await a.lockoutDurationS?.(user)) ?? 0;
     await es.execute(async (w) => {
-      await w.lock(a.instanceId, "user", user.id);
-      const fresh = await w.tx.user.findUnique({ where: { id: user.id } });
+      await w.lock(a.instanceId, "user", checked.id);
+      const fresh = await w.tx.user.findUnique({ where: { id: checked.id } });
       if (fresh?.state !== "active") return;
       const lock = limit > 0 && fresh.passwordFailures + 1 >= limit;
-      await w.push(a.instanceId, user.id, [
+      const until = lockS > 0 ? { until: new Date(Date.now() + lockS * 1000).toISOString() } : {};
+      await w.push(a.instanceId, checked.id, [
         passwordCheckFailed.event(ref),
-        ...(lock ? [userLocked.event(ref, { reason: "too many failed password checks" })] : []),
+        ...(lock ? [userLocked.event(ref, { reason: "too many failed password checks", ...until })] : []),
       ]);
     });
     return undefined;

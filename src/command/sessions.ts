@@ -6,13 +6,16 @@ import { sessionAdded, sessionReauthenticated, sessionTerminated } from "./event
  * Browser sessions: one per account a browser signed in with. Signing in again with the same account
  * refreshes its auth time instead of adding a second session.
  */
-export async function signIn(es: EventStore, a: { instanceId: string; agentHash: string; userId: string; orgId: string }): Promise<string> {
+/** `amr`: the methods the user proved (OIDC amr), a password alone by default. */
+export async function signIn(es: EventStore, a: { instanceId: string; agentHash: string; userId: string; orgId: string; amr?: string[] }): Promise<string> {
   const { result } = await es.execute(async (w) => {
     const existing = await w.tx.loginSession.findUnique({ where: { agentHash_userId: { agentHash: a.agentHash, userId: a.userId } } });
     const id = existing?.id ?? newId();
     const ref = { aggregateId: id, resourceOwner: a.orgId };
     await w.push(a.instanceId, a.userId, [
-      existing ? sessionReauthenticated.event(ref) : sessionAdded.event(ref, { agentHash: a.agentHash, userId: a.userId }),
+      existing
+        ? sessionReauthenticated.event(ref, { amr: a.amr ?? ["pwd"] })
+        : sessionAdded.event(ref, { agentHash: a.agentHash, userId: a.userId, amr: a.amr ?? ["pwd"] }),
     ]);
     return id;
   });
@@ -45,6 +48,7 @@ export function registerSessionReducers(es: EventStore): void {
         agentHash: e.payload.agentHash,
         userId: e.payload.userId,
         authTime: e.createdAt,
+        amr: e.payload.amr ?? ["pwd"],
         sequence: e.sequence,
         createdAt: e.createdAt,
         changeDate: e.createdAt,
@@ -52,7 +56,10 @@ export function registerSessionReducers(es: EventStore): void {
     });
   });
   es.on(sessionReauthenticated, async (tx, e) => {
-    await tx.loginSession.update({ where: { id: e.aggregateId }, data: { authTime: e.createdAt, sequence: e.sequence, changeDate: e.createdAt } });
+    await tx.loginSession.update({
+      where: { id: e.aggregateId },
+      data: { authTime: e.createdAt, amr: e.payload.amr ?? ["pwd"], sequence: e.sequence, changeDate: e.createdAt },
+    });
   });
   es.on(sessionTerminated, async (tx, e) => {
     await tx.loginSession.deleteMany({ where: { id: e.aggregateId } });

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Config } from "../config/config.js";
@@ -14,6 +15,24 @@ export interface FirstInstance {
   instanceId: string;
   /** Only on the start that created it. */
   pat?: string;
+  /** Only on the start that created it, when it generated the admin's password: the file it is in. */
+  passwordFile?: string;
+}
+
+/**
+ * A password nobody knows: 144 random bits in base64url, and one character of each class so that any
+ * complexity policy an operator sets before the first sign-in still accepts it. The admin must change it at
+ * the first sign-in (passwordChangeRequired), like a configured one.
+ */
+export function generatePassword(): string {
+  return `${randomBytes(18).toString("base64url")}-Aa1`;
+}
+
+function writeSecretFile(path: string, content: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, content, { mode: 0o600 });
+  // writeFileSync's mode applies only to a new file (and through the umask): an old file keeps its mode
+  chmodSync(path, 0o600);
 }
 
 const SYSTEM_CREATOR = "SYSTEM";
@@ -37,7 +56,9 @@ async function addExternalDomain(w: EventWriter, instanceId: string, domain: str
 }
 
 export async function ensureFirstInstance(es: EventStore, config: Config): Promise<FirstInstance> {
-  const passwordHash = await hashPassword(config.firstInstanceAdminPassword);
+  // No documented default: whoever reached the login page first would own the instance (issue 14).
+  const generated = config.firstInstanceAdminPassword === undefined ? generatePassword() : undefined;
+  const passwordHash = await hashPassword(config.firstInstanceAdminPassword ?? generated!);
   const { result } = await es.execute(async (w): Promise<{ created: boolean; instanceId: string; token?: string }> => {
     const existing = await w.tx.instance.findFirst({ orderBy: { createdAt: "asc" } });
     if (existing) {
@@ -82,8 +103,7 @@ export async function ensureFirstInstance(es: EventStore, config: Config): Promi
     return { created: true, instanceId, token: pat.token };
   });
   if (!result.created) return { created: false, instanceId: result.instanceId };
-  mkdirSync(dirname(config.firstInstancePatPath), { recursive: true });
-  writeFileSync(config.firstInstancePatPath, `${result.token}\n`, { mode: 0o600 });
-  chmodSync(config.firstInstancePatPath, 0o600);
-  return { created: true, instanceId: result.instanceId, pat: result.token! };
+  writeSecretFile(config.firstInstancePatPath, `${result.token}\n`);
+  if (generated) writeSecretFile(config.firstInstancePasswordPath, `${generated}\n`);
+  return { created: true, instanceId: result.instanceId, pat: result.token!, ...(generated ? { passwordFile: config.firstInstancePasswordPath } : {}) };
 }

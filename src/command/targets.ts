@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { SecretBox } from "../crypto/secrets.js";
+import { TargetAddressPolicy } from "../domain/target-addresses.js";
 import type { TargetConfig } from "../domain/targets.js";
 import { errors, isUniqueViolation } from "../errors/errors.js";
 import type { EventStore, EventWriter, NewEvent } from "../eventstore/eventstore.js";
@@ -22,6 +23,14 @@ function checkTimeout(ms: number) {
   }
 }
 
+/** http or https only, and no address SVC_TARGET_DENY denies (a host name is checked again at each call). */
+function checkUrl(policy: TargetAddressPolicy, url: string, targetType: TargetConfig["targetType"] | undefined) {
+  const problem = policy.urlProblem(url);
+  if (problem) throw errors.invalidArgument("TARGET-ur1d", `invalid target.${targetType ?? "rest_webhook"}.url: ${problem}`);
+}
+
+const defaultPolicy = new TargetAddressPolicy();
+
 async function nameTaken(w: EventWriter, instanceId: string, name: string, except?: string) {
   const other = await w.tx.target.findFirst({ where: { instanceId, name, ...(except ? { NOT: { id: except } } : {}) }, select: { id: true } });
   if (other) throw errors.alreadyExists("TARGET-n4me", `a target named "${name}" already exists`);
@@ -37,8 +46,13 @@ async function withNameConflict<T>(run: () => Promise<T>, name: string): Promise
   }
 }
 
-export async function createTarget(es: EventStore, box: SecretBox, args: { instanceId: string; creator: string; config: TargetConfig }) {
+export async function createTarget(
+  es: EventStore,
+  box: SecretBox,
+  args: { instanceId: string; creator: string; config: TargetConfig; policy?: TargetAddressPolicy | undefined },
+) {
   checkTimeout(args.config.timeoutMs);
+  checkUrl(args.policy ?? defaultPolicy, args.config.url, args.config.targetType);
   const id = newId();
   // Shown once; kept encrypted with the master key.
   const signingKey = randomBytes(32).toString("base64url");
@@ -64,8 +78,12 @@ async function existingTarget(w: EventWriter, instanceId: string, id: string) {
 }
 
 /** Only the given fields change; nothing changed means no event, and the current details. */
-export async function patchTarget(es: EventStore, args: { instanceId: string; creator: string; id: string; changes: Partial<TargetConfig> }) {
+export async function patchTarget(
+  es: EventStore,
+  args: { instanceId: string; creator: string; id: string; changes: Partial<TargetConfig>; policy?: TargetAddressPolicy | undefined },
+) {
   if (args.changes.timeoutMs !== undefined) checkTimeout(args.changes.timeoutMs);
+  if (args.changes.url !== undefined) checkUrl(args.policy ?? defaultPolicy, args.changes.url, args.changes.targetType);
   const { result } = await withNameConflict(
     () =>
       es.execute(async (w): Promise<ResourceDetails> => {

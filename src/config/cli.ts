@@ -1,18 +1,23 @@
 import { ConfigError } from "./startup-error.js";
 import { describeVariables } from "./variables.js";
 
-export type Command = "start" | "migrate";
+export type Command = "start" | "migrate" | "recover";
 
 export interface Args {
   command: Command;
   /** The file given with `--config`, if any. */
   configFile: string | undefined;
   help: boolean;
+  /** `recover`: the user to unlock (login name or ID), the instance (ID or domain; default the first), a new password. */
+  recover?: { user: string; instance?: string; newPassword: boolean };
 }
 
 const COMMANDS: Record<Command, string> = {
   start: "serve every protocol on SVC_PORT (the default command)",
   migrate: "apply pending database migrations and exit",
+  recover:
+    "operator recovery with database access, no token: --user <login name|id> [--instance <id|domain>] [--new-password];\n" +
+    "           unlocks the user, gives a service user a new PAT, with --new-password a human user a generated one (printed)",
 };
 
 const HINT = "run with --help for usage";
@@ -21,6 +26,7 @@ const HINT = "run with --help for usage";
 export function parseArgs(argv: readonly string[]): Args {
   const args: Args = { command: "start", configFile: undefined, help: false };
   let command: string | undefined;
+  const recover: { user?: string; instance?: string; newPassword?: boolean } = {};
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === "-h" || a === "--help") {
@@ -30,6 +36,12 @@ export function parseArgs(argv: readonly string[]): Args {
       if (!file || file.startsWith("-")) throw new ConfigError(`--config needs a file name, e.g. --config svc.yaml; ${HINT}`);
       if (args.configFile !== undefined) throw new ConfigError(`--config is given twice ("${args.configFile}" and "${file}")`);
       args.configFile = file;
+    } else if (a === "--user" || a === "--instance") {
+      const value = argv[++i];
+      if (!value || value.startsWith("-")) throw new ConfigError(`${a} needs a value; ${HINT}`);
+      recover[a.slice(2) as "user" | "instance"] = value;
+    } else if (a === "--new-password") {
+      recover.newPassword = true;
     } else if (Object.hasOwn(COMMANDS, a)) {
       if (command !== undefined) throw new ConfigError(`one command at most, got "${command}" and "${a}"; ${HINT}`);
       command = a;
@@ -38,6 +50,12 @@ export function parseArgs(argv: readonly string[]): Args {
     }
   }
   if (command) args.command = command as Command;
+  if (args.command === "recover") {
+    if (!recover.user) throw new ConfigError(`recover needs --user <login name or user ID>; ${HINT}`);
+    args.recover = { user: recover.user, newPassword: recover.newPassword ?? false, ...(recover.instance ? { instance: recover.instance } : {}) };
+  } else if (Object.keys(recover).length) {
+    throw new ConfigError(`--user, --instance and --new-password belong to the recover command; ${HINT}`);
+  }
   return args;
 }
 
@@ -45,6 +63,7 @@ export function usage(): string {
   const commands = Object.entries(COMMANDS).map(([c, what]) => `  ${c.padEnd(9)}${what}`);
   return [
     "Usage: node --import tsx src/main.ts [start|migrate] [--config <file.yaml>]",
+    "       node --import tsx src/main.ts recover --user <login name|id> [--instance <id|domain>] [--new-password]",
     "       npm start [-- --config <file.yaml>]   |   npm run migrate",
     "",
     "Commands:",

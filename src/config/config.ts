@@ -1,4 +1,6 @@
-import { resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { parseRateRule, type RateRule } from "../domain/rate-rules.js";
+import { TargetAddressPolicy } from "../domain/target-addresses.js";
 import { parseArgs } from "./cli.js";
 import { tracingFromEnv, type TracingConfig } from "./otel.js";
 import { ConfigError } from "./startup-error.js";
@@ -34,10 +36,16 @@ export interface Config {
   firstInstancePatPath: string;
   /** SVC_FIRSTINSTANCE_ADMIN_USERNAME */
   firstInstanceAdminUsername: string;
-  /** SVC_FIRSTINSTANCE_ADMIN_PASSWORD */
-  firstInstanceAdminPassword: string;
+  /** SVC_FIRSTINSTANCE_ADMIN_PASSWORD; undefined: the first start generates one into `firstInstancePasswordPath`. */
+  firstInstanceAdminPassword: string | undefined;
+  /** Where a generated first admin password is written: `admin.password` beside the PAT file. */
+  firstInstancePasswordPath: string;
   /** SVC_FIRSTINSTANCE_ORG_NAME */
   firstInstanceOrgName: string;
+  /** SVC_TARGET_DENY (checked: names and ranges `TargetAddressPolicy` accepts). */
+  targetDeny: string;
+  /** SVC_RATE_LIMIT_*: undefined where off. */
+  rateLimits: { oauthClient?: RateRule | undefined; oauthAddress?: RateRule | undefined; loginAddress?: RateRule | undefined };
   /** SVC_LOG_LEVEL */
   logLevel: string;
   /** SVC_CORS_ORIGINS, split at commas. */
@@ -48,6 +56,8 @@ export interface Config {
   databasePoolSize: number;
   /** SVC_METRICS: serve GET /metrics. */
   metrics: boolean;
+  /** SVC_SMTP_URL / SVC_SMTP_FROM: the system's default mail server; undefined: none. */
+  smtp: { url: string; from: string } | undefined;
   /** Tracing asked for by the standard OTEL_* variables of the environment (`otel.ts`); undefined: none. */
   tracing: TracingConfig | undefined;
   /** Lifetimes of the OIDC provider, in seconds (SVC_OIDC_*). */
@@ -143,6 +153,24 @@ function checkDatabaseUrl(value: string, label: string): string {
 }
 
 /** Builds the configuration. `argv` is the command line after the script (only `--config` matters here). */
+function rateRule(s: Source, name: VariableName): RateRule | undefined {
+  try {
+    return parseRateRule(s.get(name)!);
+  } catch (e) {
+    throw new ConfigError(`${s.label(name)} ${(e as Error).message}`);
+  }
+}
+
+function targetDeny(s: Source): string {
+  const spec = s.get("SVC_TARGET_DENY")!;
+  try {
+    new TargetAddressPolicy(spec);
+  } catch (e) {
+    throw new ConfigError(`${s.label("SVC_TARGET_DENY")}: ${(e as Error).message}`);
+  }
+  return spec;
+}
+
 export function loadConfig(env: Env = process.env, argv: readonly string[] = process.argv.slice(2)): Config {
   const { configFile } = parseArgs(argv);
   const file = configFile ? readYamlFile(configFile) : { values: {}, origins: {} };
@@ -179,13 +207,21 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = pro
     masterKey,
     firstInstancePatPath: resolve(s.get("SVC_FIRSTINSTANCE_PAT_PATH") ?? `${dataDir}/admin.pat`),
     firstInstanceAdminUsername: s.get("SVC_FIRSTINSTANCE_ADMIN_USERNAME")!,
-    firstInstanceAdminPassword: s.get("SVC_FIRSTINSTANCE_ADMIN_PASSWORD")!,
+    firstInstanceAdminPassword: s.get("SVC_FIRSTINSTANCE_ADMIN_PASSWORD"),
+    firstInstancePasswordPath: join(dirname(resolve(s.get("SVC_FIRSTINSTANCE_PAT_PATH") ?? `${dataDir}/admin.pat`)), "admin.password"),
     firstInstanceOrgName: s.get("SVC_FIRSTINSTANCE_ORG_NAME")!,
+    targetDeny: targetDeny(s),
+    rateLimits: {
+      oauthClient: rateRule(s, "SVC_RATE_LIMIT_OAUTH_CLIENT"),
+      oauthAddress: rateRule(s, "SVC_RATE_LIMIT_OAUTH_ADDRESS"),
+      loginAddress: rateRule(s, "SVC_RATE_LIMIT_LOGIN_ADDRESS"),
+    },
     logLevel: level,
     corsOrigins,
     shutdownGraceMs: s.int("SVC_SHUTDOWN_GRACE_MS", 0, 600_000),
     databasePoolSize: s.int("SVC_DATABASE_POOL_SIZE", 1, 1000),
     metrics: s.bool("SVC_METRICS"),
+    smtp: smtpDefault(s.get("SVC_SMTP_URL"), s.get("SVC_SMTP_FROM")),
     tracing: tracingFromEnv(env),
     oidc: {
       accessTokenS: s.int("SVC_OIDC_ACCESS_TOKEN_LIFETIME", 1, 31_536_000),
@@ -196,4 +232,20 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = pro
       signingKeyS: s.int("SVC_OIDC_SIGNING_KEY_LIFETIME", 60, 31_536_000),
     },
   };
+}
+
+/** The default mail server: an smtp: or smtps: URL (never echoed: it may hold a password) and a sender. */
+function smtpDefault(url: string | undefined, from: string | undefined): Config["smtp"] {
+  if (!url) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ConfigError("SVC_SMTP_URL must be an smtp:// or smtps:// URL");
+  }
+  if ((parsed.protocol !== "smtp:" && parsed.protocol !== "smtps:") || !parsed.hostname) {
+    throw new ConfigError("SVC_SMTP_URL must be an smtp:// or smtps:// URL with a host");
+  }
+  if (!from) throw new ConfigError("SVC_SMTP_FROM is required with SVC_SMTP_URL");
+  return { url, from };
 }

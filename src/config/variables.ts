@@ -32,8 +32,25 @@ export const VARIABLES = [
   },
   { name: "SVC_FIRSTINSTANCE_PAT_PATH", shown: "<data dir>/admin.pat", meaning: "where the first start writes the IAM_OWNER service user's PAT" },
   { name: "SVC_FIRSTINSTANCE_ADMIN_USERNAME", default: "admin", meaning: "the first instance's human administrator" },
-  { name: "SVC_FIRSTINSTANCE_ADMIN_PASSWORD", default: "Password1!", meaning: "its initial password (change it)" },
+  {
+    name: "SVC_FIRSTINSTANCE_ADMIN_PASSWORD",
+    shown: "generated",
+    meaning: "its initial password (changed at first sign-in); unset: the first start generates one into admin.password beside the PAT (mode 0600)",
+  },
   { name: "SVC_FIRSTINSTANCE_ORG_NAME", default: "Default", meaning: "name of the first instance's default organisation" },
+  {
+    name: "SVC_TARGET_DENY",
+    default: "link-local,unspecified",
+    meaning:
+      "addresses execution targets may not reach, checked at creation and after DNS at each call: names link-local, unspecified, loopback, private, CIDR ranges or addresses, comma-separated; none: no limit",
+  },
+  {
+    name: "SVC_RATE_LIMIT_OAUTH_CLIENT",
+    default: "100/60",
+    meaning: "requests/seconds per client at the token, introspection and revocation endpoints, counted in the database (shared by all processes); off: none",
+  },
+  { name: "SVC_RATE_LIMIT_OAUTH_ADDRESS", default: "300/60", meaning: "requests/seconds per client address at the same endpoints; off: none" },
+  { name: "SVC_RATE_LIMIT_LOGIN_ADDRESS", default: "60/60", meaning: "form posts/seconds per client address to the login UI; off: none" },
   { name: "SVC_LOG_LEVEL", default: "info", meaning: "pino level: fatal error warn info debug trace silent (debug: stacks of start-up bugs)" },
   { name: "SVC_CORS_ORIGINS", default: "*", meaning: "comma-separated origins allowed for browser clients; * allows any" },
   { name: "SVC_SHUTDOWN_GRACE_MS", default: "10000", meaning: "how long in-flight calls may take to finish after SIGTERM" },
@@ -53,6 +70,13 @@ export const VARIABLES = [
     default: "on",
     meaning: "on: GET /metrics serves Prometheus metrics on the listening port, without authentication (keep it off public routes); off: 404",
   },
+  {
+    name: "SVC_SMTP_URL",
+    shown: "unset",
+    meaning:
+      "system-wide default mail server for instances without an active SMTP provider: smtp://user:pass@host:port (STARTTLS when offered) or smtps://... (TLS)",
+  },
+  { name: "SVC_SMTP_FROM", shown: "unset", meaning: 'sender of the default mail server\'s messages ("Name <address>" or an address)' },
 ] as const satisfies readonly Variable[];
 
 export type VariableName = (typeof VARIABLES)[number]["name"];

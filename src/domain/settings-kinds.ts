@@ -45,6 +45,7 @@ const bool = property("bool");
 const uint64 = property("uint64");
 const string = property("string");
 const strings = property("strings");
+const duration = property("duration");
 const fixed = <T extends PropertyType>(p: Property<T>): Property<T> => ({ ...p, fixed: true });
 
 const between = (min: number, max: number) => (v: number) => (v < min || v > max ? `must be between ${min} and ${max}` : undefined);
@@ -61,6 +62,11 @@ function originCheck(value: string): string | undefined {
   if (!/^https?:\/\/([a-z0-9-]+(\.[a-z0-9-]+)*|\[[0-9a-f:.]+\])(:\d{1,5})?$/.test(value) || !URL.canParse(value)) return wrong;
   return new URL(value).origin === value ? undefined : wrong;
 }
+
+/** The second factors the server offers (TOTP); e-mail and SMS codes and U2F join when implemented. */
+export const secondFactorTypes: readonly string[] = ["otp"];
+const secondFactorCheck = (v: string) =>
+  secondFactorTypes.includes(v) ? undefined : `"${v.slice(0, 50)}" is not a second factor (${secondFactorTypes.join(", ")})`;
 
 export const settingsKinds = {
   /** Feature flags: every flag starts off (the first instance turns some on, src/command/setup.ts). */
@@ -88,10 +94,30 @@ export const settingsKinds = {
       has_symbol: bool(true),
     },
   },
-  /** Failed password checks allowed before the user is locked until unlocked (0: never locked). */
-  lockout: { event: "settings.lockout.set", properties: { max_password_attempts: uint64(5, between(0, 1000)) } },
-  /** Self-registration in the login UI is off unless allowed. */
-  login: { event: "settings.login.set", properties: { allow_register: bool(false) } },
+  /**
+   * Failed password checks allowed before the user is locked (0: never locked), and how long the lock lasts
+   * (seconds, as Keycloak's temporary lockout; 0: until an administrator unlocks it, the permanent lockout).
+   */
+  lockout: {
+    event: "settings.lockout.set",
+    properties: { max_password_attempts: uint64(5, between(0, 1000)), lockout_duration: duration(0, between(0, 365 * 86400)) },
+  },
+  /**
+   * Self-registration in the login UI is off unless allowed. Second factors: which ones users may use (the
+   * anchor's names; "otp" is TOTP, the only one so far), whether every sign-in needs one (force_mfa), or only a
+   * sign-in with a local password (force_mfa_local_only), and how long a user may put off setting one up when
+   * it is not forced (mfa_init_skip_lifetime, seconds; 0: never asked).
+   */
+  login: {
+    event: "settings.login.set",
+    properties: {
+      allow_register: bool(false),
+      second_factors: strings(["otp"], secondFactorCheck),
+      force_mfa: bool(false),
+      force_mfa_local_only: bool(false),
+      mfa_init_skip_lifetime: duration(0, between(0, 10 * 365 * 86400)),
+    },
+  },
   /**
    * Impersonation through token exchange (judged in the impersonated user's organisation), and which origins may
    * frame the login UI (only while iframe embedding is on). Everything off by default.

@@ -1,11 +1,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { hostnameOf } from "../authz/interceptor.js";
 import { checkPassword } from "../command/login.js";
+import type { RateLimiter } from "../command/rate-limits.js";
 import { signIn, terminateSessions } from "../command/sessions.js";
+import { addTotp, checkTotp, hasVerifiedTotp, mfaInitSkippedAt, skipMfaInit, verifyTotp } from "../command/totp.js";
 import { createHuman, setPassword } from "../command/users.js";
+import QRCode from "qrcode";
+import type { SecretBox } from "../crypto/secrets.js";
 import { hashPassword } from "../crypto/password.js";
 import type { EventStore } from "../eventstore/eventstore.js";
 import { inheritanceChain } from "../domain/contexts.js";
+import type { RateRule } from "../domain/rate-rules.js";
 import { defaultsOf } from "../domain/settings-kinds.js";
 import { passwordRules } from "../query/password-rules.js";
 import type { SettingsQueries } from "../query/settings.js";
@@ -26,8 +31,12 @@ export interface LoginDeps {
   tenancy: TenancyQueries;
   settings: SettingsQueries;
   signer: Signer;
+  /** Opens TOTP secrets to check codes. */
+  box: SecretBox;
   /** Cookies get the Secure flag when the server is reached over https. */
   secureCookies: boolean;
+  /** SVC_RATE_LIMIT_LOGIN_ADDRESS: form posts per client address, counted in the database. */
+  rateLimit?: { limiter: RateLimiter; address?: RateRule | undefined };
 }
 
 export const LOGIN_PATH = "/ui/login";
@@ -130,24 +139,104 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
     type Ctx = Awaited<ReturnType<typeof contextOf>>;
 
     /** Signs the browser in as `user` and continues where the flow wants to go. */
-    async function finish(c: Ctx, reply: FastifyReply, instance: InstanceRow, user: { id: string; orgId: string; username: string; displayName: string }) {
+    async function finish(
+      c: Ctx,
+      reply: FastifyReply,
+      instance: InstanceRow,
+      user: { id: string; orgId: string; username: string; displayName: string },
+      amr: string[] = ["pwd"],
+    ) {
       let agent = c.cookies[AGENT_COOKIE];
       if (!agent) {
         agent = newCookieValue();
         c.setCookies.push(cookie(AGENT_COOKIE, agent, { sameSite: "Lax", path: "/" }));
       }
-      const sessionId = await signIn(es, { instanceId: instance.id, agentHash: hashAgent(agent), userId: user.id, orgId: user.orgId });
+      const sessionId = await signIn(es, { instanceId: instance.id, agentHash: hashAgent(agent), userId: user.id, orgId: user.orgId, amr });
       if (c.page.carry.return_to) {
         if (c.setCookies.length) reply.header("set-cookie", c.setCookies);
         return reply.status(303).header("location", continueTo(c.page.carry.return_to, sessionId)).send();
       }
-      return c.send(pages.signedInPage(c.page, { loginName: user.username, displayName: user.displayName }));
+      return c.send(pages.signedInPage(c.page, { loginName: user.username, displayName: user.displayName, sessionId }));
+    }
+
+    /**
+     * After the password: a user with a verified TOTP authenticator proves a code next (every sign-in, so
+     * prompt=login and max_age ask for both factors again), carrying the first step sealed and short-lived.
+     */
+    async function afterPassword(
+      c: Ctx,
+      reply: FastifyReply,
+      instance: InstanceRow,
+      user: { id: string; orgId: string; username: string; displayName: string },
+    ) {
+      const login = await settings.values("login", inheritanceChain({ type: "org", instanceId: instance.id, orgId: user.orgId }));
+      const otpAllowed = login.second_factors.includes("otp");
+      if (otpAllowed && (await hasVerifiedTotp(db, instance.id, user.id))) {
+        const pending = signer.seal("otp", { u: user.id, i: instance.id }, PENDING_TTL_MS);
+        return c.send(pages.otpPage({ ...c.page, carry: { ...c.page.carry, pending } }, { loginName: user.username }));
+      }
+      // No second factor yet. Forced (every sign-in here is with a local password, so force_mfa_local_only
+      // forces it too): set one up before the sign-in completes. Else asked, with a skip, when the last skip is
+      // older than mfa_init_skip_lifetime (0: never asked).
+      const forced = login.force_mfa || login.force_mfa_local_only;
+      if (otpAllowed && (forced || (await mfaInitDue(instance.id, user.id, login.mfa_init_skip_lifetime)))) {
+        const pending = signer.seal("mfa-init", { u: user.id, i: instance.id, f: forced }, PENDING_TTL_MS);
+        return enrolPage(c, instance, { userId: user.id, loginName: user.username }, { pending }, { canSkip: !forced });
+      }
+      if (forced) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.mfaUnavailable), 403);
+      return finish(c, reply, instance, user);
+    }
+
+    async function mfaInitDue(instanceId: string, userId: string, lifetimeSeconds: number) {
+      if (lifetimeSeconds <= 0) return false;
+      const skipped = await mfaInitSkippedAt(db, instanceId, userId);
+      return !skipped || Date.now() - skipped.getTime() >= lifetimeSeconds * 1000;
+    }
+
+    /** A new TOTP secret to scan (the unverified one before it is replaced), for `extra` to carry to the verification. */
+    async function enrolPage(
+      c: Ctx,
+      instance: InstanceRow,
+      who: { userId: string; loginName: string },
+      extra: Record<string, string>,
+      opts: { error?: string; canSkip?: boolean } = {},
+      status = 200,
+    ) {
+      const enrolment = await addTotp(es, deps.box, {
+        instanceId: instance.id,
+        userId: who.userId,
+        creator: who.userId,
+        issuer: instance.name,
+        accountName: who.loginName,
+      });
+      const qrSvg = await QRCode.toString(enrolment.uri, { type: "svg", errorCorrectionLevel: "M", margin: 2 });
+      return c.send(pages.otpSetupPage(c.page, { ...enrolment, qrSvg, extra, ...opts }), status);
+    }
+
+    /** The user of a sign-in waiting for its second factor's set-up, and whether it was forced. */
+    async function mfaInitPending(c: Ctx, instance: InstanceRow) {
+      const proof = signer.open("mfa-init", c.fields.pending);
+      const user = proof && proof.i === instance.id ? await users.byId(instance.id, String(proof.u)) : null;
+      return user?.state === "active" ? { user, forced: proof!.f === true } : undefined;
+    }
+
+    /** The signed-in account of this browser that a form names by its session. */
+    async function accountOf(c: Ctx, instanceId: string) {
+      return (await accountsOf(instanceId, c.cookies[AGENT_COOKIE])).find((a) => a.sessionId === c.fields.sessionId);
     }
 
     /** Runs a POST handler only with a valid CSRF token and a known instance. */
     const post = (path: string, handler: (c: Ctx, reply: FastifyReply, instance: InstanceRow) => Promise<unknown>) =>
       ui.post(path, async (req, reply) => {
         const c = await contextOf(req, reply);
+        // Every form post counts, before anything is checked (a wrong password costs the same as a right one).
+        if (deps.rateLimit?.address) {
+          const verdict = await deps.rateLimit.limiter.hit(`login:addr:${req.ip}`, deps.rateLimit.address);
+          if (!verdict.allowed) {
+            reply.header("retry-after", String(verdict.retryAfterS));
+            return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.tooManyRequests), 429);
+          }
+        }
         if (!signer.csrfValid(cookiesOf(req)[CSRF_COOKIE], c.fields.csrf)) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.csrf), 403);
         if (!c.instance) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notFound), 404);
         return handler(c, reply, c.instance);
@@ -182,13 +271,14 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
         loginName,
         password: (c.fields.password ?? "").slice(0, 1000),
         maxAttempts: async (u) => (await passwordRules(settings, instance.id, u.orgId)).maxAttempts,
+        lockoutDurationS: async (u) => (await passwordRules(settings, instance.id, u.orgId)).lockoutDurationS,
       });
       if (!user) return c.send(pages.passwordPage(c.page, { loginName, error: c.page.t.wrongCredentials }), 401);
       if (user.passwordChangeRequired) {
         const pending = signer.seal("password-change", { u: user.id, i: instance.id }, PENDING_TTL_MS);
         return c.send(pages.changePasswordPage({ ...c.page, carry: { ...c.page.carry, pending } }, {}));
       }
-      return finish(c, reply, instance, user);
+      return afterPassword(c, reply, instance, user);
     });
 
     post(`${LOGIN_PATH}/password/change`, async (c, reply, instance) => {
@@ -202,7 +292,60 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
       const problem = (await passwordRules(settings, instance.id, user.orgId)).problem(password);
       if (problem) return again(problem);
       await setPassword(es, { instanceId: instance.id, id: user.id, creator: user.id, passwordHash: await hashPassword(password), changeRequired: false });
-      return finish(c, reply, instance, user);
+      return afterPassword(c, reply, instance, user);
+    });
+
+    post(`${LOGIN_PATH}/otp`, async (c, reply, instance) => {
+      const proof = signer.open("otp", c.fields.pending);
+      const user = proof && proof.i === instance.id ? await users.byId(instance.id, String(proof.u)) : null;
+      if (user?.state !== "active") return c.send(pages.loginNamePage(c.page, { canRegister: false, error: c.page.t.wrongCredentials }), 401);
+      if (!(await checkTotp(db, deps.box, { instanceId: instance.id, userId: user.id, code: (c.fields.code ?? "").slice(0, 20) }))) {
+        return c.send(
+          pages.otpPage({ ...c.page, carry: { ...c.page.carry, pending: String(c.fields.pending) } }, { loginName: user.username, error: c.page.t.otpWrong }),
+          401,
+        );
+      }
+      return finish(c, reply, instance, user, ["pwd", "otp", "mfa"]);
+    });
+
+    // Enrolment, for an account signed in in this browser: a new secret shown once, confirmed by a code.
+    post(`${LOGIN_PATH}/otp/setup`, async (c, _reply, instance) => {
+      const account = await accountOf(c, instance.id);
+      if (!account) return c.send(pages.loginNamePage(c.page, { canRegister: false }), 400);
+      try {
+        return await enrolPage(c, instance, account, { sessionId: account.sessionId });
+      } catch (e) {
+        if ((e as { code?: number }).code === 6) return c.send(pages.messagePage(c.page, c.page.t.otpSetup, c.page.t.otpAdded), 409);
+        throw e;
+      }
+    });
+
+    // The code that confirms an enrolment: of a signed-in account (sessionId), or of a sign-in that sets up its
+    // second factor before it completes (pending), which then completes with both factors.
+    post(`${LOGIN_PATH}/otp/setup/verify`, async (c, reply, instance) => {
+      const pending = c.fields.pending ? await mfaInitPending(c, instance) : undefined;
+      const account = pending ? undefined : await accountOf(c, instance.id);
+      const who = pending ? { userId: pending.user.id, loginName: pending.user.username } : account;
+      if (!who) return c.send(pages.loginNamePage(c.page, { canRegister: false, error: c.page.t.wrongCredentials }), 400);
+      try {
+        await verifyTotp(es, deps.box, { instanceId: instance.id, userId: who.userId, creator: who.userId, code: (c.fields.code ?? "").slice(0, 20) });
+      } catch (e) {
+        if ((e as { code?: number }).code !== 3) throw e;
+        // A wrong code: a new secret to scan, as the shown one is not kept in the page.
+        const extra: Record<string, string> = pending ? { pending: String(c.fields.pending) } : { sessionId: account!.sessionId };
+        return enrolPage(c, instance, who, extra, { error: c.page.t.otpWrong, canSkip: pending ? !pending.forced : false }, 400);
+      }
+      if (pending) return finish(c, reply, instance, pending.user, ["pwd", "otp", "mfa"]);
+      if (c.page.carry.return_to) return reply.status(303).header("location", continueTo(c.page.carry.return_to, account!.sessionId)).send();
+      return c.send(pages.messagePage(c.page, c.page.t.otpSetup, c.page.t.otpAdded));
+    });
+
+    // Putting off the set-up, when it is not forced: the sign-in completes with the password alone.
+    post(`${LOGIN_PATH}/mfa/skip`, async (c, reply, instance) => {
+      const pending = await mfaInitPending(c, instance);
+      if (!pending || pending.forced) return c.send(pages.loginNamePage(c.page, { canRegister: false, error: c.page.t.wrongCredentials }), 401);
+      await skipMfaInit(es, { instanceId: instance.id, userId: pending.user.id, orgId: pending.user.orgId });
+      return finish(c, reply, instance, pending.user);
     });
 
     post(`${LOGIN_PATH}/select`, async (c, reply, instance) => {

@@ -128,6 +128,13 @@ function processMetrics(): Registry {
  * every RPC once, whatever its protocol, REST included, in `svc_rpc_*`; every other route in `svc_http_*`.
  * The rest is read when scraped: the database pool, the projection cache, the subscribers' lag.
  */
+/** Counts of the notification worker, plain numbers it increments; read at a scrape. */
+export interface MessageStats {
+  sent: number;
+  retried: number;
+  failed: number;
+}
+
 export class Metrics {
   private readonly registry = new Registry();
   private readonly exposed: Registry;
@@ -136,6 +143,7 @@ export class Metrics {
   private readonly appendDuration: Histogram;
   private readonly eventsAppended: Counter;
   private lag: SubscriberLag | undefined;
+  private messages: MessageStats | undefined;
 
   constructor(sources: { pool?: PoolStats; cache?: CacheStats } = {}) {
     const registers = [this.registry];
@@ -225,6 +233,21 @@ export class Metrics {
         },
       });
     }
+    const seenMessages: MessageStats = { sent: 0, retried: 0, failed: 0 };
+    new Counter({
+      name: "svc_notifications_total",
+      help: "Messages (mail, SMS) of the notification worker, by result: sent, retried (an attempt failed, another follows), failed (given up)",
+      labelNames: ["result"],
+      registers,
+      collect() {
+        const m = metrics.messages;
+        if (!m) return;
+        for (const k of ["sent", "retried", "failed"] as const) {
+          this.inc({ result: k }, Math.max(0, m[k] - seenMessages[k]));
+          seenMessages[k] = m[k];
+        }
+      },
+    });
     this.exposed = Registry.merge([processMetrics(), this.registry]);
   }
 
@@ -245,6 +268,11 @@ export class Metrics {
   }
 
   /** Where the subscribers' lag is read at each scrape. */
+  /** The notification worker's counts, read at each scrape. */
+  watchMessages(stats: MessageStats): void {
+    this.messages = stats;
+  }
+
   watchSubscribers(lag: SubscriberLag): void {
     this.lag = lag;
   }

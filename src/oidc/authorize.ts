@@ -230,6 +230,7 @@ async function complete(
     userId: user.id,
     sessionId: session.id,
     authTime: session.authTime,
+    amr: session.amr,
     codeHash: code ? sha256(code) : null,
     expiresAt: new Date(Date.now() + CODE_LIFETIME_MS),
   });
@@ -247,7 +248,7 @@ async function complete(
       aud: [client.clientId],
       azp: client.clientId,
       auth_time: Math.floor(session.authTime.getTime() / 1000),
-      amr: ["pwd"],
+      amr: session.amr,
       nonce: request.nonce,
       sid: session.id,
       ...userClaims(user, scopes),
@@ -267,7 +268,7 @@ async function complete(
     scopes,
     sessionId: session.id,
     authTime: session.authTime,
-    amr: ["pwd"],
+    amr: session.amr,
     ...(request.nonce ? { nonce: request.nonce } : {}),
     withRefresh: false,
   });

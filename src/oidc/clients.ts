@@ -2,7 +2,7 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import type { ApiConfig, OidcConfig } from "../command/applications.js";
 import type { ReplayGuard } from "../command/replay.js";
-import { verifyPassword } from "../crypto/password.js";
+import { hashPassword, verifyPassword } from "../crypto/password.js";
 import type { OAuthClientQueries } from "../query/oauth-clients.js";
 import { oauth } from "./errors.js";
 import { decodeJwt, verifyRs256 } from "./jwt.js";
@@ -164,6 +164,12 @@ export class Clients {
     if (creds.method === "private_key_jwt") return this.authenticateAssertion(issuer, endpoint, creds.assertion!, lookup);
     if (!creds.clientId) throw oauth.invalidClient("no client authentication was included");
     const client = await lookup(creds.clientId);
+    if (creds.method !== "none" && !(client?.active && client.secretHash)) {
+      // A secret for a client that does not exist, is inactive or has no secret costs the time of a wrong one
+      // and gets the same answer: the endpoint does not tell which client IDs exist (issue 14).
+      await verifyPassword(creds.secret ?? "", await decoyHash());
+      throw oauth.invalidClient("client authentication failed");
+    }
     if (!client?.active) throw oauth.invalidClient("unknown or inactive client");
     if (creds.method === "none") {
       if (client.authMethod !== "none") throw oauth.invalidClient("the client must authenticate");
@@ -200,6 +206,10 @@ export class Clients {
     return client;
   }
 }
+
+/** Verified against when a client has no secret to verify, so that the answer takes as long as for a wrong secret. */
+let decoy: Promise<string> | undefined;
+const decoyHash = () => (decoy ??= hashPassword("decoy client secret"));
 
 /** exp required and in the future; iat not in the future and at most an hour old; nbf passed. */
 export function checkAssertionTimes(p: Record<string, unknown>, what: string, fail: (d: string) => Error): void {

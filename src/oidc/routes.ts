@@ -11,6 +11,40 @@ import { paramsOf, parseForm } from "./params.js";
 import { errorPage } from "./responses.js";
 import { revoke } from "./revocation.js";
 import { userinfo } from "./userinfo.js";
+import type { RateLimiter } from "../command/rate-limits.js";
+import type { RateRule } from "../domain/rate-rules.js";
+
+/** SVC_RATE_LIMIT_OAUTH_*: counts at the token, introspection and revocation endpoints, per client and per address. */
+export interface OAuthRateLimits {
+  limiter: RateLimiter;
+  client?: RateRule | undefined;
+  address?: RateRule | undefined;
+}
+
+/**
+ * The client a request names, before it is authenticated: the Basic user (RFC 6749 §2.3.1, form-encoded),
+ * else `client_id`, else the subject of a client assertion (read, not verified: it only picks the counter).
+ */
+function claimedClient(req: FastifyRequest, params: Record<string, string>): string | undefined {
+  const basic = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(req.headers.authorization ?? "");
+  if (basic) {
+    const user = Buffer.from(basic[1]!, "base64").toString("utf8").split(":")[0] ?? "";
+    try {
+      return decodeURIComponent(user.replace(/\+/g, " "));
+    } catch {
+      return user;
+    }
+  }
+  if (params.client_id) return params.client_id;
+  const payload = params.client_assertion?.split(".")[1];
+  if (!payload) return undefined;
+  try {
+    const claims = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as { sub?: unknown };
+    return typeof claims.sub === "string" ? claims.sub : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 type Handler = (s: RequestScope, req: FastifyRequest, reply: FastifyReply, params: Record<string, string>) => Promise<unknown>;
 
@@ -29,7 +63,7 @@ function requireForm(req: FastifyRequest, rfc: string): void {
 }
 
 /** The OAuth 2.0 / OpenID Connect endpoints, on the one port, for the instance of the Host. */
-export function registerOidc(app: FastifyInstance, deps: OidcDeps): void {
+export function registerOidc(app: FastifyInstance, deps: OidcDeps, limits?: OAuthRateLimits): void {
   app.register(async (scope) => {
     // Only forms are parsed here (not JSON: RFC 6749 §3.2, RFC 6750 §2.2, OIDC Core §5.3.1 all send forms).
     scope.removeAllContentTypeParsers();
@@ -40,14 +74,29 @@ export function registerOidc(app: FastifyInstance, deps: OidcDeps): void {
 
     /** Runs an endpoint: unknown host 404, OAuth errors as JSON with their status, nothing cached. */
     const endpoint =
-      (handler: Handler, opts: { noStore?: boolean; formOnly?: string } = { noStore: true }) =>
+      (handler: Handler, opts: { noStore?: boolean; formOnly?: string; limited?: boolean } = { noStore: true }) =>
       async (req: FastifyRequest, reply: FastifyReply) => {
         if (opts.noStore) reply.header("cache-control", "no-store").header("pragma", "no-cache");
         const s = await scopeOf(deps, req);
         if (!s) return reply.status(404).send({ error: "not_found", error_description: "no instance is served at this host" });
         try {
           if (opts.formOnly) requireForm(req, opts.formOnly);
-          const result = await handler(s, req, reply, paramsOf(req));
+          const params = paramsOf(req);
+          if (opts.limited && limits) {
+            // Counted before anything is checked: a wrong secret costs the same as a right one.
+            const client = claimedClient(req, params);
+            const verdict = await limits.limiter.check([
+              { key: `oauth:addr:${req.ip}`, rule: limits.address },
+              ...(client ? [{ key: `oauth:client:${s.instance.id}:${client}`, rule: limits.client }] : []),
+            ]);
+            if (!verdict.allowed) {
+              return reply
+                .status(429)
+                .header("retry-after", String(verdict.retryAfterS))
+                .send({ error: "temporarily_unavailable", error_description: `too many requests: retry after ${verdict.retryAfterS} s` });
+            }
+          }
+          const result = await handler(s, req, reply, params);
           return reply.send(result ?? "");
         } catch (e) {
           const err = e instanceof OAuthError ? e : undefined;
@@ -75,17 +124,17 @@ export function registerOidc(app: FastifyInstance, deps: OidcDeps): void {
     );
     scope.post(
       paths.token,
-      endpoint((s, req, _reply, params) => token(deps, s, req, params), { noStore: true, formOnly: "RFC 6749 §3.2" }),
+      endpoint((s, req, _reply, params) => token(deps, s, req, params), { noStore: true, formOnly: "RFC 6749 §3.2", limited: true }),
     );
     scope.post(
       paths.introspect,
-      endpoint((s, req, _reply, params) => introspect(deps, s, req, params), { noStore: true, formOnly: "RFC 7662 §2.1" }),
+      endpoint((s, req, _reply, params) => introspect(deps, s, req, params), { noStore: true, formOnly: "RFC 7662 §2.1", limited: true }),
     );
     // OIDC Core §5.3.1: userinfo accepts GET and POST.
     scope.route({ method: ["GET", "POST"], url: paths.userinfo, handler: endpoint((s, req, _reply, params) => userinfo(deps, s, req, params)) });
     scope.post(
       paths.revoke,
-      endpoint((s, req, _reply, params) => revoke(deps, s, req, params), { noStore: true, formOnly: "RFC 7009 §2.1" }),
+      endpoint((s, req, _reply, params) => revoke(deps, s, req, params), { noStore: true, formOnly: "RFC 7009 §2.1", limited: true }),
     );
 
     /** Browser endpoints: an unknown host is a page, not JSON; each handler answers itself. */

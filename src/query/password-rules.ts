@@ -5,6 +5,8 @@ export interface PasswordRules {
   /** What is wrong with a new password, or undefined when it is good enough. */
   problem(password: string): string | undefined;
   maxAttempts: number;
+  /** Seconds a lockout lasts; 0: until an administrator unlocks the user. */
+  lockoutDurationS: number;
 }
 
 /** The password rules in force for an organisation: its own settings, else the instance's, else the system's. */
@@ -19,6 +21,7 @@ export async function passwordRules(settings: SettingsQueries, instanceId: strin
   ];
   return {
     maxAttempts: l.max_password_attempts,
+    lockoutDurationS: l.lockout_duration,
     problem(password) {
       const missing = needs.filter(([on, re]) => on && !re.test(password)).map(([, , what]) => what);
       if ([...password].length < c.min_length) missing.unshift(`at least ${c.min_length} characters`);

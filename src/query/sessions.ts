@@ -7,6 +7,8 @@ export interface BrowserSession {
   id: string;
   userId: string;
   authTime: Date;
+  /** The methods of the last sign-in (OIDC amr). */
+  amr: string[];
   loginName: string;
   displayName: string;
 }
@@ -39,7 +41,7 @@ export class SessionQueries {
     });
     return sessions.flatMap((x) => {
       const u = users.find((user) => user.id === x.userId);
-      return u ? [{ id: x.id, userId: u.id, authTime: x.authTime, loginName: u.username, displayName: u.displayName }] : [];
+      return u ? [{ id: x.id, userId: u.id, authTime: x.authTime, amr: x.amr, loginName: u.username, displayName: u.displayName }] : [];
     });
   }
 }

@@ -14,6 +14,9 @@ export const tableSources = {
   machineKey: ["user", "org"],
   personalAccessToken: ["user", "org"],
   loginSession: ["session", "user", "org"],
+  userTotp: ["user", "org"],
+  userMfaInitSkip: ["user", "org"],
+  temporaryLockout: ["user"],
   membership: ["system", "instance", "org", "project", "user"],
   project: ["project", "org"],
   projectRole: ["project", "org"],
@@ -29,6 +32,7 @@ export const tableSources = {
   execution: ["execution"],
   idp: ["idp"],
   idpPolicy: ["idp"],
+  notificationProvider: ["notification_provider"],
 } as const satisfies Record<string, readonly string[]>;
 
 export type Table = keyof typeof tableSources;

@@ -6,6 +6,7 @@ import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import fastifyCors from "@fastify/cors";
 import Fastify, { type FastifyInstance } from "fastify";
 import { actionService } from "../api/action/service.js";
+import { notificationProviderService } from "../api/notification/service.js";
 import { featureService } from "../api/feature/service.js";
 import { idpService } from "../api/idp/service.js";
 import { healthService } from "../api/health/service.js";
@@ -20,7 +21,9 @@ import { projectService } from "../api/project/service.js";
 import { userGrantService } from "../api/usergrant/service.js";
 import { webKeyService } from "../api/webkey/service.js";
 import { indexOf, reflectionServices } from "../api/reflection/service.js";
-import { TargetCaller } from "../actions/caller.js";
+import { TargetCaller, type ResolveHost } from "../actions/caller.js";
+import { TargetAddressPolicy } from "../domain/target-addresses.js";
+import { RateLimiter } from "../command/rate-limits.js";
 import { executionFunctions, type ExecutionCatalogue } from "../domain/conditions.js";
 import { startEventExecutions } from "../actions/event-worker.js";
 import { FunctionExecutions } from "../actions/functions.js";
@@ -47,6 +50,9 @@ import { loadMasterKey, masterKeyOpens } from "../storage/masterkey.js";
 import { SecretBox } from "../crypto/secrets.js";
 import { EVENTS_CHANNEL, EventStore, parseChangeNotice } from "../eventstore/eventstore.js";
 import { ActionQueries } from "../query/actions.js";
+import { NotificationProviderQueries } from "../query/notification-providers.js";
+import { Channels } from "../notification/channels.js";
+import { type NotificationWorker, startNotificationWorker } from "../notification/worker.js";
 import { ProjectionCache } from "../query/cache.js";
 import { FeatureQueries } from "../query/features.js";
 import { IdpQueries } from "../query/idps.js";
@@ -76,12 +82,22 @@ export interface RunningServer {
   mounted: Mounted[];
   /** Function executions, for the OIDC provider. */
   functions: FunctionExecutions;
+  /** The instances' SMTP and SMS providers (the notification worker's and the tests' reads). */
+  notificationProviders: NotificationProviderQueries;
+  /** Sends an instance's mail and SMS through its active providers (mail: else the system default). */
+  channels: Channels;
+  /** Sends the messages events ask for (codes, links). */
+  notifications: NotificationWorker;
+  /** Seals and opens the stored secrets with the master key (commands that store codes; tests). */
+  box: SecretBox;
   close(): Promise<void>;
 }
 
 export interface StartOptions {
   /** false: no request logs (tests). */
   logger?: boolean;
+  /** How execution targets' host names are resolved (tests: names of their own); default the system's resolver. */
+  resolveHost?: ResolveHost;
 }
 
 function allFiles(mounted: Mounted[]): DescFile[] {
@@ -130,6 +146,8 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   const settings = new SettingsQueries(db, cache);
   const features = new FeatureQueries(settings);
   const actions = new ActionQueries(db, cache, box);
+  const notificationProviders = new NotificationProviderQueries(db, cache, box);
+  const channels = new Channels(notificationProviders, config.smtp);
   const verifiers = new TokenVerifiers(tenancy);
   verifiers.add(new PersonalAccessTokenVerifier(tenancy));
   const o = config.oidc;
@@ -151,6 +169,8 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   const serviceNames = () => mounted.map((m) => m.service.typeName).sort();
   // Ready when the database answers and the master key opens its secrets (signing keys among them).
   const ready = () => masterKeyOpens(db, box).catch(() => false);
+  // SVC_TARGET_DENY: checked when a target is created or changed, and at each call after DNS.
+  const targetPolicy = new TargetAddressPolicy(config.targetDeny);
   const catalogue: ExecutionCatalogue = {
     methods: () => methodPaths(mounted),
     services: serviceNames,
@@ -161,10 +181,11 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     mount(S.language, languageService({ es, settings })),
     mount(S.loginSettings, loginSettingsService({ es, settings })),
     mount(S.securitySettings, securitySettingsService({ es, settings })),
-    mount(S.action, actionService({ es, db, cache, box, actions, catalogue })),
+    mount(S.action, actionService({ es, db, cache, box, actions, catalogue, targetPolicy })),
+    mount(S.notificationProvider, notificationProviderService({ es, box, providers: notificationProviders })),
     mount(S.idp, idpService({ es, db, cache, box, idps: new IdpQueries(db), tenancy })),
     mount(S.org, orgService({ es, db, cache, tenancy, externalDomain: config.externalDomain })),
-    mount(S.user, userService({ es, db, cache, settings, tenancy })),
+    mount(S.user, userService({ es, db, cache, settings, tenancy, box })),
     mount(S.project, projectService({ es, db, cache, tenancy })),
     mount(S.application, applicationService({ es, db, cache, tenancy })),
     mount(S.membership, membershipService({ es, db, cache, tenancy })),
@@ -183,7 +204,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   // Executions run last: they need the context, and see the request as the handler will.
   let logger: FastifyInstance["log"] | undefined;
   const log = { warn: (obj: object, msg: string) => logger?.warn(obj, msg), error: (obj: object, msg: string) => logger?.error(obj, msg) };
-  const caller = new TargetCaller(log);
+  const caller = new TargetCaller(log, targetPolicy, opts.resolveHost);
   const functions = new FunctionExecutions(actions, caller);
   // Metrics (SVC_METRICS) and traces (OTEL_*): the first interceptor notes each RPC's code for them.
   const observe = await startObserving(config, { pool: db.pool, cache: cache.stats, log });
@@ -238,8 +259,24 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   const router = createConnectRouter(connectOptions);
   routes(router);
   registerRestGateway(app, router);
-  registerOidc(app, { ...oidcReads, es, tenancy, settings, tokens, clients, replay, functions, box, secure: config.externalSecure });
-  registerLoginUi(app, { es, db, cache, tenancy, settings, signer: Signer.fromMasterKey(masterKey), secureCookies: config.externalSecure });
+  // SVC_RATE_LIMIT_*: counts in the database, shared by every process on it.
+  const limiter = new RateLimiter(db);
+  registerOidc(
+    app,
+    { ...oidcReads, es, tenancy, settings, tokens, clients, replay, functions, box, secure: config.externalSecure },
+    { limiter, client: config.rateLimits.oauthClient, address: config.rateLimits.oauthAddress },
+  );
+  registerLoginUi(app, {
+    es,
+    db,
+    cache,
+    tenancy,
+    settings,
+    box,
+    signer: Signer.fromMasterKey(masterKey),
+    secureCookies: config.externalSecure,
+    rateLimit: { limiter, address: config.rateLimits.loginAddress },
+  });
 
   const openApi = buildOpenApi(
     mounted.map((m) => m.service),
@@ -260,6 +297,15 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   const eventExecutions = startEventExecutions(db, es, actions, caller, log);
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : config.port;
+  const notifications = startNotificationWorker({
+    db,
+    es,
+    box,
+    channels,
+    log: { warn: log.warn, info: (obj, msg) => logger?.info(obj, msg) },
+    link: { secure: config.externalSecure, port: config.externalPort || port },
+  });
+  observe.watchMessages(notifications.stats);
   const shownHost = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
   let closing: Promise<void> | undefined;
   return {
@@ -272,11 +318,17 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     firstInstance,
     mounted,
     functions,
+    notificationProviders,
+    channels,
+    notifications,
+    box,
     close: () =>
       (closing ??= (async () => {
         await app.close();
         await observe.close();
         await eventExecutions.stop();
+        await notifications.stop();
+        caller.close();
         await stopListening();
         await db.close();
       })()),

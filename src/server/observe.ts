@@ -2,7 +2,7 @@ import { type Code, type ContextValues, ConnectError, createContextKey, createCo
 import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandler, RouteOptions } from "fastify";
 import type { Config } from "../config/config.js";
 import type { EventStore } from "../eventstore/eventstore.js";
-import type { CacheStats, Metrics, PoolStats, Recorder, SubscriberLag } from "../observability/metrics.js";
+import type { CacheStats, MessageStats, Metrics, PoolStats, Recorder, SubscriberLag } from "../observability/metrics.js";
 import type { RequestSpan, Tracing, TracingLog } from "../observability/tracing.js";
 import type { Mounted } from "./services.js";
 
@@ -100,6 +100,8 @@ export interface Observe {
   register(app: FastifyInstance, mounted: Mounted[]): void;
   /** Counts the event store's appends, and reads its subscribers' lag at each scrape. */
   watch(es: Pick<EventStore, "onAppended" | "latest" | "subscriptionCursors">): void;
+  /** Reads the notification worker's counts at each scrape (`svc_notifications_total`). */
+  watchMessages(stats: MessageStats): void;
   /** Exports the spans still queued. */
   close(): Promise<void>;
 }
@@ -114,7 +116,7 @@ export async function startObserving(config: Config, sources: { pool?: PoolStats
     ? await (await import("../observability/tracing.js")).startTracing(config.tracing, sources.log)
     : undefined;
   if (!metrics && !tracing) {
-    return { interceptors: [], contextValues: undefined, register: () => {}, watch: () => {}, close: async () => {} };
+    return { interceptors: [], contextValues: undefined, register: () => {}, watch: () => {}, watchMessages: () => {}, close: async () => {} };
   }
   observing = true;
   // Not async: a call without a Fastify request in its context (REST: the gateway notes its code) passes through as is.
@@ -205,6 +207,9 @@ export async function startObserving(config: Config, sources: { pool?: PoolStats
         route.onResponse = [...(route.onResponse === undefined ? [] : [route.onResponse].flat()), hook];
       });
       if (metrics) app.get("/metrics", async (_req, reply) => reply.type(metrics.contentType).send(await metrics.text()));
+    },
+    watchMessages(stats) {
+      metrics?.watchMessages(stats);
     },
     watch(es) {
       if (!metrics) return;

@@ -5,6 +5,7 @@ import { ServerReflection as ReflectionV1 } from "../../gen/grpc/reflection/v1/r
 import { ServerReflection as ReflectionV1alpha } from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { FeatureService } from "../../gen/svc/feature/v2/feature_service_pb.js";
 import { ActionService } from "../../gen/svc/resources/action/v3alpha/action_service_pb.js";
+import { NotificationProviderService } from "../../gen/svc/resources/notification/v3alpha/provider_service_pb.js";
 import { IdentityProviderService } from "../../gen/svc/resources/idp/v3alpha/idp_service_pb.js";
 import { ApplicationService } from "../../gen/svc/resources/application/v3alpha/application_service_pb.js";
 import { MembershipService } from "../../gen/svc/resources/membership/v3alpha/membership_service_pb.js";
@@ -34,6 +35,7 @@ export const serviceDescriptors = {
   loginSettings: LoginSettingsService,
   securitySettings: SecuritySettingsService,
   action: ActionService,
+  notificationProvider: NotificationProviderService,
   idp: IdentityProviderService,
   org: OrganizationService,
   user: UserService,

@@ -108,11 +108,49 @@ export function registerPage(p: PageContext, opts: { error?: string; values?: Re
   );
 }
 
-export function signedInPage(p: PageContext, account: { loginName: string; displayName: string }): string {
+export function signedInPage(p: PageContext, account: { loginName: string; displayName: string; sessionId?: string }): string {
+  const otp = account.sessionId ? form(p, "/ui/login/otp/setup", `<button type="submit">${esc(p.t.otpSetup)}</button>`, { sessionId: account.sessionId }) : "";
   return layout(
     p,
     p.t.signedInAs,
-    `<p class="who">${esc(account.displayName)} <small>${esc(account.loginName)}</small></p><p><a href="/ui/login/logout">${esc(p.t.logout)}</a></p>`,
+    `<p class="who">${esc(account.displayName)} <small>${esc(account.loginName)}</small></p>${otp}<p><a href="/ui/login/logout">${esc(p.t.logout)}</a></p>`,
+  );
+}
+
+/** The second step of a sign-in with a TOTP authenticator; `pending` carries the verified first step. */
+export function otpPage(p: PageContext, opts: { loginName: string; error?: string }): string {
+  return layout(
+    p,
+    p.t.otpTitle,
+    `<p class="who">${esc(opts.loginName)}</p><p>${esc(p.t.otpIntro)}</p>` +
+      errorBox(opts.error) +
+      form(
+        p,
+        "/ui/login/otp",
+        `${field("code", p.t.otpCode, "text", 'inputmode="numeric" pattern="[0-9 ]*" autocomplete="one-time-code" required autofocus')}<button type="submit">${esc(p.t.next)}</button>`,
+      ),
+  );
+}
+
+/** TOTP enrolment: the QR code (an inline SVG, made by the server: no script, no image request) and the key. */
+export function otpSetupPage(
+  p: PageContext,
+  opts: { qrSvg: string; secret: string; uri: string; extra: Record<string, string>; error?: string; canSkip?: boolean },
+): string {
+  const skip = opts.canSkip ? form(p, "/ui/login/mfa/skip", `<button type="submit" class="secondary">${esc(p.t.mfaSkip)}</button>`, opts.extra) : "";
+  return layout(
+    p,
+    p.t.otpSetup,
+    `<p>${esc(p.t.otpSetupIntro)}</p><div class="qr" data-otpauth="${esc(opts.uri)}">${opts.qrSvg}</div>` +
+      `<p>${esc(p.t.otpSecret)}: <code id="otp-secret">${esc(opts.secret)}</code></p>` +
+      errorBox(opts.error) +
+      form(
+        p,
+        "/ui/login/otp/setup/verify",
+        `${field("code", p.t.otpCode, "text", 'inputmode="numeric" pattern="[0-9 ]*" autocomplete="one-time-code" required autofocus')}<button type="submit">${esc(p.t.save)}</button>`,
+        opts.extra,
+      ) +
+      skip,
   );
 }
 
@@ -130,4 +168,4 @@ h1{font-size:1.4rem;margin:0 0 1rem}label{display:block;margin:.75rem 0 .25rem;f
 input{width:100%;padding:.55rem .7rem;border:1px solid #b8bfcc;border-radius:.4rem;font:inherit}
 button{margin-top:1rem;width:100%;padding:.6rem;border:0;border-radius:.4rem;background:#3448c5;color:#fff;font:inherit;cursor:pointer}
 .error{background:#fde8e8;color:#8a1c1c;padding:.6rem .8rem;border-radius:.4rem}.who{font-weight:600}
-.accounts{list-style:none;padding:0}.account{background:#eef0f6;color:#1d2330;text-align:left}small{color:#5b6478}a{color:#3448c5}`;
+.qr svg{width:100%;max-width:16rem}code{word-break:break-all}.accounts{list-style:none;padding:0}.account{background:#eef0f6;color:#1d2330;text-align:left}small{color:#5b6478}a{color:#3448c5}`;

@@ -17,6 +17,8 @@ const rank: Record<string, number> = {
   web: 1.5,
   // Executions run after authorization and validation, and use both.
   actions: 2,
+  // Messages out (mail, SMS): the notification providers' senders, the worker; the API's _test RPCs and the login use them.
+  notification: 1.8,
   authz: 2.5,
   validation: 2.5,
   command: 3,

@@ -5,7 +5,7 @@ import { addOrg } from "../../src/command/orgs.js";
 import { addServiceUser } from "../../src/command/users.js";
 import { loadConfig } from "../../src/config/config.js";
 import type { ContextType } from "../../src/command/events.js";
-import { startServer, type RunningServer } from "../../src/server/app.js";
+import { startServer, type RunningServer, type StartOptions } from "../../src/server/app.js";
 import { freshPostgresDatabase, TEST_MASTERKEY, testDb } from "./database.js";
 
 export interface TestServer {
@@ -51,7 +51,7 @@ async function newStorage(): Promise<Storage> {
   return { dataDir, databaseUrl: undefined, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
 }
 
-async function boot(storage: Storage, env: Record<string, string>): Promise<TestServer> {
+async function boot(storage: Storage, env: Record<string, string>, opts: StartOptions = {}): Promise<TestServer> {
   const config = loadConfig(
     {
       SVC_PORT: "0",
@@ -59,12 +59,17 @@ async function boot(storage: Storage, env: Record<string, string>): Promise<Test
       SVC_DATA_DIR: storage.dataDir,
       SVC_LOG_LEVEL: "silent",
       SVC_SHUTDOWN_GRACE_MS: "2000",
+      // suites call the token endpoint and the login forms far more often than a client would; the rate
+      // limits' own tests set these
+      SVC_RATE_LIMIT_OAUTH_CLIENT: "off",
+      SVC_RATE_LIMIT_OAUTH_ADDRESS: "off",
+      SVC_RATE_LIMIT_LOGIN_ADDRESS: "off",
       ...(storage.databaseUrl ? { DATABASE_URL: storage.databaseUrl, SVC_MASTERKEY: TEST_MASTERKEY } : {}),
       ...env,
     },
     [],
   );
-  const server = await startServer(config, { logger: false });
+  const server = await startServer(config, { logger: false, ...opts });
   const instance = await server.db.prisma.instance.findFirstOrThrow({ orderBy: { createdAt: "asc" } });
   const url = `http://127.0.0.1:${server.port}`;
   const t: TestServer = {
@@ -75,7 +80,7 @@ async function boot(storage: Storage, env: Record<string, string>): Promise<Test
     instanceId: instance.id,
     defaultOrgId: instance.defaultOrgId!,
     stop: () => server.close(),
-    restart: async () => boot(storage, env),
+    restart: async () => boot(storage, env, opts),
     close: async () => {
       await server.close();
       await storage.drop();
@@ -88,6 +93,6 @@ async function boot(storage: Storage, env: Record<string, string>): Promise<Test
 }
 
 /** A real server on a free loopback port with its own fresh database (embedded data directory or PostgreSQL database). */
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
-  return boot(await newStorage(), env);
+export async function startTestServer(env: Record<string, string> = {}, opts: StartOptions = {}): Promise<TestServer> {
+  return boot(await newStorage(), env, opts);
 }

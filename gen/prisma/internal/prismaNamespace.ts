@@ -424,7 +424,13 @@ export const ModelName = {
   RefreshTokenGrace: 'RefreshTokenGrace',
   RevokedToken: 'RevokedToken',
   UsedJwtId: 'UsedJwtId',
-  MasterKeyVerifier: 'MasterKeyVerifier'
+  RateLimitCount: 'RateLimitCount',
+  TemporaryLockout: 'TemporaryLockout',
+  MasterKeyVerifier: 'MasterKeyVerifier',
+  NotificationProvider: 'NotificationProvider',
+  UserTotp: 'UserTotp',
+  UserMfaInitSkip: 'UserMfaInitSkip',
+  NotificationMessage: 'NotificationMessage'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -440,7 +446,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "refreshToken" | "refreshTokenGrace" | "revokedToken" | "usedJwtId" | "masterKeyVerifier"
+    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "refreshToken" | "refreshTokenGrace" | "revokedToken" | "usedJwtId" | "rateLimitCount" | "temporaryLockout" | "masterKeyVerifier" | "notificationProvider" | "userTotp" | "userMfaInitSkip" | "notificationMessage"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -2442,6 +2448,154 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    RateLimitCount: {
+      payload: Prisma.$RateLimitCountPayload<ExtArgs>
+      fields: Prisma.RateLimitCountFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.RateLimitCountFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RateLimitCountPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.RateLimitCountFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RateLimitCountPayload>
+        }
+        findFirst: {
+          args: Prisma.RateLimitCountFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RateLimitCountPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.RateLimitCountFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RateLimitCountPayload>
+        }
+        findMany: {
+          args: Prisma.RateLimitCountFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RateLimitCountPayload>[]
+        }
+        create: {
+          args: Prisma.RateLimitCountCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RateLimitCountPayload>
+        }
+        createMany: {
+          args: Prisma.RateLimitCountCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.RateLimitCountCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RateLimitCountPayload>[]
+        }
+        delete: {
+          args: Prisma.RateLimitCountDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RateLimitCountPayload>
+        }
+        update: {
+          args: Prisma.RateLimitCountUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RateLimitCountPayload>
+        }
+        deleteMany: {
+          args: Prisma.RateLimitCountDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.RateLimitCountUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.RateLimitCountUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RateLimitCountPayload>[]
+        }
+        upsert: {
+          args: Prisma.RateLimitCountUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$RateLimitCountPayload>
+        }
+        aggregate: {
+          args: Prisma.RateLimitCountAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateRateLimitCount>
+        }
+        groupBy: {
+          args: Prisma.RateLimitCountGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.RateLimitCountGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.RateLimitCountCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.RateLimitCountCountAggregateOutputType> | number
+        }
+      }
+    }
+    TemporaryLockout: {
+      payload: Prisma.$TemporaryLockoutPayload<ExtArgs>
+      fields: Prisma.TemporaryLockoutFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.TemporaryLockoutFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TemporaryLockoutPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.TemporaryLockoutFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TemporaryLockoutPayload>
+        }
+        findFirst: {
+          args: Prisma.TemporaryLockoutFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TemporaryLockoutPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.TemporaryLockoutFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TemporaryLockoutPayload>
+        }
+        findMany: {
+          args: Prisma.TemporaryLockoutFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TemporaryLockoutPayload>[]
+        }
+        create: {
+          args: Prisma.TemporaryLockoutCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TemporaryLockoutPayload>
+        }
+        createMany: {
+          args: Prisma.TemporaryLockoutCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.TemporaryLockoutCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TemporaryLockoutPayload>[]
+        }
+        delete: {
+          args: Prisma.TemporaryLockoutDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TemporaryLockoutPayload>
+        }
+        update: {
+          args: Prisma.TemporaryLockoutUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TemporaryLockoutPayload>
+        }
+        deleteMany: {
+          args: Prisma.TemporaryLockoutDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.TemporaryLockoutUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.TemporaryLockoutUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TemporaryLockoutPayload>[]
+        }
+        upsert: {
+          args: Prisma.TemporaryLockoutUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TemporaryLockoutPayload>
+        }
+        aggregate: {
+          args: Prisma.TemporaryLockoutAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateTemporaryLockout>
+        }
+        groupBy: {
+          args: Prisma.TemporaryLockoutGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.TemporaryLockoutGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.TemporaryLockoutCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.TemporaryLockoutCountAggregateOutputType> | number
+        }
+      }
+    }
     MasterKeyVerifier: {
       payload: Prisma.$MasterKeyVerifierPayload<ExtArgs>
       fields: Prisma.MasterKeyVerifierFieldRefs
@@ -2513,6 +2667,302 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         count: {
           args: Prisma.MasterKeyVerifierCountArgs<ExtArgs>
           result: runtime.Types.Utils.Optional<Prisma.MasterKeyVerifierCountAggregateOutputType> | number
+        }
+      }
+    }
+    NotificationProvider: {
+      payload: Prisma.$NotificationProviderPayload<ExtArgs>
+      fields: Prisma.NotificationProviderFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.NotificationProviderFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$NotificationProviderPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.NotificationProviderFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$NotificationProviderPayload>
+        }
+        findFirst: {
+          args: Prisma.NotificationProviderFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$NotificationProviderPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.NotificationProviderFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$NotificationProviderPayload>
+        }
+        findMany: {
+          args: Prisma.NotificationProviderFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$NotificationProviderPayload>[]
+        }
+        create: {
+          args: Prisma.NotificationProviderCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$NotificationProviderPayload>
+        }
+        createMany: {
+          args: Prisma.NotificationProviderCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.NotificationProviderCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$NotificationProviderPayload>[]
+        }
+        delete: {
+          args: Prisma.NotificationProviderDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$NotificationProviderPayload>
+        }
+        update: {
+          args: Prisma.NotificationProviderUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$NotificationProviderPayload>
+        }
+        deleteMany: {
+          args: Prisma.NotificationProviderDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.NotificationProviderUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.NotificationProviderUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$NotificationProviderPayload>[]
+        }
+        upsert: {
+          args: Prisma.NotificationProviderUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$NotificationProviderPayload>
+        }
+        aggregate: {
+          args: Prisma.NotificationProviderAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateNotificationProvider>
+        }
+        groupBy: {
+          args: Prisma.NotificationProviderGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.NotificationProviderGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.NotificationProviderCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.NotificationProviderCountAggregateOutputType> | number
+        }
+      }
+    }
+    UserTotp: {
+      payload: Prisma.$UserTotpPayload<ExtArgs>
+      fields: Prisma.UserTotpFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.UserTotpFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserTotpPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.UserTotpFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserTotpPayload>
+        }
+        findFirst: {
+          args: Prisma.UserTotpFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserTotpPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.UserTotpFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserTotpPayload>
+        }
+        findMany: {
+          args: Prisma.UserTotpFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserTotpPayload>[]
+        }
+        create: {
+          args: Prisma.UserTotpCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserTotpPayload>
+        }
+        createMany: {
+          args: Prisma.UserTotpCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.UserTotpCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserTotpPayload>[]
+        }
+        delete: {
+          args: Prisma.UserTotpDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserTotpPayload>
+        }
+        update: {
+          args: Prisma.UserTotpUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserTotpPayload>
+        }
+        deleteMany: {
+          args: Prisma.UserTotpDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.UserTotpUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.UserTotpUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserTotpPayload>[]
+        }
+        upsert: {
+          args: Prisma.UserTotpUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserTotpPayload>
+        }
+        aggregate: {
+          args: Prisma.UserTotpAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateUserTotp>
+        }
+        groupBy: {
+          args: Prisma.UserTotpGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserTotpGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.UserTotpCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserTotpCountAggregateOutputType> | number
+        }
+      }
+    }
+    UserMfaInitSkip: {
+      payload: Prisma.$UserMfaInitSkipPayload<ExtArgs>
+      fields: Prisma.UserMfaInitSkipFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.UserMfaInitSkipFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserMfaInitSkipPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.UserMfaInitSkipFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserMfaInitSkipPayload>
+        }
+        findFirst: {
+          args: Prisma.UserMfaInitSkipFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserMfaInitSkipPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.UserMfaInitSkipFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserMfaInitSkipPayload>
+        }
+        findMany: {
+          args: Prisma.UserMfaInitSkipFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserMfaInitSkipPayload>[]
+        }
+        create: {
+          args: Prisma.UserMfaInitSkipCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserMfaInitSkipPayload>
+        }
+        createMany: {
+          args: Prisma.UserMfaInitSkipCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.UserMfaInitSkipCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserMfaInitSkipPayload>[]
+        }
+        delete: {
+          args: Prisma.UserMfaInitSkipDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserMfaInitSkipPayload>
+        }
+        update: {
+          args: Prisma.UserMfaInitSkipUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserMfaInitSkipPayload>
+        }
+        deleteMany: {
+          args: Prisma.UserMfaInitSkipDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.UserMfaInitSkipUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.UserMfaInitSkipUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserMfaInitSkipPayload>[]
+        }
+        upsert: {
+          args: Prisma.UserMfaInitSkipUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserMfaInitSkipPayload>
+        }
+        aggregate: {
+          args: Prisma.UserMfaInitSkipAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateUserMfaInitSkip>
+        }
+        groupBy: {
+          args: Prisma.UserMfaInitSkipGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserMfaInitSkipGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.UserMfaInitSkipCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserMfaInitSkipCountAggregateOutputType> | number
+        }
+      }
+    }
+    NotificationMessage: {
+      payload: Prisma.$NotificationMessagePayload<ExtArgs>
+      fields: Prisma.NotificationMessageFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.NotificationMessageFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$NotificationMessagePayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.NotificationMessageFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$NotificationMessagePayload>
+        }
+        findFirst: {
+          args: Prisma.NotificationMessageFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$NotificationMessagePayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.NotificationMessageFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$NotificationMessagePayload>
+        }
+        findMany: {
+          args: Prisma.NotificationMessageFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$NotificationMessagePayload>[]
+        }
+        create: {
+          args: Prisma.NotificationMessageCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$NotificationMessagePayload>
+        }
+        createMany: {
+          args: Prisma.NotificationMessageCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.NotificationMessageCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$NotificationMessagePayload>[]
+        }
+        delete: {
+          args: Prisma.NotificationMessageDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$NotificationMessagePayload>
+        }
+        update: {
+          args: Prisma.NotificationMessageUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$NotificationMessagePayload>
+        }
+        deleteMany: {
+          args: Prisma.NotificationMessageDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.NotificationMessageUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.NotificationMessageUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$NotificationMessagePayload>[]
+        }
+        upsert: {
+          args: Prisma.NotificationMessageUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$NotificationMessagePayload>
+        }
+        aggregate: {
+          args: Prisma.NotificationMessageAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateNotificationMessage>
+        }
+        groupBy: {
+          args: Prisma.NotificationMessageGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.NotificationMessageGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.NotificationMessageCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.NotificationMessageCountAggregateOutputType> | number
         }
       }
     }
@@ -2777,6 +3227,7 @@ export const LoginSessionScalarFieldEnum = {
   agentHash: 'agentHash',
   userId: 'userId',
   authTime: 'authTime',
+  amr: 'amr',
   sequence: 'sequence',
   createdAt: 'createdAt',
   changeDate: 'changeDate'
@@ -2943,12 +3394,90 @@ export const UsedJwtIdScalarFieldEnum = {
 export type UsedJwtIdScalarFieldEnum = (typeof UsedJwtIdScalarFieldEnum)[keyof typeof UsedJwtIdScalarFieldEnum]
 
 
+export const RateLimitCountScalarFieldEnum = {
+  key: 'key',
+  windowStart: 'windowStart',
+  expiresAt: 'expiresAt',
+  hits: 'hits'
+} as const
+
+export type RateLimitCountScalarFieldEnum = (typeof RateLimitCountScalarFieldEnum)[keyof typeof RateLimitCountScalarFieldEnum]
+
+
+export const TemporaryLockoutScalarFieldEnum = {
+  userId: 'userId',
+  until: 'until'
+} as const
+
+export type TemporaryLockoutScalarFieldEnum = (typeof TemporaryLockoutScalarFieldEnum)[keyof typeof TemporaryLockoutScalarFieldEnum]
+
+
 export const MasterKeyVerifierScalarFieldEnum = {
   id: 'id',
   sealed: 'sealed'
 } as const
 
 export type MasterKeyVerifierScalarFieldEnum = (typeof MasterKeyVerifierScalarFieldEnum)[keyof typeof MasterKeyVerifierScalarFieldEnum]
+
+
+export const NotificationProviderScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  kind: 'kind',
+  providerType: 'providerType',
+  description: 'description',
+  config: 'config',
+  secret: 'secret',
+  active: 'active',
+  sequence: 'sequence',
+  createdAt: 'createdAt',
+  changeDate: 'changeDate'
+} as const
+
+export type NotificationProviderScalarFieldEnum = (typeof NotificationProviderScalarFieldEnum)[keyof typeof NotificationProviderScalarFieldEnum]
+
+
+export const UserTotpScalarFieldEnum = {
+  userId: 'userId',
+  instanceId: 'instanceId',
+  orgId: 'orgId',
+  secret: 'secret',
+  verified: 'verified',
+  sequence: 'sequence',
+  createdAt: 'createdAt',
+  changeDate: 'changeDate'
+} as const
+
+export type UserTotpScalarFieldEnum = (typeof UserTotpScalarFieldEnum)[keyof typeof UserTotpScalarFieldEnum]
+
+
+export const UserMfaInitSkipScalarFieldEnum = {
+  userId: 'userId',
+  instanceId: 'instanceId',
+  orgId: 'orgId',
+  skippedAt: 'skippedAt'
+} as const
+
+export type UserMfaInitSkipScalarFieldEnum = (typeof UserMfaInitSkipScalarFieldEnum)[keyof typeof UserMfaInitSkipScalarFieldEnum]
+
+
+export const NotificationMessageScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  userId: 'userId',
+  channel: 'channel',
+  kind: 'kind',
+  code: 'code',
+  expiresAt: 'expiresAt',
+  status: 'status',
+  attempts: 'attempts',
+  nextAttemptAt: 'nextAttemptAt',
+  lastError: 'lastError',
+  createdAt: 'createdAt',
+  sentAt: 'sentAt'
+} as const
+
+export type NotificationMessageScalarFieldEnum = (typeof NotificationMessageScalarFieldEnum)[keyof typeof NotificationMessageScalarFieldEnum]
 
 
 export const SortOrder = {
@@ -3273,7 +3802,13 @@ export type GlobalOmitConfig = {
   refreshTokenGrace?: Prisma.RefreshTokenGraceOmit
   revokedToken?: Prisma.RevokedTokenOmit
   usedJwtId?: Prisma.UsedJwtIdOmit
+  rateLimitCount?: Prisma.RateLimitCountOmit
+  temporaryLockout?: Prisma.TemporaryLockoutOmit
   masterKeyVerifier?: Prisma.MasterKeyVerifierOmit
+  notificationProvider?: Prisma.NotificationProviderOmit
+  userTotp?: Prisma.UserTotpOmit
+  userMfaInitSkip?: Prisma.UserMfaInitSkipOmit
+  notificationMessage?: Prisma.NotificationMessageOmit
 }
 
 /* Types for Logging */

@@ -78,7 +78,13 @@ export const ModelName = {
   RefreshTokenGrace: 'RefreshTokenGrace',
   RevokedToken: 'RevokedToken',
   UsedJwtId: 'UsedJwtId',
-  MasterKeyVerifier: 'MasterKeyVerifier'
+  RateLimitCount: 'RateLimitCount',
+  TemporaryLockout: 'TemporaryLockout',
+  MasterKeyVerifier: 'MasterKeyVerifier',
+  NotificationProvider: 'NotificationProvider',
+  UserTotp: 'UserTotp',
+  UserMfaInitSkip: 'UserMfaInitSkip',
+  NotificationMessage: 'NotificationMessage'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -319,6 +325,7 @@ export const LoginSessionScalarFieldEnum = {
   agentHash: 'agentHash',
   userId: 'userId',
   authTime: 'authTime',
+  amr: 'amr',
   sequence: 'sequence',
   createdAt: 'createdAt',
   changeDate: 'changeDate'
@@ -485,12 +492,90 @@ export const UsedJwtIdScalarFieldEnum = {
 export type UsedJwtIdScalarFieldEnum = (typeof UsedJwtIdScalarFieldEnum)[keyof typeof UsedJwtIdScalarFieldEnum]
 
 
+export const RateLimitCountScalarFieldEnum = {
+  key: 'key',
+  windowStart: 'windowStart',
+  expiresAt: 'expiresAt',
+  hits: 'hits'
+} as const
+
+export type RateLimitCountScalarFieldEnum = (typeof RateLimitCountScalarFieldEnum)[keyof typeof RateLimitCountScalarFieldEnum]
+
+
+export const TemporaryLockoutScalarFieldEnum = {
+  userId: 'userId',
+  until: 'until'
+} as const
+
+export type TemporaryLockoutScalarFieldEnum = (typeof TemporaryLockoutScalarFieldEnum)[keyof typeof TemporaryLockoutScalarFieldEnum]
+
+
 export const MasterKeyVerifierScalarFieldEnum = {
   id: 'id',
   sealed: 'sealed'
 } as const
 
 export type MasterKeyVerifierScalarFieldEnum = (typeof MasterKeyVerifierScalarFieldEnum)[keyof typeof MasterKeyVerifierScalarFieldEnum]
+
+
+export const NotificationProviderScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  kind: 'kind',
+  providerType: 'providerType',
+  description: 'description',
+  config: 'config',
+  secret: 'secret',
+  active: 'active',
+  sequence: 'sequence',
+  createdAt: 'createdAt',
+  changeDate: 'changeDate'
+} as const
+
+export type NotificationProviderScalarFieldEnum = (typeof NotificationProviderScalarFieldEnum)[keyof typeof NotificationProviderScalarFieldEnum]
+
+
+export const UserTotpScalarFieldEnum = {
+  userId: 'userId',
+  instanceId: 'instanceId',
+  orgId: 'orgId',
+  secret: 'secret',
+  verified: 'verified',
+  sequence: 'sequence',
+  createdAt: 'createdAt',
+  changeDate: 'changeDate'
+} as const
+
+export type UserTotpScalarFieldEnum = (typeof UserTotpScalarFieldEnum)[keyof typeof UserTotpScalarFieldEnum]
+
+
+export const UserMfaInitSkipScalarFieldEnum = {
+  userId: 'userId',
+  instanceId: 'instanceId',
+  orgId: 'orgId',
+  skippedAt: 'skippedAt'
+} as const
+
+export type UserMfaInitSkipScalarFieldEnum = (typeof UserMfaInitSkipScalarFieldEnum)[keyof typeof UserMfaInitSkipScalarFieldEnum]
+
+
+export const NotificationMessageScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  userId: 'userId',
+  channel: 'channel',
+  kind: 'kind',
+  code: 'code',
+  expiresAt: 'expiresAt',
+  status: 'status',
+  attempts: 'attempts',
+  nextAttemptAt: 'nextAttemptAt',
+  lastError: 'lastError',
+  createdAt: 'createdAt',
+  sentAt: 'sentAt'
+} as const
+
+export type NotificationMessageScalarFieldEnum = (typeof NotificationMessageScalarFieldEnum)[keyof typeof NotificationMessageScalarFieldEnum]
 
 
 export const SortOrder = {

@@ -62,6 +62,7 @@ export type LoginSessionCountAggregateOutputType = {
   agentHash: number
   userId: number
   authTime: number
+  amr: number
   sequence: number
   createdAt: number
   changeDate: number
@@ -105,6 +106,7 @@ export type LoginSessionCountAggregateInputType = {
   agentHash?: true
   userId?: true
   authTime?: true
+  amr?: true
   sequence?: true
   createdAt?: true
   changeDate?: true
@@ -203,6 +205,7 @@ export type LoginSessionGroupByOutputType = {
   agentHash: string
   userId: string
   authTime: Date
+  amr: string[]
   sequence: number
   createdAt: Date
   changeDate: Date
@@ -237,6 +240,7 @@ export type LoginSessionWhereInput = {
   agentHash?: Prisma.StringFilter<"LoginSession"> | string
   userId?: Prisma.StringFilter<"LoginSession"> | string
   authTime?: Prisma.DateTimeFilter<"LoginSession"> | Date | string
+  amr?: Prisma.StringNullableListFilter<"LoginSession">
   sequence?: Prisma.IntFilter<"LoginSession"> | number
   createdAt?: Prisma.DateTimeFilter<"LoginSession"> | Date | string
   changeDate?: Prisma.DateTimeFilter<"LoginSession"> | Date | string
@@ -248,6 +252,7 @@ export type LoginSessionOrderByWithRelationInput = {
   agentHash?: Prisma.SortOrder
   userId?: Prisma.SortOrder
   authTime?: Prisma.SortOrder
+  amr?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -263,6 +268,7 @@ export type LoginSessionWhereUniqueInput = Prisma.AtLeast<{
   agentHash?: Prisma.StringFilter<"LoginSession"> | string
   userId?: Prisma.StringFilter<"LoginSession"> | string
   authTime?: Prisma.DateTimeFilter<"LoginSession"> | Date | string
+  amr?: Prisma.StringNullableListFilter<"LoginSession">
   sequence?: Prisma.IntFilter<"LoginSession"> | number
   createdAt?: Prisma.DateTimeFilter<"LoginSession"> | Date | string
   changeDate?: Prisma.DateTimeFilter<"LoginSession"> | Date | string
@@ -274,6 +280,7 @@ export type LoginSessionOrderByWithAggregationInput = {
   agentHash?: Prisma.SortOrder
   userId?: Prisma.SortOrder
   authTime?: Prisma.SortOrder
+  amr?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -293,6 +300,7 @@ export type LoginSessionScalarWhereWithAggregatesInput = {
   agentHash?: Prisma.StringWithAggregatesFilter<"LoginSession"> | string
   userId?: Prisma.StringWithAggregatesFilter<"LoginSession"> | string
   authTime?: Prisma.DateTimeWithAggregatesFilter<"LoginSession"> | Date | string
+  amr?: Prisma.StringNullableListFilter<"LoginSession">
   sequence?: Prisma.IntWithAggregatesFilter<"LoginSession"> | number
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"LoginSession"> | Date | string
   changeDate?: Prisma.DateTimeWithAggregatesFilter<"LoginSession"> | Date | string
@@ -304,6 +312,7 @@ export type LoginSessionCreateInput = {
   agentHash: string
   userId: string
   authTime: Date | string
+  amr?: Prisma.LoginSessionCreateamrInput | string[]
   sequence: number
   createdAt: Date | string
   changeDate: Date | string
@@ -315,6 +324,7 @@ export type LoginSessionUncheckedCreateInput = {
   agentHash: string
   userId: string
   authTime: Date | string
+  amr?: Prisma.LoginSessionCreateamrInput | string[]
   sequence: number
   createdAt: Date | string
   changeDate: Date | string
@@ -326,6 +336,7 @@ export type LoginSessionUpdateInput = {
   agentHash?: Prisma.StringFieldUpdateOperationsInput | string
   userId?: Prisma.StringFieldUpdateOperationsInput | string
   authTime?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  amr?: Prisma.LoginSessionUpdateamrInput | string[]
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -337,6 +348,7 @@ export type LoginSessionUncheckedUpdateInput = {
   agentHash?: Prisma.StringFieldUpdateOperationsInput | string
   userId?: Prisma.StringFieldUpdateOperationsInput | string
   authTime?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  amr?: Prisma.LoginSessionUpdateamrInput | string[]
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -348,6 +360,7 @@ export type LoginSessionCreateManyInput = {
   agentHash: string
   userId: string
   authTime: Date | string
+  amr?: Prisma.LoginSessionCreateamrInput | string[]
   sequence: number
   createdAt: Date | string
   changeDate: Date | string
@@ -359,6 +372,7 @@ export type LoginSessionUpdateManyMutationInput = {
   agentHash?: Prisma.StringFieldUpdateOperationsInput | string
   userId?: Prisma.StringFieldUpdateOperationsInput | string
   authTime?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  amr?: Prisma.LoginSessionUpdateamrInput | string[]
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -370,6 +384,7 @@ export type LoginSessionUncheckedUpdateManyInput = {
   agentHash?: Prisma.StringFieldUpdateOperationsInput | string
   userId?: Prisma.StringFieldUpdateOperationsInput | string
   authTime?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  amr?: Prisma.LoginSessionUpdateamrInput | string[]
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -386,6 +401,7 @@ export type LoginSessionCountOrderByAggregateInput = {
   agentHash?: Prisma.SortOrder
   userId?: Prisma.SortOrder
   authTime?: Prisma.SortOrder
+  amr?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -421,6 +437,15 @@ export type LoginSessionSumOrderByAggregateInput = {
   sequence?: Prisma.SortOrder
 }
 
+export type LoginSessionCreateamrInput = {
+  set: string[]
+}
+
+export type LoginSessionUpdateamrInput = {
+  set?: string[]
+  push?: string | string[]
+}
+
 
 
 export type LoginSessionSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -429,6 +454,7 @@ export type LoginSessionSelect<ExtArgs extends runtime.Types.Extensions.Internal
   agentHash?: boolean
   userId?: boolean
   authTime?: boolean
+  amr?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
@@ -440,6 +466,7 @@ export type LoginSessionSelectCreateManyAndReturn<ExtArgs extends runtime.Types.
   agentHash?: boolean
   userId?: boolean
   authTime?: boolean
+  amr?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
@@ -451,6 +478,7 @@ export type LoginSessionSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.
   agentHash?: boolean
   userId?: boolean
   authTime?: boolean
+  amr?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
@@ -462,12 +490,13 @@ export type LoginSessionSelectScalar = {
   agentHash?: boolean
   userId?: boolean
   authTime?: boolean
+  amr?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
 }
 
-export type LoginSessionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "agentHash" | "userId" | "authTime" | "sequence" | "createdAt" | "changeDate", ExtArgs["result"]["loginSession"]>
+export type LoginSessionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "agentHash" | "userId" | "authTime" | "amr" | "sequence" | "createdAt" | "changeDate", ExtArgs["result"]["loginSession"]>
 
 export type $LoginSessionPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "LoginSession"
@@ -478,6 +507,7 @@ export type $LoginSessionPayload<ExtArgs extends runtime.Types.Extensions.Intern
     agentHash: string
     userId: string
     authTime: Date
+    amr: string[]
     sequence: number
     createdAt: Date
     changeDate: Date
@@ -909,6 +939,7 @@ export interface LoginSessionFieldRefs {
   readonly agentHash: Prisma.FieldRef<"LoginSession", 'String'>
   readonly userId: Prisma.FieldRef<"LoginSession", 'String'>
   readonly authTime: Prisma.FieldRef<"LoginSession", 'DateTime'>
+  readonly amr: Prisma.FieldRef<"LoginSession", 'String[]'>
   readonly sequence: Prisma.FieldRef<"LoginSession", 'Int'>
   readonly createdAt: Prisma.FieldRef<"LoginSession", 'DateTime'>
   readonly changeDate: Prisma.FieldRef<"LoginSession", 'DateTime'>

@@ -18,6 +18,7 @@ import { executionIdOf, type ExecutionCatalogue } from "../../domain/conditions.
 import { callInfo } from "../../authz/context.js";
 import { deleteExecution, putExecution } from "../../command/executions.js";
 import { createTarget, deleteTarget, patchTarget } from "../../command/targets.js";
+import type { TargetAddressPolicy } from "../../domain/target-addresses.js";
 import type { SecretBox } from "../../crypto/secrets.js";
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
@@ -34,6 +35,8 @@ export interface ActionDeps {
   box: SecretBox;
   actions: ActionQueries;
   catalogue: ExecutionCatalogue;
+  /** SVC_TARGET_DENY: where target URLs may not point (default: link-local and unspecified addresses). */
+  targetPolicy?: TargetAddressPolicy;
 }
 
 /** Targets and executions belong to an instance: the one of the request's context. */
@@ -51,13 +54,13 @@ export function actionService(deps: ActionDeps): ServiceImpl<typeof ActionServic
   return {
     async createTarget(req, ctx) {
       const { instanceId, creator } = instanceOf(ctx);
-      const { details, signingKey } = await createTarget(es, deps.box, { instanceId, creator, config: targetConfigOf(req.target!) });
+      const { details, signingKey } = await createTarget(es, deps.box, { instanceId, creator, config: targetConfigOf(req.target!), policy: deps.targetPolicy });
       return create(CreateTargetResponseSchema, { details: toDetails(details), signingKey });
     },
 
     async patchTarget(req, ctx) {
       const { instanceId, creator } = instanceOf(ctx);
-      const details = await patchTarget(es, { instanceId, creator, id: req.id, changes: targetChangesOf(req.target!) });
+      const details = await patchTarget(es, { instanceId, creator, id: req.id, changes: targetChangesOf(req.target!), policy: deps.targetPolicy });
       return create(PatchTargetResponseSchema, { details: toDetails(details) });
     },
 

@@ -4,6 +4,7 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
   AddMachineKeyResponseSchema,
   AddPersonalAccessTokenResponseSchema,
+  AddTotpResponseSchema,
   CreateUserResponseSchema,
   DeactivateUserResponseSchema,
   DeleteUserResponseSchema,
@@ -17,14 +18,18 @@ import {
   RemoveClientSecretResponseSchema,
   RemoveMachineKeyResponseSchema,
   RemovePersonalAccessTokenResponseSchema,
+  RemoveTotpResponseSchema,
   SearchUsersResponseSchema,
   SetPasswordResponseSchema,
   UnlockUserResponseSchema,
+  VerifyTotpResponseSchema,
   type UserService,
 } from "../../../gen/svc/resources/user/v3alpha/user_service_pb.js";
 import { callInfo } from "../../authz/context.js";
 import type { ChangeDetails } from "../../command/aggregate.js";
+import * as totp from "../../command/totp.js";
 import * as users from "../../command/users.js";
+import type { SecretBox } from "../../crypto/secrets.js";
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { ProjectionCache } from "../../query/cache.js";
@@ -43,6 +48,8 @@ export interface UserDeps {
   cache: ProjectionCache;
   settings: SettingsQueries;
   tenancy: TenancyQueries;
+  /** Seals TOTP secrets. */
+  box: SecretBox;
 }
 
 export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
@@ -145,6 +152,26 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
     async removeClientSecret(req, ctx) {
       const { args } = await resolve(ctx, req.id);
       return create(RemoveClientSecretResponseSchema, { details: details(await users.removeClientSecret(es, args)) });
+    },
+
+    async addTotp(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      const instance = callInfo(ctx).target.instance;
+      const r = await totp.addTotp(es, deps.box, { instanceId: args.instanceId, userId: args.id, creator: args.creator, issuer: instance.name });
+      return create(AddTotpResponseSchema, { details: details(r.details), secret: r.secret, uri: r.uri });
+    },
+
+    async verifyTotp(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      const d = await totp.verifyTotp(es, deps.box, { instanceId: args.instanceId, userId: args.id, creator: args.creator, code: req.code });
+      return create(VerifyTotpResponseSchema, { details: details(d) });
+    },
+
+    async removeTotp(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      return create(RemoveTotpResponseSchema, {
+        details: details(await totp.removeTotp(es, { instanceId: args.instanceId, userId: args.id, creator: args.creator })),
+      });
     },
 
     async addMachineKey(req, ctx) {

@@ -1,0 +1,283 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { OwnerSchema, OwnerType } from "../../../gen/svc/object/v3alpha/object_pb.js";
+import {
+  GetSMSProviderSchema,
+  GetSMTPProviderSchema,
+  type PatchSMSProvider,
+  type PatchSMTPProvider,
+  SMSProviderSchema,
+  SMTPProviderSchema,
+  SMTPTLSMode,
+  type SMSProvider,
+  type SMTPProvider,
+} from "../../../gen/svc/resources/notification/v3alpha/provider_pb.js";
+import {
+  ActivateSMSProviderResponseSchema,
+  ActivateSMTPProviderResponseSchema,
+  CreateSMSProviderResponseSchema,
+  CreateSMTPProviderResponseSchema,
+  DeactivateSMSProviderResponseSchema,
+  DeactivateSMTPProviderResponseSchema,
+  DeleteSMSProviderResponseSchema,
+  DeleteSMTPProviderResponseSchema,
+  GetSMSProviderResponseSchema,
+  GetSMTPProviderResponseSchema,
+  type NotificationProviderService,
+  PatchSMSProviderResponseSchema,
+  PatchSMTPProviderResponseSchema,
+  SearchSMSProvidersResponseSchema,
+  SearchSMTPProvidersResponseSchema,
+  TestSMSProviderResponseSchema,
+  TestSMTPProviderResponseSchema,
+} from "../../../gen/svc/resources/notification/v3alpha/provider_service_pb.js";
+import { DetailsSchema, State } from "../../../gen/svc/resources/object/v3alpha/object_pb.js";
+import { callInfo } from "../../authz/context.js";
+import type { ChangeDetails } from "../../command/aggregate.js";
+import {
+  activateNotificationProvider,
+  createNotificationProvider,
+  deactivateNotificationProvider,
+  deleteNotificationProvider,
+  patchNotificationProvider,
+} from "../../command/notification-providers.js";
+import type { SecretBox } from "../../crypto/secrets.js";
+import type { HttpSmsConfig, ProviderKind, SmtpConfig, SmtpTlsMode, TwilioSmsConfig } from "../../domain/notification-providers.js";
+import { errors } from "../../errors/errors.js";
+import type { EventStore } from "../../eventstore/eventstore.js";
+import { SendFailure, sendMailVia, sendSmsVia } from "../../notification/senders.js";
+import type { NotificationProviderQueries, ProviderView } from "../../query/notification-providers.js";
+
+export interface NotificationProviderDeps {
+  es: EventStore;
+  box: SecretBox;
+  providers: NotificationProviderQueries;
+}
+
+/** Providers belong to an instance: the one of the request's context. */
+function instanceOf(ctx: HandlerContext) {
+  const info = callInfo(ctx);
+  if (info.target.type === "org") {
+    throw errors.invalidArgument("NOTIF-0rg1", "invalid ctx: notification providers belong to an instance; use ctx.instance_id or ctx.instance_domain");
+  }
+  return { instanceId: info.target.instance.id, creator: info.caller.userId };
+}
+
+const toDetails = (d: { id: string; sequence: number; changeDate: Date; instanceId: string }) =>
+  create(DetailsSchema, {
+    id: d.id,
+    sequence: BigInt(d.sequence),
+    changeDate: timestampFromDate(d.changeDate),
+    resourceOwner: create(OwnerSchema, { type: OwnerType.INSTANCE, id: d.instanceId }),
+  });
+
+const tlsModes: Record<SMTPTLSMode, SmtpTlsMode> = {
+  // Unset: STARTTLS required, the safe choice for a mail server on the internet.
+  [SMTPTLSMode.SMTP_TLS_MODE_UNSPECIFIED]: "starttls",
+  [SMTPTLSMode.SMTP_TLS_MODE_NONE]: "none",
+  [SMTPTLSMode.SMTP_TLS_MODE_STARTTLS]: "starttls",
+  [SMTPTLSMode.SMTP_TLS_MODE_TLS]: "tls",
+};
+const tlsProto: Record<SmtpTlsMode, SMTPTLSMode> = {
+  none: SMTPTLSMode.SMTP_TLS_MODE_NONE,
+  starttls: SMTPTLSMode.SMTP_TLS_MODE_STARTTLS,
+  tls: SMTPTLSMode.SMTP_TLS_MODE_TLS,
+};
+
+function smtpConfigOf(p: SMTPProvider): SmtpConfig {
+  return {
+    host: p.host,
+    port: p.port,
+    tls: tlsModes[p.tls],
+    user: p.user,
+    senderAddress: p.senderAddress,
+    senderName: p.senderName,
+    replyToAddress: p.replyToAddress,
+  };
+}
+
+function smtpChangesOf(p: PatchSMTPProvider): Partial<SmtpConfig> {
+  return {
+    host: p.host,
+    port: p.port,
+    tls: p.tls === undefined ? undefined : tlsModes[p.tls],
+    user: p.user,
+    senderAddress: p.senderAddress,
+    senderName: p.senderName,
+    replyToAddress: p.replyToAddress,
+  };
+}
+
+function smsConfigOf(p: SMSProvider | PatchSMSProvider) {
+  switch (p.providerType.case) {
+    case "http":
+      return { providerType: "http" as const, config: { url: p.providerType.value.url } satisfies HttpSmsConfig, secret: undefined };
+    case "twilio": {
+      const t = p.providerType.value;
+      const config: TwilioSmsConfig = { sid: t.sid, senderNumber: t.senderNumber, baseUrl: t.baseUrl };
+      // An empty token on a patch keeps the stored one.
+      return { providerType: "twilio" as const, config, secret: t.token || undefined };
+    }
+    default:
+      return undefined;
+  }
+}
+
+const stateOf = (active: boolean) => (active ? State.EFFECTIVE_STATE_ACTIVE : State.EFFECTIVE_STATE_INACTIVE);
+
+function toGetSmtp(v: ProviderView) {
+  const c = v.config as unknown as SmtpConfig;
+  return create(GetSMTPProviderSchema, {
+    details: toDetails(v),
+    state: stateOf(v.active),
+    provider: create(SMTPProviderSchema, {
+      description: v.description,
+      host: c.host,
+      port: c.port,
+      tls: tlsProto[c.tls],
+      user: c.user,
+      senderAddress: c.senderAddress,
+      senderName: c.senderName,
+      replyToAddress: c.replyToAddress,
+    }),
+  });
+}
+
+function toGetSms(v: ProviderView) {
+  const provider = create(SMSProviderSchema, { description: v.description });
+  if (v.providerType === "http") {
+    provider.providerType = {
+      case: "http",
+      value: { $typeName: "svc.resources.notification.v3alpha.HTTPSMSProvider", url: (v.config as unknown as HttpSmsConfig).url },
+    };
+  } else {
+    const c = v.config as unknown as TwilioSmsConfig;
+    provider.providerType = {
+      case: "twilio",
+      value: { $typeName: "svc.resources.notification.v3alpha.TwilioSMSProvider", sid: c.sid, senderNumber: c.senderNumber, baseUrl: c.baseUrl, token: "" },
+    };
+  }
+  return create(GetSMSProviderSchema, { details: toDetails(v), state: stateOf(v.active), provider });
+}
+
+export function notificationProviderService(deps: NotificationProviderDeps): ServiceImpl<typeof NotificationProviderService> {
+  const { es, box, providers } = deps;
+  const base = (ctx: HandlerContext, kind: ProviderKind, id: string) => ({ ...instanceOf(ctx), kind, id });
+  const found = async <T>(kind: ProviderKind, id: string, v: Promise<T | null>): Promise<T> => {
+    const row = await v;
+    if (!row) throw errors.notFound("NOTIF-n0t3", `${kind} provider "${id}" not found`);
+    return row;
+  };
+  const details = (d: ChangeDetails) => ({ details: toDetails(d) });
+  /** Sends the test message; a failure is FAILED_PRECONDITION with the reason (the provider's answer). */
+  const test = async (send: () => Promise<void>) => {
+    try {
+      await send();
+    } catch (e) {
+      if (e instanceof SendFailure) throw errors.failedPrecondition("NOTIF-t3st", `the test message was not sent: ${e.message}`);
+      throw e;
+    }
+  };
+
+  return {
+    async createSMTPProvider(req, ctx) {
+      const p = req.provider!;
+      const { details: d } = await createNotificationProvider(es, box, {
+        ...instanceOf(ctx),
+        kind: "smtp",
+        providerType: "smtp",
+        description: p.description,
+        config: smtpConfigOf(p),
+        secret: p.password,
+      });
+      return create(CreateSMTPProviderResponseSchema, details(d));
+    },
+    async patchSMTPProvider(req, ctx) {
+      const p = req.provider!;
+      const d = await patchNotificationProvider(es, box, {
+        ...base(ctx, "smtp", req.id),
+        description: p.description,
+        config: smtpChangesOf(p),
+        secret: p.password,
+      });
+      return create(PatchSMTPProviderResponseSchema, details(d));
+    },
+    async deleteSMTPProvider(req, ctx) {
+      return create(DeleteSMTPProviderResponseSchema, details(await deleteNotificationProvider(es, base(ctx, "smtp", req.id))));
+    },
+    async getSMTPProvider(req, ctx) {
+      const row = await found("smtp", req.id, providers.provider(instanceOf(ctx).instanceId, "smtp", req.id));
+      return create(GetSMTPProviderResponseSchema, { provider: toGetSmtp(row) });
+    },
+    async searchSMTPProviders(req, ctx) {
+      const { rows, details: d } = await providers.search(instanceOf(ctx).instanceId, "smtp", req);
+      return create(SearchSMTPProvidersResponseSchema, { details: d, sortingColumn: req.sortingColumn, result: rows.map(toGetSmtp) });
+    },
+    async activateSMTPProvider(req, ctx) {
+      return create(ActivateSMTPProviderResponseSchema, details(await activateNotificationProvider(es, base(ctx, "smtp", req.id))));
+    },
+    async deactivateSMTPProvider(req, ctx) {
+      return create(DeactivateSMTPProviderResponseSchema, details(await deactivateNotificationProvider(es, base(ctx, "smtp", req.id))));
+    },
+    async testSMTPProvider(req, ctx) {
+      const p = await found("smtp", req.id, providers.usable(instanceOf(ctx).instanceId, "smtp", req.id));
+      await test(() =>
+        sendMailVia(p, {
+          to: req.receiverAddress,
+          subject: "Test message",
+          text: "This is a test message: the SMTP provider works.",
+        }),
+      );
+      return create(TestSMTPProviderResponseSchema, {});
+    },
+
+    async createSMSProvider(req, ctx) {
+      const p = req.provider!;
+      const c = smsConfigOf(p)!;
+      const { details: d, signingKey } = await createNotificationProvider(es, box, {
+        ...instanceOf(ctx),
+        kind: "sms",
+        providerType: c.providerType,
+        description: p.description,
+        config: c.config,
+        secret: c.secret ?? "",
+      });
+      return create(CreateSMSProviderResponseSchema, { ...details(d), signingKey });
+    },
+    async patchSMSProvider(req, ctx) {
+      const p = req.provider!;
+      const c = smsConfigOf(p);
+      const d = await patchNotificationProvider(es, box, {
+        ...base(ctx, "sms", req.id),
+        description: p.description,
+        providerType: c?.providerType,
+        config: c?.config,
+        secret: c?.secret,
+      });
+      return create(PatchSMSProviderResponseSchema, details(d));
+    },
+    async deleteSMSProvider(req, ctx) {
+      return create(DeleteSMSProviderResponseSchema, details(await deleteNotificationProvider(es, base(ctx, "sms", req.id))));
+    },
+    async getSMSProvider(req, ctx) {
+      const row = await found("sms", req.id, providers.provider(instanceOf(ctx).instanceId, "sms", req.id));
+      return create(GetSMSProviderResponseSchema, { provider: toGetSms(row) });
+    },
+    async searchSMSProviders(req, ctx) {
+      const { rows, details: d } = await providers.search(instanceOf(ctx).instanceId, "sms", req);
+      return create(SearchSMSProvidersResponseSchema, { details: d, sortingColumn: req.sortingColumn, result: rows.map(toGetSms) });
+    },
+    async activateSMSProvider(req, ctx) {
+      return create(ActivateSMSProviderResponseSchema, details(await activateNotificationProvider(es, base(ctx, "sms", req.id))));
+    },
+    async deactivateSMSProvider(req, ctx) {
+      return create(DeactivateSMSProviderResponseSchema, details(await deactivateNotificationProvider(es, base(ctx, "sms", req.id))));
+    },
+    async testSMSProvider(req, ctx) {
+      const p = await found("sms", req.id, providers.usable(instanceOf(ctx).instanceId, "sms", req.id));
+      await test(() => sendSmsVia(p, { to: req.receiverPhone, text: "This is a test message: the SMS provider works.", language: "en" }));
+      return create(TestSMSProviderResponseSchema, {});
+    },
+  };
+}

@@ -1,0 +1,149 @@
+import { Secret, TOTP } from "otpauth";
+import type { User } from "../../gen/prisma/client.js";
+import type { SecretBox } from "../crypto/secrets.js";
+import { errors } from "../errors/errors.js";
+import type { EventStore } from "../eventstore/eventstore.js";
+import type { Database } from "../storage/database.js";
+import { changeAggregate, type ChangeDetails, type Decision } from "./aggregate.js";
+import { mfaInitSkipped, orgRemoved, totpAdded, totpRemoved, totpVerified, userRemoved } from "./events.js";
+
+/**
+ * TOTP (RFC 6238) second factor: SHA-1, 6 digits, 30 s, the defaults every authenticator app reads from an
+ * otpauth:// URI. The secret is sealed with the master key in the event and the projection, so that an export
+ * can carry it; it is opened only to check a code or to show it once at enrolment.
+ */
+const DIGITS = 6;
+const PERIOD = 30;
+/** Codes of the previous and the next period are accepted too (clock drift). */
+const WINDOW = 1;
+
+function totpOf(secretBase32: string, issuer: string, label: string): TOTP {
+  return new TOTP({ issuer, label, algorithm: "SHA1", digits: DIGITS, period: PERIOD, secret: Secret.fromBase32(secretBase32) });
+}
+
+function codeMatches(secretBase32: string, code: string): boolean {
+  const token = code.replace(/\s/g, "");
+  if (!/^\d{6}$/.test(token)) return false;
+  return totpOf(secretBase32, "", "").validate({ token, window: WINDOW }) !== null;
+}
+
+export interface TotpEnrolment {
+  /** Base32, for typing into an app. */
+  secret: string;
+  /** otpauth:// URI, for the QR code. */
+  uri: string;
+}
+
+/** The common shape of a change to a user's authenticator: the user aggregate, humans only. */
+function changeTotp(es: EventStore, a: { instanceId: string; userId: string; creator: string }, decide: Decision<User, "user">) {
+  return changeAggregate(es, {
+    aggregateType: "user",
+    instanceId: a.instanceId,
+    id: a.userId,
+    creator: a.creator,
+    load: (w) => w.tx.user.findUnique({ where: { id: a.userId } }),
+    notFound: () => errors.notFound("TOTP-k2m4", `user "${a.userId}" not found`),
+    ownerOf: (u) => u.orgId,
+    decide: (u, w) => {
+      if (u.kind !== "human") throw errors.failedPrecondition("TOTP-h7q1", `second factors apply to human users only; user "${u.id}" is a ${u.kind}`);
+      return decide(u, w);
+    },
+  });
+}
+
+/**
+ * Starts an enrolment: a new secret, unverified until a correct code is given. An unverified one is replaced;
+ * a verified one must be removed first (ALREADY_EXISTS).
+ */
+export async function addTotp(
+  es: EventStore,
+  box: SecretBox,
+  a: { instanceId: string; userId: string; creator: string; issuer: string; accountName?: string },
+): Promise<TotpEnrolment & { details: ChangeDetails }> {
+  const secret = new Secret({ size: 20 }).base32;
+  let label = a.accountName ?? "";
+  const details = await changeTotp(es, a, async (u, w) => {
+    const existing = await w.tx.userTotp.findUnique({ where: { userId: u.id }, select: { verified: true } });
+    if (existing?.verified) throw errors.alreadyExists("TOTP-x3n8", `user "${u.id}" already has a verified TOTP authenticator; remove it first`);
+    label ||= u.username;
+    return [totpAdded.change({ secret: box.seal(secret) })];
+  });
+  return { secret, uri: totpOf(secret, a.issuer, label).toString(), details };
+}
+
+/** Confirms an enrolment with a current code; a wrong code is INVALID_ARGUMENT naming `code`. */
+export function verifyTotp(es: EventStore, box: SecretBox, a: { instanceId: string; userId: string; creator: string; code: string }): Promise<ChangeDetails> {
+  return changeTotp(es, a, async (u, w) => {
+    const row = await w.tx.userTotp.findUnique({ where: { userId: u.id } });
+    if (!row) throw errors.notFound("TOTP-p5w2", `user "${u.id}" has no TOTP authenticator to verify`);
+    if (row.verified) throw errors.failedPrecondition("TOTP-b8c3", `the TOTP authenticator of user "${u.id}" is already verified`);
+    if (!codeMatches(box.open(row.secret), a.code)) throw errors.invalidArgument("TOTP-v4z6", "code: the code is not valid");
+    return [totpVerified.change()];
+  });
+}
+
+export function removeTotp(es: EventStore, a: { instanceId: string; userId: string; creator: string }): Promise<ChangeDetails> {
+  return changeTotp(es, a, async (u, w) => {
+    const row = await w.tx.userTotp.findUnique({ where: { userId: u.id }, select: { userId: true } });
+    if (!row) throw errors.notFound("TOTP-r9d1", `user "${u.id}" has no TOTP authenticator`);
+    return [totpRemoved.change()];
+  });
+}
+
+/** The user puts off setting up a second factor (asked again after the login settings' mfa_init_skip_lifetime). */
+export async function skipMfaInit(es: EventStore, a: { instanceId: string; userId: string; orgId: string }): Promise<void> {
+  await es.execute((w) => w.push(a.instanceId, a.userId, [mfaInitSkipped.event({ aggregateId: a.userId, resourceOwner: a.orgId })]));
+}
+
+/** When the user last put off setting up a second factor, if ever. */
+export async function mfaInitSkippedAt(db: Database, instanceId: string, userId: string): Promise<Date | undefined> {
+  const row = await db.prisma.userMfaInitSkip.findUnique({ where: { userId } });
+  return row && row.instanceId === instanceId ? row.skippedAt : undefined;
+}
+
+/** Whether the user has a verified TOTP authenticator (the login asks for a code then). */
+export async function hasVerifiedTotp(db: Database, instanceId: string, userId: string): Promise<boolean> {
+  const row = await db.prisma.userTotp.findUnique({ where: { userId }, select: { instanceId: true, verified: true } });
+  return !!row && row.instanceId === instanceId && row.verified;
+}
+
+/** A code at login, against the user's verified authenticator. */
+export async function checkTotp(db: Database, box: SecretBox, a: { instanceId: string; userId: string; code: string }): Promise<boolean> {
+  const row = await db.prisma.userTotp.findUnique({ where: { userId: a.userId } });
+  if (!row || row.instanceId !== a.instanceId || !row.verified) return false;
+  return codeMatches(box.open(row.secret), a.code);
+}
+
+export function registerTotpReducers(es: EventStore): void {
+  es.on(totpAdded, async (tx, e) => {
+    const data = {
+      instanceId: e.instanceId,
+      orgId: e.resourceOwner,
+      secret: e.payload.secret,
+      verified: false,
+      sequence: e.sequence,
+      createdAt: e.createdAt,
+      changeDate: e.createdAt,
+    };
+    await tx.userTotp.upsert({ where: { userId: e.aggregateId }, create: { userId: e.aggregateId, ...data }, update: data });
+  });
+  es.on(totpVerified, async (tx, e) => {
+    await tx.userTotp.update({ where: { userId: e.aggregateId }, data: { verified: true, sequence: e.sequence, changeDate: e.createdAt } });
+  });
+  es.on(totpRemoved, async (tx, e) => {
+    await tx.userTotp.deleteMany({ where: { userId: e.aggregateId } });
+  });
+  es.on(mfaInitSkipped, async (tx, e) => {
+    const data = { instanceId: e.instanceId, orgId: e.resourceOwner, skippedAt: e.createdAt };
+    await tx.userMfaInitSkip.upsert({ where: { userId: e.aggregateId }, create: { userId: e.aggregateId, ...data }, update: data });
+  });
+  es.on(userRemoved, async (tx, e) => {
+    await tx.userTotp.deleteMany({ where: { userId: e.aggregateId } });
+    await tx.userMfaInitSkip.deleteMany({ where: { userId: e.aggregateId } });
+  });
+  // The organisation's users go with it, and so do their authenticators.
+  es.on(orgRemoved, async (tx, e) => {
+    await tx.userTotp.deleteMany({ where: { orgId: e.aggregateId } });
+    await tx.userMfaInitSkip.deleteMany({ where: { orgId: e.aggregateId } });
+  });
+}

@@ -1,0 +1,93 @@
+/**
+ * The messages the server sends, in the login UI's languages (`translatedLanguages` of src/web/texts.ts; a
+ * test checks that each language has every message). `{name}`, `{code}`, `{link}`, `{minutes}` are filled in.
+ */
+export type MessageKind = "verifyEmail" | "verifyPhone" | "initPassword" | "resetPassword";
+
+interface Template {
+  subject: string;
+  /** Plain text; the HTML part is derived from it (escaped, the link made clickable). */
+  text: string;
+}
+
+type Catalogue = Record<MessageKind, Template>;
+
+const en: Catalogue = {
+  verifyEmail: {
+    subject: "Verify your e-mail address",
+    text: "Hello {name},\n\nyour code is {code}. Enter it, or open this link to verify your e-mail address:\n{link}\n\nThe code is valid for {minutes} minutes. If you did not ask for it, ignore this message.",
+  },
+  verifyPhone: {
+    subject: "Verify your phone number",
+    text: "Your verification code is {code}. It is valid for {minutes} minutes.",
+  },
+  initPassword: {
+    subject: "Set up your account",
+    text: "Hello {name},\n\nan account was created for you. Open this link to verify your e-mail address and choose your password:\n{link}\n\nThe link works once, for {minutes} minutes.",
+  },
+  resetPassword: {
+    subject: "Reset your password",
+    text: "Hello {name},\n\nsomeone asked to reset the password of your account. Open this link to choose a new one:\n{link}\n\nThe link works once, for {minutes} minutes. If you did not ask for it, ignore this message: your password stays as it is.",
+  },
+};
+
+const de: Catalogue = {
+  verifyEmail: {
+    subject: "Bestätigen Sie Ihre E-Mail-Adresse",
+    text: "Hallo {name},\n\nIhr Code lautet {code}. Geben Sie ihn ein oder öffnen Sie diesen Link, um Ihre E-Mail-Adresse zu bestätigen:\n{link}\n\nDer Code ist {minutes} Minuten gültig. Wenn Sie ihn nicht angefordert haben, ignorieren Sie diese Nachricht.",
+  },
+  verifyPhone: {
+    subject: "Bestätigen Sie Ihre Telefonnummer",
+    text: "Ihr Bestätigungscode lautet {code}. Er ist {minutes} Minuten gültig.",
+  },
+  initPassword: {
+    subject: "Richten Sie Ihr Konto ein",
+    text: "Hallo {name},\n\nfür Sie wurde ein Konto erstellt. Öffnen Sie diesen Link, um Ihre E-Mail-Adresse zu bestätigen und Ihr Passwort zu wählen:\n{link}\n\nDer Link funktioniert einmal, {minutes} Minuten lang.",
+  },
+  resetPassword: {
+    subject: "Passwort zurücksetzen",
+    text: "Hallo {name},\n\njemand hat verlangt, das Passwort Ihres Kontos zurückzusetzen. Öffnen Sie diesen Link, um ein neues zu wählen:\n{link}\n\nDer Link funktioniert einmal, {minutes} Minuten lang. Wenn Sie das nicht verlangt haben, ignorieren Sie diese Nachricht: Ihr Passwort bleibt, wie es ist.",
+  },
+};
+
+const fr: Catalogue = {
+  verifyEmail: {
+    subject: "Vérifiez votre adresse e-mail",
+    text: "Bonjour {name},\n\nvotre code est {code}. Saisissez-le, ou ouvrez ce lien pour vérifier votre adresse e-mail :\n{link}\n\nLe code est valable {minutes} minutes. Si vous ne l'avez pas demandé, ignorez ce message.",
+  },
+  verifyPhone: {
+    subject: "Vérifiez votre numéro de téléphone",
+    text: "Votre code de vérification est {code}. Il est valable {minutes} minutes.",
+  },
+  initPassword: {
+    subject: "Configurez votre compte",
+    text: "Bonjour {name},\n\nun compte a été créé pour vous. Ouvrez ce lien pour vérifier votre adresse e-mail et choisir votre mot de passe :\n{link}\n\nLe lien fonctionne une seule fois, pendant {minutes} minutes.",
+  },
+  resetPassword: {
+    subject: "Réinitialisez votre mot de passe",
+    text: "Bonjour {name},\n\nquelqu'un a demandé la réinitialisation du mot de passe de votre compte. Ouvrez ce lien pour en choisir un nouveau :\n{link}\n\nLe lien fonctionne une seule fois, pendant {minutes} minutes. Si vous ne l'avez pas demandé, ignorez ce message : votre mot de passe reste inchangé.",
+  },
+};
+
+export const messageCatalogues: Record<string, Catalogue> = { en, de, fr };
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The message in `language` (English when the catalogue lacks it). */
+export function renderMessage(
+  kind: MessageKind,
+  language: string,
+  vars: Record<string, string>,
+): { language: string; subject: string; text: string; html: string } {
+  const lang = messageCatalogues[language] ? language : "en";
+  const t = messageCatalogues[lang]![kind];
+  const fill = (s: string, esc: (v: string) => string) => s.replace(/\{(\w+)\}/g, (_, k: string) => esc(vars[k] ?? ""));
+  const text = fill(t.text, (v) => v);
+  const html = `<!doctype html><html lang="${lang}"><body><p>${fill(escapeHtml(t.text), (v) => {
+    const e = escapeHtml(v);
+    return v === vars.link ? `<a href="${e}">${e}</a>` : e;
+  })
+    .replace(/\n\n/g, "</p><p>")
+    .replace(/\n/g, "<br>")}</p></body></html>`;
+  return { language: lang, subject: fill(t.subject, (v) => v), text, html };
+}

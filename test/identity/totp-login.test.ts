@@ -1,0 +1,162 @@
+import * as client from "openid-client";
+import { Secret, TOTP } from "otpauth";
+import type { Browser, Page } from "playwright-core";
+import QRCode from "qrcode";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium } from "../support/browser.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+import { addHuman, createApp, newPage, rpConfig, signInOnPage, startRedirectCatcher } from "../oidc/rp.js";
+
+let t: TestServer;
+let browser: Browser;
+let rp: Awaited<ReturnType<typeof startRedirectCatcher>>;
+let web: Awaited<ReturnType<typeof createApp>>;
+const PASSWORD = "Secr3t!pass";
+
+const codeOf = (secret: string, offset = 0) =>
+  new TOTP({ algorithm: "SHA1", digits: 6, period: 30, secret: Secret.fromBase32(secret) }).generate({ timestamp: Date.now() + offset });
+
+beforeAll(async () => {
+  t = await startTestServer();
+  browser = await launchChromium();
+  rp = await startRedirectCatcher();
+  web = await createApp(t, "web", {
+    redirectUris: [`${rp.origin}/cb`],
+    grantTypes: ["OIDC_GRANT_TYPE_AUTHORIZATION_CODE"],
+    appType: "OIDC_APP_TYPE_WEB",
+    authMethodType: "OIDC_AUTH_METHOD_TYPE_BASIC",
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await rp?.close();
+  await t?.close();
+});
+
+/** Starts the code flow in the page; returns what finishing it needs. */
+async function startFlow(page: Page, extra: Record<string, string> = {}) {
+  const config = await rpConfig(t.url, web.clientId, web.clientSecret, client.ClientSecretBasic(web.clientSecret));
+  const verifier = client.randomPKCECodeVerifier();
+  const state = client.randomState();
+  const nonce = client.randomNonce();
+  const url = client.buildAuthorizationUrl(config, {
+    redirect_uri: `${rp.origin}/cb`,
+    scope: "openid",
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: "S256",
+    state,
+    nonce,
+    ...extra,
+  });
+  await page.goto(url.href);
+  return async () => {
+    const landed = new URL(page.url());
+    expect(landed.pathname).toBe("/cb");
+    const tokens = await client.authorizationCodeGrant(config, landed, {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+      expectedNonce: nonce,
+      idTokenExpected: true,
+    });
+    return { tokens, claims: tokens.claims()!, introspection: await client.tokenIntrospection(config, tokens.access_token) };
+  };
+}
+
+/** Enrols a TOTP authenticator from the signed-in page; the secret as the page shows it. */
+async function enrol(page: Page): Promise<string> {
+  await page.click("text=Set up an authenticator app");
+  const secret = (await page.textContent("#otp-secret"))!.trim();
+  expect(secret).toMatch(/^[A-Z2-7]{32}$/);
+  // The QR code is the otpauth:// URI of this secret: the page's SVG is the one the URI encodes.
+  const uri = (await page.getAttribute(".qr", "data-otpauth"))!;
+  const parsed = new URL(uri);
+  expect(parsed.protocol).toBe("otpauth:");
+  expect(parsed.searchParams.get("secret")).toBe(secret);
+  const modules = await page.getAttribute(".qr svg path[stroke]", "d");
+  const expected = (await QRCode.toString(uri, { type: "svg", errorCorrectionLevel: "M", margin: 2 })).match(/stroke="[^"]+" d="([^"]+)"/)![1];
+  expect(modules).toBe(expected);
+  return secret;
+}
+
+describe("TOTP through the login UI", () => {
+  it("enrols with the QR code's secret, then every sign-in asks for a code; amr says pwd, otp, mfa", async () => {
+    const userId = await addHuman(t, "tina", PASSWORD);
+    const { page, ctx } = await newPage(browser);
+
+    // Without a second factor: the password alone, amr pwd.
+    let finish = await startFlow(page);
+    await signInOnPage(page, "tina", PASSWORD);
+    let { claims } = await finish();
+    expect(claims.sub).toBe(userId);
+    expect(claims.amr).toEqual(["pwd"]);
+
+    // Enrolment from the signed-in page: a wrong code is refused and a new secret shown; the right one confirms.
+    await page.goto(`${t.url}/ui/login`);
+    let secret = await enrol(page);
+    await page.fill("#code", codeOf(secret) === "000000" ? "111111" : "000000");
+    await page.click("button[type=submit]");
+    expect(await page.textContent(".error")).toContain("not valid");
+    const second = (await page.textContent("#otp-secret"))!.trim();
+    expect(second).not.toBe(secret);
+    secret = second;
+    await page.fill("#code", codeOf(secret));
+    await page.click("button[type=submit]");
+    expect(await page.textContent("main")).toContain("The authenticator app is set up");
+    await ctx.close();
+
+    // A new browser: password, then the code page; a wrong code stays there, the right one signs in.
+    const fresh = await newPage(browser);
+    finish = await startFlow(fresh.page);
+    await signInOnPage(fresh.page, "tina", PASSWORD);
+    expect(await fresh.page.textContent("h1")).toBe("Authenticator code");
+    await fresh.page.fill("#code", "12345");
+    await fresh.page.click("button[type=submit]");
+    expect(await fresh.page.textContent(".error")).toContain("not valid");
+    await fresh.page.fill("#code", codeOf(secret));
+    await fresh.page.click("button[type=submit]");
+    const result = await finish();
+    expect(result.claims.sub).toBe(userId);
+    expect([...(result.claims.amr as string[])].sort()).toEqual(["mfa", "otp", "pwd"]);
+    expect([...(result.introspection.amr as string[])].sort()).toEqual(["mfa", "otp", "pwd"]);
+
+    // prompt=login asks for both factors again, not only the password.
+    finish = await startFlow(fresh.page, { prompt: "login" });
+    await signInOnPage(fresh.page, "tina", PASSWORD);
+    expect(await fresh.page.textContent("h1")).toBe("Authenticator code");
+    await fresh.page.fill("#code", codeOf(secret));
+    await fresh.page.click("button[type=submit]");
+    ({ claims } = await finish());
+    expect([...(claims.amr as string[])].sort()).toEqual(["mfa", "otp", "pwd"]);
+
+    // So does a max_age the session's sign-in is older than.
+    await new Promise((r) => setTimeout(r, 1100));
+    finish = await startFlow(fresh.page, { max_age: "1" });
+    await signInOnPage(fresh.page, "tina", PASSWORD);
+    expect(await fresh.page.textContent("h1")).toBe("Authenticator code");
+    await fresh.page.fill("#code", codeOf(secret));
+    await fresh.page.click("button[type=submit]");
+    ({ claims } = await finish());
+    expect([...(claims.amr as string[])].sort()).toEqual(["mfa", "otp", "pwd"]);
+    await fresh.ctx.close();
+  });
+
+  it("a pending code step cannot be skipped: the code page's token does not sign in without a valid code", async () => {
+    await addHuman(t, "tom", PASSWORD);
+    const { page, ctx } = await newPage(browser);
+    await page.goto(`${t.url}/ui/login`);
+    await signInOnPage(page, "tom", PASSWORD);
+    const secret = await enrol(page);
+    await page.fill("#code", codeOf(secret));
+    await page.click("button[type=submit]");
+    await ctx.close();
+
+    const other = await newPage(browser);
+    await other.page.goto(`${t.url}/ui/login`);
+    await signInOnPage(other.page, "tom", PASSWORD);
+    expect(await other.page.textContent("h1")).toBe("Authenticator code");
+    // No session yet: the login page still asks for a login name, not "signed in".
+    await other.page.goto(`${t.url}/ui/login`);
+    expect(await other.page.locator("#loginName").count()).toBe(1);
+    await other.ctx.close();
+  });
+});

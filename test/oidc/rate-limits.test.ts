@@ -1,0 +1,218 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RateLimiter } from "../../src/command/rate-limits.js";
+import { runningEmbeddedUrl } from "../../src/command/recover.js";
+import { loadConfig } from "../../src/config/config.js";
+import { parseRateRule } from "../../src/domain/rate-rules.js";
+import { startCli, type RunningCli } from "../support/cli.js";
+import { rest } from "../support/clients.js";
+import { TEST_MASTERKEY } from "../support/database.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+
+const form = { "content-type": "application/x-www-form-urlencoded" };
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString("base64")}`;
+
+/** A token request with a wrong secret (the client may not even exist): 401 within the limit, 429 beyond it. */
+const tokenWith = (url: string, client: string, path = "/oauth/v2/token") =>
+  rest(url, "POST", path, {
+    body: path === "/oauth/v2/token" ? "grant_type=client_credentials&scope=openid" : "token=abc",
+    headers: { ...form, authorization: basic(client, "wrong secret") },
+  });
+
+function expect429(r: { status: number; headers: Record<string, unknown>; body: any }, windowS: number) {
+  expect(r.status).toBe(429);
+  const after = Number(r.headers["retry-after"]);
+  expect(after).toBeGreaterThanOrEqual(1);
+  expect(after).toBeLessThanOrEqual(windowS);
+  expect(r.body.error).toBe("temporarily_unavailable");
+}
+
+describe("rate limit rules", () => {
+  it("reads <requests>/<seconds> and off, and refuses anything else naming the variable", () => {
+    expect(parseRateRule("5/60")).toEqual({ limit: 5, windowS: 60 });
+    expect(parseRateRule("off")).toBeUndefined();
+    expect(() => loadConfig({ SVC_RATE_LIMIT_OAUTH_CLIENT: "5 per minute" }, [])).toThrow(/SVC_RATE_LIMIT_OAUTH_CLIENT must be <requests>\/<seconds>/);
+    expect(() => loadConfig({ SVC_RATE_LIMIT_LOGIN_ADDRESS: "0/60" }, [])).toThrow(/SVC_RATE_LIMIT_LOGIN_ADDRESS/);
+    expect(loadConfig({}, []).rateLimits).toEqual({
+      oauthClient: { limit: 100, windowS: 60 },
+      oauthAddress: { limit: 300, windowS: 60 },
+      loginAddress: { limit: 60, windowS: 60 },
+    });
+  });
+});
+
+describe("rate limits at the OAuth endpoints and the login forms", () => {
+  let perClient: TestServer;
+  let perAddress: TestServer;
+  beforeAll(async () => {
+    [perClient, perAddress] = await Promise.all([
+      startTestServer({ SVC_RATE_LIMIT_OAUTH_CLIENT: "5/3600" }),
+      startTestServer({ SVC_RATE_LIMIT_OAUTH_ADDRESS: "6/3600", SVC_RATE_LIMIT_LOGIN_ADDRESS: "3/3600" }),
+    ]);
+  });
+  afterAll(() => Promise.all([perClient?.close(), perAddress?.close()]));
+
+  it("answers 429 with Retry-After per client, across token, introspection and revocation, and other clients go on", async () => {
+    for (let i = 0; i < 5; i++) expect((await tokenWith(perClient.url, "client-a")).status).toBe(401);
+    expect429(await tokenWith(perClient.url, "client-a"), 3600);
+    expect429(await tokenWith(perClient.url, "client-a", "/oauth/v2/introspect"), 3600);
+    expect429(await tokenWith(perClient.url, "client-a", "/oauth/v2/revoke"), 3600);
+    // client_id in the body counts for the same client
+    const inBody = await rest(perClient.url, "POST", "/oauth/v2/token", {
+      body: "grant_type=client_credentials&client_id=client-a&client_secret=x",
+      headers: form,
+    });
+    expect429(inBody, 3600);
+    // another client is not limited by client-a's count
+    expect((await tokenWith(perClient.url, "client-b")).status).toBe(401);
+  });
+
+  it("answers 429 with Retry-After per address, whatever client is named", async () => {
+    for (let i = 0; i < 6; i++) expect((await tokenWith(perAddress.url, `client-${i}`)).status).toBe(401);
+    expect429(await tokenWith(perAddress.url, "client-new"), 3600);
+    expect429(await tokenWith(perAddress.url, "client-new", "/oauth/v2/introspect"), 3600);
+  });
+
+  it("limits the login forms per address with a 429 page and Retry-After", async () => {
+    const page = await rest(perAddress.url, "GET", "/ui/login");
+    const cookie = String(page.headers["set-cookie"]).split(";")[0]!;
+    const csrf = (page.body as string).match(/name="csrf" value="([^"]+)"/)![1]!;
+    const post = () =>
+      rest(perAddress.url, "POST", "/ui/login/password", {
+        body: new URLSearchParams({ loginName: "admin", password: "wrong", csrf }).toString(),
+        headers: { ...form, cookie },
+      });
+    for (let i = 0; i < 3; i++) expect((await post()).status).toBe(401);
+    const limited = await post();
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+    expect(String(limited.body)).toContain("Too many attempts");
+    // the refused attempts did not reach the password check: the admin's failure count stopped at 3
+    const admin = await perAddress.server.db.prisma.user.findFirstOrThrow({ where: { instanceId: perAddress.instanceId, loginName: "admin" } });
+    expect(admin.passwordFailures).toBe(3);
+  });
+
+  it("counts in fixed windows that end: a new window allows again", async () => {
+    let now = Date.UTC(2030, 0, 1, 0, 0, 10);
+    const limiter = new RateLimiter(perClient.server.db, () => now);
+    const rule = { limit: 2, windowS: 30 };
+    expect((await limiter.hit("test:window", rule)).allowed).toBe(true);
+    expect((await limiter.hit("test:window", rule)).allowed).toBe(true);
+    const third = await limiter.hit("test:window", rule);
+    expect(third).toEqual({ allowed: false, retryAfterS: 20 });
+    now += 20_000;
+    expect((await limiter.hit("test:window", rule)).allowed).toBe(true);
+  });
+
+  it("counts exactly under concurrency (one atomic upsert per request)", async () => {
+    const limiter = new RateLimiter(perClient.server.db);
+    const rule = { limit: 25, windowS: 600 };
+    const verdicts = await Promise.all(Array.from({ length: 40 }, () => limiter.hit("test:concurrent", rule)));
+    expect(verdicts.filter((v) => v.allowed).length).toBe(25);
+  });
+});
+
+describe("rate limits shared by two processes on one PostgreSQL", () => {
+  let a: TestServer;
+  let b: RunningCli;
+  const dir = mkdtempSync(join(tmpdir(), "svc-rate-"));
+  const limits = { SVC_RATE_LIMIT_OAUTH_CLIENT: "6/3600", SVC_RATE_LIMIT_OAUTH_ADDRESS: "off", SVC_RATE_LIMIT_LOGIN_ADDRESS: "off" };
+
+  beforeAll(async () => {
+    // The same master key for both, so that the second opens the first's secrets.
+    a = await startTestServer({ ...limits, SVC_MASTERKEY: TEST_MASTERKEY });
+    // With TEST_DATABASE_URL (CI: .ci/run sets it) the first server's PostgreSQL database; on the embedded
+    // database the PostgreSQL the first server runs, through its socket: a second process on it either way.
+    const url =
+      (a.server.db.connection as { connectionString?: string }).connectionString ??
+      runningEmbeddedUrl(a.server.firstInstance.passwordFile!.replace(/\/admin\.password$/, ""));
+    expect(url).toBeDefined();
+    b = await startCli([], { ...limits, DATABASE_URL: url!, SVC_MASTERKEY: TEST_MASTERKEY, SVC_PORT: "0", SVC_HOST: "127.0.0.1", SVC_DATA_DIR: dir }, 90_000);
+  }, 120_000);
+  afterAll(async () => {
+    b?.child.kill("SIGTERM");
+    await b?.exited;
+    await a?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("lets the limit through in total, alternating between the processes, then both answer 429", async () => {
+    const urls = [a.url, b.url.replace("localhost", "127.0.0.1")];
+    for (let i = 0; i < 6; i++) expect((await tokenWith(urls[i % 2]!, "shared-client")).status, `request ${i}`).toBe(401);
+    expect429(await tokenWith(urls[0]!, "shared-client"), 3600);
+    expect429(await tokenWith(urls[1]!, "shared-client"), 3600);
+  });
+});
+
+describe("the same answer and time whether or not the account exists", () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(() => t?.close());
+
+  /** What one password verification costs here and now (the machine may be busy): the median of three. */
+  async function verificationMs(): Promise<number> {
+    const { hashPassword, verifyPassword } = await import("../../src/crypto/password.js");
+    const hash = await hashPassword("some password");
+    const times: number[] = [];
+    for (let i = 0; i < 3; i++) times.push((await timed(() => verifyPassword("other password", hash))).ms);
+    return median(times);
+  }
+  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+  async function timed<T>(f: () => Promise<T>): Promise<{ ms: number; r: T }> {
+    const start = performance.now();
+    const r = await f();
+    return { ms: performance.now() - start, r };
+  }
+
+  it("token endpoint: an unknown client and a wrong secret get the same 401, after a secret verification each", async () => {
+    const { userId } = await t.serviceUser("timing-machine");
+    const { generateClientSecret } = await import("../../src/command/users.js");
+    const { clientId } = await generateClientSecret(t.server.es, { instanceId: t.instanceId, id: userId, creator: "test" });
+    const unknown: number[] = [];
+    const wrong: number[] = [];
+    const bodies = new Set<string>();
+    for (let i = 0; i < 5; i++) {
+      for (const [client, into] of [
+        ["no-such-client", unknown],
+        [clientId, wrong],
+      ] as const) {
+        const { ms, r } = await timed(() => tokenWith(t.url, client));
+        expect(r.status).toBe(401);
+        bodies.add(JSON.stringify(r.body));
+        into.push(ms);
+      }
+    }
+    expect([...bodies]).toEqual([JSON.stringify({ error: "invalid_client", error_description: "client authentication failed" })]);
+    // without the decoy an unknown client answered at once (a few ms, under a tenth of one scrypt verification;
+    // the factor leaves room for a busy machine)
+    expect(median(unknown)).toBeGreaterThan((await verificationMs()) * 0.2);
+    expect(median(wrong)).toBeGreaterThan((await verificationMs()) * 0.2);
+  });
+
+  it("login form: an unknown login name and a wrong password get the same page and status, after a password verification each", async () => {
+    const page = await rest(t.url, "GET", "/ui/login");
+    const cookie = String(page.headers["set-cookie"]).split(";")[0]!;
+    const csrf = (page.body as string).match(/name="csrf" value="([^"]+)"/)![1]!;
+    const post = (loginName: string) =>
+      rest(t.url, "POST", "/ui/login/password", {
+        body: new URLSearchParams({ loginName, password: "wrong", csrf }).toString(),
+        headers: { ...form, cookie },
+      });
+    const unknown: number[] = [];
+    const wrong: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const a = await timed(() => post("nobody-here"));
+      const b = await timed(() => post("admin"));
+      expect([a.r.status, b.r.status]).toEqual([401, 401]);
+      const shown = (html: unknown, name: string) => String(html).replaceAll(`>${name}<`, ">X<").replaceAll(`value="${name}"`, 'value="X"');
+      expect(shown(a.r.body, "nobody-here")).toBe(shown(b.r.body, "admin"));
+      unknown.push(a.ms);
+      wrong.push(b.ms);
+    }
+    expect(median(unknown)).toBeGreaterThan((await verificationMs()) * 0.2);
+  });
+});
