@@ -1,12 +1,10 @@
-import { existsSync } from "node:fs";
-import { createHash } from "node:crypto";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { hashPassword } from "../crypto/password.js";
 import { StartupError } from "../config/startup-error.js";
 import type { EventStore } from "../eventstore/eventstore.js";
 import { userByLoginName } from "../query/users.js";
 import type { Database } from "../storage/database.js";
+import { embeddedUrlOf } from "../storage/embedded.js";
 import { generatePassword } from "./setup.js";
 import { addPersonalAccessToken, changeUserState, setPassword } from "./users.js";
 
@@ -63,16 +61,8 @@ export async function recoverUser(es: EventStore, db: Database, a: { user: strin
  * The URL of the embedded PostgreSQL server a running process owns in `dataDir`, or undefined when none
  * answers there. The running server holds the data directory (a second owner is refused), but its server
  * listens on a unix socket with trust authentication for this machine's user, so the recovery connects to it
- * as a client. Where the socket lives is `src/storage/embedded.ts`'s rule (the PostgreSQL directory, or a
- * directory under the temp dir named by its hash when that path is too long for a socket), repeated here.
+ * as a client, where `src/storage/embedded.ts` says the socket is.
  */
 export function runningEmbeddedUrl(dataDir: string): string | undefined {
-  const pgDir = join(dataDir, "pg");
-  const port = 5432;
-  const socketDir =
-    Buffer.byteLength(join(pgDir, `.s.PGSQL.${port}`)) <= 100
-      ? pgDir
-      : join(tmpdir(), `svc-pg-${createHash("sha256").update(pgDir).digest("hex").slice(0, 16)}`);
-  if (!existsSync(join(socketDir, `.s.PGSQL.${port}`))) return undefined;
-  return `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(socketDir)}&port=${port}`;
+  return embeddedUrlOf(join(dataDir, "pg"));
 }

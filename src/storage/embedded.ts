@@ -265,11 +265,27 @@ function removeAbandonedInits(pgDir: string): void {
 
 /** A unix socket path must fit in about 100 bytes; a deep data directory gets its socket under the temp dir. */
 function socketDirFor(pgDir: string, runAs: RunAs | undefined): string {
-  if (Buffer.byteLength(join(pgDir, `.s.PGSQL.${PORT}`)) <= 100) return pgDir;
-  const dir = join(tmpdir(), `svc-pg-${createHash("sha256").update(pgDir).digest("hex").slice(0, 16)}`);
+  const dir = socketDirOf(pgDir);
+  if (dir === pgDir) return dir;
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (runAs) chownSync(dir, runAs.uid, runAs.gid);
   return dir;
+}
+
+/**
+ * Where the embedded server of `pgDir` listens: that directory, or one under the temp dir named by its hash
+ * when the socket's path would not fit. Pure, so that a client (the `recover` command) finds a running server.
+ */
+export function socketDirOf(pgDir: string): string {
+  if (Buffer.byteLength(join(pgDir, `.s.PGSQL.${PORT}`)) <= 100) return pgDir;
+  return join(tmpdir(), `svc-pg-${createHash("sha256").update(pgDir).digest("hex").slice(0, 16)}`);
+}
+
+/** The URL of the embedded server of `pgDir` through its socket, or undefined when none listens there. */
+export function embeddedUrlOf(pgDir: string): string | undefined {
+  const socketDir = socketDirOf(pgDir);
+  if (!existsSync(join(socketDir, `.s.PGSQL.${PORT}`))) return undefined;
+  return `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(socketDir)}&port=${PORT}`;
 }
 
 /** As root, PostgreSQL runs as another user, which must be able to pass through the data directory. */
