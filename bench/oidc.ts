@@ -18,8 +18,11 @@ function assertions(n: number, claims: { iss: string; sub: string; aud: string }
   });
 }
 
-/** Runs the load against a body that changes per request (each assertion once). */
-function rotating(url: string, bodies: string[], headers: Record<string, string>, seconds: number, name: string) {
+/**
+ * Runs the load against a body that changes per request. Single-use bodies (assertions) go once each: a
+ * second use is a replay, refused (counted as an error, not as throughput); reusable ones rotate.
+ */
+function rotating(url: string, bodies: string[], headers: Record<string, string>, seconds: number, name: string, reusable = false) {
   let i = 0;
   return httpLoad(name, {
     url,
@@ -27,8 +30,7 @@ function rotating(url: string, bodies: string[], headers: Record<string, string>
     headers: { "content-type": form, ...headers },
     requests: [{ method: "POST", setupRequest: (req) => ({ ...req, body: bodies[i++ % bodies.length] }) }],
     duration: seconds,
-    // Each assertion once: a second use is a replay, refused (counted as an error, not as throughput).
-    amount: bodies.length,
+    ...(reusable ? {} : { amount: bodies.length }),
   });
 }
 
@@ -187,7 +189,7 @@ export async function oidcBench(server: string, pat: string, seconds: number, ce
     for (const [name, bodies] of exchanges) {
       const first = fetch(`${server}/oauth/v2/token`, { method: "POST", headers: { "content-type": form, ...exchangeAuth }, body: bodies[0] });
       await expectOk(name, first, (b) => typeof b.access_token === "string");
-      out.push(await rotating(`${server}/oauth/v2/token`, bodies, exchangeAuth, seconds, name));
+      out.push(await rotating(`${server}/oauth/v2/token`, bodies, exchangeAuth, seconds, name, true));
     }
     out.push(
       await httpLoad("client_credentials: oidc-provider", {

@@ -16,6 +16,7 @@ import { oidcBench } from "./oidc.js";
 import { passwordBench } from "./passwords.js";
 import { protocolsBench } from "./protocols.js";
 import { searchBench } from "./search.js";
+import { transactionsBench } from "./transactions.js";
 import { writesBench } from "./writes.js";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -101,6 +102,8 @@ try {
     const w = await writesBench({ api, headers: json, seconds, databaseUrl, languageKeys: keys });
     results.push(...w.results);
     ratios.push(...w.ratios);
+    // Why writes avoid Prisma's interactive transactions: the same transaction three ways (bench/transactions.ts)
+    if (databaseUrl) ratios.push(...(await transactionsBench(databaseUrl)).lines);
   }
 
   // Targets with 10,000 stored (issue 3)

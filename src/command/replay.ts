@@ -1,10 +1,9 @@
 import type { Database } from "../storage/database.js";
+import { Batches } from "./batches.js";
 
-interface Pending {
+interface Use {
   key: string;
   expiresAt: Date;
-  done: (fresh: boolean) => void;
-  fail: (e: unknown) => void;
 }
 
 /**
@@ -20,42 +19,29 @@ interface Pending {
  * that turns one write per token request into one write per batch.
  */
 export class ReplayGuard {
-  private queue: Pending[] = [];
-  private busy = false;
+  private readonly batches = new Batches<Use, boolean>((_, uses) => this.insert(uses), 1000);
 
   constructor(private readonly db: Database) {}
 
   async use(key: string, expSeconds: number, refused: () => Error): Promise<void> {
     if (key.endsWith(":") || !Number.isFinite(expSeconds)) throw refused();
-    const fresh = await new Promise<boolean>((done, fail) => {
-      this.queue.push({ key, expiresAt: new Date(expSeconds * 1000), done, fail });
-      if (!this.busy) void this.flush();
-    });
+    const fresh = await this.batches.add("", { key, expiresAt: new Date(expSeconds * 1000) });
     if (!fresh) throw refused();
   }
 
-  private async flush(): Promise<void> {
-    this.busy = true;
-    while (this.queue.length) {
-      const batch = this.queue.splice(0, 1000);
-      // The same key twice in one batch: the first one counts.
-      const first = new Map<string, Pending>();
-      for (const p of batch) if (!first.has(p.key)) first.set(p.key, p);
-      try {
-        const keys = [...first.keys()];
-        const expires = [...first.values()].map((p) => p.expiresAt);
-        const rows = await this.db.prisma.$queryRaw<{ key: string }[]>`
-          INSERT INTO used_jwt_ids (key, expires_at)
-          SELECT * FROM unnest(${keys}::text[], ${expires}::timestamptz[])
-          ON CONFLICT (key) DO NOTHING RETURNING key`;
-        const inserted = new Set(rows.map((r) => r.key));
-        for (const p of batch) p.done(first.get(p.key) === p && inserted.has(p.key));
-      } catch (e) {
-        for (const p of batch) p.fail(e);
-      }
-    }
-    this.busy = false;
+  /** One statement for the batch: the keys it returns were fresh; the same key twice in one batch, the first one counts. */
+  private async insert(uses: Use[]): Promise<boolean[]> {
+    const first = new Map<string, Use>();
+    for (const u of uses) if (!first.has(u.key)) first.set(u.key, u);
+    const keys = [...first.keys()];
+    const expires = [...first.values()].map((u) => u.expiresAt);
+    const rows = await this.db.prisma.$queryRaw<{ key: string }[]>`
+      INSERT INTO used_jwt_ids (key, expires_at)
+      SELECT * FROM unnest(${keys}::text[], ${expires}::timestamptz[])
+      ON CONFLICT (key) DO NOTHING RETURNING key`;
+    const inserted = new Set(rows.map((r) => r.key));
     // Old entries are of no use once their JWTs expired; an occasional sweep keeps the table small.
-    if (Math.random() < 0.01) await this.db.prisma.usedJwtId.deleteMany({ where: { expiresAt: { lt: new Date() } } }).catch(() => undefined);
+    if (Math.random() < 0.01) void this.db.prisma.usedJwtId.deleteMany({ where: { expiresAt: { lt: new Date() } } }).catch(() => undefined);
+    return uses.map((u) => first.get(u.key) === u && inserted.has(u.key));
   }
 }

@@ -87,7 +87,7 @@ export function effectiveChange(current: StoredValues, change: SettingsChange): 
   return Object.keys(set).length || reset.length ? { set, reset } : undefined;
 }
 
-/** The context's stored values after a change: the reducer's rule. */
+/** The context's stored values after a change (the projection does the same in SQL: src/command/settings.ts). */
 export function applyChange(current: StoredValues, change: SettingsChange): StoredValues {
   const values = { ...current, ...change.set };
   for (const k of change.reset) delete values[k];

@@ -51,9 +51,13 @@ export function httpStatusOf(code: Code): number {
   }
 }
 
-/** A Prisma unique-constraint violation, optionally on the given model. */
-export function isUniqueViolation(err: unknown, model?: string): boolean {
-  const e = err as { code?: string; meta?: { modelName?: string } } | undefined;
+/**
+ * A unique-constraint violation, optionally on the given model: Prisma's P2002, or PostgreSQL's 23505 on
+ * the model's table (`table`) from a statement sent without Prisma.
+ */
+export function isUniqueViolation(err: unknown, model?: string, table?: string): boolean {
+  const e = err as { code?: string; table?: string; meta?: { modelName?: string } } | undefined;
+  if (e?.code === "23505") return model === undefined || (table !== undefined && e.table === table);
   if (e?.code !== "P2002") return false;
   return model === undefined || e.meta?.modelName === model;
 }

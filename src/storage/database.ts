@@ -2,6 +2,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaClient } from "../../gen/prisma/client.js";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded.js";
+import { runTransaction, transactionBoundPrisma } from "./transactions.js";
 
 export type Prisma = PrismaClient;
 
@@ -17,6 +18,13 @@ export interface Database {
   readonly pool: pg.Pool;
   /** Connection settings of the pool, for a client of its own (a session lock, a schema tool). */
   readonly connection: pg.ClientConfig;
+  /**
+   * Runs `fn` in a write transaction on one connection of the pool (`transactions.ts`): the client it is
+   * given and `writer` both send their statements into that transaction.
+   */
+  transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+  /** Prisma's model API for the transaction running in this async context (`transaction`); refused outside one. */
+  readonly writer: PrismaClient;
   /** Runs SQL with several statements (simple query protocol). */
   execScript(sql: string): Promise<void>;
   /** Calls fn with the payload of every NOTIFY on channel, from any process on this database. */
@@ -51,6 +59,7 @@ async function openPostgres(kind: Database["kind"], connection: pg.ClientConfig,
   // A broken idle connection must not take the process down; the pool replaces it.
   pool.on("error", () => {});
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const writer = transactionBoundPrisma();
   let listenClient: pg.Client | undefined;
   const listeners = new Map<string, Set<(payload: string) => void>>();
   return {
@@ -58,6 +67,8 @@ async function openPostgres(kind: Database["kind"], connection: pg.ClientConfig,
     prisma,
     pool,
     connection,
+    writer,
+    transaction: (fn) => runTransaction(pool, fn),
     async execScript(sql) {
       await pool.query(sql);
     },
@@ -82,6 +93,7 @@ async function openPostgres(kind: Database["kind"], connection: pg.ClientConfig,
     },
     async close() {
       await prisma.$disconnect();
+      await writer.$disconnect();
       await listenClient?.end().catch(() => {});
       await pool.end();
       await embedded?.stop();

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { registerAllReducers } from "../../src/command/all-reducers.js";
 import type { EventDefinition } from "../../src/eventstore/definition.js";
@@ -41,6 +42,28 @@ function recordingTx(written: Set<string>) {
   );
 }
 
+/** Each table's Prisma model, as the delegates name it (`targets` -> `target`), from the schema's @@map lines. */
+function modelsByTable(): Map<string, string> {
+  const schema = readFileSync(new URL("../../prisma/schema.prisma", import.meta.url), "utf8");
+  const out = new Map<string, string>();
+  for (const [, model, body] of schema.matchAll(/^model (\w+) \{([\s\S]*?)^\}/gm)) {
+    const table = /@@map\("(\w+)"\)/.exec(body!)?.[1] ?? model!;
+    out.set(table, model![0]!.toLowerCase() + model!.slice(1));
+  }
+  return out;
+}
+
+/** A connection that records which tables a reducer's own statements write. */
+function recordingSql(written: Set<string>, models: Map<string, string>) {
+  return {
+    query: async (text: string) => {
+      for (const [, table] of text.matchAll(/\b(?:INSERT INTO|(?<!DO )UPDATE|DELETE FROM)\s+"?(\w+)"?/gi))
+        written.add(models.get(table!) ?? `unknown table ${table}`);
+      return { rows: [], rowCount: 0 };
+    },
+  };
+}
+
 describe("cache sources", () => {
   it("name, for every table a reducer writes, the aggregate type of the events it reduces", async () => {
     const registered: { def: EventDefinition<object>; reduce: Reducer }[] = [];
@@ -49,10 +72,11 @@ describe("cache sources", () => {
     registerAllReducers(es);
     expect(registered.length).toBeGreaterThan(50);
     const missing: string[] = [];
+    const models = modelsByTable();
     for (const { def, reduce } of registered) {
       const written = new Set<string>();
       const event = { ...(anything() as object), aggregateType: def.aggregateType, type: def.type, payload: anything(), aggregateId: "1", instanceId: "1" };
-      await reduce(recordingTx(written) as never, event as never).catch(() => {});
+      await reduce(recordingTx(written) as never, event as never, recordingSql(written, models) as never).catch(() => {});
       for (const table of written) {
         const sources: readonly string[] | undefined = (tableSources as Record<string, readonly string[]>)[table];
         if (!sources?.includes(def.aggregateType)) missing.push(`${table} <- ${def.type} (${def.aggregateType})`);

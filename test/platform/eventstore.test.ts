@@ -133,6 +133,36 @@ describe("event store", () => {
     expect(again.map((e) => `${e.aggregateId}:${e.sequence}`)).toEqual(["s1:3"]);
   });
 
+  it("reads commits announced close together in one batch, and stores the cursor of batches with nothing wanted lazily", async () => {
+    const es = t.server.es;
+    const batches: number[] = [];
+    const storedCursor = async () => (await t.server.db.prisma.subscription.findFirst({ where: { name: "lazy-sub" } }))?.position;
+    const sub = es.subscribe("lazy-sub", async (b) => void batches.push(b.length), {
+      filter: (e) => e.aggregateId.startsWith("wanted"),
+      pollMs: 10_000,
+      coalesceMs: 500,
+      storeEveryMs: 60_000,
+    });
+    await sub.caughtUp();
+    const start = await storedCursor();
+    // Ten commits announced within the coalescing window: read together, none wanted, cursor not stored.
+    await Promise.all(Array.from({ length: 10 }, (_, i) => increment(`skipped-${i}`)));
+    await sub.caughtUp();
+    expect(batches).toEqual([]);
+    expect(await storedCursor()).toBe(start);
+    // Wanted events in one burst arrive as one batch, and their cursor is stored at once.
+    await Promise.all(Array.from({ length: 5 }, (_, i) => increment(`wanted-${i}`)));
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(batches).toEqual([5]);
+    const latest = await es.latest();
+    expect(await storedCursor()).toBe(latest.position);
+    await increment("skipped-late");
+    await sub.caughtUp();
+    // Stopping stores what was skipped since, so a restart does not read it again.
+    await sub.stop();
+    expect(await storedCursor()).toBe((await es.latest()).position);
+  });
+
   it("keeps a subscription's position across a restart of the server", async () => {
     const t2 = await startTestServer();
     try {

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { file_svc_settings_object_v3alpha_object } from "../../gen/svc/settings/object/v3alpha/object_pb.js";
 import { assertMatches, carriedBy, requestOf, resolvedMessage } from "../../src/api/settings-properties.js";
 import { inheritanceChain } from "../../src/domain/contexts.js";
-import { applyChange, changeOf, effectiveChange, resolveAlong } from "../../src/domain/settings.js";
+import { changeOf, effectiveChange, resolveAlong } from "../../src/domain/settings.js";
 import { supportedLanguages } from "../../src/domain/settings-kinds.js";
 
 /**
@@ -85,7 +85,6 @@ describe("settings kinds: string and list properties on the generic path", () =>
       reset: ["restricted_languages"],
     });
     expect(effectiveChange(current, { set: { restricted_languages: ["de", "en"] }, reset: [] })).toBeUndefined();
-    expect(applyChange(current, { set: { default_language: "fr" }, reset: ["restricted_languages"] })).toEqual({ default_language: "fr" });
 
     const chain = inheritanceChain({ type: "org", instanceId: "i1", orgId: "o1" });
     const values = resolveAlong("language", chain, [

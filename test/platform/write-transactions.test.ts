@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "../support/server.js";
+
+// Write transactions run on one pg connection with Prisma's model API bound to it (src/storage/transactions.ts).
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer();
+});
+afterAll(() => t?.close());
+
+const row = (id: string) => ({ key: `wt-${id}`, expiresAt: new Date(Date.now() + 60_000) });
+const stored = async (id: string) => t.server.db.prisma.usedJwtId.findFirst({ where: { key: `wt-${id}` } });
+
+describe("write transactions", () => {
+  it("refuse the bound Prisma client outside a transaction, so no statement escapes into autocommit", async () => {
+    await expect(t.server.db.writer.usedJwtId.create({ data: row("outside") })).rejects.toThrow(/outside a write transaction/);
+    expect(await stored("outside")).toBeNull();
+  });
+
+  it("commit Prisma's statements and the connection's own together, and roll both back together", async () => {
+    await t.server.db.transaction(async (sql) => {
+      await t.server.db.writer.usedJwtId.create({ data: row("both-1") });
+      await sql.query("INSERT INTO used_jwt_ids (key, expires_at) VALUES ($1, now())", ["wt-both-2"]);
+    });
+    expect(await stored("both-1")).not.toBeNull();
+    expect(await stored("both-2")).not.toBeNull();
+
+    await expect(
+      t.server.db.transaction(async (sql) => {
+        await t.server.db.writer.usedJwtId.create({ data: row("gone-1") });
+        await sql.query("INSERT INTO used_jwt_ids (key, expires_at) VALUES ($1, now())", ["wt-gone-2"]);
+        throw new Error("the command failed");
+      }),
+    ).rejects.toThrow("the command failed");
+    expect(await stored("gone-1")).toBeNull();
+    expect(await stored("gone-2")).toBeNull();
+  });
+
+  it("keep lookups of concurrent transactions apart (Prisma would batch same-tick findUnique calls into one query)", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let inserted!: () => void;
+    const ready = new Promise<void>((r) => (inserted = r));
+    let read!: () => void;
+    const bHasRead = new Promise<void>((r) => (read = r));
+    // A inserts without committing; B and A look the row up in the same tick. A commits only after B's
+    // lookup has answered: B can see the row only if its lookup ran on A's connection.
+    const a = t.server.db.transaction(async () => {
+      await t.server.db.writer.usedJwtId.create({ data: row("apart") });
+      inserted();
+      await held;
+      const found = await t.server.db.writer.usedJwtId.findUnique({ where: { key: "wt-apart" } });
+      await bHasRead;
+      return found;
+    });
+    await ready;
+    const b = t.server.db.transaction(async () => {
+      const lookups = [t.server.db.writer.usedJwtId.findUnique({ where: { key: "wt-apart" } })];
+      release();
+      const results = await Promise.all(lookups);
+      read();
+      return results;
+    });
+    const [seenByA, [seenByB]] = await Promise.all([a, b]);
+    expect(seenByA?.key).toBe("wt-apart");
+    // B never sees A's uncommitted row.
+    expect(seenByB).toBeNull();
+  });
+
+  it("turn a transaction Prisma opens inside one into a savepoint: it ends with the surrounding one", async () => {
+    await expect(
+      t.server.db.transaction(async () => {
+        await t.server.db.writer.$transaction(async (inner) => {
+          await inner.usedJwtId.create({ data: row("inner") });
+        });
+        // Had the inner COMMIT ended the transaction, the row would survive this.
+        throw new Error("outer failed");
+      }),
+    ).rejects.toThrow("outer failed");
+    expect(await stored("inner")).toBeNull();
+
+    await t.server.db.transaction(async () => {
+      await t.server.db.writer.$transaction(async (inner) => inner.usedJwtId.create({ data: row("inner-kept") }));
+    });
+    expect(await stored("inner-kept")).not.toBeNull();
+  });
+
+  it("find rows by a compound unique key through findUnique", async () => {
+    const found = await t.server.db.transaction(async () =>
+      t.server.db.writer.setting.findUnique({ where: { kind_ownerType_ownerId: { kind: "nothing", ownerType: "system", ownerId: "" } } }),
+    );
+    expect(found).toBeNull();
+  });
+});
