@@ -15,6 +15,7 @@ import { metricsBench } from "./metrics.js";
 import { oidcBench } from "./oidc.js";
 import { passwordBench } from "./passwords.js";
 import { protocolsBench } from "./protocols.js";
+import { secondFactorBench } from "./second-factors.js";
 import { searchBench } from "./search.js";
 import { transactionsBench } from "./transactions.js";
 import { writesBench } from "./writes.js";
@@ -165,7 +166,11 @@ try {
         url: api(`/resources/v3alpha/users/_search?ctx.org_id=${firstOrg}`),
       }),
     );
-    results.push(await passwordBench(seconds));
+    const password = await passwordBench(seconds);
+    results.push(password);
+    const secondFactors = await secondFactorBench(seconds, password);
+    results.push(...secondFactors.results);
+    ratios.push(...secondFactors.lines);
   }
 
   // Every search filter and sort column of users and targets, 10 connections, with the server's CPU per page (issue 12)

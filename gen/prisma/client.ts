@@ -205,6 +205,11 @@ export type NotificationProvider = Prisma.NotificationProviderModel
  */
 export type UserTotp = Prisma.UserTotpModel
 /**
+ * Model UserWebauthnKey
+ * 
+ */
+export type UserWebauthnKey = Prisma.UserWebauthnKeyModel
+/**
  * Model UserMfaInitSkip
  * 
  */
@@ -214,3 +219,13 @@ export type UserMfaInitSkip = Prisma.UserMfaInitSkipModel
  * 
  */
 export type NotificationMessage = Prisma.NotificationMessageModel
+/**
+ * Model UserCode
+ * 
+ */
+export type UserCode = Prisma.UserCodeModel
+/**
+ * Model UserOtpChannel
+ * 
+ */
+export type UserOtpChannel = Prisma.UserOtpChannelModel

@@ -13,6 +13,8 @@ import { registerSessionReducers } from "./sessions.js";
 import { registerSigningKeyReducers } from "./signing-keys.js";
 import { registerTokenReducers } from "./tokens.js";
 import { registerTotpReducers } from "./totp.js";
+import { registerWebauthnReducers } from "./webauthn.js";
+import { registerUserCodeReducers } from "./user-code-reducers.js";
 import { registerUserGrantReducers } from "./user-grants.js";
 import { registerUserReducers } from "./user-reducers.js";
 
@@ -34,4 +36,6 @@ export function registerAllReducers(es: EventStore): void {
   registerAuthRequestReducers(es);
   registerTokenReducers(es);
   registerNotificationProviderReducers(es);
+  registerWebauthnReducers(es);
+  registerUserCodeReducers(es);
 }

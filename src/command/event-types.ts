@@ -135,6 +135,22 @@ export const patRemoved = user.defineEvent<{ tokenId: string }>("user.pat.remove
 export const totpAdded = user.defineEvent<{ secret: string }>("user.totp.added");
 export const totpVerified = user.defineEvent("user.totp.verified");
 export const totpRemoved = user.defineEvent("user.totp.removed");
+/**
+ * A WebAuthn credential registered after its attestation was verified: a security key (second factor) or a
+ * passkey (`passwordless`, discoverable, user verification). `publicKey` is the COSE key, base64url.
+ */
+export const webauthnKeyAdded = user.defineEvent<{
+  keyId: string;
+  credentialId: string;
+  publicKey: string;
+  counter: number;
+  transports: string[];
+  name: string;
+  passwordless: boolean;
+}>("user.webauthn.added");
+/** A credential signed a login: its new signature counter. */
+export const webauthnKeyUsed = user.defineEvent<{ keyId: string; counter: number }>("user.webauthn.used");
+export const webauthnKeyRemoved = user.defineEvent<{ keyId: string }>("user.webauthn.removed");
 /** The user put off setting up a second factor (login settings mfa_init_skip_lifetime); the time is the event's. */
 export const mfaInitSkipped = user.defineEvent("user.mfa_init.skipped");
 export const userImpersonated = user.defineEvent<{ act: ActorClaim; clientId: string }>("user.impersonated");
@@ -266,10 +282,30 @@ export const notificationProviderRemoved = notificationProvider.defineEvent("not
 
 // Codes sent to a user (the notification worker sends each; `code` encrypted with the master key, `expiresAt` ISO 8601)
 
-export const emailCodeAdded = user.defineEvent<{ code: string; expiresAt: string }>("user.email.code_added");
-export const phoneCodeAdded = user.defineEvent<{ code: string; expiresAt: string }>("user.phone.code_added");
+// `returned`: the code went back to the API caller (a custom UI sends it itself), so the worker sends nothing.
+
+export const emailCodeAdded = user.defineEvent<{ code: string; expiresAt: string; returned?: boolean }>("user.email.code_added");
+export const phoneCodeAdded = user.defineEvent<{ code: string; expiresAt: string; returned?: boolean }>("user.phone.code_added");
 /** `reason`: "init" (a user created without a password) or "reset" (forgot password). */
-export const passwordCodeAdded = user.defineEvent<{ code: string; expiresAt: string; reason: "init" | "reset" }>("user.password.code_added");
+export const passwordCodeAdded = user.defineEvent<{ code: string; expiresAt: string; reason: "init" | "reset"; returned?: boolean }>(
+  "user.password.code_added",
+);
+/** The address was proven with the code sent to it (or by setting the initial password from the mailed link). */
+export const emailVerified = user.defineEvent("user.email.verified");
+export const phoneVerified = user.defineEvent("user.phone.verified");
+/** One-time codes by e-mail or SMS as a second factor at sign-in, turned on and off per user. */
+export const otpEmailAdded = user.defineEvent("user.otp_email.added");
+export const otpEmailRemoved = user.defineEvent("user.otp_email.removed");
+export const otpSmsAdded = user.defineEvent("user.otp_sms.added");
+export const otpSmsRemoved = user.defineEvent("user.otp_sms.removed");
+/** A sign-in's one-time code, sent by the worker (`code` sealed). */
+export const otpEmailCodeAdded = user.defineEvent<{ code: string; expiresAt: string }>("user.otp_email.code_added");
+export const otpSmsCodeAdded = user.defineEvent<{ code: string; expiresAt: string }>("user.otp_sms.code_added");
+/** The sign-in's code was right; it is used up. */
+export const otpEmailCheckSucceeded = user.defineEvent("user.otp_email.check_succeeded");
+export const otpSmsCheckSucceeded = user.defineEvent("user.otp_sms.check_succeeded");
+/** A locked user with a verified e-mail address is mailed a link that unlocks it (appended with the lock). */
+export const unlockCodeAdded = user.defineEvent<{ code: string; expiresAt: string }>("user.unlock.code_added");
 
 /** A message the notification worker gave up on (src/notification/worker.ts); the aggregate ID is the message's ID. */
 export const notificationMessageFailed = notificationMessage.defineEvent<{ userId: string; channel: string; kind: string; attempts: number; reason: string }>(

@@ -3,7 +3,9 @@ import { hashPassword, verifyPassword } from "../crypto/password.js";
 import type { EventStore } from "../eventstore/eventstore.js";
 import { userByLoginName } from "../query/users.js";
 import type { Database } from "../storage/database.js";
+import type { SecretBox } from "../crypto/secrets.js";
 import { endExpiredLockout } from "./lockouts.js";
+import { codeEvents } from "./user-codes.js";
 import { passwordChanged, passwordCheckFailed, passwordCheckSucceeded, userLocked } from "./events.js";
 
 /** Verified against when there is no user, so that an unknown login name costs the same time as a wrong password. */
@@ -25,6 +27,8 @@ export async function checkPassword(
     maxAttempts: (user: User) => Promise<number>;
     /** Seconds a lock at the limit lasts; 0 or absent: until an administrator unlocks (the permanent lockout). */
     lockoutDurationS?: (user: User) => Promise<number>;
+    /** With it, a user locked at the limit who has a verified e-mail address is mailed a link that unlocks it. */
+    box?: SecretBox;
   },
 ): Promise<User | undefined> {
   // The username, or the full login name `<username>@<organisation domain>`.
@@ -53,9 +57,12 @@ export async function checkPassword(
       if (fresh?.state !== "active") return;
       const lock = limit > 0 && fresh.passwordFailures + 1 >= limit;
       const until = lockS > 0 ? { until: new Date(Date.now() + lockS * 1000).toISOString() } : {};
+      // Only to a verified address: an unverified one may not be the user's, and the link unlocks the account.
+      const unlockMail = lock && a.box && fresh.email && fresh.emailVerified ? [{ ...ref, ...codeEvents.unlock(a.box) }] : [];
       await w.push(a.instanceId, checked.id, [
         passwordCheckFailed.event(ref),
         ...(lock ? [userLocked.event(ref, { reason: "too many failed password checks", ...until })] : []),
+        ...unlockMail,
       ]);
     });
     return undefined;

@@ -1,10 +1,10 @@
 import { Secret, TOTP } from "otpauth";
-import type { User } from "../../gen/prisma/client.js";
 import type { SecretBox } from "../crypto/secrets.js";
 import { errors } from "../errors/errors.js";
 import type { EventStore } from "../eventstore/eventstore.js";
 import type { Database } from "../storage/database.js";
-import { changeAggregate, type ChangeDetails, type Decision } from "./aggregate.js";
+import type { ChangeDetails } from "./aggregate.js";
+import { changeHuman } from "./humans.js";
 import { mfaInitSkipped, orgRemoved, totpAdded, totpRemoved, totpVerified, userRemoved } from "./events.js";
 
 /**
@@ -21,7 +21,7 @@ function totpOf(secretBase32: string, issuer: string, label: string): TOTP {
   return new TOTP({ issuer, label, algorithm: "SHA1", digits: DIGITS, period: PERIOD, secret: Secret.fromBase32(secretBase32) });
 }
 
-function codeMatches(secretBase32: string, code: string): boolean {
+export function codeMatches(secretBase32: string, code: string): boolean {
   const token = code.replace(/\s/g, "");
   if (!/^\d{6}$/.test(token)) return false;
   return totpOf(secretBase32, "", "").validate({ token, window: WINDOW }) !== null;
@@ -32,23 +32,6 @@ export interface TotpEnrolment {
   secret: string;
   /** otpauth:// URI, for the QR code. */
   uri: string;
-}
-
-/** The common shape of a change to a user's authenticator: the user aggregate, humans only. */
-function changeTotp(es: EventStore, a: { instanceId: string; userId: string; creator: string }, decide: Decision<User, "user">) {
-  return changeAggregate(es, {
-    aggregateType: "user",
-    instanceId: a.instanceId,
-    id: a.userId,
-    creator: a.creator,
-    load: (w) => w.tx.user.findUnique({ where: { id: a.userId } }),
-    notFound: () => errors.notFound("TOTP-k2m4", `user "${a.userId}" not found`),
-    ownerOf: (u) => u.orgId,
-    decide: (u, w) => {
-      if (u.kind !== "human") throw errors.failedPrecondition("TOTP-h7q1", `second factors apply to human users only; user "${u.id}" is a ${u.kind}`);
-      return decide(u, w);
-    },
-  });
 }
 
 /**
@@ -62,7 +45,7 @@ export async function addTotp(
 ): Promise<TotpEnrolment & { details: ChangeDetails }> {
   const secret = new Secret({ size: 20 }).base32;
   let label = a.accountName ?? "";
-  const details = await changeTotp(es, a, async (u, w) => {
+  const details = await changeHuman(es, a, "second factors", async (u, w) => {
     const existing = await w.tx.userTotp.findUnique({ where: { userId: u.id }, select: { verified: true } });
     if (existing?.verified) throw errors.alreadyExists("TOTP-x3n8", `user "${u.id}" already has a verified TOTP authenticator; remove it first`);
     label ||= u.username;
@@ -73,7 +56,7 @@ export async function addTotp(
 
 /** Confirms an enrolment with a current code; a wrong code is INVALID_ARGUMENT naming `code`. */
 export function verifyTotp(es: EventStore, box: SecretBox, a: { instanceId: string; userId: string; creator: string; code: string }): Promise<ChangeDetails> {
-  return changeTotp(es, a, async (u, w) => {
+  return changeHuman(es, a, "second factors", async (u, w) => {
     const row = await w.tx.userTotp.findUnique({ where: { userId: u.id } });
     if (!row) throw errors.notFound("TOTP-p5w2", `user "${u.id}" has no TOTP authenticator to verify`);
     if (row.verified) throw errors.failedPrecondition("TOTP-b8c3", `the TOTP authenticator of user "${u.id}" is already verified`);
@@ -83,7 +66,7 @@ export function verifyTotp(es: EventStore, box: SecretBox, a: { instanceId: stri
 }
 
 export function removeTotp(es: EventStore, a: { instanceId: string; userId: string; creator: string }): Promise<ChangeDetails> {
-  return changeTotp(es, a, async (u, w) => {
+  return changeHuman(es, a, "second factors", async (u, w) => {
     const row = await w.tx.userTotp.findUnique({ where: { userId: u.id }, select: { userId: true } });
     if (!row) throw errors.notFound("TOTP-r9d1", `user "${u.id}" has no TOTP authenticator`);
     return [totpRemoved.change()];

@@ -5,6 +5,8 @@ import { errors } from "../errors/errors.js";
 import type { EventChange } from "../eventstore/definition.js";
 import type { EventStore, EventWriter, NewEvent } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
+import type { SecretBox } from "../crypto/secrets.js";
+import { codesForHuman } from "./user-codes.js";
 import { changeAggregate, changedFields, withUniqueConflict, type ChangeDetails, type Decision } from "./aggregate.js";
 import {
   humanAdded,
@@ -105,12 +107,14 @@ async function addUser(
   return result;
 }
 
+/** With `box`, the new human is sent what proves its addresses (src/command/user-codes.ts `codesForHuman`). */
 export async function createHuman(
   es: EventStore,
-  args: { instanceId: string; orgId: string; creator: string; human: NewHuman; passwordHash?: string; passwordChangeRequired?: boolean },
+  args: { instanceId: string; orgId: string; creator: string; human: NewHuman; passwordHash?: string; passwordChangeRequired?: boolean; box?: SecretBox },
 ): Promise<ChangeDetails> {
   const h = args.human;
   const displayName = h.displayName || `${h.givenName} ${h.familyName}`;
+  const codes = args.box ? codesForHuman(args.box, { ...h, needsPassword: !args.passwordHash }) : [];
   return addUser(es, {
     ...args,
     username: h.username,
@@ -119,6 +123,7 @@ export async function createHuman(
         { aggregateId: id, resourceOwner: args.orgId },
         { ...h, displayName, passwordHash: args.passwordHash ?? null, passwordChangeRequired: !!args.passwordChangeRequired },
       ),
+      ...codes.map((c) => ({ ...c, aggregateId: id, resourceOwner: args.orgId })),
     ],
   });
 }
@@ -159,7 +164,8 @@ export interface UserPatch {
   machine?: Partial<Omit<NewMachine, "username">>;
 }
 
-export function patchUser(es: EventStore, a: { instanceId: string; id: string; creator: string; patch: UserPatch }): Promise<ChangeDetails> {
+/** With `box`, a new unverified e-mail address or phone number is sent a code. */
+export function patchUser(es: EventStore, a: { instanceId: string; id: string; creator: string; patch: UserPatch; box?: SecretBox }): Promise<ChangeDetails> {
   const { patch } = a;
   return withUniqueConflict(
     "User",
@@ -182,7 +188,17 @@ export function patchUser(es: EventStore, a: { instanceId: string; id: string; c
         const changed = changedFields(u, wanted);
         if (!Object.keys(changed).length) return [];
         if (changed.username !== undefined) await checkUsernameFree(w, a.instanceId, changed.username, u.id);
-        return [(u.kind === "human" ? humanChanged : machineChanged).change(changed)];
+        const change = (u.kind === "human" ? humanChanged : machineChanged).change(changed);
+        if (!a.box || u.kind !== "human") return [change];
+        const emailTouched = changed.email !== undefined || changed.emailVerified === false;
+        const phoneTouched = changed.phone !== undefined || changed.phoneVerified === false;
+        const codes = codesForHuman(a.box, {
+          email: emailTouched ? (changed.email ?? u.email) : null,
+          emailVerified: changed.emailVerified ?? u.emailVerified,
+          phone: phoneTouched ? (changed.phone === undefined ? u.phone : changed.phone) : null,
+          phoneVerified: changed.phoneVerified ?? u.phoneVerified,
+        });
+        return [change, ...codes];
       }),
   );
 }

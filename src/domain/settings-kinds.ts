@@ -63,8 +63,8 @@ function originCheck(value: string): string | undefined {
   return new URL(value).origin === value ? undefined : wrong;
 }
 
-/** The second factors the server offers (TOTP); e-mail and SMS codes and U2F join when implemented. */
-export const secondFactorTypes: readonly string[] = ["otp"];
+/** The second factors the server offers: TOTP, one-time codes by e-mail and SMS, WebAuthn security keys (U2F). */
+export const secondFactorTypes: readonly string[] = ["otp", "otp_email", "otp_sms", "u2f"];
 const secondFactorCheck = (v: string) =>
   secondFactorTypes.includes(v) ? undefined : `"${v.slice(0, 50)}" is not a second factor (${secondFactorTypes.join(", ")})`;
 
@@ -104,7 +104,7 @@ export const settingsKinds = {
   },
   /**
    * Self-registration in the login UI is off unless allowed. Second factors: which ones users may use (the
-   * anchor's names; "otp" is TOTP, the only one so far), whether every sign-in needs one (force_mfa), or only a
+   * anchor's names: "otp" TOTP, "otp_email", "otp_sms", "u2f" security keys), whether every sign-in needs one (force_mfa), or only a
    * sign-in with a local password (force_mfa_local_only), and how long a user may put off setting one up when
    * it is not forced (mfa_init_skip_lifetime, seconds; 0: never asked).
    */
@@ -116,6 +116,8 @@ export const settingsKinds = {
       force_mfa: bool(false),
       force_mfa_local_only: bool(false),
       mfa_init_skip_lifetime: duration(0, between(0, 10 * 365 * 86400)),
+      /** Sign-in with a passkey alone (WebAuthn with user verification), skipping the password. Off unless allowed. */
+      passwordless_allowed: bool(false),
     },
   },
   /**

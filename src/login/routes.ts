@@ -21,6 +21,9 @@ import { UserQueries } from "../query/users.js";
 import type { Database } from "../storage/database.js";
 import { AGENT_COOKIE, cookiesOf, hashAgent, nulParameter } from "../web/browser.js";
 import * as pages from "../web/pages.js";
+import { registerOtpCodePages } from "./otp-codes.js";
+import { registerRecoveryPages } from "./recovery.js";
+import { registerWebauthnPages } from "./webauthn.js";
 import { newCookieValue, type Signer } from "./signing.js";
 import { chooseLanguage, preferredLanguages, textsFor } from "../web/texts.js";
 
@@ -44,10 +47,10 @@ const CSRF_COOKIE = "svc_csrf";
 /** A verified password waiting for the required change is good for this long. */
 const PENDING_TTL_MS = 10 * 60_000;
 
-// No scripts at all; styles only from our own stylesheet; never framed. form-action is left out on purpose:
+// Scripts only from this server (the WebAuthn pages' static script); styles only from our own stylesheet; never framed. form-action is left out on purpose:
 // after a sign-in the browser follows redirects to the relying party, which form-action would block.
 const securityHeaders = {
-  "content-security-policy": "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'",
+  "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'",
   "x-frame-options": "DENY",
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
@@ -175,6 +178,10 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
         const pending = signer.seal("otp", { u: user.id, i: instance.id }, PENDING_TTL_MS);
         return c.send(pages.otpPage({ ...c.page, carry: { ...c.page.carry, pending } }, { loginName: user.username }));
       }
+      const keyStep = await webauthnStep.offer(c, reply, instance, user, login.second_factors);
+      if (keyStep) return keyStep;
+      const codeStep = await otpCodeStep.offer(c, instance, user, login.second_factors);
+      if (codeStep) return codeStep;
       // No second factor yet. Forced (every sign-in here is with a local password, so force_mfa_local_only
       // forces it too): set one up before the sign-in completes. Else asked, with a skip, when the last skip is
       // older than mfa_init_skip_lifetime (0: never asked).
@@ -182,6 +189,10 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
       if (otpAllowed && (forced || (await mfaInitDue(instance.id, user.id, login.mfa_init_skip_lifetime)))) {
         const pending = signer.seal("mfa-init", { u: user.id, i: instance.id, f: forced }, PENDING_TTL_MS);
         return enrolPage(c, instance, { userId: user.id, loginName: user.username }, { pending }, { canSkip: !forced });
+      }
+      if (forced && login.second_factors.includes("u2f")) {
+        const pending = signer.seal("mfa-init", { u: user.id, i: instance.id, f: forced }, PENDING_TTL_MS);
+        return webauthnStep.setupAtSignIn(c, reply, instance, user, pending);
       }
       if (forced) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.mfaUnavailable), 403);
       return finish(c, reply, instance, user);
@@ -210,7 +221,9 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
         accountName: who.loginName,
       });
       const qrSvg = await QRCode.toString(enrolment.uri, { type: "svg", errorCorrectionLevel: "M", margin: 2 });
-      return c.send(pages.otpSetupPage(c.page, { ...enrolment, qrSvg, extra, ...opts }), status);
+      const user = await users.byId(instance.id, who.userId);
+      const login = await settings.values("login", inheritanceChain({ type: "org", instanceId: instance.id, orgId: user?.orgId ?? "" }));
+      return c.send(pages.otpSetupPage(c.page, { ...enrolment, qrSvg, extra, ...opts, keyAllowed: login.second_factors.includes("u2f") }), status);
     }
 
     /** The user of a sign-in waiting for its second factor's set-up, and whether it was forced. */
@@ -254,7 +267,9 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
       const accounts = c.fields.prompt === "login" ? [] : await accountsOf(c.instance.id, c.cookies[AGENT_COOKIE]);
       if (accounts.length > 1 || (accounts.length === 1 && c.fields.prompt === "select_account")) return c.send(pages.accountsPage(c.page, accounts));
       if (accounts.length === 1 && !c.page.carry.return_to) return c.send(pages.signedInPage(c.page, accounts[0]!));
-      return c.send(pages.loginNamePage(c.page, { canRegister: await canRegister(c.instance.id), loginName: (c.fields.login_hint ?? "").slice(0, 200) }));
+      const login = await settings.values("login", inheritanceChain({ type: "instance", instanceId: c.instance.id }));
+      const loginName = (c.fields.login_hint ?? "").slice(0, 200);
+      return c.send(pages.loginNamePage(c.page, { canRegister: login.allow_register, loginName, passkey: login.passwordless_allowed }));
     });
 
     // The login name alone never says whether the user exists: the password page follows either way.
@@ -272,6 +287,7 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
         password: (c.fields.password ?? "").slice(0, 1000),
         maxAttempts: async (u) => (await passwordRules(settings, instance.id, u.orgId)).maxAttempts,
         lockoutDurationS: async (u) => (await passwordRules(settings, instance.id, u.orgId)).lockoutDurationS,
+        box: deps.box,
       });
       if (!user) return c.send(pages.passwordPage(c.page, { loginName, error: c.page.t.wrongCredentials }), 401);
       if (user.passwordChangeRequired) {
@@ -380,6 +396,7 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
           creator: "",
           human: { username: values.loginName, givenName: values.givenName, familyName: values.familyName, email: values.email, emailVerified: false },
           passwordHash: await hashPassword(f.newPassword!),
+          box: deps.box,
         });
         const user = (await users.byId(instance.id, d.id))!;
         return finish(c, reply, instance, user);
@@ -388,6 +405,10 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
         throw e;
       }
     });
+
+    registerRecoveryPages(ui, deps, { contextOf, post, accountOf });
+    const otpCodeStep = registerOtpCodePages(deps, { post, finish });
+    const webauthnStep = registerWebauthnPages(ui, deps, { contextOf, post, finish, accountOf, mfaInitPending });
 
     ui.get(`${LOGIN_PATH}/logout`, async (req, reply) => {
       const c = await contextOf(req, reply);

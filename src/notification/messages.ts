@@ -2,7 +2,7 @@
  * The messages the server sends, in the login UI's languages (`translatedLanguages` of src/web/texts.ts; a
  * test checks that each language has every message). `{name}`, `{code}`, `{link}`, `{minutes}` are filled in.
  */
-export type MessageKind = "verifyEmail" | "verifyPhone" | "initPassword" | "resetPassword";
+export type MessageKind = "verifyEmail" | "verifyPhone" | "initPassword" | "resetPassword" | "unlockUser" | "otpEmail" | "otpSms";
 
 interface Template {
   subject: string;
@@ -29,6 +29,18 @@ const en: Catalogue = {
     subject: "Reset your password",
     text: "Hello {name},\n\nsomeone asked to reset the password of your account. Open this link to choose a new one:\n{link}\n\nThe link works once, for {minutes} minutes. If you did not ask for it, ignore this message: your password stays as it is.",
   },
+  unlockUser: {
+    subject: "Your account is locked",
+    text: "Hello {name},\n\nyour account was locked after too many wrong passwords. If that was you, open this link to unlock it:\n{link}\n\nThe link works once, for {minutes} minutes. If it was not you, someone tried to guess your password: consider changing it.",
+  },
+  otpEmail: {
+    subject: "Your sign-in code",
+    text: "Hello {name},\n\nyour sign-in code is {code}. It is valid for {minutes} minutes. If you are not signing in, someone knows your password: change it.",
+  },
+  otpSms: {
+    subject: "Your sign-in code",
+    text: "Your sign-in code is {code}. It is valid for {minutes} minutes.",
+  },
 };
 
 const de: Catalogue = {
@@ -48,6 +60,18 @@ const de: Catalogue = {
     subject: "Passwort zurücksetzen",
     text: "Hallo {name},\n\njemand hat verlangt, das Passwort Ihres Kontos zurückzusetzen. Öffnen Sie diesen Link, um ein neues zu wählen:\n{link}\n\nDer Link funktioniert einmal, {minutes} Minuten lang. Wenn Sie das nicht verlangt haben, ignorieren Sie diese Nachricht: Ihr Passwort bleibt, wie es ist.",
   },
+  unlockUser: {
+    subject: "Ihr Konto ist gesperrt",
+    text: "Hallo {name},\n\nIhr Konto wurde nach zu vielen falschen Passwörtern gesperrt. Wenn Sie das waren, öffnen Sie diesen Link, um es zu entsperren:\n{link}\n\nDer Link funktioniert einmal, {minutes} Minuten lang. Wenn Sie es nicht waren, hat jemand versucht, Ihr Passwort zu erraten: Ändern Sie es am besten.",
+  },
+  otpEmail: {
+    subject: "Ihr Anmeldecode",
+    text: "Hallo {name},\n\nIhr Anmeldecode lautet {code}. Er ist {minutes} Minuten gültig. Wenn Sie sich nicht gerade anmelden, kennt jemand Ihr Passwort: Ändern Sie es.",
+  },
+  otpSms: {
+    subject: "Ihr Anmeldecode",
+    text: "Ihr Anmeldecode lautet {code}. Er ist {minutes} Minuten gültig.",
+  },
 };
 
 const fr: Catalogue = {
@@ -66,6 +90,18 @@ const fr: Catalogue = {
   resetPassword: {
     subject: "Réinitialisez votre mot de passe",
     text: "Bonjour {name},\n\nquelqu'un a demandé la réinitialisation du mot de passe de votre compte. Ouvrez ce lien pour en choisir un nouveau :\n{link}\n\nLe lien fonctionne une seule fois, pendant {minutes} minutes. Si vous ne l'avez pas demandé, ignorez ce message : votre mot de passe reste inchangé.",
+  },
+  unlockUser: {
+    subject: "Votre compte est bloqué",
+    text: "Bonjour {name},\n\nvotre compte a été bloqué après trop de mots de passe erronés. Si c'était vous, ouvrez ce lien pour le débloquer :\n{link}\n\nLe lien fonctionne une seule fois, pendant {minutes} minutes. Si ce n'était pas vous, quelqu'un a tenté de deviner votre mot de passe : pensez à le changer.",
+  },
+  otpEmail: {
+    subject: "Votre code de connexion",
+    text: "Bonjour {name},\n\nvotre code de connexion est {code}. Il est valable {minutes} minutes. Si vous n'êtes pas en train de vous connecter, quelqu'un connaît votre mot de passe : changez-le.",
+  },
+  otpSms: {
+    subject: "Votre code de connexion",
+    text: "Votre code de connexion est {code}. Il est valable {minutes} minutes.",
   },
 };
 

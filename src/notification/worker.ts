@@ -1,5 +1,13 @@
 import type { SecretBox } from "../crypto/secrets.js";
-import { type emailCodeAdded, notificationMessageFailed, type passwordCodeAdded, type phoneCodeAdded } from "../command/events.js";
+import {
+  type emailCodeAdded,
+  notificationMessageFailed,
+  type passwordCodeAdded,
+  type otpEmailCodeAdded,
+  type otpSmsCodeAdded,
+  type phoneCodeAdded,
+  type unlockCodeAdded,
+} from "../command/events.js";
 import type { EventStore, StoredEvent } from "../eventstore/eventstore.js";
 import type { Database } from "../storage/database.js";
 import type { Channels } from "./channels.js";
@@ -25,11 +33,13 @@ export interface NotificationWorker {
   idle(): Promise<void>;
 }
 
-type CodePayload = { code: string; expiresAt: string; reason?: "init" | "reset" };
+type CodePayload = { code: string; expiresAt: string; reason?: "init" | "reset"; returned?: boolean };
 type Planned = { kind: MessageKind; channel: "mail" | "sms" };
 
 /** The messages of an event, if any: the events that ask for a code to be sent. */
 function plan(e: StoredEvent): Planned[] {
+  // A code returned to an API caller is the caller's to send.
+  if ((e.payload as Partial<CodePayload>).returned) return [];
   switch (e.type) {
     case "user.email.code_added" satisfies typeof emailCodeAdded.type:
       return [{ kind: "verifyEmail", channel: "mail" }];
@@ -37,6 +47,12 @@ function plan(e: StoredEvent): Planned[] {
       return [{ kind: "verifyPhone", channel: "sms" }];
     case "user.password.code_added" satisfies typeof passwordCodeAdded.type:
       return [{ kind: (e.payload as CodePayload).reason === "init" ? "initPassword" : "resetPassword", channel: "mail" }];
+    case "user.unlock.code_added" satisfies typeof unlockCodeAdded.type:
+      return [{ kind: "unlockUser", channel: "mail" }];
+    case "user.otp_email.code_added" satisfies typeof otpEmailCodeAdded.type:
+      return [{ kind: "otpEmail", channel: "mail" }];
+    case "user.otp_sms.code_added" satisfies typeof otpSmsCodeAdded.type:
+      return [{ kind: "otpSms", channel: "sms" }];
     default:
       return [];
   }
@@ -52,6 +68,9 @@ const linkPaths: Record<MessageKind, string> = {
   verifyPhone: "",
   initPassword: "/ui/login/password/init",
   resetPassword: "/ui/login/password/reset",
+  unlockUser: "/ui/login/unlock",
+  otpEmail: "",
+  otpSms: "",
 };
 
 interface Row {
@@ -129,7 +148,7 @@ export function startNotificationWorker(deps: {
     const code = box.open(r.code);
     const defaultPort = deps.link.secure ? 443 : 80;
     const base = `${deps.link.secure ? "https" : "http"}://${domain?.domain ?? "localhost"}${deps.link.port === defaultPort ? "" : `:${deps.link.port}`}`;
-    const link = linkPaths[kind] ? `${base}${linkPaths[kind]}?${new URLSearchParams({ user: user.id, code })}` : "";
+    const link = linkPaths[kind] ? `${base}${linkPaths[kind]}?${new URLSearchParams({ userId: user.id, code })}` : "";
     const minutes = String(Math.max(1, Math.round((r.expires_at.getTime() - Date.now()) / 60_000)));
     const name = user.givenName || user.displayName || user.loginName;
     const m = renderMessage(kind, user.preferredLanguage ?? "en", { name, code, link, minutes });

@@ -1,3 +1,4 @@
+import { acrOf } from "./acr.js";
 import type { FastifyRequest } from "fastify";
 import { userClaims } from "./claims.js";
 import { credentialsOf, type AuthMethod } from "./clients.js";
@@ -36,7 +37,7 @@ export async function introspect(deps: OidcDeps, s: RequestScope, req: FastifyRe
     iss: claims.iss,
     jti: claims.jti,
     ...(claims.auth_time ? { auth_time: claims.auth_time } : {}),
-    ...(claims.amr ? { amr: claims.amr } : {}),
+    ...(claims.amr ? { amr: claims.amr, acr: acrOf(claims.amr) } : {}),
     // RFC 8693 §4.1 / RFC 7662: who acts for the subject (token exchange with an actor).
     ...(claims.act ? { act: claims.act } : {}),
     ...(user ? { username: org ? `${user.username}@${org.primaryDomain}` : user.username, ...userClaims(user, scopes) } : {}),

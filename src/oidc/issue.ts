@@ -1,3 +1,4 @@
+import { acrOf } from "./acr.js";
 import type { User } from "../../gen/prisma/client.js";
 import type { RefreshGrant, RefreshRotation } from "../command/events.js";
 import { roleClaims, userClaims } from "./claims.js";
@@ -103,6 +104,7 @@ export async function issueUserTokens(
       azp: client.clientId,
       auth_time: authTime,
       amr: a.amr,
+      acr: acrOf(a.amr),
       at_hash: Tokens.halfHash(access.token),
       ...(a.nonce ? { nonce: a.nonce } : {}),
       ...(a.sessionId ? { sid: a.sessionId } : {}),

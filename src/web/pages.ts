@@ -15,24 +15,25 @@ export interface PageContext {
 
 const hidden = (name: string, value: string) => `<input type="hidden" name="${esc(name)}" value="${esc(value)}">`;
 
-function form(p: PageContext, action: string, body: string, extra: Record<string, string> = {}): string {
+export function form(p: PageContext, action: string, body: string, extra: Record<string, string> = {}): string {
   const fields = Object.entries({ ...p.carry, ...extra })
     .map(([k, v]) => hidden(k, v))
     .join("");
   return `<form method="post" action="${esc(action)}">${hidden("csrf", p.csrf)}${fields}${body}</form>`;
 }
 
-const field = (name: string, label: string, type: string, attrs = "") =>
+export const field = (name: string, label: string, type: string, attrs = "") =>
   `<label for="${name}">${esc(label)}</label><input id="${name}" name="${name}" type="${type}" ${attrs}>`;
 
 export function layout(p: Pick<PageContext, "lang" | "t">, title: string, body: string): string {
   return `<!doctype html><html lang="${esc(p.lang)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${esc(title)}</title><link rel="stylesheet" href="/ui/login/style.css"></head><body><main><h1>${esc(title)}</h1>${body}</main></body></html>`;
 }
 
-const errorBox = (message?: string) => (message ? `<p class="error" role="alert">${esc(message)}</p>` : "");
+export const errorBox = (message?: string) => (message ? `<p class="error" role="alert">${esc(message)}</p>` : "");
 
-export function loginNamePage(p: PageContext, opts: { error?: string; loginName?: string; canRegister: boolean }): string {
+export function loginNamePage(p: PageContext, opts: { error?: string; loginName?: string; canRegister: boolean; passkey?: boolean }): string {
   const register = opts.canRegister ? `<p><a href="/ui/login/register?${new URLSearchParams(p.carry)}">${esc(p.t.register)}</a></p>` : "";
+  const passkey = opts.passkey ? `<p><a id="passkey" href="/ui/login/passkey?${new URLSearchParams(p.carry)}">${esc(p.t.passkeySignIn)}</a></p>` : "";
   return layout(
     p,
     p.t.title,
@@ -42,6 +43,7 @@ export function loginNamePage(p: PageContext, opts: { error?: string; loginName?
         "/ui/login/loginname",
         `${field("loginName", p.t.loginName, "text", `value="${esc(opts.loginName ?? "")}" autocomplete="username" required autofocus`)}<button type="submit">${esc(p.t.next)}</button>`,
       ) +
+      passkey +
       register,
   );
 }
@@ -56,7 +58,8 @@ export function passwordPage(p: PageContext, opts: { loginName: string; error?: 
         p,
         "/ui/login/password",
         `<input type="text" name="loginName" value="${esc(opts.loginName)}" autocomplete="username" hidden readonly>${field("password", p.t.password, "password", 'autocomplete="current-password" required autofocus')}<button type="submit">${esc(p.t.signIn)}</button>`,
-      ),
+      ) +
+      `<p><a href="/ui/login/password/reset?${new URLSearchParams({ ...p.carry, loginName: opts.loginName })}">${esc(p.t.forgotPassword)}</a></p>`,
   );
 }
 
@@ -109,11 +112,15 @@ export function registerPage(p: PageContext, opts: { error?: string; values?: Re
 }
 
 export function signedInPage(p: PageContext, account: { loginName: string; displayName: string; sessionId?: string }): string {
+  const changePassword = account.sessionId
+    ? `<p><a href="/ui/login/password/edit?${new URLSearchParams({ ...p.carry, sessionId: account.sessionId })}">${esc(p.t.changePassword)}</a></p>`
+    : "";
   const otp = account.sessionId ? form(p, "/ui/login/otp/setup", `<button type="submit">${esc(p.t.otpSetup)}</button>`, { sessionId: account.sessionId }) : "";
+  const keys = account.sessionId ? webauthnSetupButtons(p, { sessionId: account.sessionId }) : "";
   return layout(
     p,
     p.t.signedInAs,
-    `<p class="who">${esc(account.displayName)} <small>${esc(account.loginName)}</small></p>${otp}<p><a href="/ui/login/logout">${esc(p.t.logout)}</a></p>`,
+    `<p class="who">${esc(account.displayName)} <small>${esc(account.loginName)}</small></p>${otp}${keys}${changePassword}<p><a href="/ui/login/logout">${esc(p.t.logout)}</a></p>`,
   );
 }
 
@@ -135,9 +142,15 @@ export function otpPage(p: PageContext, opts: { loginName: string; error?: strin
 /** TOTP enrolment: the QR code (an inline SVG, made by the server: no script, no image request) and the key. */
 export function otpSetupPage(
   p: PageContext,
-  opts: { qrSvg: string; secret: string; uri: string; extra: Record<string, string>; error?: string; canSkip?: boolean },
+  opts: { qrSvg: string; secret: string; uri: string; extra: Record<string, string>; error?: string; canSkip?: boolean; keyAllowed?: boolean },
 ): string {
   const skip = opts.canSkip ? form(p, "/ui/login/mfa/skip", `<button type="submit" class="secondary">${esc(p.t.mfaSkip)}</button>`, opts.extra) : "";
+  const key = opts.keyAllowed
+    ? form(p, "/ui/login/webauthn/setup", `<button type="submit" class="secondary">${esc(p.t.webauthnInsteadOfOtp)}</button>`, {
+        ...opts.extra,
+        purpose: "u2f",
+      })
+    : "";
   return layout(
     p,
     p.t.otpSetup,
@@ -150,8 +163,16 @@ export function otpSetupPage(
         `${field("code", p.t.otpCode, "text", 'inputmode="numeric" pattern="[0-9 ]*" autocomplete="one-time-code" required autofocus')}<button type="submit">${esc(p.t.save)}</button>`,
         opts.extra,
       ) +
+      key +
       skip,
   );
+}
+
+/** Registration of a security key or a passkey for a signed-in account (the server refuses what the settings do not allow). */
+export function webauthnSetupButtons(p: PageContext, extra: Record<string, string>): string {
+  const button = (purpose: string, label: string) =>
+    form(p, "/ui/login/webauthn/setup", `<button type="submit" class="secondary">${esc(label)}</button>`, { ...extra, purpose });
+  return button("u2f", p.t.webauthnAddKey) + button("passwordless", p.t.webauthnAddPasskey);
 }
 
 export function logoutPage(p: PageContext): string {

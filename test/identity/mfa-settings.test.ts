@@ -1,16 +1,15 @@
-import * as client from "openid-client";
 import { Secret, TOTP } from "otpauth";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../support/browser.js";
 import { rest } from "../support/clients.js";
 import { startTestServer, type TestServer } from "../support/server.js";
-import { createApp, newPage, rpConfig, signInOnPage, startRedirectCatcher } from "../oidc/rp.js";
+import { newPage, signInOnPage, startCodeFlow, startRedirectCatcher, webApp } from "../oidc/rp.js";
 
 let t: TestServer;
 let browser: Browser;
 let rp: Awaited<ReturnType<typeof startRedirectCatcher>>;
-let web: Awaited<ReturnType<typeof createApp>>;
+let web: Awaited<ReturnType<typeof webApp>>;
 const PASSWORD = "Secr3t!pass";
 
 const codeOf = (secret: string) => new TOTP({ algorithm: "SHA1", digits: 6, period: 30, secret: Secret.fromBase32(secret) }).generate();
@@ -21,12 +20,7 @@ beforeAll(async () => {
   t = await startTestServer();
   browser = await launchChromium();
   rp = await startRedirectCatcher();
-  web = await createApp(t, "web", {
-    redirectUris: [`${rp.origin}/cb`],
-    grantTypes: ["OIDC_GRANT_TYPE_AUTHORIZATION_CODE"],
-    appType: "OIDC_APP_TYPE_WEB",
-    authMethodType: "OIDC_AUTH_METHOD_TYPE_BASIC",
-  });
+  web = await webApp(t, rp);
 });
 afterAll(async () => {
   await browser?.close();
@@ -52,24 +46,9 @@ async function humanIn(orgId: string, username: string): Promise<string> {
 
 /** Starts the code flow and signs in with the password; `finish` redeems the code where the page landed. */
 async function signIn(page: Page, username: string) {
-  const config = await rpConfig(t.url, web.clientId, web.clientSecret, client.ClientSecretBasic(web.clientSecret));
-  const verifier = client.randomPKCECodeVerifier();
-  const state = client.randomState();
-  const url = client.buildAuthorizationUrl(config, {
-    redirect_uri: `${rp.origin}/cb`,
-    scope: "openid",
-    code_challenge: await client.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: "S256",
-    state,
-  });
-  await page.goto(url.href);
+  const finish = await startCodeFlow(page, { issuer: t.url, app: web, redirectTo: rp });
   await signInOnPage(page, username, PASSWORD);
-  return async () => {
-    const landed = new URL(page.url());
-    expect(landed.pathname).toBe("/cb");
-    const tokens = await client.authorizationCodeGrant(config, landed, { pkceCodeVerifier: verifier, expectedState: state, idTokenExpected: true });
-    return [...(tokens.claims()!.amr as string[])].sort();
-  };
+  return async () => [...((await finish()).claims.amr as string[])].sort();
 }
 
 describe("login settings for second factors", () => {

@@ -1,16 +1,15 @@
-import * as client from "openid-client";
 import { Secret, TOTP } from "otpauth";
 import type { Browser, Page } from "playwright-core";
 import QRCode from "qrcode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../support/browser.js";
 import { startTestServer, type TestServer } from "../support/server.js";
-import { addHuman, createApp, newPage, rpConfig, signInOnPage, startRedirectCatcher } from "../oidc/rp.js";
+import { addHuman, newPage, signInOnPage, startCodeFlow, startRedirectCatcher, webApp } from "../oidc/rp.js";
 
 let t: TestServer;
 let browser: Browser;
 let rp: Awaited<ReturnType<typeof startRedirectCatcher>>;
-let web: Awaited<ReturnType<typeof createApp>>;
+let web: Awaited<ReturnType<typeof webApp>>;
 const PASSWORD = "Secr3t!pass";
 
 const codeOf = (secret: string, offset = 0) =>
@@ -20,12 +19,7 @@ beforeAll(async () => {
   t = await startTestServer();
   browser = await launchChromium();
   rp = await startRedirectCatcher();
-  web = await createApp(t, "web", {
-    redirectUris: [`${rp.origin}/cb`],
-    grantTypes: ["OIDC_GRANT_TYPE_AUTHORIZATION_CODE"],
-    appType: "OIDC_APP_TYPE_WEB",
-    authMethodType: "OIDC_AUTH_METHOD_TYPE_BASIC",
-  });
+  web = await webApp(t, rp);
 });
 afterAll(async () => {
   await browser?.close();
@@ -33,34 +27,8 @@ afterAll(async () => {
   await t?.close();
 });
 
-/** Starts the code flow in the page; returns what finishing it needs. */
-async function startFlow(page: Page, extra: Record<string, string> = {}) {
-  const config = await rpConfig(t.url, web.clientId, web.clientSecret, client.ClientSecretBasic(web.clientSecret));
-  const verifier = client.randomPKCECodeVerifier();
-  const state = client.randomState();
-  const nonce = client.randomNonce();
-  const url = client.buildAuthorizationUrl(config, {
-    redirect_uri: `${rp.origin}/cb`,
-    scope: "openid",
-    code_challenge: await client.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: "S256",
-    state,
-    nonce,
-    ...extra,
-  });
-  await page.goto(url.href);
-  return async () => {
-    const landed = new URL(page.url());
-    expect(landed.pathname).toBe("/cb");
-    const tokens = await client.authorizationCodeGrant(config, landed, {
-      pkceCodeVerifier: verifier,
-      expectedState: state,
-      expectedNonce: nonce,
-      idTokenExpected: true,
-    });
-    return { tokens, claims: tokens.claims()!, introspection: await client.tokenIntrospection(config, tokens.access_token) };
-  };
-}
+/** Starts the code flow of the web application in the page; returns what finishes it. */
+const startFlow = (page: Page, extra: Record<string, string> = {}) => startCodeFlow(page, { issuer: t.url, app: web, redirectTo: rp, extra });
 
 /** Enrols a TOTP authenticator from the signed-in page; the secret as the page shows it. */
 async function enrol(page: Page): Promise<string> {

@@ -48,7 +48,14 @@ async function setUp(mail: MailServer) {
   for (let i = 0; i < 5; i++) {
     const r = await rest(first.url, "POST", "/resources/v3alpha/users", {
       token,
-      body: { username: `u${i}`, human: { profile: { givenName: `U${i}`, familyName: "T" }, email: { address: `u${i}@example.com` } } },
+      body: {
+        username: `u${i}`,
+        human: {
+          profile: { givenName: `U${i}`, familyName: "T" },
+          email: { address: `u${i}@example.com`, isVerified: true },
+          password: { password: "Secr3t!pass" },
+        },
+      },
     });
     expect(r.status, JSON.stringify(r.body)).toBe(201);
     users.push(r.body.details.id);

@@ -3,7 +3,7 @@ import { emailCodeAdded, passwordCodeAdded, phoneCodeAdded } from "../../src/com
 import type { RunningServer } from "../../src/server/app.js";
 import { rest } from "../support/clients.js";
 import { startTestServer, type TestServer } from "../support/server.js";
-import { MailServer } from "../support/smtp.js";
+import { decodedMail, MailServer } from "../support/smtp.js";
 import { TargetServer, verifySignature } from "../support/targets.js";
 
 let t: TestServer;
@@ -37,8 +37,10 @@ const createHuman = async (username: string, language: string, phone?: string) =
       username,
       human: {
         profile: { givenName: username, familyName: "Test", preferredLanguage: language },
-        email: { address: `${username}@example.com` },
-        ...(phone ? { phone: { number: phone } } : {}),
+        // verified and with a password: the codes these tests append are the only messages
+        email: { address: `${username}@example.com`, isVerified: true },
+        password: { password: "Secr3t!pass" },
+        ...(phone ? { phone: { number: phone, isVerified: true } } : {}),
       },
     },
   });
@@ -66,12 +68,7 @@ afterAll(async () => {
   await sms?.stop();
 });
 
-/** The message with its quoted-printable parts decoded (UTF-8). */
-const decoded = (raw: string) =>
-  Buffer.from(
-    raw.replace(/=\r?\n/g, "").replace(/=([0-9A-F]{2})/g, (_, h) => String.fromCharCode(Number.parseInt(h, 16))),
-    "latin1",
-  ).toString("utf8");
+const decoded = decodedMail;
 
 describe("the notification worker", () => {
   it("mails the e-mail code and link to the user, in the user's language, once per event", async () => {
@@ -85,7 +82,7 @@ describe("the notification worker", () => {
     const body = decoded(got[0]!.raw);
     expect(body).toContain("votre code est K7Q2PX. Saisissez-le, ou ouvrez ce lien pour vérifier votre adresse e-mail");
     // the link: the instance's domain at the server's port
-    expect(body).toMatch(new RegExp(`^http://[^/]+:${t.port}/ui/login/email/verify\\?user=${userId}&code=K7Q2PX$`, "m"));
+    expect(body).toMatch(new RegExp(`^http://[^/]+:${t.port}/ui/login/email/verify\\?userId=${userId}&code=K7Q2PX$`, "m"));
     const row = await t.server.db.prisma.notificationMessage.findUniqueOrThrow({ where: { id: `${e.position}/verifyEmail` } });
     expect(row).toMatchObject({ status: "sent", attempts: 1 });
     expect(row.code).not.toContain("K7Q2PX");
@@ -120,9 +117,9 @@ describe("the notification worker", () => {
     const got = mail.received.slice(before).map((m) => decoded(m.raw));
     expect(got).toHaveLength(2);
     expect(
-      got.find((b) => b.includes("/ui/login/password/init?user=") && b.includes("code=INIT1") && b.includes("an account was created for you")),
+      got.find((b) => b.includes("/ui/login/password/init?userId=") && b.includes("code=INIT1") && b.includes("an account was created for you")),
     ).toBeDefined();
-    expect(got.find((b) => b.includes("/ui/login/password/reset?user=") && b.includes("code=RESET1") && b.includes("reset the password"))).toBeDefined();
+    expect(got.find((b) => b.includes("/ui/login/password/reset?userId=") && b.includes("code=RESET1") && b.includes("reset the password"))).toBeDefined();
   });
 
   it("retries with back-off after a temporary refusal and sends once", async () => {

@@ -92,3 +92,50 @@ export async function codeOverHttp(
   const location = back.headers.location!;
   return { code: new URL(location).searchParams.get("code") ?? "", location };
 }
+
+/** A confidential web application of the authorization code flow (client_secret_basic) redirecting to `redirectTo`/cb. */
+export function webApp(t: TestServer, redirectTo: { origin: string }, name = "web") {
+  return createApp(t, name, {
+    redirectUris: [`${redirectTo.origin}/cb`],
+    grantTypes: ["OIDC_GRANT_TYPE_AUTHORIZATION_CODE"],
+    appType: "OIDC_APP_TYPE_WEB",
+    authMethodType: "OIDC_AUTH_METHOD_TYPE_BASIC",
+  });
+}
+
+/**
+ * Starts a code flow with PKCE, state and nonce in the page, for an application made by `webApp`. `finish`
+ * redeems the code where the page landed and returns the tokens, the ID token's claims and the access token's
+ * introspection.
+ */
+export async function startCodeFlow(
+  page: Page,
+  a: { issuer: string; app: { clientId: string; clientSecret: string }; redirectTo: { origin: string }; extra?: Record<string, string> },
+) {
+  const config = await rpConfig(a.issuer, a.app.clientId, a.app.clientSecret, client.ClientSecretBasic(a.app.clientSecret));
+  const verifier = client.randomPKCECodeVerifier();
+  const state = client.randomState();
+  const nonce = client.randomNonce();
+  const url = client.buildAuthorizationUrl(config, {
+    redirect_uri: `${a.redirectTo.origin}/cb`,
+    scope: "openid",
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: "S256",
+    state,
+    nonce,
+    ...a.extra,
+  });
+  await page.goto(url.href);
+  return async () => {
+    await page.waitForURL((u) => u.pathname === "/cb", { timeout: 5_000 }).catch(() => undefined);
+    const landed = new URL(page.url());
+    if (landed.pathname !== "/cb") throw new Error(`the flow ended at ${landed.pathname}, not at the relying party`);
+    const tokens = await client.authorizationCodeGrant(config, landed, {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+      expectedNonce: nonce,
+      idTokenExpected: true,
+    });
+    return { tokens, claims: tokens.claims()!, introspection: await client.tokenIntrospection(config, tokens.access_token) };
+  };
+}

@@ -82,3 +82,18 @@ export class MailServer {
     return this.received;
   }
 }
+
+/** A received message's text with its quoted-printable parts decoded (UTF-8). */
+export function decodedMail(raw: string): string {
+  return Buffer.from(
+    raw.replace(/=\r?\n/g, "").replace(/=([0-9A-F]{2})/g, (_, h) => String.fromCharCode(Number.parseInt(h, 16))),
+    "latin1",
+  ).toString("utf8");
+}
+
+/** The first link to `path` in a received message, as path and query (to open against the test server's URL). */
+export function linkIn(raw: string, path: string): string {
+  const m = new RegExp(`https?://[^/\\s"<]+(${path.replace(/\//g, "\\/")}\\?[^\\s"<]+)`).exec(decodedMail(raw));
+  if (!m) throw new Error(`no link to ${path} in the message`);
+  return m[1]!.replace(/&amp;/g, "&");
+}

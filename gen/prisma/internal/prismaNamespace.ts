@@ -429,8 +429,11 @@ export const ModelName = {
   MasterKeyVerifier: 'MasterKeyVerifier',
   NotificationProvider: 'NotificationProvider',
   UserTotp: 'UserTotp',
+  UserWebauthnKey: 'UserWebauthnKey',
   UserMfaInitSkip: 'UserMfaInitSkip',
-  NotificationMessage: 'NotificationMessage'
+  NotificationMessage: 'NotificationMessage',
+  UserCode: 'UserCode',
+  UserOtpChannel: 'UserOtpChannel'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -446,7 +449,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "refreshToken" | "refreshTokenGrace" | "revokedToken" | "usedJwtId" | "rateLimitCount" | "temporaryLockout" | "masterKeyVerifier" | "notificationProvider" | "userTotp" | "userMfaInitSkip" | "notificationMessage"
+    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "refreshToken" | "refreshTokenGrace" | "revokedToken" | "usedJwtId" | "rateLimitCount" | "temporaryLockout" | "masterKeyVerifier" | "notificationProvider" | "userTotp" | "userWebauthnKey" | "userMfaInitSkip" | "notificationMessage" | "userCode" | "userOtpChannel"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -2818,6 +2821,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    UserWebauthnKey: {
+      payload: Prisma.$UserWebauthnKeyPayload<ExtArgs>
+      fields: Prisma.UserWebauthnKeyFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.UserWebauthnKeyFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserWebauthnKeyPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.UserWebauthnKeyFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserWebauthnKeyPayload>
+        }
+        findFirst: {
+          args: Prisma.UserWebauthnKeyFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserWebauthnKeyPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.UserWebauthnKeyFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserWebauthnKeyPayload>
+        }
+        findMany: {
+          args: Prisma.UserWebauthnKeyFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserWebauthnKeyPayload>[]
+        }
+        create: {
+          args: Prisma.UserWebauthnKeyCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserWebauthnKeyPayload>
+        }
+        createMany: {
+          args: Prisma.UserWebauthnKeyCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.UserWebauthnKeyCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserWebauthnKeyPayload>[]
+        }
+        delete: {
+          args: Prisma.UserWebauthnKeyDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserWebauthnKeyPayload>
+        }
+        update: {
+          args: Prisma.UserWebauthnKeyUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserWebauthnKeyPayload>
+        }
+        deleteMany: {
+          args: Prisma.UserWebauthnKeyDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.UserWebauthnKeyUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.UserWebauthnKeyUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserWebauthnKeyPayload>[]
+        }
+        upsert: {
+          args: Prisma.UserWebauthnKeyUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserWebauthnKeyPayload>
+        }
+        aggregate: {
+          args: Prisma.UserWebauthnKeyAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateUserWebauthnKey>
+        }
+        groupBy: {
+          args: Prisma.UserWebauthnKeyGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserWebauthnKeyGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.UserWebauthnKeyCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserWebauthnKeyCountAggregateOutputType> | number
+        }
+      }
+    }
     UserMfaInitSkip: {
       payload: Prisma.$UserMfaInitSkipPayload<ExtArgs>
       fields: Prisma.UserMfaInitSkipFieldRefs
@@ -2963,6 +3040,154 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         count: {
           args: Prisma.NotificationMessageCountArgs<ExtArgs>
           result: runtime.Types.Utils.Optional<Prisma.NotificationMessageCountAggregateOutputType> | number
+        }
+      }
+    }
+    UserCode: {
+      payload: Prisma.$UserCodePayload<ExtArgs>
+      fields: Prisma.UserCodeFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.UserCodeFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserCodePayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.UserCodeFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserCodePayload>
+        }
+        findFirst: {
+          args: Prisma.UserCodeFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserCodePayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.UserCodeFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserCodePayload>
+        }
+        findMany: {
+          args: Prisma.UserCodeFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserCodePayload>[]
+        }
+        create: {
+          args: Prisma.UserCodeCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserCodePayload>
+        }
+        createMany: {
+          args: Prisma.UserCodeCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.UserCodeCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserCodePayload>[]
+        }
+        delete: {
+          args: Prisma.UserCodeDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserCodePayload>
+        }
+        update: {
+          args: Prisma.UserCodeUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserCodePayload>
+        }
+        deleteMany: {
+          args: Prisma.UserCodeDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.UserCodeUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.UserCodeUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserCodePayload>[]
+        }
+        upsert: {
+          args: Prisma.UserCodeUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserCodePayload>
+        }
+        aggregate: {
+          args: Prisma.UserCodeAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateUserCode>
+        }
+        groupBy: {
+          args: Prisma.UserCodeGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserCodeGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.UserCodeCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserCodeCountAggregateOutputType> | number
+        }
+      }
+    }
+    UserOtpChannel: {
+      payload: Prisma.$UserOtpChannelPayload<ExtArgs>
+      fields: Prisma.UserOtpChannelFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.UserOtpChannelFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserOtpChannelPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.UserOtpChannelFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserOtpChannelPayload>
+        }
+        findFirst: {
+          args: Prisma.UserOtpChannelFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserOtpChannelPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.UserOtpChannelFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserOtpChannelPayload>
+        }
+        findMany: {
+          args: Prisma.UserOtpChannelFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserOtpChannelPayload>[]
+        }
+        create: {
+          args: Prisma.UserOtpChannelCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserOtpChannelPayload>
+        }
+        createMany: {
+          args: Prisma.UserOtpChannelCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.UserOtpChannelCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserOtpChannelPayload>[]
+        }
+        delete: {
+          args: Prisma.UserOtpChannelDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserOtpChannelPayload>
+        }
+        update: {
+          args: Prisma.UserOtpChannelUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserOtpChannelPayload>
+        }
+        deleteMany: {
+          args: Prisma.UserOtpChannelDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.UserOtpChannelUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.UserOtpChannelUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserOtpChannelPayload>[]
+        }
+        upsert: {
+          args: Prisma.UserOtpChannelUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserOtpChannelPayload>
+        }
+        aggregate: {
+          args: Prisma.UserOtpChannelAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateUserOtpChannel>
+        }
+        groupBy: {
+          args: Prisma.UserOtpChannelGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserOtpChannelGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.UserOtpChannelCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserOtpChannelCountAggregateOutputType> | number
         }
       }
     }
@@ -3451,6 +3676,25 @@ export const UserTotpScalarFieldEnum = {
 export type UserTotpScalarFieldEnum = (typeof UserTotpScalarFieldEnum)[keyof typeof UserTotpScalarFieldEnum]
 
 
+export const UserWebauthnKeyScalarFieldEnum = {
+  id: 'id',
+  userId: 'userId',
+  instanceId: 'instanceId',
+  orgId: 'orgId',
+  credentialId: 'credentialId',
+  publicKey: 'publicKey',
+  counter: 'counter',
+  transports: 'transports',
+  name: 'name',
+  passwordless: 'passwordless',
+  sequence: 'sequence',
+  createdAt: 'createdAt',
+  changeDate: 'changeDate'
+} as const
+
+export type UserWebauthnKeyScalarFieldEnum = (typeof UserWebauthnKeyScalarFieldEnum)[keyof typeof UserWebauthnKeyScalarFieldEnum]
+
+
 export const UserMfaInitSkipScalarFieldEnum = {
   userId: 'userId',
   instanceId: 'instanceId',
@@ -3478,6 +3722,29 @@ export const NotificationMessageScalarFieldEnum = {
 } as const
 
 export type NotificationMessageScalarFieldEnum = (typeof NotificationMessageScalarFieldEnum)[keyof typeof NotificationMessageScalarFieldEnum]
+
+
+export const UserCodeScalarFieldEnum = {
+  userId: 'userId',
+  kind: 'kind',
+  instanceId: 'instanceId',
+  orgId: 'orgId',
+  code: 'code',
+  reason: 'reason',
+  expiresAt: 'expiresAt'
+} as const
+
+export type UserCodeScalarFieldEnum = (typeof UserCodeScalarFieldEnum)[keyof typeof UserCodeScalarFieldEnum]
+
+
+export const UserOtpChannelScalarFieldEnum = {
+  userId: 'userId',
+  channel: 'channel',
+  instanceId: 'instanceId',
+  orgId: 'orgId'
+} as const
+
+export type UserOtpChannelScalarFieldEnum = (typeof UserOtpChannelScalarFieldEnum)[keyof typeof UserOtpChannelScalarFieldEnum]
 
 
 export const SortOrder = {
@@ -3807,8 +4074,11 @@ export type GlobalOmitConfig = {
   masterKeyVerifier?: Prisma.MasterKeyVerifierOmit
   notificationProvider?: Prisma.NotificationProviderOmit
   userTotp?: Prisma.UserTotpOmit
+  userWebauthnKey?: Prisma.UserWebauthnKeyOmit
   userMfaInitSkip?: Prisma.UserMfaInitSkipOmit
   notificationMessage?: Prisma.NotificationMessageOmit
+  userCode?: Prisma.UserCodeOmit
+  userOtpChannel?: Prisma.UserOtpChannelOmit
 }
 
 /* Types for Logging */

@@ -83,8 +83,11 @@ export const ModelName = {
   MasterKeyVerifier: 'MasterKeyVerifier',
   NotificationProvider: 'NotificationProvider',
   UserTotp: 'UserTotp',
+  UserWebauthnKey: 'UserWebauthnKey',
   UserMfaInitSkip: 'UserMfaInitSkip',
-  NotificationMessage: 'NotificationMessage'
+  NotificationMessage: 'NotificationMessage',
+  UserCode: 'UserCode',
+  UserOtpChannel: 'UserOtpChannel'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -549,6 +552,25 @@ export const UserTotpScalarFieldEnum = {
 export type UserTotpScalarFieldEnum = (typeof UserTotpScalarFieldEnum)[keyof typeof UserTotpScalarFieldEnum]
 
 
+export const UserWebauthnKeyScalarFieldEnum = {
+  id: 'id',
+  userId: 'userId',
+  instanceId: 'instanceId',
+  orgId: 'orgId',
+  credentialId: 'credentialId',
+  publicKey: 'publicKey',
+  counter: 'counter',
+  transports: 'transports',
+  name: 'name',
+  passwordless: 'passwordless',
+  sequence: 'sequence',
+  createdAt: 'createdAt',
+  changeDate: 'changeDate'
+} as const
+
+export type UserWebauthnKeyScalarFieldEnum = (typeof UserWebauthnKeyScalarFieldEnum)[keyof typeof UserWebauthnKeyScalarFieldEnum]
+
+
 export const UserMfaInitSkipScalarFieldEnum = {
   userId: 'userId',
   instanceId: 'instanceId',
@@ -576,6 +598,29 @@ export const NotificationMessageScalarFieldEnum = {
 } as const
 
 export type NotificationMessageScalarFieldEnum = (typeof NotificationMessageScalarFieldEnum)[keyof typeof NotificationMessageScalarFieldEnum]
+
+
+export const UserCodeScalarFieldEnum = {
+  userId: 'userId',
+  kind: 'kind',
+  instanceId: 'instanceId',
+  orgId: 'orgId',
+  code: 'code',
+  reason: 'reason',
+  expiresAt: 'expiresAt'
+} as const
+
+export type UserCodeScalarFieldEnum = (typeof UserCodeScalarFieldEnum)[keyof typeof UserCodeScalarFieldEnum]
+
+
+export const UserOtpChannelScalarFieldEnum = {
+  userId: 'userId',
+  channel: 'channel',
+  instanceId: 'instanceId',
+  orgId: 'orgId'
+} as const
+
+export type UserOtpChannelScalarFieldEnum = (typeof UserOtpChannelScalarFieldEnum)[keyof typeof UserOtpChannelScalarFieldEnum]
 
 
 export const SortOrder = {

@@ -4,7 +4,10 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
   AddMachineKeyResponseSchema,
   AddPersonalAccessTokenResponseSchema,
+  AddOtpEmailResponseSchema,
+  AddOtpSmsResponseSchema,
   AddTotpResponseSchema,
+  ChangePasswordResponseSchema,
   CreateUserResponseSchema,
   DeactivateUserResponseSchema,
   DeleteUserResponseSchema,
@@ -18,17 +21,27 @@ import {
   RemoveClientSecretResponseSchema,
   RemoveMachineKeyResponseSchema,
   RemovePersonalAccessTokenResponseSchema,
+  RemoveOtpEmailResponseSchema,
+  RemoveOtpSmsResponseSchema,
   RemoveTotpResponseSchema,
+  RequestPasswordResetResponseSchema,
+  ResendEmailCodeResponseSchema,
+  ResendPhoneCodeResponseSchema,
   SearchUsersResponseSchema,
   SetPasswordResponseSchema,
   UnlockUserResponseSchema,
+  VerifyEmailResponseSchema,
+  VerifyPhoneResponseSchema,
   VerifyTotpResponseSchema,
   type UserService,
 } from "../../../gen/svc/resources/user/v3alpha/user_service_pb.js";
 import { callInfo } from "../../authz/context.js";
 import type { ChangeDetails } from "../../command/aggregate.js";
+import * as otpCodes from "../../command/otp-codes.js";
 import * as totp from "../../command/totp.js";
+import * as codes from "../../command/user-codes.js";
 import * as users from "../../command/users.js";
+import { hashPassword } from "../../crypto/password.js";
 import type { SecretBox } from "../../crypto/secrets.js";
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
@@ -41,6 +54,7 @@ import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
 import { loadAuthorized, orgOfRequest, orgTarget, readableScope } from "../scope.js";
 import { newUserOf, passwordInputOf, patchOf, toGetUser } from "./convert.js";
+import { webauthnHandlers } from "./webauthn.js";
 
 export interface UserDeps {
   es: EventStore;
@@ -48,7 +62,7 @@ export interface UserDeps {
   cache: ProjectionCache;
   settings: SettingsQueries;
   tenancy: TenancyQueries;
-  /** Seals TOTP secrets. */
+  /** Seals TOTP secrets and the codes sent to users. */
   box: SecretBox;
 }
 
@@ -72,6 +86,7 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
   }
 
   return {
+    ...webauthnHandlers(deps, resolve, details),
     async createUser(req, ctx) {
       const info = callInfo(ctx);
       const instance = info.target.instance;
@@ -86,6 +101,7 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
         const passwordHash = password ? await users.passwordHashOf(password, rules.problem, "user.human.password") : undefined;
         d = await users.createHuman(es, {
           ...base,
+          box: deps.box,
           human: human!,
           ...(passwordHash ? { passwordHash, passwordChangeRequired: password!.changeRequired } : {}),
         });
@@ -95,7 +111,7 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
 
     async patchUser(req, ctx) {
       const { args } = await resolve(ctx, req.id);
-      return create(PatchUserResponseSchema, { details: details(await users.patchUser(es, { ...args, patch: patchOf(req.user!) })) });
+      return create(PatchUserResponseSchema, { details: details(await users.patchUser(es, { ...args, patch: patchOf(req.user!), box: deps.box })) });
     },
 
     async getUser(req, ctx) {
@@ -143,6 +159,50 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
       return create(SetPasswordResponseSchema, { details: details(d) });
     },
 
+    async resendEmailCode(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      const r = await codes.resendCode(es, deps.box, { ...codeArgs(args), kind: "email", returnCode: req.returnCode });
+      return create(ResendEmailCodeResponseSchema, { details: details(r.details), verificationCode: r.code ?? "" });
+    },
+
+    async verifyEmail(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      const d = await codes.verifyCode(es, deps.box, { ...codeArgs(args), kind: "email", code: req.verificationCode });
+      return create(VerifyEmailResponseSchema, { details: details(d) });
+    },
+
+    async resendPhoneCode(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      const r = await codes.resendCode(es, deps.box, { ...codeArgs(args), kind: "phone", returnCode: req.returnCode });
+      return create(ResendPhoneCodeResponseSchema, { details: details(r.details), verificationCode: r.code ?? "" });
+    },
+
+    async verifyPhone(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      const d = await codes.verifyCode(es, deps.box, { ...codeArgs(args), kind: "phone", code: req.verificationCode });
+      return create(VerifyPhoneResponseSchema, { details: details(d) });
+    },
+
+    async requestPasswordReset(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      const r = await codes.requestPasswordCode(es, deps.box, { ...codeArgs(args), reason: "reset", returnCode: req.returnCode });
+      return create(RequestPasswordResetResponseSchema, { details: details(r.details), verificationCode: r.code ?? "" });
+    },
+
+    async changePassword(req, ctx) {
+      const { user, args } = await resolve(ctx, req.id);
+      const rules = await passwordRules(deps.settings, args.instanceId, user.orgId);
+      const problem = rules.problem(req.newPassword);
+      if (problem) throw errors.invalidArgument("USER-nwpw", `invalid new_password: ${problem}`);
+      const passwordHash = await hashPassword(req.newPassword);
+      const who = codeArgs(args);
+      const d =
+        req.proof.case === "verificationCode"
+          ? await codes.setPasswordWithCode(es, deps.box, { ...who, code: req.proof.value, passwordHash })
+          : await codes.changePasswordWithCurrent(es, { ...who, currentPassword: req.proof.value ?? "", passwordHash });
+      return create(ChangePasswordResponseSchema, { details: details(d) });
+    },
+
     async generateClientSecret(req, ctx) {
       const { args } = await resolve(ctx, req.id);
       const { details: d, clientId, secret } = await users.generateClientSecret(es, args);
@@ -172,6 +232,26 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
       return create(RemoveTotpResponseSchema, {
         details: details(await totp.removeTotp(es, { instanceId: args.instanceId, userId: args.id, creator: args.creator })),
       });
+    },
+
+    async addOtpEmail(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      return create(AddOtpEmailResponseSchema, { details: details(await otpCodes.addOtpChannel(es, { ...codeArgs(args), channel: "email" })) });
+    },
+
+    async removeOtpEmail(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      return create(RemoveOtpEmailResponseSchema, { details: details(await otpCodes.removeOtpChannel(es, { ...codeArgs(args), channel: "email" })) });
+    },
+
+    async addOtpSms(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      return create(AddOtpSmsResponseSchema, { details: details(await otpCodes.addOtpChannel(es, { ...codeArgs(args), channel: "sms" })) });
+    },
+
+    async removeOtpSms(req, ctx) {
+      const { args } = await resolve(ctx, req.id);
+      return create(RemoveOtpSmsResponseSchema, { details: details(await otpCodes.removeOtpChannel(es, { ...codeArgs(args), channel: "sms" })) });
     },
 
     async addMachineKey(req, ctx) {
@@ -214,6 +294,8 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
     },
   };
 }
+
+const codeArgs = (a: { instanceId: string; id: string; creator: string }) => ({ instanceId: a.instanceId, userId: a.id, creator: a.creator });
 
 function expiryOf(t: Parameters<typeof timestampDate>[0] | undefined, field: string): Date | null {
   if (!t) return null;

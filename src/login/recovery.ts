@@ -1,0 +1,188 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import {
+  changePasswordWithCurrent,
+  codeEvents,
+  newCode,
+  passwordCodeValid,
+  requestPasswordCode,
+  setPasswordWithCode,
+  unlockWithCode,
+  verifyCode,
+} from "../command/user-codes.js";
+import { hashPassword } from "../crypto/password.js";
+import { passwordRules } from "../query/password-rules.js";
+import type { InstanceRow } from "../query/tenancy.js";
+import { userByLoginName } from "../query/users.js";
+import * as pages from "../web/pages.js";
+import * as recoveryPages from "../web/recovery-pages.js";
+import type { LoginDeps } from "./routes.js";
+
+/**
+ * The login UI's verification and recovery pages (issue 14): verify an e-mail address with the mailed link or
+ * the typed code, set the initial password from its mailed link, "forgot password" (request and link), and
+ * change the password of a signed-in account. routes.ts registers them with its own helpers.
+ */
+export interface RecoveryPageContext {
+  instance: InstanceRow | null;
+  fields: Record<string, string>;
+  page: pages.PageContext;
+  send(html: string, status?: number): unknown;
+}
+
+export interface RecoveryKit<C extends RecoveryPageContext> {
+  contextOf(req: FastifyRequest, reply: FastifyReply): Promise<C>;
+  /** A form post: rate-limited per address, CSRF-checked, in a known instance. */
+  post(path: string, handler: (c: C, reply: FastifyReply, instance: InstanceRow) => Promise<unknown>): void;
+  /** The signed-in account of this browser that the request names by `sessionId`. */
+  accountOf(c: C, instanceId: string): Promise<{ userId: string; sessionId: string; loginName: string } | undefined>;
+}
+
+/** The forgot-password answer takes at least this long, found or not, so its timing says nothing either. */
+export const RESET_ANSWER_MS = 300;
+
+// Errors of the code commands that mean "this code or user does not work here": INVALID_ARGUMENT, NOT_FOUND,
+// FAILED_PRECONDITION. Anything else is a server fault and goes up.
+const refused = (e: unknown) => [3, 5, 9].includes((e as { code?: number }).code ?? -1);
+
+const PATH = "/ui/login";
+
+export function registerRecoveryPages<C extends RecoveryPageContext>(ui: FastifyInstance, deps: LoginDeps, kit: RecoveryKit<C>): void {
+  const { es, db, settings, box } = deps;
+  const field = (c: C, name: string, max = 200) => (c.fields[name] ?? "").slice(0, max);
+
+  /** A GET that uses a code counts against the address like a form post (same key), so links cannot be guessed faster. */
+  async function limited(req: FastifyRequest, reply: FastifyReply, c: C): Promise<boolean> {
+    const rule = deps.rateLimit?.address;
+    if (!rule) return false;
+    const verdict = await deps.rateLimit!.limiter.hit(`login:addr:${req.ip}`, rule);
+    if (verdict.allowed) return false;
+    reply.header("retry-after", String(verdict.retryAfterS));
+    c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.tooManyRequests), 429);
+    return true;
+  }
+
+  // E-mail verification: the mailed link (code in the query) verifies at once; the form takes a typed code.
+  async function verifyEmail(c: C, instance: InstanceRow) {
+    const userId = field(c, "userId");
+    const code = field(c, "code", 40);
+    try {
+      await verifyCode(es, box, { instanceId: instance.id, userId, creator: userId, kind: "email", code, field: "code" });
+    } catch (e) {
+      if (!refused(e)) throw e;
+      return c.send(recoveryPages.verifyEmailPage(c.page, { userId, code, error: c.page.t.codeInvalid }), 400);
+    }
+    return c.send(recoveryPages.doneWithSignInPage(c.page, c.page.t.emailVerifyTitle, c.page.t.emailVerified));
+  }
+
+  ui.get(`${PATH}/email/verify`, async (req, reply) => {
+    const c = await kit.contextOf(req, reply);
+    if (!c.instance || !c.fields.userId) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notFound), 404);
+    if (!c.fields.code) return c.send(recoveryPages.verifyEmailPage(c.page, { userId: field(c, "userId") }));
+    if (await limited(req, reply, c)) return reply;
+    return verifyEmail(c, c.instance);
+  });
+  kit.post(`${PATH}/email/verify`, (c, _reply, instance) => verifyEmail(c, instance));
+
+  // The links to set a password (initial or reset): the page shows its form only for a valid code.
+  const linkInvalid = (c: C) => c.send(recoveryPages.doneWithSignInPage(c.page, c.page.t.setPasswordTitle, c.page.t.linkInvalid), 400);
+  const showSetPassword = async (req: FastifyRequest, reply: FastifyReply, c: C, action: string) => {
+    if (!c.instance) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notFound), 404);
+    if (await limited(req, reply, c)) return reply;
+    const userId = field(c, "userId");
+    const code = field(c, "code", 40);
+    if (!(await passwordCodeValid(db, box, { instanceId: c.instance.id, userId, code }))) return linkInvalid(c);
+    return c.send(recoveryPages.setPasswordPage(c.page, { action, userId, code }));
+  };
+  const setPassword = async (c: C, instance: InstanceRow, action: string) => {
+    const userId = field(c, "userId");
+    const code = field(c, "code", 40);
+    const user = await db.prisma.user.findUnique({ where: { id: userId } });
+    if (user?.instanceId !== instance.id) return linkInvalid(c);
+    const again = (error: string) => c.send(recoveryPages.setPasswordPage(c.page, { action, userId, code, error }), 400);
+    const password = field(c, "newPassword", 1000);
+    if (password !== field(c, "confirmPassword", 1000)) return again(c.page.t.passwordsDiffer);
+    const problem = (await passwordRules(settings, instance.id, user.orgId)).problem(password);
+    if (problem) return again(problem);
+    try {
+      await setPasswordWithCode(es, box, { instanceId: instance.id, userId, creator: userId, code, passwordHash: await hashPassword(password), field: "code" });
+    } catch (e) {
+      if (!refused(e)) throw e;
+      return linkInvalid(c);
+    }
+    return c.send(recoveryPages.doneWithSignInPage(c.page, c.page.t.setPasswordTitle, c.page.t.passwordSet));
+  };
+
+  ui.get(`${PATH}/password/init`, async (req, reply) => showSetPassword(req, reply, await kit.contextOf(req, reply), `${PATH}/password/init`));
+  kit.post(`${PATH}/password/init`, (c, _reply, instance) => setPassword(c, instance, `${PATH}/password/init`));
+
+  // Forgot password: without a code in the link, the page asks the login name.
+  ui.get(`${PATH}/password/reset`, async (req, reply) => {
+    const c = await kit.contextOf(req, reply);
+    if (c.fields.userId || c.fields.code) return showSetPassword(req, reply, c, `${PATH}/password/reset`);
+    return c.send(recoveryPages.resetRequestPage(c.page, { loginName: field(c, "loginName") }));
+  });
+  kit.post(`${PATH}/password/reset`, (c, _reply, instance) => setPassword(c, instance, `${PATH}/password/reset`));
+
+  // The same answer, after at least RESET_ANSWER_MS, whether or not the account exists or can get a mail; a
+  // login name without an account still makes and seals a code, so the work done is alike too.
+  kit.post(`${PATH}/password/reset/request`, async (c, _reply, instance) => {
+    const started = Date.now();
+    const user = await userByLoginName(db, instance.id, field(c, "loginName").trim());
+    if (user?.kind === "human" && user.email && user.state !== "inactive") {
+      await requestPasswordCode(es, box, { instanceId: instance.id, userId: user.id, creator: user.id, reason: "reset" });
+    } else {
+      codeEvents.password(box, newCode("password"), "reset");
+    }
+    const wait = RESET_ANSWER_MS - (Date.now() - started);
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    return c.send(recoveryPages.doneWithSignInPage(c.page, c.page.t.resetTitle, c.page.t.resetSent));
+  });
+
+  // Change password when signed in: the account is one of this browser's sessions; the current password proves it.
+  ui.get(`${PATH}/password/edit`, async (req, reply) => {
+    const c = await kit.contextOf(req, reply);
+    const account = c.instance ? await kit.accountOf(c, c.instance.id) : undefined;
+    if (!account) return c.send(pages.loginNamePage(c.page, { canRegister: false }), 400);
+    return c.send(recoveryPages.editPasswordPage(c.page, { sessionId: account.sessionId, loginName: account.loginName }));
+  });
+  kit.post(`${PATH}/password/edit`, async (c, _reply, instance) => {
+    const account = await kit.accountOf(c, instance.id);
+    if (!account) return c.send(pages.loginNamePage(c.page, { canRegister: false }), 400);
+    const again = (error: string) => c.send(recoveryPages.editPasswordPage(c.page, { sessionId: account.sessionId, loginName: account.loginName, error }), 400);
+    const password = field(c, "newPassword", 1000);
+    if (password !== field(c, "confirmPassword", 1000)) return again(c.page.t.passwordsDiffer);
+    const user = await db.prisma.user.findUniqueOrThrow({ where: { id: account.userId } });
+    const problem = (await passwordRules(settings, instance.id, user.orgId)).problem(password);
+    if (problem) return again(problem);
+    try {
+      await changePasswordWithCurrent(es, {
+        instanceId: instance.id,
+        userId: user.id,
+        creator: user.id,
+        currentPassword: field(c, "currentPassword", 1000),
+        passwordHash: await hashPassword(password),
+      });
+    } catch (e) {
+      if (!refused(e)) throw e;
+      return again(c.page.t.currentPasswordWrong);
+    }
+    return c.send(pages.messagePage(c.page, c.page.t.changePassword, c.page.t.passwordChanged));
+  });
+
+  // The unlock link of the lock mail: the page asks for a click, the post unlocks.
+  ui.get(`${PATH}/unlock`, async (req, reply) => {
+    const c = await kit.contextOf(req, reply);
+    if (!c.instance) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notFound), 404);
+    return c.send(recoveryPages.unlockPage(c.page, { userId: field(c, "userId"), code: field(c, "code", 40) }));
+  });
+  kit.post(`${PATH}/unlock`, async (c, _reply, instance) => {
+    const userId = field(c, "userId");
+    try {
+      await unlockWithCode(es, box, { instanceId: instance.id, userId, creator: userId, code: field(c, "code", 40) });
+    } catch (e) {
+      if (!refused(e)) throw e;
+      return c.send(recoveryPages.doneWithSignInPage(c.page, c.page.t.unlockTitle, c.page.t.linkInvalid), 400);
+    }
+    return c.send(recoveryPages.doneWithSignInPage(c.page, c.page.t.unlockTitle, c.page.t.unlocked));
+  });
+}

@@ -1,0 +1,223 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server";
+import { hostnameOf } from "../authz/interceptor.js";
+import {
+  finishWebauthnLogin,
+  finishWebauthnRegistration,
+  listWebauthnKeys,
+  type RelyingParty,
+  startWebauthnLogin,
+  startWebauthnRegistration,
+  type WebauthnPurpose,
+} from "../command/webauthn.js";
+import { inheritanceChain } from "../domain/contexts.js";
+import type { InstanceRow } from "../query/tenancy.js";
+import { UserQueries } from "../query/users.js";
+import * as pages from "../web/pages.js";
+import { webauthnPage, webauthnScript } from "../web/webauthn-pages.js";
+import type { RecoveryPageContext } from "./recovery.js";
+import type { LoginDeps } from "./routes.js";
+
+/** A ceremony's challenge, sealed into the page, is good for as long as the browser's prompt (5 minutes) and a bit. */
+const CEREMONY_TTL_MS = 10 * 60_000;
+
+type SignedInUser = { id: string; orgId: string; username: string; displayName: string };
+
+export interface WebauthnKit<C extends RecoveryPageContext> {
+  contextOf(req: FastifyRequest, reply: FastifyReply): Promise<C>;
+  post(path: string, handler: (c: C, reply: FastifyReply, instance: InstanceRow) => Promise<unknown>): void;
+  /** Completes the sign-in with the methods used. */
+  finish(c: C, reply: FastifyReply, instance: InstanceRow, user: SignedInUser, amr: string[]): Promise<unknown>;
+  accountOf(c: C, instanceId: string): Promise<{ userId: string; sessionId: string; loginName: string } | undefined>;
+  /** The user of a sign-in waiting for its second factor's set-up (`pending`), and whether it was forced. */
+  mfaInitPending(c: C, instance: InstanceRow): Promise<{ user: SignedInUser; forced: boolean } | undefined>;
+}
+
+/** The relying party as this request reached the server: its host name is the RP ID, scheme and host the origin. */
+function relyingPartyOf(reply: FastifyReply, instance: InstanceRow): RelyingParty {
+  const host = reply.request.headers.host ?? "";
+  return { id: hostnameOf(host), origin: `${reply.request.protocol}://${host}`, name: instance.name };
+}
+
+/** The credential the page's script posted, or undefined for anything that is not a JSON object. */
+function credentialOf<T>(fields: Record<string, string>): T | undefined {
+  try {
+    const v: unknown = JSON.parse(fields.credential ?? "");
+    // The shape is the library's to check: it refuses what is not a credential.
+    return v && typeof v === "object" && !Array.isArray(v) ? (v as T) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Security keys (second factor "u2f": after the password, amr pwd, hwk, mfa) and passkeys (passwordless, when
+ * the login settings allow it: amr user, hwk, mfa — a passkey with user verification is two factors, possession
+ * and the PIN or biometric, as the anchor counts passwordless as multi-factor), and their registration from the
+ * signed-in page or at the second-factor set-up of a sign-in. Each ceremony's challenge is sealed into its form.
+ */
+export function registerWebauthnPages<C extends RecoveryPageContext>(ui: FastifyInstance, deps: LoginDeps, kit: WebauthnKit<C>) {
+  const { es, db, settings, signer } = deps;
+  const users = new UserQueries(db, deps.cache);
+  const loginSettings = (instanceId: string, orgId?: string) =>
+    settings.values("login", inheritanceChain(orgId ? { type: "org", instanceId, orgId } : { type: "instance", instanceId }));
+  const startOver = (c: C, status = 401) => c.send(pages.loginNamePage(c.page, { canRegister: false, error: c.page.t.wrongCredentials }), status);
+
+  ui.get("/ui/login/webauthn.js", async (_req, reply) =>
+    reply.type("text/javascript; charset=utf-8").header("cache-control", "public, max-age=3600").send(webauthnScript),
+  );
+
+  async function secondFactorPage(c: C, reply: FastifyReply, instance: InstanceRow, user: SignedInUser, error?: string) {
+    const rp = relyingPartyOf(reply, instance);
+    const options = await startWebauthnLogin(db, { instanceId: instance.id, userId: user.id, rp, purpose: "u2f" });
+    const pending = signer.seal("webauthn-2fa", { u: user.id, i: instance.id, ch: options.challenge }, CEREMONY_TTL_MS);
+    const t = c.page.t;
+    const page = webauthnPage(c.page, {
+      title: t.webauthnTitle,
+      intro: t.webauthnIntro,
+      mode: "get",
+      options,
+      action: "/ui/login/webauthn/login",
+      extra: { pending },
+      loginName: user.username,
+      ...(error ? { error } : {}),
+    });
+    return c.send(page, error ? 401 : 200);
+  }
+
+  kit.post("/ui/login/webauthn/login", async (c, reply, instance) => {
+    const proof = signer.open("webauthn-2fa", c.fields.pending);
+    const user = proof && proof.i === instance.id ? await users.byId(instance.id, String(proof.u)) : null;
+    if (user?.state !== "active") return startOver(c);
+    const response = credentialOf<AuthenticationResponseJSON>(c.fields);
+    const rp = relyingPartyOf(reply, instance);
+    const ok =
+      response && (await finishWebauthnLogin(es, db, { instanceId: instance.id, userId: user.id, rp, challenge: String(proof!.ch), purpose: "u2f", response }));
+    if (!ok) return secondFactorPage(c, reply, instance, user, c.page.t.webauthnWrong);
+    return kit.finish(c, reply, instance, user, ["pwd", "hwk", "mfa"]);
+  });
+
+  async function passkeyPage(c: C, reply: FastifyReply, instance: InstanceRow, error?: string) {
+    const rp = relyingPartyOf(reply, instance);
+    const options = await startWebauthnLogin(db, { instanceId: instance.id, rp, purpose: "passwordless" });
+    const pending = signer.seal("passkey", { i: instance.id, ch: options.challenge }, CEREMONY_TTL_MS);
+    const t = c.page.t;
+    const page = webauthnPage(c.page, {
+      title: t.passkeySignIn,
+      intro: t.passkeyIntro,
+      mode: "get",
+      options,
+      action: "/ui/login/passkey",
+      extra: { pending },
+      ...(error ? { error } : {}),
+    });
+    return c.send(page, error ? 401 : 200);
+  }
+
+  const notAllowed = (c: C) => c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notFound), 404);
+
+  // Passwordless: no login name, the authenticator offers its passkeys for this RP ID.
+  ui.get("/ui/login/passkey", async (req, reply) => {
+    const c = await kit.contextOf(req, reply);
+    if (!c.instance || !(await loginSettings(c.instance.id)).passwordless_allowed) return notAllowed(c);
+    return passkeyPage(c, reply, c.instance);
+  });
+
+  kit.post("/ui/login/passkey", async (c, reply, instance) => {
+    const proof = signer.open("passkey", c.fields.pending);
+    if (!proof || proof.i !== instance.id || !(await loginSettings(instance.id)).passwordless_allowed) return notAllowed(c);
+    const response = credentialOf<AuthenticationResponseJSON>(c.fields);
+    const rp = relyingPartyOf(reply, instance);
+    const found =
+      response && (await finishWebauthnLogin(es, db, { instanceId: instance.id, rp, challenge: String(proof.ch), purpose: "passwordless", response }));
+    const user = found ? await users.byId(instance.id, found.userId) : null;
+    // The user's organisation may turn passwordless off even where the instance allows it.
+    if (user?.state !== "active" || !(await loginSettings(instance.id, user.orgId)).passwordless_allowed) {
+      return passkeyPage(c, reply, instance, c.page.t.webauthnWrong);
+    }
+    return kit.finish(c, reply, instance, user, ["user", "hwk", "mfa"]);
+  });
+
+  /** Who registers: a signed-in account of this browser (sessionId) or a sign-in at its second-factor set-up (pending). */
+  async function registrantOf(c: C, instance: InstanceRow) {
+    if (c.fields.pending) {
+      const pending = await kit.mfaInitPending(c, instance);
+      return pending ? { user: pending.user, extra: { pending: String(c.fields.pending) } as Record<string, string> } : undefined;
+    }
+    const account = await kit.accountOf(c, instance.id);
+    const user = account ? await users.byId(instance.id, account.userId) : null;
+    return user ? { user, extra: { sessionId: account!.sessionId } as Record<string, string> } : undefined;
+  }
+
+  async function allowed(instanceId: string, orgId: string, purpose: WebauthnPurpose) {
+    const login = await loginSettings(instanceId, orgId);
+    return purpose === "passwordless" ? login.passwordless_allowed : login.second_factors.includes("u2f");
+  }
+
+  kit.post("/ui/login/webauthn/setup", async (c, reply, instance) => {
+    const who = await registrantOf(c, instance);
+    if (!who) return startOver(c, 400);
+    const purpose: WebauthnPurpose = c.fields.purpose === "passwordless" ? "passwordless" : "u2f";
+    if (!(await allowed(instance.id, who.user.orgId, purpose))) return notAllowed(c);
+    return setupPage(c, reply, instance, who.user, purpose, who.extra);
+  });
+
+  /** The registration ceremony's page; `extra` says whose (sessionId of a signed-in account, or a sign-in's pending). */
+  async function setupPage(c: C, reply: FastifyReply, instance: InstanceRow, user: SignedInUser, purpose: WebauthnPurpose, extra: Record<string, string>) {
+    const rp = relyingPartyOf(reply, instance);
+    const options = await startWebauthnRegistration(db, { instanceId: instance.id, user, rp, purpose });
+    const ceremony = signer.seal("webauthn-setup", { u: user.id, i: instance.id, ch: options.challenge, p: purpose }, CEREMONY_TTL_MS);
+    const t = c.page.t;
+    return c.send(
+      webauthnPage(c.page, {
+        title: purpose === "passwordless" ? t.webauthnAddPasskey : t.webauthnAddKey,
+        intro: t.webauthnSetupIntro,
+        mode: "create",
+        options,
+        action: "/ui/login/webauthn/setup/verify",
+        extra: { ...extra, ceremony },
+      }),
+    );
+  }
+
+  kit.post("/ui/login/webauthn/setup/verify", async (c, reply, instance) => {
+    const who = await registrantOf(c, instance);
+    const proof = signer.open("webauthn-setup", c.fields.ceremony);
+    if (!who || !proof || proof.i !== instance.id || proof.u !== who.user.id) return startOver(c, 400);
+    const purpose: WebauthnPurpose = proof.p === "passwordless" ? "passwordless" : "u2f";
+    const response = credentialOf<RegistrationResponseJSON>(c.fields);
+    try {
+      if (!response) throw new Error("no credential");
+      await finishWebauthnRegistration(es, {
+        instanceId: instance.id,
+        userId: who.user.id,
+        creator: who.user.id,
+        rp: relyingPartyOf(reply, instance),
+        challenge: String(proof.ch),
+        purpose,
+        name: "",
+        response,
+      });
+    } catch (e) {
+      const code = (e as { code?: number }).code;
+      if (code !== undefined && code !== 3 && code !== 6) throw e;
+      return c.send(pages.messagePage(c.page, c.page.t.webauthnTitle, c.page.t.webauthnWrong), 400);
+    }
+    // At the set-up of a sign-in, the key just registered is the second factor of this sign-in.
+    if (c.fields.pending) return kit.finish(c, reply, instance, who.user, ["pwd", "hwk", "mfa"]);
+    return c.send(pages.messagePage(c.page, c.page.t.webauthnTitle, c.page.t.webauthnAdded));
+  });
+
+  return {
+    /** A forced second factor when security keys are the only one allowed: register one before the sign-in completes. */
+    setupAtSignIn(c: C, reply: FastifyReply, instance: InstanceRow, user: SignedInUser, pending: string): Promise<unknown> {
+      return setupPage(c, reply, instance, user, "u2f", { pending });
+    },
+    /** The security-key step after the password, when allowed and the user has one; else undefined. */
+    async offer(c: C, reply: FastifyReply, instance: InstanceRow, user: SignedInUser, allowedFactors: readonly string[]): Promise<unknown> {
+      if (!allowedFactors.includes("u2f")) return undefined;
+      if (!(await listWebauthnKeys(db, instance.id, user.id, "u2f")).length) return undefined;
+      return secondFactorPage(c, reply, instance, user);
+    },
+  };
+}
