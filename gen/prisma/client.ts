@@ -229,3 +229,8 @@ export type UserCode = Prisma.UserCodeModel
  * 
  */
 export type UserOtpChannel = Prisma.UserOtpChannelModel
+/**
+ * Model UserIdpLink
+ * 
+ */
+export type UserIdpLink = Prisma.UserIdpLinkModel

@@ -3,6 +3,7 @@ import { registerActionReducers } from "./action-reducers.js";
 import { registerApplicationReducers } from "./applications.js";
 import { registerAuthRequestReducers } from "./auth-requests.js";
 import { registerIdpReducers } from "./idps.js";
+import { registerIdpLinkReducers } from "./idp-links.js";
 import { registerLockoutReducers } from "./lockouts.js";
 import { registerMembershipReducers } from "./memberships.js";
 import { registerNotificationProviderReducers } from "./notification-providers.js";
@@ -38,4 +39,5 @@ export function registerAllReducers(es: EventStore): void {
   registerNotificationProviderReducers(es);
   registerWebauthnReducers(es);
   registerUserCodeReducers(es);
+  registerIdpLinkReducers(es);
 }

@@ -87,9 +87,13 @@ const nameTaken = (name: string) => errors.alreadyExists("APP-n4me", `the projec
 
 type AppRow = NonNullable<Awaited<ReturnType<Tx["application"]["findUnique"]>>>;
 
-export async function createApplication(es: EventStore, a: { instanceId: string; projectId: string; creator: string; name: string; config: AppConfig }) {
+export async function createApplication(
+  es: EventStore,
+  a: { instanceId: string; projectId: string; creator: string; name: string; config: AppConfig; id?: string },
+) {
   if (a.config.kind === "oidc") checkOidcConfig(a.config.oidc);
-  const id = newId();
+  // A given ID: an import keeps the IDs of the export (and so the client ID, made of it).
+  const id = a.id || newId();
   const secret = needsSecret(a.config) ? newSecret() : undefined;
   const secretHash = secret ? await hashPassword(secret) : null;
   const { result } = await withUniqueConflict(

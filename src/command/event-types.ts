@@ -154,6 +154,8 @@ export const webauthnKeyRemoved = user.defineEvent<{ keyId: string }>("user.weba
 /** The user put off setting up a second factor (login settings mfa_init_skip_lifetime); the time is the event's. */
 export const mfaInitSkipped = user.defineEvent("user.mfa_init.skipped");
 export const userImpersonated = user.defineEvent<{ act: ActorClaim; clientId: string }>("user.impersonated");
+/** A link to the user's account at an identity provider (imported: the user import's `idps`, the data import's `userLinks`). */
+export const idpLinkAdded = user.defineEvent<{ idpId: string; externalUserId: string; displayName: string }>("user.idp_link.added");
 
 // Projects, applications, user grants
 

@@ -70,9 +70,10 @@ const eventInstance = (owner: ContextRef) => (owner.type === "system" ? "" : own
 export async function createGitlabIdp(
   es: EventStore,
   box: SecretBox,
-  args: { owner: ContextRef; creator: string; config: IdpConfig; ownerPolicy: Policy; clientSecret?: string | undefined },
+  args: { owner: ContextRef; creator: string; config: IdpConfig; ownerPolicy: Policy; clientSecret?: string | undefined; id?: string },
 ): Promise<IdpDetails> {
-  const id = newId();
+  // A given ID: an import keeps the IDs of the export (users' links name it).
+  const id = args.id || newId();
   const { result } = await es.execute(async (w) => {
     const [e] = await w.push(eventInstance(args.owner), args.creator, [
       gitlabIdpAdded.event(

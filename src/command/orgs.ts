@@ -35,8 +35,12 @@ export async function addOrg(es: EventStore, args: { instanceId: string; name: s
   return (await createOrg(es, args)).id;
 }
 
-export async function createOrg(es: EventStore, args: { instanceId: string; name: string; domain: string; creator: string }): Promise<ChangeDetails> {
-  const id = newId();
+export async function createOrg(
+  es: EventStore,
+  args: { instanceId: string; name: string; domain: string; creator: string; id?: string },
+): Promise<ChangeDetails> {
+  // A given ID: an import keeps the IDs of the export.
+  const id = args.id || newId();
   const primaryDomain = orgDomain(args.name, args.domain);
   const { result } = await withUniqueConflict(
     "Org",

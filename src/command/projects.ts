@@ -35,8 +35,12 @@ async function checkNameFree(tx: Tx, orgId: string, name: string, except?: strin
   if (other) throw nameTaken(name);
 }
 
-export async function createProject(es: EventStore, a: { instanceId: string; orgId: string; creator: string; config: ProjectConfig }): Promise<ChangeDetails> {
-  const id = newId();
+export async function createProject(
+  es: EventStore,
+  a: { instanceId: string; orgId: string; creator: string; config: ProjectConfig; id?: string },
+): Promise<ChangeDetails> {
+  // A given ID: an import keeps the IDs of the export.
+  const id = a.id || newId();
   const { result } = await withUniqueConflict(
     "Project",
     () => nameTaken(a.config.name),

@@ -16,9 +16,10 @@ async function checkRoleKeys(w: EventWriter, projectId: string, keys: string[]) 
 /** A user's roles of a project; the grant belongs to the project's organisation. */
 export async function createUserGrant(
   es: EventStore,
-  a: { instanceId: string; userId: string; projectId: string; roleKeys: string[]; creator: string },
+  a: { instanceId: string; userId: string; projectId: string; roleKeys: string[]; creator: string; id?: string },
 ): Promise<ChangeDetails> {
-  const id = newId();
+  // A given ID: an import keeps the IDs of the export.
+  const id = a.id || newId();
   const roleKeys = [...new Set(a.roleKeys)];
   const { result } = await withUniqueConflict(
     "UserGrant",

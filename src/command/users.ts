@@ -78,7 +78,7 @@ export async function passwordHashOf(input: PasswordInput, complexity: (plain: s
 
 const usernameTaken = (username: string) => errors.alreadyExists("USER-n4me", `the username "${username}" is taken in this instance`);
 
-async function checkUsernameFree(w: EventWriter, instanceId: string, username: string, except?: string) {
+export async function checkUsernameFree(w: EventWriter, instanceId: string, username: string, except?: string) {
   const other = await w.tx.user.findFirst({
     where: { instanceId, loginName: username.toLowerCase(), ...(except ? { NOT: { id: except } } : {}) },
     select: { id: true },
@@ -88,9 +88,10 @@ async function checkUsernameFree(w: EventWriter, instanceId: string, username: s
 
 async function addUser(
   es: EventStore,
-  args: { instanceId: string; orgId: string; creator: string; username: string; events: (id: string) => NewEvent[] },
+  args: { instanceId: string; orgId: string; creator: string; username: string; events: (id: string) => NewEvent[]; id?: string },
 ): Promise<ChangeDetails> {
-  const id = newId();
+  // A given ID: an import keeps the IDs of the export.
+  const id = args.id || newId();
   const { result } = await withUniqueConflict(
     "User",
     () => usernameTaken(args.username),
@@ -128,7 +129,10 @@ export async function createHuman(
   });
 }
 
-export async function createMachine(es: EventStore, args: { instanceId: string; orgId: string; creator: string; machine: NewMachine }): Promise<ChangeDetails> {
+export async function createMachine(
+  es: EventStore,
+  args: { instanceId: string; orgId: string; creator: string; machine: NewMachine; id?: string },
+): Promise<ChangeDetails> {
   const m = args.machine;
   return addUser(es, {
     ...args,

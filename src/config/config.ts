@@ -30,6 +30,8 @@ export interface Config {
   databaseUrl: string | undefined;
   /** SVC_DATA_DIR, absolute. */
   dataDir: string;
+  /** SVC_EXPORT_DIR, absolute (default `<data dir>/exports`): where local exports and imports live. */
+  exportDir: string;
   /** SVC_MASTERKEY: 32 bytes; always set when databaseUrl is. */
   masterKey: string | undefined;
   /** SVC_FIRSTINSTANCE_PAT_PATH, absolute. */
@@ -204,6 +206,7 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = pro
     externalSecure: s.bool("SVC_EXTERNAL_SECURE"),
     databaseUrl,
     dataDir,
+    exportDir: resolve(s.get("SVC_EXPORT_DIR") ?? join(dataDir, "exports")),
     masterKey,
     firstInstancePatPath: resolve(s.get("SVC_FIRSTINSTANCE_PAT_PATH") ?? `${dataDir}/admin.pat`),
     firstInstanceAdminUsername: s.get("SVC_FIRSTINSTANCE_ADMIN_USERNAME")!,

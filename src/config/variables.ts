@@ -76,6 +76,11 @@ export const VARIABLES = [
     meaning:
       "system-wide default mail server for instances without an active SMTP provider: smtp://user:pass@host:port (STARTTLS when offered) or smtps://... (TLS)",
   },
+  {
+    name: "SVC_EXPORT_DIR",
+    shown: "<data dir>/exports",
+    meaning: "local files of export (local_output) and import (data_orgs_local); paths outside it are refused",
+  },
   { name: "SVC_SMTP_FROM", shown: "unset", meaning: 'sender of the default mail server\'s messages ("Name <address>" or an address)' },
 ] as const satisfies readonly Variable[];
 

@@ -18,6 +18,7 @@ export const tableSources = {
   userWebauthnKey: ["user", "org"],
   userCode: ["user", "org"],
   userOtpChannel: ["user", "org"],
+  userIdpLink: ["user", "org", "idp"],
   userMfaInitSkip: ["user", "org"],
   temporaryLockout: ["user"],
   membership: ["system", "instance", "org", "project", "user"],

@@ -35,6 +35,7 @@ import { PersonalAccessTokenVerifier, TokenVerifiers } from "../authz/verifier.j
 import { registerAllReducers } from "../command/all-reducers.js";
 import { allEventTypes } from "../command/events.js";
 import { registerLoginUi } from "../login/routes.js";
+import { registerPortability } from "../api/portability/routes.js";
 import { ReplayGuard } from "../command/replay.js";
 import type { SigningKeyPolicy } from "../command/signing-keys.js";
 import { Clients } from "../oidc/clients.js";
@@ -277,6 +278,9 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     secureCookies: config.externalSecure,
     rateLimit: { limiter, address: config.rateLimits.loginAddress },
   });
+
+  // Export, import and user import: JSON over HTTP only (contract); bodies up to 32 MiB, more from files.
+  registerPortability(app, { ...authDeps, es, db, box, settings, exportDir: config.exportDir, importBodyLimit: 32 * 2 ** 20 });
 
   const openApi = buildOpenApi(
     mounted.map((m) => m.service),

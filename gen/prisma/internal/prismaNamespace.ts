@@ -433,7 +433,8 @@ export const ModelName = {
   UserMfaInitSkip: 'UserMfaInitSkip',
   NotificationMessage: 'NotificationMessage',
   UserCode: 'UserCode',
-  UserOtpChannel: 'UserOtpChannel'
+  UserOtpChannel: 'UserOtpChannel',
+  UserIdpLink: 'UserIdpLink'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -449,7 +450,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "refreshToken" | "refreshTokenGrace" | "revokedToken" | "usedJwtId" | "rateLimitCount" | "temporaryLockout" | "masterKeyVerifier" | "notificationProvider" | "userTotp" | "userWebauthnKey" | "userMfaInitSkip" | "notificationMessage" | "userCode" | "userOtpChannel"
+    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "refreshToken" | "refreshTokenGrace" | "revokedToken" | "usedJwtId" | "rateLimitCount" | "temporaryLockout" | "masterKeyVerifier" | "notificationProvider" | "userTotp" | "userWebauthnKey" | "userMfaInitSkip" | "notificationMessage" | "userCode" | "userOtpChannel" | "userIdpLink"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -3191,6 +3192,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    UserIdpLink: {
+      payload: Prisma.$UserIdpLinkPayload<ExtArgs>
+      fields: Prisma.UserIdpLinkFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.UserIdpLinkFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserIdpLinkPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.UserIdpLinkFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserIdpLinkPayload>
+        }
+        findFirst: {
+          args: Prisma.UserIdpLinkFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserIdpLinkPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.UserIdpLinkFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserIdpLinkPayload>
+        }
+        findMany: {
+          args: Prisma.UserIdpLinkFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserIdpLinkPayload>[]
+        }
+        create: {
+          args: Prisma.UserIdpLinkCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserIdpLinkPayload>
+        }
+        createMany: {
+          args: Prisma.UserIdpLinkCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.UserIdpLinkCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserIdpLinkPayload>[]
+        }
+        delete: {
+          args: Prisma.UserIdpLinkDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserIdpLinkPayload>
+        }
+        update: {
+          args: Prisma.UserIdpLinkUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserIdpLinkPayload>
+        }
+        deleteMany: {
+          args: Prisma.UserIdpLinkDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.UserIdpLinkUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.UserIdpLinkUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserIdpLinkPayload>[]
+        }
+        upsert: {
+          args: Prisma.UserIdpLinkUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserIdpLinkPayload>
+        }
+        aggregate: {
+          args: Prisma.UserIdpLinkAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateUserIdpLink>
+        }
+        groupBy: {
+          args: Prisma.UserIdpLinkGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserIdpLinkGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.UserIdpLinkCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserIdpLinkCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -3747,6 +3822,19 @@ export const UserOtpChannelScalarFieldEnum = {
 export type UserOtpChannelScalarFieldEnum = (typeof UserOtpChannelScalarFieldEnum)[keyof typeof UserOtpChannelScalarFieldEnum]
 
 
+export const UserIdpLinkScalarFieldEnum = {
+  userId: 'userId',
+  idpId: 'idpId',
+  instanceId: 'instanceId',
+  orgId: 'orgId',
+  externalUserId: 'externalUserId',
+  displayName: 'displayName',
+  createdAt: 'createdAt'
+} as const
+
+export type UserIdpLinkScalarFieldEnum = (typeof UserIdpLinkScalarFieldEnum)[keyof typeof UserIdpLinkScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -4079,6 +4167,7 @@ export type GlobalOmitConfig = {
   notificationMessage?: Prisma.NotificationMessageOmit
   userCode?: Prisma.UserCodeOmit
   userOtpChannel?: Prisma.UserOtpChannelOmit
+  userIdpLink?: Prisma.UserIdpLinkOmit
 }
 
 /* Types for Logging */

@@ -87,7 +87,8 @@ export const ModelName = {
   UserMfaInitSkip: 'UserMfaInitSkip',
   NotificationMessage: 'NotificationMessage',
   UserCode: 'UserCode',
-  UserOtpChannel: 'UserOtpChannel'
+  UserOtpChannel: 'UserOtpChannel',
+  UserIdpLink: 'UserIdpLink'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -621,6 +622,19 @@ export const UserOtpChannelScalarFieldEnum = {
 } as const
 
 export type UserOtpChannelScalarFieldEnum = (typeof UserOtpChannelScalarFieldEnum)[keyof typeof UserOtpChannelScalarFieldEnum]
+
+
+export const UserIdpLinkScalarFieldEnum = {
+  userId: 'userId',
+  idpId: 'idpId',
+  instanceId: 'instanceId',
+  orgId: 'orgId',
+  externalUserId: 'externalUserId',
+  displayName: 'displayName',
+  createdAt: 'createdAt'
+} as const
+
+export type UserIdpLinkScalarFieldEnum = (typeof UserIdpLinkScalarFieldEnum)[keyof typeof UserIdpLinkScalarFieldEnum]
 
 
 export const SortOrder = {

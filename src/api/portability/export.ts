@@ -1,0 +1,146 @@
+import type { SecretBox } from "../../crypto/secrets.js";
+import { camelSettings, wireName, type DataOrg } from "../../domain/data-org.js";
+import type { OidcConfig, ApiConfig } from "../../command/applications.js";
+import type { ExportQueries } from "../../query/export-data.js";
+
+/** The organisation's own settings that travel, by kind, and their DataOrg field. */
+export const exportedSettings = { lockout: "lockoutPolicy", password_complexity: "passwordComplexityPolicy", login: "loginPolicy" } as const;
+
+export interface ExportOptions {
+  orgIds: string[];
+  excludedOrgIds: string[];
+  withPasswords: boolean;
+  withOtp: boolean;
+  /** Throws DEADLINE_EXCEEDED once the call's time is up; checked between pages. */
+  checkDeadline: () => void;
+}
+
+const USER_PAGE = 500;
+
+/**
+ * The export `{"orgs": [DataOrg...]}` as JSON text in chunks: one organisation's parts at a time and its users
+ * a page at a time, so that a large export is never one string in memory. Never a client secret, a key, a
+ * PAT or a signing key: none of them is read into the output (machine users' and applications' secrets,
+ * keys and tokens stay behind); password hashes and TOTP secrets only when asked for.
+ */
+export async function* exportChunks(q: ExportQueries, box: SecretBox, instanceId: string, o: ExportOptions): AsyncGenerator<string> {
+  yield '{"orgs":[';
+  let firstOrg = true;
+  for (const org of await q.orgs(instanceId, o.orgIds, o.excludedOrgIds)) {
+    o.checkDeadline();
+    yield `${firstOrg ? "" : ","}{"orgId":${JSON.stringify(org.id)},"org":${JSON.stringify({ name: org.name })}`;
+    firstOrg = false;
+    yield `,"domains":${JSON.stringify([{ orgId: org.id, domainName: org.primaryDomain, isVerified: true, isPrimary: true }])}`;
+    yield ',"humanUsers":[';
+    let first = true;
+    for (let after = ""; ; ) {
+      o.checkDeadline();
+      const page = await q.users(org.id, "human", after, USER_PAGE);
+      if (!page.length) break;
+      after = page[page.length - 1]!.id;
+      const totps = o.withOtp ? new Map((await q.totps(page.map((u) => u.id))).map((t) => [t.userId, t.secret])) : new Map<string, string>();
+      const items = page.map((u) => {
+        const sealed = totps.get(u.id);
+        const user = {
+          userName: u.username,
+          profile: {
+            firstName: u.givenName ?? "",
+            lastName: u.familyName ?? "",
+            nickName: u.nickName ?? "",
+            displayName: u.displayName,
+            preferredLanguage: u.preferredLanguage ?? "",
+          },
+          email: { email: u.email ?? "", isEmailVerified: u.emailVerified },
+          ...(u.phone ? { phone: { phone: u.phone, isPhoneVerified: u.phoneVerified } } : {}),
+          ...(o.withPasswords && u.passwordHash ? { hashedPassword: { value: u.passwordHash } } : {}),
+          passwordChangeRequired: u.passwordChangeRequired,
+          ...(sealed ? { otpCode: box.open(sealed) } : {}),
+          // "initial" is no state to import: it follows from having no password.
+          ...(u.state === "inactive" || u.state === "locked" ? { state: wireName("userState", u.state) } : {}),
+        };
+        return JSON.stringify({ userId: u.id, user });
+      });
+      yield (first ? "" : ",") + items.join(",");
+      first = false;
+    }
+    yield "]";
+    const machines: NonNullable<DataOrg["machineUsers"]> = [];
+    for (let after = ""; ; ) {
+      o.checkDeadline();
+      const page = await q.users(org.id, "machine", after, USER_PAGE);
+      if (!page.length) break;
+      after = page[page.length - 1]!.id;
+      for (const u of page) {
+        machines.push({
+          userId: u.id,
+          user: {
+            userName: u.username,
+            name: u.displayName,
+            description: u.description ?? "",
+            accessTokenType: wireName("machineTokenType", u.accessTokenType),
+          },
+        });
+      }
+    }
+    yield `,"machineUsers":${JSON.stringify(machines)}`;
+    o.checkDeadline();
+    const projects = await q.projects(org.id);
+    const projectIds = projects.map((p) => p.id);
+    const [roles, apps, grants, members, settings, links, idps] = await Promise.all([
+      q.roles(projectIds),
+      q.applications(org.id),
+      q.userGrants(org.id),
+      q.members(org.id, projectIds),
+      q.settings(org.id, Object.keys(exportedSettings)),
+      q.userLinks(org.id),
+      q.idps(org.id),
+    ]);
+    const rest: DataOrg = {
+      projects: projects.map((p) => ({
+        projectId: p.id,
+        project: { name: p.name, projectRoleAssertion: p.projectRoleAssertion, projectRoleCheck: p.projectRoleCheck },
+      })),
+      projectRoles: roles.map((r) => ({ projectId: r.projectId, roleKey: r.key, displayName: r.displayName, group: r.group })),
+      oidcApps: apps.filter((a) => a.kind === "oidc").map((a) => ({ appId: a.id, app: oidcAppShape(a.projectId, a.name, a.clientId, a.config as OidcConfig) })),
+      apiApps: apps
+        .filter((a) => a.kind === "api")
+        .map((a) => ({
+          appId: a.id,
+          app: { projectId: a.projectId, name: a.name, clientId: a.clientId, authMethodType: wireName("apiAuthMethod", (a.config as ApiConfig).authMethod) },
+        })),
+      userGrants: grants.map((g) => ({ userGrantId: g.id, userId: g.userId, projectId: g.projectId, roleKeys: g.roleKeys })),
+      orgMembers: members.filter((m) => m.contextType === "org").map((m) => ({ userId: m.userId, roles: m.roles })),
+      projectMembers: members.filter((m) => m.contextType === "project").map((m) => ({ projectId: m.contextId, userId: m.userId, roles: m.roles })),
+      gitlabIdps: idps.map((i) => ({
+        idpId: i.id,
+        idp: { name: i.name, clientId: i.clientId, scopes: i.scopes, options: i.options as object, ownerPolicy: i.ownerPolicy },
+      })),
+      userLinks: links.map((l) => ({ userId: l.userId, idpId: l.idpId, providedUserId: l.externalUserId, providedUserName: l.displayName })),
+    };
+    for (const s of settings) {
+      rest[exportedSettings[s.kind as keyof typeof exportedSettings]] = camelSettings(s.values as Record<string, unknown>);
+    }
+    yield `,${JSON.stringify(rest).slice(1, -1)}}`;
+  }
+  yield "]}";
+}
+
+function oidcAppShape(projectId: string, name: string, clientId: string, c: OidcConfig) {
+  return {
+    projectId,
+    name,
+    clientId,
+    redirectUris: c.redirectUris,
+    responseTypes: c.responseTypes.map((t) => wireName("responseType", t)),
+    grantTypes: c.grantTypes.map((t) => wireName("grantType", t)),
+    appType: wireName("appType", c.appType),
+    authMethodType: wireName("oidcAuthMethod", c.authMethod),
+    postLogoutRedirectUris: c.postLogoutRedirectUris,
+    devMode: c.devMode,
+    accessTokenType: wireName("oidcTokenType", c.accessTokenType),
+    accessTokenRoleAssertion: c.accessTokenRoleAssertion,
+    idTokenRoleAssertion: c.idTokenRoleAssertion,
+    idTokenUserinfoAssertion: c.idTokenUserinfoAssertion,
+    clockSkew: `${c.clockSkewMs / 1000}s`,
+  };
+}

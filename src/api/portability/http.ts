@@ -1,0 +1,91 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Caller, Target } from "../../authz/context.js";
+import { hostnameOf, permissionsIn } from "../../authz/interceptor.js";
+import type { TokenVerifiers } from "../../authz/verifier.js";
+import type { InstanceRow } from "../../domain/contexts.js";
+import { TimedOut } from "../../domain/data-org.js";
+import { errors, httpStatusOf } from "../../errors/errors.js";
+import type { TenancyQueries } from "../../query/tenancy.js";
+
+/**
+ * The older admin and management APIs are JSON over HTTP only (contract): plain Fastify routes, not RPCs.
+ * They authenticate and authorize as the interceptors do (src/authz/), with the same verifiers and role
+ * permissions, and answer errors with the REST gateway's status object {code, message, details}.
+ */
+export interface HttpAuthDeps {
+  tenancy: TenancyQueries;
+  verifiers: TokenVerifiers;
+  rolePermissions: Record<string, string[]>;
+}
+
+export interface Authenticated {
+  instance: InstanceRow;
+  caller: Caller;
+}
+
+export async function authenticate(deps: HttpAuthDeps, req: FastifyRequest): Promise<Authenticated> {
+  const hostname = hostnameOf(req.headers.host ?? null);
+  const instance = await deps.tenancy.instanceByDomain(hostname);
+  if (!instance) throw errors.notFound("PORT-h0st", `no instance is served at the host "${hostname}"`);
+  const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "");
+  if (!m) throw errors.unauthenticated("PORT-m1ss", "a bearer token is required (Authorization: Bearer <token>)");
+  const caller = await deps.verifiers.callerOf(m[1]!);
+  if (!caller) throw errors.unauthenticated("PORT-1nv4", "the token is invalid or expired");
+  return { instance, caller };
+}
+
+/** PERMISSION_DENIED unless the caller holds `permission` in `target`. */
+export function authorize(deps: HttpAuthDeps, caller: Caller, target: Target, permission: string): void {
+  if (!permissionsIn(caller, target, deps.rolePermissions).has(permission)) {
+    throw errors.permissionDenied("PORT-d3ny", `missing permission ${permission} in the ${target.type} context`);
+  }
+}
+
+export function sendStatus(reply: FastifyReply, code: Code, message: string, details: unknown[] = []) {
+  return reply.status(httpStatusOf(code)).header("content-type", "application/json").send({ code, message, details });
+}
+
+/**
+ * Registers JSON routes in a scope of their own: any JSON content type, an empty body as {}, bodies up to
+ * `bodyLimit`, errors as status objects (a body too large is 413 naming the limit and the alternatives).
+ */
+export function registerJsonRoutes(
+  app: FastifyInstance,
+  bodyLimit: number,
+  routes: { url: string; handler: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown> }[],
+): void {
+  app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser("*", { parseAs: "string", bodyLimit }, (_req, text, done) => {
+      const s = String(text).trim();
+      if (!s) return done(null, {});
+      try {
+        done(null, JSON.parse(s));
+      } catch (e) {
+        done(errors.invalidArgument("HTTP-j50n", `the body is not valid JSON: ${(e as Error).message}`), undefined);
+      }
+    });
+    scope.setErrorHandler((err: Error & { statusCode?: number; code?: unknown }, req, reply) => {
+      if (err instanceof ConnectError) return sendStatus(reply, err.code, err.rawMessage, []);
+      if (err instanceof TimedOut) return sendStatus(reply, Code.DeadlineExceeded, err.message, err.details);
+      if (err.statusCode === 413) {
+        return reply.status(413).send({
+          code: Code.InvalidArgument,
+          message: `the body is larger than ${bodyLimit / 2 ** 20} MiB: import larger data from a file (data_orgs_local, data_orgs_s3, data_orgs_gcs)`,
+          details: [],
+        });
+      }
+      if (err.statusCode && err.statusCode < 500) return sendStatus(reply, Code.InvalidArgument, err.message);
+      req.log.error({ err }, "portability request failed");
+      return sendStatus(reply, Code.Internal, "internal error");
+    });
+    for (const r of routes) {
+      scope.post(r.url, { bodyLimit }, async (req, reply) => {
+        const body = req.body;
+        if (!body || typeof body !== "object" || Array.isArray(body)) throw errors.invalidArgument("HTTP-b0dy", "the body must be a JSON object");
+        return r.handler(req, reply);
+      });
+    }
+  });
+}
