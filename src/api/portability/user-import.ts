@@ -3,7 +3,7 @@ import type { SecretBox } from "../../crypto/secrets.js";
 import { camelKeys, type HumanUserShape } from "../../domain/data-org.js";
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
-import { importableHuman, importCreator, importedPasswordHash, importHuman, needsInitialisation } from "../../command/import-human.js";
+import { importableHuman, importCreator, importedPasswordHash, importHuman, needsInitialisation } from "../../command/import/human.js";
 import { requestInitialPassword } from "../../command/user-codes.js";
 import { passwordRules } from "../../query/password-rules.js";
 import type { SettingsQueries } from "../../query/settings.js";

@@ -1,14 +1,14 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { hashPassword, isSupportedHash } from "../crypto/password.js";
-import type { SecretBox } from "../crypto/secrets.js";
-import type { HumanUserShape } from "../domain/data-org.js";
-import { errors } from "../errors/errors.js";
-import type { EventStore, NewEvent } from "../eventstore/eventstore.js";
-import { newId } from "../ids.js";
-import { withUniqueConflict, type ChangeDetails } from "./aggregate.js";
-import { humanAdded, totpAdded, totpVerified, userDeactivated, userLocked } from "./events.js";
-import { idpLinkEvents, type IdpLink } from "./idp-links.js";
-import { checkUsernameFree, type NewHuman } from "./users.js";
+import { hashPassword, isSupportedHash } from "../../crypto/password.js";
+import type { SecretBox } from "../../crypto/secrets.js";
+import type { HumanUserShape } from "../../domain/data-org.js";
+import { errors } from "../../errors/errors.js";
+import type { EventStore, NewEvent } from "../../eventstore/eventstore.js";
+import { newId } from "../../ids.js";
+import { withUniqueConflict, type ChangeDetails } from "../aggregate.js";
+import { humanAdded, totpAdded, totpVerified, userDeactivated, userLocked } from "../events.js";
+import { idpLinkEvents, type IdpLink } from "../idp-links.js";
+import { checkUsernameFree, type NewHuman } from "../users.js";
 
 /**
  * Imported humans (single-user import, data import, the migration tool's output): the anchor's
