@@ -41,21 +41,16 @@ const pat = (dataDir: string) => readFileSync(join(dataDir, "admin.pat"), "utf8"
 const postmasterPid = (dataDir: string) => Number(readFileSync(join(dataDir, "pg", "postmaster.pid"), "utf8").split("\n")[0]);
 
 /**
- * Writers create targets as fast as the server answers and record every ID it acknowledged (201). `crash`
- * runs once `ackedBeforeCrash` writes were acknowledged, with requests still in flight.
+ * Eight writers call `write` as fast as the server answers and record what each acknowledged write returned.
+ * `crash` runs once `ackedBeforeCrash` writes were acknowledged, with requests still in flight.
  */
-async function writeUntilCrash(p: ServerProcess, token: string, round: number, ackedBeforeCrash: number, crash: () => void): Promise<string[]> {
-  const acked: string[] = [];
+async function writeUntilCrash<T>(p: ServerProcess, ackedBeforeCrash: number, write: (w: number, i: number) => Promise<T>, crash: () => void): Promise<T[]> {
+  const acked: T[] = [];
   let crashed = false;
   const writer = async (w: number) => {
     for (let i = 0; !crashed; i++) {
       try {
-        const res = await rest(p.url, "POST", "/resources/v3alpha/targets", {
-          token,
-          body: { name: `r${round}-w${w}-${i}`, restWebhook: { url: "https://example.com/hook" }, timeout: "5s" },
-        });
-        if (res.status === 201) acked.push(res.body.details.id);
-        else throw new Error(`unexpected ${res.status}: ${JSON.stringify(res.body)}`);
+        acked.push(await write(w, i));
       } catch (err) {
         if (!crashed) throw err;
       }
@@ -68,6 +63,22 @@ async function writeUntilCrash(p: ServerProcess, token: string, round: number, a
   await Promise.all(Array.from({ length: 8 }, (_, w) => writer(w)));
   await p.exited;
   return acked;
+}
+
+/** A target created, by its ID; throws unless the server acknowledged it (201). */
+async function createTarget(p: ServerProcess, token: string, name: string): Promise<string> {
+  const res = await rest(p.url, "POST", "/resources/v3alpha/targets", {
+    token,
+    body: { name, restWebhook: { url: "https://example.com/hook" }, timeout: "5s" },
+  });
+  if (res.status !== 201) throw new Error(`unexpected ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body.details.id;
+}
+
+/** Kills the server, and on the embedded database its PostgreSQL too (the postmaster's group: it and its backends). */
+function killEverything(dataDir: string, p: ServerProcess): void {
+  if (testDb === "embedded") sigkill(-postmasterPid(dataDir));
+  sigkill(p.child.pid!);
 }
 
 function sigkill(pid: number): void {
@@ -91,10 +102,13 @@ describe("durability: an acknowledged write survives kill -9", () => {
         // everything acknowledged before is there after the restart
         for (const id of all) expect((await rest(p.url, "GET", `/resources/v3alpha/targets/${id}`, { token: pat(dataDir) })).status, id).toBe(200);
       }
-      const acked = await writeUntilCrash(p, pat(dataDir), round, 40, () => {
-        if (testDb === "embedded" && kind === "everything") sigkill(-postmasterPid(dataDir)); // the postmaster's group: it and its backends
-        sigkill(p.child.pid!);
-      });
+      const token = pat(dataDir);
+      const acked = await writeUntilCrash(
+        p,
+        40,
+        (w, i) => createTarget(p, token, `r${round}-w${w}-${i}`),
+        () => (kind === "everything" ? killEverything(dataDir, p) : sigkill(p.child.pid!)),
+      );
       expect(acked.length).toBeGreaterThanOrEqual(40);
       all.push(...acked);
     }
@@ -124,6 +138,49 @@ describe("durability: an acknowledged write survives kill -9", () => {
       await db.close();
     }
   }, 240_000);
+
+  it("keeps every acknowledged settings write of a group commit: none is answered before its batch commits", async () => {
+    const { dataDir, env } = await storage();
+    const p = track(await startServerProcess(env));
+    const token = pat(dataDir);
+    // Writers to one settings aggregate queue behind its lock and are committed together (src/command/batches.ts).
+    const languages = ["de", "fr", "it", "en"];
+    const acked = await writeUntilCrash(
+      p,
+      60,
+      async (w, i) => {
+        const body = { defaultLanguage: { key: languages[(w + i) % languages.length] } };
+        const res = await rest(p.url, "PATCH", "/settings/v3alpha/languages", { token, body });
+        if (res.status !== 200) throw new Error(`unexpected ${res.status}: ${JSON.stringify(res.body)}`);
+        return { sequence: Number(res.body.details.sequence), language: body.defaultLanguage.key };
+      },
+      () => killEverything(dataDir, p),
+    );
+    const last = track(await startServerProcess(env));
+    last.child.kill("SIGTERM");
+    expect(await last.exited).toBe(0);
+
+    const db = await openDatabase({ databaseUrl: env.DATABASE_URL, dataDir });
+    try {
+      const events = await db.prisma.event.findMany({
+        where: { aggregateType: "settings", aggregateId: { startsWith: "language/instance/" } },
+        orderBy: { sequence: "asc" },
+      });
+      // Every sequence a write was answered with is in the log: the batch committed before anyone was answered.
+      const stored = new Set(events.map((e) => e.sequence));
+      const highest = Math.max(...acked.map((a) => a.sequence));
+      expect(highest).toBeGreaterThan(0);
+      for (const a of acked) if (a.sequence > 0) expect(stored.has(a.sequence), `sequence ${a.sequence}`).toBe(true);
+      // The projection is at the log's last event, whatever was in flight at the crash.
+      const row = await db.prisma.setting.findFirst({ where: { kind: "language", ownerType: "instance" } });
+      expect(row?.sequence).toBe(events.at(-1)!.sequence);
+      expect((row?.values as { default_language?: string } | undefined)?.default_language).toBe(
+        (events.at(-1)!.payload as { set: { default_language?: string } }).set.default_language,
+      );
+    } finally {
+      await db.close();
+    }
+  }, 120_000);
 });
 
 describe.runIf(testDb === "embedded")("one process per embedded data directory", () => {
