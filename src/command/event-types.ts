@@ -252,6 +252,7 @@ export const passwordComplexitySet = settings.defineEvent<SettingsSet>("settings
 export const lockoutSet = settings.defineEvent<SettingsSet>("settings.lockout.set");
 export const loginSettingsSet = settings.defineEvent<SettingsSet>("settings.login.set");
 export const securitySettingsSet = settings.defineEvent<SettingsSet>("settings.security.set");
+export const textSettingsSet = settings.defineEvent<SettingsSet>("settings.text.set");
 
 // Actions: targets and executions
 

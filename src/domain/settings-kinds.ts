@@ -5,6 +5,7 @@
  * with the owner of each value, and the API services, which only map their protos onto these names.
  * A new kind: an entry here, its event in src/command/event-types.ts, its row in docs/events.md, its protos.
  */
+import { textProperties } from "./texts/settings.js";
 
 /** The value of each property type as events and the projection store it (JSON). */
 export interface PropertyTypes {
@@ -128,6 +129,11 @@ export const settingsKinds = {
     event: "settings.security.set",
     properties: { enable_impersonation: bool(false), allowed_origins: strings([], originCheck), enable_iframe_embedding: bool(false) },
   },
+  /**
+   * Texts of the login UI and of the messages, per supported language and key (src/domain/texts/settings.ts):
+   * a context overrides single texts; what it does not set is inherited, down to the built-in texts.
+   */
+  text: { event: "settings.text.set", properties: textProperties(supportedLanguages) },
 } as const satisfies Record<string, KindDeclaration>;
 
 export type SettingsKind = keyof typeof settingsKinds;

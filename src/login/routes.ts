@@ -25,7 +25,7 @@ import { registerOtpCodePages } from "./otp-codes.js";
 import { registerRecoveryPages } from "./recovery.js";
 import { registerWebauthnPages } from "./webauthn.js";
 import { newCookieValue, type Signer } from "./signing.js";
-import { chooseLanguage, preferredLanguages, textsFor } from "../web/texts.js";
+import { chooseLanguage, customTexts, preferredLanguages, textsFor } from "../web/texts.js";
 
 export interface LoginDeps {
   es: EventStore;
@@ -95,8 +95,9 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
     // No field of these forms needs U+0000, and PostgreSQL refuses it in text: a 400 page, before any lookup.
     ui.addHook("preHandler", async (req, reply) => {
       if (!nulParameter(req.query) && !nulParameter(req.body)) return;
-      const lang = await languageOf(await tenancy.instanceByDomain(hostnameOf(req.headers.host ?? "")), undefined, req.headers["accept-language"]);
-      const t = textsFor(lang);
+      const instance = await tenancy.instanceByDomain(hostnameOf(req.headers.host ?? ""));
+      const lang = await languageOf(instance, undefined, req.headers["accept-language"]);
+      const t = await textsOf(instance, lang);
       return reply
         .status(400)
         .type("text/html; charset=utf-8")
@@ -108,7 +109,7 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
       const instance = await tenancy.instanceByDomain(hostnameOf(req.headers.host ?? ""));
       const fields: Fields = req.method === "POST" ? ((req.body as Fields | undefined) ?? {}) : (req.query as Fields);
       const lang = await languageOf(instance, fields.ui_locales, req.headers["accept-language"]);
-      const t = textsFor(lang);
+      const t = await textsOf(instance, lang);
       const cookies = cookiesOf(req);
       let csrfCookie = cookies[CSRF_COOKIE];
       const setCookies: string[] = [];
@@ -126,6 +127,12 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
         return reply.status(status).type("text/html; charset=utf-8").send(html);
       };
       return { instance, fields, page, cookies, csrfCookie, send, setCookies };
+    }
+
+    /** The labels in force for the instance (its text settings, inherited from the system). */
+    async function textsOf(instance: InstanceRow | null, lang: string) {
+      if (!instance) return textsFor(lang);
+      return customTexts(lang, await settings.values("text", inheritanceChain({ type: "instance", instanceId: instance.id })));
     }
 
     async function languageOf(instance: InstanceRow | null, uiLocales: string | undefined, acceptLanguage: string | undefined) {

@@ -1,122 +1,30 @@
 /**
- * The messages the server sends, in the login UI's languages (`translatedLanguages` of src/web/texts.ts; a
- * test checks that each language has every message). `{name}`, `{code}`, `{link}`, `{minutes}` are filled in.
+ * Rendering of the messages the server sends (their texts: src/domain/texts/messages.ts, overridden by the text
+ * settings): `{name}`, `{code}`, `{link}`, `{minutes}` are filled in, the HTML part derived from the text.
  */
-export type MessageKind = "verifyEmail" | "verifyPhone" | "initPassword" | "resetPassword" | "unlockUser" | "otpEmail" | "otpSms";
+import { messageCatalogues, type MessageKind } from "../domain/texts/messages.js";
 
-interface Template {
-  subject: string;
-  /** Plain text; the HTML part is derived from it (escaped, the link made clickable). */
-  text: string;
-}
-
-type Catalogue = Record<MessageKind, Template>;
-
-const en: Catalogue = {
-  verifyEmail: {
-    subject: "Verify your e-mail address",
-    text: "Hello {name},\n\nyour code is {code}. Enter it, or open this link to verify your e-mail address:\n{link}\n\nThe code is valid for {minutes} minutes. If you did not ask for it, ignore this message.",
-  },
-  verifyPhone: {
-    subject: "Verify your phone number",
-    text: "Your verification code is {code}. It is valid for {minutes} minutes.",
-  },
-  initPassword: {
-    subject: "Set up your account",
-    text: "Hello {name},\n\nan account was created for you. Open this link to verify your e-mail address and choose your password:\n{link}\n\nThe link works once, for {minutes} minutes.",
-  },
-  resetPassword: {
-    subject: "Reset your password",
-    text: "Hello {name},\n\nsomeone asked to reset the password of your account. Open this link to choose a new one:\n{link}\n\nThe link works once, for {minutes} minutes. If you did not ask for it, ignore this message: your password stays as it is.",
-  },
-  unlockUser: {
-    subject: "Your account is locked",
-    text: "Hello {name},\n\nyour account was locked after too many wrong passwords. If that was you, open this link to unlock it:\n{link}\n\nThe link works once, for {minutes} minutes. If it was not you, someone tried to guess your password: consider changing it.",
-  },
-  otpEmail: {
-    subject: "Your sign-in code",
-    text: "Hello {name},\n\nyour sign-in code is {code}. It is valid for {minutes} minutes. If you are not signing in, someone knows your password: change it.",
-  },
-  otpSms: {
-    subject: "Your sign-in code",
-    text: "Your sign-in code is {code}. It is valid for {minutes} minutes.",
-  },
-};
-
-const de: Catalogue = {
-  verifyEmail: {
-    subject: "Bestätigen Sie Ihre E-Mail-Adresse",
-    text: "Hallo {name},\n\nIhr Code lautet {code}. Geben Sie ihn ein oder öffnen Sie diesen Link, um Ihre E-Mail-Adresse zu bestätigen:\n{link}\n\nDer Code ist {minutes} Minuten gültig. Wenn Sie ihn nicht angefordert haben, ignorieren Sie diese Nachricht.",
-  },
-  verifyPhone: {
-    subject: "Bestätigen Sie Ihre Telefonnummer",
-    text: "Ihr Bestätigungscode lautet {code}. Er ist {minutes} Minuten gültig.",
-  },
-  initPassword: {
-    subject: "Richten Sie Ihr Konto ein",
-    text: "Hallo {name},\n\nfür Sie wurde ein Konto erstellt. Öffnen Sie diesen Link, um Ihre E-Mail-Adresse zu bestätigen und Ihr Passwort zu wählen:\n{link}\n\nDer Link funktioniert einmal, {minutes} Minuten lang.",
-  },
-  resetPassword: {
-    subject: "Passwort zurücksetzen",
-    text: "Hallo {name},\n\njemand hat verlangt, das Passwort Ihres Kontos zurückzusetzen. Öffnen Sie diesen Link, um ein neues zu wählen:\n{link}\n\nDer Link funktioniert einmal, {minutes} Minuten lang. Wenn Sie das nicht verlangt haben, ignorieren Sie diese Nachricht: Ihr Passwort bleibt, wie es ist.",
-  },
-  unlockUser: {
-    subject: "Ihr Konto ist gesperrt",
-    text: "Hallo {name},\n\nIhr Konto wurde nach zu vielen falschen Passwörtern gesperrt. Wenn Sie das waren, öffnen Sie diesen Link, um es zu entsperren:\n{link}\n\nDer Link funktioniert einmal, {minutes} Minuten lang. Wenn Sie es nicht waren, hat jemand versucht, Ihr Passwort zu erraten: Ändern Sie es am besten.",
-  },
-  otpEmail: {
-    subject: "Ihr Anmeldecode",
-    text: "Hallo {name},\n\nIhr Anmeldecode lautet {code}. Er ist {minutes} Minuten gültig. Wenn Sie sich nicht gerade anmelden, kennt jemand Ihr Passwort: Ändern Sie es.",
-  },
-  otpSms: {
-    subject: "Ihr Anmeldecode",
-    text: "Ihr Anmeldecode lautet {code}. Er ist {minutes} Minuten gültig.",
-  },
-};
-
-const fr: Catalogue = {
-  verifyEmail: {
-    subject: "Vérifiez votre adresse e-mail",
-    text: "Bonjour {name},\n\nvotre code est {code}. Saisissez-le, ou ouvrez ce lien pour vérifier votre adresse e-mail :\n{link}\n\nLe code est valable {minutes} minutes. Si vous ne l'avez pas demandé, ignorez ce message.",
-  },
-  verifyPhone: {
-    subject: "Vérifiez votre numéro de téléphone",
-    text: "Votre code de vérification est {code}. Il est valable {minutes} minutes.",
-  },
-  initPassword: {
-    subject: "Configurez votre compte",
-    text: "Bonjour {name},\n\nun compte a été créé pour vous. Ouvrez ce lien pour vérifier votre adresse e-mail et choisir votre mot de passe :\n{link}\n\nLe lien fonctionne une seule fois, pendant {minutes} minutes.",
-  },
-  resetPassword: {
-    subject: "Réinitialisez votre mot de passe",
-    text: "Bonjour {name},\n\nquelqu'un a demandé la réinitialisation du mot de passe de votre compte. Ouvrez ce lien pour en choisir un nouveau :\n{link}\n\nLe lien fonctionne une seule fois, pendant {minutes} minutes. Si vous ne l'avez pas demandé, ignorez ce message : votre mot de passe reste inchangé.",
-  },
-  unlockUser: {
-    subject: "Votre compte est bloqué",
-    text: "Bonjour {name},\n\nvotre compte a été bloqué après trop de mots de passe erronés. Si c'était vous, ouvrez ce lien pour le débloquer :\n{link}\n\nLe lien fonctionne une seule fois, pendant {minutes} minutes. Si ce n'était pas vous, quelqu'un a tenté de deviner votre mot de passe : pensez à le changer.",
-  },
-  otpEmail: {
-    subject: "Votre code de connexion",
-    text: "Bonjour {name},\n\nvotre code de connexion est {code}. Il est valable {minutes} minutes. Si vous n'êtes pas en train de vous connecter, quelqu'un connaît votre mot de passe : changez-le.",
-  },
-  otpSms: {
-    subject: "Votre code de connexion",
-    text: "Votre code de connexion est {code}. Il est valable {minutes} minutes.",
-  },
-};
-
-export const messageCatalogues: Record<string, Catalogue> = { en, de, fr };
+export type { MessageKind } from "../domain/texts/messages.js";
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-/** The message in `language` (English when the catalogue lacks it). */
+/** The language a message is sent in: the user's, when the messages are translated into it; else English. */
+const messageLanguage = (preferred: string | null | undefined) => (preferred && messageCatalogues[preferred] ? preferred : "en");
+
+/**
+ * The message in `language` (English when the catalogue lacks it); `texts`, the text settings' values in force
+ * for the user, give its subject and text (`<language>.message.<kind>.subject|text`; their built-in values are
+ * the catalogue's).
+ */
 export function renderMessage(
   kind: MessageKind,
   language: string,
   vars: Record<string, string>,
+  texts: Readonly<Record<string, string>> = {},
 ): { language: string; subject: string; text: string; html: string } {
-  const lang = messageCatalogues[language] ? language : "en";
-  const t = messageCatalogues[lang]![kind];
+  const lang = messageLanguage(language);
+  const builtIn = messageCatalogues[lang]![kind];
+  const t = { subject: texts[`${lang}.message.${kind}.subject`] ?? builtIn.subject, text: texts[`${lang}.message.${kind}.text`] ?? builtIn.text };
   const fill = (s: string, esc: (v: string) => string) => s.replace(/\{(\w+)\}/g, (_, k: string) => esc(vars[k] ?? ""));
   const text = fill(t.text, (v) => v);
   const html = `<!doctype html><html lang="${lang}"><body><p>${fill(escapeHtml(t.text), (v) => {

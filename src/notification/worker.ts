@@ -9,6 +9,8 @@ import {
   type unlockCodeAdded,
 } from "../command/events.js";
 import type { EventStore, StoredEvent } from "../eventstore/eventstore.js";
+import { inheritanceChain } from "../domain/contexts.js";
+import type { SettingsQueries } from "../query/settings.js";
 import type { Database } from "../storage/database.js";
 import type { Channels } from "./channels.js";
 import { type MessageKind, renderMessage } from "./messages.js";
@@ -101,6 +103,8 @@ export function startNotificationWorker(deps: {
   box: SecretBox;
   channels: Channels;
   log: Logger;
+  /** The text settings: a context's custom message texts. */
+  settings: SettingsQueries;
   link: { secure: boolean; port: number };
   pollMs?: number;
 }): NotificationWorker {
@@ -151,7 +155,9 @@ export function startNotificationWorker(deps: {
     const link = linkPaths[kind] ? `${base}${linkPaths[kind]}?${new URLSearchParams({ userId: user.id, code })}` : "";
     const minutes = String(Math.max(1, Math.round((r.expires_at.getTime() - Date.now()) / 60_000)));
     const name = user.givenName || user.displayName || user.loginName;
-    const m = renderMessage(kind, user.preferredLanguage ?? "en", { name, code, link, minutes });
+    // The texts of the user's organisation (text settings, inherited from the instance and the system).
+    const texts = await deps.settings.values("text", inheritanceChain({ type: "org", instanceId: r.instance_id, orgId: user.orgId }));
+    const m = renderMessage(kind, user.preferredLanguage ?? "en", { name, code, link, minutes }, texts);
     return { user, m };
   };
 

@@ -13,6 +13,7 @@ import { healthService } from "../api/health/service.js";
 import { languageService } from "../api/language/service.js";
 import { loginSettingsService } from "../api/login-settings/service.js";
 import { securitySettingsService } from "../api/security-settings/service.js";
+import { textSettingsService } from "../api/text-settings/service.js";
 import { orgService } from "../api/org/service.js";
 import { userService } from "../api/user/service.js";
 import { applicationService } from "../api/application/service.js";
@@ -182,6 +183,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     mount(S.language, languageService({ es, settings })),
     mount(S.loginSettings, loginSettingsService({ es, settings })),
     mount(S.securitySettings, securitySettingsService({ es, settings })),
+    mount(S.textSettings, textSettingsService({ es, settings })),
     mount(S.action, actionService({ es, db, cache, box, actions, catalogue, targetPolicy })),
     mount(S.notificationProvider, notificationProviderService({ es, box, providers: notificationProviders })),
     mount(S.idp, idpService({ es, db, cache, box, idps: new IdpQueries(db), tenancy })),
@@ -306,6 +308,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     es,
     box,
     channels,
+    settings,
     log: { warn: log.warn, info: (obj, msg) => logger?.info(obj, msg) },
     link: { secure: config.externalSecure, port: config.externalPort || port },
   });

@@ -17,6 +17,7 @@ import { UserService } from "../../gen/svc/resources/user/v3alpha/user_service_p
 import { LoginSettingsService } from "../../gen/svc/settings/login/v3alpha/login_service_pb.js";
 import { LanguageSettingsService } from "../../gen/svc/settings/language/v3alpha/language_service_pb.js";
 import { SecuritySettingsService } from "../../gen/svc/settings/security/v3alpha/security_service_pb.js";
+import { TextSettingsService } from "../../gen/svc/settings/text/v3alpha/text_service_pb.js";
 import { checkRequestsFirst } from "./decoding.js";
 
 /** A service and its implementation. The list of them is the registry everything else derives from. */
@@ -34,6 +35,7 @@ export const serviceDescriptors = {
   language: LanguageSettingsService,
   loginSettings: LoginSettingsService,
   securitySettings: SecuritySettingsService,
+  textSettings: TextSettingsService,
   action: ActionService,
   notificationProvider: NotificationProviderService,
   idp: IdentityProviderService,
