@@ -253,6 +253,8 @@ export const lockoutSet = settings.defineEvent<SettingsSet>("settings.lockout.se
 export const loginSettingsSet = settings.defineEvent<SettingsSet>("settings.login.set");
 export const securitySettingsSet = settings.defineEvent<SettingsSet>("settings.security.set");
 export const textSettingsSet = settings.defineEvent<SettingsSet>("settings.text.set");
+export const brandingSet = settings.defineEvent<SettingsSet>("settings.branding.set");
+export const brandingPreviewSet = settings.defineEvent<SettingsSet>("settings.branding_preview.set");
 
 // Actions: targets and executions
 

@@ -5,6 +5,7 @@
  * with the owner of each value, and the API services, which only map their protos onto these names.
  * A new kind: an entry here, its event in src/command/event-types.ts, its row in docs/events.md, its protos.
  */
+import { brandingProperties } from "./branding.js";
 import { textProperties } from "./texts/settings.js";
 
 /** The value of each property type as events and the projection store it (JSON). */
@@ -134,6 +135,10 @@ export const settingsKinds = {
    * a context overrides single texts; what it does not set is inherited, down to the built-in texts.
    */
   text: { event: "settings.text.set", properties: textProperties(supportedLanguages) },
+  /** What the login UI and the mails show (src/domain/branding.ts): the preview, once activated. */
+  branding: { event: "settings.branding.set", properties: brandingProperties },
+  /** What the branding API sets; `ActivateBranding` copies a context's own preview values to `branding`. */
+  branding_preview: { event: "settings.branding_preview.set", properties: brandingProperties },
 } as const satisfies Record<string, KindDeclaration>;
 
 export type SettingsKind = keyof typeof settingsKinds;

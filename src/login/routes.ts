@@ -25,6 +25,7 @@ import { registerOtpCodePages } from "./otp-codes.js";
 import { registerRecoveryPages } from "./recovery.js";
 import { registerWebauthnPages } from "./webauthn.js";
 import { newCookieValue, type Signer } from "./signing.js";
+import { brandingStylesheet } from "../web/branding.js";
 import { chooseLanguage, customTexts, preferredLanguages, textsFor } from "../web/texts.js";
 
 export interface LoginDeps {
@@ -110,6 +111,7 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
       const fields: Fields = req.method === "POST" ? ((req.body as Fields | undefined) ?? {}) : (req.query as Fields);
       const lang = await languageOf(instance, fields.ui_locales, req.headers["accept-language"]);
       const t = await textsOf(instance, lang);
+      const hideProduct = instance ? (await brandingOf(instance.id)).hide_product_branding : false;
       const cookies = cookiesOf(req);
       let csrfCookie = cookies[CSRF_COOKIE];
       const setCookies: string[] = [];
@@ -121,13 +123,16 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
       const returnTo = safeReturn(fields.return_to);
       if (returnTo) carry.return_to = returnTo;
       if (fields.ui_locales) carry.ui_locales = fields.ui_locales.slice(0, 100);
-      const page: pages.PageContext = { lang, t, csrf: signer.csrfToken(csrfCookie), carry };
+      const page: pages.PageContext = { lang, t, csrf: signer.csrfToken(csrfCookie), carry, hideProduct };
       const send = (html: string, status = 200) => {
         if (setCookies.length) reply.header("set-cookie", setCookies);
         return reply.status(status).type("text/html; charset=utf-8").send(html);
       };
       return { instance, fields, page, cookies, csrfCookie, send, setCookies };
     }
+
+    /** The branding in force for the instance (activated; inherited from the system). */
+    const brandingOf = (instanceId: string) => settings.values("branding", inheritanceChain({ type: "instance", instanceId }));
 
     /** The labels in force for the instance (its text settings, inherited from the system). */
     async function textsOf(instance: InstanceRow | null, lang: string) {
@@ -267,6 +272,12 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
     ui.get(`${LOGIN_PATH}/style.css`, async (_req, reply) =>
       reply.type("text/css; charset=utf-8").header("cache-control", "public, max-age=3600").send(pages.stylesheet),
     );
+    // The instance's branding: revalidated on every page (no-cache), so that an activation shows at once.
+    ui.get(`${LOGIN_PATH}/branding.css`, async (req, reply) => {
+      const instance = await tenancy.instanceByDomain(hostnameOf(req.headers.host ?? ""));
+      const branding = instance ? await brandingOf(instance.id) : defaultsOf("branding");
+      return reply.type("text/css; charset=utf-8").header("cache-control", "no-cache").send(brandingStylesheet(branding));
+    });
 
     ui.get(LOGIN_PATH, async (req, reply) => {
       const c = await contextOf(req, reply);

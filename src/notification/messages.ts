@@ -21,6 +21,8 @@ export function renderMessage(
   language: string,
   vars: Record<string, string>,
   texts: Readonly<Record<string, string>> = {},
+  /** The branding's primary colour (#rrggbb, checked when set) for the link in the HTML part. */
+  linkColor?: string,
 ): { language: string; subject: string; text: string; html: string } {
   const lang = messageLanguage(language);
   const builtIn = messageCatalogues[lang]![kind];
@@ -29,7 +31,7 @@ export function renderMessage(
   const text = fill(t.text, (v) => v);
   const html = `<!doctype html><html lang="${lang}"><body><p>${fill(escapeHtml(t.text), (v) => {
     const e = escapeHtml(v);
-    return v === vars.link ? `<a href="${e}">${e}</a>` : e;
+    return v === vars.link ? `<a href="${e}"${linkColor ? ` style="color:${linkColor}"` : ""}>${e}</a>` : e;
   })
     .replace(/\n\n/g, "</p><p>")
     .replace(/\n/g, "<br>")}</p></body></html>`;

@@ -155,9 +155,10 @@ export function startNotificationWorker(deps: {
     const link = linkPaths[kind] ? `${base}${linkPaths[kind]}?${new URLSearchParams({ userId: user.id, code })}` : "";
     const minutes = String(Math.max(1, Math.round((r.expires_at.getTime() - Date.now()) / 60_000)));
     const name = user.givenName || user.displayName || user.loginName;
-    // The texts of the user's organisation (text settings, inherited from the instance and the system).
-    const texts = await deps.settings.values("text", inheritanceChain({ type: "org", instanceId: r.instance_id, orgId: user.orgId }));
-    const m = renderMessage(kind, user.preferredLanguage ?? "en", { name, code, link, minutes }, texts);
+    // The texts and branding of the user's organisation (inherited from the instance and the system).
+    const chain = inheritanceChain({ type: "org", instanceId: r.instance_id, orgId: user.orgId });
+    const [texts, branding] = await Promise.all([deps.settings.values("text", chain), deps.settings.values("branding", chain)]);
+    const m = renderMessage(kind, user.preferredLanguage ?? "en", { name, code, link, minutes }, texts, branding.primary_color);
     return { user, m };
   };
 

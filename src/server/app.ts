@@ -14,6 +14,7 @@ import { languageService } from "../api/language/service.js";
 import { loginSettingsService } from "../api/login-settings/service.js";
 import { securitySettingsService } from "../api/security-settings/service.js";
 import { textSettingsService } from "../api/text-settings/service.js";
+import { brandingSettingsService } from "../api/branding-settings/service.js";
 import { orgService } from "../api/org/service.js";
 import { userService } from "../api/user/service.js";
 import { applicationService } from "../api/application/service.js";
@@ -184,6 +185,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     mount(S.loginSettings, loginSettingsService({ es, settings })),
     mount(S.securitySettings, securitySettingsService({ es, settings })),
     mount(S.textSettings, textSettingsService({ es, settings })),
+    mount(S.brandingSettings, brandingSettingsService({ es, db, settings })),
     mount(S.action, actionService({ es, db, cache, box, actions, catalogue, targetPolicy })),
     mount(S.notificationProvider, notificationProviderService({ es, box, providers: notificationProviders })),
     mount(S.idp, idpService({ es, db, cache, box, idps: new IdpQueries(db), tenancy })),

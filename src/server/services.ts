@@ -18,6 +18,7 @@ import { LoginSettingsService } from "../../gen/svc/settings/login/v3alpha/login
 import { LanguageSettingsService } from "../../gen/svc/settings/language/v3alpha/language_service_pb.js";
 import { SecuritySettingsService } from "../../gen/svc/settings/security/v3alpha/security_service_pb.js";
 import { TextSettingsService } from "../../gen/svc/settings/text/v3alpha/text_service_pb.js";
+import { BrandingSettingsService } from "../../gen/svc/settings/branding/v3alpha/branding_service_pb.js";
 import { checkRequestsFirst } from "./decoding.js";
 
 /** A service and its implementation. The list of them is the registry everything else derives from. */
@@ -36,6 +37,7 @@ export const serviceDescriptors = {
   loginSettings: LoginSettingsService,
   securitySettings: SecuritySettingsService,
   textSettings: TextSettingsService,
+  brandingSettings: BrandingSettingsService,
   action: ActionService,
   notificationProvider: NotificationProviderService,
   idp: IdentityProviderService,

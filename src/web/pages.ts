@@ -11,6 +11,8 @@ export interface PageContext {
   csrf: string;
   /** Hidden fields carried from page to page (the flow's return address, ui_locales, login hint). */
   carry: Record<string, string>;
+  /** The branding hides the product's "Secured by" line. */
+  hideProduct?: boolean;
 }
 
 const hidden = (name: string, value: string) => `<input type="hidden" name="${esc(name)}" value="${esc(value)}">`;
@@ -25,8 +27,10 @@ export function form(p: PageContext, action: string, body: string, extra: Record
 export const field = (name: string, label: string, type: string, attrs = "") =>
   `<label for="${name}">${esc(label)}</label><input id="${name}" name="${name}" type="${type}" ${attrs}>`;
 
-export function layout(p: Pick<PageContext, "lang" | "t">, title: string, body: string): string {
-  return `<!doctype html><html lang="${esc(p.lang)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${esc(title)}</title><link rel="stylesheet" href="/ui/login/style.css"></head><body><main><h1>${esc(title)}</h1>${body}</main></body></html>`;
+export function layout(p: Pick<PageContext, "lang" | "t" | "hideProduct">, title: string, body: string): string {
+  const product = p.hideProduct ? "" : `<footer class="product">${esc(p.t.securedBy)} svc IAM</footer>`;
+  // branding.css (the instance's colours as CSS variables) after the base stylesheet that uses them.
+  return `<!doctype html><html lang="${esc(p.lang)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${esc(title)}</title><link rel="stylesheet" href="/ui/login/style.css"><link rel="stylesheet" href="/ui/login/branding.css"></head><body><main><h1>${esc(title)}</h1>${body}</main>${product}</body></html>`;
 }
 
 export const errorBox = (message?: string) => (message ? `<p class="error" role="alert">${esc(message)}</p>` : "");
@@ -179,14 +183,15 @@ export function logoutPage(p: PageContext): string {
   return layout(p, p.t.logout, `<p>${esc(p.t.logoutConfirm)}</p>${form(p, "/ui/login/logout", `<button type="submit">${esc(p.t.logout)}</button>`)}`);
 }
 
-export function messagePage(p: Pick<PageContext, "lang" | "t">, title: string, message: string): string {
+export function messagePage(p: Pick<PageContext, "lang" | "t" | "hideProduct">, title: string, message: string): string {
   return layout(p, title, `<p>${esc(message)}</p>`);
 }
 
-export const stylesheet = `*{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,sans-serif;background:#f5f6f8;color:#1d2330}
-main{max-width:24rem;margin:10vh auto;padding:2rem;background:#fff;border-radius:.75rem;box-shadow:0 1px 4px #0002}
+export const stylesheet = `*{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,sans-serif;background:var(--svc-background,#f5f6f8);color:var(--svc-font,#1d2330)}
+main{max-width:24rem;margin:10vh auto;padding:2rem;background:#fff;color:#1d2330;border-radius:.75rem;box-shadow:0 1px 4px #0002}
 h1{font-size:1.4rem;margin:0 0 1rem}label{display:block;margin:.75rem 0 .25rem;font-size:.9rem}
 input{width:100%;padding:.55rem .7rem;border:1px solid #b8bfcc;border-radius:.4rem;font:inherit}
-button{margin-top:1rem;width:100%;padding:.6rem;border:0;border-radius:.4rem;background:#3448c5;color:#fff;font:inherit;cursor:pointer}
-.error{background:#fde8e8;color:#8a1c1c;padding:.6rem .8rem;border-radius:.4rem}.who{font-weight:600}
-.qr svg{width:100%;max-width:16rem}code{word-break:break-all}.accounts{list-style:none;padding:0}.account{background:#eef0f6;color:#1d2330;text-align:left}small{color:#5b6478}a{color:#3448c5}`;
+button{margin-top:1rem;width:100%;padding:.6rem;border:0;border-radius:.4rem;background:var(--svc-primary,#3448c5);color:#fff;font:inherit;cursor:pointer}
+.error{background:#fde8e8;color:var(--svc-warn,#8a1c1c);padding:.6rem .8rem;border-radius:.4rem}.who{font-weight:600}
+.qr svg{width:100%;max-width:16rem}code{word-break:break-all}.accounts{list-style:none;padding:0}.account{background:#eef0f6;color:#1d2330;text-align:left}small{color:#5b6478}a{color:var(--svc-primary,#3448c5)}
+footer.product{text-align:center;font-size:.8rem;opacity:.7;margin-bottom:2rem}`;

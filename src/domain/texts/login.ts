@@ -76,6 +76,7 @@ export const loginTextsEn = {
   passkeyIntro: "Choose your passkey to sign in.",
   webauthnContinue: "Continue",
   webauthnInsteadOfOtp: "Use a security key instead",
+  securedBy: "Secured by",
 };
 
 export type TextKey = keyof typeof loginTextsEn;
@@ -155,6 +156,7 @@ const de: Partial<Texts> = {
   passkeyIntro: "Wählen Sie Ihren Passkey, um sich anzumelden.",
   webauthnContinue: "Weiter",
   webauthnInsteadOfOtp: "Stattdessen einen Sicherheitsschlüssel verwenden",
+  securedBy: "Geschützt durch",
 };
 
 const fr: Partial<Texts> = {
@@ -230,6 +232,7 @@ const fr: Partial<Texts> = {
   passkeyIntro: "Choisissez votre clé d'accès pour vous connecter.",
   webauthnContinue: "Continuer",
   webauthnInsteadOfOtp: "Utiliser plutôt une clé de sécurité",
+  securedBy: "Sécurisé par",
 };
 
 export const loginTexts: Record<string, Partial<Texts>> = { en: loginTextsEn, de, fr };

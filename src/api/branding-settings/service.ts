@@ -1,0 +1,53 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  ActivateBrandingResponseSchema,
+  type BrandingSettingsService,
+  ResolveBrandingResponseSchema,
+  ResolvedBrandingSchema,
+  SetBrandingResponseSchema,
+  SetBrandingSchema,
+} from "../../../gen/svc/settings/branding/v3alpha/branding_service_pb.js";
+import { callInfo } from "../../authz/context.js";
+import { changeSettings } from "../../command/settings.js";
+import { ownerOf } from "../../domain/contexts.js";
+import type { StoredValues } from "../../domain/settings.js";
+import type { EventStore } from "../../eventstore/eventstore.js";
+import type { SettingsQueries } from "../../query/settings.js";
+import type { Database } from "../../storage/database.js";
+import { toSettingsDetails } from "../convert.js";
+import { assertMatches, carriedBy, resolveSettings, setProperties } from "../settings-properties.js";
+
+/**
+ * Branding: the API writes the preview (kind `branding_preview`); activation copies the context's own preview
+ * values into the branding in force (kind `branding`), resetting there what the preview does not set, so the
+ * context then inherits it like the preview does.
+ */
+export function brandingSettingsService(deps: { es: EventStore; db: Database; settings: SettingsQueries }): ServiceImpl<typeof BrandingSettingsService> {
+  const { es, db, settings } = deps;
+  for (const kind of ["branding", "branding_preview"] as const) {
+    assertMatches(kind, SetBrandingSchema, carriedBy("set"), { settable: true });
+    assertMatches(kind, ResolvedBrandingSchema, carriedBy("value"));
+  }
+  const ownValues = async (kind: "branding" | "branding_preview", owner: { type: string; id: string }) => {
+    // Read from the table, not the cache: activation must copy what the last SetBranding stored.
+    const row = await db.prisma.setting.findUnique({ where: { kind_ownerType_ownerId: { kind, ownerType: owner.type, ownerId: owner.id } } });
+    return (row?.values ?? {}) as StoredValues;
+  };
+  return {
+    async setBranding(req, ctx) {
+      return create(SetBrandingResponseSchema, { details: await setProperties(ctx, es, "branding_preview", SetBrandingSchema, req.settings!) });
+    },
+    async activateBranding(_req, ctx) {
+      const { target, caller } = callInfo(ctx);
+      const owner = ownerOf(target);
+      const [preview, active] = await Promise.all([ownValues("branding_preview", owner), ownValues("branding", owner)]);
+      const change = { set: preview, reset: Object.keys(active).filter((k) => !(k in preview)) };
+      const details = await changeSettings(es, { kind: "branding", instanceId: target.instance.id, owner, creator: caller.userId, change });
+      return create(ActivateBrandingResponseSchema, { details: toSettingsDetails(details) });
+    },
+    async resolveBranding(req, ctx) {
+      return create(ResolveBrandingResponseSchema, await resolveSettings(ctx, settings, req.preview ? "branding_preview" : "branding", ResolvedBrandingSchema));
+    },
+  };
+}
