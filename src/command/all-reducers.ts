@@ -10,6 +10,7 @@ import { registerNotificationProviderReducers } from "./notification-providers.j
 import { registerOrgReducers } from "./orgs.js";
 import { registerProjectReducers } from "./projects.js";
 import { registerReducers } from "./reducers.js";
+import { registerApiSessionReducers } from "./api-sessions.js";
 import { registerSessionReducers } from "./sessions.js";
 import { registerSigningKeyReducers } from "./signing-keys.js";
 import { registerTokenReducers } from "./tokens.js";
@@ -28,6 +29,7 @@ export function registerAllReducers(es: EventStore): void {
   registerUserReducers(es);
   registerLockoutReducers(es);
   registerSessionReducers(es);
+  registerApiSessionReducers(es);
   registerTotpReducers(es);
   registerMembershipReducers(es);
   registerProjectReducers(es);

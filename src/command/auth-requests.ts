@@ -1,3 +1,4 @@
+import { errors } from "../errors/errors.js";
 /**
  * Authorization requests of the OIDC provider, from the authorize endpoint to the code's redemption:
  * pending (stored), succeeded (a user signed in; a code may be issued), exchanged (the code was redeemed).
@@ -29,13 +30,35 @@ export async function addAuthRequest(es: EventStore, a: { instanceId: string; cl
   return id;
 }
 
-/** A user signed in for the request: it succeeds, with the hash of the code when one is issued. */
+/** How long an authorization code may be redeemed. */
+export const CODE_LIFETIME_MS = 5 * 60_000;
+
+/**
+ * A user signed in for the request: it succeeds, with the hash of the code when one is issued. With
+ * `onlyPending`, decided under the request's lock: a request no longer pending is FAILED_PRECONDITION (two
+ * callbacks for one request cannot both issue a code).
+ */
 export async function succeedAuthRequest(
   es: EventStore,
-  a: { instanceId: string; id: string; userId: string; sessionId: string; authTime: Date; amr: string[]; codeHash: string | null; expiresAt: Date },
+  a: {
+    instanceId: string;
+    id: string;
+    userId: string;
+    sessionId: string;
+    authTime: Date;
+    amr: string[];
+    codeHash: string | null;
+    expiresAt: Date;
+    onlyPending?: boolean;
+  },
 ): Promise<void> {
-  await es.execute((w) =>
-    w.push(a.instanceId, a.userId, [
+  await es.execute(async (w) => {
+    if (a.onlyPending) {
+      await w.lock(a.instanceId, "auth_request", a.id);
+      const row = await w.tx.authRequest.findUnique({ where: { id: a.id }, select: { state: true } });
+      if (row?.state !== "pending") throw errors.failedPrecondition("AUTHR-d0ne", "the authorization request was completed already");
+    }
+    await w.push(a.instanceId, a.userId, [
       authRequestSucceeded.event(
         { aggregateId: a.id, resourceOwner: a.instanceId },
         {
@@ -47,8 +70,8 @@ export async function succeedAuthRequest(
           amr: a.amr,
         },
       ),
-    ]),
-  );
+    ]);
+  });
 }
 
 /** The outcome of a code's redemption: the code is used up now, or was already (with what its first use gave). */

@@ -240,6 +240,16 @@ export const sessionAdded = session.defineEvent<{ agentHash: string; userId: str
 /** The auth time is the event's time. */
 export const sessionReauthenticated = session.defineEvent<{ amr?: string[] }>("session.session.reauthenticated");
 export const sessionTerminated = session.defineEvent("session.session.terminated");
+/** What a session of the sessions API proved, each check with its time (ISO); `user` names the user checked. */
+export type SessionFactors = { user: { id: string; checkedAt: string }; password?: { checkedAt: string }; totp?: { checkedAt: string } };
+/** A session of the sessions API: `tokenHash` the SHA-256 of its token; `expiresAt` null: until deleted. */
+export const apiSessionCreated = session.defineEvent<{ userId: string; tokenHash: string; factors: SessionFactors; amr: string[]; expiresAt: string | null }>(
+  "session.api.created",
+);
+/** Checks added: the factors and amr after them; the auth time is the event's time when a credential was checked. */
+export const apiSessionChecked = session.defineEvent<{ factors: SessionFactors; amr: string[]; expiresAt: string | null; authenticated: boolean }>(
+  "session.api.checked",
+);
 
 // Settings: one aggregate per kind and owning context (`settingsAggregateId`); each kind of
 // src/domain/settings-kinds.ts names its event here.

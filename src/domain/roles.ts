@@ -18,7 +18,9 @@ const instanceOwner = [
   "iam.import",
   "user.import",
   "session.read",
+  "session.write",
   "session.delete",
+  "session.link",
 ];
 
 const orgOwner = [
@@ -43,6 +45,8 @@ export const defaultRolePermissions: Record<string, string[]> = {
   ORG_USER_MANAGER: [...all("user", "user.grant"), "org.read", "user.import"],
   ORG_ADMIN_IMPERSONATOR: ["admin.impersonation", "impersonation"],
   ORG_END_USER_IMPERSONATOR: ["impersonation"],
+  // A custom login UI's machine user: creates sessions with checks and finishes authorization requests with them.
+  IAM_LOGIN_CLIENT: ["session.read", "session.write", "session.delete", "session.link"],
   PROJECT_OWNER: all("project", "project.role", "project.app", "project.member", "project.grant"),
 };
 

@@ -120,6 +120,10 @@ export const settingsKinds = {
       mfa_init_skip_lifetime: duration(0, between(0, 10 * 365 * 86400)),
       /** Sign-in with a passkey alone (WebAuthn with user verification), skipping the password. Off unless allowed. */
       passwordless_allowed: bool(false),
+      /** A custom login UI that authorization requests with the header x-svc-login-client are sent to (empty: the built-in one). */
+      custom_login_url: string("", (v) =>
+        v === "" || (/^https?:\/\/\S+$/.test(v) && URL.canParse(v)) ? undefined : `"${v.slice(0, 100)}" is not an absolute http(s) URL`,
+      ),
     },
   },
   /**

@@ -1,5 +1,6 @@
+import { inheritanceChain } from "../domain/contexts.js";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { addAuthRequest, succeedAuthRequest } from "../command/auth-requests.js";
+import { addAuthRequest, CODE_LIFETIME_MS, succeedAuthRequest } from "../command/auth-requests.js";
 import type { BrowserSession } from "../query/sessions.js";
 import { agentHashOf } from "../web/browser.js";
 import { userClaims } from "./claims.js";
@@ -34,7 +35,6 @@ export interface ValidatedRequest {
 }
 
 export const CALLBACK = `${paths.authorize}/callback`;
-const CODE_LIFETIME_MS = 5 * 60_000;
 const PROMPTS = ["none", "login", "consent", "select_account", "create"];
 const LOOPBACK = /^http:\/\/(127\.0\.0\.1|\[::1\])(:\d+)?(\/.*)?$/;
 
@@ -106,6 +106,16 @@ export async function authorize(deps: OidcDeps, s: RequestScope, req: FastifyReq
     const mustLogin = request.prompt.includes("login") || request.prompt.includes("create") || (sessions.length > 0 && !fresh.length);
     if (!mustLogin && !request.prompt.includes("select_account") && hinted.length === 1 && (sessions.length === 1 || request.hintSub)) {
       return complete(deps, s, reply, id, client, request, hinted[0]!);
+    }
+    // A custom login UI announces itself with this header: the request goes to it, to be finished through the
+    // sessions API (CreateCallback), when the instance names one (login settings custom_login_url).
+    if (req.headers["x-svc-login-client"]) {
+      const { custom_login_url: custom } = await deps.settings.values("login", inheritanceChain({ type: "instance", instanceId: s.instance.id }));
+      if (custom) {
+        const to = new URL(custom);
+        to.searchParams.set("authRequest", id);
+        return reply.status(303).header("location", to.toString()).header("cache-control", "no-store").send();
+      }
     }
     const login = new URLSearchParams({ return_to: `${CALLBACK}?id=${id}` });
     // The account choice: when the client asks for it (OIDC Core §3.1.2.1, even with one session: the user may

@@ -3,6 +3,22 @@ import type { Database } from "../storage/database.js";
 
 export type AuthRequestRow = AuthRequest;
 
+/**
+ * The stored request (`request` of a row), as the sessions API reads it: the OIDC provider validated and wrote
+ * it (`ValidatedRequest` of src/oidc/authorize.ts, which has these fields and more).
+ */
+export interface StoredAuthorization {
+  redirectUri: string;
+  responseType: string;
+  responseMode: string;
+  scopes: string[];
+  state?: string;
+  prompt: string[];
+  maxAge?: number;
+  loginHint?: string;
+  uiLocales?: string;
+}
+
 /** Reads of the OIDC provider's authorization requests; never cached: each is read once or twice, and changes. */
 export class AuthRequestQueries {
   constructor(private readonly db: Database) {}

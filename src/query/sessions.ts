@@ -1,6 +1,10 @@
+import type { LoginSession, Prisma as P } from "../../gen/prisma/client.js";
+import type { ListDetails } from "../../gen/svc/resources/object/v3alpha/object_pb.js";
+import type { SessionSearchFilter } from "../../gen/svc/resources/session/v3alpha/session_service_pb.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
-import { readRow } from "./sources.js";
+import { search, type SearchRequest, type Searchable } from "./list.js";
+import { readRow, tableSources } from "./sources.js";
 
 /** A browser's session of one user, with what the account chooser shows of the user. */
 export interface BrowserSession {
@@ -43,5 +47,50 @@ export class SessionQueries {
       const u = users.find((user) => user.id === x.userId);
       return u ? [{ id: x.id, userId: u.id, authTime: x.authTime, amr: x.amr, loginName: u.username, displayName: u.displayName }] : [];
     });
+  }
+}
+
+/** A session with what the sessions API shows of its user. */
+export interface SessionWithUser {
+  row: LoginSession;
+  user: { loginName: string; orgId: string } | undefined;
+}
+
+const sessions: Searchable<SessionSearchFilter, P.LoginSessionWhereInput, P.LoginSessionOrderByWithRelationInput, LoginSession> = {
+  table: "loginSession",
+  sources: tableSources.loginSession,
+  filters: {
+    inIds: (v) => ({ id: { in: v.ids } }),
+    userId: (v) => ({ userId: v }),
+  },
+  defaultSort: "createdAt",
+  tieBreaker: ["id"],
+  findMany: (db, args) => db.prisma.loginSession.findMany(args),
+  count: (db, where) => db.prisma.loginSession.count({ where }),
+};
+
+/** The sessions API's reads: every session of the instance (of the API and of browsers), newest first by default. */
+export class SessionSearch {
+  constructor(
+    private readonly db: Database,
+    private readonly cache: ProjectionCache,
+  ) {}
+
+  async search(instanceId: string, req: SearchRequest<SessionSearchFilter, number>): Promise<{ rows: SessionWithUser[]; details: ListDetails }> {
+    const { rows, details } = await search(this.db, this.cache, sessions, [{ instanceId }], req);
+    return { rows: await this.withUsers(rows), details };
+  }
+
+  async byIds(instanceId: string, ids: string[]): Promise<SessionWithUser[]> {
+    return this.withUsers(await this.db.prisma.loginSession.findMany({ where: { instanceId, id: { in: ids } } }));
+  }
+
+  private async withUsers(rows: LoginSession[]): Promise<SessionWithUser[]> {
+    const users = await this.db.prisma.user.findMany({
+      where: { id: { in: [...new Set(rows.map((r) => r.userId))] } },
+      select: { id: true, loginName: true, orgId: true },
+    });
+    const byId = new Map(users.map((u) => [u.id, u]));
+    return rows.map((row) => ({ row, user: byId.get(row.userId) }));
   }
 }

@@ -17,6 +17,7 @@ import { textSettingsService } from "../api/text-settings/service.js";
 import { brandingSettingsService } from "../api/branding-settings/service.js";
 import { orgService } from "../api/org/service.js";
 import { userService } from "../api/user/service.js";
+import { sessionService } from "../api/session/service.js";
 import { applicationService } from "../api/application/service.js";
 import { membershipService } from "../api/membership/service.js";
 import { projectService } from "../api/project/service.js";
@@ -191,6 +192,19 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     mount(S.idp, idpService({ es, db, cache, box, idps: new IdpQueries(db), tenancy })),
     mount(S.org, orgService({ es, db, cache, tenancy, externalDomain: config.externalDomain })),
     mount(S.user, userService({ es, db, cache, settings, tenancy, box })),
+    mount(
+      S.session,
+      sessionService({
+        es,
+        db,
+        box,
+        settings,
+        cache,
+        authRequests: oidcReads.authRequests,
+        clients: oidcReads.oauthClients,
+        issuerOf: (host) => `${config.externalSecure ? "https" : "http"}://${host.toLowerCase()}`,
+      }),
+    ),
     mount(S.project, projectService({ es, db, cache, tenancy })),
     mount(S.application, applicationService({ es, db, cache, tenancy })),
     mount(S.membership, membershipService({ es, db, cache, tenancy })),

@@ -14,6 +14,7 @@ import { UserGrantService } from "../../gen/svc/resources/usergrant/v3alpha/user
 import { WebKeyService } from "../../gen/svc/resources/webkey/v3alpha/webkey_service_pb.js";
 import { OrganizationService } from "../../gen/svc/resources/org/v3alpha/org_service_pb.js";
 import { UserService } from "../../gen/svc/resources/user/v3alpha/user_service_pb.js";
+import { SessionService } from "../../gen/svc/resources/session/v3alpha/session_service_pb.js";
 import { LoginSettingsService } from "../../gen/svc/settings/login/v3alpha/login_service_pb.js";
 import { LanguageSettingsService } from "../../gen/svc/settings/language/v3alpha/language_service_pb.js";
 import { SecuritySettingsService } from "../../gen/svc/settings/security/v3alpha/security_service_pb.js";
@@ -43,6 +44,7 @@ export const serviceDescriptors = {
   idp: IdentityProviderService,
   org: OrganizationService,
   user: UserService,
+  session: SessionService,
   project: ProjectService,
   application: ApplicationService,
   membership: MembershipService,

@@ -3528,6 +3528,9 @@ export const LoginSessionScalarFieldEnum = {
   userId: 'userId',
   authTime: 'authTime',
   amr: 'amr',
+  tokenHash: 'tokenHash',
+  factors: 'factors',
+  expiresAt: 'expiresAt',
   sequence: 'sequence',
   createdAt: 'createdAt',
   changeDate: 'changeDate'

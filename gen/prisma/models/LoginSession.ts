@@ -40,6 +40,8 @@ export type LoginSessionMinAggregateOutputType = {
   agentHash: string | null
   userId: string | null
   authTime: Date | null
+  tokenHash: string | null
+  expiresAt: Date | null
   sequence: number | null
   createdAt: Date | null
   changeDate: Date | null
@@ -51,6 +53,8 @@ export type LoginSessionMaxAggregateOutputType = {
   agentHash: string | null
   userId: string | null
   authTime: Date | null
+  tokenHash: string | null
+  expiresAt: Date | null
   sequence: number | null
   createdAt: Date | null
   changeDate: Date | null
@@ -63,6 +67,9 @@ export type LoginSessionCountAggregateOutputType = {
   userId: number
   authTime: number
   amr: number
+  tokenHash: number
+  factors: number
+  expiresAt: number
   sequence: number
   createdAt: number
   changeDate: number
@@ -84,6 +91,8 @@ export type LoginSessionMinAggregateInputType = {
   agentHash?: true
   userId?: true
   authTime?: true
+  tokenHash?: true
+  expiresAt?: true
   sequence?: true
   createdAt?: true
   changeDate?: true
@@ -95,6 +104,8 @@ export type LoginSessionMaxAggregateInputType = {
   agentHash?: true
   userId?: true
   authTime?: true
+  tokenHash?: true
+  expiresAt?: true
   sequence?: true
   createdAt?: true
   changeDate?: true
@@ -107,6 +118,9 @@ export type LoginSessionCountAggregateInputType = {
   userId?: true
   authTime?: true
   amr?: true
+  tokenHash?: true
+  factors?: true
+  expiresAt?: true
   sequence?: true
   createdAt?: true
   changeDate?: true
@@ -206,6 +220,9 @@ export type LoginSessionGroupByOutputType = {
   userId: string
   authTime: Date
   amr: string[]
+  tokenHash: string | null
+  factors: runtime.JsonValue
+  expiresAt: Date | null
   sequence: number
   createdAt: Date
   changeDate: Date
@@ -241,6 +258,9 @@ export type LoginSessionWhereInput = {
   userId?: Prisma.StringFilter<"LoginSession"> | string
   authTime?: Prisma.DateTimeFilter<"LoginSession"> | Date | string
   amr?: Prisma.StringNullableListFilter<"LoginSession">
+  tokenHash?: Prisma.StringNullableFilter<"LoginSession"> | string | null
+  factors?: Prisma.JsonFilter<"LoginSession">
+  expiresAt?: Prisma.DateTimeNullableFilter<"LoginSession"> | Date | string | null
   sequence?: Prisma.IntFilter<"LoginSession"> | number
   createdAt?: Prisma.DateTimeFilter<"LoginSession"> | Date | string
   changeDate?: Prisma.DateTimeFilter<"LoginSession"> | Date | string
@@ -253,6 +273,9 @@ export type LoginSessionOrderByWithRelationInput = {
   userId?: Prisma.SortOrder
   authTime?: Prisma.SortOrder
   amr?: Prisma.SortOrder
+  tokenHash?: Prisma.SortOrderInput | Prisma.SortOrder
+  factors?: Prisma.SortOrder
+  expiresAt?: Prisma.SortOrderInput | Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -269,6 +292,9 @@ export type LoginSessionWhereUniqueInput = Prisma.AtLeast<{
   userId?: Prisma.StringFilter<"LoginSession"> | string
   authTime?: Prisma.DateTimeFilter<"LoginSession"> | Date | string
   amr?: Prisma.StringNullableListFilter<"LoginSession">
+  tokenHash?: Prisma.StringNullableFilter<"LoginSession"> | string | null
+  factors?: Prisma.JsonFilter<"LoginSession">
+  expiresAt?: Prisma.DateTimeNullableFilter<"LoginSession"> | Date | string | null
   sequence?: Prisma.IntFilter<"LoginSession"> | number
   createdAt?: Prisma.DateTimeFilter<"LoginSession"> | Date | string
   changeDate?: Prisma.DateTimeFilter<"LoginSession"> | Date | string
@@ -281,6 +307,9 @@ export type LoginSessionOrderByWithAggregationInput = {
   userId?: Prisma.SortOrder
   authTime?: Prisma.SortOrder
   amr?: Prisma.SortOrder
+  tokenHash?: Prisma.SortOrderInput | Prisma.SortOrder
+  factors?: Prisma.SortOrder
+  expiresAt?: Prisma.SortOrderInput | Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -301,6 +330,9 @@ export type LoginSessionScalarWhereWithAggregatesInput = {
   userId?: Prisma.StringWithAggregatesFilter<"LoginSession"> | string
   authTime?: Prisma.DateTimeWithAggregatesFilter<"LoginSession"> | Date | string
   amr?: Prisma.StringNullableListFilter<"LoginSession">
+  tokenHash?: Prisma.StringNullableWithAggregatesFilter<"LoginSession"> | string | null
+  factors?: Prisma.JsonWithAggregatesFilter<"LoginSession">
+  expiresAt?: Prisma.DateTimeNullableWithAggregatesFilter<"LoginSession"> | Date | string | null
   sequence?: Prisma.IntWithAggregatesFilter<"LoginSession"> | number
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"LoginSession"> | Date | string
   changeDate?: Prisma.DateTimeWithAggregatesFilter<"LoginSession"> | Date | string
@@ -313,6 +345,9 @@ export type LoginSessionCreateInput = {
   userId: string
   authTime: Date | string
   amr?: Prisma.LoginSessionCreateamrInput | string[]
+  tokenHash?: string | null
+  factors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  expiresAt?: Date | string | null
   sequence: number
   createdAt: Date | string
   changeDate: Date | string
@@ -325,6 +360,9 @@ export type LoginSessionUncheckedCreateInput = {
   userId: string
   authTime: Date | string
   amr?: Prisma.LoginSessionCreateamrInput | string[]
+  tokenHash?: string | null
+  factors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  expiresAt?: Date | string | null
   sequence: number
   createdAt: Date | string
   changeDate: Date | string
@@ -337,6 +375,9 @@ export type LoginSessionUpdateInput = {
   userId?: Prisma.StringFieldUpdateOperationsInput | string
   authTime?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   amr?: Prisma.LoginSessionUpdateamrInput | string[]
+  tokenHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  factors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -349,6 +390,9 @@ export type LoginSessionUncheckedUpdateInput = {
   userId?: Prisma.StringFieldUpdateOperationsInput | string
   authTime?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   amr?: Prisma.LoginSessionUpdateamrInput | string[]
+  tokenHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  factors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -361,6 +405,9 @@ export type LoginSessionCreateManyInput = {
   userId: string
   authTime: Date | string
   amr?: Prisma.LoginSessionCreateamrInput | string[]
+  tokenHash?: string | null
+  factors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  expiresAt?: Date | string | null
   sequence: number
   createdAt: Date | string
   changeDate: Date | string
@@ -373,6 +420,9 @@ export type LoginSessionUpdateManyMutationInput = {
   userId?: Prisma.StringFieldUpdateOperationsInput | string
   authTime?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   amr?: Prisma.LoginSessionUpdateamrInput | string[]
+  tokenHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  factors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -385,6 +435,9 @@ export type LoginSessionUncheckedUpdateManyInput = {
   userId?: Prisma.StringFieldUpdateOperationsInput | string
   authTime?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   amr?: Prisma.LoginSessionUpdateamrInput | string[]
+  tokenHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  factors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -402,6 +455,9 @@ export type LoginSessionCountOrderByAggregateInput = {
   userId?: Prisma.SortOrder
   authTime?: Prisma.SortOrder
   amr?: Prisma.SortOrder
+  tokenHash?: Prisma.SortOrder
+  factors?: Prisma.SortOrder
+  expiresAt?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -417,6 +473,8 @@ export type LoginSessionMaxOrderByAggregateInput = {
   agentHash?: Prisma.SortOrder
   userId?: Prisma.SortOrder
   authTime?: Prisma.SortOrder
+  tokenHash?: Prisma.SortOrder
+  expiresAt?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -428,6 +486,8 @@ export type LoginSessionMinOrderByAggregateInput = {
   agentHash?: Prisma.SortOrder
   userId?: Prisma.SortOrder
   authTime?: Prisma.SortOrder
+  tokenHash?: Prisma.SortOrder
+  expiresAt?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -455,6 +515,9 @@ export type LoginSessionSelect<ExtArgs extends runtime.Types.Extensions.Internal
   userId?: boolean
   authTime?: boolean
   amr?: boolean
+  tokenHash?: boolean
+  factors?: boolean
+  expiresAt?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
@@ -467,6 +530,9 @@ export type LoginSessionSelectCreateManyAndReturn<ExtArgs extends runtime.Types.
   userId?: boolean
   authTime?: boolean
   amr?: boolean
+  tokenHash?: boolean
+  factors?: boolean
+  expiresAt?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
@@ -479,6 +545,9 @@ export type LoginSessionSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.
   userId?: boolean
   authTime?: boolean
   amr?: boolean
+  tokenHash?: boolean
+  factors?: boolean
+  expiresAt?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
@@ -491,12 +560,15 @@ export type LoginSessionSelectScalar = {
   userId?: boolean
   authTime?: boolean
   amr?: boolean
+  tokenHash?: boolean
+  factors?: boolean
+  expiresAt?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
 }
 
-export type LoginSessionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "agentHash" | "userId" | "authTime" | "amr" | "sequence" | "createdAt" | "changeDate", ExtArgs["result"]["loginSession"]>
+export type LoginSessionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "agentHash" | "userId" | "authTime" | "amr" | "tokenHash" | "factors" | "expiresAt" | "sequence" | "createdAt" | "changeDate", ExtArgs["result"]["loginSession"]>
 
 export type $LoginSessionPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "LoginSession"
@@ -508,6 +580,9 @@ export type $LoginSessionPayload<ExtArgs extends runtime.Types.Extensions.Intern
     userId: string
     authTime: Date
     amr: string[]
+    tokenHash: string | null
+    factors: runtime.JsonValue
+    expiresAt: Date | null
     sequence: number
     createdAt: Date
     changeDate: Date
@@ -940,6 +1015,9 @@ export interface LoginSessionFieldRefs {
   readonly userId: Prisma.FieldRef<"LoginSession", 'String'>
   readonly authTime: Prisma.FieldRef<"LoginSession", 'DateTime'>
   readonly amr: Prisma.FieldRef<"LoginSession", 'String[]'>
+  readonly tokenHash: Prisma.FieldRef<"LoginSession", 'String'>
+  readonly factors: Prisma.FieldRef<"LoginSession", 'Json'>
+  readonly expiresAt: Prisma.FieldRef<"LoginSession", 'DateTime'>
   readonly sequence: Prisma.FieldRef<"LoginSession", 'Int'>
   readonly createdAt: Prisma.FieldRef<"LoginSession", 'DateTime'>
   readonly changeDate: Prisma.FieldRef<"LoginSession", 'DateTime'>

@@ -1,0 +1,205 @@
+import { createHash, randomBytes } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import { durationMs, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { LoginSession } from "../../../gen/prisma/client.js";
+import {
+  AuthRequestSchema,
+  type Checks,
+  CreateCallbackResponseSchema,
+  CreateSessionResponseSchema,
+  DeleteSessionResponseSchema,
+  GetAuthRequestResponseSchema,
+  GetSessionResponseSchema,
+  SearchSessionsResponseSchema,
+  type SessionService,
+  SessionSchema,
+  SetSessionResponseSchema,
+} from "../../../gen/svc/resources/session/v3alpha/session_service_pb.js";
+import { callInfo } from "../../authz/context.js";
+import {
+  checkSession,
+  createSession,
+  deleteSession,
+  MAX_SESSION_LIFETIME_S,
+  usableSession,
+  type SessionChecks,
+  type SessionDeps,
+} from "../../command/api-sessions.js";
+import { CODE_LIFETIME_MS, succeedAuthRequest } from "../../command/auth-requests.js";
+import type { SessionFactors } from "../../command/events.js";
+import { inheritanceChain } from "../../domain/contexts.js";
+import { errors } from "../../errors/errors.js";
+import type { StoredEvent } from "../../eventstore/eventstore.js";
+import type { AuthRequestQueries, StoredAuthorization } from "../../query/auth-requests.js";
+import type { OAuthClientQueries } from "../../query/oauth-clients.js";
+import { SessionSearch } from "../../query/sessions.js";
+import type { ProjectionCache } from "../../query/cache.js";
+import { toResourceDetails } from "../convert.js";
+
+/**
+ * The sessions API for custom login UIs (proto svc.resources.session.v3alpha): sessions with checks, and the
+ * completion of an authorization request with one (the code goes back in `callback_url`, which the login UI
+ * sends the browser to, as the built-in login UI's redirect would).
+ */
+export interface SessionServiceDeps extends SessionDeps {
+  cache: ProjectionCache;
+  authRequests: AuthRequestQueries;
+  clients: OAuthClientQueries;
+  /** The OIDC issuer for a request's Host (the `iss` of the authorization response, RFC 9207). */
+  issuerOf(host: string): string;
+}
+
+function checksOf(c: Checks | undefined): SessionChecks {
+  const user = c?.user?.search;
+  return {
+    ...(user?.case === "userId" ? { user: { userId: user.value } } : user?.case === "loginName" ? { user: { loginName: user.value } } : {}),
+    ...(c?.password ? { password: c.password.password } : {}),
+    ...(c?.totp ? { totp: c.totp.code } : {}),
+  };
+}
+
+function lifetimeOf(d: Parameters<typeof durationMs>[0] | undefined): number | undefined {
+  if (!d) return undefined;
+  const s = durationMs(d) / 1000;
+  if (!(s > 0 && s <= MAX_SESSION_LIFETIME_S))
+    throw errors.invalidArgument("SESS-l1fe", `invalid lifetime: must be more than 0 and at most ${MAX_SESSION_LIFETIME_S / 86_400} days`);
+  return s;
+}
+
+const detailsOf = (e: StoredEvent) =>
+  toResourceDetails({ id: e.aggregateId, sequence: e.sequence, changeDate: e.createdAt, resourceOwner: e.resourceOwner }, "org");
+const at = (iso: string | undefined) => (iso ? { verifiedAt: timestampFromDate(new Date(iso)) } : undefined);
+
+export function toSession(row: LoginSession, user: { loginName: string; orgId: string } | undefined) {
+  const f = row.factors as Partial<SessionFactors>;
+  return create(SessionSchema, {
+    id: row.id,
+    creationDate: timestampFromDate(row.createdAt),
+    changeDate: timestampFromDate(row.changeDate),
+    sequence: BigInt(row.sequence),
+    factors: {
+      // A browser session of the built-in login UI proved its user when it signed in.
+      user: { ...at(f.user?.checkedAt ?? row.createdAt.toISOString()), id: row.userId, loginName: user?.loginName ?? "", organizationId: user?.orgId ?? "" },
+      ...(f.password ? { password: at(f.password.checkedAt) } : {}),
+      ...(f.totp ? { totp: at(f.totp.checkedAt) } : {}),
+    },
+    ...(row.expiresAt ? { expirationDate: timestampFromDate(row.expiresAt) } : {}),
+  });
+}
+
+/** The callback URL: the client's redirect URI with the response in its query or fragment. */
+function callbackUrl(request: StoredAuthorization, params: Record<string, string>): string {
+  const url = new URL(request.redirectUri);
+  const encoded = new URLSearchParams(Object.entries(params).filter(([, v]) => v));
+  if (request.responseMode === "fragment") url.hash = encoded.toString();
+  else for (const [k, v] of encoded) url.searchParams.append(k, v);
+  return url.toString();
+}
+
+export function sessionService(deps: SessionServiceDeps): ServiceImpl<typeof SessionService> {
+  const search = new SessionSearch(deps.db, deps.cache);
+  const instanceOf = (ctx: HandlerContext) => callInfo(ctx).target.instance.id;
+  const creatorOf = (ctx: HandlerContext) => callInfo(ctx).caller.userId;
+  const pendingRequest = async (instanceId: string, id: string) => {
+    const found = await deps.authRequests.byId(instanceId, id);
+    if (found?.state !== "pending" || found.expiresAt < new Date())
+      throw errors.notFound("AUTHR-n0tf", `auth request "${id.slice(0, 200)}" not found, completed or expired`);
+    return found;
+  };
+  return {
+    async createSession(req, ctx) {
+      const r = await createSession(deps, {
+        instanceId: instanceOf(ctx),
+        creator: creatorOf(ctx),
+        checks: checksOf(req.checks),
+        lifetimeS: lifetimeOf(req.lifetime),
+      });
+      return create(CreateSessionResponseSchema, { details: detailsOf(r.event), sessionToken: r.token });
+    },
+
+    async setSession(req, ctx) {
+      const a = {
+        instanceId: instanceOf(ctx),
+        creator: creatorOf(ctx),
+        id: req.id,
+        token: req.sessionToken,
+        checks: checksOf(req.checks),
+        lifetimeS: lifetimeOf(req.lifetime),
+      };
+      const r = await checkSession(deps, a);
+      return create(SetSessionResponseSchema, { details: detailsOf(r.event), sessionToken: r.token });
+    },
+
+    async getSession(req, ctx) {
+      const [found] = await search.byIds(instanceOf(ctx), [req.id]);
+      if (!found) throw errors.notFound("SESS-n0t1", `session "${req.id}" not found`);
+      return create(GetSessionResponseSchema, { session: toSession(found.row, found.user) });
+    },
+
+    async searchSessions(req, ctx) {
+      const { rows, details } = await search.search(instanceOf(ctx), req);
+      return create(SearchSessionsResponseSchema, { details, result: rows.map((r) => toSession(r.row, r.user)) });
+    },
+
+    async deleteSession(req, ctx) {
+      const event = await deleteSession(deps.es, { instanceId: instanceOf(ctx), creator: creatorOf(ctx), id: req.id });
+      return create(DeleteSessionResponseSchema, { details: detailsOf(event) });
+    },
+
+    async getAuthRequest(req, ctx) {
+      const found = await pendingRequest(instanceOf(ctx), req.id);
+      const r = found.request as unknown as StoredAuthorization;
+      return create(GetAuthRequestResponseSchema, {
+        authRequest: create(AuthRequestSchema, {
+          id: found.id,
+          creationDate: timestampFromDate(found.createdAt),
+          clientId: found.clientId,
+          scope: r.scopes,
+          redirectUri: r.redirectUri,
+          prompt: r.prompt,
+          uiLocales: (r.uiLocales ?? "").split(" ").filter(Boolean),
+          ...(r.loginHint ? { loginHint: r.loginHint } : {}),
+          ...(r.maxAge !== undefined ? { maxAge: BigInt(r.maxAge) } : {}),
+        }),
+      });
+    },
+
+    async createCallback(req, ctx) {
+      const instanceId = instanceOf(ctx);
+      const found = await pendingRequest(instanceId, req.id);
+      const request = found.request as unknown as StoredAuthorization;
+      if (request.responseType !== "code" || request.responseMode === "form_post")
+        throw errors.failedPrecondition("AUTHR-fl0w", "only a code flow answered in the query or the fragment can be completed through a callback");
+      const session = await usableSession(deps.db, instanceId, req.session!.sessionId, req.session!.sessionToken);
+      const client = await deps.clients.application(instanceId, found.clientId);
+      if (client?.app.state !== "active" || !client.projectActive) throw errors.failedPrecondition("AUTHR-cl1t", "the client of the request is inactive");
+      const factors = session.factors as Partial<SessionFactors>;
+      if (!factors.password && !factors.totp) throw errors.failedPrecondition("AUTHR-cred", "session: the user proved no credential (check a password)");
+      const user = await deps.db.prisma.user.findUnique({ where: { id: session.userId }, select: { orgId: true, state: true } });
+      if (user?.state !== "active") throw errors.failedPrecondition("AUTHR-us3r", "session: the user cannot sign in");
+      const login = await deps.settings.values("login", inheritanceChain({ type: "org", instanceId, orgId: user.orgId }));
+      if (login.force_mfa && !session.amr.includes("mfa"))
+        throw errors.failedPrecondition("AUTHR-mfa0", "session: the organisation requires a second factor (check a TOTP code)");
+      // prompt=login and max_age: a credential proved for this request, or recently enough.
+      if (request.prompt.includes("login") && session.authTime.getTime() < found.createdAt.getTime() - 1000)
+        throw errors.failedPrecondition("AUTHR-l0gn", "session: the request asks for a new sign-in (prompt=login); check the credentials again");
+      if (request.maxAge !== undefined && Date.now() - session.authTime.getTime() > request.maxAge * 1000)
+        throw errors.failedPrecondition("AUTHR-m4xa", "session: the sign-in is older than the request's max_age; check the credentials again");
+      const code = randomBytes(32).toString("base64url");
+      await succeedAuthRequest(deps.es, {
+        instanceId,
+        id: found.id,
+        userId: session.userId,
+        sessionId: session.id,
+        authTime: session.authTime,
+        amr: session.amr,
+        codeHash: createHash("sha256").update(code).digest("base64url"),
+        expiresAt: new Date(Date.now() + CODE_LIFETIME_MS),
+        onlyPending: true,
+      });
+      const iss = deps.issuerOf(ctx.requestHeader.get("host") ?? "");
+      return create(CreateCallbackResponseSchema, { callbackUrl: callbackUrl(request, { code, state: request.state ?? "", iss }) });
+    },
+  };
+}

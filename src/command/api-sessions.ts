@@ -1,0 +1,181 @@
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import type { User } from "../../gen/prisma/client.js";
+import type { SecretBox } from "../crypto/secrets.js";
+import { errors } from "../errors/errors.js";
+import type { EventStore, StoredEvent } from "../eventstore/eventstore.js";
+import { newId } from "../ids.js";
+import { passwordRules } from "../query/password-rules.js";
+import type { SettingsQueries } from "../query/settings.js";
+import { userByLoginName } from "../query/users.js";
+import type { Database } from "../storage/database.js";
+import { apiSessionChecked, apiSessionCreated, sessionTerminated, type SessionFactors } from "./events.js";
+import { checkPassword } from "./login.js";
+import { checkTotp } from "./totp.js";
+
+/**
+ * Sessions of the sessions API (custom login UIs). Each is a row of the login sessions, so tokens issued
+ * through it carry its auth_time, amr and sid and end with it, like those of the built-in login UI. Its
+ * token is 32 random bytes returned to the caller; only its SHA-256 is kept and compared in constant time.
+ * A check that fails changes nothing: the session is not created, or stays as it was.
+ */
+export interface SessionChecks {
+  user?: { userId: string } | { loginName: string };
+  password?: string;
+  totp?: string;
+}
+
+export interface SessionDeps {
+  es: EventStore;
+  db: Database;
+  box: SecretBox;
+  settings: SettingsQueries;
+}
+
+/** The longest lifetime a session may be given. */
+export const MAX_SESSION_LIFETIME_S = 30 * 86_400;
+
+const hashOf = (token: string) => createHash("sha256").update(token).digest("hex");
+
+/** Whether `token` is the session's: SHA-256 of both compared in constant time. */
+export function tokenMatches(storedHash: string | null, token: string): boolean {
+  const given = Buffer.from(hashOf(token), "hex");
+  const stored = Buffer.from(storedHash ?? "", "hex");
+  return stored.length === given.length && timingSafeEqual(stored, given);
+}
+
+async function findUser(db: Database, instanceId: string, ref: NonNullable<SessionChecks["user"]>): Promise<User> {
+  const user =
+    "userId" in ref ? await db.prisma.user.findFirst({ where: { id: ref.userId, instanceId } }) : await userByLoginName(db, instanceId, ref.loginName);
+  if (!user) throw errors.notFound("SESS-us3r", "checks.user: no such user");
+  if (user.kind !== "human") throw errors.invalidArgument("SESS-hum4", "invalid checks.user: only human users sign in through sessions");
+  if (user.state !== "active") throw errors.failedPrecondition("SESS-st4t", "checks.user: the user cannot sign in (locked or inactive)");
+  return user;
+}
+
+/** The factors after `checks` on `user` (the password and TOTP checked now), and the amr they make. */
+async function applyChecks(deps: SessionDeps, instanceId: string, user: User, factors: SessionFactors, checks: SessionChecks) {
+  const now = new Date().toISOString();
+  const next: SessionFactors = { ...factors };
+  if (checks.password !== undefined) {
+    const passed = await checkPassword(deps.es, deps.db, {
+      instanceId,
+      loginName: user.loginName,
+      password: checks.password,
+      maxAttempts: async (u) => (await passwordRules(deps.settings, instanceId, u.orgId)).maxAttempts,
+      lockoutDurationS: async (u) => (await passwordRules(deps.settings, instanceId, u.orgId)).lockoutDurationS,
+      box: deps.box,
+    });
+    if (passed?.id !== user.id)
+      throw errors.invalidArgument("SESS-pw0k", "invalid checks.password.password: the password is wrong, or the user cannot sign in");
+    next.password = { checkedAt: now };
+  }
+  if (checks.totp !== undefined) {
+    if (!(await checkTotp(deps.db, deps.box, { instanceId, userId: user.id, code: checks.totp })))
+      throw errors.invalidArgument("SESS-t0tp", "invalid checks.totp.code: the code is wrong, or the user has no authenticator app");
+    next.totp = { checkedAt: now };
+  }
+  const amr = [...(next.password ? ["pwd"] : []), ...(next.totp ? ["otp"] : [])];
+  if (next.password && next.totp) amr.push("mfa");
+  return { factors: next, amr, authenticated: checks.password !== undefined || checks.totp !== undefined };
+}
+
+const expiryOf = (lifetimeS: number | undefined) => (lifetimeS === undefined ? null : new Date(Date.now() + lifetimeS * 1000).toISOString());
+
+/** A new session for the user of `checks.user`, with the other checks passed; its ID and token. */
+export async function createSession(deps: SessionDeps, a: { instanceId: string; creator: string; checks: SessionChecks; lifetimeS?: number }) {
+  if (!a.checks.user) throw errors.invalidArgument("SESS-n0us", "invalid checks.user: is required to create a session");
+  const user = await findUser(deps.db, a.instanceId, a.checks.user);
+  const { factors, amr } = await applyChecks(deps, a.instanceId, user, { user: { id: user.id, checkedAt: new Date().toISOString() } }, a.checks);
+  const id = newId();
+  const token = randomBytes(32).toString("base64url");
+  const { events } = await deps.es.execute((w) =>
+    w.push(a.instanceId, a.creator, [
+      apiSessionCreated.event(
+        { aggregateId: id, resourceOwner: user.orgId },
+        { userId: user.id, tokenHash: hashOf(token), factors, amr, expiresAt: expiryOf(a.lifetimeS) },
+      ),
+    ]),
+  );
+  return { id, token, event: events[0]! };
+}
+
+/** Adds checks to a session whose token is `token`; NOT_FOUND for a wrong token, an ended or another instance's session. */
+export async function checkSession(
+  deps: SessionDeps,
+  a: { instanceId: string; creator: string; id: string; token: string; checks: SessionChecks; lifetimeS?: number },
+) {
+  const row = await usableSession(deps.db, a.instanceId, a.id, a.token);
+  const user = await findUser(deps.db, a.instanceId, { userId: row.userId });
+  if (a.checks.user) {
+    const named = await findUser(deps.db, a.instanceId, a.checks.user);
+    if (named.id !== user.id) throw errors.invalidArgument("SESS-us3c", "invalid checks.user: a session's user cannot change");
+  }
+  const { factors, amr, authenticated } = await applyChecks(deps, a.instanceId, user, row.factors as SessionFactors, a.checks);
+  const expiresAt = a.lifetimeS === undefined ? (row.expiresAt?.toISOString() ?? null) : expiryOf(a.lifetimeS);
+  const { events } = await deps.es.execute(async (w) => {
+    await w.lock(a.instanceId, "session", a.id);
+    // Deleted meanwhile: nothing to add the checks to.
+    if (!(await w.tx.loginSession.findUnique({ where: { id: a.id }, select: { id: true } }))) throw errors.notFound("SESS-g0ne", `session "${a.id}" not found`);
+    await w.push(a.instanceId, a.creator, [
+      apiSessionChecked.event({ aggregateId: a.id, resourceOwner: user.orgId }, { factors, amr, expiresAt, authenticated }),
+    ]);
+  });
+  return { token: a.token, event: events[0]! };
+}
+
+/** A session of this instance that has not ended and whose token is `token`; else NOT_FOUND (one answer for all three). */
+export async function usableSession(db: Database, instanceId: string, id: string, token: string) {
+  const row = await db.prisma.loginSession.findUnique({ where: { id } });
+  const usable = row && row.instanceId === instanceId && row.tokenHash && (!row.expiresAt || row.expiresAt > new Date()) && tokenMatches(row.tokenHash, token);
+  if (!usable) throw errors.notFound("SESS-n0tf", `session "${id.slice(0, 200)}" not found, ended, or the session token is wrong`);
+  return row;
+}
+
+/** Ends a session of the instance (of the sessions API or of a browser): tokens issued through it stop working. */
+export async function deleteSession(es: EventStore, a: { instanceId: string; creator: string; id: string }): Promise<StoredEvent> {
+  const { events } = await es.execute(async (w) => {
+    await w.lock(a.instanceId, "session", a.id);
+    const row = await w.tx.loginSession.findUnique({ where: { id: a.id }, select: { instanceId: true, userId: true } });
+    if (row?.instanceId !== a.instanceId) throw errors.notFound("SESS-d3l0", `session "${a.id}" not found`);
+    const user = await w.tx.user.findUnique({ where: { id: row.userId }, select: { orgId: true } });
+    await w.push(a.instanceId, a.creator, [sessionTerminated.event({ aggregateId: a.id, resourceOwner: user?.orgId ?? "" })]);
+  });
+  return events[0]!;
+}
+
+export function registerApiSessionReducers(es: EventStore): void {
+  es.on(apiSessionCreated, async (tx, e) => {
+    const p = e.payload;
+    await tx.loginSession.create({
+      data: {
+        id: e.aggregateId,
+        instanceId: e.instanceId,
+        // Unique per session: it has no browser; the browser's sessions are found by their agent's hash.
+        agentHash: `api:${e.aggregateId}`,
+        userId: p.userId,
+        authTime: e.createdAt,
+        amr: p.amr,
+        tokenHash: p.tokenHash,
+        factors: p.factors,
+        expiresAt: p.expiresAt ? new Date(p.expiresAt) : null,
+        sequence: e.sequence,
+        createdAt: e.createdAt,
+        changeDate: e.createdAt,
+      },
+    });
+  });
+  es.on(apiSessionChecked, async (tx, e) => {
+    const p = e.payload;
+    await tx.loginSession.update({
+      where: { id: e.aggregateId },
+      data: {
+        amr: p.amr,
+        factors: p.factors,
+        expiresAt: p.expiresAt ? new Date(p.expiresAt) : null,
+        ...(p.authenticated ? { authTime: e.createdAt } : {}),
+        sequence: e.sequence,
+        changeDate: e.createdAt,
+      },
+    });
+  });
+}
