@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { User } from "../../gen/prisma/client.js";
 import type { SecretBox } from "../crypto/secrets.js";
+import { inheritanceChain } from "../domain/contexts.js";
 import { errors } from "../errors/errors.js";
 import type { EventStore, StoredEvent } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
@@ -10,6 +11,7 @@ import { userByLoginName } from "../query/users.js";
 import type { Database } from "../storage/database.js";
 import { apiSessionChecked, apiSessionCreated, sessionTerminated, type SessionFactors } from "./events.js";
 import { checkPassword } from "./login.js";
+import { checkLoginCode, loginCodeChannels, sendLoginCode } from "./otp-codes.js";
 import { checkTotp } from "./totp.js";
 
 /**
@@ -22,6 +24,14 @@ export interface SessionChecks {
   user?: { userId: string } | { loginName: string };
   password?: string;
   totp?: string;
+  otpEmail?: string;
+  otpSms?: string;
+}
+
+/** Second factors whose code is sent on request (after the checks of the same call passed). */
+export interface SessionChallenges {
+  otpEmail?: boolean;
+  otpSms?: boolean;
 }
 
 export interface SessionDeps {
@@ -74,18 +84,54 @@ async function applyChecks(deps: SessionDeps, instanceId: string, user: User, fa
       throw errors.invalidArgument("SESS-t0tp", "invalid checks.totp.code: the code is wrong, or the user has no authenticator app");
     next.totp = { checkedAt: now };
   }
-  const amr = [...(next.password ? ["pwd"] : []), ...(next.totp ? ["otp"] : [])];
-  if (next.password && next.totp) amr.push("mfa");
-  return { factors: next, amr, authenticated: checks.password !== undefined || checks.totp !== undefined };
+  for (const [channel, field] of [
+    ["email", "otpEmail"],
+    ["sms", "otpSms"],
+  ] as const) {
+    const code = checks[field];
+    if (code === undefined) continue;
+    if (!(await checkLoginCode(deps.es, deps.box, { instanceId, userId: user.id, channel, code })))
+      throw errors.invalidArgument(
+        "SESS-0tpc",
+        `invalid checks.otp_${channel}.code: the code is wrong, used or expired (ask for a new one with challenges.otp_${channel})`,
+      );
+    next[field] = { checkedAt: now };
+  }
+  const otp = !!(next.totp || next.otpEmail || next.otpSms);
+  const amr = [...(next.password ? ["pwd"] : []), ...(otp ? ["otp"] : [])];
+  if (next.password && otp) amr.push("mfa");
+  const authenticated = [checks.password, checks.totp, checks.otpEmail, checks.otpSms].some((c) => c !== undefined);
+  return { factors: next, amr, authenticated };
+}
+
+/**
+ * Sends the codes asked for: each channel must be one the user turned on, with its address verified, and that
+ * the login settings of the user's organisation allow (FAILED_PRECONDITION naming the challenge otherwise).
+ */
+async function sendChallenges(deps: SessionDeps, instanceId: string, user: User, challenges: SessionChallenges | undefined) {
+  const asked = (["email", "sms"] as const).filter((c) => challenges?.[c === "email" ? "otpEmail" : "otpSms"]);
+  if (!asked.length) return;
+  const login = await deps.settings.values("login", inheritanceChain({ type: "org", instanceId, orgId: user.orgId }));
+  for (const channel of asked) {
+    if ((await loginCodeChannels(deps.db, login.second_factors, instanceId, user.id)).includes(channel)) {
+      await sendLoginCode(deps.es, deps.box, { instanceId, userId: user.id, channel });
+    } else {
+      throw errors.failedPrecondition("SESS-ch4l", `challenges.otp_${channel}: the user has no one-time codes by ${channel} (turned on, verified and allowed)`);
+    }
+  }
 }
 
 const expiryOf = (lifetimeS: number | undefined) => (lifetimeS === undefined ? null : new Date(Date.now() + lifetimeS * 1000).toISOString());
 
 /** A new session for the user of `checks.user`, with the other checks passed; its ID and token. */
-export async function createSession(deps: SessionDeps, a: { instanceId: string; creator: string; checks: SessionChecks; lifetimeS?: number }) {
+export async function createSession(
+  deps: SessionDeps,
+  a: { instanceId: string; creator: string; checks: SessionChecks; lifetimeS?: number; challenges?: SessionChallenges },
+) {
   if (!a.checks.user) throw errors.invalidArgument("SESS-n0us", "invalid checks.user: is required to create a session");
   const user = await findUser(deps.db, a.instanceId, a.checks.user);
   const { factors, amr } = await applyChecks(deps, a.instanceId, user, { user: { id: user.id, checkedAt: new Date().toISOString() } }, a.checks);
+  await sendChallenges(deps, a.instanceId, user, a.challenges);
   const id = newId();
   const token = randomBytes(32).toString("base64url");
   const { events } = await deps.es.execute((w) =>
@@ -102,7 +148,7 @@ export async function createSession(deps: SessionDeps, a: { instanceId: string; 
 /** Adds checks to a session whose token is `token`; NOT_FOUND for a wrong token, an ended or another instance's session. */
 export async function checkSession(
   deps: SessionDeps,
-  a: { instanceId: string; creator: string; id: string; token: string; checks: SessionChecks; lifetimeS?: number },
+  a: { instanceId: string; creator: string; id: string; token: string; checks: SessionChecks; lifetimeS?: number; challenges?: SessionChallenges },
 ) {
   const row = await usableSession(deps.db, a.instanceId, a.id, a.token);
   const user = await findUser(deps.db, a.instanceId, { userId: row.userId });
@@ -111,6 +157,7 @@ export async function checkSession(
     if (named.id !== user.id) throw errors.invalidArgument("SESS-us3c", "invalid checks.user: a session's user cannot change");
   }
   const { factors, amr, authenticated } = await applyChecks(deps, a.instanceId, user, row.factors as SessionFactors, a.checks);
+  await sendChallenges(deps, a.instanceId, user, a.challenges);
   const expiresAt = a.lifetimeS === undefined ? (row.expiresAt?.toISOString() ?? null) : expiryOf(a.lifetimeS);
   const { events } = await deps.es.execute(async (w) => {
     await w.lock(a.instanceId, "session", a.id);

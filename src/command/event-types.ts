@@ -241,7 +241,13 @@ export const sessionAdded = session.defineEvent<{ agentHash: string; userId: str
 export const sessionReauthenticated = session.defineEvent<{ amr?: string[] }>("session.session.reauthenticated");
 export const sessionTerminated = session.defineEvent("session.session.terminated");
 /** What a session of the sessions API proved, each check with its time (ISO); `user` names the user checked. */
-export type SessionFactors = { user: { id: string; checkedAt: string }; password?: { checkedAt: string }; totp?: { checkedAt: string } };
+export type SessionFactors = {
+  user: { id: string; checkedAt: string };
+  password?: { checkedAt: string };
+  totp?: { checkedAt: string };
+  otpEmail?: { checkedAt: string };
+  otpSms?: { checkedAt: string };
+};
 /** A session of the sessions API: `tokenHash` the SHA-256 of its token; `expiresAt` null: until deleted. */
 export const apiSessionCreated = session.defineEvent<{ userId: string; tokenHash: string; factors: SessionFactors; amr: string[]; expiresAt: string | null }>(
   "session.api.created",

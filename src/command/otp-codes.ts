@@ -57,13 +57,18 @@ export function removeOtpChannel(es: EventStore, a: Who & { channel: OtpChannel 
   });
 }
 
-/** The first channel the user turned on that `allowed` (the login settings' second_factors) permits and whose address is verified. */
-export async function loginCodeChannel(db: Database, allowed: readonly string[], instanceId: string, userId: string): Promise<OtpChannel | undefined> {
+/** The channels the user turned on that `allowed` (the login settings' second_factors) permits and whose address is verified. */
+export async function loginCodeChannels(db: Database, allowed: readonly string[], instanceId: string, userId: string): Promise<OtpChannel[]> {
   const rows = await db.prisma.userOtpChannel.findMany({ where: { userId, instanceId } });
-  if (!rows.length) return undefined;
+  if (!rows.length) return [];
   const user = await db.prisma.user.findUnique({ where: { id: userId } });
   const usable = (c: OtpChannel) => (c === "email" ? !!user?.email && user.emailVerified : !!user?.phone && user.phoneVerified);
-  return (["email", "sms"] as const).find((c) => allowed.includes(secondFactorOf(c)) && rows.some((r) => r.channel === c) && usable(c));
+  return (["email", "sms"] as const).filter((c) => allowed.includes(secondFactorOf(c)) && rows.some((r) => r.channel === c) && usable(c));
+}
+
+/** The first of them: the one the login UI sends a sign-in code to. */
+export async function loginCodeChannel(db: Database, allowed: readonly string[], instanceId: string, userId: string): Promise<OtpChannel | undefined> {
+  return (await loginCodeChannels(db, allowed, instanceId, userId))[0];
 }
 
 /** Sends a sign-in a fresh code on the channel (the notification worker delivers it). */

@@ -5,22 +5,28 @@ import { Secret, TOTP } from "otpauth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CreateSessionRequestSchema, GetSessionRequestSchema, SessionService } from "../../gen/svc/resources/session/v3alpha/session_service_pb.js";
 import { call, expectCode, rest } from "../support/clients.js";
-import { startTestServer, type TestServer } from "../support/server.js";
+import { mailsTo, startMessagingServer } from "../support/messaging.js";
+import type { TestServer } from "../support/server.js";
+import { decodedMail, type MailServer } from "../support/smtp.js";
 import { addHuman, rpConfig, webApp } from "../oidc/rp.js";
 
 // The sessions API: a custom login UI signs users in with checks and finishes authorization requests with them.
 let t: TestServer;
+let mail: MailServer;
+let close: () => Promise<void>;
 let loginClient: string;
 const PASSWORD = "Secr3t!pass";
 const CUSTOM_UI = "https://login.example.com/ui";
 
 beforeAll(async () => {
-  t = await startTestServer();
+  ({ t, mail, close } = await startMessagingServer());
   loginClient = (await t.serviceUser("login-client", [{ type: "instance", id: t.instanceId, roles: ["IAM_LOGIN_CLIENT"] }])).token;
   const set = await rest(t.url, "PATCH", "/settings/v3alpha/login", { token: t.adminPat, body: { customLoginUrl: { set: CUSTOM_UI } } });
   expect(set.status, JSON.stringify(set.body)).toBe(200);
 });
-afterAll(() => t?.close());
+afterAll(async () => {
+  await close?.();
+});
 
 const sessions = (method: string, path: string, body?: unknown, token = loginClient) =>
   rest(t.url, method, `/resources/v3alpha${path}`, { token, ...(body ? { body } : {}) });
@@ -123,6 +129,35 @@ describe("sessions API and custom login UI", () => {
     }
   });
 
+  it("sends a one-time code by e-mail on request and takes it as a second factor", async () => {
+    const userId = await addHuman(t, "sessf", PASSWORD);
+    await rest(t.url, "PATCH", "/settings/v3alpha/login", { token: t.adminPat, body: { secondFactors: { set: { value: ["otp", "otp_email"] } } } });
+    // Not turned on yet: the challenge names itself.
+    const notOn = await sessions("POST", "/sessions", { checks: { user: { userId }, password: { password: PASSWORD } }, challenges: { otpEmail: true } });
+    expect(notOn.status).toBe(400);
+    expect(notOn.body.message).toContain("challenges.otp_email");
+    expect((await rest(t.url, "POST", `/resources/v3alpha/users/${userId}/otp_email`, { token: t.adminPat })).status).toBe(200);
+
+    const { authRequest, finish } = await startFlow();
+    const created = await sessions("POST", "/sessions", { checks: { user: { userId }, password: { password: PASSWORD } }, challenges: { otpEmail: true } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const session = { sessionId: created.body.details.id as string, sessionToken: created.body.sessionToken as string };
+    const [m] = await mailsTo(mail, "sessf@example.com");
+    const code = /sign-in code is (\w+)/.exec(decodedMail(m!.raw))![1]!;
+    const wrong = await sessions("PATCH", `/sessions/${session.sessionId}`, { sessionToken: session.sessionToken, checks: { otpEmail: { code: "WRONG1" } } });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.message).toContain("checks.otp_email.code");
+    const ok = await sessions("PATCH", `/sessions/${session.sessionId}`, { sessionToken: session.sessionToken, checks: { otpEmail: { code } } });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    // Single use.
+    expect((await sessions("PATCH", `/sessions/${session.sessionId}`, { sessionToken: session.sessionToken, checks: { otpEmail: { code } } })).status).toBe(
+      400,
+    );
+    expect((await sessions("GET", `/sessions/${session.sessionId}`)).body.session.factors.otpEmail.verifiedAt).toBeTruthy();
+    const callback = await sessions("POST", `/auth_requests/${authRequest}/_callback`, { session });
+    expect((await finish(callback.body.callbackUrl)).claims()!.amr).toEqual(["pwd", "otp", "mfa"]);
+  });
+
   it("refuses wrong passwords, wrong or foreign tokens, sessions without a credential, and names the fields", async () => {
     const userId = await addHuman(t, "sessc", PASSWORD);
     const bad = await sessions("POST", "/sessions", { checks: { user: { userId }, password: { password: "wrong" } } });
@@ -139,7 +174,7 @@ describe("sessions API and custom login UI", () => {
     const { authRequest } = await startFlow();
     const noCredential = await sessions("POST", `/auth_requests/${authRequest}/_callback`, { session });
     expect(noCredential.status).toBe(400);
-    expect(noCredential.body.message).toContain("credential");
+    expect(noCredential.body.message).toContain("password");
     const wrongToken = await sessions("POST", `/auth_requests/${authRequest}/_callback`, { session: { ...session, sessionToken: "x".repeat(43) } });
     expect(wrongToken.status).toBe(404);
     const patchWrongToken = await sessions("PATCH", `/sessions/${session.sessionId}`, {

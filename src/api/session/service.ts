@@ -56,6 +56,8 @@ function checksOf(c: Checks | undefined): SessionChecks {
     ...(user?.case === "userId" ? { user: { userId: user.value } } : user?.case === "loginName" ? { user: { loginName: user.value } } : {}),
     ...(c?.password ? { password: c.password.password } : {}),
     ...(c?.totp ? { totp: c.totp.code } : {}),
+    ...(c?.otpEmail ? { otpEmail: c.otpEmail.code } : {}),
+    ...(c?.otpSms ? { otpSms: c.otpSms.code } : {}),
   };
 }
 
@@ -83,6 +85,8 @@ export function toSession(row: LoginSession, user: { loginName: string; orgId: s
       user: { ...at(f.user?.checkedAt ?? row.createdAt.toISOString()), id: row.userId, loginName: user?.loginName ?? "", organizationId: user?.orgId ?? "" },
       ...(f.password ? { password: at(f.password.checkedAt) } : {}),
       ...(f.totp ? { totp: at(f.totp.checkedAt) } : {}),
+      ...(f.otpEmail ? { otpEmail: at(f.otpEmail.checkedAt) } : {}),
+      ...(f.otpSms ? { otpSms: at(f.otpSms.checkedAt) } : {}),
     },
     ...(row.expiresAt ? { expirationDate: timestampFromDate(row.expiresAt) } : {}),
   });
@@ -114,6 +118,7 @@ export function sessionService(deps: SessionServiceDeps): ServiceImpl<typeof Ses
         creator: creatorOf(ctx),
         checks: checksOf(req.checks),
         lifetimeS: lifetimeOf(req.lifetime),
+        ...(req.challenges ? { challenges: req.challenges } : {}),
       });
       return create(CreateSessionResponseSchema, { details: detailsOf(r.event), sessionToken: r.token });
     },
@@ -126,6 +131,7 @@ export function sessionService(deps: SessionServiceDeps): ServiceImpl<typeof Ses
         token: req.sessionToken,
         checks: checksOf(req.checks),
         lifetimeS: lifetimeOf(req.lifetime),
+        ...(req.challenges ? { challenges: req.challenges } : {}),
       };
       const r = await checkSession(deps, a);
       return create(SetSessionResponseSchema, { details: detailsOf(r.event), sessionToken: r.token });
@@ -175,7 +181,7 @@ export function sessionService(deps: SessionServiceDeps): ServiceImpl<typeof Ses
       const client = await deps.clients.application(instanceId, found.clientId);
       if (client?.app.state !== "active" || !client.projectActive) throw errors.failedPrecondition("AUTHR-cl1t", "the client of the request is inactive");
       const factors = session.factors as Partial<SessionFactors>;
-      if (!factors.password && !factors.totp) throw errors.failedPrecondition("AUTHR-cred", "session: the user proved no credential (check a password)");
+      if (!factors.password) throw errors.failedPrecondition("AUTHR-cred", "session: the user proved no password (check one)");
       const user = await deps.db.prisma.user.findUnique({ where: { id: session.userId }, select: { orgId: true, state: true } });
       if (user?.state !== "active") throw errors.failedPrecondition("AUTHR-us3r", "session: the user cannot sign in");
       const login = await deps.settings.values("login", inheritanceChain({ type: "org", instanceId, orgId: user.orgId }));

@@ -21,7 +21,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/resources/session/v3alpha/session_service.proto.
  */
 export const file_svc_resources_session_v3alpha_session_service: GenFile = /*@__PURE__*/
-  fileDesc("CjNzdmMvcmVzb3VyY2VzL3Nlc3Npb24vdjNhbHBoYS9zZXNzaW9uX3NlcnZpY2UucHJvdG8SHXN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhIloKCUNoZWNrVXNlchIcCgd1c2VyX2lkGAEgASgJQgmquxgFCAEQyAFIABIfCgpsb2dpbl9uYW1lGAIgASgJQgmquxgFCAEQyAFIAEIOCgZzZWFyY2gSBLC7GAEiLAoNQ2hlY2tQYXNzd29yZBIbCghwYXNzd29yZBgBIAEoCUIJqrsYBQgBEMgBIi8KCUNoZWNrVE9UUBIiCgRjb2RlGAEgASgJQhSquxgQCAYQBiIKXlswLTldezZ9JCK4AQoGQ2hlY2tzEjYKBHVzZXIYASABKAsyKC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DaGVja1VzZXISPgoIcGFzc3dvcmQYAiABKAsyLC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DaGVja1Bhc3N3b3JkEjYKBHRvdHAYAyABKAsyKC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DaGVja1RPVFAiOQoGRmFjdG9yEi8KC3ZlcmlmaWVkX2F0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ2CgpVc2VyRmFjdG9yEi8KC3ZlcmlmaWVkX2F0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIKCgJpZBgCIAEoCRISCgpsb2dpbl9uYW1lGAMgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgEIAEoCSKwAQoHRmFjdG9ycxI3CgR1c2VyGAEgASgLMikuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuVXNlckZhY3RvchI3CghwYXNzd29yZBgCIAEoCzIlLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkZhY3RvchIzCgR0b3RwGAMgASgLMiUuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuRmFjdG9yIpICCgdTZXNzaW9uEgoKAmlkGAEgASgJEjEKDWNyZWF0aW9uX2RhdGUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2NoYW5nZV9kYXRlGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghzZXF1ZW5jZRgEIAEoBBI3CgdmYWN0b3JzGAUgASgLMiYuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuRmFjdG9ycxI4Cg9leHBpcmF0aW9uX2RhdGUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQFCEgoQX2V4cGlyYXRpb25fZGF0ZSKCAQoUQ3JlYXRlU2Vzc2lvblJlcXVlc3QSPQoGY2hlY2tzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuQ2hlY2tzQgaquxgCKAESKwoIbGlmZXRpbWUYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iZgoVQ3JlYXRlU2Vzc2lvblJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMSFQoNc2Vzc2lvbl90b2tlbhgCIAEoCSK0AQoRU2V0U2Vzc2lvblJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBEiIKDXNlc3Npb25fdG9rZW4YAiABKAlCC6q7GAcIARDIASgBEjUKBmNoZWNrcxgDIAEoCzIlLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkNoZWNrcxIrCghsaWZldGltZRgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiJjChJTZXRTZXNzaW9uUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscxIVCg1zZXNzaW9uX3Rva2VuGAIgASgJIiwKEUdldFNlc3Npb25SZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoASJNChJHZXRTZXNzaW9uUmVzcG9uc2USNwoHc2Vzc2lvbhgBIAEoCzImLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLlNlc3Npb24igAEKE1Nlc3Npb25TZWFyY2hGaWx0ZXISOwoGaW5faWRzGAEgASgLMikuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5JbklEc0ZpbHRlckgAEhwKB3VzZXJfaWQYAiABKAlCCaq7GAUIARDIAUgAQg4KBmZpbHRlchIEsLsYASKcAQoVU2VhcmNoU2Vzc2lvbnNSZXF1ZXN0EjYKBXF1ZXJ5GAEgASgLMicuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5MaXN0UXVlcnkSSwoHZmlsdGVycxgCIAMoCzIyLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLlNlc3Npb25TZWFyY2hGaWx0ZXJCBqq7GAJIZCKMAQoWU2VhcmNoU2Vzc2lvbnNSZXNwb25zZRI6CgdkZXRhaWxzGAEgASgLMikuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5MaXN0RGV0YWlscxI2CgZyZXN1bHQYAiADKAsyJi5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5TZXNzaW9uIi8KFERlbGV0ZVNlc3Npb25SZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoASJPChVEZWxldGVTZXNzaW9uUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyLyAQoLQXV0aFJlcXVlc3QSCgoCaWQYASABKAkSMQoNY3JlYXRpb25fZGF0ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJY2xpZW50X2lkGAMgASgJEg0KBXNjb3BlGAQgAygJEhQKDHJlZGlyZWN0X3VyaRgFIAEoCRIOCgZwcm9tcHQYBiADKAkSEgoKdWlfbG9jYWxlcxgHIAMoCRIXCgpsb2dpbl9oaW50GAggASgJSACIAQESFAoHbWF4X2FnZRgJIAEoA0gBiAEBQg0KC19sb2dpbl9oaW50QgoKCF9tYXhfYWdlIjAKFUdldEF1dGhSZXF1ZXN0UmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAEiWgoWR2V0QXV0aFJlcXVlc3RSZXNwb25zZRJACgxhdXRoX3JlcXVlc3QYASABKAsyKi5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5BdXRoUmVxdWVzdCJRCgpTZXNzaW9uUmVmEh8KCnNlc3Npb25faWQYASABKAlCC6q7GAcIARDIASgBEiIKDXNlc3Npb25fdG9rZW4YAiABKAlCC6q7GAcIARDIASgBInQKFUNyZWF0ZUNhbGxiYWNrUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESQgoHc2Vzc2lvbhgCIAEoCzIpLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLlNlc3Npb25SZWZCBqq7GAIoASJmChZDcmVhdGVDYWxsYmFja1Jlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMSFAoMY2FsbGJhY2tfdXJsGAIgASgJMv8LCg5TZXNzaW9uU2VydmljZRLUAQoNQ3JlYXRlU2Vzc2lvbhIzLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkNyZWF0ZVNlc3Npb25SZXF1ZXN0GjQuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuQ3JlYXRlU2Vzc2lvblJlc3BvbnNlIliiuxguCg1zZXNzaW9uLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaRjJAYLT5JMCIDoBKiIbL3Jlc291cmNlcy92M2FscGhhL3Nlc3Npb25zEs0BCgpTZXRTZXNzaW9uEjAuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuU2V0U2Vzc2lvblJlcXVlc3QaMS5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5TZXRTZXNzaW9uUmVzcG9uc2UiWqK7GCsKDXNlc3Npb24ud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwIlOgEqMiAvcmVzb3VyY2VzL3YzYWxwaGEvc2Vzc2lvbnMve2lkfRLJAQoKR2V0U2Vzc2lvbhIwLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkdldFNlc3Npb25SZXF1ZXN0GjEuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuR2V0U2Vzc2lvblJlc3BvbnNlIlaiuxgqCgxzZXNzaW9uLnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwIiEiAvcmVzb3VyY2VzL3YzYWxwaGEvc2Vzc2lvbnMve2lkfRLbAQoOU2VhcmNoU2Vzc2lvbnMSNC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5TZWFyY2hTZXNzaW9uc1JlcXVlc3QaNS5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5TZWFyY2hTZXNzaW9uc1Jlc3BvbnNlIlyiuxgqCgxzZXNzaW9uLnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwIoOgEqIiMvcmVzb3VyY2VzL3YzYWxwaGEvc2Vzc2lvbnMvX3NlYXJjaBLUAQoNRGVsZXRlU2Vzc2lvbhIzLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkRlbGV0ZVNlc3Npb25SZXF1ZXN0GjQuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuRGVsZXRlU2Vzc2lvblJlc3BvbnNlIliiuxgsCg5zZXNzaW9uLmRlbGV0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGmC0+STAiIqIC9yZXNvdXJjZXMvdjNhbHBoYS9zZXNzaW9ucy97aWR9EtoBCg5HZXRBdXRoUmVxdWVzdBI0LnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkdldEF1dGhSZXF1ZXN0UmVxdWVzdBo1LnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkdldEF1dGhSZXF1ZXN0UmVzcG9uc2UiW6K7GCoKDHNlc3Npb24ubGluaxIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGmC0+STAicSJS9yZXNvdXJjZXMvdjNhbHBoYS9hdXRoX3JlcXVlc3RzL3tpZH0S5wEKDkNyZWF0ZUNhbGxiYWNrEjQuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuQ3JlYXRlQ2FsbGJhY2tSZXF1ZXN0GjUuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuQ3JlYXRlQ2FsbGJhY2tSZXNwb25zZSJoorsYKgoMc2Vzc2lvbi5saW5rEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaYLT5JMCNDoBKiIvL3Jlc291cmNlcy92M2FscGhhL2F1dGhfcmVxdWVzdHMve2lkfS9fY2FsbGJhY2tiBnByb3RvMw", [file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp, file_svc_options_v1_options, file_svc_resources_object_v3alpha_object]);
+  fileDesc("CjNzdmMvcmVzb3VyY2VzL3Nlc3Npb24vdjNhbHBoYS9zZXNzaW9uX3NlcnZpY2UucHJvdG8SHXN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhIloKCUNoZWNrVXNlchIcCgd1c2VyX2lkGAEgASgJQgmquxgFCAEQyAFIABIfCgpsb2dpbl9uYW1lGAIgASgJQgmquxgFCAEQyAFIAEIOCgZzZWFyY2gSBLC7GAEiLAoNQ2hlY2tQYXNzd29yZBIbCghwYXNzd29yZBgBIAEoCUIJqrsYBQgBEMgBIi8KCUNoZWNrVE9UUBIiCgRjb2RlGAEgASgJQhSquxgQCAYQBiIKXlswLTldezZ9JCIiCghDaGVja09UUBIWCgRjb2RlGAEgASgJQgiquxgECAEQFCKuAgoGQ2hlY2tzEjYKBHVzZXIYASABKAsyKC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DaGVja1VzZXISPgoIcGFzc3dvcmQYAiABKAsyLC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DaGVja1Bhc3N3b3JkEjYKBHRvdHAYAyABKAsyKC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DaGVja1RPVFASOgoJb3RwX2VtYWlsGAQgASgLMicuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuQ2hlY2tPVFASOAoHb3RwX3NtcxgFIAEoCzInLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkNoZWNrT1RQIjcKEVJlcXVlc3RDaGFsbGVuZ2VzEhEKCW90cF9lbWFpbBgBIAEoCBIPCgdvdHBfc21zGAIgASgIIjkKBkZhY3RvchIvCgt2ZXJpZmllZF9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAidgoKVXNlckZhY3RvchIvCgt2ZXJpZmllZF9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASCgoCaWQYAiABKAkSEgoKbG9naW5fbmFtZRgDIAEoCRIXCg9vcmdhbml6YXRpb25faWQYBCABKAkiogIKB0ZhY3RvcnMSNwoEdXNlchgBIAEoCzIpLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLlVzZXJGYWN0b3ISNwoIcGFzc3dvcmQYAiABKAsyJS5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5GYWN0b3ISMwoEdG90cBgDIAEoCzIlLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkZhY3RvchI4CglvdHBfZW1haWwYBCABKAsyJS5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5GYWN0b3ISNgoHb3RwX3NtcxgFIAEoCzIlLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkZhY3RvciKSAgoHU2Vzc2lvbhIKCgJpZBgBIAEoCRIxCg1jcmVhdGlvbl9kYXRlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtjaGFuZ2VfZGF0ZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIc2VxdWVuY2UYBCABKAQSNwoHZmFjdG9ycxgFIAEoCzImLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkZhY3RvcnMSOAoPZXhwaXJhdGlvbl9kYXRlGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBQhIKEF9leHBpcmF0aW9uX2RhdGUiyAEKFENyZWF0ZVNlc3Npb25SZXF1ZXN0Ej0KBmNoZWNrcxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkNoZWNrc0IGqrsYAigBEisKCGxpZmV0aW1lGAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEkQKCmNoYWxsZW5nZXMYAyABKAsyMC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5SZXF1ZXN0Q2hhbGxlbmdlcyJmChVDcmVhdGVTZXNzaW9uUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscxIVCg1zZXNzaW9uX3Rva2VuGAIgASgJIvoBChFTZXRTZXNzaW9uUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESIgoNc2Vzc2lvbl90b2tlbhgCIAEoCUILqrsYBwgBEMgBKAESNQoGY2hlY2tzGAMgASgLMiUuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuQ2hlY2tzEisKCGxpZmV0aW1lGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEkQKCmNoYWxsZW5nZXMYBSABKAsyMC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5SZXF1ZXN0Q2hhbGxlbmdlcyJjChJTZXRTZXNzaW9uUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscxIVCg1zZXNzaW9uX3Rva2VuGAIgASgJIiwKEUdldFNlc3Npb25SZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoASJNChJHZXRTZXNzaW9uUmVzcG9uc2USNwoHc2Vzc2lvbhgBIAEoCzImLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLlNlc3Npb24igAEKE1Nlc3Npb25TZWFyY2hGaWx0ZXISOwoGaW5faWRzGAEgASgLMikuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5JbklEc0ZpbHRlckgAEhwKB3VzZXJfaWQYAiABKAlCCaq7GAUIARDIAUgAQg4KBmZpbHRlchIEsLsYASKcAQoVU2VhcmNoU2Vzc2lvbnNSZXF1ZXN0EjYKBXF1ZXJ5GAEgASgLMicuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5MaXN0UXVlcnkSSwoHZmlsdGVycxgCIAMoCzIyLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLlNlc3Npb25TZWFyY2hGaWx0ZXJCBqq7GAJIZCKMAQoWU2VhcmNoU2Vzc2lvbnNSZXNwb25zZRI6CgdkZXRhaWxzGAEgASgLMikuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5MaXN0RGV0YWlscxI2CgZyZXN1bHQYAiADKAsyJi5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5TZXNzaW9uIi8KFERlbGV0ZVNlc3Npb25SZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoASJPChVEZWxldGVTZXNzaW9uUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyLyAQoLQXV0aFJlcXVlc3QSCgoCaWQYASABKAkSMQoNY3JlYXRpb25fZGF0ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJY2xpZW50X2lkGAMgASgJEg0KBXNjb3BlGAQgAygJEhQKDHJlZGlyZWN0X3VyaRgFIAEoCRIOCgZwcm9tcHQYBiADKAkSEgoKdWlfbG9jYWxlcxgHIAMoCRIXCgpsb2dpbl9oaW50GAggASgJSACIAQESFAoHbWF4X2FnZRgJIAEoA0gBiAEBQg0KC19sb2dpbl9oaW50QgoKCF9tYXhfYWdlIjAKFUdldEF1dGhSZXF1ZXN0UmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAEiWgoWR2V0QXV0aFJlcXVlc3RSZXNwb25zZRJACgxhdXRoX3JlcXVlc3QYASABKAsyKi5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5BdXRoUmVxdWVzdCJRCgpTZXNzaW9uUmVmEh8KCnNlc3Npb25faWQYASABKAlCC6q7GAcIARDIASgBEiIKDXNlc3Npb25fdG9rZW4YAiABKAlCC6q7GAcIARDIASgBInQKFUNyZWF0ZUNhbGxiYWNrUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESQgoHc2Vzc2lvbhgCIAEoCzIpLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLlNlc3Npb25SZWZCBqq7GAIoASJmChZDcmVhdGVDYWxsYmFja1Jlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMSFAoMY2FsbGJhY2tfdXJsGAIgASgJMv8LCg5TZXNzaW9uU2VydmljZRLUAQoNQ3JlYXRlU2Vzc2lvbhIzLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkNyZWF0ZVNlc3Npb25SZXF1ZXN0GjQuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuQ3JlYXRlU2Vzc2lvblJlc3BvbnNlIliiuxguCg1zZXNzaW9uLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaRjJAYLT5JMCIDoBKiIbL3Jlc291cmNlcy92M2FscGhhL3Nlc3Npb25zEs0BCgpTZXRTZXNzaW9uEjAuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuU2V0U2Vzc2lvblJlcXVlc3QaMS5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5TZXRTZXNzaW9uUmVzcG9uc2UiWqK7GCsKDXNlc3Npb24ud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwIlOgEqMiAvcmVzb3VyY2VzL3YzYWxwaGEvc2Vzc2lvbnMve2lkfRLJAQoKR2V0U2Vzc2lvbhIwLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkdldFNlc3Npb25SZXF1ZXN0GjEuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuR2V0U2Vzc2lvblJlc3BvbnNlIlaiuxgqCgxzZXNzaW9uLnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwIiEiAvcmVzb3VyY2VzL3YzYWxwaGEvc2Vzc2lvbnMve2lkfRLbAQoOU2VhcmNoU2Vzc2lvbnMSNC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5TZWFyY2hTZXNzaW9uc1JlcXVlc3QaNS5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5TZWFyY2hTZXNzaW9uc1Jlc3BvbnNlIlyiuxgqCgxzZXNzaW9uLnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwIoOgEqIiMvcmVzb3VyY2VzL3YzYWxwaGEvc2Vzc2lvbnMvX3NlYXJjaBLUAQoNRGVsZXRlU2Vzc2lvbhIzLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkRlbGV0ZVNlc3Npb25SZXF1ZXN0GjQuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuRGVsZXRlU2Vzc2lvblJlc3BvbnNlIliiuxgsCg5zZXNzaW9uLmRlbGV0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGmC0+STAiIqIC9yZXNvdXJjZXMvdjNhbHBoYS9zZXNzaW9ucy97aWR9EtoBCg5HZXRBdXRoUmVxdWVzdBI0LnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkdldEF1dGhSZXF1ZXN0UmVxdWVzdBo1LnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkdldEF1dGhSZXF1ZXN0UmVzcG9uc2UiW6K7GCoKDHNlc3Npb24ubGluaxIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGmC0+STAicSJS9yZXNvdXJjZXMvdjNhbHBoYS9hdXRoX3JlcXVlc3RzL3tpZH0S5wEKDkNyZWF0ZUNhbGxiYWNrEjQuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuQ3JlYXRlQ2FsbGJhY2tSZXF1ZXN0GjUuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuQ3JlYXRlQ2FsbGJhY2tSZXNwb25zZSJoorsYKgoMc2Vzc2lvbi5saW5rEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaYLT5JMCNDoBKiIvL3Jlc291cmNlcy92M2FscGhhL2F1dGhfcmVxdWVzdHMve2lkfS9fY2FsbGJhY2tiBnByb3RvMw", [file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp, file_svc_options_v1_options, file_svc_resources_object_v3alpha_object]);
 
 /**
  * @generated from message svc.resources.session.v3alpha.CheckUser
@@ -89,6 +89,25 @@ export const CheckTOTPSchema: GenMessage<CheckTOTP> = /*@__PURE__*/
   messageDesc(file_svc_resources_session_v3alpha_session_service, 2);
 
 /**
+ * A one-time code sent by e-mail or SMS (ask for it with RequestChallenges first).
+ *
+ * @generated from message svc.resources.session.v3alpha.CheckOTP
+ */
+export type CheckOTP = Message<"svc.resources.session.v3alpha.CheckOTP"> & {
+  /**
+   * @generated from field: string code = 1;
+   */
+  code: string;
+};
+
+/**
+ * Describes the message svc.resources.session.v3alpha.CheckOTP.
+ * Use `create(CheckOTPSchema)` to create a new message.
+ */
+export const CheckOTPSchema: GenMessage<CheckOTP> = /*@__PURE__*/
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 3);
+
+/**
  * @generated from message svc.resources.session.v3alpha.Checks
  */
 export type Checks = Message<"svc.resources.session.v3alpha.Checks"> & {
@@ -106,6 +125,16 @@ export type Checks = Message<"svc.resources.session.v3alpha.Checks"> & {
    * @generated from field: svc.resources.session.v3alpha.CheckTOTP totp = 3;
    */
   totp?: CheckTOTP | undefined;
+
+  /**
+   * @generated from field: svc.resources.session.v3alpha.CheckOTP otp_email = 4;
+   */
+  otpEmail?: CheckOTP | undefined;
+
+  /**
+   * @generated from field: svc.resources.session.v3alpha.CheckOTP otp_sms = 5;
+   */
+  otpSms?: CheckOTP | undefined;
 };
 
 /**
@@ -113,7 +142,32 @@ export type Checks = Message<"svc.resources.session.v3alpha.Checks"> & {
  * Use `create(ChecksSchema)` to create a new message.
  */
 export const ChecksSchema: GenMessage<Checks> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 3);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 4);
+
+/**
+ * Second factors whose proof must be sent first: a fresh one-time code to the user's verified e-mail address or
+ * phone (the user turned the channel on and the login settings allow it), delivered by the notification worker.
+ *
+ * @generated from message svc.resources.session.v3alpha.RequestChallenges
+ */
+export type RequestChallenges = Message<"svc.resources.session.v3alpha.RequestChallenges"> & {
+  /**
+   * @generated from field: bool otp_email = 1;
+   */
+  otpEmail: boolean;
+
+  /**
+   * @generated from field: bool otp_sms = 2;
+   */
+  otpSms: boolean;
+};
+
+/**
+ * Describes the message svc.resources.session.v3alpha.RequestChallenges.
+ * Use `create(RequestChallengesSchema)` to create a new message.
+ */
+export const RequestChallengesSchema: GenMessage<RequestChallenges> = /*@__PURE__*/
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 5);
 
 /**
  * @generated from message svc.resources.session.v3alpha.Factor
@@ -130,7 +184,7 @@ export type Factor = Message<"svc.resources.session.v3alpha.Factor"> & {
  * Use `create(FactorSchema)` to create a new message.
  */
 export const FactorSchema: GenMessage<Factor> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 4);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 6);
 
 /**
  * @generated from message svc.resources.session.v3alpha.UserFactor
@@ -162,7 +216,7 @@ export type UserFactor = Message<"svc.resources.session.v3alpha.UserFactor"> & {
  * Use `create(UserFactorSchema)` to create a new message.
  */
 export const UserFactorSchema: GenMessage<UserFactor> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 5);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 7);
 
 /**
  * @generated from message svc.resources.session.v3alpha.Factors
@@ -182,6 +236,16 @@ export type Factors = Message<"svc.resources.session.v3alpha.Factors"> & {
    * @generated from field: svc.resources.session.v3alpha.Factor totp = 3;
    */
   totp?: Factor | undefined;
+
+  /**
+   * @generated from field: svc.resources.session.v3alpha.Factor otp_email = 4;
+   */
+  otpEmail?: Factor | undefined;
+
+  /**
+   * @generated from field: svc.resources.session.v3alpha.Factor otp_sms = 5;
+   */
+  otpSms?: Factor | undefined;
 };
 
 /**
@@ -189,7 +253,7 @@ export type Factors = Message<"svc.resources.session.v3alpha.Factors"> & {
  * Use `create(FactorsSchema)` to create a new message.
  */
 export const FactorsSchema: GenMessage<Factors> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 6);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 8);
 
 /**
  * @generated from message svc.resources.session.v3alpha.Session
@@ -233,7 +297,7 @@ export type Session = Message<"svc.resources.session.v3alpha.Session"> & {
  * Use `create(SessionSchema)` to create a new message.
  */
 export const SessionSchema: GenMessage<Session> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 7);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 9);
 
 /**
  * @generated from message svc.resources.session.v3alpha.CreateSessionRequest
@@ -250,6 +314,13 @@ export type CreateSessionRequest = Message<"svc.resources.session.v3alpha.Create
    * @generated from field: google.protobuf.Duration lifetime = 2;
    */
   lifetime?: Duration | undefined;
+
+  /**
+   * Sent after the checks passed.
+   *
+   * @generated from field: svc.resources.session.v3alpha.RequestChallenges challenges = 3;
+   */
+  challenges?: RequestChallenges | undefined;
 };
 
 /**
@@ -257,7 +328,7 @@ export type CreateSessionRequest = Message<"svc.resources.session.v3alpha.Create
  * Use `create(CreateSessionRequestSchema)` to create a new message.
  */
 export const CreateSessionRequestSchema: GenMessage<CreateSessionRequest> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 8);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 10);
 
 /**
  * @generated from message svc.resources.session.v3alpha.CreateSessionResponse
@@ -279,7 +350,7 @@ export type CreateSessionResponse = Message<"svc.resources.session.v3alpha.Creat
  * Use `create(CreateSessionResponseSchema)` to create a new message.
  */
 export const CreateSessionResponseSchema: GenMessage<CreateSessionResponse> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 9);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 11);
 
 /**
  * @generated from message svc.resources.session.v3alpha.SetSessionRequest
@@ -304,6 +375,11 @@ export type SetSessionRequest = Message<"svc.resources.session.v3alpha.SetSessio
    * @generated from field: google.protobuf.Duration lifetime = 4;
    */
   lifetime?: Duration | undefined;
+
+  /**
+   * @generated from field: svc.resources.session.v3alpha.RequestChallenges challenges = 5;
+   */
+  challenges?: RequestChallenges | undefined;
 };
 
 /**
@@ -311,7 +387,7 @@ export type SetSessionRequest = Message<"svc.resources.session.v3alpha.SetSessio
  * Use `create(SetSessionRequestSchema)` to create a new message.
  */
 export const SetSessionRequestSchema: GenMessage<SetSessionRequest> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 10);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 12);
 
 /**
  * @generated from message svc.resources.session.v3alpha.SetSessionResponse
@@ -333,7 +409,7 @@ export type SetSessionResponse = Message<"svc.resources.session.v3alpha.SetSessi
  * Use `create(SetSessionResponseSchema)` to create a new message.
  */
 export const SetSessionResponseSchema: GenMessage<SetSessionResponse> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 11);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 13);
 
 /**
  * @generated from message svc.resources.session.v3alpha.GetSessionRequest
@@ -350,7 +426,7 @@ export type GetSessionRequest = Message<"svc.resources.session.v3alpha.GetSessio
  * Use `create(GetSessionRequestSchema)` to create a new message.
  */
 export const GetSessionRequestSchema: GenMessage<GetSessionRequest> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 12);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 14);
 
 /**
  * @generated from message svc.resources.session.v3alpha.GetSessionResponse
@@ -367,7 +443,7 @@ export type GetSessionResponse = Message<"svc.resources.session.v3alpha.GetSessi
  * Use `create(GetSessionResponseSchema)` to create a new message.
  */
 export const GetSessionResponseSchema: GenMessage<GetSessionResponse> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 13);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 15);
 
 /**
  * @generated from message svc.resources.session.v3alpha.SessionSearchFilter
@@ -396,7 +472,7 @@ export type SessionSearchFilter = Message<"svc.resources.session.v3alpha.Session
  * Use `create(SessionSearchFilterSchema)` to create a new message.
  */
 export const SessionSearchFilterSchema: GenMessage<SessionSearchFilter> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 14);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 16);
 
 /**
  * @generated from message svc.resources.session.v3alpha.SearchSessionsRequest
@@ -418,7 +494,7 @@ export type SearchSessionsRequest = Message<"svc.resources.session.v3alpha.Searc
  * Use `create(SearchSessionsRequestSchema)` to create a new message.
  */
 export const SearchSessionsRequestSchema: GenMessage<SearchSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 15);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 17);
 
 /**
  * @generated from message svc.resources.session.v3alpha.SearchSessionsResponse
@@ -440,7 +516,7 @@ export type SearchSessionsResponse = Message<"svc.resources.session.v3alpha.Sear
  * Use `create(SearchSessionsResponseSchema)` to create a new message.
  */
 export const SearchSessionsResponseSchema: GenMessage<SearchSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 16);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 18);
 
 /**
  * @generated from message svc.resources.session.v3alpha.DeleteSessionRequest
@@ -457,7 +533,7 @@ export type DeleteSessionRequest = Message<"svc.resources.session.v3alpha.Delete
  * Use `create(DeleteSessionRequestSchema)` to create a new message.
  */
 export const DeleteSessionRequestSchema: GenMessage<DeleteSessionRequest> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 17);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 19);
 
 /**
  * @generated from message svc.resources.session.v3alpha.DeleteSessionResponse
@@ -474,7 +550,7 @@ export type DeleteSessionResponse = Message<"svc.resources.session.v3alpha.Delet
  * Use `create(DeleteSessionResponseSchema)` to create a new message.
  */
 export const DeleteSessionResponseSchema: GenMessage<DeleteSessionResponse> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 18);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 20);
 
 /**
  * @generated from message svc.resources.session.v3alpha.AuthRequest
@@ -531,7 +607,7 @@ export type AuthRequest = Message<"svc.resources.session.v3alpha.AuthRequest"> &
  * Use `create(AuthRequestSchema)` to create a new message.
  */
 export const AuthRequestSchema: GenMessage<AuthRequest> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 19);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 21);
 
 /**
  * @generated from message svc.resources.session.v3alpha.GetAuthRequestRequest
@@ -548,7 +624,7 @@ export type GetAuthRequestRequest = Message<"svc.resources.session.v3alpha.GetAu
  * Use `create(GetAuthRequestRequestSchema)` to create a new message.
  */
 export const GetAuthRequestRequestSchema: GenMessage<GetAuthRequestRequest> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 20);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 22);
 
 /**
  * @generated from message svc.resources.session.v3alpha.GetAuthRequestResponse
@@ -565,7 +641,7 @@ export type GetAuthRequestResponse = Message<"svc.resources.session.v3alpha.GetA
  * Use `create(GetAuthRequestResponseSchema)` to create a new message.
  */
 export const GetAuthRequestResponseSchema: GenMessage<GetAuthRequestResponse> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 21);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 23);
 
 /**
  * @generated from message svc.resources.session.v3alpha.SessionRef
@@ -587,7 +663,7 @@ export type SessionRef = Message<"svc.resources.session.v3alpha.SessionRef"> & {
  * Use `create(SessionRefSchema)` to create a new message.
  */
 export const SessionRefSchema: GenMessage<SessionRef> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 22);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 24);
 
 /**
  * @generated from message svc.resources.session.v3alpha.CreateCallbackRequest
@@ -609,7 +685,7 @@ export type CreateCallbackRequest = Message<"svc.resources.session.v3alpha.Creat
  * Use `create(CreateCallbackRequestSchema)` to create a new message.
  */
 export const CreateCallbackRequestSchema: GenMessage<CreateCallbackRequest> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 23);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 25);
 
 /**
  * @generated from message svc.resources.session.v3alpha.CreateCallbackResponse
@@ -631,7 +707,7 @@ export type CreateCallbackResponse = Message<"svc.resources.session.v3alpha.Crea
  * Use `create(CreateCallbackResponseSchema)` to create a new message.
  */
 export const CreateCallbackResponseSchema: GenMessage<CreateCallbackResponse> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 24);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 26);
 
 /**
  * @generated from service svc.resources.session.v3alpha.SessionService
