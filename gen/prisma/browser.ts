@@ -210,3 +210,8 @@ export type UserOtpChannel = Prisma.UserOtpChannelModel
  * 
  */
 export type UserIdpLink = Prisma.UserIdpLinkModel
+/**
+ * Model BrandingAsset
+ * 
+ */
+export type BrandingAsset = Prisma.BrandingAssetModel

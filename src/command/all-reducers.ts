@@ -11,6 +11,7 @@ import { registerOrgReducers } from "./orgs.js";
 import { registerProjectReducers } from "./projects.js";
 import { registerReducers } from "./reducers.js";
 import { registerApiSessionReducers } from "./api-sessions.js";
+import { registerBrandingAssetReducers } from "./branding-assets.js";
 import { registerSessionReducers } from "./sessions.js";
 import { registerSigningKeyReducers } from "./signing-keys.js";
 import { registerTokenReducers } from "./tokens.js";
@@ -30,6 +31,7 @@ export function registerAllReducers(es: EventStore): void {
   registerLockoutReducers(es);
   registerSessionReducers(es);
   registerApiSessionReducers(es);
+  registerBrandingAssetReducers(es);
   registerTotpReducers(es);
   registerMembershipReducers(es);
   registerProjectReducers(es);

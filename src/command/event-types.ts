@@ -33,6 +33,7 @@ const execution = aggregateType("execution");
 const idp = aggregateType("idp");
 const notificationProvider = aggregateType("notification_provider");
 const notificationMessage = aggregateType("notification_message");
+const brandingAsset = aggregateType("branding_asset");
 
 // Instances and organisations
 
@@ -271,6 +272,8 @@ export const securitySettingsSet = settings.defineEvent<SettingsSet>("settings.s
 export const textSettingsSet = settings.defineEvent<SettingsSet>("settings.text.set");
 export const brandingSet = settings.defineEvent<SettingsSet>("settings.branding.set");
 export const brandingPreviewSet = settings.defineEvent<SettingsSet>("settings.branding_preview.set");
+/** An uploaded branding file; the aggregate ID is its SHA-256 (hex), `data` its bytes (base64). */
+export const brandingAssetAdded = brandingAsset.defineEvent<{ contentType: string; data: string }>("branding.asset.added");
 
 // Actions: targets and executions
 

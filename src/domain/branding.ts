@@ -20,6 +20,37 @@ const THEME_MODES = ["auto", "light", "dark"];
 const CUSTOM = /^([a-z][a-z0-9-]{0,39})=([#a-zA-Z0-9 .,%()-]{0,100})$/;
 export const customPair = (item: string) => CUSTOM.exec(item);
 
+/** Uploaded files a branding names by their SHA-256 (hex): served by the login UI at /ui/login/assets/<sha256>. */
+export const assetKinds = ["logo", "logo_dark", "icon", "icon_dark", "font"] as const;
+export type AssetKind = (typeof assetKinds)[number];
+const asset: Property<"string"> = {
+  type: "string",
+  default: "",
+  check: (v) => (/^([0-9a-f]{64})?$/.test(v) ? undefined : "must be the SHA-256 (hex) of an uploaded asset, or empty"),
+};
+
+/** Largest upload per kind: images for the page, a font file. */
+export const assetMaxBytes: Record<AssetKind, number> = { logo: 512 * 1024, logo_dark: 512 * 1024, icon: 256 * 1024, icon_dark: 256 * 1024, font: 1024 * 1024 };
+
+const signatures: [string, number[], AssetKind[]][] = [
+  ["image/png", [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], ["logo", "logo_dark", "icon", "icon_dark"]],
+  ["image/jpeg", [0xff, 0xd8, 0xff], ["logo", "logo_dark", "icon", "icon_dark"]],
+  ["image/gif", [0x47, 0x49, 0x46, 0x38], ["logo", "logo_dark", "icon", "icon_dark"]],
+  ["font/woff2", [0x77, 0x4f, 0x46, 0x32], ["font"]],
+  ["font/woff", [0x77, 0x4f, 0x46, 0x46], ["font"]],
+  ["font/ttf", [0x00, 0x01, 0x00, 0x00], ["font"]],
+  ["font/otf", [0x4f, 0x54, 0x54, 0x4f], ["font"]],
+];
+
+/**
+ * The content type of an upload, from its first bytes (never from what the client says), when the kind takes
+ * it: PNG, JPEG and GIF images, WOFF2, WOFF, TrueType and OpenType fonts. No SVG: it can carry scripts.
+ */
+export function assetTypeOf(kind: AssetKind, data: Uint8Array): string | undefined {
+  const found = signatures.find(([, magic]) => magic.every((b, i) => data[i] === b));
+  return found?.[2].includes(kind) ? found[0] : undefined;
+}
+
 export const brandingProperties = {
   primary_color: color("#3448c5"),
   background_color: color("#f5f6f8"),
@@ -43,4 +74,9 @@ export const brandingProperties = {
     check: (v: string) =>
       customPair(v) ? undefined : `"${v.slice(0, 60)}" is not key=value (key: a-z, 0-9, -; value: letters, digits, # . , % ( ) - and spaces, at most 100)`,
   } as Property<"strings">,
+  logo: asset,
+  logo_dark: asset,
+  icon: asset,
+  icon_dark: asset,
+  font: asset,
 } satisfies Record<string, Property>;

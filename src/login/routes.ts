@@ -51,7 +51,8 @@ const PENDING_TTL_MS = 10 * 60_000;
 // Scripts only from this server (the WebAuthn pages' static script); styles only from our own stylesheet; never framed. form-action is left out on purpose:
 // after a sign-in the browser follows redirects to the relying party, which form-action would block.
 const securityHeaders = {
-  "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'",
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; font-src 'self'; base-uri 'none'; frame-ancestors 'none'",
   "x-frame-options": "DENY",
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
@@ -82,7 +83,8 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
       done(null, Object.fromEntries(new URLSearchParams(body as string)));
     });
     ui.addHook("onSend", async (req, reply) => {
-      reply.headers(securityHeaders);
+      // Pages are never cached; a route that says how it may be (stylesheets, branding files) keeps its say.
+      reply.headers({ ...securityHeaders, "cache-control": reply.getHeader("cache-control") ?? securityHeaders["cache-control"] });
       // The security settings may let origins frame the login UI (enable_iframe_embedding, allowed_origins):
       // then CSP frame-ancestors names them and X-Frame-Options (which cannot name several) is left out.
       const instance = await tenancy.instanceByDomain(hostnameOf(req.headers.host ?? ""));
@@ -111,7 +113,13 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
       const fields: Fields = req.method === "POST" ? ((req.body as Fields | undefined) ?? {}) : (req.query as Fields);
       const lang = await languageOf(instance, fields.ui_locales, req.headers["accept-language"]);
       const t = await textsOf(instance, lang);
-      const hideProduct = instance ? (await brandingOf(instance.id)).hide_product_branding : false;
+      const branding = instance ? await brandingOf(instance.id) : undefined;
+      const brand = {
+        hideProduct: !!branding?.hide_product_branding,
+        logo: branding?.logo || undefined,
+        logoDark: branding?.logo_dark || undefined,
+        icon: branding?.icon || undefined,
+      };
       const cookies = cookiesOf(req);
       let csrfCookie = cookies[CSRF_COOKIE];
       const setCookies: string[] = [];
@@ -123,7 +131,7 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
       const returnTo = safeReturn(fields.return_to);
       if (returnTo) carry.return_to = returnTo;
       if (fields.ui_locales) carry.ui_locales = fields.ui_locales.slice(0, 100);
-      const page: pages.PageContext = { lang, t, csrf: signer.csrfToken(csrfCookie), carry, hideProduct };
+      const page: pages.PageContext = { lang, t, csrf: signer.csrfToken(csrfCookie), carry, ...brand };
       const send = (html: string, status = 200) => {
         if (setCookies.length) reply.header("set-cookie", setCookies);
         return reply.status(status).type("text/html; charset=utf-8").send(html);
@@ -272,6 +280,17 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
     ui.get(`${LOGIN_PATH}/style.css`, async (_req, reply) =>
       reply.type("text/css; charset=utf-8").header("cache-control", "public, max-age=3600").send(pages.stylesheet),
     );
+    // Branding files of the Host's instance, by content: never change, so cached for a year.
+    ui.get(`${LOGIN_PATH}/assets/:sha256`, async (req, reply) => {
+      const instance = await tenancy.instanceByDomain(hostnameOf(req.headers.host ?? ""));
+      const { sha256 } = req.params as { sha256: string };
+      const asset =
+        instance && /^[0-9a-f]{64}$/.test(sha256)
+          ? await db.prisma.brandingAsset.findUnique({ where: { instanceId_sha256: { instanceId: instance.id, sha256 } } })
+          : null;
+      if (!asset) return reply.status(404).type("text/plain; charset=utf-8").send("not found");
+      return reply.type(asset.contentType).header("cache-control", "public, max-age=31536000, immutable").send(Buffer.from(asset.data));
+    });
     // The instance's branding: revalidated on every page (no-cache), so that an activation shows at once.
     ui.get(`${LOGIN_PATH}/branding.css`, async (req, reply) => {
       const instance = await tenancy.instanceByDomain(hostnameOf(req.headers.host ?? ""));

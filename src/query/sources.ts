@@ -14,6 +14,7 @@ export const tableSources = {
   machineKey: ["user", "org"],
   personalAccessToken: ["user", "org"],
   loginSession: ["session", "user", "org"],
+  brandingAsset: ["branding_asset"],
   userTotp: ["user", "org"],
   userWebauthnKey: ["user", "org"],
   userCode: ["user", "org"],

@@ -22,7 +22,9 @@ export function brandingStylesheet(b: Branding): string {
     .map((m) => `--svc-custom-${m[1]}:${m[2]}`)
     .join(";");
   const root = (dark: boolean) => `:root{${declarations(b, dark)}${custom ? `;${custom}` : ""}}`;
-  if (b.theme_mode === "dark") return root(true);
-  if (b.theme_mode === "light") return root(false);
-  return `${root(false)}\n@media (prefers-color-scheme: dark){${root(true)}}`;
+  // The branding's font (an uploaded asset, named by its SHA-256) for the whole page.
+  const font = b.font ? `@font-face{font-family:svc-brand;src:url(/ui/login/assets/${b.font})}\nbody{font-family:svc-brand,system-ui,sans-serif}\n` : "";
+  if (b.theme_mode === "dark") return font + root(true);
+  if (b.theme_mode === "light") return font + root(false);
+  return `${font}${root(false)}\n@media (prefers-color-scheme: dark){${root(true)}}`;
 }

@@ -13,6 +13,10 @@ export interface PageContext {
   carry: Record<string, string>;
   /** The branding hides the product's "Secured by" line. */
   hideProduct?: boolean;
+  /** The branding's logo and icon: SHA-256 of assets served under /ui/login/assets/. */
+  logo?: string | undefined;
+  logoDark?: string | undefined;
+  icon?: string | undefined;
 }
 
 const hidden = (name: string, value: string) => `<input type="hidden" name="${esc(name)}" value="${esc(value)}">`;
@@ -27,10 +31,17 @@ export function form(p: PageContext, action: string, body: string, extra: Record
 export const field = (name: string, label: string, type: string, attrs = "") =>
   `<label for="${name}">${esc(label)}</label><input id="${name}" name="${name}" type="${type}" ${attrs}>`;
 
-export function layout(p: Pick<PageContext, "lang" | "t" | "hideProduct">, title: string, body: string): string {
+type Branded = Pick<PageContext, "lang" | "t" | "hideProduct" | "logo" | "logoDark" | "icon">;
+
+export function layout(p: Branded, title: string, body: string): string {
   const product = p.hideProduct ? "" : `<footer class="product">${esc(p.t.securedBy)} svc IAM</footer>`;
+  const asset = (sha: string) => `/ui/login/assets/${esc(sha)}`;
+  const icon = p.icon ? `<link rel="icon" href="${asset(p.icon)}">` : "";
+  const img = p.logo ? `<img class="logo" src="${asset(p.logo)}" alt="">` : "";
+  // The dark logo where the browser prefers dark colours (and the branding's theme mode lets it: see branding.css).
+  const logo = img && p.logoDark ? `<picture><source srcset="${asset(p.logoDark)}" media="(prefers-color-scheme: dark)">${img}</picture>` : img;
   // branding.css (the instance's colours as CSS variables) after the base stylesheet that uses them.
-  return `<!doctype html><html lang="${esc(p.lang)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${esc(title)}</title><link rel="stylesheet" href="/ui/login/style.css"><link rel="stylesheet" href="/ui/login/branding.css"></head><body><main><h1>${esc(title)}</h1>${body}</main>${product}</body></html>`;
+  return `<!doctype html><html lang="${esc(p.lang)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${esc(title)}</title><link rel="stylesheet" href="/ui/login/style.css"><link rel="stylesheet" href="/ui/login/branding.css">${icon}</head><body><main>${logo}<h1>${esc(title)}</h1>${body}</main>${product}</body></html>`;
 }
 
 export const errorBox = (message?: string) => (message ? `<p class="error" role="alert">${esc(message)}</p>` : "");
@@ -183,7 +194,7 @@ export function logoutPage(p: PageContext): string {
   return layout(p, p.t.logout, `<p>${esc(p.t.logoutConfirm)}</p>${form(p, "/ui/login/logout", `<button type="submit">${esc(p.t.logout)}</button>`)}`);
 }
 
-export function messagePage(p: Pick<PageContext, "lang" | "t" | "hideProduct">, title: string, message: string): string {
+export function messagePage(p: Branded, title: string, message: string): string {
   return layout(p, title, `<p>${esc(message)}</p>`);
 }
 
@@ -194,4 +205,4 @@ input{width:100%;padding:.55rem .7rem;border:1px solid #b8bfcc;border-radius:.4r
 button{margin-top:1rem;width:100%;padding:.6rem;border:0;border-radius:.4rem;background:var(--svc-primary,#3448c5);color:#fff;font:inherit;cursor:pointer}
 .error{background:#fde8e8;color:var(--svc-warn,#8a1c1c);padding:.6rem .8rem;border-radius:.4rem}.who{font-weight:600}
 .qr svg{width:100%;max-width:16rem}code{word-break:break-all}.accounts{list-style:none;padding:0}.account{background:#eef0f6;color:#1d2330;text-align:left}small{color:#5b6478}a{color:var(--svc-primary,#3448c5)}
-footer.product{text-align:center;font-size:.8rem;opacity:.7;margin-bottom:2rem}`;
+footer.product{text-align:center;font-size:.8rem;opacity:.7;margin-bottom:2rem}img.logo{display:block;max-width:10rem;max-height:4rem;margin:0 0 1rem}`;

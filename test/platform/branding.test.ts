@@ -7,6 +7,7 @@ import {
   BrandingSettingsService,
   ResolveBrandingRequestSchema,
   SetBrandingRequestSchema,
+  UploadBrandingAssetRequestSchema,
 } from "../../gen/svc/settings/branding/v3alpha/branding_service_pb.js";
 import { launchChromium } from "../support/browser.js";
 import { call, rest } from "../support/clients.js";
@@ -155,6 +156,61 @@ describe("branding settings", () => {
     expect(created.status).toBe(201);
     const [m] = await mailsTo(mail, "branded@example.com");
     expect(m!.raw.replace(/=\r?\n/g, "").replace(/=3D/g, "=")).toContain('style="color:#0a7f5a"');
+  });
+
+  it("serve an uploaded logo and font once activated; refuse files of another kind, naming the field", async () => {
+    // A 1x1 PNG.
+    const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+    const up = await rest(t.url, "POST", "/settings/v3alpha/branding/assets/logo", { token: t.adminPat, body: { data: png } });
+    expect(up.status, JSON.stringify(up.body)).toBe(200);
+    expect(up.body).toMatchObject({ contentType: "image/png", sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    const sha = up.body.sha256 as string;
+    expect((await branding("GET", "?preview=true")).body.settings.logo.value).toBe(sha);
+    expect(await (await fetch(`${t.url}${PAGE}`)).text()).not.toContain(sha);
+    expect((await activate()).status).toBe(200);
+    const html = await (await fetch(`${t.url}${PAGE}`)).text();
+    expect(html).toContain(`<img class="logo" src="/ui/login/assets/${sha}"`);
+    const served = await fetch(`${t.url}/ui/login/assets/${sha}`);
+    expect(served.headers.get("content-type")).toBe("image/png");
+    expect(served.headers.get("cache-control")).toContain("immutable");
+    expect(Buffer.from(await served.arrayBuffer()).equals(Buffer.from(png, "base64"))).toBe(true);
+    expect((await fetch(`${t.url}/ui/login/assets/${"0".repeat(64)}`)).status).toBe(404);
+    // The browser loads it under the page's Content-Security-Policy.
+    const ctx = await browser.newContext();
+    const page = await ctx.newPage();
+    await page.goto(`${t.url}${PAGE}`);
+    expect(await page.locator("img.logo").evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(1);
+    await ctx.close();
+
+    // A font through gRPC: its bytes say what it is.
+    const woff2 = new Uint8Array([0x77, 0x4f, 0x46, 0x32, ...new Array(60).fill(0)]);
+    const font = await call(
+      "grpc",
+      t.url,
+      BrandingSettingsService,
+      BrandingSettingsService.method.uploadBrandingAsset,
+      create(UploadBrandingAssetRequestSchema, { kind: "font", data: woff2 }),
+      { token: t.adminPat },
+    );
+    expect(font.contentType).toBe("font/woff2");
+    await activate();
+    expect(await (await fetch(`${t.url}/ui/login/branding.css`)).text()).toContain(`src:url(/ui/login/assets/${font.sha256})`);
+
+    const text = await rest(t.url, "POST", "/settings/v3alpha/branding/assets/logo", {
+      token: t.adminPat,
+      body: { data: Buffer.from("<svg onload=alert(1)>").toString("base64") },
+    });
+    expect(text.status).toBe(400);
+    expect(text.body.message).toContain("invalid data");
+    const pngAsFont = await rest(t.url, "POST", "/settings/v3alpha/branding/assets/font", { token: t.adminPat, body: { data: png } });
+    expect(pngAsFont.status).toBe(400);
+    expect((await rest(t.url, "POST", "/settings/v3alpha/branding/assets/banner", { token: t.adminPat, body: { data: png } })).body.message).toContain("kind");
+    const big = Buffer.concat([Buffer.from(png, "base64"), Buffer.alloc(600 * 1024)]).toString("base64");
+    expect((await rest(t.url, "POST", "/settings/v3alpha/branding/assets/logo", { token: t.adminPat, body: { data: big } })).body.message).toContain("KiB");
+    // Reset removes it from the page.
+    await branding("PATCH", "", { logo: { reset: true }, font: { reset: true } });
+    await activate();
+    expect(await (await fetch(`${t.url}${PAGE}`)).text()).not.toContain('img class="logo"');
   });
 
   it("need policy.write to set or activate", async () => {

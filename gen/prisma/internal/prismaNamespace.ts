@@ -434,7 +434,8 @@ export const ModelName = {
   NotificationMessage: 'NotificationMessage',
   UserCode: 'UserCode',
   UserOtpChannel: 'UserOtpChannel',
-  UserIdpLink: 'UserIdpLink'
+  UserIdpLink: 'UserIdpLink',
+  BrandingAsset: 'BrandingAsset'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -450,7 +451,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "refreshToken" | "refreshTokenGrace" | "revokedToken" | "usedJwtId" | "rateLimitCount" | "temporaryLockout" | "masterKeyVerifier" | "notificationProvider" | "userTotp" | "userWebauthnKey" | "userMfaInitSkip" | "notificationMessage" | "userCode" | "userOtpChannel" | "userIdpLink"
+    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "refreshToken" | "refreshTokenGrace" | "revokedToken" | "usedJwtId" | "rateLimitCount" | "temporaryLockout" | "masterKeyVerifier" | "notificationProvider" | "userTotp" | "userWebauthnKey" | "userMfaInitSkip" | "notificationMessage" | "userCode" | "userOtpChannel" | "userIdpLink" | "brandingAsset"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -3266,6 +3267,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    BrandingAsset: {
+      payload: Prisma.$BrandingAssetPayload<ExtArgs>
+      fields: Prisma.BrandingAssetFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.BrandingAssetFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BrandingAssetPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.BrandingAssetFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BrandingAssetPayload>
+        }
+        findFirst: {
+          args: Prisma.BrandingAssetFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BrandingAssetPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.BrandingAssetFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BrandingAssetPayload>
+        }
+        findMany: {
+          args: Prisma.BrandingAssetFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BrandingAssetPayload>[]
+        }
+        create: {
+          args: Prisma.BrandingAssetCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BrandingAssetPayload>
+        }
+        createMany: {
+          args: Prisma.BrandingAssetCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.BrandingAssetCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BrandingAssetPayload>[]
+        }
+        delete: {
+          args: Prisma.BrandingAssetDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BrandingAssetPayload>
+        }
+        update: {
+          args: Prisma.BrandingAssetUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BrandingAssetPayload>
+        }
+        deleteMany: {
+          args: Prisma.BrandingAssetDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.BrandingAssetUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.BrandingAssetUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BrandingAssetPayload>[]
+        }
+        upsert: {
+          args: Prisma.BrandingAssetUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BrandingAssetPayload>
+        }
+        aggregate: {
+          args: Prisma.BrandingAssetAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateBrandingAsset>
+        }
+        groupBy: {
+          args: Prisma.BrandingAssetGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.BrandingAssetGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.BrandingAssetCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.BrandingAssetCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -3838,6 +3913,17 @@ export const UserIdpLinkScalarFieldEnum = {
 export type UserIdpLinkScalarFieldEnum = (typeof UserIdpLinkScalarFieldEnum)[keyof typeof UserIdpLinkScalarFieldEnum]
 
 
+export const BrandingAssetScalarFieldEnum = {
+  instanceId: 'instanceId',
+  sha256: 'sha256',
+  contentType: 'contentType',
+  data: 'data',
+  createdAt: 'createdAt'
+} as const
+
+export type BrandingAssetScalarFieldEnum = (typeof BrandingAssetScalarFieldEnum)[keyof typeof BrandingAssetScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -3966,6 +4052,20 @@ export type ListDateTimeFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaM
  * Reference to a field of type 'Boolean'
  */
 export type BooleanFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Boolean'>
+    
+
+
+/**
+ * Reference to a field of type 'Bytes'
+ */
+export type BytesFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Bytes'>
+    
+
+
+/**
+ * Reference to a field of type 'Bytes[]'
+ */
+export type ListBytesFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Bytes[]'>
     
 
 
@@ -4171,6 +4271,7 @@ export type GlobalOmitConfig = {
   userCode?: Prisma.UserCodeOmit
   userOtpChannel?: Prisma.UserOtpChannelOmit
   userIdpLink?: Prisma.UserIdpLinkOmit
+  brandingAsset?: Prisma.BrandingAssetOmit
 }
 
 /* Types for Logging */

@@ -88,7 +88,8 @@ export const ModelName = {
   NotificationMessage: 'NotificationMessage',
   UserCode: 'UserCode',
   UserOtpChannel: 'UserOtpChannel',
-  UserIdpLink: 'UserIdpLink'
+  UserIdpLink: 'UserIdpLink',
+  BrandingAsset: 'BrandingAsset'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -638,6 +639,17 @@ export const UserIdpLinkScalarFieldEnum = {
 } as const
 
 export type UserIdpLinkScalarFieldEnum = (typeof UserIdpLinkScalarFieldEnum)[keyof typeof UserIdpLinkScalarFieldEnum]
+
+
+export const BrandingAssetScalarFieldEnum = {
+  instanceId: 'instanceId',
+  sha256: 'sha256',
+  contentType: 'contentType',
+  data: 'data',
+  createdAt: 'createdAt'
+} as const
+
+export type BrandingAssetScalarFieldEnum = (typeof BrandingAssetScalarFieldEnum)[keyof typeof BrandingAssetScalarFieldEnum]
 
 
 export const SortOrder = {

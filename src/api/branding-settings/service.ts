@@ -7,16 +7,19 @@ import {
   ResolvedBrandingSchema,
   SetBrandingResponseSchema,
   SetBrandingSchema,
+  UploadBrandingAssetResponseSchema,
 } from "../../../gen/svc/settings/branding/v3alpha/branding_service_pb.js";
 import { callInfo } from "../../authz/context.js";
+import { addBrandingAsset } from "../../command/branding-assets.js";
 import { changeSettings } from "../../command/settings.js";
+import type { AssetKind } from "../../domain/branding.js";
 import { ownerOf } from "../../domain/contexts.js";
 import type { StoredValues } from "../../domain/settings.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { SettingsQueries } from "../../query/settings.js";
 import type { Database } from "../../storage/database.js";
 import { toSettingsDetails } from "../convert.js";
-import { assertMatches, carriedBy, resolveSettings, setProperties } from "../settings-properties.js";
+import { assertMatches, carriedBy, resolveSettings, setProperties, setSettings } from "../settings-properties.js";
 
 /**
  * Branding: the API writes the preview (kind `branding_preview`); activation copies the context's own preview
@@ -45,6 +48,13 @@ export function brandingSettingsService(deps: { es: EventStore; db: Database; se
       const change = { set: preview, reset: Object.keys(active).filter((k) => !(k in preview)) };
       const details = await changeSettings(es, { kind: "branding", instanceId: target.instance.id, owner, creator: caller.userId, change });
       return create(ActivateBrandingResponseSchema, { details: toSettingsDetails(details) });
+    },
+    async uploadBrandingAsset(req, ctx) {
+      const { target, caller } = callInfo(ctx);
+      const kind = req.kind as AssetKind;
+      const { sha256, contentType } = await addBrandingAsset(es, { instanceId: target.instance.id, creator: caller.userId, kind, data: req.data });
+      const details = await setSettings(ctx, es, "branding_preview", { [kind]: { set: sha256 } }, () => `kind`);
+      return create(UploadBrandingAssetResponseSchema, { details, sha256, contentType });
     },
     async resolveBranding(req, ctx) {
       return create(ResolveBrandingResponseSchema, await resolveSettings(ctx, settings, req.preview ? "branding_preview" : "branding", ResolvedBrandingSchema));

@@ -21,7 +21,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/settings/branding/v3alpha/branding_service.proto.
  */
 export const file_svc_settings_branding_v3alpha_branding_service: GenFile = /*@__PURE__*/
-  fileDesc("CjRzdmMvc2V0dGluZ3MvYnJhbmRpbmcvdjNhbHBoYS9icmFuZGluZ19zZXJ2aWNlLnByb3RvEh1zdmMuc2V0dGluZ3MuYnJhbmRpbmcudjNhbHBoYSKBBgoLU2V0QnJhbmRpbmcSQgoNcHJpbWFyeV9jb2xvchgBIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5TZXRTdHJpbmdTaG9ydBJFChBiYWNrZ3JvdW5kX2NvbG9yGAIgASgLMisuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlNldFN0cmluZ1Nob3J0Ej8KCndhcm5fY29sb3IYAyABKAsyKy5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuU2V0U3RyaW5nU2hvcnQSPwoKZm9udF9jb2xvchgEIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5TZXRTdHJpbmdTaG9ydBJHChJwcmltYXJ5X2NvbG9yX2RhcmsYBSABKAsyKy5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuU2V0U3RyaW5nU2hvcnQSSgoVYmFja2dyb3VuZF9jb2xvcl9kYXJrGAYgASgLMisuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlNldFN0cmluZ1Nob3J0EkQKD3dhcm5fY29sb3JfZGFyaxgHIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5TZXRTdHJpbmdTaG9ydBJECg9mb250X2NvbG9yX2RhcmsYCCABKAsyKy5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuU2V0U3RyaW5nU2hvcnQSPwoKdGhlbWVfbW9kZRgJIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5TZXRTdHJpbmdTaG9ydBJDChVoaWRlX3Byb2R1Y3RfYnJhbmRpbmcYCiABKAsyJC5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuU2V0Qm9vbBI+Cg1jdXN0b21fdmFsdWVzGAsgASgLMicuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlNldFN0cmluZ3MikAYKEFJlc29sdmVkQnJhbmRpbmcSQgoNcHJpbWFyeV9jb2xvchgBIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5SZXNvbHZlZFN0cmluZxJFChBiYWNrZ3JvdW5kX2NvbG9yGAIgASgLMisuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlJlc29sdmVkU3RyaW5nEj8KCndhcm5fY29sb3IYAyABKAsyKy5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuUmVzb2x2ZWRTdHJpbmcSPwoKZm9udF9jb2xvchgEIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5SZXNvbHZlZFN0cmluZxJHChJwcmltYXJ5X2NvbG9yX2RhcmsYBSABKAsyKy5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuUmVzb2x2ZWRTdHJpbmcSSgoVYmFja2dyb3VuZF9jb2xvcl9kYXJrGAYgASgLMisuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlJlc29sdmVkU3RyaW5nEkQKD3dhcm5fY29sb3JfZGFyaxgHIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5SZXNvbHZlZFN0cmluZxJECg9mb250X2NvbG9yX2RhcmsYCCABKAsyKy5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuUmVzb2x2ZWRTdHJpbmcSPwoKdGhlbWVfbW9kZRgJIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5SZXNvbHZlZFN0cmluZxJIChVoaWRlX3Byb2R1Y3RfYnJhbmRpbmcYCiABKAsyKS5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuUmVzb2x2ZWRCb29sEkMKDWN1c3RvbV92YWx1ZXMYCyABKAsyLC5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuUmVzb2x2ZWRTdHJpbmdzIpgBChJTZXRCcmFuZGluZ1JlcXVlc3QSNAoDY3R4GAEgASgLMiIuc3ZjLm9iamVjdC52M2FscGhhLlJlcXVlc3RDb250ZXh0SACIAQESRAoIc2V0dGluZ3MYAiABKAsyKi5zdmMuc2V0dGluZ3MuYnJhbmRpbmcudjNhbHBoYS5TZXRCcmFuZGluZ0IGqrsYAigBQgYKBF9jdHgiTAoTU2V0QnJhbmRpbmdSZXNwb25zZRI1CgdkZXRhaWxzGAEgASgLMiQuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLkRldGFpbHMiVwoXQWN0aXZhdGVCcmFuZGluZ1JlcXVlc3QSNAoDY3R4GAEgASgLMiIuc3ZjLm9iamVjdC52M2FscGhhLlJlcXVlc3RDb250ZXh0SACIAQFCBgoEX2N0eCJRChhBY3RpdmF0ZUJyYW5kaW5nUmVzcG9uc2USNQoHZGV0YWlscxgBIAEoCzIkLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5EZXRhaWxzImcKFlJlc29sdmVCcmFuZGluZ1JlcXVlc3QSNAoDY3R4GAEgASgLMiIuc3ZjLm9iamVjdC52M2FscGhhLlJlcXVlc3RDb250ZXh0SACIAQESDwoHcHJldmlldxgCIAEoCEIGCgRfY3R4IpMBChdSZXNvbHZlQnJhbmRpbmdSZXNwb25zZRI1CgdkZXRhaWxzGAEgASgLMiQuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLkRldGFpbHMSQQoIc2V0dGluZ3MYAiABKAsyLy5zdmMuc2V0dGluZ3MuYnJhbmRpbmcudjNhbHBoYS5SZXNvbHZlZEJyYW5kaW5nMpwFChdCcmFuZGluZ1NldHRpbmdzU2VydmljZRLNAQoLU2V0QnJhbmRpbmcSMS5zdmMuc2V0dGluZ3MuYnJhbmRpbmcudjNhbHBoYS5TZXRCcmFuZGluZ1JlcXVlc3QaMi5zdmMuc2V0dGluZ3MuYnJhbmRpbmcudjNhbHBoYS5TZXRCcmFuZGluZ1Jlc3BvbnNlIleiuxgnCgxwb2xpY3kud3JpdGUSFW11bHRpdGVuYW5jeV9zZXR0aW5nczABgtPkkwImOghzZXR0aW5nczIaL3NldHRpbmdzL3YzYWxwaGEvYnJhbmRpbmcS3wEKEEFjdGl2YXRlQnJhbmRpbmcSNi5zdmMuc2V0dGluZ3MuYnJhbmRpbmcudjNhbHBoYS5BY3RpdmF0ZUJyYW5kaW5nUmVxdWVzdBo3LnN2Yy5zZXR0aW5ncy5icmFuZGluZy52M2FscGhhLkFjdGl2YXRlQnJhbmRpbmdSZXNwb25zZSJaorsYJwoMcG9saWN5LndyaXRlEhVtdWx0aXRlbmFuY3lfc2V0dGluZ3MwAYLT5JMCKToBKiIkL3NldHRpbmdzL3YzYWxwaGEvYnJhbmRpbmcvX2FjdGl2YXRlEs4BCg9SZXNvbHZlQnJhbmRpbmcSNS5zdmMuc2V0dGluZ3MuYnJhbmRpbmcudjNhbHBoYS5SZXNvbHZlQnJhbmRpbmdSZXF1ZXN0GjYuc3ZjLnNldHRpbmdzLmJyYW5kaW5nLnYzYWxwaGEuUmVzb2x2ZUJyYW5kaW5nUmVzcG9uc2UiTKK7GCYKDWF1dGhlbnRpY2F0ZWQSFW11bHRpdGVuYW5jeV9zZXR0aW5nc4LT5JMCHBIaL3NldHRpbmdzL3YzYWxwaGEvYnJhbmRpbmdiBnByb3RvMw", [file_google_api_annotations, file_svc_object_v3alpha_object, file_svc_options_v1_options, file_svc_settings_object_v3alpha_object]);
+  fileDesc("CjRzdmMvc2V0dGluZ3MvYnJhbmRpbmcvdjNhbHBoYS9icmFuZGluZ19zZXJ2aWNlLnByb3RvEh1zdmMuc2V0dGluZ3MuYnJhbmRpbmcudjNhbHBoYSKyCAoLU2V0QnJhbmRpbmcSQgoNcHJpbWFyeV9jb2xvchgBIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5TZXRTdHJpbmdTaG9ydBJFChBiYWNrZ3JvdW5kX2NvbG9yGAIgASgLMisuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlNldFN0cmluZ1Nob3J0Ej8KCndhcm5fY29sb3IYAyABKAsyKy5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuU2V0U3RyaW5nU2hvcnQSPwoKZm9udF9jb2xvchgEIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5TZXRTdHJpbmdTaG9ydBJHChJwcmltYXJ5X2NvbG9yX2RhcmsYBSABKAsyKy5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuU2V0U3RyaW5nU2hvcnQSSgoVYmFja2dyb3VuZF9jb2xvcl9kYXJrGAYgASgLMisuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlNldFN0cmluZ1Nob3J0EkQKD3dhcm5fY29sb3JfZGFyaxgHIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5TZXRTdHJpbmdTaG9ydBJECg9mb250X2NvbG9yX2RhcmsYCCABKAsyKy5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuU2V0U3RyaW5nU2hvcnQSPwoKdGhlbWVfbW9kZRgJIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5TZXRTdHJpbmdTaG9ydBJDChVoaWRlX3Byb2R1Y3RfYnJhbmRpbmcYCiABKAsyJC5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuU2V0Qm9vbBI+Cg1jdXN0b21fdmFsdWVzGAsgASgLMicuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlNldFN0cmluZ3MSOQoEbG9nbxgMIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5TZXRTdHJpbmdTaG9ydBI+Cglsb2dvX2RhcmsYDSABKAsyKy5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuU2V0U3RyaW5nU2hvcnQSOQoEaWNvbhgOIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5TZXRTdHJpbmdTaG9ydBI+CglpY29uX2RhcmsYDyABKAsyKy5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuU2V0U3RyaW5nU2hvcnQSOQoEZm9udBgQIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5TZXRTdHJpbmdTaG9ydCLBCAoQUmVzb2x2ZWRCcmFuZGluZxJCCg1wcmltYXJ5X2NvbG9yGAEgASgLMisuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlJlc29sdmVkU3RyaW5nEkUKEGJhY2tncm91bmRfY29sb3IYAiABKAsyKy5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuUmVzb2x2ZWRTdHJpbmcSPwoKd2Fybl9jb2xvchgDIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5SZXNvbHZlZFN0cmluZxI/Cgpmb250X2NvbG9yGAQgASgLMisuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlJlc29sdmVkU3RyaW5nEkcKEnByaW1hcnlfY29sb3JfZGFyaxgFIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5SZXNvbHZlZFN0cmluZxJKChViYWNrZ3JvdW5kX2NvbG9yX2RhcmsYBiABKAsyKy5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuUmVzb2x2ZWRTdHJpbmcSRAoPd2Fybl9jb2xvcl9kYXJrGAcgASgLMisuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlJlc29sdmVkU3RyaW5nEkQKD2ZvbnRfY29sb3JfZGFyaxgIIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5SZXNvbHZlZFN0cmluZxI/Cgp0aGVtZV9tb2RlGAkgASgLMisuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlJlc29sdmVkU3RyaW5nEkgKFWhpZGVfcHJvZHVjdF9icmFuZGluZxgKIAEoCzIpLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5SZXNvbHZlZEJvb2wSQwoNY3VzdG9tX3ZhbHVlcxgLIAEoCzIsLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5SZXNvbHZlZFN0cmluZ3MSOQoEbG9nbxgMIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5SZXNvbHZlZFN0cmluZxI+Cglsb2dvX2RhcmsYDSABKAsyKy5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuUmVzb2x2ZWRTdHJpbmcSOQoEaWNvbhgOIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5SZXNvbHZlZFN0cmluZxI+CglpY29uX2RhcmsYDyABKAsyKy5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuUmVzb2x2ZWRTdHJpbmcSOQoEZm9udBgQIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5SZXNvbHZlZFN0cmluZyKYAQoSU2V0QnJhbmRpbmdSZXF1ZXN0EjQKA2N0eBgBIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBEkQKCHNldHRpbmdzGAIgASgLMiouc3ZjLnNldHRpbmdzLmJyYW5kaW5nLnYzYWxwaGEuU2V0QnJhbmRpbmdCBqq7GAIoAUIGCgRfY3R4IkwKE1NldEJyYW5kaW5nUmVzcG9uc2USNQoHZGV0YWlscxgBIAEoCzIkLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIlcKF0FjdGl2YXRlQnJhbmRpbmdSZXF1ZXN0EjQKA2N0eBgBIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBQgYKBF9jdHgiUQoYQWN0aXZhdGVCcmFuZGluZ1Jlc3BvbnNlEjUKB2RldGFpbHMYASABKAsyJC5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJnChZSZXNvbHZlQnJhbmRpbmdSZXF1ZXN0EjQKA2N0eBgBIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBEg8KB3ByZXZpZXcYAiABKAhCBgoEX2N0eCKTAQoXUmVzb2x2ZUJyYW5kaW5nUmVzcG9uc2USNQoHZGV0YWlscxgBIAEoCzIkLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5EZXRhaWxzEkEKCHNldHRpbmdzGAIgASgLMi8uc3ZjLnNldHRpbmdzLmJyYW5kaW5nLnYzYWxwaGEuUmVzb2x2ZWRCcmFuZGluZyKsAQoaVXBsb2FkQnJhbmRpbmdBc3NldFJlcXVlc3QSNAoDY3R4GAEgASgLMiIuc3ZjLm9iamVjdC52M2FscGhhLlJlcXVlc3RDb250ZXh0SACIAQESOgoEa2luZBgCIAEoCUIsqrsYKCImXihsb2dvfGxvZ29fZGFya3xpY29ufGljb25fZGFya3xmb250KSQSFAoEZGF0YRgDIAEoDEIGqrsYAigBQgYKBF9jdHgiegobVXBsb2FkQnJhbmRpbmdBc3NldFJlc3BvbnNlEjUKB2RldGFpbHMYASABKAsyJC5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuRGV0YWlscxIOCgZzaGEyNTYYAiABKAkSFAoMY29udGVudF90eXBlGAMgASgJMosHChdCcmFuZGluZ1NldHRpbmdzU2VydmljZRLNAQoLU2V0QnJhbmRpbmcSMS5zdmMuc2V0dGluZ3MuYnJhbmRpbmcudjNhbHBoYS5TZXRCcmFuZGluZ1JlcXVlc3QaMi5zdmMuc2V0dGluZ3MuYnJhbmRpbmcudjNhbHBoYS5TZXRCcmFuZGluZ1Jlc3BvbnNlIleiuxgnCgxwb2xpY3kud3JpdGUSFW11bHRpdGVuYW5jeV9zZXR0aW5nczABgtPkkwImOghzZXR0aW5nczIaL3NldHRpbmdzL3YzYWxwaGEvYnJhbmRpbmcS3wEKEEFjdGl2YXRlQnJhbmRpbmcSNi5zdmMuc2V0dGluZ3MuYnJhbmRpbmcudjNhbHBoYS5BY3RpdmF0ZUJyYW5kaW5nUmVxdWVzdBo3LnN2Yy5zZXR0aW5ncy5icmFuZGluZy52M2FscGhhLkFjdGl2YXRlQnJhbmRpbmdSZXNwb25zZSJaorsYJwoMcG9saWN5LndyaXRlEhVtdWx0aXRlbmFuY3lfc2V0dGluZ3MwAYLT5JMCKToBKiIkL3NldHRpbmdzL3YzYWxwaGEvYnJhbmRpbmcvX2FjdGl2YXRlEuwBChNVcGxvYWRCcmFuZGluZ0Fzc2V0Ejkuc3ZjLnNldHRpbmdzLmJyYW5kaW5nLnYzYWxwaGEuVXBsb2FkQnJhbmRpbmdBc3NldFJlcXVlc3QaOi5zdmMuc2V0dGluZ3MuYnJhbmRpbmcudjNhbHBoYS5VcGxvYWRCcmFuZGluZ0Fzc2V0UmVzcG9uc2UiXqK7GCcKDHBvbGljeS53cml0ZRIVbXVsdGl0ZW5hbmN5X3NldHRpbmdzMAGC0+STAi06ASoiKC9zZXR0aW5ncy92M2FscGhhL2JyYW5kaW5nL2Fzc2V0cy97a2luZH0SzgEKD1Jlc29sdmVCcmFuZGluZxI1LnN2Yy5zZXR0aW5ncy5icmFuZGluZy52M2FscGhhLlJlc29sdmVCcmFuZGluZ1JlcXVlc3QaNi5zdmMuc2V0dGluZ3MuYnJhbmRpbmcudjNhbHBoYS5SZXNvbHZlQnJhbmRpbmdSZXNwb25zZSJMorsYJgoNYXV0aGVudGljYXRlZBIVbXVsdGl0ZW5hbmN5X3NldHRpbmdzgtPkkwIcEhovc2V0dGluZ3MvdjNhbHBoYS9icmFuZGluZ2IGcHJvdG8z", [file_google_api_annotations, file_svc_object_v3alpha_object, file_svc_options_v1_options, file_svc_settings_object_v3alpha_object]);
 
 /**
  * @generated from message svc.settings.branding.v3alpha.SetBranding
@@ -91,6 +91,33 @@ export type SetBranding = Message<"svc.settings.branding.v3alpha.SetBranding"> &
    * @generated from field: svc.settings.object.v3alpha.SetStrings custom_values = 11;
    */
   customValues?: SetStrings | undefined;
+
+  /**
+   * Uploaded assets by their SHA-256 (UploadBrandingAsset sets them; reset removes one from the branding).
+   *
+   * @generated from field: svc.settings.object.v3alpha.SetStringShort logo = 12;
+   */
+  logo?: SetStringShort | undefined;
+
+  /**
+   * @generated from field: svc.settings.object.v3alpha.SetStringShort logo_dark = 13;
+   */
+  logoDark?: SetStringShort | undefined;
+
+  /**
+   * @generated from field: svc.settings.object.v3alpha.SetStringShort icon = 14;
+   */
+  icon?: SetStringShort | undefined;
+
+  /**
+   * @generated from field: svc.settings.object.v3alpha.SetStringShort icon_dark = 15;
+   */
+  iconDark?: SetStringShort | undefined;
+
+  /**
+   * @generated from field: svc.settings.object.v3alpha.SetStringShort font = 16;
+   */
+  font?: SetStringShort | undefined;
 };
 
 /**
@@ -158,6 +185,31 @@ export type ResolvedBranding = Message<"svc.settings.branding.v3alpha.ResolvedBr
    * @generated from field: svc.settings.object.v3alpha.ResolvedStrings custom_values = 11;
    */
   customValues?: ResolvedStrings | undefined;
+
+  /**
+   * @generated from field: svc.settings.object.v3alpha.ResolvedString logo = 12;
+   */
+  logo?: ResolvedString | undefined;
+
+  /**
+   * @generated from field: svc.settings.object.v3alpha.ResolvedString logo_dark = 13;
+   */
+  logoDark?: ResolvedString | undefined;
+
+  /**
+   * @generated from field: svc.settings.object.v3alpha.ResolvedString icon = 14;
+   */
+  icon?: ResolvedString | undefined;
+
+  /**
+   * @generated from field: svc.settings.object.v3alpha.ResolvedString icon_dark = 15;
+   */
+  iconDark?: ResolvedString | undefined;
+
+  /**
+   * @generated from field: svc.settings.object.v3alpha.ResolvedString font = 16;
+   */
+  font?: ResolvedString | undefined;
 };
 
 /**
@@ -287,6 +339,66 @@ export const ResolveBrandingResponseSchema: GenMessage<ResolveBrandingResponse> 
   messageDesc(file_svc_settings_branding_v3alpha_branding_service, 7);
 
 /**
+ * @generated from message svc.settings.branding.v3alpha.UploadBrandingAssetRequest
+ */
+export type UploadBrandingAssetRequest = Message<"svc.settings.branding.v3alpha.UploadBrandingAssetRequest"> & {
+  /**
+   * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
+   */
+  ctx?: RequestContext | undefined;
+
+  /**
+   * "logo", "logo_dark", "icon", "icon_dark" or "font".
+   *
+   * @generated from field: string kind = 2;
+   */
+  kind: string;
+
+  /**
+   * The file (base64 in JSON).
+   *
+   * @generated from field: bytes data = 3;
+   */
+  data: Uint8Array;
+};
+
+/**
+ * Describes the message svc.settings.branding.v3alpha.UploadBrandingAssetRequest.
+ * Use `create(UploadBrandingAssetRequestSchema)` to create a new message.
+ */
+export const UploadBrandingAssetRequestSchema: GenMessage<UploadBrandingAssetRequest> = /*@__PURE__*/
+  messageDesc(file_svc_settings_branding_v3alpha_branding_service, 8);
+
+/**
+ * @generated from message svc.settings.branding.v3alpha.UploadBrandingAssetResponse
+ */
+export type UploadBrandingAssetResponse = Message<"svc.settings.branding.v3alpha.UploadBrandingAssetResponse"> & {
+  /**
+   * @generated from field: svc.settings.object.v3alpha.Details details = 1;
+   */
+  details?: Details | undefined;
+
+  /**
+   * SHA-256 (hex) of the file: its name under /ui/login/assets/.
+   *
+   * @generated from field: string sha256 = 2;
+   */
+  sha256: string;
+
+  /**
+   * @generated from field: string content_type = 3;
+   */
+  contentType: string;
+};
+
+/**
+ * Describes the message svc.settings.branding.v3alpha.UploadBrandingAssetResponse.
+ * Use `create(UploadBrandingAssetResponseSchema)` to create a new message.
+ */
+export const UploadBrandingAssetResponseSchema: GenMessage<UploadBrandingAssetResponse> = /*@__PURE__*/
+  messageDesc(file_svc_settings_branding_v3alpha_branding_service, 9);
+
+/**
  * @generated from service svc.settings.branding.v3alpha.BrandingSettingsService
  */
 export const BrandingSettingsService: GenService<{
@@ -309,6 +421,18 @@ export const BrandingSettingsService: GenService<{
     methodKind: "unary";
     input: typeof ActivateBrandingRequestSchema;
     output: typeof ActivateBrandingResponseSchema;
+  },
+  /**
+   * Uploads a logo, icon (each also for dark mode: logo_dark, icon_dark) or font (PNG, JPEG or GIF images up to
+   * 512 KiB, icons 256 KiB; WOFF2, WOFF, TrueType or OpenType fonts up to 1 MiB; the type is read from the bytes)
+   * and sets it in the context's preview. The login UI serves it at /ui/login/assets/<sha256>.
+   *
+   * @generated from rpc svc.settings.branding.v3alpha.BrandingSettingsService.UploadBrandingAsset
+   */
+  uploadBrandingAsset: {
+    methodKind: "unary";
+    input: typeof UploadBrandingAssetRequestSchema;
+    output: typeof UploadBrandingAssetResponseSchema;
   },
   /**
    * The branding in force (preview false) or the preview, each property with the context it is inherited from.
