@@ -3,13 +3,7 @@ import type { ActionQueries } from "../query/actions.js";
 import type { Database } from "../storage/database.js";
 import type { Logger, TargetCaller } from "./caller.js";
 import { eventExecutionIds } from "../domain/conditions.js";
-
-/** Payload keys never sent to a target: hashes, keys and secrets stay in the server. */
-const SECRET_KEY = /hash|secret|signingkey|password|token$|^code$/i;
-
-function redact(payload: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(payload).filter(([k]) => !SECRET_KEY.test(k)));
-}
+import { redactPayload } from "../domain/redaction.js";
 
 export function eventPayload(e: StoredEvent) {
   return {
@@ -20,7 +14,8 @@ export function eventPayload(e: StoredEvent) {
     position: e.position.toString(),
     created_at: e.createdAt.toISOString(),
     creator: e.creator,
-    payload: redact(e.payload),
+    // Hashes, keys and secrets stay in the server.
+    payload: redactPayload(e.payload),
   };
 }
 

@@ -95,6 +95,8 @@ export function createAuthorizationInterceptor(deps: AuthDeps): Interceptor {
     if (!host || !caller) throw errors.internal("AUTHZ-0rdr", "authorization ran before authentication");
     const message = req.stream ? {} : (req.message as unknown as Record<string, unknown>);
     const target = await resolveTarget(deps, host, message, info.permission);
+    // A blocked instance serves nothing but the system API (which unblocks it).
+    if (target.type !== "system" && target.instance.blocked) throw errors.resourceExhausted("LIMIT-bl0k", `the instance is blocked`);
     const permissions = permissionsIn(caller, target, deps.rolePermissions);
     if (!info.permission) throw errors.permissionDenied("AUTHZ-n0pm", `${req.method.name} declares no permission`);
     // A resource_context handler must check before it answers: authorize, or scope a search (scopeOf,

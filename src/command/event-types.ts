@@ -39,6 +39,8 @@ const brandingAsset = aggregateType("branding_asset");
 
 export const instanceAdded = instance.defineEvent<{ name: string }>("instance.instance.added");
 export const instanceDomainAdded = instance.defineEvent<{ domain: string }>("instance.domain.added");
+/** Limits set by the system API: a property present changed (`auditLogRetentionS` null: no retention). */
+export const instanceLimitsSet = instance.defineEvent<{ block?: boolean; auditLogRetentionS?: number | null }>("instance.limits.set");
 export const instanceDefaultOrgSet = instance.defineEvent<{ orgId: string }>("instance.default_org.set");
 
 export type OrgFields = { name: string; primaryDomain: string };

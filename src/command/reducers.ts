@@ -1,6 +1,6 @@
 import type { EventStore, StoredEvent, Tx } from "../eventstore/eventstore.js";
 import type { Prisma } from "../../gen/prisma/client.js";
-import { instanceAdded, instanceDefaultOrgSet, instanceDomainAdded, orgAdded } from "./events.js";
+import { instanceAdded, instanceDefaultOrgSet, instanceDomainAdded, instanceLimitsSet, orgAdded } from "./events.js";
 import { registerSettingsReducers } from "./settings.js";
 
 /** Projections: each reducer runs in the transaction that appends its event. */
@@ -15,6 +15,13 @@ export function registerReducers(es: EventStore): void {
   es.on(instanceDomainAdded, async (tx, e) => {
     await tx.instanceDomain.create({ data: { domain: e.payload.domain, instanceId: e.aggregateId } });
     await touchInstance(tx, e);
+  });
+  es.on(instanceLimitsSet, async (tx, e) => {
+    const p = e.payload;
+    await touchInstance(tx, e, {
+      ...(p.block !== undefined ? { blocked: p.block } : {}),
+      ...(p.auditLogRetentionS !== undefined ? { auditLogRetentionS: p.auditLogRetentionS } : {}),
+    });
   });
   es.on(instanceDefaultOrgSet, async (tx, e) => {
     await touchInstance(tx, e, { defaultOrgId: e.payload.orgId });

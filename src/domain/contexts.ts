@@ -10,6 +10,9 @@ export interface InstanceRow {
   id: string;
   name: string;
   defaultOrgId: string | null;
+  /** Limits: a blocked instance answers every request with RESOURCE_EXHAUSTED; the audit log's retention in seconds. */
+  blocked: boolean;
+  auditLogRetentionS: number | null;
 }
 
 export interface OrgRow {

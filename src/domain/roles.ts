@@ -32,8 +32,8 @@ const orgOwner = [
 ];
 
 export const defaultRolePermissions: Record<string, string[]> = {
-  SYSTEM_OWNER: [...all("system", "system.feature", "system.policy", "system.member"), ...instanceOwner],
-  SYSTEM_OWNER_VIEWER: [...read("system", "system.feature", "system.policy"), ...instanceOwner.filter((p) => p.endsWith(".read"))],
+  SYSTEM_OWNER: [...all("system", "system.feature", "system.policy", "system.member", "system.instance"), ...instanceOwner],
+  SYSTEM_OWNER_VIEWER: [...read("system", "system.feature", "system.policy", "system.instance"), ...instanceOwner.filter((p) => p.endsWith(".read"))],
   IAM_OWNER: instanceOwner,
   IAM_OWNER_VIEWER: instanceOwner.filter((p) => p.endsWith(".read")),
   // Token exchange for another user (src/oidc/grants/token-exchange.ts): "impersonation" on the user's organisation;

@@ -17,6 +17,7 @@ export const errors = {
   unauthenticated: make(Code.Unauthenticated),
   aborted: make(Code.Aborted),
   unavailable: make(Code.Unavailable),
+  resourceExhausted: make(Code.ResourceExhausted),
   internal: make(Code.Internal),
 };
 

@@ -72,6 +72,9 @@ export function registerOidc(app: FastifyInstance, deps: OidcDeps, limits?: OAut
     // invalid_request naming it (rather than Fastify's 415) and userinfo still reads its bearer header.
     scope.addContentTypeParser("*", { parseAs: "string", bodyLimit: 64 * 1024 }, (_req, _body, done) => done(null, undefined));
 
+    /** What every endpoint of a blocked instance answers (the system API's Limit blocks and unblocks). */
+    const BLOCKED = { error: "temporarily_unavailable", error_description: "the instance is blocked" };
+
     /** Runs an endpoint: unknown host 404, OAuth errors as JSON with their status, nothing cached. */
     const endpoint =
       (handler: Handler, opts: { noStore?: boolean; formOnly?: string; limited?: boolean } = { noStore: true }) =>
@@ -79,6 +82,7 @@ export function registerOidc(app: FastifyInstance, deps: OidcDeps, limits?: OAut
         if (opts.noStore) reply.header("cache-control", "no-store").header("pragma", "no-cache");
         const s = await scopeOf(deps, req);
         if (!s) return reply.status(404).send({ error: "not_found", error_description: "no instance is served at this host" });
+        if (s.instance.blocked) return reply.status(429).send(BLOCKED);
         try {
           if (opts.formOnly) requireForm(req, opts.formOnly);
           const params = paramsOf(req);
@@ -142,6 +146,7 @@ export function registerOidc(app: FastifyInstance, deps: OidcDeps, limits?: OAut
       (handler: (s: RequestScope, req: FastifyRequest, reply: FastifyReply) => Promise<unknown>) => async (req: FastifyRequest, reply: FastifyReply) => {
         const s = await scopeOf(deps, req);
         if (!s) return reply.status(404).type("text/plain").send("no instance is served at this host");
+        if (s.instance.blocked) return reply.status(429).header("cache-control", "no-store").send(BLOCKED);
         // Also for the pages that read the query themselves rather than through paramsOf (callback, done).
         const withNul = nulParameter(req.query) ?? nulParameter(req.body);
         if (withNul) return errorPage(reply, 400, "invalid_request", `the parameter ${withNul} must not contain NUL characters`);

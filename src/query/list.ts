@@ -57,7 +57,13 @@ export function projectionState(db: Database, cache: ProjectionCache): Promise<{
   });
 }
 
-function listDetails(args: { take: number; skip: number; returned: number; total: number; state: { position: bigint; at: Date | undefined } }): ListDetails {
+export function listDetails(args: {
+  take: number;
+  skip: number;
+  returned: number;
+  total: number;
+  state: { position: bigint; at: Date | undefined };
+}): ListDetails {
   return create(ListDetailsSchema, {
     appliedLimit: args.take,
     endOfList: args.skip + args.returned >= args.total,

@@ -41,7 +41,8 @@ export class TenancyQueries {
   instanceById(id: string): Promise<InstanceRow | null> {
     return this.cache.get(
       `instance:${id}`,
-      () => this.db.prisma.instance.findUnique({ where: { id }, select: { id: true, name: true, defaultOrgId: true } }),
+      () =>
+        this.db.prisma.instance.findUnique({ where: { id }, select: { id: true, name: true, defaultOrgId: true, blocked: true, auditLogRetentionS: true } }),
       readRow("instance", id),
     );
   }

@@ -18,6 +18,9 @@ import { brandingSettingsService } from "../api/branding-settings/service.js";
 import { orgService } from "../api/org/service.js";
 import { userService } from "../api/user/service.js";
 import { sessionService } from "../api/session/service.js";
+import { eventService } from "../api/event/service.js";
+import { instanceService } from "../api/instance/service.js";
+import { AuditLog } from "../query/audit-log.js";
 import { applicationService } from "../api/application/service.js";
 import { membershipService } from "../api/membership/service.js";
 import { projectService } from "../api/project/service.js";
@@ -192,6 +195,8 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     mount(S.idp, idpService({ es, db, cache, box, idps: new IdpQueries(db), tenancy })),
     mount(S.org, orgService({ es, db, cache, tenancy, externalDomain: config.externalDomain })),
     mount(S.user, userService({ es, db, cache, settings, tenancy, box })),
+    mount(S.event, eventService({ auditLog: new AuditLog(db, cache) })),
+    mount(S.instance, instanceService({ es, db })),
     mount(
       S.session,
       sessionService({

@@ -15,6 +15,8 @@ import { WebKeyService } from "../../gen/svc/resources/webkey/v3alpha/webkey_ser
 import { OrganizationService } from "../../gen/svc/resources/org/v3alpha/org_service_pb.js";
 import { UserService } from "../../gen/svc/resources/user/v3alpha/user_service_pb.js";
 import { SessionService } from "../../gen/svc/resources/session/v3alpha/session_service_pb.js";
+import { EventService } from "../../gen/svc/resources/event/v3alpha/event_service_pb.js";
+import { InstanceService } from "../../gen/svc/resources/instance/v3alpha/instance_service_pb.js";
 import { LoginSettingsService } from "../../gen/svc/settings/login/v3alpha/login_service_pb.js";
 import { LanguageSettingsService } from "../../gen/svc/settings/language/v3alpha/language_service_pb.js";
 import { SecuritySettingsService } from "../../gen/svc/settings/security/v3alpha/security_service_pb.js";
@@ -45,6 +47,8 @@ export const serviceDescriptors = {
   org: OrganizationService,
   user: UserService,
   session: SessionService,
+  event: EventService,
+  instance: InstanceService,
   project: ProjectService,
   application: ApplicationService,
   membership: MembershipService,

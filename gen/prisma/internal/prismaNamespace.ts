@@ -3410,6 +3410,8 @@ export const InstanceScalarFieldEnum = {
   id: 'id',
   name: 'name',
   defaultOrgId: 'defaultOrgId',
+  blocked: 'blocked',
+  auditLogRetentionS: 'auditLogRetentionS',
   sequence: 'sequence',
   createdAt: 'createdAt',
   changeDate: 'changeDate'

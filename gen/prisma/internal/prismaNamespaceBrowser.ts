@@ -138,6 +138,8 @@ export const InstanceScalarFieldEnum = {
   id: 'id',
   name: 'name',
   defaultOrgId: 'defaultOrgId',
+  blocked: 'blocked',
+  auditLogRetentionS: 'auditLogRetentionS',
   sequence: 'sequence',
   createdAt: 'createdAt',
   changeDate: 'changeDate'

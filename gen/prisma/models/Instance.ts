@@ -27,10 +27,12 @@ export type AggregateInstance = {
 }
 
 export type InstanceAvgAggregateOutputType = {
+  auditLogRetentionS: number | null
   sequence: number | null
 }
 
 export type InstanceSumAggregateOutputType = {
+  auditLogRetentionS: number | null
   sequence: number | null
 }
 
@@ -38,6 +40,8 @@ export type InstanceMinAggregateOutputType = {
   id: string | null
   name: string | null
   defaultOrgId: string | null
+  blocked: boolean | null
+  auditLogRetentionS: number | null
   sequence: number | null
   createdAt: Date | null
   changeDate: Date | null
@@ -47,6 +51,8 @@ export type InstanceMaxAggregateOutputType = {
   id: string | null
   name: string | null
   defaultOrgId: string | null
+  blocked: boolean | null
+  auditLogRetentionS: number | null
   sequence: number | null
   createdAt: Date | null
   changeDate: Date | null
@@ -56,6 +62,8 @@ export type InstanceCountAggregateOutputType = {
   id: number
   name: number
   defaultOrgId: number
+  blocked: number
+  auditLogRetentionS: number
   sequence: number
   createdAt: number
   changeDate: number
@@ -64,10 +72,12 @@ export type InstanceCountAggregateOutputType = {
 
 
 export type InstanceAvgAggregateInputType = {
+  auditLogRetentionS?: true
   sequence?: true
 }
 
 export type InstanceSumAggregateInputType = {
+  auditLogRetentionS?: true
   sequence?: true
 }
 
@@ -75,6 +85,8 @@ export type InstanceMinAggregateInputType = {
   id?: true
   name?: true
   defaultOrgId?: true
+  blocked?: true
+  auditLogRetentionS?: true
   sequence?: true
   createdAt?: true
   changeDate?: true
@@ -84,6 +96,8 @@ export type InstanceMaxAggregateInputType = {
   id?: true
   name?: true
   defaultOrgId?: true
+  blocked?: true
+  auditLogRetentionS?: true
   sequence?: true
   createdAt?: true
   changeDate?: true
@@ -93,6 +107,8 @@ export type InstanceCountAggregateInputType = {
   id?: true
   name?: true
   defaultOrgId?: true
+  blocked?: true
+  auditLogRetentionS?: true
   sequence?: true
   createdAt?: true
   changeDate?: true
@@ -189,6 +205,8 @@ export type InstanceGroupByOutputType = {
   id: string
   name: string
   defaultOrgId: string | null
+  blocked: boolean
+  auditLogRetentionS: number | null
   sequence: number
   createdAt: Date
   changeDate: Date
@@ -221,6 +239,8 @@ export type InstanceWhereInput = {
   id?: Prisma.StringFilter<"Instance"> | string
   name?: Prisma.StringFilter<"Instance"> | string
   defaultOrgId?: Prisma.StringNullableFilter<"Instance"> | string | null
+  blocked?: Prisma.BoolFilter<"Instance"> | boolean
+  auditLogRetentionS?: Prisma.IntNullableFilter<"Instance"> | number | null
   sequence?: Prisma.IntFilter<"Instance"> | number
   createdAt?: Prisma.DateTimeFilter<"Instance"> | Date | string
   changeDate?: Prisma.DateTimeFilter<"Instance"> | Date | string
@@ -230,6 +250,8 @@ export type InstanceOrderByWithRelationInput = {
   id?: Prisma.SortOrder
   name?: Prisma.SortOrder
   defaultOrgId?: Prisma.SortOrderInput | Prisma.SortOrder
+  blocked?: Prisma.SortOrder
+  auditLogRetentionS?: Prisma.SortOrderInput | Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -242,6 +264,8 @@ export type InstanceWhereUniqueInput = Prisma.AtLeast<{
   NOT?: Prisma.InstanceWhereInput | Prisma.InstanceWhereInput[]
   name?: Prisma.StringFilter<"Instance"> | string
   defaultOrgId?: Prisma.StringNullableFilter<"Instance"> | string | null
+  blocked?: Prisma.BoolFilter<"Instance"> | boolean
+  auditLogRetentionS?: Prisma.IntNullableFilter<"Instance"> | number | null
   sequence?: Prisma.IntFilter<"Instance"> | number
   createdAt?: Prisma.DateTimeFilter<"Instance"> | Date | string
   changeDate?: Prisma.DateTimeFilter<"Instance"> | Date | string
@@ -251,6 +275,8 @@ export type InstanceOrderByWithAggregationInput = {
   id?: Prisma.SortOrder
   name?: Prisma.SortOrder
   defaultOrgId?: Prisma.SortOrderInput | Prisma.SortOrder
+  blocked?: Prisma.SortOrder
+  auditLogRetentionS?: Prisma.SortOrderInput | Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -268,6 +294,8 @@ export type InstanceScalarWhereWithAggregatesInput = {
   id?: Prisma.StringWithAggregatesFilter<"Instance"> | string
   name?: Prisma.StringWithAggregatesFilter<"Instance"> | string
   defaultOrgId?: Prisma.StringNullableWithAggregatesFilter<"Instance"> | string | null
+  blocked?: Prisma.BoolWithAggregatesFilter<"Instance"> | boolean
+  auditLogRetentionS?: Prisma.IntNullableWithAggregatesFilter<"Instance"> | number | null
   sequence?: Prisma.IntWithAggregatesFilter<"Instance"> | number
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Instance"> | Date | string
   changeDate?: Prisma.DateTimeWithAggregatesFilter<"Instance"> | Date | string
@@ -277,6 +305,8 @@ export type InstanceCreateInput = {
   id: string
   name: string
   defaultOrgId?: string | null
+  blocked?: boolean
+  auditLogRetentionS?: number | null
   sequence: number
   createdAt: Date | string
   changeDate: Date | string
@@ -286,6 +316,8 @@ export type InstanceUncheckedCreateInput = {
   id: string
   name: string
   defaultOrgId?: string | null
+  blocked?: boolean
+  auditLogRetentionS?: number | null
   sequence: number
   createdAt: Date | string
   changeDate: Date | string
@@ -295,6 +327,8 @@ export type InstanceUpdateInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   defaultOrgId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  blocked?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  auditLogRetentionS?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -304,6 +338,8 @@ export type InstanceUncheckedUpdateInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   defaultOrgId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  blocked?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  auditLogRetentionS?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -313,6 +349,8 @@ export type InstanceCreateManyInput = {
   id: string
   name: string
   defaultOrgId?: string | null
+  blocked?: boolean
+  auditLogRetentionS?: number | null
   sequence: number
   createdAt: Date | string
   changeDate: Date | string
@@ -322,6 +360,8 @@ export type InstanceUpdateManyMutationInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   defaultOrgId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  blocked?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  auditLogRetentionS?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -331,6 +371,8 @@ export type InstanceUncheckedUpdateManyInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   defaultOrgId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  blocked?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  auditLogRetentionS?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -340,12 +382,15 @@ export type InstanceCountOrderByAggregateInput = {
   id?: Prisma.SortOrder
   name?: Prisma.SortOrder
   defaultOrgId?: Prisma.SortOrder
+  blocked?: Prisma.SortOrder
+  auditLogRetentionS?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
 }
 
 export type InstanceAvgOrderByAggregateInput = {
+  auditLogRetentionS?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
 }
 
@@ -353,6 +398,8 @@ export type InstanceMaxOrderByAggregateInput = {
   id?: Prisma.SortOrder
   name?: Prisma.SortOrder
   defaultOrgId?: Prisma.SortOrder
+  blocked?: Prisma.SortOrder
+  auditLogRetentionS?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -362,17 +409,32 @@ export type InstanceMinOrderByAggregateInput = {
   id?: Prisma.SortOrder
   name?: Prisma.SortOrder
   defaultOrgId?: Prisma.SortOrder
+  blocked?: Prisma.SortOrder
+  auditLogRetentionS?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
 }
 
 export type InstanceSumOrderByAggregateInput = {
+  auditLogRetentionS?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
 }
 
 export type NullableStringFieldUpdateOperationsInput = {
   set?: string | null
+}
+
+export type BoolFieldUpdateOperationsInput = {
+  set?: boolean
+}
+
+export type NullableIntFieldUpdateOperationsInput = {
+  set?: number | null
+  increment?: number
+  decrement?: number
+  multiply?: number
+  divide?: number
 }
 
 
@@ -381,6 +443,8 @@ export type InstanceSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   id?: boolean
   name?: boolean
   defaultOrgId?: boolean
+  blocked?: boolean
+  auditLogRetentionS?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
@@ -390,6 +454,8 @@ export type InstanceSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
   id?: boolean
   name?: boolean
   defaultOrgId?: boolean
+  blocked?: boolean
+  auditLogRetentionS?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
@@ -399,6 +465,8 @@ export type InstanceSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
   id?: boolean
   name?: boolean
   defaultOrgId?: boolean
+  blocked?: boolean
+  auditLogRetentionS?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
@@ -408,12 +476,14 @@ export type InstanceSelectScalar = {
   id?: boolean
   name?: boolean
   defaultOrgId?: boolean
+  blocked?: boolean
+  auditLogRetentionS?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
 }
 
-export type InstanceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "name" | "defaultOrgId" | "sequence" | "createdAt" | "changeDate", ExtArgs["result"]["instance"]>
+export type InstanceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "name" | "defaultOrgId" | "blocked" | "auditLogRetentionS" | "sequence" | "createdAt" | "changeDate", ExtArgs["result"]["instance"]>
 
 export type $InstancePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "Instance"
@@ -422,6 +492,8 @@ export type $InstancePayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     id: string
     name: string
     defaultOrgId: string | null
+    blocked: boolean
+    auditLogRetentionS: number | null
     sequence: number
     createdAt: Date
     changeDate: Date
@@ -851,6 +923,8 @@ export interface InstanceFieldRefs {
   readonly id: Prisma.FieldRef<"Instance", 'String'>
   readonly name: Prisma.FieldRef<"Instance", 'String'>
   readonly defaultOrgId: Prisma.FieldRef<"Instance", 'String'>
+  readonly blocked: Prisma.FieldRef<"Instance", 'Boolean'>
+  readonly auditLogRetentionS: Prisma.FieldRef<"Instance", 'Int'>
   readonly sequence: Prisma.FieldRef<"Instance", 'Int'>
   readonly createdAt: Prisma.FieldRef<"Instance", 'DateTime'>
   readonly changeDate: Prisma.FieldRef<"Instance", 'DateTime'>

@@ -77,6 +77,7 @@ export const loginTextsEn = {
   webauthnContinue: "Continue",
   webauthnInsteadOfOtp: "Use a security key instead",
   securedBy: "Secured by",
+  instanceBlocked: "This service is not available at the moment. Please contact its operator.",
 };
 
 export type TextKey = keyof typeof loginTextsEn;
@@ -157,6 +158,7 @@ const de: Partial<Texts> = {
   webauthnContinue: "Weiter",
   webauthnInsteadOfOtp: "Stattdessen einen Sicherheitsschlüssel verwenden",
   securedBy: "Geschützt durch",
+  instanceBlocked: "Dieser Dienst ist im Moment nicht verfügbar. Bitte wenden Sie sich an seinen Betreiber.",
 };
 
 const fr: Partial<Texts> = {
@@ -233,6 +235,7 @@ const fr: Partial<Texts> = {
   webauthnContinue: "Continuer",
   webauthnInsteadOfOtp: "Utiliser plutôt une clé de sécurité",
   securedBy: "Sécurisé par",
+  instanceBlocked: "Ce service n'est pas disponible pour le moment. Veuillez contacter son exploitant.",
 };
 
 export const loginTexts: Record<string, Partial<Texts>> = { en: loginTextsEn, de, fr };

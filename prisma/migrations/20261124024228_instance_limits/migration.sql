@@ -1,0 +1,6 @@
+-- AlterTable
+ALTER TABLE "instances" ADD COLUMN     "audit_log_retention_s" INTEGER,
+ADD COLUMN     "blocked" BOOLEAN NOT NULL DEFAULT false;
+
+-- CreateIndex
+CREATE INDEX "events_instance_id_position_idx" ON "events"("instance_id", "position");
