@@ -215,3 +215,8 @@ export type UserIdpLink = Prisma.UserIdpLinkModel
  * 
  */
 export type BrandingAsset = Prisma.BrandingAssetModel
+/**
+ * Model UserMetadata
+ * 
+ */
+export type UserMetadata = Prisma.UserMetadataModel

@@ -12,6 +12,7 @@ import { registerProjectReducers } from "./projects.js";
 import { registerReducers } from "./reducers.js";
 import { registerApiSessionReducers } from "./api-sessions.js";
 import { registerBrandingAssetReducers } from "./branding-assets.js";
+import { registerUserMetadataReducers } from "./user-metadata.js";
 import { registerSessionReducers } from "./sessions.js";
 import { registerSigningKeyReducers } from "./signing-keys.js";
 import { registerTokenReducers } from "./tokens.js";
@@ -32,6 +33,7 @@ export function registerAllReducers(es: EventStore): void {
   registerSessionReducers(es);
   registerApiSessionReducers(es);
   registerBrandingAssetReducers(es);
+  registerUserMetadataReducers(es);
   registerTotpReducers(es);
   registerMembershipReducers(es);
   registerProjectReducers(es);

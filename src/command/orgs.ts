@@ -3,6 +3,7 @@ import { errors } from "../errors/errors.js";
 import type { EventStore, NewEvent, StoredEvent, Tx } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
 import { changeAggregate, withUniqueConflict, type ChangeDetails } from "./aggregate.js";
+import { removeUsersData } from "./user-reducers.js";
 import { instanceDefaultOrgSet, orgAdded, orgChanged, orgDeactivated, orgReactivated, orgRemoved } from "./events.js";
 
 /** An organisation owns itself. */
@@ -125,10 +126,8 @@ export function registerOrgReducers(es: EventStore): void {
   es.on(orgRemoved, async (tx, e) => {
     // The organisation's users go with it: their credentials, and every membership in it or of them.
     const users = (await tx.user.findMany({ where: { orgId: e.aggregateId }, select: { id: true } })).map((u) => u.id);
-    await tx.personalAccessToken.deleteMany({ where: { userId: { in: users } } });
-    await tx.machineKey.deleteMany({ where: { userId: { in: users } } });
-    await tx.loginSession.deleteMany({ where: { userId: { in: users } } });
-    await tx.userGrant.deleteMany({ where: { OR: [{ userId: { in: users } }, { orgId: e.aggregateId }] } });
+    await removeUsersData(tx, users);
+    await tx.userGrant.deleteMany({ where: { orgId: e.aggregateId } });
     // Projects and their applications go with the organisation too.
     const projects = (await tx.project.findMany({ where: { orgId: e.aggregateId }, select: { id: true } })).map((p) => p.id);
     const apps = (await tx.application.findMany({ where: { projectId: { in: projects } }, select: { id: true } })).map((a) => a.id);
@@ -137,7 +136,7 @@ export function registerOrgReducers(es: EventStore): void {
     await tx.projectRole.deleteMany({ where: { projectId: { in: projects } } });
     await tx.membership.deleteMany({ where: { contextType: "project", contextId: { in: projects } } });
     await tx.project.deleteMany({ where: { id: { in: projects } } });
-    await tx.membership.deleteMany({ where: { OR: [{ userId: { in: users } }, { contextType: "org", contextId: e.aggregateId }] } });
+    await tx.membership.deleteMany({ where: { contextType: "org", contextId: e.aggregateId } });
     await tx.user.deleteMany({ where: { orgId: e.aggregateId } });
     await tx.org.delete({ where: { id: e.aggregateId } });
   });

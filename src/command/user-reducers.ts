@@ -103,11 +103,7 @@ export function registerUserReducers(es: EventStore): void {
   es.on(userReactivated, back);
 
   es.on(userRemoved, async (tx, e) => {
-    await tx.personalAccessToken.deleteMany({ where: { userId: e.aggregateId } });
-    await tx.machineKey.deleteMany({ where: { userId: e.aggregateId } });
-    await tx.membership.deleteMany({ where: { userId: e.aggregateId } });
-    await tx.loginSession.deleteMany({ where: { userId: e.aggregateId } });
-    await tx.userGrant.deleteMany({ where: { userId: e.aggregateId } });
+    await removeUsersData(tx, [e.aggregateId]);
     await tx.user.delete({ where: { id: e.aggregateId } });
   });
 
@@ -144,4 +140,24 @@ export function registerUserReducers(es: EventStore): void {
     await tx.personalAccessToken.deleteMany({ where: { id: e.payload.tokenId, userId: e.aggregateId } });
     await touch(tx, e);
   });
+}
+
+/**
+ * Everything kept per user, for users that go (removed, or with their organisation): credentials, second
+ * factors, pending codes, links, metadata, sessions, grants and memberships. A leftover would outlive its
+ * user: a security key's credential ID, unique in the instance, could never be registered again.
+ */
+export async function removeUsersData(tx: Tx, userIds: string[]): Promise<void> {
+  const of = { userId: { in: userIds } };
+  await tx.personalAccessToken.deleteMany({ where: of });
+  await tx.machineKey.deleteMany({ where: of });
+  await tx.membership.deleteMany({ where: of });
+  await tx.loginSession.deleteMany({ where: of });
+  await tx.userGrant.deleteMany({ where: of });
+  await tx.userTotp.deleteMany({ where: of });
+  await tx.userCode.deleteMany({ where: of });
+  await tx.userOtpChannel.deleteMany({ where: of });
+  await tx.userWebauthnKey.deleteMany({ where: of });
+  await tx.userIdpLink.deleteMany({ where: of });
+  await tx.userMetadata.deleteMany({ where: of });
 }

@@ -147,7 +147,7 @@ export async function createMachine(
 }
 
 /** The common shape of every change to one user. */
-function changeUser(es: EventStore, a: { instanceId: string; id: string; creator: string }, decide: Decision<UserRow, "user">) {
+export function changeUser(es: EventStore, a: { instanceId: string; id: string; creator: string }, decide: Decision<UserRow, "user">) {
   return changeAggregate(es, {
     aggregateType: "user",
     ...a,

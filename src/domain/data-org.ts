@@ -69,6 +69,8 @@ export interface DataOrg {
   gitlabIdps?: { idpId?: string; idp?: { name?: string; clientId?: string; scopes?: string[]; options?: object; ownerPolicy?: string } }[];
   /** The anchor's IDPUserLink: a user's account at an identity provider. */
   userLinks?: { userId?: string; idpId?: string; providedUserId?: string; providedUserName?: string }[];
+  /** The anchor's SetUserMetadataRequest: `id` the user's, `value` the bytes in base64. */
+  userMetadata?: { id?: string; key?: string; value?: string }[];
   lockoutPolicy?: Record<string, unknown>;
   passwordComplexityPolicy?: Record<string, unknown>;
   loginPolicy?: Record<string, unknown>;
@@ -92,6 +94,7 @@ export interface ImportSuccessOrg {
   orgMembers: string[];
   projectMembers: { projectId: string; userId: string }[];
   userLinks: { userId: string; idpId: string; externalUserId: string }[];
+  userMetadata: { userId: string; key: string }[];
   gitlabIdps: string[];
   domains: string[];
 }

@@ -1,6 +1,7 @@
 import type { User } from "../../gen/prisma/client.js";
 import type { UserGrantQueries } from "../query/user-grants.js";
-import { ROLES_SCOPE } from "./scopes.js";
+import type { UserQueries } from "../query/users.js";
+import { METADATA_SCOPE, ROLES_SCOPE } from "./scopes.js";
 
 /** The claims of a user per scope (OIDC Core §5.4): profile, email, phone (no `address`: see `standardScopes`). */
 export function userClaims(user: User, scopes: string[]): Record<string, unknown> {
@@ -41,4 +42,12 @@ export async function roleClaims(
   if (!grant?.roleKeys.length) return {};
   const roles = Object.fromEntries(grant.roleKeys.map((k) => [k, { [grant.orgId]: grant.orgDomain }]));
   return { [ROLES_SCOPE]: roles, [`urn:svc:iam:org:project:${projectId}:roles`]: roles };
+}
+
+/** The user's metadata as `{"<key>": "<base64url of the value>"}` under the scope's name, when the scope asks for it and there is some. */
+export async function metadataClaims(users: UserQueries, userId: string, scopes: string[]): Promise<Record<string, unknown>> {
+  if (!scopes.includes(METADATA_SCOPE)) return {};
+  const entries = await users.metadataOf(userId);
+  if (!entries.length) return {};
+  return { [METADATA_SCOPE]: Object.fromEntries(entries.map((e) => [e.key, Buffer.from(e.value).toString("base64url")])) };
 }

@@ -9,7 +9,7 @@ import type { TokenGrant } from "./grants/grant.js";
 import { introspectionAuthMethods } from "./introspection.js";
 import { responseModes } from "./responses.js";
 import { revocationAuthMethods } from "./revocation.js";
-import { API_AUDIENCE, standardScopes, ROLES_SCOPE } from "./scopes.js";
+import { API_AUDIENCE, METADATA_SCOPE, standardScopes, ROLES_SCOPE } from "./scopes.js";
 
 /**
  * The grant types: those the authorize endpoint's response types begin (RFC 7591 §2.1: code is
@@ -37,7 +37,7 @@ export async function discovery(deps: OidcDeps, s: RequestScope) {
     revocation_endpoint: url(paths.revoke),
     end_session_endpoint: url(paths.endSession),
     jwks_uri: url(paths.keys),
-    scopes_supported: [...standardScopes, ROLES_SCOPE, `urn:svc:iam:org:project:id:${API_AUDIENCE}:aud`],
+    scopes_supported: [...standardScopes, ROLES_SCOPE, METADATA_SCOPE, `urn:svc:iam:org:project:id:${API_AUDIENCE}:aud`],
     response_types_supported: Object.keys(responseTypes),
     response_modes_supported: [...responseModes],
     grant_types_supported: grantTypesSupported(grants),

@@ -12,12 +12,14 @@ const PROJECT_AUDIENCE = /^urn:svc:iam:org:project:id:([A-Za-z0-9_-]{1,200}):aud
 export const API_AUDIENCE = "svc";
 /** The roles of the application's project, in the claim of the same name. */
 export const ROLES_SCOPE = "urn:svc:iam:org:project:roles";
+/** The user's metadata, in the claim of the same name: key -> base64url of the value (the anchor's shape). */
+export const METADATA_SCOPE = "urn:svc:iam:user:metadata";
 
 /** Space-separated scopes, each once; unknown ones are invalid_scope (token endpoint) or dropped (authorize). */
 export function parseScopes(scope: string | undefined, unknown: "refuse" | "drop" = "refuse"): string[] {
   const out: string[] = [];
   for (const s of (scope ?? "").split(" ").filter(Boolean)) {
-    const known = standardScopes.includes(s) || s === ROLES_SCOPE || PROJECT_AUDIENCE.test(s);
+    const known = standardScopes.includes(s) || s === ROLES_SCOPE || s === METADATA_SCOPE || PROJECT_AUDIENCE.test(s);
     if (!known) {
       if (unknown === "refuse") throw oauth.invalidScope(`the scope "${s.slice(0, 100)}" is not known`);
       continue;

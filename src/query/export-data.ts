@@ -61,6 +61,10 @@ export class ExportQueries {
   }
 
   /** The links of the organisation's users to accounts at identity providers. */
+  userMetadata(orgId: string) {
+    return this.db.prisma.userMetadata.findMany({ where: { orgId }, orderBy: [{ userId: "asc" }, { key: "asc" }] });
+  }
+
   userLinks(orgId: string) {
     return this.db.prisma.userIdpLink.findMany({ where: { orgId }, orderBy: [{ userId: "asc" }, { idpId: "asc" }] });
   }

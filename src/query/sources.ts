@@ -20,6 +20,7 @@ export const tableSources = {
   userCode: ["user", "org"],
   userOtpChannel: ["user", "org"],
   userIdpLink: ["user", "org", "idp"],
+  userMetadata: ["user", "org"],
   userMfaInitSkip: ["user", "org"],
   temporaryLockout: ["user"],
   membership: ["system", "instance", "org", "project", "user"],

@@ -116,6 +116,15 @@ export class UserQueries {
     return this.cache.get(`oidc-user:${id}`, () => this.db.prisma.user.findUnique({ where: { id } }), readRow("user", id));
   }
 
+  /** The user's metadata, by key (the claim of the scope urn:svc:iam:user:metadata). */
+  metadataOf(userId: string): Promise<{ key: string; value: Uint8Array }[]> {
+    return this.cache.get(
+      `user-metadata:${userId}`,
+      () => this.db.prisma.userMetadata.findMany({ where: { userId }, orderBy: { key: "asc" }, select: { key: true, value: true } }),
+      readRow("user", userId),
+    );
+  }
+
   search(instanceId: string, readable: ReadScope, req: SearchRequest<UserSearchFilter, UserFieldName>) {
     return search(this.db, this.cache, users, [{ instanceId }, readableWhere(readable, "orgId")], req);
   }

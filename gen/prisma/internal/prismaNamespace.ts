@@ -435,7 +435,8 @@ export const ModelName = {
   UserCode: 'UserCode',
   UserOtpChannel: 'UserOtpChannel',
   UserIdpLink: 'UserIdpLink',
-  BrandingAsset: 'BrandingAsset'
+  BrandingAsset: 'BrandingAsset',
+  UserMetadata: 'UserMetadata'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -451,7 +452,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "refreshToken" | "refreshTokenGrace" | "revokedToken" | "usedJwtId" | "rateLimitCount" | "temporaryLockout" | "masterKeyVerifier" | "notificationProvider" | "userTotp" | "userWebauthnKey" | "userMfaInitSkip" | "notificationMessage" | "userCode" | "userOtpChannel" | "userIdpLink" | "brandingAsset"
+    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "refreshToken" | "refreshTokenGrace" | "revokedToken" | "usedJwtId" | "rateLimitCount" | "temporaryLockout" | "masterKeyVerifier" | "notificationProvider" | "userTotp" | "userWebauthnKey" | "userMfaInitSkip" | "notificationMessage" | "userCode" | "userOtpChannel" | "userIdpLink" | "brandingAsset" | "userMetadata"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -3341,6 +3342,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    UserMetadata: {
+      payload: Prisma.$UserMetadataPayload<ExtArgs>
+      fields: Prisma.UserMetadataFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.UserMetadataFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserMetadataPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.UserMetadataFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserMetadataPayload>
+        }
+        findFirst: {
+          args: Prisma.UserMetadataFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserMetadataPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.UserMetadataFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserMetadataPayload>
+        }
+        findMany: {
+          args: Prisma.UserMetadataFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserMetadataPayload>[]
+        }
+        create: {
+          args: Prisma.UserMetadataCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserMetadataPayload>
+        }
+        createMany: {
+          args: Prisma.UserMetadataCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.UserMetadataCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserMetadataPayload>[]
+        }
+        delete: {
+          args: Prisma.UserMetadataDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserMetadataPayload>
+        }
+        update: {
+          args: Prisma.UserMetadataUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserMetadataPayload>
+        }
+        deleteMany: {
+          args: Prisma.UserMetadataDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.UserMetadataUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.UserMetadataUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserMetadataPayload>[]
+        }
+        upsert: {
+          args: Prisma.UserMetadataUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserMetadataPayload>
+        }
+        aggregate: {
+          args: Prisma.UserMetadataAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateUserMetadata>
+        }
+        groupBy: {
+          args: Prisma.UserMetadataGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserMetadataGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.UserMetadataCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserMetadataCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -3926,6 +4001,18 @@ export const BrandingAssetScalarFieldEnum = {
 export type BrandingAssetScalarFieldEnum = (typeof BrandingAssetScalarFieldEnum)[keyof typeof BrandingAssetScalarFieldEnum]
 
 
+export const UserMetadataScalarFieldEnum = {
+  userId: 'userId',
+  key: 'key',
+  value: 'value',
+  instanceId: 'instanceId',
+  orgId: 'orgId',
+  changeDate: 'changeDate'
+} as const
+
+export type UserMetadataScalarFieldEnum = (typeof UserMetadataScalarFieldEnum)[keyof typeof UserMetadataScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -4274,6 +4361,7 @@ export type GlobalOmitConfig = {
   userOtpChannel?: Prisma.UserOtpChannelOmit
   userIdpLink?: Prisma.UserIdpLinkOmit
   brandingAsset?: Prisma.BrandingAssetOmit
+  userMetadata?: Prisma.UserMetadataOmit
 }
 
 /* Types for Logging */

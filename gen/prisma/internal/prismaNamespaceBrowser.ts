@@ -89,7 +89,8 @@ export const ModelName = {
   UserCode: 'UserCode',
   UserOtpChannel: 'UserOtpChannel',
   UserIdpLink: 'UserIdpLink',
-  BrandingAsset: 'BrandingAsset'
+  BrandingAsset: 'BrandingAsset',
+  UserMetadata: 'UserMetadata'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -652,6 +653,18 @@ export const BrandingAssetScalarFieldEnum = {
 } as const
 
 export type BrandingAssetScalarFieldEnum = (typeof BrandingAssetScalarFieldEnum)[keyof typeof BrandingAssetScalarFieldEnum]
+
+
+export const UserMetadataScalarFieldEnum = {
+  userId: 'userId',
+  key: 'key',
+  value: 'value',
+  instanceId: 'instanceId',
+  orgId: 'orgId',
+  changeDate: 'changeDate'
+} as const
+
+export type UserMetadataScalarFieldEnum = (typeof UserMetadataScalarFieldEnum)[keyof typeof UserMetadataScalarFieldEnum]
 
 
 export const SortOrder = {

@@ -86,7 +86,7 @@ export async function* exportChunks(q: ExportQueries, box: SecretBox, instanceId
     o.checkDeadline();
     const projects = await q.projects(org.id);
     const projectIds = projects.map((p) => p.id);
-    const [roles, apps, grants, members, settings, links, idps] = await Promise.all([
+    const [roles, apps, grants, members, settings, links, idps, metadata] = await Promise.all([
       q.roles(projectIds),
       q.applications(org.id),
       q.userGrants(org.id),
@@ -94,6 +94,7 @@ export async function* exportChunks(q: ExportQueries, box: SecretBox, instanceId
       q.settings(org.id, Object.keys(exportedSettings)),
       q.userLinks(org.id),
       q.idps(org.id),
+      q.userMetadata(org.id),
     ]);
     const rest: DataOrg = {
       projects: projects.map((p) => ({
@@ -116,6 +117,7 @@ export async function* exportChunks(q: ExportQueries, box: SecretBox, instanceId
         idp: { name: i.name, clientId: i.clientId, scopes: i.scopes, options: i.options as object, ownerPolicy: i.ownerPolicy },
       })),
       userLinks: links.map((l) => ({ userId: l.userId, idpId: l.idpId, providedUserId: l.externalUserId, providedUserName: l.displayName })),
+      userMetadata: metadata.map((m) => ({ id: m.userId, key: m.key, value: Buffer.from(m.value).toString("base64") })),
     };
     for (const s of settings) {
       rest[exportedSettings[s.kind as keyof typeof exportedSettings]] = camelSettings(s.values as Record<string, unknown>);

@@ -54,6 +54,7 @@ import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
 import { loadAuthorized, orgOfRequest, orgTarget, readableScope } from "../scope.js";
 import { newUserOf, passwordInputOf, patchOf, toGetUser } from "./convert.js";
+import { metadataHandlers } from "./metadata.js";
 import { webauthnHandlers } from "./webauthn.js";
 
 export interface UserDeps {
@@ -87,6 +88,7 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
 
   return {
     ...webauthnHandlers(deps, resolve, details),
+    ...metadataHandlers(deps, resolve, details),
     async createUser(req, ctx) {
       const info = callInfo(ctx);
       const instance = info.target.instance;

@@ -6,7 +6,7 @@ import { importMembers, importUserGrants } from "./access.js";
 import { ImportDeadline, type ImportDeps, type ImportRequest, type ImportResult, type OrgImport } from "./context.js";
 import { importIdps, importSettings } from "./org.js";
 import { importApplications, importProjectRoles, importProjects } from "./projects.js";
-import { importHumanUsers, importMachineUsers, importUserLinks } from "./users.js";
+import { importHumanUsers, importMachineUsers, importUserLinks, importUserMetadata } from "./users.js";
 
 export { ImportDeadline, type ImportDeps, type ImportRequest, type ImportResult } from "./context.js";
 
@@ -26,6 +26,7 @@ const steps: ((o: OrgImport) => Promise<void>)[] = [
   importHumanUsers,
   importUserLinks,
   importMachineUsers,
+  importUserMetadata,
   importProjects,
   importProjectRoles,
   importApplications,
@@ -102,6 +103,7 @@ async function importOrg(deps: ImportDeps, req: ImportRequest, data: DataOrg, in
     orgMembers: [],
     projectMembers: [],
     userLinks: [],
+    userMetadata: [],
     gitlabIdps: [],
     domains: [],
   };

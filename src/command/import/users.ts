@@ -3,6 +3,7 @@ import { errors } from "../../errors/errors.js";
 import { passwordRules } from "../../query/password-rules.js";
 import { idpLinkEvents } from "../idp-links.js";
 import { requestInitialPassword } from "../user-codes.js";
+import { setUserMetadata } from "../user-metadata.js";
 import { createMachine } from "../users.js";
 import { alreadyThere, type OrgImport } from "./context.js";
 import { importableHuman, importedPasswordHash, importHumans, needsInitialisation, type HumanToImport } from "./human.js";
@@ -89,6 +90,20 @@ export async function importMachineUsers(o: OrgImport): Promise<void> {
         });
       }
       o.ok.machineUserIds.push(userId);
+    });
+  }
+}
+
+/** Users' metadata (after the users): an entry already there with its value counts as done. */
+export async function importUserMetadata(o: OrgImport): Promise<void> {
+  for (const [i, m] of (o.data.userMetadata ?? []).entries()) {
+    await o.each("user_metadata", `${m.id ?? ""}:${m.key ?? ""}`, async () => {
+      if (!m.id || !m.key) throw errors.invalidArgument("IMPORT-m3t0", `invalid user_metadata[${i}]: id and key are required`);
+      const value = Buffer.from(m.value ?? "", "base64");
+      const user = await o.deps.db.prisma.user.findFirst({ where: { id: m.id, orgId: o.orgId }, select: { id: true } });
+      if (!user) throw errors.notFound("IMPORT-m3tu", `user_metadata[${i}].id: user "${m.id}" not found in organization "${o.orgId}"`);
+      await setUserMetadata(o.deps.es, { ...o.base, userId: m.id, entries: [{ key: m.key, value }] });
+      o.ok.userMetadata.push({ userId: m.id, key: m.key });
     });
   }
 }
