@@ -95,28 +95,26 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
       reply.header("content-security-policy", securityHeaders["content-security-policy"].replace("frame-ancestors 'none'", `frame-ancestors ${ancestors}`));
       reply.removeHeader("x-frame-options");
     });
+    /** A page of one message, in the request's language, before any handler runs. */
+    async function refuse(req: FastifyRequest, reply: FastifyReply, instance: InstanceRow | null, status: number, message: "instanceBlocked" | "badRequest") {
+      const lang = await languageOf(instance, undefined, req.headers["accept-language"]);
+      const t = await textsOf(instance, lang);
+      return reply
+        .status(status)
+        .type("text/html; charset=utf-8")
+        .send(pages.messagePage({ lang, t }, t.title, t[message]));
+    }
     // A blocked instance's pages say so (429), before anything else.
     ui.addHook("preHandler", async (req, reply) => {
       const instance = await tenancy.instanceByDomain(hostnameOf(req.headers.host ?? ""));
       // Its stylesheets and branding files still load, so that the page saying so looks like the others.
       if (!instance?.blocked || /\/(style|branding)\.css$|\/assets\//.test(req.url.split("?")[0]!)) return;
-      const lang = await languageOf(instance, undefined, req.headers["accept-language"]);
-      const t = await textsOf(instance, lang);
-      return reply
-        .status(429)
-        .type("text/html; charset=utf-8")
-        .send(pages.messagePage({ lang, t }, t.title, t.instanceBlocked));
+      return refuse(req, reply, instance, 429, "instanceBlocked");
     });
     // No field of these forms needs U+0000, and PostgreSQL refuses it in text: a 400 page, before any lookup.
     ui.addHook("preHandler", async (req, reply) => {
       if (!nulParameter(req.query) && !nulParameter(req.body)) return;
-      const instance = await tenancy.instanceByDomain(hostnameOf(req.headers.host ?? ""));
-      const lang = await languageOf(instance, undefined, req.headers["accept-language"]);
-      const t = await textsOf(instance, lang);
-      return reply
-        .status(400)
-        .type("text/html; charset=utf-8")
-        .send(pages.messagePage({ lang, t }, t.title, t.badRequest));
+      return refuse(req, reply, await tenancy.instanceByDomain(hostnameOf(req.headers.host ?? "")), 400, "badRequest");
     });
 
     /** Everything a page needs about the request: instance, language, CSRF token, browser sessions. */
