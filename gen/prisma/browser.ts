@@ -220,3 +220,8 @@ export type BrandingAsset = Prisma.BrandingAssetModel
  * 
  */
 export type UserMetadata = Prisma.UserMetadataModel
+/**
+ * Model UserSchema
+ * 
+ */
+export type UserSchema = Prisma.UserSchemaModel

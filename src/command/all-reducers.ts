@@ -13,6 +13,7 @@ import { registerReducers } from "./reducers.js";
 import { registerApiSessionReducers } from "./api-sessions.js";
 import { registerBrandingAssetReducers } from "./branding-assets.js";
 import { registerUserMetadataReducers } from "./user-metadata.js";
+import { registerUserSchemaReducers } from "./user-schemas.js";
 import { registerSessionReducers } from "./sessions.js";
 import { registerSigningKeyReducers } from "./signing-keys.js";
 import { registerTokenReducers } from "./tokens.js";
@@ -34,6 +35,7 @@ export function registerAllReducers(es: EventStore): void {
   registerApiSessionReducers(es);
   registerBrandingAssetReducers(es);
   registerUserMetadataReducers(es);
+  registerUserSchemaReducers(es);
   registerTotpReducers(es);
   registerMembershipReducers(es);
   registerProjectReducers(es);

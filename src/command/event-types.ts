@@ -34,6 +34,7 @@ const idp = aggregateType("idp");
 const notificationProvider = aggregateType("notification_provider");
 const notificationMessage = aggregateType("notification_message");
 const brandingAsset = aggregateType("branding_asset");
+const userSchema = aggregateType("user_schema");
 
 // Instances and organisations
 
@@ -340,3 +341,15 @@ export const unlockCodeAdded = user.defineEvent<{ code: string; expiresAt: strin
 export const notificationMessageFailed = notificationMessage.defineEvent<{ userId: string; channel: string; kind: string; attempts: number; reason: string }>(
   "notification.message.failed",
 );
+
+// User schemas: JSON Schemas users may be created with; `revision` counts the schema's versions.
+
+export type UserSchemaConfig = { type: string; schema: object; possibleAuthenticators: string[] };
+export const userSchemaAdded = userSchema.defineEvent<UserSchemaConfig>("user_schema.added");
+/** The fields that changed; `revision` is the new one when the schema itself changed. */
+export const userSchemaChanged = userSchema.defineEvent<Partial<UserSchemaConfig> & { revision?: number }>("user_schema.changed");
+export const userSchemaDeactivated = userSchema.defineEvent("user_schema.deactivated");
+export const userSchemaReactivated = userSchema.defineEvent("user_schema.reactivated");
+export const userSchemaRemoved = userSchema.defineEvent("user_schema.removed");
+/** A user's data, validated against the schema at `schemaRevision`. */
+export const userSchemaDataSet = user.defineEvent<{ schemaId: string; schemaRevision: number; data: object }>("user.schema_data.set");

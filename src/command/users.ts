@@ -7,6 +7,7 @@ import type { EventStore, EventWriter, NewEvent } from "../eventstore/eventstore
 import { newId } from "../ids.js";
 import type { SecretBox } from "../crypto/secrets.js";
 import { codesForHuman } from "./user-codes.js";
+import { schemaDataChange } from "./user-schemas.js";
 import { changeAggregate, changedFields, withUniqueConflict, type ChangeDetails, type Decision } from "./aggregate.js";
 import {
   humanAdded,
@@ -88,7 +89,7 @@ export async function checkUsernameFree(w: EventWriter, instanceId: string, user
 
 async function addUser(
   es: EventStore,
-  args: { instanceId: string; orgId: string; creator: string; username: string; events: (id: string) => NewEvent[]; id?: string },
+  args: { instanceId: string; orgId: string; creator: string; username: string; events: (id: string) => NewEvent[]; id?: string; schemaData?: SchemaData },
 ): Promise<ChangeDetails> {
   // A given ID: an import keeps the IDs of the export.
   const id = args.id || newId();
@@ -100,7 +101,9 @@ async function addUser(
         const org = await w.tx.org.findFirst({ where: { id: args.orgId, instanceId: args.instanceId } });
         if (!org) throw errors.notFound("USER-0rg1", `organization "${args.orgId}" not found`);
         await checkUsernameFree(w, args.instanceId, args.username);
-        const stored = await w.push(args.instanceId, args.creator, args.events(id));
+        const ref = { aggregateId: id, resourceOwner: args.orgId };
+        const data = args.schemaData ? [{ ...ref, ...(await schemaDataChange(w, { instanceId: args.instanceId, ...args.schemaData })) }] : [];
+        const stored = await w.push(args.instanceId, args.creator, [...args.events(id), ...data]);
         const last = stored[stored.length - 1]!;
         return { id, sequence: last.sequence, changeDate: last.createdAt, instanceId: args.instanceId, resourceOwner: args.orgId };
       }),
@@ -111,7 +114,16 @@ async function addUser(
 /** With `box`, the new human is sent what proves its addresses (src/command/user-codes.ts `codesForHuman`). */
 export async function createHuman(
   es: EventStore,
-  args: { instanceId: string; orgId: string; creator: string; human: NewHuman; passwordHash?: string; passwordChangeRequired?: boolean; box?: SecretBox },
+  args: {
+    instanceId: string;
+    orgId: string;
+    creator: string;
+    human: NewHuman;
+    passwordHash?: string;
+    passwordChangeRequired?: boolean;
+    box?: SecretBox;
+    schemaData?: SchemaData;
+  },
 ): Promise<ChangeDetails> {
   const h = args.human;
   const displayName = h.displayName || `${h.givenName} ${h.familyName}`;
@@ -131,7 +143,7 @@ export async function createHuman(
 
 export async function createMachine(
   es: EventStore,
-  args: { instanceId: string; orgId: string; creator: string; machine: NewMachine; id?: string },
+  args: { instanceId: string; orgId: string; creator: string; machine: NewMachine; id?: string; schemaData?: SchemaData },
 ): Promise<ChangeDetails> {
   const m = args.machine;
   return addUser(es, {
@@ -162,8 +174,15 @@ function expectKind(u: UserRow, kind: "human" | "machine", what: string) {
   if (u.kind !== kind) throw errors.failedPrecondition("USER-k1nd", `${what} applies to ${kind} users only; user "${u.id}" is a ${u.kind}`);
 }
 
+/** A user schema and the user's data for it (src/command/user-schemas.ts checks the data). */
+export interface SchemaData {
+  schemaId: string;
+  data: object;
+}
+
 export interface UserPatch {
   username?: string;
+  schemaData?: SchemaData;
   human?: Partial<HumanProfile> & { email?: { address: string; verified: boolean }; phone?: { number: string; verified: boolean } };
   machine?: Partial<Omit<NewMachine, "username">>;
 }
@@ -189,11 +208,12 @@ export function patchUser(es: EventStore, a: { instanceId: string; id: string; c
           const { name, ...rest } = patch.machine;
           wanted = { ...wanted, ...rest, displayName: name };
         }
+        const dataChange = patch.schemaData ? [await schemaDataChange(w, { instanceId: a.instanceId, ...patch.schemaData })] : [];
         const changed = changedFields(u, wanted);
-        if (!Object.keys(changed).length) return [];
+        if (!Object.keys(changed).length) return dataChange;
         if (changed.username !== undefined) await checkUsernameFree(w, a.instanceId, changed.username, u.id);
         const change = (u.kind === "human" ? humanChanged : machineChanged).change(changed);
-        if (!a.box || u.kind !== "human") return [change];
+        if (!a.box || u.kind !== "human") return [change, ...dataChange];
         const emailTouched = changed.email !== undefined || changed.emailVerified === false;
         const phoneTouched = changed.phone !== undefined || changed.phoneVerified === false;
         const codes = codesForHuman(a.box, {
@@ -202,7 +222,7 @@ export function patchUser(es: EventStore, a: { instanceId: string; id: string; c
           phone: phoneTouched ? (changed.phone === undefined ? u.phone : changed.phone) : null,
           phoneVerified: changed.phoneVerified ?? u.phoneVerified,
         });
-        return [change, ...codes];
+        return [change, ...codes, ...dataChange];
       }),
   );
 }

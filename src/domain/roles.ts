@@ -10,7 +10,7 @@ const instanceOwner = [
   ...all("iam", "iam.feature", "iam.policy", "iam.member", "org", "org.feature", "org.member", "policy"),
   ...all("user", "user.grant", "project", "project.role", "project.app", "project.member", "project.grant"),
   ...all("action.target", "action.execution", "idp", "iam.web_key"),
-  ...all("notification.provider"),
+  ...all("notification.provider", "iam.user_schema"),
   "org.create",
   "execution.read",
   "events.read",

@@ -21,6 +21,7 @@ export const tableSources = {
   userOtpChannel: ["user", "org"],
   userIdpLink: ["user", "org", "idp"],
   userMetadata: ["user", "org"],
+  userSchema: ["user_schema"],
   userMfaInitSkip: ["user", "org"],
   temporaryLockout: ["user"],
   membership: ["system", "instance", "org", "project", "user"],

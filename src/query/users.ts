@@ -1,4 +1,6 @@
-import type { Prisma as P, User } from "../../gen/prisma/client.js";
+import type { Prisma as P, User, UserSchema } from "../../gen/prisma/client.js";
+import { State } from "../../gen/svc/resources/object/v3alpha/object_pb.js";
+import type { UserSchemaSearchFilter } from "../../gen/svc/resources/userschema/v3alpha/user_schema_service_pb.js";
 import { UserFieldName, UserState, UserType, type UserSearchFilter } from "../../gen/svc/resources/user/v3alpha/user_pb.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
@@ -31,6 +33,9 @@ const userColumns = {
   description: true,
   accessTokenType: true,
   secretHash: true,
+  schemaId: true,
+  schemaRevision: true,
+  data: true,
   sequence: true,
   changeDate: true,
 } satisfies P.UserSelect;
@@ -134,5 +139,35 @@ export class UserQueries {
     const args = { where: { userId }, orderBy: { createdAt: "asc" as const }, select: { id: true, createdAt: true, expiresAt: true } };
     const [keys, pats] = await Promise.all([this.db.prisma.machineKey.findMany(args), this.db.prisma.personalAccessToken.findMany(args)]);
     return { keys, pats };
+  }
+}
+
+const userSchemas: Searchable<UserSchemaSearchFilter, P.UserSchemaWhereInput, P.UserSchemaOrderByWithRelationInput, UserSchema> = {
+  table: "userSchema",
+  sources: tableSources.userSchema,
+  filters: {
+    inIds: (v) => ({ id: { in: v.ids } }),
+    type: (v) => ({ type: v }),
+    state: (v) => ({ state: v === State.EFFECTIVE_STATE_INACTIVE ? "inactive" : "active" }),
+  },
+  defaultSort: "createdAt",
+  tieBreaker: ["id"],
+  findMany: (db, args) => db.prisma.userSchema.findMany(args),
+  count: (db, where) => db.prisma.userSchema.count({ where }),
+};
+
+/** Reads of user schemas (instance-wide). */
+export class UserSchemaQueries {
+  constructor(
+    private readonly db: Database,
+    private readonly cache: ProjectionCache,
+  ) {}
+
+  byId(instanceId: string, id: string): Promise<UserSchema | null> {
+    return this.db.prisma.userSchema.findFirst({ where: { id, instanceId } });
+  }
+
+  search(instanceId: string, req: SearchRequest<UserSchemaSearchFilter, number>) {
+    return search(this.db, this.cache, userSchemas, [{ instanceId }], req);
   }
 }

@@ -20,6 +20,7 @@ import { userService } from "../api/user/service.js";
 import { sessionService } from "../api/session/service.js";
 import { eventService } from "../api/event/service.js";
 import { instanceService } from "../api/instance/service.js";
+import { userSchemaService } from "../api/user-schema/service.js";
 import { AuditLog } from "../query/audit-log.js";
 import { applicationService } from "../api/application/service.js";
 import { membershipService } from "../api/membership/service.js";
@@ -197,6 +198,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     mount(S.user, userService({ es, db, cache, settings, tenancy, box })),
     mount(S.event, eventService({ auditLog: new AuditLog(db, cache) })),
     mount(S.instance, instanceService({ es, db })),
+    mount(S.userSchema, userSchemaService({ es, db, cache })),
     mount(
       S.session,
       sessionService({

@@ -17,6 +17,7 @@ import { UserService } from "../../gen/svc/resources/user/v3alpha/user_service_p
 import { SessionService } from "../../gen/svc/resources/session/v3alpha/session_service_pb.js";
 import { EventService } from "../../gen/svc/resources/event/v3alpha/event_service_pb.js";
 import { InstanceService } from "../../gen/svc/resources/instance/v3alpha/instance_service_pb.js";
+import { UserSchemaService } from "../../gen/svc/resources/userschema/v3alpha/user_schema_service_pb.js";
 import { LoginSettingsService } from "../../gen/svc/settings/login/v3alpha/login_service_pb.js";
 import { LanguageSettingsService } from "../../gen/svc/settings/language/v3alpha/language_service_pb.js";
 import { SecuritySettingsService } from "../../gen/svc/settings/security/v3alpha/security_service_pb.js";
@@ -49,6 +50,7 @@ export const serviceDescriptors = {
   session: SessionService,
   event: EventService,
   instance: InstanceService,
+  userSchema: UserSchemaService,
   project: ProjectService,
   application: ApplicationService,
   membership: MembershipService,

@@ -436,7 +436,8 @@ export const ModelName = {
   UserOtpChannel: 'UserOtpChannel',
   UserIdpLink: 'UserIdpLink',
   BrandingAsset: 'BrandingAsset',
-  UserMetadata: 'UserMetadata'
+  UserMetadata: 'UserMetadata',
+  UserSchema: 'UserSchema'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -452,7 +453,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "refreshToken" | "refreshTokenGrace" | "revokedToken" | "usedJwtId" | "rateLimitCount" | "temporaryLockout" | "masterKeyVerifier" | "notificationProvider" | "userTotp" | "userWebauthnKey" | "userMfaInitSkip" | "notificationMessage" | "userCode" | "userOtpChannel" | "userIdpLink" | "brandingAsset" | "userMetadata"
+    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "refreshToken" | "refreshTokenGrace" | "revokedToken" | "usedJwtId" | "rateLimitCount" | "temporaryLockout" | "masterKeyVerifier" | "notificationProvider" | "userTotp" | "userWebauthnKey" | "userMfaInitSkip" | "notificationMessage" | "userCode" | "userOtpChannel" | "userIdpLink" | "brandingAsset" | "userMetadata" | "userSchema"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -3416,6 +3417,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    UserSchema: {
+      payload: Prisma.$UserSchemaPayload<ExtArgs>
+      fields: Prisma.UserSchemaFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.UserSchemaFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserSchemaPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.UserSchemaFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserSchemaPayload>
+        }
+        findFirst: {
+          args: Prisma.UserSchemaFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserSchemaPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.UserSchemaFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserSchemaPayload>
+        }
+        findMany: {
+          args: Prisma.UserSchemaFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserSchemaPayload>[]
+        }
+        create: {
+          args: Prisma.UserSchemaCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserSchemaPayload>
+        }
+        createMany: {
+          args: Prisma.UserSchemaCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.UserSchemaCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserSchemaPayload>[]
+        }
+        delete: {
+          args: Prisma.UserSchemaDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserSchemaPayload>
+        }
+        update: {
+          args: Prisma.UserSchemaUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserSchemaPayload>
+        }
+        deleteMany: {
+          args: Prisma.UserSchemaDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.UserSchemaUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.UserSchemaUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserSchemaPayload>[]
+        }
+        upsert: {
+          args: Prisma.UserSchemaUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$UserSchemaPayload>
+        }
+        aggregate: {
+          args: Prisma.UserSchemaAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateUserSchema>
+        }
+        groupBy: {
+          args: Prisma.UserSchemaGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserSchemaGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.UserSchemaCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.UserSchemaCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -3543,7 +3618,10 @@ export const UserScalarFieldEnum = {
   secretHash: 'secretHash',
   sequence: 'sequence',
   createdAt: 'createdAt',
-  changeDate: 'changeDate'
+  changeDate: 'changeDate',
+  schemaId: 'schemaId',
+  schemaRevision: 'schemaRevision',
+  data: 'data'
 } as const
 
 export type UserScalarFieldEnum = (typeof UserScalarFieldEnum)[keyof typeof UserScalarFieldEnum]
@@ -4013,6 +4091,22 @@ export const UserMetadataScalarFieldEnum = {
 export type UserMetadataScalarFieldEnum = (typeof UserMetadataScalarFieldEnum)[keyof typeof UserMetadataScalarFieldEnum]
 
 
+export const UserSchemaScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  type: 'type',
+  schema: 'schema',
+  possibleAuthenticators: 'possibleAuthenticators',
+  state: 'state',
+  revision: 'revision',
+  sequence: 'sequence',
+  createdAt: 'createdAt',
+  changeDate: 'changeDate'
+} as const
+
+export type UserSchemaScalarFieldEnum = (typeof UserSchemaScalarFieldEnum)[keyof typeof UserSchemaScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -4362,6 +4456,7 @@ export type GlobalOmitConfig = {
   userIdpLink?: Prisma.UserIdpLinkOmit
   brandingAsset?: Prisma.BrandingAssetOmit
   userMetadata?: Prisma.UserMetadataOmit
+  userSchema?: Prisma.UserSchemaOmit
 }
 
 /* Types for Logging */

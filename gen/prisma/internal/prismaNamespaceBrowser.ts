@@ -90,7 +90,8 @@ export const ModelName = {
   UserOtpChannel: 'UserOtpChannel',
   UserIdpLink: 'UserIdpLink',
   BrandingAsset: 'BrandingAsset',
-  UserMetadata: 'UserMetadata'
+  UserMetadata: 'UserMetadata',
+  UserSchema: 'UserSchema'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -197,7 +198,10 @@ export const UserScalarFieldEnum = {
   secretHash: 'secretHash',
   sequence: 'sequence',
   createdAt: 'createdAt',
-  changeDate: 'changeDate'
+  changeDate: 'changeDate',
+  schemaId: 'schemaId',
+  schemaRevision: 'schemaRevision',
+  data: 'data'
 } as const
 
 export type UserScalarFieldEnum = (typeof UserScalarFieldEnum)[keyof typeof UserScalarFieldEnum]
@@ -665,6 +669,22 @@ export const UserMetadataScalarFieldEnum = {
 } as const
 
 export type UserMetadataScalarFieldEnum = (typeof UserMetadataScalarFieldEnum)[keyof typeof UserMetadataScalarFieldEnum]
+
+
+export const UserSchemaScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  type: 'type',
+  schema: 'schema',
+  possibleAuthenticators: 'possibleAuthenticators',
+  state: 'state',
+  revision: 'revision',
+  sequence: 'sequence',
+  createdAt: 'createdAt',
+  changeDate: 'changeDate'
+} as const
+
+export type UserSchemaScalarFieldEnum = (typeof UserSchemaScalarFieldEnum)[keyof typeof UserSchemaScalarFieldEnum]
 
 
 export const SortOrder = {

@@ -29,11 +29,13 @@ export type AggregateUser = {
 export type UserAvgAggregateOutputType = {
   passwordFailures: number | null
   sequence: number | null
+  schemaRevision: number | null
 }
 
 export type UserSumAggregateOutputType = {
   passwordFailures: number | null
   sequence: number | null
+  schemaRevision: number | null
 }
 
 export type UserMinAggregateOutputType = {
@@ -63,6 +65,8 @@ export type UserMinAggregateOutputType = {
   sequence: number | null
   createdAt: Date | null
   changeDate: Date | null
+  schemaId: string | null
+  schemaRevision: number | null
 }
 
 export type UserMaxAggregateOutputType = {
@@ -92,6 +96,8 @@ export type UserMaxAggregateOutputType = {
   sequence: number | null
   createdAt: Date | null
   changeDate: Date | null
+  schemaId: string | null
+  schemaRevision: number | null
 }
 
 export type UserCountAggregateOutputType = {
@@ -121,6 +127,9 @@ export type UserCountAggregateOutputType = {
   sequence: number
   createdAt: number
   changeDate: number
+  schemaId: number
+  schemaRevision: number
+  data: number
   _all: number
 }
 
@@ -128,11 +137,13 @@ export type UserCountAggregateOutputType = {
 export type UserAvgAggregateInputType = {
   passwordFailures?: true
   sequence?: true
+  schemaRevision?: true
 }
 
 export type UserSumAggregateInputType = {
   passwordFailures?: true
   sequence?: true
+  schemaRevision?: true
 }
 
 export type UserMinAggregateInputType = {
@@ -162,6 +173,8 @@ export type UserMinAggregateInputType = {
   sequence?: true
   createdAt?: true
   changeDate?: true
+  schemaId?: true
+  schemaRevision?: true
 }
 
 export type UserMaxAggregateInputType = {
@@ -191,6 +204,8 @@ export type UserMaxAggregateInputType = {
   sequence?: true
   createdAt?: true
   changeDate?: true
+  schemaId?: true
+  schemaRevision?: true
 }
 
 export type UserCountAggregateInputType = {
@@ -220,6 +235,9 @@ export type UserCountAggregateInputType = {
   sequence?: true
   createdAt?: true
   changeDate?: true
+  schemaId?: true
+  schemaRevision?: true
+  data?: true
   _all?: true
 }
 
@@ -336,6 +354,9 @@ export type UserGroupByOutputType = {
   sequence: number
   createdAt: Date
   changeDate: Date
+  schemaId: string | null
+  schemaRevision: number | null
+  data: runtime.JsonValue | null
   _count: UserCountAggregateOutputType | null
   _avg: UserAvgAggregateOutputType | null
   _sum: UserSumAggregateOutputType | null
@@ -388,6 +409,9 @@ export type UserWhereInput = {
   sequence?: Prisma.IntFilter<"User"> | number
   createdAt?: Prisma.DateTimeFilter<"User"> | Date | string
   changeDate?: Prisma.DateTimeFilter<"User"> | Date | string
+  schemaId?: Prisma.StringNullableFilter<"User"> | string | null
+  schemaRevision?: Prisma.IntNullableFilter<"User"> | number | null
+  data?: Prisma.JsonNullableFilter<"User">
 }
 
 export type UserOrderByWithRelationInput = {
@@ -417,6 +441,9 @@ export type UserOrderByWithRelationInput = {
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
+  schemaId?: Prisma.SortOrderInput | Prisma.SortOrder
+  schemaRevision?: Prisma.SortOrderInput | Prisma.SortOrder
+  data?: Prisma.SortOrderInput | Prisma.SortOrder
 }
 
 export type UserWhereUniqueInput = Prisma.AtLeast<{
@@ -450,6 +477,9 @@ export type UserWhereUniqueInput = Prisma.AtLeast<{
   sequence?: Prisma.IntFilter<"User"> | number
   createdAt?: Prisma.DateTimeFilter<"User"> | Date | string
   changeDate?: Prisma.DateTimeFilter<"User"> | Date | string
+  schemaId?: Prisma.StringNullableFilter<"User"> | string | null
+  schemaRevision?: Prisma.IntNullableFilter<"User"> | number | null
+  data?: Prisma.JsonNullableFilter<"User">
 }, "id" | "instanceId_loginName">
 
 export type UserOrderByWithAggregationInput = {
@@ -479,6 +509,9 @@ export type UserOrderByWithAggregationInput = {
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
+  schemaId?: Prisma.SortOrderInput | Prisma.SortOrder
+  schemaRevision?: Prisma.SortOrderInput | Prisma.SortOrder
+  data?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.UserCountOrderByAggregateInput
   _avg?: Prisma.UserAvgOrderByAggregateInput
   _max?: Prisma.UserMaxOrderByAggregateInput
@@ -516,6 +549,9 @@ export type UserScalarWhereWithAggregatesInput = {
   sequence?: Prisma.IntWithAggregatesFilter<"User"> | number
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"User"> | Date | string
   changeDate?: Prisma.DateTimeWithAggregatesFilter<"User"> | Date | string
+  schemaId?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
+  schemaRevision?: Prisma.IntNullableWithAggregatesFilter<"User"> | number | null
+  data?: Prisma.JsonNullableWithAggregatesFilter<"User">
 }
 
 export type UserCreateInput = {
@@ -545,6 +581,9 @@ export type UserCreateInput = {
   sequence: number
   createdAt: Date | string
   changeDate: Date | string
+  schemaId?: string | null
+  schemaRevision?: number | null
+  data?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
 }
 
 export type UserUncheckedCreateInput = {
@@ -574,6 +613,9 @@ export type UserUncheckedCreateInput = {
   sequence: number
   createdAt: Date | string
   changeDate: Date | string
+  schemaId?: string | null
+  schemaRevision?: number | null
+  data?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
 }
 
 export type UserUpdateInput = {
@@ -603,6 +645,9 @@ export type UserUpdateInput = {
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  schemaId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  schemaRevision?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  data?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
 }
 
 export type UserUncheckedUpdateInput = {
@@ -632,6 +677,9 @@ export type UserUncheckedUpdateInput = {
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  schemaId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  schemaRevision?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  data?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
 }
 
 export type UserCreateManyInput = {
@@ -661,6 +709,9 @@ export type UserCreateManyInput = {
   sequence: number
   createdAt: Date | string
   changeDate: Date | string
+  schemaId?: string | null
+  schemaRevision?: number | null
+  data?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
 }
 
 export type UserUpdateManyMutationInput = {
@@ -690,6 +741,9 @@ export type UserUpdateManyMutationInput = {
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  schemaId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  schemaRevision?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  data?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
 }
 
 export type UserUncheckedUpdateManyInput = {
@@ -719,6 +773,9 @@ export type UserUncheckedUpdateManyInput = {
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  schemaId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  schemaRevision?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  data?: Prisma.NullableJsonNullValueInput | runtime.InputJsonValue
 }
 
 export type UserInstanceIdLoginNameCompoundUniqueInput = {
@@ -753,11 +810,15 @@ export type UserCountOrderByAggregateInput = {
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
+  schemaId?: Prisma.SortOrder
+  schemaRevision?: Prisma.SortOrder
+  data?: Prisma.SortOrder
 }
 
 export type UserAvgOrderByAggregateInput = {
   passwordFailures?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
+  schemaRevision?: Prisma.SortOrder
 }
 
 export type UserMaxOrderByAggregateInput = {
@@ -787,6 +848,8 @@ export type UserMaxOrderByAggregateInput = {
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
+  schemaId?: Prisma.SortOrder
+  schemaRevision?: Prisma.SortOrder
 }
 
 export type UserMinOrderByAggregateInput = {
@@ -816,11 +879,14 @@ export type UserMinOrderByAggregateInput = {
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
+  schemaId?: Prisma.SortOrder
+  schemaRevision?: Prisma.SortOrder
 }
 
 export type UserSumOrderByAggregateInput = {
   passwordFailures?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
+  schemaRevision?: Prisma.SortOrder
 }
 
 export type NullableDateTimeFieldUpdateOperationsInput = {
@@ -856,6 +922,9 @@ export type UserSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = r
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
+  schemaId?: boolean
+  schemaRevision?: boolean
+  data?: boolean
 }, ExtArgs["result"]["user"]>
 
 export type UserSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -885,6 +954,9 @@ export type UserSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
+  schemaId?: boolean
+  schemaRevision?: boolean
+  data?: boolean
 }, ExtArgs["result"]["user"]>
 
 export type UserSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -914,6 +986,9 @@ export type UserSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
+  schemaId?: boolean
+  schemaRevision?: boolean
+  data?: boolean
 }, ExtArgs["result"]["user"]>
 
 export type UserSelectScalar = {
@@ -943,9 +1018,12 @@ export type UserSelectScalar = {
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
+  schemaId?: boolean
+  schemaRevision?: boolean
+  data?: boolean
 }
 
-export type UserOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "orgId" | "username" | "loginName" | "kind" | "state" | "displayName" | "givenName" | "familyName" | "nickName" | "preferredLanguage" | "email" | "emailVerified" | "phone" | "phoneVerified" | "passwordHash" | "passwordChangeRequired" | "passwordChanged" | "passwordFailures" | "description" | "accessTokenType" | "secretHash" | "sequence" | "createdAt" | "changeDate", ExtArgs["result"]["user"]>
+export type UserOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "orgId" | "username" | "loginName" | "kind" | "state" | "displayName" | "givenName" | "familyName" | "nickName" | "preferredLanguage" | "email" | "emailVerified" | "phone" | "phoneVerified" | "passwordHash" | "passwordChangeRequired" | "passwordChanged" | "passwordFailures" | "description" | "accessTokenType" | "secretHash" | "sequence" | "createdAt" | "changeDate" | "schemaId" | "schemaRevision" | "data", ExtArgs["result"]["user"]>
 
 export type $UserPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "User"
@@ -977,6 +1055,9 @@ export type $UserPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
     sequence: number
     createdAt: Date
     changeDate: Date
+    schemaId: string | null
+    schemaRevision: number | null
+    data: runtime.JsonValue | null
   }, ExtArgs["result"]["user"]>
   composites: {}
 }
@@ -1426,6 +1507,9 @@ export interface UserFieldRefs {
   readonly sequence: Prisma.FieldRef<"User", 'Int'>
   readonly createdAt: Prisma.FieldRef<"User", 'DateTime'>
   readonly changeDate: Prisma.FieldRef<"User", 'DateTime'>
+  readonly schemaId: Prisma.FieldRef<"User", 'String'>
+  readonly schemaRevision: Prisma.FieldRef<"User", 'Int'>
+  readonly data: Prisma.FieldRef<"User", 'Json'>
 }
     
 

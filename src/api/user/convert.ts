@@ -1,4 +1,4 @@
-import { create } from "@bufbuild/protobuf";
+import { create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
   AccessTokenType,
@@ -14,8 +14,9 @@ import {
   type Password,
   type User,
 } from "../../../gen/svc/resources/user/v3alpha/user_pb.js";
-import type { NewHuman, NewMachine, PasswordInput, UserPatch } from "../../command/users.js";
+import type { NewHuman, NewMachine, PasswordInput, SchemaData, UserPatch } from "../../command/users.js";
 import { userStates, type UserView } from "../../query/users.js";
+import { errors } from "../../errors/errors.js";
 import { toResourceDetails } from "../convert.js";
 
 export const tokenTypeOf = (t: AccessTokenType): "opaque" | "jwt" => (t === AccessTokenType.JWT ? "jwt" : "opaque");
@@ -49,9 +50,20 @@ export function newUserOf(u: User): { human?: NewHuman; machine?: NewMachine; pa
   };
 }
 
+/** A user schema and the data for it, as create and patch give them (data without a schema is refused). */
+export function schemaDataOf(u: { schemaId?: string | undefined; data?: JsonObject | undefined }): SchemaData | undefined {
+  if (u.schemaId === undefined) {
+    if (u.data !== undefined) throw errors.invalidArgument("USER-d4ta", "invalid user.schema_id: data needs the schema it follows");
+    return undefined;
+  }
+  return { schemaId: u.schemaId, data: u.data ?? {} };
+}
+
 export function patchOf(p: PatchUser): UserPatch {
   const out: UserPatch = {};
   if (p.username !== undefined) out.username = p.username;
+  const schemaData = schemaDataOf(p);
+  if (schemaData) out.schemaData = schemaData;
   if (p.type.case === "human") {
     const h = p.type.value;
     out.human = {
@@ -76,7 +88,8 @@ export function patchOf(p: PatchUser): UserPatch {
 
 export function toGetUser(u: UserView): GetUser {
   const details = toResourceDetails({ ...u, resourceOwner: u.orgId }, "org");
-  const base = { details, state: userStates[u.state] ?? UserState.UNSPECIFIED, username: u.username };
+  const schema = u.schemaId ? { schemaId: u.schemaId, schemaRevision: BigInt(u.schemaRevision ?? 0), data: (u.data ?? {}) as JsonObject } : {};
+  const base = { details, state: userStates[u.state] ?? UserState.UNSPECIFIED, username: u.username, ...schema };
   if (u.kind === "machine") {
     return create(GetUserSchema, {
       ...base,

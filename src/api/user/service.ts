@@ -53,7 +53,7 @@ import { UserQueries } from "../../query/users.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
 import { loadAuthorized, orgOfRequest, orgTarget, readableScope } from "../scope.js";
-import { newUserOf, passwordInputOf, patchOf, toGetUser } from "./convert.js";
+import { newUserOf, passwordInputOf, patchOf, schemaDataOf, toGetUser } from "./convert.js";
 import { metadataHandlers } from "./metadata.js";
 import { webauthnHandlers } from "./webauthn.js";
 
@@ -95,8 +95,14 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
       const orgId = orgOfRequest(info);
       info.authorize(await orgTarget(tenancy, instance, orgId));
       const { human, machine, password } = newUserOf(req.user!);
-      const base = { instanceId: instance.id, orgId, creator: info.caller.userId };
+      const base: { instanceId: string; orgId: string; creator: string; schemaData?: users.SchemaData } = {
+        instanceId: instance.id,
+        orgId,
+        creator: info.caller.userId,
+      };
       let d: ChangeDetails;
+      const schemaData = schemaDataOf(req.user!);
+      if (schemaData) Object.assign(base, { schemaData });
       if (machine) d = await users.createMachine(es, { ...base, machine });
       else {
         const rules = await passwordRules(deps.settings, instance.id, orgId);
