@@ -39,6 +39,10 @@ export function createAuthenticationInterceptor(deps: AuthDeps): Interceptor {
     if (!m) throw errors.unauthenticated("AUTHN-m1ss", "a bearer token is required (Authorization: Bearer <token>)");
     const caller = await deps.verifiers.callerOf(m[1]!);
     if (!caller) throw errors.unauthenticated("AUTHN-1nv4", "the token is invalid or expired");
+    // A user's token is good at its own instance only; the system's members act everywhere.
+    if (caller.instanceId !== instance.id && !caller.memberships.some((m) => m.contextType === "system")) {
+      throw errors.unauthenticated("AUTHN-1nst", "the token is invalid or expired");
+    }
     req.contextValues.set(hostInstanceKey, instance);
     req.contextValues.set(callerKey, caller);
     return next(req);

@@ -40,6 +40,10 @@ const userSchema = aggregateType("user_schema");
 
 export const instanceAdded = instance.defineEvent<{ name: string }>("instance.instance.added");
 export const instanceDomainAdded = instance.defineEvent<{ domain: string }>("instance.domain.added");
+export const instanceDomainRemoved = instance.defineEvent<{ domain: string }>("instance.domain.removed");
+export const instanceChanged = instance.defineEvent<{ name: string }>("instance.instance.changed");
+/** The instance and every projection row of it go; its events stay in the log. */
+export const instanceRemoved = instance.defineEvent("instance.instance.removed");
 /** Limits set by the system API: a property present changed (`auditLogRetentionS` null: no retention). */
 export const instanceLimitsSet = instance.defineEvent<{ block?: boolean; auditLogRetentionS?: number | null }>("instance.limits.set");
 export const instanceDefaultOrgSet = instance.defineEvent<{ orgId: string }>("instance.default_org.set");

@@ -1,6 +1,15 @@
 import type { EventStore, StoredEvent, Tx } from "../eventstore/eventstore.js";
 import type { Prisma } from "../../gen/prisma/client.js";
-import { instanceAdded, instanceDefaultOrgSet, instanceDomainAdded, instanceLimitsSet, orgAdded } from "./events.js";
+import {
+  instanceAdded,
+  instanceChanged,
+  instanceDefaultOrgSet,
+  instanceDomainAdded,
+  instanceDomainRemoved,
+  instanceLimitsSet,
+  instanceRemoved,
+  orgAdded,
+} from "./events.js";
 import { registerSettingsReducers } from "./settings.js";
 
 /** Projections: each reducer runs in the transaction that appends its event. */
@@ -15,6 +24,22 @@ export function registerReducers(es: EventStore): void {
   es.on(instanceDomainAdded, async (tx, e) => {
     await tx.instanceDomain.create({ data: { domain: e.payload.domain, instanceId: e.aggregateId } });
     await touchInstance(tx, e);
+  });
+  es.on(instanceDomainRemoved, async (tx, e) => {
+    await tx.instanceDomain.deleteMany({ where: { domain: e.payload.domain, instanceId: e.aggregateId } });
+    await touchInstance(tx, e);
+  });
+  es.on(instanceChanged, async (tx, e) => {
+    await touchInstance(tx, e, { name: e.payload.name });
+  });
+  // Every projection row of the instance, in every table that has an instance_id (found in the catalogue, so a
+  // table added later is not forgotten); the log keeps its events.
+  es.on(instanceRemoved, async (_tx, e, sql) => {
+    const { rows } = await sql.query<{ table_name: string }>(
+      "SELECT table_name FROM information_schema.columns WHERE table_schema = current_schema() AND column_name = 'instance_id' AND table_name <> 'events'",
+    );
+    for (const { table_name } of rows) await sql.query(`DELETE FROM "${table_name.replace(/"/g, "")}" WHERE instance_id = $1`, [e.aggregateId]);
+    await sql.query("DELETE FROM instances WHERE id = $1", [e.aggregateId]);
   });
   es.on(instanceLimitsSet, async (tx, e) => {
     const p = e.payload;

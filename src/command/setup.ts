@@ -4,11 +4,11 @@ import { dirname } from "node:path";
 import type { Config } from "../config/config.js";
 import { hashPassword } from "../crypto/password.js";
 import { StartupError } from "../config/startup-error.js";
-import type { EventStore, EventWriter, NewEvent } from "../eventstore/eventstore.js";
+import type { EventStore, EventWriter } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
-import { featureSet, humanAdded, instanceAdded, instanceDefaultOrgSet, instanceDomainAdded, settingsAggregateId } from "./events.js";
-import { orgAddedEvent, orgDomain } from "./orgs.js";
-import { machineUserEvents, memberEvent, patEvents } from "./users.js";
+import { instanceDomainAdded } from "./events.js";
+import { newInstanceEvents } from "./instances.js";
+import { memberEvent } from "./users.js";
 
 export interface FirstInstance {
   created: boolean;
@@ -66,41 +66,22 @@ export async function ensureFirstInstance(es: EventStore, config: Config): Promi
       return { created: false, instanceId: existing.id };
     }
     const instanceId = newId();
-    const orgId = newId();
-    const adminId = newId();
-    const machineId = newId();
-    const domains = [...new Set([config.externalDomain.toLowerCase(), "localhost", "127.0.0.1"])];
-    const pat = patEvents(machineId, orgId);
-    const instance = { aggregateId: instanceId, resourceOwner: instanceId };
-    const events: NewEvent[] = [
-      instanceAdded.event(instance, { name: "First instance" }),
-      ...domains.map((domain) => instanceDomainAdded.event(instance, { domain })),
-      orgAddedEvent(orgId, config.firstInstanceOrgName, orgDomain(config.firstInstanceOrgName, config.externalDomain)),
-      instanceDefaultOrgSet.event(instance, { orgId }),
-      humanAdded.event(
-        { aggregateId: adminId, resourceOwner: orgId },
-        { username: config.firstInstanceAdminUsername, displayName: "Administrator", passwordHash, passwordChangeRequired: true },
-      ),
-      ...machineUserEvents(machineId, orgId, "admin-service", "First instance service user"),
-      ...pat.events,
-      ...[adminId, machineId].map((userId) => memberEvent("instance", instanceId, userId, ["IAM_OWNER"])),
-      featureSet.event(
-        { aggregateId: settingsAggregateId("feature", "instance", instanceId), resourceOwner: instanceId },
-        {
-          ownerType: "instance",
-          ownerId: instanceId,
-          set: { multitenancy_resources_api: true, multitenancy_settings: true, oidc_token_exchange: false },
-          reset: [],
-        },
-      ),
-    ];
-    await w.push(instanceId, SYSTEM_CREATOR, events);
+    const made = newInstanceEvents(instanceId, {
+      name: "First instance",
+      domains: [...new Set([config.externalDomain.toLowerCase(), "localhost", "127.0.0.1"])],
+      orgName: config.firstInstanceOrgName,
+      admins: [
+        { kind: "human", username: config.firstInstanceAdminUsername, passwordHash, passwordChangeRequired: true },
+        { kind: "machine", username: "admin-service", name: "First instance service user" },
+      ],
+    });
+    await w.push(instanceId, SYSTEM_CREATOR, made.events);
     await w.push(
       "",
       SYSTEM_CREATOR,
-      [adminId, machineId].map((userId) => memberEvent("system", "", userId, ["SYSTEM_OWNER"])),
+      made.adminIds.map((userId) => memberEvent("system", "", userId, ["SYSTEM_OWNER"])),
     );
-    return { created: true, instanceId, token: pat.token };
+    return { created: true, instanceId, token: made.pats[0] };
   });
   if (!result.created) return { created: false, instanceId: result.instanceId };
   writeSecretFile(config.firstInstancePatPath, `${result.token}\n`);

@@ -197,7 +197,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     mount(S.org, orgService({ es, db, cache, tenancy, externalDomain: config.externalDomain })),
     mount(S.user, userService({ es, db, cache, settings, tenancy, box })),
     mount(S.event, eventService({ auditLog: new AuditLog(db, cache) })),
-    mount(S.instance, instanceService({ es, db })),
+    mount(S.instance, instanceService({ es, db, cache, settings })),
     mount(S.userSchema, userSchemaService({ es, db, cache })),
     mount(
       S.session,

@@ -7,12 +7,22 @@ import {
   type Limits,
   LimitResponseSchema,
 } from "../../../gen/svc/resources/instance/v3alpha/instance_service_pb.js";
+import { instanceHandlers } from "./instances.js";
 import { callInfo } from "../../authz/context.js";
 import { type LimitsChange, setInstanceLimits } from "../../command/instance-limits.js";
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
+import type { ProjectionCache } from "../../query/cache.js";
+import type { SettingsQueries } from "../../query/settings.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
+
+export interface InstanceDeps {
+  es: EventStore;
+  db: Database;
+  cache: ProjectionCache;
+  settings: SettingsQueries;
+}
 
 const HOUR_S = 3600;
 const MAX_RETENTION_S = 100 * 365 * 86_400;
@@ -30,7 +40,7 @@ function changeOf(l: Limits, field: string): LimitsChange {
 }
 
 /** Instances in the system context: their limits (block, audit log retention), one or several at once. */
-export function instanceService(deps: { es: EventStore; db: Database }): ServiceImpl<typeof InstanceService> {
+export function instanceService(deps: InstanceDeps): ServiceImpl<typeof InstanceService> {
   const limit = async (creator: string, items: { instanceId: string; limits: Limits; field: string }[]) => {
     const limits = items.map((i) => ({ instanceId: i.instanceId, field: i.field, change: changeOf(i.limits, i.field) }));
     await setInstanceLimits(deps.es, { creator, limits });
@@ -41,6 +51,7 @@ export function instanceService(deps: { es: EventStore; db: Database }): Service
     });
   };
   return {
+    ...instanceHandlers(deps),
     async limit(req, ctx) {
       const [details] = await limit(callInfo(ctx).caller.userId, [{ instanceId: req.instanceId, limits: req.limits!, field: "limits" }]);
       return create(LimitResponseSchema, { details });

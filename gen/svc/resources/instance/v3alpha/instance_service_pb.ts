@@ -2,8 +2,9 @@
 // @generated from file svc/resources/instance/v3alpha/instance_service.proto (package svc.resources.instance.v3alpha, syntax proto3)
 /* eslint-disable */
 
-// Instances in the system context: their limits. Called with a system credential through any instance's Host
-// (a blocked one too: system calls are never blocked).
+// Instances in the system context: create (with domains, first organisation and administrator), read, search,
+// rename, delete, their domains and limits. Called with a system credential through any instance's Host (a
+// blocked one too: system calls are never blocked).
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
@@ -11,7 +12,7 @@ import { file_google_api_annotations } from "../../../../google/api/annotations_
 import type { Duration } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_duration } from "@bufbuild/protobuf/wkt";
 import { file_svc_options_v1_options } from "../../../options/v1/options_pb.js";
-import type { Details } from "../../object/v3alpha/object_pb.js";
+import type { Details, InIDsFilter, ListDetails, ListQuery } from "../../object/v3alpha/object_pb.js";
 import { file_svc_resources_object_v3alpha_object } from "../../object/v3alpha/object_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -19,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/resources/instance/v3alpha/instance_service.proto.
  */
 export const file_svc_resources_instance_v3alpha_instance_service: GenFile = /*@__PURE__*/
-  fileDesc("CjVzdmMvcmVzb3VyY2VzL2luc3RhbmNlL3YzYWxwaGEvaW5zdGFuY2Vfc2VydmljZS5wcm90bxIec3ZjLnJlc291cmNlcy5pbnN0YW5jZS52M2FscGhhIokBCgZMaW1pdHMSEgoFYmxvY2sYASABKAhIAIgBARI2ChNhdWRpdF9sb2dfcmV0ZW50aW9uGAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEikKGXJlc2V0X2F1ZGl0X2xvZ19yZXRlbnRpb24YAyABKAhCBqq7GAI4AUIICgZfYmxvY2sicAoMTGltaXRSZXF1ZXN0EiAKC2luc3RhbmNlX2lkGAEgASgJQguquxgHCAEQyAEoARI+CgZsaW1pdHMYAiABKAsyJi5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuTGltaXRzQgaquxgCKAEiRwoNTGltaXRSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzInIKDkluc3RhbmNlTGltaXRzEiAKC2luc3RhbmNlX2lkGAEgASgJQguquxgHCAEQyAEoARI+CgZsaW1pdHMYAiABKAsyJi5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuTGltaXRzQgaquxgCKAEiWwoQQnVsa0xpbWl0UmVxdWVzdBJHCgZsaW1pdHMYASADKAsyLi5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuSW5zdGFuY2VMaW1pdHNCB6q7GANI6AciSwoRQnVsa0xpbWl0UmVzcG9uc2USNgoHZGV0YWlscxgBIAMoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlsczKUAwoPSW5zdGFuY2VTZXJ2aWNlEr0BCgVMaW1pdBIsLnN2Yy5yZXNvdXJjZXMuaW5zdGFuY2UudjNhbHBoYS5MaW1pdFJlcXVlc3QaLS5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuTGltaXRSZXNwb25zZSJXorsYFwoVc3lzdGVtLmluc3RhbmNlLndyaXRlgtPkkwI2OgEqIjEvcmVzb3VyY2VzL3YzYWxwaGEvaW5zdGFuY2VzL3tpbnN0YW5jZV9pZH0vX2xpbWl0EsABCglCdWxrTGltaXQSMC5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuQnVsa0xpbWl0UmVxdWVzdBoxLnN2Yy5yZXNvdXJjZXMuaW5zdGFuY2UudjNhbHBoYS5CdWxrTGltaXRSZXNwb25zZSJOorsYFwoVc3lzdGVtLmluc3RhbmNlLndyaXRlgtPkkwItOgEqIigvcmVzb3VyY2VzL3YzYWxwaGEvaW5zdGFuY2VzL19idWxrX2xpbWl0YgZwcm90bzM", [file_google_api_annotations, file_google_protobuf_duration, file_svc_options_v1_options, file_svc_resources_object_v3alpha_object]);
+  fileDesc("CjVzdmMvcmVzb3VyY2VzL2luc3RhbmNlL3YzYWxwaGEvaW5zdGFuY2Vfc2VydmljZS5wcm90bxIec3ZjLnJlc291cmNlcy5pbnN0YW5jZS52M2FscGhhIokBCgZMaW1pdHMSEgoFYmxvY2sYASABKAhIAIgBARI2ChNhdWRpdF9sb2dfcmV0ZW50aW9uGAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEikKGXJlc2V0X2F1ZGl0X2xvZ19yZXRlbnRpb24YAyABKAhCBqq7GAI4AUIICgZfYmxvY2sicAoMTGltaXRSZXF1ZXN0EiAKC2luc3RhbmNlX2lkGAEgASgJQguquxgHCAEQyAEoARI+CgZsaW1pdHMYAiABKAsyJi5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuTGltaXRzQgaquxgCKAEiRwoNTGltaXRSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzInIKDkluc3RhbmNlTGltaXRzEiAKC2luc3RhbmNlX2lkGAEgASgJQguquxgHCAEQyAEoARI+CgZsaW1pdHMYAiABKAsyJi5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuTGltaXRzQgaquxgCKAEiWwoQQnVsa0xpbWl0UmVxdWVzdBJHCgZsaW1pdHMYASADKAsyLi5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuSW5zdGFuY2VMaW1pdHNCB6q7GANI6AciSwoRQnVsa0xpbWl0UmVzcG9uc2USNgoHZGV0YWlscxgBIAMoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyLOAQoSSHVtYW5BZG1pbmlzdHJhdG9yEiQKCHVzZXJuYW1lGAEgASgJQhKquxgOCAEQyAEiBV5cUyskKAESHQoIcGFzc3dvcmQYAiABKAlCC6q7GAcIARDIASgBEhYKBWVtYWlsGAMgASgJQgequxgDEMgBEhsKCmdpdmVuX25hbWUYBCABKAlCB6q7GAMQyAESHAoLZmFtaWx5X25hbWUYBSABKAlCB6q7GAMQyAESIAoYcGFzc3dvcmRfY2hhbmdlX3JlcXVpcmVkGAYgASgIIlcKFE1hY2hpbmVBZG1pbmlzdHJhdG9yEiQKCHVzZXJuYW1lGAEgASgJQhKquxgOCAEQyAEiBV5cUyskKAESGQoEbmFtZRgCIAEoCUILqrsYBwgBEMgBKAEimgIKFUNyZWF0ZUluc3RhbmNlUmVxdWVzdBIZCgRuYW1lGAEgASgJQguquxgHCAEQyAEoARIcCgdkb21haW5zGAIgAygJQguquxgHCAEQ/QFIFBIjCg5maXJzdF9vcmdfbmFtZRgDIAEoCUILqrsYBwgBEMgBKAESQwoFaHVtYW4YBCABKAsyMi5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuSHVtYW5BZG1pbmlzdHJhdG9ySAASRwoHbWFjaGluZRgFIAEoCzI0LnN2Yy5yZXNvdXJjZXMuaW5zdGFuY2UudjNhbHBoYS5NYWNoaW5lQWRtaW5pc3RyYXRvckgAQhUKDWFkbWluaXN0cmF0b3ISBLC7GAEiXQoWQ3JlYXRlSW5zdGFuY2VSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzEgsKA3BhdBgCIAEoCSLCAQoISW5zdGFuY2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscxIMCgRuYW1lGAIgASgJEg8KB2RvbWFpbnMYAyADKAkSFgoOZGVmYXVsdF9vcmdfaWQYBCABKAkSDwoHYmxvY2tlZBgFIAEoCBI2ChNhdWRpdF9sb2dfcmV0ZW50aW9uGAYgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIjYKEkdldEluc3RhbmNlUmVxdWVzdBIgCgtpbnN0YW5jZV9pZBgBIAEoCUILqrsYBwgBEMgBKAEiUQoTR2V0SW5zdGFuY2VSZXNwb25zZRI6CghpbnN0YW5jZRgBIAEoCzIoLnN2Yy5yZXNvdXJjZXMuaW5zdGFuY2UudjNhbHBoYS5JbnN0YW5jZSKAAQoUSW5zdGFuY2VTZWFyY2hGaWx0ZXISOwoGaW5faWRzGAEgASgLMikuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5JbklEc0ZpbHRlckgAEhsKBmRvbWFpbhgCIAEoCUIJqrsYBQgBEP0BSABCDgoGZmlsdGVyEgSwuxgBIp8BChZTZWFyY2hJbnN0YW5jZXNSZXF1ZXN0EjYKBXF1ZXJ5GAEgASgLMicuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5MaXN0UXVlcnkSTQoHZmlsdGVycxgCIAMoCzI0LnN2Yy5yZXNvdXJjZXMuaW5zdGFuY2UudjNhbHBoYS5JbnN0YW5jZVNlYXJjaEZpbHRlckIGqrsYAkhkIo8BChdTZWFyY2hJbnN0YW5jZXNSZXNwb25zZRI6CgdkZXRhaWxzGAEgASgLMikuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5MaXN0RGV0YWlscxI4CgZyZXN1bHQYAiADKAsyKC5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuSW5zdGFuY2UiUwoUUGF0Y2hJbnN0YW5jZVJlcXVlc3QSIAoLaW5zdGFuY2VfaWQYASABKAlCC6q7GAcIARDIASgBEhkKBG5hbWUYAiABKAlCC6q7GAcIARDIASgBIk8KFVBhdGNoSW5zdGFuY2VSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIjkKFURlbGV0ZUluc3RhbmNlUmVxdWVzdBIgCgtpbnN0YW5jZV9pZBgBIAEoCUILqrsYBwgBEMgBKAEiUAoWRGVsZXRlSW5zdGFuY2VSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIlkKGEFkZEluc3RhbmNlRG9tYWluUmVxdWVzdBIgCgtpbnN0YW5jZV9pZBgBIAEoCUILqrsYBwgBEMgBKAESGwoGZG9tYWluGAIgASgJQguquxgHCAEQ/QEoASJTChlBZGRJbnN0YW5jZURvbWFpblJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMiXAobUmVtb3ZlSW5zdGFuY2VEb21haW5SZXF1ZXN0EiAKC2luc3RhbmNlX2lkGAEgASgJQguquxgHCAEQyAEoARIbCgZkb21haW4YAiABKAlCC6q7GAcIARD9ASgBIlYKHFJlbW92ZUluc3RhbmNlRG9tYWluUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlsczLzDgoPSW5zdGFuY2VTZXJ2aWNlEsYBCg5DcmVhdGVJbnN0YW5jZRI1LnN2Yy5yZXNvdXJjZXMuaW5zdGFuY2UudjNhbHBoYS5DcmVhdGVJbnN0YW5jZVJlcXVlc3QaNi5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuQ3JlYXRlSW5zdGFuY2VSZXNwb25zZSJForsYGgoVc3lzdGVtLmluc3RhbmNlLndyaXRlGMkBgtPkkwIhOgEqIhwvcmVzb3VyY2VzL3YzYWxwaGEvaW5zdGFuY2VzEsQBCgtHZXRJbnN0YW5jZRIyLnN2Yy5yZXNvdXJjZXMuaW5zdGFuY2UudjNhbHBoYS5HZXRJbnN0YW5jZVJlcXVlc3QaMy5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuR2V0SW5zdGFuY2VSZXNwb25zZSJMorsYFgoUc3lzdGVtLmluc3RhbmNlLnJlYWSC0+STAiwSKi9yZXNvdXJjZXMvdjNhbHBoYS9pbnN0YW5jZXMve2luc3RhbmNlX2lkfRLNAQoPU2VhcmNoSW5zdGFuY2VzEjYuc3ZjLnJlc291cmNlcy5pbnN0YW5jZS52M2FscGhhLlNlYXJjaEluc3RhbmNlc1JlcXVlc3QaNy5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuU2VhcmNoSW5zdGFuY2VzUmVzcG9uc2UiSaK7GBYKFHN5c3RlbS5pbnN0YW5jZS5yZWFkgtPkkwIpOgEqIiQvcmVzb3VyY2VzL3YzYWxwaGEvaW5zdGFuY2VzL19zZWFyY2gSzgEKDVBhdGNoSW5zdGFuY2USNC5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuUGF0Y2hJbnN0YW5jZVJlcXVlc3QaNS5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuUGF0Y2hJbnN0YW5jZVJlc3BvbnNlIlCiuxgXChVzeXN0ZW0uaW5zdGFuY2Uud3JpdGWC0+STAi86ASoyKi9yZXNvdXJjZXMvdjNhbHBoYS9pbnN0YW5jZXMve2luc3RhbmNlX2lkfRLPAQoORGVsZXRlSW5zdGFuY2USNS5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuRGVsZXRlSW5zdGFuY2VSZXF1ZXN0GjYuc3ZjLnJlc291cmNlcy5pbnN0YW5jZS52M2FscGhhLkRlbGV0ZUluc3RhbmNlUmVzcG9uc2UiTqK7GBgKFnN5c3RlbS5pbnN0YW5jZS5kZWxldGWC0+STAiwqKi9yZXNvdXJjZXMvdjNhbHBoYS9pbnN0YW5jZXMve2luc3RhbmNlX2lkfRLlAQoRQWRkSW5zdGFuY2VEb21haW4SOC5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuQWRkSW5zdGFuY2VEb21haW5SZXF1ZXN0Gjkuc3ZjLnJlc291cmNlcy5pbnN0YW5jZS52M2FscGhhLkFkZEluc3RhbmNlRG9tYWluUmVzcG9uc2UiW6K7GBoKFXN5c3RlbS5pbnN0YW5jZS53cml0ZRjJAYLT5JMCNzoBKiIyL3Jlc291cmNlcy92M2FscGhhL2luc3RhbmNlcy97aW5zdGFuY2VfaWR9L2RvbWFpbnMS8QEKFFJlbW92ZUluc3RhbmNlRG9tYWluEjsuc3ZjLnJlc291cmNlcy5pbnN0YW5jZS52M2FscGhhLlJlbW92ZUluc3RhbmNlRG9tYWluUmVxdWVzdBo8LnN2Yy5yZXNvdXJjZXMuaW5zdGFuY2UudjNhbHBoYS5SZW1vdmVJbnN0YW5jZURvbWFpblJlc3BvbnNlIl6iuxgXChVzeXN0ZW0uaW5zdGFuY2Uud3JpdGWC0+STAj0qOy9yZXNvdXJjZXMvdjNhbHBoYS9pbnN0YW5jZXMve2luc3RhbmNlX2lkfS9kb21haW5zL3tkb21haW59Er0BCgVMaW1pdBIsLnN2Yy5yZXNvdXJjZXMuaW5zdGFuY2UudjNhbHBoYS5MaW1pdFJlcXVlc3QaLS5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuTGltaXRSZXNwb25zZSJXorsYFwoVc3lzdGVtLmluc3RhbmNlLndyaXRlgtPkkwI2OgEqIjEvcmVzb3VyY2VzL3YzYWxwaGEvaW5zdGFuY2VzL3tpbnN0YW5jZV9pZH0vX2xpbWl0EsABCglCdWxrTGltaXQSMC5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuQnVsa0xpbWl0UmVxdWVzdBoxLnN2Yy5yZXNvdXJjZXMuaW5zdGFuY2UudjNhbHBoYS5CdWxrTGltaXRSZXNwb25zZSJOorsYFwoVc3lzdGVtLmluc3RhbmNlLndyaXRlgtPkkwItOgEqIigvcmVzb3VyY2VzL3YzYWxwaGEvaW5zdGFuY2VzL19idWxrX2xpbWl0YgZwcm90bzM", [file_google_api_annotations, file_google_protobuf_duration, file_svc_options_v1_options, file_svc_resources_object_v3alpha_object]);
 
 /**
  * @generated from message svc.resources.instance.v3alpha.Limits
@@ -152,9 +153,509 @@ export const BulkLimitResponseSchema: GenMessage<BulkLimitResponse> = /*@__PURE_
   messageDesc(file_svc_resources_instance_v3alpha_instance_service, 5);
 
 /**
+ * @generated from message svc.resources.instance.v3alpha.HumanAdministrator
+ */
+export type HumanAdministrator = Message<"svc.resources.instance.v3alpha.HumanAdministrator"> & {
+  /**
+   * @generated from field: string username = 1;
+   */
+  username: string;
+
+  /**
+   * @generated from field: string password = 2;
+   */
+  password: string;
+
+  /**
+   * @generated from field: string email = 3;
+   */
+  email: string;
+
+  /**
+   * @generated from field: string given_name = 4;
+   */
+  givenName: string;
+
+  /**
+   * @generated from field: string family_name = 5;
+   */
+  familyName: string;
+
+  /**
+   * The administrator must change the password at the first sign-in.
+   *
+   * @generated from field: bool password_change_required = 6;
+   */
+  passwordChangeRequired: boolean;
+};
+
+/**
+ * Describes the message svc.resources.instance.v3alpha.HumanAdministrator.
+ * Use `create(HumanAdministratorSchema)` to create a new message.
+ */
+export const HumanAdministratorSchema: GenMessage<HumanAdministrator> = /*@__PURE__*/
+  messageDesc(file_svc_resources_instance_v3alpha_instance_service, 6);
+
+/**
+ * @generated from message svc.resources.instance.v3alpha.MachineAdministrator
+ */
+export type MachineAdministrator = Message<"svc.resources.instance.v3alpha.MachineAdministrator"> & {
+  /**
+   * @generated from field: string username = 1;
+   */
+  username: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message svc.resources.instance.v3alpha.MachineAdministrator.
+ * Use `create(MachineAdministratorSchema)` to create a new message.
+ */
+export const MachineAdministratorSchema: GenMessage<MachineAdministrator> = /*@__PURE__*/
+  messageDesc(file_svc_resources_instance_v3alpha_instance_service, 7);
+
+/**
+ * @generated from message svc.resources.instance.v3alpha.CreateInstanceRequest
+ */
+export type CreateInstanceRequest = Message<"svc.resources.instance.v3alpha.CreateInstanceRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Host names it is served at (lower case; the first names its organisation's generated domain).
+   *
+   * @generated from field: repeated string domains = 2;
+   */
+  domains: string[];
+
+  /**
+   * @generated from field: string first_org_name = 3;
+   */
+  firstOrgName: string;
+
+  /**
+   * @generated from oneof svc.resources.instance.v3alpha.CreateInstanceRequest.administrator
+   */
+  administrator: {
+    /**
+     * @generated from field: svc.resources.instance.v3alpha.HumanAdministrator human = 4;
+     */
+    value: HumanAdministrator;
+    case: "human";
+  } | {
+    /**
+     * @generated from field: svc.resources.instance.v3alpha.MachineAdministrator machine = 5;
+     */
+    value: MachineAdministrator;
+    case: "machine";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message svc.resources.instance.v3alpha.CreateInstanceRequest.
+ * Use `create(CreateInstanceRequestSchema)` to create a new message.
+ */
+export const CreateInstanceRequestSchema: GenMessage<CreateInstanceRequest> = /*@__PURE__*/
+  messageDesc(file_svc_resources_instance_v3alpha_instance_service, 8);
+
+/**
+ * @generated from message svc.resources.instance.v3alpha.CreateInstanceResponse
+ */
+export type CreateInstanceResponse = Message<"svc.resources.instance.v3alpha.CreateInstanceResponse"> & {
+  /**
+   * @generated from field: svc.resources.object.v3alpha.Details details = 1;
+   */
+  details?: Details | undefined;
+
+  /**
+   * The machine administrator's personal access token: shown once.
+   *
+   * @generated from field: string pat = 2;
+   */
+  pat: string;
+};
+
+/**
+ * Describes the message svc.resources.instance.v3alpha.CreateInstanceResponse.
+ * Use `create(CreateInstanceResponseSchema)` to create a new message.
+ */
+export const CreateInstanceResponseSchema: GenMessage<CreateInstanceResponse> = /*@__PURE__*/
+  messageDesc(file_svc_resources_instance_v3alpha_instance_service, 9);
+
+/**
+ * @generated from message svc.resources.instance.v3alpha.Instance
+ */
+export type Instance = Message<"svc.resources.instance.v3alpha.Instance"> & {
+  /**
+   * @generated from field: svc.resources.object.v3alpha.Details details = 1;
+   */
+  details?: Details | undefined;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: repeated string domains = 3;
+   */
+  domains: string[];
+
+  /**
+   * @generated from field: string default_org_id = 4;
+   */
+  defaultOrgId: string;
+
+  /**
+   * @generated from field: bool blocked = 5;
+   */
+  blocked: boolean;
+
+  /**
+   * @generated from field: google.protobuf.Duration audit_log_retention = 6;
+   */
+  auditLogRetention?: Duration | undefined;
+};
+
+/**
+ * Describes the message svc.resources.instance.v3alpha.Instance.
+ * Use `create(InstanceSchema)` to create a new message.
+ */
+export const InstanceSchema: GenMessage<Instance> = /*@__PURE__*/
+  messageDesc(file_svc_resources_instance_v3alpha_instance_service, 10);
+
+/**
+ * @generated from message svc.resources.instance.v3alpha.GetInstanceRequest
+ */
+export type GetInstanceRequest = Message<"svc.resources.instance.v3alpha.GetInstanceRequest"> & {
+  /**
+   * @generated from field: string instance_id = 1;
+   */
+  instanceId: string;
+};
+
+/**
+ * Describes the message svc.resources.instance.v3alpha.GetInstanceRequest.
+ * Use `create(GetInstanceRequestSchema)` to create a new message.
+ */
+export const GetInstanceRequestSchema: GenMessage<GetInstanceRequest> = /*@__PURE__*/
+  messageDesc(file_svc_resources_instance_v3alpha_instance_service, 11);
+
+/**
+ * @generated from message svc.resources.instance.v3alpha.GetInstanceResponse
+ */
+export type GetInstanceResponse = Message<"svc.resources.instance.v3alpha.GetInstanceResponse"> & {
+  /**
+   * @generated from field: svc.resources.instance.v3alpha.Instance instance = 1;
+   */
+  instance?: Instance | undefined;
+};
+
+/**
+ * Describes the message svc.resources.instance.v3alpha.GetInstanceResponse.
+ * Use `create(GetInstanceResponseSchema)` to create a new message.
+ */
+export const GetInstanceResponseSchema: GenMessage<GetInstanceResponse> = /*@__PURE__*/
+  messageDesc(file_svc_resources_instance_v3alpha_instance_service, 12);
+
+/**
+ * @generated from message svc.resources.instance.v3alpha.InstanceSearchFilter
+ */
+export type InstanceSearchFilter = Message<"svc.resources.instance.v3alpha.InstanceSearchFilter"> & {
+  /**
+   * @generated from oneof svc.resources.instance.v3alpha.InstanceSearchFilter.filter
+   */
+  filter: {
+    /**
+     * @generated from field: svc.resources.object.v3alpha.InIDsFilter in_ids = 1;
+     */
+    value: InIDsFilter;
+    case: "inIds";
+  } | {
+    /**
+     * @generated from field: string domain = 2;
+     */
+    value: string;
+    case: "domain";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message svc.resources.instance.v3alpha.InstanceSearchFilter.
+ * Use `create(InstanceSearchFilterSchema)` to create a new message.
+ */
+export const InstanceSearchFilterSchema: GenMessage<InstanceSearchFilter> = /*@__PURE__*/
+  messageDesc(file_svc_resources_instance_v3alpha_instance_service, 13);
+
+/**
+ * @generated from message svc.resources.instance.v3alpha.SearchInstancesRequest
+ */
+export type SearchInstancesRequest = Message<"svc.resources.instance.v3alpha.SearchInstancesRequest"> & {
+  /**
+   * @generated from field: svc.resources.object.v3alpha.ListQuery query = 1;
+   */
+  query?: ListQuery | undefined;
+
+  /**
+   * @generated from field: repeated svc.resources.instance.v3alpha.InstanceSearchFilter filters = 2;
+   */
+  filters: InstanceSearchFilter[];
+};
+
+/**
+ * Describes the message svc.resources.instance.v3alpha.SearchInstancesRequest.
+ * Use `create(SearchInstancesRequestSchema)` to create a new message.
+ */
+export const SearchInstancesRequestSchema: GenMessage<SearchInstancesRequest> = /*@__PURE__*/
+  messageDesc(file_svc_resources_instance_v3alpha_instance_service, 14);
+
+/**
+ * @generated from message svc.resources.instance.v3alpha.SearchInstancesResponse
+ */
+export type SearchInstancesResponse = Message<"svc.resources.instance.v3alpha.SearchInstancesResponse"> & {
+  /**
+   * @generated from field: svc.resources.object.v3alpha.ListDetails details = 1;
+   */
+  details?: ListDetails | undefined;
+
+  /**
+   * @generated from field: repeated svc.resources.instance.v3alpha.Instance result = 2;
+   */
+  result: Instance[];
+};
+
+/**
+ * Describes the message svc.resources.instance.v3alpha.SearchInstancesResponse.
+ * Use `create(SearchInstancesResponseSchema)` to create a new message.
+ */
+export const SearchInstancesResponseSchema: GenMessage<SearchInstancesResponse> = /*@__PURE__*/
+  messageDesc(file_svc_resources_instance_v3alpha_instance_service, 15);
+
+/**
+ * @generated from message svc.resources.instance.v3alpha.PatchInstanceRequest
+ */
+export type PatchInstanceRequest = Message<"svc.resources.instance.v3alpha.PatchInstanceRequest"> & {
+  /**
+   * @generated from field: string instance_id = 1;
+   */
+  instanceId: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message svc.resources.instance.v3alpha.PatchInstanceRequest.
+ * Use `create(PatchInstanceRequestSchema)` to create a new message.
+ */
+export const PatchInstanceRequestSchema: GenMessage<PatchInstanceRequest> = /*@__PURE__*/
+  messageDesc(file_svc_resources_instance_v3alpha_instance_service, 16);
+
+/**
+ * @generated from message svc.resources.instance.v3alpha.PatchInstanceResponse
+ */
+export type PatchInstanceResponse = Message<"svc.resources.instance.v3alpha.PatchInstanceResponse"> & {
+  /**
+   * @generated from field: svc.resources.object.v3alpha.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message svc.resources.instance.v3alpha.PatchInstanceResponse.
+ * Use `create(PatchInstanceResponseSchema)` to create a new message.
+ */
+export const PatchInstanceResponseSchema: GenMessage<PatchInstanceResponse> = /*@__PURE__*/
+  messageDesc(file_svc_resources_instance_v3alpha_instance_service, 17);
+
+/**
+ * @generated from message svc.resources.instance.v3alpha.DeleteInstanceRequest
+ */
+export type DeleteInstanceRequest = Message<"svc.resources.instance.v3alpha.DeleteInstanceRequest"> & {
+  /**
+   * @generated from field: string instance_id = 1;
+   */
+  instanceId: string;
+};
+
+/**
+ * Describes the message svc.resources.instance.v3alpha.DeleteInstanceRequest.
+ * Use `create(DeleteInstanceRequestSchema)` to create a new message.
+ */
+export const DeleteInstanceRequestSchema: GenMessage<DeleteInstanceRequest> = /*@__PURE__*/
+  messageDesc(file_svc_resources_instance_v3alpha_instance_service, 18);
+
+/**
+ * @generated from message svc.resources.instance.v3alpha.DeleteInstanceResponse
+ */
+export type DeleteInstanceResponse = Message<"svc.resources.instance.v3alpha.DeleteInstanceResponse"> & {
+  /**
+   * @generated from field: svc.resources.object.v3alpha.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message svc.resources.instance.v3alpha.DeleteInstanceResponse.
+ * Use `create(DeleteInstanceResponseSchema)` to create a new message.
+ */
+export const DeleteInstanceResponseSchema: GenMessage<DeleteInstanceResponse> = /*@__PURE__*/
+  messageDesc(file_svc_resources_instance_v3alpha_instance_service, 19);
+
+/**
+ * @generated from message svc.resources.instance.v3alpha.AddInstanceDomainRequest
+ */
+export type AddInstanceDomainRequest = Message<"svc.resources.instance.v3alpha.AddInstanceDomainRequest"> & {
+  /**
+   * @generated from field: string instance_id = 1;
+   */
+  instanceId: string;
+
+  /**
+   * @generated from field: string domain = 2;
+   */
+  domain: string;
+};
+
+/**
+ * Describes the message svc.resources.instance.v3alpha.AddInstanceDomainRequest.
+ * Use `create(AddInstanceDomainRequestSchema)` to create a new message.
+ */
+export const AddInstanceDomainRequestSchema: GenMessage<AddInstanceDomainRequest> = /*@__PURE__*/
+  messageDesc(file_svc_resources_instance_v3alpha_instance_service, 20);
+
+/**
+ * @generated from message svc.resources.instance.v3alpha.AddInstanceDomainResponse
+ */
+export type AddInstanceDomainResponse = Message<"svc.resources.instance.v3alpha.AddInstanceDomainResponse"> & {
+  /**
+   * @generated from field: svc.resources.object.v3alpha.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message svc.resources.instance.v3alpha.AddInstanceDomainResponse.
+ * Use `create(AddInstanceDomainResponseSchema)` to create a new message.
+ */
+export const AddInstanceDomainResponseSchema: GenMessage<AddInstanceDomainResponse> = /*@__PURE__*/
+  messageDesc(file_svc_resources_instance_v3alpha_instance_service, 21);
+
+/**
+ * @generated from message svc.resources.instance.v3alpha.RemoveInstanceDomainRequest
+ */
+export type RemoveInstanceDomainRequest = Message<"svc.resources.instance.v3alpha.RemoveInstanceDomainRequest"> & {
+  /**
+   * @generated from field: string instance_id = 1;
+   */
+  instanceId: string;
+
+  /**
+   * @generated from field: string domain = 2;
+   */
+  domain: string;
+};
+
+/**
+ * Describes the message svc.resources.instance.v3alpha.RemoveInstanceDomainRequest.
+ * Use `create(RemoveInstanceDomainRequestSchema)` to create a new message.
+ */
+export const RemoveInstanceDomainRequestSchema: GenMessage<RemoveInstanceDomainRequest> = /*@__PURE__*/
+  messageDesc(file_svc_resources_instance_v3alpha_instance_service, 22);
+
+/**
+ * @generated from message svc.resources.instance.v3alpha.RemoveInstanceDomainResponse
+ */
+export type RemoveInstanceDomainResponse = Message<"svc.resources.instance.v3alpha.RemoveInstanceDomainResponse"> & {
+  /**
+   * @generated from field: svc.resources.object.v3alpha.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message svc.resources.instance.v3alpha.RemoveInstanceDomainResponse.
+ * Use `create(RemoveInstanceDomainResponseSchema)` to create a new message.
+ */
+export const RemoveInstanceDomainResponseSchema: GenMessage<RemoveInstanceDomainResponse> = /*@__PURE__*/
+  messageDesc(file_svc_resources_instance_v3alpha_instance_service, 23);
+
+/**
  * @generated from service svc.resources.instance.v3alpha.InstanceService
  */
 export const InstanceService: GenService<{
+  /**
+   * A new instance with its domains, its first organisation and an administrator (IAM_OWNER): a human with a
+   * password, or a machine user whose personal access token is returned once.
+   *
+   * @generated from rpc svc.resources.instance.v3alpha.InstanceService.CreateInstance
+   */
+  createInstance: {
+    methodKind: "unary";
+    input: typeof CreateInstanceRequestSchema;
+    output: typeof CreateInstanceResponseSchema;
+  },
+  /**
+   * @generated from rpc svc.resources.instance.v3alpha.InstanceService.GetInstance
+   */
+  getInstance: {
+    methodKind: "unary";
+    input: typeof GetInstanceRequestSchema;
+    output: typeof GetInstanceResponseSchema;
+  },
+  /**
+   * @generated from rpc svc.resources.instance.v3alpha.InstanceService.SearchInstances
+   */
+  searchInstances: {
+    methodKind: "unary";
+    input: typeof SearchInstancesRequestSchema;
+    output: typeof SearchInstancesResponseSchema;
+  },
+  /**
+   * @generated from rpc svc.resources.instance.v3alpha.InstanceService.PatchInstance
+   */
+  patchInstance: {
+    methodKind: "unary";
+    input: typeof PatchInstanceRequestSchema;
+    output: typeof PatchInstanceResponseSchema;
+  },
+  /**
+   * Its Hosts stop being served at once and its data is removed (its events stay in the log). Not the instance
+   * the call comes through (FAILED_PRECONDITION).
+   *
+   * @generated from rpc svc.resources.instance.v3alpha.InstanceService.DeleteInstance
+   */
+  deleteInstance: {
+    methodKind: "unary";
+    input: typeof DeleteInstanceRequestSchema;
+    output: typeof DeleteInstanceResponseSchema;
+  },
+  /**
+   * @generated from rpc svc.resources.instance.v3alpha.InstanceService.AddInstanceDomain
+   */
+  addInstanceDomain: {
+    methodKind: "unary";
+    input: typeof AddInstanceDomainRequestSchema;
+    output: typeof AddInstanceDomainResponseSchema;
+  },
+  /**
+   * An instance keeps at least one domain.
+   *
+   * @generated from rpc svc.resources.instance.v3alpha.InstanceService.RemoveInstanceDomain
+   */
+  removeInstanceDomain: {
+    methodKind: "unary";
+    input: typeof RemoveInstanceDomainRequestSchema;
+    output: typeof RemoveInstanceDomainResponseSchema;
+  },
   /**
    * Partial update of one instance's limits: a field given changes, the others stay.
    *
