@@ -82,6 +82,10 @@ describe("text settings", () => {
     );
     expect(await refused("en", { "message.verifyEmail.subject": { set: "Hello {name}" } }, 'texts["message.verifyEmail.subject"].set')).toContain("{name}");
     await refused("de", {}, "texts");
+    // A line break in a subject would end the mail's header.
+    expect(await refused("en", { "message.verifyEmail.subject": { set: "Hi\r\nBcc: x@example.com" } }, 'texts["message.verifyEmail.subject"].set')).toContain(
+      "one line",
+    );
     // Nothing was stored by the refused requests.
     expect((await texts("GET", "de")).body.texts["login.title"].owner.type).toBe("OWNER_TYPE_SYSTEM");
     await expectCode(

@@ -14,9 +14,18 @@ const MAX_BODY = 4000;
 
 const placeholders = (s: string) => new Set([...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!));
 
+/** Labels and subjects are one line: a line break in a mail's subject would end its header. */
 function labelCheck(value: string): string | undefined {
   if (!value.trim()) return "must not be empty (reset it to use the built-in text)";
   if (value.length > MAX_LABEL) return `must be at most ${MAX_LABEL} characters`;
+  if (/\p{Cc}/u.test(value)) return "must be one line, without control characters";
+  return undefined;
+}
+
+/** A message's text may span lines; other control characters have no place in it. */
+function bodyCheck(value: string): string | undefined {
+  if (!value.trim()) return "must not be empty (reset it to use the built-in text)";
+  if (/\p{Cc}/u.test(value.replaceAll("\n", ""))) return "must not contain control characters other than line breaks";
   return undefined;
 }
 
@@ -27,7 +36,7 @@ function labelCheck(value: string): string | undefined {
 function messageCheck(builtIn: string, max: number) {
   const needed = placeholders(builtIn);
   return (value: string): string | undefined => {
-    const short = value.length > max ? `must be at most ${max} characters` : labelCheck(value.slice(0, MAX_LABEL));
+    const short = value.length > max ? `must be at most ${max} characters` : max === MAX_LABEL ? labelCheck(value) : bodyCheck(value);
     if (short) return short;
     const used = placeholders(value);
     const missing = [...needed].filter((p) => !used.has(p));
