@@ -225,3 +225,8 @@ export type UserMetadata = Prisma.UserMetadataModel
  * 
  */
 export type UserSchema = Prisma.UserSchemaModel
+/**
+ * Model ProjectGrant
+ * 
+ */
+export type ProjectGrant = Prisma.ProjectGrantModel

@@ -14,6 +14,7 @@ import { registerApiSessionReducers } from "./api-sessions.js";
 import { registerBrandingAssetReducers } from "./branding-assets.js";
 import { registerUserMetadataReducers } from "./user-metadata.js";
 import { registerUserSchemaReducers } from "./user-schemas.js";
+import { registerProjectGrantReducers } from "./project-grants.js";
 import { registerSessionReducers } from "./sessions.js";
 import { registerSigningKeyReducers } from "./signing-keys.js";
 import { registerTokenReducers } from "./tokens.js";
@@ -36,6 +37,7 @@ export function registerAllReducers(es: EventStore): void {
   registerBrandingAssetReducers(es);
   registerUserMetadataReducers(es);
   registerUserSchemaReducers(es);
+  registerProjectGrantReducers(es);
   registerTotpReducers(es);
   registerMembershipReducers(es);
   registerProjectReducers(es);

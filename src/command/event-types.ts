@@ -178,6 +178,14 @@ export const projectRemoved = project.defineEvent("project.project.removed");
 export const projectRoleAdded = project.defineEvent<RoleConfig>("project.role.added");
 export const projectRoleChanged = project.defineEvent<Pick<RoleConfig, "key"> & Partial<Omit<RoleConfig, "key">>>("project.role.changed");
 export const projectRoleRemoved = project.defineEvent<{ key: string }>("project.role.removed");
+/** The project granted to another organisation with some of its roles (the event is the project's: grants follow its roles). */
+export const projectGrantAdded = project.defineEvent<{ grantId: string; grantedOrgId: string; roleKeys: string[] }>("project.grant.added");
+/** Keys left out leave the granted organisation's user grants on the project too. */
+export const projectGrantChanged = project.defineEvent<{ grantId: string; roleKeys: string[] }>("project.grant.changed");
+export const projectGrantDeactivated = project.defineEvent<{ grantId: string }>("project.grant.deactivated");
+export const projectGrantReactivated = project.defineEvent<{ grantId: string }>("project.grant.reactivated");
+/** The granted organisation's user grants on the project go with it. */
+export const projectGrantRemoved = project.defineEvent<{ grantId: string }>("project.grant.removed");
 
 export type AppAdded<C> = { projectId: string; name: string; clientId: string; config: C; secretHash: string | null };
 export const oidcAppAdded = application.defineEvent<AppAdded<OidcConfig>>("application.oidc.added");

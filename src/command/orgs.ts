@@ -134,6 +134,7 @@ export function registerOrgReducers(es: EventStore): void {
     await tx.applicationKey.deleteMany({ where: { applicationId: { in: apps } } });
     await tx.application.deleteMany({ where: { id: { in: apps } } });
     await tx.projectRole.deleteMany({ where: { projectId: { in: projects } } });
+    await tx.projectGrant.deleteMany({ where: { OR: [{ projectId: { in: projects } }, { grantedOrgId: e.aggregateId }] } });
     await tx.membership.deleteMany({ where: { contextType: "project", contextId: { in: projects } } });
     await tx.project.deleteMany({ where: { id: { in: projects } } });
     await tx.membership.deleteMany({ where: { contextType: "org", contextId: e.aggregateId } });

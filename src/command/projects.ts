@@ -150,6 +150,7 @@ export function registerProjectReducers(es: EventStore): void {
     await tx.application.deleteMany({ where: { projectId: e.aggregateId } });
     await tx.projectRole.deleteMany({ where: { projectId: e.aggregateId } });
     await tx.userGrant.deleteMany({ where: { projectId: e.aggregateId } });
+    await tx.projectGrant.deleteMany({ where: { projectId: e.aggregateId } });
     await tx.membership.deleteMany({ where: { contextType: "project", contextId: e.aggregateId } });
     await tx.project.delete({ where: { id: e.aggregateId } });
   });

@@ -13,6 +13,21 @@ async function checkRoleKeys(w: EventWriter, projectId: string, keys: string[]) 
   });
 }
 
+/**
+ * A user of another organisation than the project's may hold only roles of an active project grant to its
+ * organisation (project-grants.ts): FAILED_PRECONDITION without one, INVALID_ARGUMENT naming a key it lacks.
+ */
+async function checkGranted(w: EventWriter, project: { id: string; orgId: string }, userOrgId: string, keys: string[]) {
+  if (userOrgId === project.orgId) return;
+  const grant = await w.tx.projectGrant.findUnique({ where: { projectId_grantedOrgId: { projectId: project.id, grantedOrgId: userOrgId } } });
+  if (grant?.state !== "active")
+    throw errors.failedPrecondition("GRANT-pg00", `the project is not granted (or the grant is inactive) to the user's organization "${userOrgId}"`);
+  keys.forEach((k, i) => {
+    if (!grant.roleKeys.includes(k))
+      throw errors.invalidArgument("GRANT-pg01", `invalid grant.role_keys[${i}]: the project grant to the user's organization does not include "${k}"`);
+  });
+}
+
 /** A user's roles of a project; the grant belongs to the project's organisation. */
 export async function createUserGrant(
   es: EventStore,
@@ -28,11 +43,12 @@ export async function createUserGrant(
       es.execute(async (w): Promise<ChangeDetails> => {
         const project = await w.tx.project.findFirst({ where: { id: a.projectId, instanceId: a.instanceId } });
         if (!project) throw errors.notFound("GRANT-pr0j", `project "${a.projectId}" not found`);
-        if (!(await w.tx.user.findFirst({ where: { id: a.userId, instanceId: a.instanceId } })))
-          throw errors.notFound("GRANT-us3r", `user "${a.userId}" not found`);
+        const user = await w.tx.user.findFirst({ where: { id: a.userId, instanceId: a.instanceId }, select: { orgId: true } });
+        if (!user) throw errors.notFound("GRANT-us3r", `user "${a.userId}" not found`);
         if (await w.tx.userGrant.findUnique({ where: { userId_projectId: { userId: a.userId, projectId: a.projectId } } }))
           throw granted(a.userId, a.projectId);
         await checkRoleKeys(w, project.id, roleKeys);
+        await checkGranted(w, project, user.orgId, roleKeys);
         const [e] = await w.push(a.instanceId, a.creator, [
           userGrantAdded.event({ aggregateId: id, resourceOwner: project.orgId }, { userId: a.userId, projectId: project.id, roleKeys }),
         ]);
@@ -59,6 +75,9 @@ export function patchUserGrant(es: EventStore, a: { instanceId: string; id: stri
   return changeGrant(es, a, async (g, w) => {
     if (JSON.stringify(g.roleKeys) === JSON.stringify(roleKeys)) return [];
     await checkRoleKeys(w, g.projectId, roleKeys);
+    const project = await w.tx.project.findUniqueOrThrow({ where: { id: g.projectId }, select: { id: true, orgId: true } });
+    const user = await w.tx.user.findUniqueOrThrow({ where: { id: g.userId }, select: { orgId: true } });
+    await checkGranted(w, project, user.orgId, roleKeys);
     return [userGrantChanged.change({ roleKeys })];
   });
 }

@@ -22,6 +22,7 @@ export const tableSources = {
   userIdpLink: ["user", "org", "idp"],
   userMetadata: ["user", "org"],
   userSchema: ["user_schema"],
+  projectGrant: ["project", "org"],
   userMfaInitSkip: ["user", "org"],
   temporaryLockout: ["user"],
   membership: ["system", "instance", "org", "project", "user"],

@@ -41,8 +41,15 @@ export class UserGrantQueries {
   async rolesOn(userId: string, projectId: string): Promise<{ roleKeys: string[]; orgId: string; orgDomain: string } | null> {
     const grant = await this.db.prisma.userGrant.findUnique({ where: { userId_projectId: { userId, projectId } } });
     if (!grant) return null;
-    const org = await this.db.prisma.org.findUnique({ where: { id: grant.orgId }, select: { primaryDomain: true } });
-    return { roleKeys: grant.roleKeys, orgId: grant.orgId, orgDomain: org?.primaryDomain ?? "" };
+    // A user of a granted organisation: its roles count while the project grant is active, and name its organisation.
+    const user = await this.db.prisma.user.findUnique({ where: { id: userId }, select: { orgId: true } });
+    const orgId = user?.orgId ?? grant.orgId;
+    if (orgId !== grant.orgId) {
+      const projectGrant = await this.db.prisma.projectGrant.findUnique({ where: { projectId_grantedOrgId: { projectId, grantedOrgId: orgId } } });
+      if (projectGrant?.state !== "active") return null;
+    }
+    const org = await this.db.prisma.org.findUnique({ where: { id: orgId }, select: { primaryDomain: true } });
+    return { roleKeys: grant.roleKeys, orgId, orgDomain: org?.primaryDomain ?? "" };
   }
 
   /** Grants on projects in readable organisations and on projects the caller is a member of. */

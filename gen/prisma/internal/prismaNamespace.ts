@@ -437,7 +437,8 @@ export const ModelName = {
   UserIdpLink: 'UserIdpLink',
   BrandingAsset: 'BrandingAsset',
   UserMetadata: 'UserMetadata',
-  UserSchema: 'UserSchema'
+  UserSchema: 'UserSchema',
+  ProjectGrant: 'ProjectGrant'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -453,7 +454,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "refreshToken" | "refreshTokenGrace" | "revokedToken" | "usedJwtId" | "rateLimitCount" | "temporaryLockout" | "masterKeyVerifier" | "notificationProvider" | "userTotp" | "userWebauthnKey" | "userMfaInitSkip" | "notificationMessage" | "userCode" | "userOtpChannel" | "userIdpLink" | "brandingAsset" | "userMetadata" | "userSchema"
+    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "refreshToken" | "refreshTokenGrace" | "revokedToken" | "usedJwtId" | "rateLimitCount" | "temporaryLockout" | "masterKeyVerifier" | "notificationProvider" | "userTotp" | "userWebauthnKey" | "userMfaInitSkip" | "notificationMessage" | "userCode" | "userOtpChannel" | "userIdpLink" | "brandingAsset" | "userMetadata" | "userSchema" | "projectGrant"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -3491,6 +3492,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    ProjectGrant: {
+      payload: Prisma.$ProjectGrantPayload<ExtArgs>
+      fields: Prisma.ProjectGrantFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ProjectGrantFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectGrantPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ProjectGrantFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectGrantPayload>
+        }
+        findFirst: {
+          args: Prisma.ProjectGrantFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectGrantPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ProjectGrantFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectGrantPayload>
+        }
+        findMany: {
+          args: Prisma.ProjectGrantFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectGrantPayload>[]
+        }
+        create: {
+          args: Prisma.ProjectGrantCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectGrantPayload>
+        }
+        createMany: {
+          args: Prisma.ProjectGrantCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ProjectGrantCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectGrantPayload>[]
+        }
+        delete: {
+          args: Prisma.ProjectGrantDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectGrantPayload>
+        }
+        update: {
+          args: Prisma.ProjectGrantUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectGrantPayload>
+        }
+        deleteMany: {
+          args: Prisma.ProjectGrantDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ProjectGrantUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ProjectGrantUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectGrantPayload>[]
+        }
+        upsert: {
+          args: Prisma.ProjectGrantUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectGrantPayload>
+        }
+        aggregate: {
+          args: Prisma.ProjectGrantAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateProjectGrant>
+        }
+        groupBy: {
+          args: Prisma.ProjectGrantGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ProjectGrantGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ProjectGrantCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ProjectGrantCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -4107,6 +4182,22 @@ export const UserSchemaScalarFieldEnum = {
 export type UserSchemaScalarFieldEnum = (typeof UserSchemaScalarFieldEnum)[keyof typeof UserSchemaScalarFieldEnum]
 
 
+export const ProjectGrantScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  projectId: 'projectId',
+  orgId: 'orgId',
+  grantedOrgId: 'grantedOrgId',
+  roleKeys: 'roleKeys',
+  state: 'state',
+  sequence: 'sequence',
+  createdAt: 'createdAt',
+  changeDate: 'changeDate'
+} as const
+
+export type ProjectGrantScalarFieldEnum = (typeof ProjectGrantScalarFieldEnum)[keyof typeof ProjectGrantScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -4457,6 +4548,7 @@ export type GlobalOmitConfig = {
   brandingAsset?: Prisma.BrandingAssetOmit
   userMetadata?: Prisma.UserMetadataOmit
   userSchema?: Prisma.UserSchemaOmit
+  projectGrant?: Prisma.ProjectGrantOmit
 }
 
 /* Types for Logging */

@@ -91,7 +91,8 @@ export const ModelName = {
   UserIdpLink: 'UserIdpLink',
   BrandingAsset: 'BrandingAsset',
   UserMetadata: 'UserMetadata',
-  UserSchema: 'UserSchema'
+  UserSchema: 'UserSchema',
+  ProjectGrant: 'ProjectGrant'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -685,6 +686,22 @@ export const UserSchemaScalarFieldEnum = {
 } as const
 
 export type UserSchemaScalarFieldEnum = (typeof UserSchemaScalarFieldEnum)[keyof typeof UserSchemaScalarFieldEnum]
+
+
+export const ProjectGrantScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  projectId: 'projectId',
+  orgId: 'orgId',
+  grantedOrgId: 'grantedOrgId',
+  roleKeys: 'roleKeys',
+  state: 'state',
+  sequence: 'sequence',
+  createdAt: 'createdAt',
+  changeDate: 'changeDate'
+} as const
+
+export type ProjectGrantScalarFieldEnum = (typeof ProjectGrantScalarFieldEnum)[keyof typeof ProjectGrantScalarFieldEnum]
 
 
 export const SortOrder = {

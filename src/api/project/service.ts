@@ -26,6 +26,7 @@ import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
 import { loadAuthorized, orgOfRequest, orgTarget, readableScope } from "../scope.js";
+import { projectGrantHandlers } from "./grants.js";
 
 export interface ProjectDeps {
   es: EventStore;
@@ -61,6 +62,7 @@ export function projectService(deps: ProjectDeps): ServiceImpl<typeof ProjectSer
   }
 
   return {
+    ...projectGrantHandlers({ db: deps.db, es, cache: deps.cache }, resolve),
     async createProject(req, ctx) {
       const info = callInfo(ctx);
       const orgId = orgOfRequest(info);

@@ -11,7 +11,7 @@ import { file_google_api_annotations } from "../../../../google/api/annotations_
 import type { RequestContext } from "../../../object/v3alpha/object_pb.js";
 import { file_svc_object_v3alpha_object } from "../../../object/v3alpha/object_pb.js";
 import { file_svc_options_v1_options } from "../../../options/v1/options_pb.js";
-import type { Details, ListDetails, ListQuery } from "../../object/v3alpha/object_pb.js";
+import type { Details, ListDetails, ListQuery, State } from "../../object/v3alpha/object_pb.js";
 import { file_svc_resources_object_v3alpha_object } from "../../object/v3alpha/object_pb.js";
 import type { GetProject, PatchProject, PatchProjectRole, Project, ProjectFieldName, ProjectRole, ProjectSearchFilter } from "./project_pb.js";
 import { file_svc_resources_project_v3alpha_project } from "./project_pb.js";
@@ -21,7 +21,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/resources/project/v3alpha/project_service.proto.
  */
 export const file_svc_resources_project_v3alpha_project_service: GenFile = /*@__PURE__*/
-  fileDesc("CjNzdmMvcmVzb3VyY2VzL3Byb2plY3QvdjNhbHBoYS9wcm9qZWN0X3NlcnZpY2UucHJvdG8SHXN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhIpUBChRDcmVhdGVQcm9qZWN0UmVxdWVzdBI0CgNjdHgYASABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBARI/Cgdwcm9qZWN0GAIgASgLMiYuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuUHJvamVjdEIGqrsYAigBQgYKBF9jdHgiTwoVQ3JlYXRlUHJvamVjdFJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMidAoTUGF0Y2hQcm9qZWN0UmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESRAoHcHJvamVjdBgCIAEoCzIrLnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlBhdGNoUHJvamVjdEIGqrsYAigBIk4KFFBhdGNoUHJvamVjdFJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMiLAoRR2V0UHJvamVjdFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBIlAKEkdldFByb2plY3RSZXNwb25zZRI6Cgdwcm9qZWN0GAEgASgLMikuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuR2V0UHJvamVjdCIvChREZWxldGVQcm9qZWN0UmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAEiTwoVRGVsZXRlUHJvamVjdFJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMiqwIKFVNlYXJjaFByb2plY3RzUmVxdWVzdBI0CgNjdHgYASABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBARI2CgVxdWVyeRgCIAEoCzInLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuTGlzdFF1ZXJ5Ek8KDnNvcnRpbmdfY29sdW1uGAMgASgOMi8uc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuUHJvamVjdEZpZWxkTmFtZUIGqrsYAjABEksKB2ZpbHRlcnMYBCADKAsyMi5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5Qcm9qZWN0U2VhcmNoRmlsdGVyQgaquxgCSGRCBgoEX2N0eCLYAQoWU2VhcmNoUHJvamVjdHNSZXNwb25zZRI6CgdkZXRhaWxzGAEgASgLMikuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5MaXN0RGV0YWlscxJHCg5zb3J0aW5nX2NvbHVtbhgCIAEoDjIvLnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlByb2plY3RGaWVsZE5hbWUSOQoGcmVzdWx0GAMgAygLMikuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuR2V0UHJvamVjdCIzChhEZWFjdGl2YXRlUHJvamVjdFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBIlMKGURlYWN0aXZhdGVQcm9qZWN0UmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyIzChhSZWFjdGl2YXRlUHJvamVjdFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBIlMKGVJlYWN0aXZhdGVQcm9qZWN0UmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJ6ChVBZGRQcm9qZWN0Um9sZVJlcXVlc3QSHwoKcHJvamVjdF9pZBgBIAEoCUILqrsYBwgBEMgBKAESQAoEcm9sZRgCIAEoCzIqLnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlByb2plY3RSb2xlQgaquxgCKAEiUAoWQWRkUHJvamVjdFJvbGVSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIpsBChdQYXRjaFByb2plY3RSb2xlUmVxdWVzdBIfCgpwcm9qZWN0X2lkGAEgASgJQguquxgHCAEQyAEoARIYCgNrZXkYAiABKAlCC6q7GAcIARDIASgBEkUKBHJvbGUYAyABKAsyLy5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5QYXRjaFByb2plY3RSb2xlQgaquxgCKAEiUgoYUGF0Y2hQcm9qZWN0Um9sZVJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMiVQoYUmVtb3ZlUHJvamVjdFJvbGVSZXF1ZXN0Eh8KCnByb2plY3RfaWQYASABKAlCC6q7GAcIARDIASgBEhgKA2tleRgCIAEoCUILqrsYBwgBEMgBKAEiUwoZUmVtb3ZlUHJvamVjdFJvbGVSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIpEBChlTZWFyY2hQcm9qZWN0Um9sZXNSZXF1ZXN0Eh8KCnByb2plY3RfaWQYASABKAlCC6q7GAcIARDIASgBEjYKBXF1ZXJ5GAIgASgLMicuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5MaXN0UXVlcnkSGwoKa2V5X3ByZWZpeBgDIAEoCUIHqrsYAxDIASKUAQoaU2VhcmNoUHJvamVjdFJvbGVzUmVzcG9uc2USOgoHZGV0YWlscxgBIAEoCzIpLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuTGlzdERldGFpbHMSOgoGcmVzdWx0GAIgAygLMiouc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuUHJvamVjdFJvbGUysxQKDlByb2plY3RTZXJ2aWNlEtwBCg1DcmVhdGVQcm9qZWN0EjMuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuQ3JlYXRlUHJvamVjdFJlcXVlc3QaNC5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5DcmVhdGVQcm9qZWN0UmVzcG9uc2UiYKK7GDAKDXByb2plY3Qud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpGMkBKAGC0+STAiY6B3Byb2plY3QiGy9yZXNvdXJjZXMvdjNhbHBoYS9wcm9qZWN0cxLbAQoMUGF0Y2hQcm9qZWN0EjIuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuUGF0Y2hQcm9qZWN0UmVxdWVzdBozLnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlBhdGNoUHJvamVjdFJlc3BvbnNlImKiuxgtCg1wcm9qZWN0LndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIrOgdwcm9qZWN0MiAvcmVzb3VyY2VzL3YzYWxwaGEvcHJvamVjdHMve2lkfRLLAQoKR2V0UHJvamVjdBIwLnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLkdldFByb2plY3RSZXF1ZXN0GjEuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuR2V0UHJvamVjdFJlc3BvbnNlIliiuxgsCgxwcm9qZWN0LnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAiISIC9yZXNvdXJjZXMvdjNhbHBoYS9wcm9qZWN0cy97aWR9EtYBCg1EZWxldGVQcm9qZWN0EjMuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuRGVsZXRlUHJvamVjdFJlcXVlc3QaNC5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5EZWxldGVQcm9qZWN0UmVzcG9uc2UiWqK7GC4KDnByb2plY3QuZGVsZXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIiKiAvcmVzb3VyY2VzL3YzYWxwaGEvcHJvamVjdHMve2lkfRLjAQoOU2VhcmNoUHJvamVjdHMSNC5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5TZWFyY2hQcm9qZWN0c1JlcXVlc3QaNS5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5TZWFyY2hQcm9qZWN0c1Jlc3BvbnNlImSiuxgsCgxwcm9qZWN0LnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAi46B2ZpbHRlcnMiIy9yZXNvdXJjZXMvdjNhbHBoYS9wcm9qZWN0cy9fc2VhcmNoEu0BChFEZWFjdGl2YXRlUHJvamVjdBI3LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLkRlYWN0aXZhdGVQcm9qZWN0UmVxdWVzdBo4LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLkRlYWN0aXZhdGVQcm9qZWN0UmVzcG9uc2UiZaK7GC0KDXByb2plY3Qud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAi4iLC9yZXNvdXJjZXMvdjNhbHBoYS9wcm9qZWN0cy97aWR9L19kZWFjdGl2YXRlEu0BChFSZWFjdGl2YXRlUHJvamVjdBI3LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlJlYWN0aXZhdGVQcm9qZWN0UmVxdWVzdBo4LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlJlYWN0aXZhdGVQcm9qZWN0UmVzcG9uc2UiZaK7GC0KDXByb2plY3Qud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAi4iLC9yZXNvdXJjZXMvdjNhbHBoYS9wcm9qZWN0cy97aWR9L19yZWFjdGl2YXRlEvQBCg5BZGRQcm9qZWN0Um9sZRI0LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLkFkZFByb2plY3RSb2xlUmVxdWVzdBo1LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLkFkZFByb2plY3RSb2xlUmVzcG9uc2UidaK7GDUKEnByb2plY3Qucm9sZS53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkYyQEoAYLT5JMCNjoEcm9sZSIuL3Jlc291cmNlcy92M2FscGhhL3Byb2plY3RzL3twcm9qZWN0X2lkfS9yb2xlcxL9AQoQUGF0Y2hQcm9qZWN0Um9sZRI2LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlBhdGNoUHJvamVjdFJvbGVSZXF1ZXN0Gjcuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuUGF0Y2hQcm9qZWN0Um9sZVJlc3BvbnNlIniiuxgyChJwcm9qZWN0LnJvbGUud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAjw6BHJvbGUyNC9yZXNvdXJjZXMvdjNhbHBoYS9wcm9qZWN0cy97cHJvamVjdF9pZH0vcm9sZXMve2tleX0S+wEKEVJlbW92ZVByb2plY3RSb2xlEjcuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuUmVtb3ZlUHJvamVjdFJvbGVSZXF1ZXN0Gjguc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuUmVtb3ZlUHJvamVjdFJvbGVSZXNwb25zZSJzorsYMwoTcHJvamVjdC5yb2xlLmRlbGV0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCNio0L3Jlc291cmNlcy92M2FscGhhL3Byb2plY3RzL3twcm9qZWN0X2lkfS9yb2xlcy97a2V5fRKBAgoSU2VhcmNoUHJvamVjdFJvbGVzEjguc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuU2VhcmNoUHJvamVjdFJvbGVzUmVxdWVzdBo5LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlNlYXJjaFByb2plY3RSb2xlc1Jlc3BvbnNlInaiuxgxChFwcm9qZWN0LnJvbGUucmVhZBIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCOzoBKiI2L3Jlc291cmNlcy92M2FscGhhL3Byb2plY3RzL3twcm9qZWN0X2lkfS9yb2xlcy9fc2VhcmNoYgZwcm90bzM", [file_google_api_annotations, file_svc_object_v3alpha_object, file_svc_options_v1_options, file_svc_resources_object_v3alpha_object, file_svc_resources_project_v3alpha_project]);
+  fileDesc("CjNzdmMvcmVzb3VyY2VzL3Byb2plY3QvdjNhbHBoYS9wcm9qZWN0X3NlcnZpY2UucHJvdG8SHXN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhIpUBChRDcmVhdGVQcm9qZWN0UmVxdWVzdBI0CgNjdHgYASABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBARI/Cgdwcm9qZWN0GAIgASgLMiYuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuUHJvamVjdEIGqrsYAigBQgYKBF9jdHgiTwoVQ3JlYXRlUHJvamVjdFJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMidAoTUGF0Y2hQcm9qZWN0UmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESRAoHcHJvamVjdBgCIAEoCzIrLnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlBhdGNoUHJvamVjdEIGqrsYAigBIk4KFFBhdGNoUHJvamVjdFJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMiLAoRR2V0UHJvamVjdFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBIlAKEkdldFByb2plY3RSZXNwb25zZRI6Cgdwcm9qZWN0GAEgASgLMikuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuR2V0UHJvamVjdCIvChREZWxldGVQcm9qZWN0UmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAEiTwoVRGVsZXRlUHJvamVjdFJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMiqwIKFVNlYXJjaFByb2plY3RzUmVxdWVzdBI0CgNjdHgYASABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBARI2CgVxdWVyeRgCIAEoCzInLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuTGlzdFF1ZXJ5Ek8KDnNvcnRpbmdfY29sdW1uGAMgASgOMi8uc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuUHJvamVjdEZpZWxkTmFtZUIGqrsYAjABEksKB2ZpbHRlcnMYBCADKAsyMi5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5Qcm9qZWN0U2VhcmNoRmlsdGVyQgaquxgCSGRCBgoEX2N0eCLYAQoWU2VhcmNoUHJvamVjdHNSZXNwb25zZRI6CgdkZXRhaWxzGAEgASgLMikuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5MaXN0RGV0YWlscxJHCg5zb3J0aW5nX2NvbHVtbhgCIAEoDjIvLnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlByb2plY3RGaWVsZE5hbWUSOQoGcmVzdWx0GAMgAygLMikuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuR2V0UHJvamVjdCIzChhEZWFjdGl2YXRlUHJvamVjdFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBIlMKGURlYWN0aXZhdGVQcm9qZWN0UmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyIzChhSZWFjdGl2YXRlUHJvamVjdFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBIlMKGVJlYWN0aXZhdGVQcm9qZWN0UmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJ6ChVBZGRQcm9qZWN0Um9sZVJlcXVlc3QSHwoKcHJvamVjdF9pZBgBIAEoCUILqrsYBwgBEMgBKAESQAoEcm9sZRgCIAEoCzIqLnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlByb2plY3RSb2xlQgaquxgCKAEiUAoWQWRkUHJvamVjdFJvbGVSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIpsBChdQYXRjaFByb2plY3RSb2xlUmVxdWVzdBIfCgpwcm9qZWN0X2lkGAEgASgJQguquxgHCAEQyAEoARIYCgNrZXkYAiABKAlCC6q7GAcIARDIASgBEkUKBHJvbGUYAyABKAsyLy5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5QYXRjaFByb2plY3RSb2xlQgaquxgCKAEiUgoYUGF0Y2hQcm9qZWN0Um9sZVJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMiVQoYUmVtb3ZlUHJvamVjdFJvbGVSZXF1ZXN0Eh8KCnByb2plY3RfaWQYASABKAlCC6q7GAcIARDIASgBEhgKA2tleRgCIAEoCUILqrsYBwgBEMgBKAEiUwoZUmVtb3ZlUHJvamVjdFJvbGVSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIpEBChlTZWFyY2hQcm9qZWN0Um9sZXNSZXF1ZXN0Eh8KCnByb2plY3RfaWQYASABKAlCC6q7GAcIARDIASgBEjYKBXF1ZXJ5GAIgASgLMicuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5MaXN0UXVlcnkSGwoKa2V5X3ByZWZpeBgDIAEoCUIHqrsYAxDIASKUAQoaU2VhcmNoUHJvamVjdFJvbGVzUmVzcG9uc2USOgoHZGV0YWlscxgBIAEoCzIpLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuTGlzdERldGFpbHMSOgoGcmVzdWx0GAIgAygLMiouc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuUHJvamVjdFJvbGUiXQoMUHJvamVjdEdyYW50EiwKF2dyYW50ZWRfb3JnYW5pemF0aW9uX2lkGAEgASgJQguquxgHCAEQyAEoARIfCglyb2xlX2tleXMYAiADKAlCDKq7GAgIARDIAUjIASI0ChFQYXRjaFByb2plY3RHcmFudBIfCglyb2xlX2tleXMYASADKAlCDKq7GAgIARDIAUjIASLRAQoPR2V0UHJvamVjdEdyYW50EjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMSCgoCaWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRIfChdncmFudGVkX29yZ2FuaXphdGlvbl9pZBgEIAEoCRIRCglyb2xlX2tleXMYBSADKAkSMgoFc3RhdGUYBiABKA4yIy5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLlN0YXRlIoABChlDcmVhdGVQcm9qZWN0R3JhbnRSZXF1ZXN0Eh8KCnByb2plY3RfaWQYASABKAlCC6q7GAcIARDIASgBEkIKBWdyYW50GAIgASgLMisuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuUHJvamVjdEdyYW50QgaquxgCKAEiVAoaQ3JlYXRlUHJvamVjdEdyYW50UmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyKjAQoYUGF0Y2hQcm9qZWN0R3JhbnRSZXF1ZXN0Eh8KCnByb2plY3RfaWQYASABKAlCC6q7GAcIARDIASgBEh0KCGdyYW50X2lkGAIgASgJQguquxgHCAEQyAEoARJHCgVncmFudBgDIAEoCzIwLnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlBhdGNoUHJvamVjdEdyYW50QgaquxgCKAEiUwoZUGF0Y2hQcm9qZWN0R3JhbnRSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIlgKFkdldFByb2plY3RHcmFudFJlcXVlc3QSHwoKcHJvamVjdF9pZBgBIAEoCUILqrsYBwgBEMgBKAESHQoIZ3JhbnRfaWQYAiABKAlCC6q7GAcIARDIASgBIlgKF0dldFByb2plY3RHcmFudFJlc3BvbnNlEj0KBWdyYW50GAEgASgLMi4uc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuR2V0UHJvamVjdEdyYW50InkKGFByb2plY3RHcmFudFNlYXJjaEZpbHRlchIfCgpwcm9qZWN0X2lkGAEgASgJQgmquxgFCAEQyAFIABIsChdncmFudGVkX29yZ2FuaXphdGlvbl9pZBgCIAEoCUIJqrsYBQgBEMgBSABCDgoGZmlsdGVyEgSwuxgBIuQBChpTZWFyY2hQcm9qZWN0R3JhbnRzUmVxdWVzdBI0CgNjdHgYASABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBARI2CgVxdWVyeRgCIAEoCzInLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuTGlzdFF1ZXJ5ElAKB2ZpbHRlcnMYAyADKAsyNy5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5Qcm9qZWN0R3JhbnRTZWFyY2hGaWx0ZXJCBqq7GAJIZEIGCgRfY3R4IpkBChtTZWFyY2hQcm9qZWN0R3JhbnRzUmVzcG9uc2USOgoHZGV0YWlscxgBIAEoCzIpLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuTGlzdERldGFpbHMSPgoGcmVzdWx0GAIgAygLMi4uc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuR2V0UHJvamVjdEdyYW50Il8KHURlYWN0aXZhdGVQcm9qZWN0R3JhbnRSZXF1ZXN0Eh8KCnByb2plY3RfaWQYASABKAlCC6q7GAcIARDIASgBEh0KCGdyYW50X2lkGAIgASgJQguquxgHCAEQyAEoASJYCh5EZWFjdGl2YXRlUHJvamVjdEdyYW50UmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJfCh1SZWFjdGl2YXRlUHJvamVjdEdyYW50UmVxdWVzdBIfCgpwcm9qZWN0X2lkGAEgASgJQguquxgHCAEQyAEoARIdCghncmFudF9pZBgCIAEoCUILqrsYBwgBEMgBKAEiWAoeUmVhY3RpdmF0ZVByb2plY3RHcmFudFJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMiWwoZRGVsZXRlUHJvamVjdEdyYW50UmVxdWVzdBIfCgpwcm9qZWN0X2lkGAEgASgJQguquxgHCAEQyAEoARIdCghncmFudF9pZBgCIAEoCUILqrsYBwgBEMgBKAEiVAoaRGVsZXRlUHJvamVjdEdyYW50UmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlsczKFIwoOUHJvamVjdFNlcnZpY2US3AEKDUNyZWF0ZVByb2plY3QSMy5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5DcmVhdGVQcm9qZWN0UmVxdWVzdBo0LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLkNyZWF0ZVByb2plY3RSZXNwb25zZSJgorsYMAoNcHJvamVjdC53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkYyQEoAYLT5JMCJjoHcHJvamVjdCIbL3Jlc291cmNlcy92M2FscGhhL3Byb2plY3RzEtsBCgxQYXRjaFByb2plY3QSMi5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5QYXRjaFByb2plY3RSZXF1ZXN0GjMuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuUGF0Y2hQcm9qZWN0UmVzcG9uc2UiYqK7GC0KDXByb2plY3Qud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAis6B3Byb2plY3QyIC9yZXNvdXJjZXMvdjNhbHBoYS9wcm9qZWN0cy97aWR9EssBCgpHZXRQcm9qZWN0EjAuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuR2V0UHJvamVjdFJlcXVlc3QaMS5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5HZXRQcm9qZWN0UmVzcG9uc2UiWKK7GCwKDHByb2plY3QucmVhZBIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCIhIgL3Jlc291cmNlcy92M2FscGhhL3Byb2plY3RzL3tpZH0S1gEKDURlbGV0ZVByb2plY3QSMy5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5EZWxldGVQcm9qZWN0UmVxdWVzdBo0LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLkRlbGV0ZVByb2plY3RSZXNwb25zZSJaorsYLgoOcHJvamVjdC5kZWxldGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAiIqIC9yZXNvdXJjZXMvdjNhbHBoYS9wcm9qZWN0cy97aWR9EuMBCg5TZWFyY2hQcm9qZWN0cxI0LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlNlYXJjaFByb2plY3RzUmVxdWVzdBo1LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlNlYXJjaFByb2plY3RzUmVzcG9uc2UiZKK7GCwKDHByb2plY3QucmVhZBIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCLjoHZmlsdGVycyIjL3Jlc291cmNlcy92M2FscGhhL3Byb2plY3RzL19zZWFyY2gS7QEKEURlYWN0aXZhdGVQcm9qZWN0Ejcuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuRGVhY3RpdmF0ZVByb2plY3RSZXF1ZXN0Gjguc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuRGVhY3RpdmF0ZVByb2plY3RSZXNwb25zZSJlorsYLQoNcHJvamVjdC53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCLiIsL3Jlc291cmNlcy92M2FscGhhL3Byb2plY3RzL3tpZH0vX2RlYWN0aXZhdGUS7QEKEVJlYWN0aXZhdGVQcm9qZWN0Ejcuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuUmVhY3RpdmF0ZVByb2plY3RSZXF1ZXN0Gjguc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuUmVhY3RpdmF0ZVByb2plY3RSZXNwb25zZSJlorsYLQoNcHJvamVjdC53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCLiIsL3Jlc291cmNlcy92M2FscGhhL3Byb2plY3RzL3tpZH0vX3JlYWN0aXZhdGUS9AEKDkFkZFByb2plY3RSb2xlEjQuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuQWRkUHJvamVjdFJvbGVSZXF1ZXN0GjUuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuQWRkUHJvamVjdFJvbGVSZXNwb25zZSJ1orsYNQoScHJvamVjdC5yb2xlLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaRjJASgBgtPkkwI2OgRyb2xlIi4vcmVzb3VyY2VzL3YzYWxwaGEvcHJvamVjdHMve3Byb2plY3RfaWR9L3JvbGVzEv0BChBQYXRjaFByb2plY3RSb2xlEjYuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuUGF0Y2hQcm9qZWN0Um9sZVJlcXVlc3QaNy5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5QYXRjaFByb2plY3RSb2xlUmVzcG9uc2UieKK7GDIKEnByb2plY3Qucm9sZS53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCPDoEcm9sZTI0L3Jlc291cmNlcy92M2FscGhhL3Byb2plY3RzL3twcm9qZWN0X2lkfS9yb2xlcy97a2V5fRL7AQoRUmVtb3ZlUHJvamVjdFJvbGUSNy5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5SZW1vdmVQcm9qZWN0Um9sZVJlcXVlc3QaOC5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5SZW1vdmVQcm9qZWN0Um9sZVJlc3BvbnNlInOiuxgzChNwcm9qZWN0LnJvbGUuZGVsZXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwI2KjQvcmVzb3VyY2VzL3YzYWxwaGEvcHJvamVjdHMve3Byb2plY3RfaWR9L3JvbGVzL3trZXl9EoECChJTZWFyY2hQcm9qZWN0Um9sZXMSOC5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5TZWFyY2hQcm9qZWN0Um9sZXNSZXF1ZXN0Gjkuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuU2VhcmNoUHJvamVjdFJvbGVzUmVzcG9uc2UidqK7GDEKEXByb2plY3Qucm9sZS5yZWFkEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwI7OgEqIjYvcmVzb3VyY2VzL3YzYWxwaGEvcHJvamVjdHMve3Byb2plY3RfaWR9L3JvbGVzL19zZWFyY2gSgwIKEkNyZWF0ZVByb2plY3RHcmFudBI4LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLkNyZWF0ZVByb2plY3RHcmFudFJlcXVlc3QaOS5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5DcmVhdGVQcm9qZWN0R3JhbnRSZXNwb25zZSJ4orsYNgoTcHJvamVjdC5ncmFudC53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkYyQEoAYLT5JMCODoFZ3JhbnQiLy9yZXNvdXJjZXMvdjNhbHBoYS9wcm9qZWN0cy97cHJvamVjdF9pZH0vZ3JhbnRzEokCChFQYXRjaFByb2plY3RHcmFudBI3LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlBhdGNoUHJvamVjdEdyYW50UmVxdWVzdBo4LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlBhdGNoUHJvamVjdEdyYW50UmVzcG9uc2UigAGiuxgzChNwcm9qZWN0LmdyYW50LndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwJDOgVncmFudDI6L3Jlc291cmNlcy92M2FscGhhL3Byb2plY3RzL3twcm9qZWN0X2lkfS9ncmFudHMve2dyYW50X2lkfRL6AQoPR2V0UHJvamVjdEdyYW50EjUuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuR2V0UHJvamVjdEdyYW50UmVxdWVzdBo2LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLkdldFByb2plY3RHcmFudFJlc3BvbnNlIniiuxgyChJwcm9qZWN0LmdyYW50LnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAjwSOi9yZXNvdXJjZXMvdjNhbHBoYS9wcm9qZWN0cy97cHJvamVjdF9pZH0vZ3JhbnRzL3tncmFudF9pZH0S+AEKE1NlYXJjaFByb2plY3RHcmFudHMSOS5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5TZWFyY2hQcm9qZWN0R3JhbnRzUmVxdWVzdBo6LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlNlYXJjaFByb2plY3RHcmFudHNSZXNwb25zZSJqorsYMgoScHJvamVjdC5ncmFudC5yZWFkEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIuOgEqIikvcmVzb3VyY2VzL3YzYWxwaGEvcHJvamVjdF9ncmFudHMvX3NlYXJjaBKdAgoWRGVhY3RpdmF0ZVByb2plY3RHcmFudBI8LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLkRlYWN0aXZhdGVQcm9qZWN0R3JhbnRSZXF1ZXN0Gj0uc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuRGVhY3RpdmF0ZVByb2plY3RHcmFudFJlc3BvbnNlIoUBorsYMwoTcHJvamVjdC5ncmFudC53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCSCJGL3Jlc291cmNlcy92M2FscGhhL3Byb2plY3RzL3twcm9qZWN0X2lkfS9ncmFudHMve2dyYW50X2lkfS9fZGVhY3RpdmF0ZRKdAgoWUmVhY3RpdmF0ZVByb2plY3RHcmFudBI8LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlJlYWN0aXZhdGVQcm9qZWN0R3JhbnRSZXF1ZXN0Gj0uc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuUmVhY3RpdmF0ZVByb2plY3RHcmFudFJlc3BvbnNlIoUBorsYMwoTcHJvamVjdC5ncmFudC53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCSCJGL3Jlc291cmNlcy92M2FscGhhL3Byb2plY3RzL3twcm9qZWN0X2lkfS9ncmFudHMve2dyYW50X2lkfS9fcmVhY3RpdmF0ZRKFAgoSRGVsZXRlUHJvamVjdEdyYW50Ejguc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuRGVsZXRlUHJvamVjdEdyYW50UmVxdWVzdBo5LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLkRlbGV0ZVByb2plY3RHcmFudFJlc3BvbnNlInqiuxg0ChRwcm9qZWN0LmdyYW50LmRlbGV0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCPCo6L3Jlc291cmNlcy92M2FscGhhL3Byb2plY3RzL3twcm9qZWN0X2lkfS9ncmFudHMve2dyYW50X2lkfWIGcHJvdG8z", [file_google_api_annotations, file_svc_object_v3alpha_object, file_svc_options_v1_options, file_svc_resources_object_v3alpha_object, file_svc_resources_project_v3alpha_project]);
 
 /**
  * @generated from message svc.resources.project.v3alpha.CreateProjectRequest
@@ -470,6 +470,408 @@ export const SearchProjectRolesResponseSchema: GenMessage<SearchProjectRolesResp
   messageDesc(file_svc_resources_project_v3alpha_project_service, 21);
 
 /**
+ * @generated from message svc.resources.project.v3alpha.ProjectGrant
+ */
+export type ProjectGrant = Message<"svc.resources.project.v3alpha.ProjectGrant"> & {
+  /**
+   * Not the project's own organisation.
+   *
+   * @generated from field: string granted_organization_id = 1;
+   */
+  grantedOrganizationId: string;
+
+  /**
+   * Roles of the project the granted organisation's users may hold.
+   *
+   * @generated from field: repeated string role_keys = 2;
+   */
+  roleKeys: string[];
+};
+
+/**
+ * Describes the message svc.resources.project.v3alpha.ProjectGrant.
+ * Use `create(ProjectGrantSchema)` to create a new message.
+ */
+export const ProjectGrantSchema: GenMessage<ProjectGrant> = /*@__PURE__*/
+  messageDesc(file_svc_resources_project_v3alpha_project_service, 22);
+
+/**
+ * @generated from message svc.resources.project.v3alpha.PatchProjectGrant
+ */
+export type PatchProjectGrant = Message<"svc.resources.project.v3alpha.PatchProjectGrant"> & {
+  /**
+   * @generated from field: repeated string role_keys = 1;
+   */
+  roleKeys: string[];
+};
+
+/**
+ * Describes the message svc.resources.project.v3alpha.PatchProjectGrant.
+ * Use `create(PatchProjectGrantSchema)` to create a new message.
+ */
+export const PatchProjectGrantSchema: GenMessage<PatchProjectGrant> = /*@__PURE__*/
+  messageDesc(file_svc_resources_project_v3alpha_project_service, 23);
+
+/**
+ * @generated from message svc.resources.project.v3alpha.GetProjectGrant
+ */
+export type GetProjectGrant = Message<"svc.resources.project.v3alpha.GetProjectGrant"> & {
+  /**
+   * @generated from field: svc.resources.object.v3alpha.Details details = 1;
+   */
+  details?: Details | undefined;
+
+  /**
+   * @generated from field: string id = 2;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string project_id = 3;
+   */
+  projectId: string;
+
+  /**
+   * @generated from field: string granted_organization_id = 4;
+   */
+  grantedOrganizationId: string;
+
+  /**
+   * @generated from field: repeated string role_keys = 5;
+   */
+  roleKeys: string[];
+
+  /**
+   * @generated from field: svc.resources.object.v3alpha.State state = 6;
+   */
+  state: State;
+};
+
+/**
+ * Describes the message svc.resources.project.v3alpha.GetProjectGrant.
+ * Use `create(GetProjectGrantSchema)` to create a new message.
+ */
+export const GetProjectGrantSchema: GenMessage<GetProjectGrant> = /*@__PURE__*/
+  messageDesc(file_svc_resources_project_v3alpha_project_service, 24);
+
+/**
+ * @generated from message svc.resources.project.v3alpha.CreateProjectGrantRequest
+ */
+export type CreateProjectGrantRequest = Message<"svc.resources.project.v3alpha.CreateProjectGrantRequest"> & {
+  /**
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * @generated from field: svc.resources.project.v3alpha.ProjectGrant grant = 2;
+   */
+  grant?: ProjectGrant | undefined;
+};
+
+/**
+ * Describes the message svc.resources.project.v3alpha.CreateProjectGrantRequest.
+ * Use `create(CreateProjectGrantRequestSchema)` to create a new message.
+ */
+export const CreateProjectGrantRequestSchema: GenMessage<CreateProjectGrantRequest> = /*@__PURE__*/
+  messageDesc(file_svc_resources_project_v3alpha_project_service, 25);
+
+/**
+ * @generated from message svc.resources.project.v3alpha.CreateProjectGrantResponse
+ */
+export type CreateProjectGrantResponse = Message<"svc.resources.project.v3alpha.CreateProjectGrantResponse"> & {
+  /**
+   * @generated from field: svc.resources.object.v3alpha.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message svc.resources.project.v3alpha.CreateProjectGrantResponse.
+ * Use `create(CreateProjectGrantResponseSchema)` to create a new message.
+ */
+export const CreateProjectGrantResponseSchema: GenMessage<CreateProjectGrantResponse> = /*@__PURE__*/
+  messageDesc(file_svc_resources_project_v3alpha_project_service, 26);
+
+/**
+ * @generated from message svc.resources.project.v3alpha.PatchProjectGrantRequest
+ */
+export type PatchProjectGrantRequest = Message<"svc.resources.project.v3alpha.PatchProjectGrantRequest"> & {
+  /**
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * @generated from field: string grant_id = 2;
+   */
+  grantId: string;
+
+  /**
+   * @generated from field: svc.resources.project.v3alpha.PatchProjectGrant grant = 3;
+   */
+  grant?: PatchProjectGrant | undefined;
+};
+
+/**
+ * Describes the message svc.resources.project.v3alpha.PatchProjectGrantRequest.
+ * Use `create(PatchProjectGrantRequestSchema)` to create a new message.
+ */
+export const PatchProjectGrantRequestSchema: GenMessage<PatchProjectGrantRequest> = /*@__PURE__*/
+  messageDesc(file_svc_resources_project_v3alpha_project_service, 27);
+
+/**
+ * @generated from message svc.resources.project.v3alpha.PatchProjectGrantResponse
+ */
+export type PatchProjectGrantResponse = Message<"svc.resources.project.v3alpha.PatchProjectGrantResponse"> & {
+  /**
+   * @generated from field: svc.resources.object.v3alpha.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message svc.resources.project.v3alpha.PatchProjectGrantResponse.
+ * Use `create(PatchProjectGrantResponseSchema)` to create a new message.
+ */
+export const PatchProjectGrantResponseSchema: GenMessage<PatchProjectGrantResponse> = /*@__PURE__*/
+  messageDesc(file_svc_resources_project_v3alpha_project_service, 28);
+
+/**
+ * @generated from message svc.resources.project.v3alpha.GetProjectGrantRequest
+ */
+export type GetProjectGrantRequest = Message<"svc.resources.project.v3alpha.GetProjectGrantRequest"> & {
+  /**
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * @generated from field: string grant_id = 2;
+   */
+  grantId: string;
+};
+
+/**
+ * Describes the message svc.resources.project.v3alpha.GetProjectGrantRequest.
+ * Use `create(GetProjectGrantRequestSchema)` to create a new message.
+ */
+export const GetProjectGrantRequestSchema: GenMessage<GetProjectGrantRequest> = /*@__PURE__*/
+  messageDesc(file_svc_resources_project_v3alpha_project_service, 29);
+
+/**
+ * @generated from message svc.resources.project.v3alpha.GetProjectGrantResponse
+ */
+export type GetProjectGrantResponse = Message<"svc.resources.project.v3alpha.GetProjectGrantResponse"> & {
+  /**
+   * @generated from field: svc.resources.project.v3alpha.GetProjectGrant grant = 1;
+   */
+  grant?: GetProjectGrant | undefined;
+};
+
+/**
+ * Describes the message svc.resources.project.v3alpha.GetProjectGrantResponse.
+ * Use `create(GetProjectGrantResponseSchema)` to create a new message.
+ */
+export const GetProjectGrantResponseSchema: GenMessage<GetProjectGrantResponse> = /*@__PURE__*/
+  messageDesc(file_svc_resources_project_v3alpha_project_service, 30);
+
+/**
+ * @generated from message svc.resources.project.v3alpha.ProjectGrantSearchFilter
+ */
+export type ProjectGrantSearchFilter = Message<"svc.resources.project.v3alpha.ProjectGrantSearchFilter"> & {
+  /**
+   * @generated from oneof svc.resources.project.v3alpha.ProjectGrantSearchFilter.filter
+   */
+  filter: {
+    /**
+     * @generated from field: string project_id = 1;
+     */
+    value: string;
+    case: "projectId";
+  } | {
+    /**
+     * @generated from field: string granted_organization_id = 2;
+     */
+    value: string;
+    case: "grantedOrganizationId";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message svc.resources.project.v3alpha.ProjectGrantSearchFilter.
+ * Use `create(ProjectGrantSearchFilterSchema)` to create a new message.
+ */
+export const ProjectGrantSearchFilterSchema: GenMessage<ProjectGrantSearchFilter> = /*@__PURE__*/
+  messageDesc(file_svc_resources_project_v3alpha_project_service, 31);
+
+/**
+ * @generated from message svc.resources.project.v3alpha.SearchProjectGrantsRequest
+ */
+export type SearchProjectGrantsRequest = Message<"svc.resources.project.v3alpha.SearchProjectGrantsRequest"> & {
+  /**
+   * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
+   */
+  ctx?: RequestContext | undefined;
+
+  /**
+   * @generated from field: svc.resources.object.v3alpha.ListQuery query = 2;
+   */
+  query?: ListQuery | undefined;
+
+  /**
+   * @generated from field: repeated svc.resources.project.v3alpha.ProjectGrantSearchFilter filters = 3;
+   */
+  filters: ProjectGrantSearchFilter[];
+};
+
+/**
+ * Describes the message svc.resources.project.v3alpha.SearchProjectGrantsRequest.
+ * Use `create(SearchProjectGrantsRequestSchema)` to create a new message.
+ */
+export const SearchProjectGrantsRequestSchema: GenMessage<SearchProjectGrantsRequest> = /*@__PURE__*/
+  messageDesc(file_svc_resources_project_v3alpha_project_service, 32);
+
+/**
+ * @generated from message svc.resources.project.v3alpha.SearchProjectGrantsResponse
+ */
+export type SearchProjectGrantsResponse = Message<"svc.resources.project.v3alpha.SearchProjectGrantsResponse"> & {
+  /**
+   * @generated from field: svc.resources.object.v3alpha.ListDetails details = 1;
+   */
+  details?: ListDetails | undefined;
+
+  /**
+   * @generated from field: repeated svc.resources.project.v3alpha.GetProjectGrant result = 2;
+   */
+  result: GetProjectGrant[];
+};
+
+/**
+ * Describes the message svc.resources.project.v3alpha.SearchProjectGrantsResponse.
+ * Use `create(SearchProjectGrantsResponseSchema)` to create a new message.
+ */
+export const SearchProjectGrantsResponseSchema: GenMessage<SearchProjectGrantsResponse> = /*@__PURE__*/
+  messageDesc(file_svc_resources_project_v3alpha_project_service, 33);
+
+/**
+ * @generated from message svc.resources.project.v3alpha.DeactivateProjectGrantRequest
+ */
+export type DeactivateProjectGrantRequest = Message<"svc.resources.project.v3alpha.DeactivateProjectGrantRequest"> & {
+  /**
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * @generated from field: string grant_id = 2;
+   */
+  grantId: string;
+};
+
+/**
+ * Describes the message svc.resources.project.v3alpha.DeactivateProjectGrantRequest.
+ * Use `create(DeactivateProjectGrantRequestSchema)` to create a new message.
+ */
+export const DeactivateProjectGrantRequestSchema: GenMessage<DeactivateProjectGrantRequest> = /*@__PURE__*/
+  messageDesc(file_svc_resources_project_v3alpha_project_service, 34);
+
+/**
+ * @generated from message svc.resources.project.v3alpha.DeactivateProjectGrantResponse
+ */
+export type DeactivateProjectGrantResponse = Message<"svc.resources.project.v3alpha.DeactivateProjectGrantResponse"> & {
+  /**
+   * @generated from field: svc.resources.object.v3alpha.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message svc.resources.project.v3alpha.DeactivateProjectGrantResponse.
+ * Use `create(DeactivateProjectGrantResponseSchema)` to create a new message.
+ */
+export const DeactivateProjectGrantResponseSchema: GenMessage<DeactivateProjectGrantResponse> = /*@__PURE__*/
+  messageDesc(file_svc_resources_project_v3alpha_project_service, 35);
+
+/**
+ * @generated from message svc.resources.project.v3alpha.ReactivateProjectGrantRequest
+ */
+export type ReactivateProjectGrantRequest = Message<"svc.resources.project.v3alpha.ReactivateProjectGrantRequest"> & {
+  /**
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * @generated from field: string grant_id = 2;
+   */
+  grantId: string;
+};
+
+/**
+ * Describes the message svc.resources.project.v3alpha.ReactivateProjectGrantRequest.
+ * Use `create(ReactivateProjectGrantRequestSchema)` to create a new message.
+ */
+export const ReactivateProjectGrantRequestSchema: GenMessage<ReactivateProjectGrantRequest> = /*@__PURE__*/
+  messageDesc(file_svc_resources_project_v3alpha_project_service, 36);
+
+/**
+ * @generated from message svc.resources.project.v3alpha.ReactivateProjectGrantResponse
+ */
+export type ReactivateProjectGrantResponse = Message<"svc.resources.project.v3alpha.ReactivateProjectGrantResponse"> & {
+  /**
+   * @generated from field: svc.resources.object.v3alpha.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message svc.resources.project.v3alpha.ReactivateProjectGrantResponse.
+ * Use `create(ReactivateProjectGrantResponseSchema)` to create a new message.
+ */
+export const ReactivateProjectGrantResponseSchema: GenMessage<ReactivateProjectGrantResponse> = /*@__PURE__*/
+  messageDesc(file_svc_resources_project_v3alpha_project_service, 37);
+
+/**
+ * @generated from message svc.resources.project.v3alpha.DeleteProjectGrantRequest
+ */
+export type DeleteProjectGrantRequest = Message<"svc.resources.project.v3alpha.DeleteProjectGrantRequest"> & {
+  /**
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * @generated from field: string grant_id = 2;
+   */
+  grantId: string;
+};
+
+/**
+ * Describes the message svc.resources.project.v3alpha.DeleteProjectGrantRequest.
+ * Use `create(DeleteProjectGrantRequestSchema)` to create a new message.
+ */
+export const DeleteProjectGrantRequestSchema: GenMessage<DeleteProjectGrantRequest> = /*@__PURE__*/
+  messageDesc(file_svc_resources_project_v3alpha_project_service, 38);
+
+/**
+ * @generated from message svc.resources.project.v3alpha.DeleteProjectGrantResponse
+ */
+export type DeleteProjectGrantResponse = Message<"svc.resources.project.v3alpha.DeleteProjectGrantResponse"> & {
+  /**
+   * @generated from field: svc.resources.object.v3alpha.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message svc.resources.project.v3alpha.DeleteProjectGrantResponse.
+ * Use `create(DeleteProjectGrantResponseSchema)` to create a new message.
+ */
+export const DeleteProjectGrantResponseSchema: GenMessage<DeleteProjectGrantResponse> = /*@__PURE__*/
+  messageDesc(file_svc_resources_project_v3alpha_project_service, 39);
+
+/**
  * @generated from service svc.resources.project.v3alpha.ProjectService
  */
 export const ProjectService: GenService<{
@@ -570,6 +972,65 @@ export const ProjectService: GenService<{
     methodKind: "unary";
     input: typeof SearchProjectRolesRequestSchema;
     output: typeof SearchProjectRolesResponseSchema;
+  },
+  /**
+   * Project grants: the project granted to another organisation with some of its roles; that organisation's
+   * users may then hold those roles on the project (user grants), while the grant is active.
+   *
+   * @generated from rpc svc.resources.project.v3alpha.ProjectService.CreateProjectGrant
+   */
+  createProjectGrant: {
+    methodKind: "unary";
+    input: typeof CreateProjectGrantRequestSchema;
+    output: typeof CreateProjectGrantResponseSchema;
+  },
+  /**
+   * @generated from rpc svc.resources.project.v3alpha.ProjectService.PatchProjectGrant
+   */
+  patchProjectGrant: {
+    methodKind: "unary";
+    input: typeof PatchProjectGrantRequestSchema;
+    output: typeof PatchProjectGrantResponseSchema;
+  },
+  /**
+   * @generated from rpc svc.resources.project.v3alpha.ProjectService.GetProjectGrant
+   */
+  getProjectGrant: {
+    methodKind: "unary";
+    input: typeof GetProjectGrantRequestSchema;
+    output: typeof GetProjectGrantResponseSchema;
+  },
+  /**
+   * @generated from rpc svc.resources.project.v3alpha.ProjectService.SearchProjectGrants
+   */
+  searchProjectGrants: {
+    methodKind: "unary";
+    input: typeof SearchProjectGrantsRequestSchema;
+    output: typeof SearchProjectGrantsResponseSchema;
+  },
+  /**
+   * @generated from rpc svc.resources.project.v3alpha.ProjectService.DeactivateProjectGrant
+   */
+  deactivateProjectGrant: {
+    methodKind: "unary";
+    input: typeof DeactivateProjectGrantRequestSchema;
+    output: typeof DeactivateProjectGrantResponseSchema;
+  },
+  /**
+   * @generated from rpc svc.resources.project.v3alpha.ProjectService.ReactivateProjectGrant
+   */
+  reactivateProjectGrant: {
+    methodKind: "unary";
+    input: typeof ReactivateProjectGrantRequestSchema;
+    output: typeof ReactivateProjectGrantResponseSchema;
+  },
+  /**
+   * @generated from rpc svc.resources.project.v3alpha.ProjectService.DeleteProjectGrant
+   */
+  deleteProjectGrant: {
+    methodKind: "unary";
+    input: typeof DeleteProjectGrantRequestSchema;
+    output: typeof DeleteProjectGrantResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_svc_resources_project_v3alpha_project_service, 0);
