@@ -67,6 +67,11 @@ export type InstanceDomain = Prisma.InstanceDomainModel
  */
 export type Org = Prisma.OrgModel
 /**
+ * Model OrgDomain
+ * 
+ */
+export type OrgDomain = Prisma.OrgDomainModel
+/**
  * Model User
  * 
  */

@@ -7,6 +7,7 @@ import { registerIdpLinkReducers } from "./idp-links.js";
 import { registerLockoutReducers } from "./lockouts.js";
 import { registerMembershipReducers } from "./memberships.js";
 import { registerNotificationProviderReducers } from "./notification-providers.js";
+import { registerOrgDomainReducers } from "./org-domains.js";
 import { registerOrgReducers } from "./orgs.js";
 import { registerProjectReducers } from "./projects.js";
 import { registerReducers } from "./reducers.js";
@@ -30,6 +31,7 @@ export function registerAllReducers(es: EventStore): void {
   registerActionReducers(es);
   registerIdpReducers(es);
   registerOrgReducers(es);
+  registerOrgDomainReducers(es);
   registerUserReducers(es);
   registerLockoutReducers(es);
   registerSessionReducers(es);

@@ -69,7 +69,7 @@ async function applyChecks(deps: SessionDeps, instanceId: string, user: User, fa
   if (checks.password !== undefined) {
     const passed = await checkPassword(deps.es, deps.db, {
       instanceId,
-      loginName: user.loginName,
+      user: { userId: user.id },
       password: checks.password,
       maxAttempts: async (u) => (await passwordRules(deps.settings, instanceId, u.orgId)).maxAttempts,
       lockoutDurationS: async (u) => (await passwordRules(deps.settings, instanceId, u.orgId)).lockoutDurationS,

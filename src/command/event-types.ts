@@ -50,11 +50,23 @@ export const instanceDefaultOrgSet = instance.defineEvent<{ orgId: string }>("in
 
 export type OrgFields = { name: string; primaryDomain: string };
 export const orgAdded = org.defineEvent<OrgFields>("org.org.added");
-export const orgChanged = org.defineEvent<OrgFields>("org.org.changed");
+/** A rename; written before organisations had domains, it carried the new generated domain as `primaryDomain`. */
+export const orgChanged = org.defineEvent<{ name: string; primaryDomain?: string }>("org.org.changed");
 export const orgDeactivated = org.defineEvent("org.org.deactivated");
 export const orgReactivated = org.defineEvent("org.org.reactivated");
 /** The organisation's users, their credentials and memberships, and its projects go with it. */
 export const orgRemoved = org.defineEvent("org.org.removed");
+
+// An organisation's domains (src/command/org-domains.ts). The generated domain follows the name: its events
+// are these too, with `generated`.
+export type OrgDomainRef = { domain: string };
+export const orgDomainAdded = org.defineEvent<OrgDomainRef & { verified: boolean; generated?: boolean }>("org.domain.added");
+/** A token to publish (a file under /.well-known/ or a TXT record), replacing the one before. */
+export const orgDomainValidationAdded = org.defineEvent<OrgDomainRef & { validationType: "http" | "dns"; token: string }>("org.domain.validation.added");
+export const orgDomainValidationFailed = org.defineEvent<OrgDomainRef & { reason: string }>("org.domain.validation.failed");
+export const orgDomainVerified = org.defineEvent<OrgDomainRef>("org.domain.verified");
+export const orgDomainPrimarySet = org.defineEvent<OrgDomainRef>("org.domain.primary.set");
+export const orgDomainRemoved = org.defineEvent<OrgDomainRef>("org.domain.removed");
 
 // Memberships: the member events of a context belong to the context's aggregate.
 
@@ -118,6 +130,11 @@ export const humanAdded = user.defineEvent<HumanAdded>("user.human.added");
 export const humanChanged = user.defineEvent<UserChanges>("user.human.changed");
 export const machineAdded = user.defineEvent<MachineAdded>("user.machine.added");
 export const machineChanged = user.defineEvent<UserChanges>("user.machine.changed");
+/**
+ * Another organisation verified the domain this user's username ended in: the username becomes `username`
+ * (`<user ID>@temporary.<instance domain>`) and the user is told by mail (the anchor's "domain claimed").
+ */
+export const userDomainClaimed = user.defineEvent<{ username: string; domain: string }>("user.domain.claimed");
 /** By an administrator, or after too many failed password checks (then with a reason). */
 export const userLocked = user.defineEvent<{ reason?: string; until?: string }>("user.user.locked");
 export const userUnlocked = user.defineEvent("user.user.unlocked");
@@ -287,6 +304,7 @@ export const passwordComplexitySet = settings.defineEvent<SettingsSet>("settings
 export const lockoutSet = settings.defineEvent<SettingsSet>("settings.lockout.set");
 export const loginSettingsSet = settings.defineEvent<SettingsSet>("settings.login.set");
 export const securitySettingsSet = settings.defineEvent<SettingsSet>("settings.security.set");
+export const domainSettingsSet = settings.defineEvent<SettingsSet>("settings.domain.set");
 export const textSettingsSet = settings.defineEvent<SettingsSet>("settings.text.set");
 export const brandingSet = settings.defineEvent<SettingsSet>("settings.branding.set");
 export const brandingPreviewSet = settings.defineEvent<SettingsSet>("settings.branding_preview.set");

@@ -22,7 +22,8 @@ export async function checkPassword(
   db: Database,
   a: {
     instanceId: string;
-    loginName: string;
+    /** The user as typed at a login page, or (a session that found the user already) its ID. */
+    user: { loginName: string } | { userId: string };
     password: string;
     maxAttempts: (user: User) => Promise<number>;
     /** Seconds a lock at the limit lasts; 0 or absent: until an administrator unlocks (the permanent lockout). */
@@ -32,7 +33,10 @@ export async function checkPassword(
   },
 ): Promise<User | undefined> {
   // The username, or the full login name `<username>@<organisation domain>`.
-  let user = await userByLoginName(db, a.instanceId, a.loginName);
+  let user =
+    "userId" in a.user
+      ? await db.prisma.user.findFirst({ where: { id: a.user.userId, instanceId: a.instanceId } })
+      : await userByLoginName(db, a.instanceId, a.user.loginName);
   if (user?.kind !== "human" || !user.passwordHash) {
     decoy ??= hashPassword("decoy password");
     await verifyPassword(a.password, await decoy);

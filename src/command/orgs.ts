@@ -4,7 +4,17 @@ import type { EventStore, NewEvent, StoredEvent, Tx } from "../eventstore/events
 import { newId } from "../ids.js";
 import { changeAggregate, withUniqueConflict, type ChangeDetails } from "./aggregate.js";
 import { removeUsersData } from "./user-reducers.js";
-import { instanceDefaultOrgSet, orgAdded, orgChanged, orgDeactivated, orgReactivated, orgRemoved } from "./events.js";
+import {
+  instanceDefaultOrgSet,
+  orgAdded,
+  orgChanged,
+  orgDeactivated,
+  orgDomainAdded,
+  orgDomainPrimarySet,
+  orgDomainRemoved,
+  orgReactivated,
+  orgRemoved,
+} from "./events.js";
 
 /** An organisation owns itself. */
 export function orgAddedEvent(orgId: string, name: string, primaryDomain: string): NewEvent {
@@ -23,12 +33,18 @@ export function orgDomain(name: string, domain: string): string {
 
 const nameTaken = (name: string) => errors.alreadyExists("ORG-n4me", `an organization named "${name}" already exists in this instance`);
 
+/** The name, and the domain generated from it, are nobody else's (an organisation may have verified that domain). */
 async function checkNameFree(tx: Tx, instanceId: string, name: string, domain: string, except?: string) {
+  const notExcepted = except ? { NOT: { id: except } } : {};
   const other = await tx.org.findFirst({
-    where: { instanceId, OR: [{ name: { equals: name, mode: "insensitive" } }, { primaryDomain: domain }], ...(except ? { NOT: { id: except } } : {}) },
+    where: { instanceId, OR: [{ name: { equals: name, mode: "insensitive" } }, { primaryDomain: domain }], ...notExcepted },
     select: { id: true },
   });
-  if (other) throw nameTaken(name);
+  const verified = await tx.orgDomain.findFirst({
+    where: { instanceId, domain, verified: true, ...(except ? { NOT: { orgId: except } } : {}) },
+    select: { orgId: true },
+  });
+  if (other || verified) throw nameTaken(name);
 }
 
 /** Adds an organisation to an instance; its primary domain comes from its name and the instance's domain. */
@@ -78,10 +94,21 @@ export function changeOrg(es: EventStore, a: { instanceId: string; id: string; c
           switch (a.action) {
             case "rename": {
               if (a.name === undefined || a.name === org.name) return [];
-              // The generated domain follows the name and keeps the instance domain it was made with.
-              const primaryDomain = orgDomain(a.name, org.primaryDomain.slice(org.primaryDomain.indexOf(".") + 1));
-              await checkNameFree(w.tx, a.instanceId, a.name, primaryDomain, org.id);
-              return [orgChanged.change({ name: a.name, primaryDomain })];
+              // The generated domain follows the name and keeps the instance domain it was made with; it stays
+              // primary where it was.
+              const old = await w.tx.orgDomain.findFirst({ where: { orgId: org.id, generated: true } });
+              const oldDomain = old?.domain ?? org.primaryDomain;
+              const domain = orgDomain(a.name, oldDomain.slice(oldDomain.indexOf(".") + 1));
+              await checkNameFree(w.tx, a.instanceId, a.name, domain, org.id);
+              if (domain === oldDomain) return [orgChanged.change({ name: a.name })];
+              if (await w.tx.orgDomain.findUnique({ where: { orgId_domain: { orgId: org.id, domain } } }))
+                throw errors.failedPrecondition("ORG-d0m1", `the new name's domain "${domain}" is one the organization added: remove it first`);
+              return [
+                orgChanged.change({ name: a.name }),
+                orgDomainRemoved.change({ domain: oldDomain }),
+                orgDomainAdded.change({ domain, verified: true, generated: true }),
+                ...(old?.isPrimary !== false ? [orgDomainPrimarySet.change({ domain })] : []),
+              ];
             }
             case "deactivate":
               if (isDefault) throw errors.failedPrecondition("ORG-d3f1", "the instance's default organization cannot be deactivated");

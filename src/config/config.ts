@@ -1,4 +1,5 @@
 import { dirname, join, resolve } from "node:path";
+import { dnsServerProblem, type DomainValidationConfig, httpOriginProblem } from "../domain/org-domains.js";
 import { parseRateRule, type RateRule } from "../domain/rate-rules.js";
 import { TargetAddressPolicy } from "../domain/target-addresses.js";
 import { parseArgs } from "./cli.js";
@@ -46,6 +47,8 @@ export interface Config {
   firstInstanceOrgName: string;
   /** SVC_TARGET_DENY (checked: names and ranges `TargetAddressPolicy` accepts). */
   targetDeny: string;
+  /** SVC_DOMAIN_VALIDATION_DNS and SVC_DOMAIN_VALIDATION_HTTP (checked). */
+  domainValidation: DomainValidationConfig;
   /** SVC_RATE_LIMIT_*: undefined where off. */
   rateLimits: { oauthClient?: RateRule | undefined; oauthAddress?: RateRule | undefined; loginAddress?: RateRule | undefined };
   /** SVC_LOG_LEVEL */
@@ -173,6 +176,21 @@ function targetDeny(s: Source): string {
   return spec;
 }
 
+function domainValidation(s: Source): DomainValidationConfig {
+  const dnsServers = (s.get("SVC_DOMAIN_VALIDATION_DNS") ?? "")
+    .split(",")
+    .map((d) => d.trim())
+    .filter(Boolean);
+  for (const d of dnsServers) {
+    const problem = dnsServerProblem(d);
+    if (problem) throw new ConfigError(`${s.label("SVC_DOMAIN_VALIDATION_DNS")}: ${problem}`);
+  }
+  const httpOrigin = s.get("SVC_DOMAIN_VALIDATION_HTTP")!;
+  const problem = httpOriginProblem(httpOrigin);
+  if (problem) throw new ConfigError(`${s.label("SVC_DOMAIN_VALIDATION_HTTP")} ${problem}`);
+  return { dnsServers, httpOrigin };
+}
+
 export function loadConfig(env: Env = process.env, argv: readonly string[] = process.argv.slice(2)): Config {
   const { configFile } = parseArgs(argv);
   const file = configFile ? readYamlFile(configFile) : { values: {}, origins: {} };
@@ -214,6 +232,7 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = pro
     firstInstancePasswordPath: join(dirname(resolve(s.get("SVC_FIRSTINSTANCE_PAT_PATH") ?? `${dataDir}/admin.pat`)), "admin.password"),
     firstInstanceOrgName: s.get("SVC_FIRSTINSTANCE_ORG_NAME")!,
     targetDeny: targetDeny(s),
+    domainValidation: domainValidation(s),
     rateLimits: {
       oauthClient: rateRule(s, "SVC_RATE_LIMIT_OAUTH_CLIENT"),
       oauthAddress: rateRule(s, "SVC_RATE_LIMIT_OAUTH_ADDRESS"),

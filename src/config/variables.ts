@@ -45,6 +45,16 @@ export const VARIABLES = [
       "addresses execution targets may not reach, checked at creation and after DNS at each call: names link-local, unspecified, loopback, private, CIDR ranges or addresses, comma-separated; none: no limit",
   },
   {
+    name: "SVC_DOMAIN_VALIDATION_DNS",
+    shown: "the system's",
+    meaning: "DNS servers (address[:port], comma-separated) asked for organisation domain validation: TXT records, and the host of the HTTP check",
+  },
+  {
+    name: "SVC_DOMAIN_VALIDATION_HTTP",
+    default: "https://{domain}",
+    meaning: "origin an organisation domain's validation file is fetched from ({domain} replaced; e.g. http://{domain}:8081 for a test server)",
+  },
+  {
     name: "SVC_RATE_LIMIT_OAUTH_CLIENT",
     default: "100/60",
     meaning: "requests/seconds per client at the token, introspection and revocation endpoints, counted in the database (shared by all processes); off: none",

@@ -54,7 +54,7 @@ export interface ApiAppShape {
 export interface DataOrg {
   orgId?: string;
   org?: { name?: string };
-  domains?: { orgId?: string; domainName?: string; isVerified?: boolean; isPrimary?: boolean }[];
+  domains?: { orgId?: string; domainName?: string; isVerified?: boolean; isPrimary?: boolean; validationType?: string }[];
   humanUsers?: { userId?: string; user?: HumanUserShape }[];
   machineUsers?: { userId?: string; user?: MachineUserShape }[];
   projects?: { projectId?: string; project?: { name?: string; projectRoleAssertion?: boolean; projectRoleCheck?: boolean } }[];

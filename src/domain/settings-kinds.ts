@@ -135,6 +135,20 @@ export const settingsKinds = {
     properties: { enable_impersonation: bool(false), allowed_origins: strings([], originCheck), enable_iframe_embedding: bool(false) },
   },
   /**
+   * Organisation domains (src/command/org-domains.ts): an added domain is verified only by validation (a file or a
+   * TXT record) unless validate_org_domains is off; with user_login_must_be_domain, users sign in with
+   * `<username>@<verified domain of their organisation>` only; with smtp_sender_address_matches_instance_domain, an
+   * SMTP provider's sender must be an address at one of the instance's domains. Judged in the organisation.
+   */
+  domain: {
+    event: "settings.domain.set",
+    properties: {
+      validate_org_domains: bool(true),
+      user_login_must_be_domain: bool(false),
+      smtp_sender_address_matches_instance_domain: bool(false),
+    },
+  },
+  /**
    * Texts of the login UI and of the messages, per supported language and key (src/domain/texts/settings.ts):
    * a context overrides single texts; what it does not set is inherited, down to the built-in texts.
    */

@@ -7,6 +7,7 @@ import {
   type otpSmsCodeAdded,
   type phoneCodeAdded,
   type unlockCodeAdded,
+  type userDomainClaimed,
 } from "../command/events.js";
 import type { EventStore, StoredEvent } from "../eventstore/eventstore.js";
 import { inheritanceChain } from "../domain/contexts.js";
@@ -55,6 +56,8 @@ function plan(e: StoredEvent): Planned[] {
       return [{ kind: "otpEmail", channel: "mail" }];
     case "user.otp_sms.code_added" satisfies typeof otpSmsCodeAdded.type:
       return [{ kind: "otpSms", channel: "sms" }];
+    case "user.domain.claimed" satisfies typeof userDomainClaimed.type:
+      return [{ kind: "domainClaimed", channel: "mail" }];
     default:
       return [];
   }
@@ -73,6 +76,7 @@ const linkPaths: Record<MessageKind, string> = {
   unlockUser: "/ui/login/unlock",
   otpEmail: "",
   otpSms: "",
+  domainClaimed: "",
 };
 
 interface Row {
@@ -120,14 +124,16 @@ export function startNotificationWorker(deps: {
       const rows = events.flatMap((e) =>
         plan(e).map((p) => {
           const payload = e.payload as CodePayload;
+          // A domain claim carries no code: the new username takes its place (sealed as codes are), for 30 days.
+          const claimed = p.kind === "domainClaimed" ? (e.payload as { username: string }).username : undefined;
           return {
             id: `${e.position}/${p.kind}`,
             instanceId: e.instanceId,
             userId: e.aggregateId,
             channel: p.channel,
             kind: p.kind,
-            code: payload.code,
-            expiresAt: new Date(payload.expiresAt),
+            code: claimed !== undefined ? box.seal(claimed) : payload.code,
+            expiresAt: claimed !== undefined ? new Date(e.createdAt.getTime() + 30 * 86_400_000) : new Date(payload.expiresAt),
             status: "pending",
             attempts: 0,
             nextAttemptAt: e.createdAt,
@@ -158,7 +164,8 @@ export function startNotificationWorker(deps: {
     // The texts and branding of the user's organisation (inherited from the instance and the system).
     const chain = inheritanceChain({ type: "org", instanceId: r.instance_id, orgId: user.orgId });
     const [texts, branding] = await Promise.all([deps.settings.values("text", chain), deps.settings.values("branding", chain)]);
-    const m = renderMessage(kind, user.preferredLanguage ?? "en", { name, code, link, minutes }, texts, branding.primary_color);
+    const vars = { name, code, link, minutes, ...(kind === "domainClaimed" ? { username: code } : {}) };
+    const m = renderMessage(kind, user.preferredLanguage ?? "en", vars, texts, branding.primary_color);
     return { user, m };
   };
 

@@ -16,6 +16,11 @@ export class ExportQueries {
     });
   }
 
+  /** The organisation's domains, the generated one first. */
+  domains(orgId: string) {
+    return this.db.prisma.orgDomain.findMany({ where: { orgId }, orderBy: [{ generated: "desc" }, { createdAt: "asc" }, { domain: "asc" }] });
+  }
+
   /** A page of an organisation's users of one kind after `afterId`, by ID. */
   users(orgId: string, kind: "human" | "machine", afterId: string, take: number) {
     return this.db.prisma.user.findMany({ where: { orgId, kind, ...(afterId ? { id: { gt: afterId } } : {}) }, orderBy: { id: "asc" }, take });

@@ -10,6 +10,7 @@ export const tableSources = {
   instance: ["instance"],
   instanceDomain: ["instance"],
   org: ["org"],
+  orgDomain: ["org"],
   user: ["user", "org"],
   machineKey: ["user", "org"],
   personalAccessToken: ["user", "org"],

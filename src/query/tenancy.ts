@@ -66,12 +66,13 @@ export class TenancyQueries {
   orgByDomain(instanceId: string, domain: string): Promise<OrgRow | null> {
     return this.cache.get(
       `org-domain:${instanceId}:${domain.toLowerCase()}`,
-      () =>
-        this.db.prisma.org.findFirst({
-          where: { instanceId, primaryDomain: domain.toLowerCase() },
-          select: { id: true, instanceId: true, name: true, primaryDomain: true },
-        }),
-      readFrom("org"),
+      async () => {
+        // Any verified domain of the organisation names it (the primary one and those it validated).
+        const d = await this.db.prisma.orgDomain.findFirst({ where: { instanceId, domain: domain.toLowerCase(), verified: true }, select: { orgId: true } });
+        if (!d) return null;
+        return this.db.prisma.org.findFirst({ where: { instanceId, id: d.orgId }, select: { id: true, instanceId: true, name: true, primaryDomain: true } });
+      },
+      readFrom("org", "orgDomain"),
     );
   }
 

@@ -2,8 +2,10 @@ import type { Prisma as P, User, UserSchema } from "../../gen/prisma/client.js";
 import { State } from "../../gen/svc/resources/object/v3alpha/object_pb.js";
 import type { UserSchemaSearchFilter } from "../../gen/svc/resources/userschema/v3alpha/user_schema_service_pb.js";
 import { UserFieldName, UserState, UserType, type UserSearchFilter } from "../../gen/svc/resources/user/v3alpha/user_pb.js";
+import { inheritanceChain } from "../domain/contexts.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
+import { readValuesNow } from "./settings.js";
 import { readRow, tableSources } from "./sources.js";
 import { readableWhere, search, textFilter, type ReadScope, type SearchRequest, type Searchable } from "./list.js";
 
@@ -83,21 +85,26 @@ const users: Searchable<UserSearchFilter, P.UserWhereInput, P.UserOrderByWithRel
 
 /**
  * The user a login name names in the instance: the username itself (unique in the instance regardless of case),
- * else `<username>@<domain>` where the domain is the primary domain of one of the instance's organisations and
- * the user belongs to it (as the anchor resolves login names: the suffix is an organisation domain). The part
- * before the last `@` is the username, so a username that is itself an e-mail address works in both forms.
+ * unless the domain settings of the user's organisation ask for the domain (user_login_must_be_domain); else
+ * `<username>@<domain>` where the domain is a verified domain of the user's organisation (as the anchor resolves
+ * login names). The part before the last `@` is the username, so a username that is itself an e-mail address
+ * works in both forms.
  */
 export async function userByLoginName(db: Database, instanceId: string, loginName: string): Promise<UserRow | null> {
   const name = loginName.trim().toLowerCase();
   if (!name) return null;
   const byUsername = (username: string) => db.prisma.user.findUnique({ where: { instanceId_loginName: { instanceId, loginName: username } } });
   const exact = await byUsername(name);
+  if (exact) {
+    const chain = inheritanceChain({ type: "org", instanceId, orgId: exact.orgId });
+    if (!(await readValuesNow(db, "domain", chain)).user_login_must_be_domain) return exact;
+  }
   const at = name.lastIndexOf("@");
-  if (exact || at <= 0 || at === name.length - 1) return exact;
-  const org = await db.prisma.org.findUnique({ where: { instanceId_primaryDomain: { instanceId, primaryDomain: name.slice(at + 1) } }, select: { id: true } });
-  if (!org) return null;
+  if (at <= 0 || at === name.length - 1) return null;
+  const domain = await db.prisma.orgDomain.findFirst({ where: { instanceId, domain: name.slice(at + 1), verified: true }, select: { orgId: true } });
+  if (!domain) return null;
   const user = await byUsername(name.slice(0, at));
-  return user?.orgId === org.id ? user : null;
+  return user?.orgId === domain.orgId ? user : null;
 }
 
 /** Reads of users and their machine credentials. */

@@ -13,6 +13,9 @@ import { healthService } from "../api/health/service.js";
 import { languageService } from "../api/language/service.js";
 import { loginSettingsService } from "../api/login-settings/service.js";
 import { securitySettingsService } from "../api/security-settings/service.js";
+import { domainSettingsService } from "../api/domain-settings/service.js";
+import { orgDomainService } from "../api/org/domains.js";
+import { DomainValidator } from "../net/domain-validation.js";
 import { textSettingsService } from "../api/text-settings/service.js";
 import { brandingSettingsService } from "../api/branding-settings/service.js";
 import { orgService } from "../api/org/service.js";
@@ -28,7 +31,8 @@ import { projectService } from "../api/project/service.js";
 import { userGrantService } from "../api/usergrant/service.js";
 import { webKeyService } from "../api/webkey/service.js";
 import { indexOf, reflectionServices } from "../api/reflection/service.js";
-import { TargetCaller, type ResolveHost } from "../actions/caller.js";
+import { TargetCaller } from "../actions/caller.js";
+import type { ResolveHost } from "../net/outbound-http.js";
 import { TargetAddressPolicy } from "../domain/target-addresses.js";
 import { RateLimiter } from "../command/rate-limits.js";
 import { executionFunctions, type ExecutionCatalogue } from "../domain/conditions.js";
@@ -179,6 +183,8 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   const ready = () => masterKeyOpens(db, box).catch(() => false);
   // SVC_TARGET_DENY: checked when a target is created or changed, and at each call after DNS.
   const targetPolicy = new TargetAddressPolicy(config.targetDeny);
+  // Organisation domain validation reaches out as targets do, under the same address policy.
+  const domainValidator = new DomainValidator(config.domainValidation, targetPolicy);
   const catalogue: ExecutionCatalogue = {
     methods: () => methodPaths(mounted),
     services: serviceNames,
@@ -189,12 +195,14 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     mount(S.language, languageService({ es, settings })),
     mount(S.loginSettings, loginSettingsService({ es, settings })),
     mount(S.securitySettings, securitySettingsService({ es, settings })),
+    mount(S.domainSettings, domainSettingsService({ es, settings })),
     mount(S.textSettings, textSettingsService({ es, settings })),
     mount(S.brandingSettings, brandingSettingsService({ es, db, settings })),
     mount(S.action, actionService({ es, db, cache, box, actions, catalogue, targetPolicy })),
-    mount(S.notificationProvider, notificationProviderService({ es, box, providers: notificationProviders })),
+    mount(S.notificationProvider, notificationProviderService({ es, box, providers: notificationProviders, settings, tenancy })),
     mount(S.idp, idpService({ es, db, cache, box, idps: new IdpQueries(db), tenancy })),
     mount(S.org, orgService({ es, db, cache, tenancy, externalDomain: config.externalDomain })),
+    mount(S.orgDomain, orgDomainService({ es, db, cache, tenancy, settings, validator: domainValidator })),
     mount(S.user, userService({ es, db, cache, settings, tenancy, box })),
     mount(S.event, eventService({ auditLog: new AuditLog(db, cache) })),
     mount(S.instance, instanceService({ es, db, cache, settings })),
@@ -359,6 +367,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
         await eventExecutions.stop();
         await notifications.stop();
         caller.close();
+        domainValidator.close();
         await stopListening();
         await db.close();
       })()),

@@ -21,6 +21,8 @@ import { UserSchemaService } from "../../gen/svc/resources/userschema/v3alpha/us
 import { LoginSettingsService } from "../../gen/svc/settings/login/v3alpha/login_service_pb.js";
 import { LanguageSettingsService } from "../../gen/svc/settings/language/v3alpha/language_service_pb.js";
 import { SecuritySettingsService } from "../../gen/svc/settings/security/v3alpha/security_service_pb.js";
+import { DomainSettingsService } from "../../gen/svc/settings/domain/v3alpha/domain_service_pb.js";
+import { OrganizationDomainService } from "../../gen/svc/resources/org/v3alpha/org_domain_service_pb.js";
 import { TextSettingsService } from "../../gen/svc/settings/text/v3alpha/text_service_pb.js";
 import { BrandingSettingsService } from "../../gen/svc/settings/branding/v3alpha/branding_service_pb.js";
 import { checkRequestsFirst } from "./decoding.js";
@@ -40,12 +42,14 @@ export const serviceDescriptors = {
   language: LanguageSettingsService,
   loginSettings: LoginSettingsService,
   securitySettings: SecuritySettingsService,
+  domainSettings: DomainSettingsService,
   textSettings: TextSettingsService,
   brandingSettings: BrandingSettingsService,
   action: ActionService,
   notificationProvider: NotificationProviderService,
   idp: IdentityProviderService,
   org: OrganizationService,
+  orgDomain: OrganizationDomainService,
   user: UserService,
   session: SessionService,
   event: EventService,

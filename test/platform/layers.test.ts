@@ -25,6 +25,8 @@ const rank: Record<string, number> = {
   query: 4,
   eventstore: 5,
   storage: 6,
+  // Outbound HTTP and DNS to addresses users chose (execution targets, domain validation), under the address policy.
+  net: 6.5,
   // Leaves every layer may use: errors, crypto, configuration, identifiers, what the protos declare.
   schema: 7,
   errors: 7,

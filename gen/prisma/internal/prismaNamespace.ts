@@ -402,6 +402,7 @@ export const ModelName = {
   Instance: 'Instance',
   InstanceDomain: 'InstanceDomain',
   Org: 'Org',
+  OrgDomain: 'OrgDomain',
   User: 'User',
   MachineKey: 'MachineKey',
   Membership: 'Membership',
@@ -454,7 +455,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "refreshToken" | "refreshTokenGrace" | "revokedToken" | "usedJwtId" | "rateLimitCount" | "temporaryLockout" | "masterKeyVerifier" | "notificationProvider" | "userTotp" | "userWebauthnKey" | "userMfaInitSkip" | "notificationMessage" | "userCode" | "userOtpChannel" | "userIdpLink" | "brandingAsset" | "userMetadata" | "userSchema" | "projectGrant"
+    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "orgDomain" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "refreshToken" | "refreshTokenGrace" | "revokedToken" | "usedJwtId" | "rateLimitCount" | "temporaryLockout" | "masterKeyVerifier" | "notificationProvider" | "userTotp" | "userWebauthnKey" | "userMfaInitSkip" | "notificationMessage" | "userCode" | "userOtpChannel" | "userIdpLink" | "brandingAsset" | "userMetadata" | "userSchema" | "projectGrant"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -825,6 +826,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         count: {
           args: Prisma.OrgCountArgs<ExtArgs>
           result: runtime.Types.Utils.Optional<Prisma.OrgCountAggregateOutputType> | number
+        }
+      }
+    }
+    OrgDomain: {
+      payload: Prisma.$OrgDomainPayload<ExtArgs>
+      fields: Prisma.OrgDomainFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.OrgDomainFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OrgDomainPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.OrgDomainFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OrgDomainPayload>
+        }
+        findFirst: {
+          args: Prisma.OrgDomainFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OrgDomainPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.OrgDomainFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OrgDomainPayload>
+        }
+        findMany: {
+          args: Prisma.OrgDomainFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OrgDomainPayload>[]
+        }
+        create: {
+          args: Prisma.OrgDomainCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OrgDomainPayload>
+        }
+        createMany: {
+          args: Prisma.OrgDomainCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.OrgDomainCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OrgDomainPayload>[]
+        }
+        delete: {
+          args: Prisma.OrgDomainDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OrgDomainPayload>
+        }
+        update: {
+          args: Prisma.OrgDomainUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OrgDomainPayload>
+        }
+        deleteMany: {
+          args: Prisma.OrgDomainDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.OrgDomainUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.OrgDomainUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OrgDomainPayload>[]
+        }
+        upsert: {
+          args: Prisma.OrgDomainUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$OrgDomainPayload>
+        }
+        aggregate: {
+          args: Prisma.OrgDomainAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateOrgDomain>
+        }
+        groupBy: {
+          args: Prisma.OrgDomainGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.OrgDomainGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.OrgDomainCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.OrgDomainCountAggregateOutputType> | number
         }
       }
     }
@@ -3667,6 +3742,23 @@ export const OrgScalarFieldEnum = {
 export type OrgScalarFieldEnum = (typeof OrgScalarFieldEnum)[keyof typeof OrgScalarFieldEnum]
 
 
+export const OrgDomainScalarFieldEnum = {
+  orgId: 'orgId',
+  instanceId: 'instanceId',
+  domain: 'domain',
+  verified: 'verified',
+  isPrimary: 'isPrimary',
+  generated: 'generated',
+  validationType: 'validationType',
+  validationToken: 'validationToken',
+  sequence: 'sequence',
+  createdAt: 'createdAt',
+  changeDate: 'changeDate'
+} as const
+
+export type OrgDomainScalarFieldEnum = (typeof OrgDomainScalarFieldEnum)[keyof typeof OrgDomainScalarFieldEnum]
+
+
 export const UserScalarFieldEnum = {
   id: 'id',
   instanceId: 'instanceId',
@@ -4512,6 +4604,7 @@ export type GlobalOmitConfig = {
   instance?: Prisma.InstanceOmit
   instanceDomain?: Prisma.InstanceDomainOmit
   org?: Prisma.OrgOmit
+  orgDomain?: Prisma.OrgDomainOmit
   user?: Prisma.UserOmit
   machineKey?: Prisma.MachineKeyOmit
   membership?: Prisma.MembershipOmit

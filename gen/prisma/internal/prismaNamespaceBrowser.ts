@@ -56,6 +56,7 @@ export const ModelName = {
   Instance: 'Instance',
   InstanceDomain: 'InstanceDomain',
   Org: 'Org',
+  OrgDomain: 'OrgDomain',
   User: 'User',
   MachineKey: 'MachineKey',
   Membership: 'Membership',
@@ -171,6 +172,23 @@ export const OrgScalarFieldEnum = {
 } as const
 
 export type OrgScalarFieldEnum = (typeof OrgScalarFieldEnum)[keyof typeof OrgScalarFieldEnum]
+
+
+export const OrgDomainScalarFieldEnum = {
+  orgId: 'orgId',
+  instanceId: 'instanceId',
+  domain: 'domain',
+  verified: 'verified',
+  isPrimary: 'isPrimary',
+  generated: 'generated',
+  validationType: 'validationType',
+  validationToken: 'validationToken',
+  sequence: 'sequence',
+  createdAt: 'createdAt',
+  changeDate: 'changeDate'
+} as const
+
+export type OrgDomainScalarFieldEnum = (typeof OrgDomainScalarFieldEnum)[keyof typeof OrgDomainScalarFieldEnum]
 
 
 export const UserScalarFieldEnum = {

@@ -43,16 +43,21 @@ import {
   patchNotificationProvider,
 } from "../../command/notification-providers.js";
 import type { SecretBox } from "../../crypto/secrets.js";
+import { inheritanceChain } from "../../domain/contexts.js";
 import type { HttpSmsConfig, ProviderKind, SmtpConfig, SmtpTlsMode, TwilioSmsConfig } from "../../domain/notification-providers.js";
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import { SendFailure, sendMailVia, sendSmsVia } from "../../notification/senders.js";
 import type { NotificationProviderQueries, ProviderView } from "../../query/notification-providers.js";
+import type { SettingsQueries } from "../../query/settings.js";
+import type { TenancyQueries } from "../../query/tenancy.js";
 
 export interface NotificationProviderDeps {
   es: EventStore;
   box: SecretBox;
   providers: NotificationProviderQueries;
+  settings: SettingsQueries;
+  tenancy: TenancyQueries;
 }
 
 /** Providers belong to an instance: the one of the request's context. */
@@ -180,9 +185,24 @@ export function notificationProviderService(deps: NotificationProviderDeps): Ser
     }
   };
 
+  /** With smtp_sender_address_matches_instance_domain, the sender is an address at one of the instance's domains. */
+  const checkSender = async (instanceId: string, address: string | undefined) => {
+    if (address === undefined) return;
+    const policy = await deps.settings.values("domain", inheritanceChain({ type: "instance", instanceId }));
+    if (!policy.smtp_sender_address_matches_instance_domain) return;
+    const domains = await deps.tenancy.domainsOf(instanceId);
+    const domain = address.slice(address.lastIndexOf("@") + 1).toLowerCase();
+    if (!domains.includes(domain))
+      throw errors.invalidArgument(
+        "NOTIF-s3nd",
+        `invalid provider.sender_address: the domain settings ask for an address at one of the instance's domains (${domains.join(", ")})`,
+      );
+  };
+
   return {
     async createSMTPProvider(req, ctx) {
       const p = req.provider!;
+      await checkSender(instanceOf(ctx).instanceId, p.senderAddress);
       const { details: d } = await createNotificationProvider(es, box, {
         ...instanceOf(ctx),
         kind: "smtp",
@@ -195,6 +215,7 @@ export function notificationProviderService(deps: NotificationProviderDeps): Ser
     },
     async patchSMTPProvider(req, ctx) {
       const p = req.provider!;
+      await checkSender(instanceOf(ctx).instanceId, p.senderAddress);
       const d = await patchNotificationProvider(es, box, {
         ...base(ctx, "smtp", req.id),
         description: p.description,

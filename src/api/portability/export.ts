@@ -30,7 +30,14 @@ export async function* exportChunks(q: ExportQueries, box: SecretBox, instanceId
     o.checkDeadline();
     yield `${firstOrg ? "" : ","}{"orgId":${JSON.stringify(org.id)},"org":${JSON.stringify({ name: org.name })}`;
     firstOrg = false;
-    yield `,"domains":${JSON.stringify([{ orgId: org.id, domainName: org.primaryDomain, isVerified: true, isPrimary: true }])}`;
+    const domains = (await q.domains(org.id)).map((d) => ({
+      orgId: org.id,
+      domainName: d.domain,
+      isVerified: d.verified,
+      isPrimary: d.isPrimary,
+      ...(d.validationType ? { validationType: d.validationType === "dns" ? "DOMAIN_VALIDATION_TYPE_DNS" : "DOMAIN_VALIDATION_TYPE_HTTP" } : {}),
+    }));
+    yield `,"domains":${JSON.stringify(domains)}`;
     yield ',"humanUsers":[';
     let first = true;
     for (let after = ""; ; ) {

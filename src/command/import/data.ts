@@ -4,7 +4,7 @@ import { errors } from "../../errors/errors.js";
 import { createOrg } from "../orgs.js";
 import { importMembers, importUserGrants } from "./access.js";
 import { ImportDeadline, type ImportDeps, type ImportRequest, type ImportResult, type OrgImport } from "./context.js";
-import { importIdps, importSettings } from "./org.js";
+import { importDomains, importIdps, importSettings } from "./org.js";
 import { importApplications, importProjectRoles, importProjects } from "./projects.js";
 import { importHumanUsers, importMachineUsers, importUserLinks, importUserMetadata } from "./users.js";
 
@@ -21,6 +21,8 @@ export { ImportDeadline, type ImportDeps, type ImportRequest, type ImportResult 
  */
 const steps: ((o: OrgImport) => Promise<void>)[] = [
   importSettings,
+  // Before the users: login names use them.
+  importDomains,
   // Before the users: their links name the providers.
   importIdps,
   importHumanUsers,

@@ -3,6 +3,7 @@ import { changeOf } from "../../domain/settings.js";
 import { propertiesOf, type SettingsKind } from "../../domain/settings-kinds.js";
 import { errors } from "../../errors/errors.js";
 import { createGitlabIdp } from "../idps.js";
+import { addOrgDomain, setPrimaryOrgDomain } from "../org-domains.js";
 import { changeSettings } from "../settings.js";
 import type { OrgImport } from "./context.js";
 
@@ -52,6 +53,25 @@ export async function importIdps(o: OrgImport): Promise<void> {
         });
       }
       o.ok.gitlabIdps.push(idpId);
+    });
+  }
+}
+
+/**
+ * The organisation's domains as exported (the import is an administrator's and trusted, as the anchor's: a domain
+ * verified there is verified here, unless another organisation of this instance verified it first); the primary
+ * one set once verified. A domain the organisation has already is left as it is.
+ */
+export async function importDomains(o: OrgImport): Promise<void> {
+  const who = { instanceId: o.req.instanceId, orgId: o.orgId, creator: o.req.creator };
+  for (const [i, entry] of (o.data.domains ?? []).entries()) {
+    const name = (entry.domainName ?? "").trim().toLowerCase();
+    await o.each("domain", name, async () => {
+      if (!name) throw errors.invalidArgument("IMPORT-d0m1", `invalid domains[${i}].domain_name: is required`);
+      const there = await o.deps.db.prisma.orgDomain.findUnique({ where: { orgId_domain: { orgId: o.orgId, domain: name } } });
+      if (!there) await addOrgDomain(o.deps.es, { ...who, domain: name, verified: !!entry.isVerified });
+      if (entry.isPrimary && (there?.verified ?? !!entry.isVerified)) await setPrimaryOrgDomain(o.deps.es, { ...who, domain: name });
+      if (!o.ok.domains.includes(name)) o.ok.domains.push(name);
     });
   }
 }

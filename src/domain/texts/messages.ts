@@ -1,9 +1,9 @@
 /**
  * The messages the server sends, per language (the login UI's languages: a test checks that each has every
- * message). `{name}`, `{code}`, `{link}`, `{minutes}` are filled in when sent. The text settings override the
+ * message). `{name}`, `{code}`, `{link}`, `{minutes}` (and `{username}`, the new one, in domainClaimed) are filled in when sent. The text settings override the
  * subject and text of each per language and context.
  */
-export type MessageKind = "verifyEmail" | "verifyPhone" | "initPassword" | "resetPassword" | "unlockUser" | "otpEmail" | "otpSms";
+export type MessageKind = "verifyEmail" | "verifyPhone" | "initPassword" | "resetPassword" | "unlockUser" | "otpEmail" | "otpSms" | "domainClaimed";
 
 export interface Template {
   subject: string;
@@ -42,6 +42,10 @@ const en: Catalogue = {
     subject: "Your sign-in code",
     text: "Your sign-in code is {code}. It is valid for {minutes} minutes.",
   },
+  domainClaimed: {
+    subject: "Your username has changed",
+    text: "Hello {name},\n\nthe organisation that owns the domain of your username has verified it, so your username was changed to {username}. Sign in with it from now on; you can choose another one in your account.",
+  },
 };
 
 const de: Catalogue = {
@@ -73,6 +77,10 @@ const de: Catalogue = {
     subject: "Ihr Anmeldecode",
     text: "Ihr Anmeldecode lautet {code}. Er ist {minutes} Minuten gültig.",
   },
+  domainClaimed: {
+    subject: "Ihr Benutzername wurde geändert",
+    text: "Hallo {name},\n\ndie Organisation, der die Domain Ihres Benutzernamens gehört, hat sie bestätigt. Ihr Benutzername wurde daher in {username} geändert. Melden Sie sich ab jetzt damit an; in Ihrem Konto können Sie einen anderen wählen.",
+  },
 };
 
 const fr: Catalogue = {
@@ -103,6 +111,10 @@ const fr: Catalogue = {
   otpSms: {
     subject: "Votre code de connexion",
     text: "Votre code de connexion est {code}. Il est valable {minutes} minutes.",
+  },
+  domainClaimed: {
+    subject: "Votre nom d'utilisateur a changé",
+    text: "Bonjour {name},\n\nl'organisation à qui appartient le domaine de votre nom d'utilisateur l'a vérifié : votre nom d'utilisateur est désormais {username}. Connectez-vous avec lui à partir de maintenant ; vous pouvez en choisir un autre dans votre compte.",
   },
 };
 
