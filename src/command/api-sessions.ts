@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 import type { User } from "../../gen/prisma/client.js";
 import type { SecretBox } from "../crypto/secrets.js";
 import { inheritanceChain } from "../domain/contexts.js";
@@ -13,6 +14,7 @@ import { apiSessionChecked, apiSessionCreated, sessionTerminated, type SessionFa
 import { checkPassword } from "./login.js";
 import { checkLoginCode, loginCodeChannels, sendLoginCode } from "./otp-codes.js";
 import { checkTotp } from "./totp.js";
+import * as webauthn from "./webauthn.js";
 
 /**
  * Sessions of the sessions API (custom login UIs). Each is a row of the login sessions, so tokens issued
@@ -26,13 +28,20 @@ export interface SessionChecks {
   totp?: string;
   otpEmail?: string;
   otpSms?: string;
+  /** An assertion answering the session's WebAuthn challenge, from a page of `origin`. */
+  webAuthN?: { credentialJson: string; origin: string };
 }
 
-/** Second factors whose code is sent on request (after the checks of the same call passed). */
+/** Second factors whose code is sent on request (after the checks of the same call passed), and WebAuthn options. */
 export interface SessionChallenges {
   otpEmail?: boolean;
   otpSms?: boolean;
+  /** Options for the user's security keys, or with `userVerified` its passkeys, for the RP ID `rpId`. */
+  webAuthN?: { userVerified: boolean; rpId: string };
 }
+
+/** How long a WebAuthn challenge of a session may be answered (the browser's own prompt gives up after 5 minutes). */
+const WEBAUTHN_CHALLENGE_MS = 5 * 60_000;
 
 export interface SessionDeps {
   es: EventStore;
@@ -97,11 +106,65 @@ async function applyChecks(deps: SessionDeps, instanceId: string, user: User, fa
       );
     next[field] = { checkedAt: now };
   }
+  if (checks.webAuthN !== undefined) {
+    next.webAuthN = await checkWebAuthN(deps, instanceId, user, next, checks.webAuthN);
+    delete next.webAuthNChallenge;
+  }
   const otp = !!(next.totp || next.otpEmail || next.otpSms);
-  const amr = [...(next.password ? ["pwd"] : []), ...(otp ? ["otp"] : [])];
-  if (next.password && otp) amr.push("mfa");
-  const authenticated = [checks.password, checks.totp, checks.otpEmail, checks.otpSms].some((c) => c !== undefined);
+  const key = !!next.webAuthN;
+  const userVerified = !!next.webAuthN?.userVerified;
+  // As the built-in login UI: a security key after the password is pwd, hwk, mfa; a passkey is user, hwk, mfa.
+  const amr = [...(next.password ? ["pwd"] : []), ...(userVerified ? ["user"] : []), ...(otp ? ["otp"] : []), ...(key ? ["hwk"] : [])];
+  if ((next.password || userVerified) && (otp || key)) amr.push("mfa");
+  const authenticated = [checks.password, checks.totp, checks.otpEmail, checks.otpSms, checks.webAuthN].some((c) => c !== undefined);
   return { factors: next, amr, authenticated };
+}
+
+/** The assertion checked against the session's pending challenge (which it uses up); INVALID_ARGUMENT naming the field. */
+async function checkWebAuthN(deps: SessionDeps, instanceId: string, user: User, factors: SessionFactors, check: NonNullable<SessionChecks["webAuthN"]>) {
+  const pending = factors.webAuthNChallenge;
+  if (!pending || new Date(pending.expiresAt) <= new Date())
+    throw errors.invalidArgument("SESS-wa01", "invalid checks.web_auth_n: the session has no open WebAuthn challenge (ask for one with challenges.web_auth_n)");
+  const originProblem = webauthn.originProblem(check.origin, pending.rpId);
+  if (originProblem) throw errors.invalidArgument("SESS-wa02", `invalid checks.web_auth_n.origin: ${originProblem}`);
+  let response: AuthenticationResponseJSON;
+  try {
+    response = JSON.parse(check.credentialJson);
+  } catch {
+    throw errors.invalidArgument("SESS-wa03", "invalid checks.web_auth_n.credential_json: not JSON");
+  }
+  const passed = await webauthn.finishWebauthnLogin(deps.es, deps.db, {
+    instanceId,
+    userId: user.id,
+    rp: { id: pending.rpId, origin: check.origin, name: pending.rpId },
+    challenge: pending.challenge,
+    purpose: pending.userVerified ? "passwordless" : "u2f",
+    response,
+  });
+  if (passed?.userId !== user.id)
+    throw errors.invalidArgument("SESS-wa04", "invalid checks.web_auth_n.credential_json: the credential is not the user's, or does not answer the challenge");
+  return { checkedAt: new Date().toISOString(), userVerified: pending.userVerified };
+}
+
+/**
+ * WebAuthn options for the user (FAILED_PRECONDITION where the login settings allow neither security keys nor, for
+ * user verification, passkeys); the challenge goes into the session's factors, to be answered once.
+ */
+async function webAuthNChallenge(deps: SessionDeps, instanceId: string, user: User, asked: NonNullable<SessionChallenges["webAuthN"]>) {
+  const login = await deps.settings.values("login", inheritanceChain({ type: "org", instanceId, orgId: user.orgId }));
+  if (asked.userVerified ? !login.passwordless_allowed : !login.second_factors.includes("u2f")) {
+    const what = asked.userVerified ? "passkeys (login settings passwordless_allowed)" : 'security keys (login settings second_factors "u2f")';
+    throw errors.failedPrecondition("SESS-wa05", `challenges.web_auth_n: ${what} are not allowed for this user`);
+  }
+  const rp = { id: asked.rpId, origin: "", name: asked.rpId };
+  const options = await webauthn.startWebauthnLogin(deps.db, { instanceId, userId: user.id, rp, purpose: asked.userVerified ? "passwordless" : "u2f" });
+  const pending = {
+    challenge: options.challenge,
+    rpId: asked.rpId,
+    userVerified: asked.userVerified,
+    expiresAt: new Date(Date.now() + WEBAUTHN_CHALLENGE_MS).toISOString(),
+  };
+  return { options, pending };
 }
 
 /**
@@ -132,6 +195,8 @@ export async function createSession(
   const user = await findUser(deps.db, a.instanceId, a.checks.user);
   const { factors, amr } = await applyChecks(deps, a.instanceId, user, { user: { id: user.id, checkedAt: new Date().toISOString() } }, a.checks);
   await sendChallenges(deps, a.instanceId, user, a.challenges);
+  const webAuthN = a.challenges?.webAuthN ? await webAuthNChallenge(deps, a.instanceId, user, a.challenges.webAuthN) : undefined;
+  if (webAuthN) factors.webAuthNChallenge = webAuthN.pending;
   const id = newId();
   const token = randomBytes(32).toString("base64url");
   const { events } = await deps.es.execute((w) =>
@@ -142,7 +207,7 @@ export async function createSession(
       ),
     ]),
   );
-  return { id, token, event: events[0]! };
+  return { id, token, event: events[0]!, webAuthNOptions: webAuthN?.options };
 }
 
 /** Adds checks to a session whose token is `token`; NOT_FOUND for a wrong token, an ended or another instance's session. */
@@ -158,6 +223,8 @@ export async function checkSession(
   }
   const { factors, amr, authenticated } = await applyChecks(deps, a.instanceId, user, row.factors as SessionFactors, a.checks);
   await sendChallenges(deps, a.instanceId, user, a.challenges);
+  const webAuthN = a.challenges?.webAuthN ? await webAuthNChallenge(deps, a.instanceId, user, a.challenges.webAuthN) : undefined;
+  if (webAuthN) factors.webAuthNChallenge = webAuthN.pending;
   const expiresAt = a.lifetimeS === undefined ? (row.expiresAt?.toISOString() ?? null) : expiryOf(a.lifetimeS);
   const { events } = await deps.es.execute(async (w) => {
     await w.lock(a.instanceId, "session", a.id);
@@ -167,7 +234,7 @@ export async function checkSession(
       apiSessionChecked.event({ aggregateId: a.id, resourceOwner: user.orgId }, { factors, amr, expiresAt, authenticated }),
     ]);
   });
-  return { token: a.token, event: events[0]! };
+  return { token: a.token, event: events[0]!, webAuthNOptions: webAuthN?.options };
 }
 
 /** A session of this instance that has not ended and whose token is `token`; else NOT_FOUND (one answer for all three). */

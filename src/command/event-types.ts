@@ -283,6 +283,10 @@ export type SessionFactors = {
   totp?: { checkedAt: string };
   otpEmail?: { checkedAt: string };
   otpSms?: { checkedAt: string };
+  /** A security key (`userVerified` false) or a passkey with user verification. */
+  webAuthN?: { checkedAt: string; userVerified: boolean };
+  /** The options last handed out for a WebAuthn check: single use, until `expiresAt`. */
+  webAuthNChallenge?: { challenge: string; rpId: string; userVerified: boolean; expiresAt: string };
 };
 /** A session of the sessions API: `tokenHash` the SHA-256 of its token; `expiresAt` null: until deleted. */
 export const apiSessionCreated = session.defineEvent<{ userId: string; tokenHash: string; factors: SessionFactors; amr: string[]; expiresAt: string | null }>(

@@ -31,6 +31,14 @@ export interface RelyingParty {
 
 export type WebauthnPurpose = "u2f" | "passwordless";
 
+/** What is wrong with a page's origin for an RP ID (WebAuthn's rule: the origin's host is the RP ID or under it), or undefined. */
+export function originProblem(origin: string, rpId: string): string | undefined {
+  const url = URL.canParse(origin) ? new URL(origin) : undefined;
+  const ok = url && (url.protocol === "https:" || url.protocol === "http:") && url.origin === origin;
+  const host = url?.hostname ?? "";
+  return ok && (host === rpId || host.endsWith(`.${rpId}`)) ? undefined : `"${origin.slice(0, 100)}" is not an origin on the domain "${rpId}"`;
+}
+
 const TIMEOUT_MS = 5 * 60_000;
 const b64url = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64url");
 const fromB64url = (s: string) => new Uint8Array(Buffer.from(s, "base64url"));

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../support/browser.js";
 import { rest } from "../support/clients.js";
 import { startTestServer, type TestServer } from "../support/server.js";
-import { addHuman } from "../oidc/rp.js";
+import { addHuman, webApp } from "../oidc/rp.js";
 
 let t: TestServer;
 let browser: Browser;
@@ -130,5 +130,118 @@ describe("WebAuthn registration through the user API", () => {
     expect((await api("POST", `/users/${id}/webauthn_keys/_start`, {}, outsider.token)).status).toBe(403);
     expect((await api("GET", `/users/${id}/webauthn_keys`, undefined, outsider.token)).status).toBe(403);
     expect((await api("DELETE", `/users/${id}/webauthn_keys/x`, undefined, outsider.token)).status).toBe(403);
+  });
+});
+
+/** navigator.credentials.get() with the server's options, answered as AuthenticationResponseJSON. */
+function assert(optionsJson: string): Promise<string> {
+  return page.evaluate(async (json) => {
+    const b64 = (buf: ArrayBuffer) =>
+      btoa(String.fromCharCode(...new Uint8Array(buf)))
+        .replace(/\+/g, "-")
+        .replace(/\//g, "_")
+        .replace(/=+$/, "");
+    const bytes = (s: string) => Uint8Array.from(atob(s.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
+    const o = JSON.parse(json);
+    const allow = (o.allowCredentials ?? []).map((c: { id: string; type: string }) => ({ ...c, id: bytes(c.id) }));
+    const c = (await navigator.credentials.get({ publicKey: { ...o, challenge: bytes(o.challenge), allowCredentials: allow } })) as PublicKeyCredential;
+    const r = c.response as AuthenticatorAssertionResponse;
+    return JSON.stringify({
+      id: c.id,
+      rawId: b64(c.rawId),
+      type: c.type,
+      clientExtensionResults: {},
+      response: {
+        clientDataJSON: b64(r.clientDataJSON),
+        authenticatorData: b64(r.authenticatorData),
+        signature: b64(r.signature),
+        ...(r.userHandle ? { userHandle: b64(r.userHandle) } : {}),
+      },
+    });
+  }, optionsJson);
+}
+
+describe("WebAuthn checks in sessions (custom login UIs)", () => {
+  /** Registers a security key, or a passkey, for the user through the user API. */
+  async function registered(userId: string, passwordless: boolean) {
+    const started = await api("POST", `/users/${userId}/webauthn_keys/_start`, { passwordless });
+    expect(started.status, JSON.stringify(started.body)).toBe(200);
+    const credentialJson = await register(started.body.optionsJson);
+    const finished = await api("POST", `/users/${userId}/webauthn_keys/_finish`, {
+      registrationToken: started.body.registrationToken,
+      credentialJson,
+      origin: origin(),
+    });
+    expect(finished.status, JSON.stringify(finished.body)).toBe(201);
+  }
+  const amrOf = async (id: string) => (await t.server.db.prisma.loginSession.findUniqueOrThrow({ where: { id } })).amr;
+
+  it("a security key after the password is a second factor; its assertion is single use and bound to the origin's domain", async () => {
+    await rest(t.url, "PATCH", "/settings/v3alpha/login", { token: t.adminPat, body: { secondFactors: { set: { value: ["otp", "u2f"] } } } });
+    const userId = await addHuman(t, "sesskey", "Secr3t!pass");
+    await registered(userId, false);
+
+    const created = await api("POST", "/sessions", {
+      checks: { user: { loginName: "sesskey" }, password: { password: "Secr3t!pass" } },
+      challenges: { webAuthN: {} },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const { id } = created.body.details;
+    const token = created.body.sessionToken;
+    const options = JSON.parse(created.body.challenges.webAuthN.optionsJson);
+    expect(options.rpId).toBe("localhost");
+    expect(options.allowCredentials).toHaveLength(1);
+
+    const credentialJson = await assert(created.body.challenges.webAuthN.optionsJson);
+    const elsewhere = await api("PATCH", `/sessions/${id}`, { sessionToken: token, checks: { webAuthN: { credentialJson, origin: "https://evil.example" } } });
+    expect(elsewhere.status).toBe(400);
+    expect(elsewhere.body.message).toContain("checks.web_auth_n.origin");
+    const checked = await api("PATCH", `/sessions/${id}`, { sessionToken: token, checks: { webAuthN: { credentialJson, origin: origin() } } });
+    expect(checked.status, JSON.stringify(checked.body)).toBe(200);
+    const session = (await api("GET", `/sessions/${id}`)).body.session;
+    expect(session.factors.webAuthN.verifiedAt).toBeTruthy();
+    expect(session.factors.webAuthN.userVerified ?? false).toBe(false);
+    expect(await amrOf(id)).toEqual(["pwd", "hwk", "mfa"]);
+
+    // The challenge was used up: the same assertion again has nothing to answer.
+    const replay = await api("PATCH", `/sessions/${id}`, { sessionToken: token, checks: { webAuthN: { credentialJson, origin: origin() } } });
+    expect(replay.status).toBe(400);
+    expect(replay.body.message).toContain("no open WebAuthn challenge");
+    // A fresh challenge answered with the old assertion: its signature is over another challenge.
+    await api("PATCH", `/sessions/${id}`, { sessionToken: token, challenges: { webAuthN: {} } });
+    const stale = await api("PATCH", `/sessions/${id}`, { sessionToken: token, checks: { webAuthN: { credentialJson, origin: origin() } } });
+    expect(stale.status).toBe(400);
+    expect(stale.body.message).toContain("checks.web_auth_n.credential_json");
+  });
+
+  it("a passkey with user verification signs the user in alone; it must be allowed", async () => {
+    const userId = await addHuman(t, "sesspasskey", "Secr3t!pass");
+    const refused = await api("POST", "/sessions", { checks: { user: { userId } }, challenges: { webAuthN: { userVerificationRequired: true } } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toContain("passwordless_allowed");
+    await rest(t.url, "PATCH", "/settings/v3alpha/login", { token: t.adminPat, body: { passwordlessAllowed: { set: true } } });
+    await registered(userId, true);
+
+    const created = await api("POST", "/sessions", { checks: { user: { userId } }, challenges: { webAuthN: { userVerificationRequired: true } } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const { id } = created.body.details;
+    const credentialJson = await assert(created.body.challenges.webAuthN.optionsJson);
+    const checked = await api("PATCH", `/sessions/${id}`, {
+      sessionToken: created.body.sessionToken,
+      checks: { webAuthN: { credentialJson, origin: origin() } },
+    });
+    expect(checked.status, JSON.stringify(checked.body)).toBe(200);
+    expect((await api("GET", `/sessions/${id}`)).body.session.factors.webAuthN.userVerified).toBe(true);
+    expect(await amrOf(id)).toEqual(["user", "hwk", "mfa"]);
+
+    // Without a password, the passkey session completes an authorization request of a custom login UI.
+    await rest(t.url, "PATCH", "/settings/v3alpha/login", { token: t.adminPat, body: { customLoginUrl: { set: "https://login.example.com/ui" } } });
+    const app = await webApp(t, { origin: "https://rp.example.com" }, "passkey-rp");
+    const authorize = new URLSearchParams({ client_id: app.clientId, redirect_uri: "https://rp.example.com/cb", response_type: "code", scope: "openid" });
+    const started = await fetch(`${t.url}/oauth/v2/authorize?${authorize}`, { redirect: "manual", headers: { "x-svc-login-client": "custom" } });
+    const authRequest = new URL(started.headers.get("location")!).searchParams.get("authRequest");
+    const callback = await api("POST", `/auth_requests/${authRequest}/_callback`, { session: { sessionId: id, sessionToken: created.body.sessionToken } });
+    expect(callback.status, JSON.stringify(callback.body)).toBe(200);
+    expect(new URL(callback.body.callbackUrl).searchParams.get("code")).toBeTruthy();
   });
 });

@@ -6,6 +6,7 @@ import type { LoginSession } from "../../../gen/prisma/client.js";
 import {
   AuthRequestSchema,
   type Checks,
+  type RequestChallenges,
   CreateCallbackResponseSchema,
   CreateSessionResponseSchema,
   DeleteSessionResponseSchema,
@@ -17,12 +18,14 @@ import {
   SetSessionResponseSchema,
 } from "../../../gen/svc/resources/session/v3alpha/session_service_pb.js";
 import { callInfo } from "../../authz/context.js";
+import { hostnameOf } from "../../authz/interceptor.js";
 import {
   checkSession,
   createSession,
   deleteSession,
   MAX_SESSION_LIFETIME_S,
   usableSession,
+  type SessionChallenges,
   type SessionChecks,
   type SessionDeps,
 } from "../../command/api-sessions.js";
@@ -58,8 +61,25 @@ function checksOf(c: Checks | undefined): SessionChecks {
     ...(c?.totp ? { totp: c.totp.code } : {}),
     ...(c?.otpEmail ? { otpEmail: c.otpEmail.code } : {}),
     ...(c?.otpSms ? { otpSms: c.otpSms.code } : {}),
+    ...(c?.webAuthN ? { webAuthN: { credentialJson: c.webAuthN.credentialJson, origin: c.webAuthN.origin } } : {}),
   };
 }
+
+/** The challenges asked for; WebAuthn options are made for the domain the request reached (its RP ID). */
+function challengesOf(c: RequestChallenges | undefined, ctx: HandlerContext): { challenges?: SessionChallenges } {
+  if (!c) return {};
+  const rpId = hostnameOf(ctx.requestHeader.get("host") ?? ctx.requestHeader.get(":authority") ?? "");
+  return {
+    challenges: {
+      otpEmail: c.otpEmail,
+      otpSms: c.otpSms,
+      ...(c.webAuthN ? { webAuthN: { userVerified: c.webAuthN.userVerificationRequired, rpId } } : {}),
+    },
+  };
+}
+
+/** What the challenges return to the caller. */
+const challengesOut = (options: object | undefined) => (options ? { challenges: { webAuthN: { optionsJson: JSON.stringify(options) } } } : {});
 
 function lifetimeOf(d: Parameters<typeof durationMs>[0] | undefined): number | undefined {
   if (!d) return undefined;
@@ -87,6 +107,7 @@ export function toSession(row: LoginSession, user: { loginName: string; orgId: s
       ...(f.totp ? { totp: at(f.totp.checkedAt) } : {}),
       ...(f.otpEmail ? { otpEmail: at(f.otpEmail.checkedAt) } : {}),
       ...(f.otpSms ? { otpSms: at(f.otpSms.checkedAt) } : {}),
+      ...(f.webAuthN ? { webAuthN: { ...at(f.webAuthN.checkedAt), userVerified: f.webAuthN.userVerified } } : {}),
     },
     ...(row.expiresAt ? { expirationDate: timestampFromDate(row.expiresAt) } : {}),
   });
@@ -118,9 +139,9 @@ export function sessionService(deps: SessionServiceDeps): ServiceImpl<typeof Ses
         creator: creatorOf(ctx),
         checks: checksOf(req.checks),
         lifetimeS: lifetimeOf(req.lifetime),
-        ...(req.challenges ? { challenges: req.challenges } : {}),
+        ...challengesOf(req.challenges, ctx),
       });
-      return create(CreateSessionResponseSchema, { details: detailsOf(r.event), sessionToken: r.token });
+      return create(CreateSessionResponseSchema, { details: detailsOf(r.event), sessionToken: r.token, ...challengesOut(r.webAuthNOptions) });
     },
 
     async setSession(req, ctx) {
@@ -131,10 +152,10 @@ export function sessionService(deps: SessionServiceDeps): ServiceImpl<typeof Ses
         token: req.sessionToken,
         checks: checksOf(req.checks),
         lifetimeS: lifetimeOf(req.lifetime),
-        ...(req.challenges ? { challenges: req.challenges } : {}),
+        ...challengesOf(req.challenges, ctx),
       };
       const r = await checkSession(deps, a);
-      return create(SetSessionResponseSchema, { details: detailsOf(r.event), sessionToken: r.token });
+      return create(SetSessionResponseSchema, { details: detailsOf(r.event), sessionToken: r.token, ...challengesOut(r.webAuthNOptions) });
     },
 
     async getSession(req, ctx) {
@@ -181,7 +202,8 @@ export function sessionService(deps: SessionServiceDeps): ServiceImpl<typeof Ses
       const client = await deps.clients.application(instanceId, found.clientId);
       if (client?.app.state !== "active" || !client.projectActive) throw errors.failedPrecondition("AUTHR-cl1t", "the client of the request is inactive");
       const factors = session.factors as Partial<SessionFactors>;
-      if (!factors.password) throw errors.failedPrecondition("AUTHR-cred", "session: the user proved no password (check one)");
+      if (!factors.password && !factors.webAuthN?.userVerified)
+        throw errors.failedPrecondition("AUTHR-cred", "session: the user proved neither a password nor a passkey (check one)");
       const user = await deps.db.prisma.user.findUnique({ where: { id: session.userId }, select: { orgId: true, state: true } });
       if (user?.state !== "active") throw errors.failedPrecondition("AUTHR-us3r", "session: the user cannot sign in");
       const login = await deps.settings.values("login", inheritanceChain({ type: "org", instanceId, orgId: user.orgId }));

@@ -66,12 +66,8 @@ export function webauthnHandlers(
 
   /** The page's origin must be on the RP ID's domain (WebAuthn's rule for an RP ID and an origin). */
   function checkedOrigin(origin: string, rpId: string): string {
-    const url = URL.canParse(origin) ? new URL(origin) : undefined;
-    const ok = url && (url.protocol === "https:" || url.protocol === "http:") && url.origin === origin;
-    const host = url?.hostname ?? "";
-    if (!ok || (host !== rpId && !host.endsWith(`.${rpId}`))) {
-      throw errors.invalidArgument("WEBAUTHN-o1g2", `origin: "${origin.slice(0, 100)}" is not an origin on the domain "${rpId}"`);
-    }
+    const problem = webauthn.originProblem(origin, rpId);
+    if (problem) throw errors.invalidArgument("WEBAUTHN-o1g2", `origin: ${problem}`);
     return origin;
   }
 
