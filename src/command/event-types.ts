@@ -41,6 +41,8 @@ const userSchema = aggregateType("user_schema");
 export const instanceAdded = instance.defineEvent<{ name: string }>("instance.instance.added");
 export const instanceDomainAdded = instance.defineEvent<{ domain: string }>("instance.domain.added");
 export const instanceDomainRemoved = instance.defineEvent<{ domain: string }>("instance.domain.removed");
+/** One of its domains becomes the one mail links and new organisations' generated domains use. */
+export const instanceDomainPrimarySet = instance.defineEvent<{ domain: string }>("instance.domain.primary.set");
 export const instanceChanged = instance.defineEvent<{ name: string }>("instance.instance.changed");
 /** The instance and every projection row of it go; its events stay in the log. */
 export const instanceRemoved = instance.defineEvent("instance.instance.removed");

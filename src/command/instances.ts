@@ -7,6 +7,7 @@ import {
   instanceAdded,
   instanceDefaultOrgSet,
   instanceDomainAdded,
+  instanceDomainPrimarySet,
   instanceDomainRemoved,
   instanceChanged,
   instanceRemoved,
@@ -38,6 +39,7 @@ export function newInstanceEvents(instanceId: string, a: NewInstance): { events:
   const events: NewEvent[] = [
     instanceAdded.event(instance, { name: a.name }),
     ...a.domains.map((domain) => instanceDomainAdded.event(instance, { domain })),
+    instanceDomainPrimarySet.event(instance, { domain: a.domains[0]! }),
     orgAddedEvent(orgId, a.orgName, orgDomain(a.orgName, a.domains[0]!)),
     instanceDefaultOrgSet.event(instance, { orgId }),
   ];
@@ -114,13 +116,26 @@ export function addInstanceDomain(es: EventStore, a: { instanceId: string; creat
   });
 }
 
-/** The instance keeps at least one domain: its last one cannot go (FAILED_PRECONDITION). */
+/** The instance keeps at least one domain, and its primary one (FAILED_PRECONDITION). */
 export function removeInstanceDomain(es: EventStore, a: { instanceId: string; creator: string; domain: string }) {
   return changeInstance(es, a, async (w) => {
     const domains = await w.tx.instanceDomain.findMany({ where: { instanceId: a.instanceId } });
     if (!domains.some((d) => d.domain === a.domain)) throw errors.notFound("INST-d0nf", `the instance has no domain "${a.domain}"`);
     if (domains.length === 1) throw errors.failedPrecondition("INST-l4st", "an instance keeps at least one domain");
+    const instance = await w.tx.instance.findUniqueOrThrow({ where: { id: a.instanceId }, select: { primaryDomain: true } });
+    if (instance.primaryDomain === a.domain)
+      throw errors.failedPrecondition("INST-pr1m", `"${a.domain}" is the instance's primary domain: set another one as primary first`);
     return [instanceDomainRemoved.event(ref(a.instanceId), { domain: a.domain })];
+  });
+}
+
+/** One of the instance's domains becomes its primary one (nothing changes when it is already). */
+export function setPrimaryInstanceDomain(es: EventStore, a: { instanceId: string; creator: string; domain: string }) {
+  return changeInstance(es, a, async (w) => {
+    const found = await w.tx.instanceDomain.findFirst({ where: { instanceId: a.instanceId, domain: a.domain } });
+    if (!found) throw errors.notFound("INST-d0n2", `the instance has no domain "${a.domain}"`);
+    const instance = await w.tx.instance.findUniqueOrThrow({ where: { id: a.instanceId }, select: { primaryDomain: true } });
+    return instance.primaryDomain === a.domain ? [] : [instanceDomainPrimarySet.event(ref(a.instanceId), { domain: a.domain })];
   });
 }
 

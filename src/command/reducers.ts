@@ -5,6 +5,7 @@ import {
   instanceChanged,
   instanceDefaultOrgSet,
   instanceDomainAdded,
+  instanceDomainPrimarySet,
   instanceDomainRemoved,
   instanceLimitsSet,
   instanceRemoved,
@@ -28,6 +29,9 @@ export function registerReducers(es: EventStore): void {
   es.on(instanceDomainRemoved, async (tx, e) => {
     await tx.instanceDomain.deleteMany({ where: { domain: e.payload.domain, instanceId: e.aggregateId } });
     await touchInstance(tx, e);
+  });
+  es.on(instanceDomainPrimarySet, async (tx, e) => {
+    await touchInstance(tx, e, { primaryDomain: e.payload.domain });
   });
   es.on(instanceChanged, async (tx, e) => {
     await touchInstance(tx, e, { name: e.payload.name });

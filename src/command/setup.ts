@@ -6,7 +6,7 @@ import { hashPassword } from "../crypto/password.js";
 import { StartupError } from "../config/startup-error.js";
 import type { EventStore, EventWriter } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
-import { instanceDomainAdded } from "./events.js";
+import { instanceDomainAdded, instanceDomainPrimarySet } from "./events.js";
 import { newInstanceEvents } from "./instances.js";
 import { memberEvent } from "./users.js";
 
@@ -48,11 +48,17 @@ const SYSTEM_CREATOR = "SYSTEM";
  * A trial on localhost moves to its real domain by restarting with a new SVC_EXTERNAL_DOMAIN: the domain is
  * added to the first instance (the old ones stay, so links and tokens already out keep working).
  */
-async function addExternalDomain(w: EventWriter, instanceId: string, domain: string): Promise<void> {
+async function addExternalDomain(w: EventWriter, instance: { id: string; primaryDomain: string | null }, domain: string): Promise<void> {
+  const ref = { aggregateId: instance.id, resourceOwner: instance.id };
   const owner = await w.tx.instanceDomain.findUnique({ where: { domain } });
-  if (owner?.instanceId === instanceId) return;
-  if (owner) throw new StartupError(`SVC_EXTERNAL_DOMAIN ${domain} is a domain of another instance (${owner.instanceId}), not of the first one`);
-  await w.push(instanceId, SYSTEM_CREATOR, [instanceDomainAdded.event({ aggregateId: instanceId, resourceOwner: instanceId }, { domain })]);
+  if (owner && owner.instanceId !== instance.id)
+    throw new StartupError(`SVC_EXTERNAL_DOMAIN ${domain} is a domain of another instance (${owner.instanceId}), not of the first one`);
+  // A new external domain is where the operator moved the instance: it becomes primary (mail links use it).
+  // An instance without a primary domain (made before there was one) gets it too.
+  await w.push(instance.id, SYSTEM_CREATOR, [
+    ...(owner ? [] : [instanceDomainAdded.event(ref, { domain })]),
+    ...(!owner || instance.primaryDomain === null ? [instanceDomainPrimarySet.event(ref, { domain })] : []),
+  ]);
 }
 
 export async function ensureFirstInstance(es: EventStore, config: Config): Promise<FirstInstance> {
@@ -62,7 +68,7 @@ export async function ensureFirstInstance(es: EventStore, config: Config): Promi
   const { result } = await es.execute(async (w): Promise<{ created: boolean; instanceId: string; token?: string }> => {
     const existing = await w.tx.instance.findFirst({ orderBy: { createdAt: "asc" } });
     if (existing) {
-      await addExternalDomain(w, existing.id, config.externalDomain.toLowerCase());
+      await addExternalDomain(w, existing, config.externalDomain.toLowerCase());
       return { created: false, instanceId: existing.id };
     }
     const instanceId = newId();

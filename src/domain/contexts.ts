@@ -10,6 +10,8 @@ export interface InstanceRow {
   id: string;
   name: string;
   defaultOrgId: string | null;
+  /** One of its domains (mail links, new organisations' generated domains); null only before one was set. */
+  primaryDomain: string | null;
   /** Limits: a blocked instance answers every request with RESOURCE_EXHAUSTED; the audit log's retention in seconds. */
   blocked: boolean;
   auditLogRetentionS: number | null;

@@ -153,11 +153,12 @@ export function startNotificationWorker(deps: {
   const render = async (r: Row) => {
     const user = await db.prisma.user.findFirst({ where: { id: r.user_id, instanceId: r.instance_id } });
     if (!user) throw new SendFailure("the user no longer exists", true);
-    const domain = await db.prisma.instanceDomain.findFirst({ where: { instanceId: r.instance_id }, orderBy: { domain: "asc" } });
+    // Links point at the instance's primary domain.
+    const instance = await db.prisma.instance.findUnique({ where: { id: r.instance_id }, select: { primaryDomain: true } });
     const kind = r.kind as MessageKind;
     const code = box.open(r.code);
     const defaultPort = deps.link.secure ? 443 : 80;
-    const base = `${deps.link.secure ? "https" : "http"}://${domain?.domain ?? "localhost"}${deps.link.port === defaultPort ? "" : `:${deps.link.port}`}`;
+    const base = `${deps.link.secure ? "https" : "http"}://${instance?.primaryDomain ?? "localhost"}${deps.link.port === defaultPort ? "" : `:${deps.link.port}`}`;
     const link = linkPaths[kind] ? `${base}${linkPaths[kind]}?${new URLSearchParams({ userId: user.id, code })}` : "";
     const minutes = String(Math.max(1, Math.round((r.expires_at.getTime() - Date.now()) / 60_000)));
     const name = user.givenName || user.displayName || user.loginName;

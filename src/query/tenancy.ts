@@ -42,7 +42,10 @@ export class TenancyQueries {
     return this.cache.get(
       `instance:${id}`,
       () =>
-        this.db.prisma.instance.findUnique({ where: { id }, select: { id: true, name: true, defaultOrgId: true, blocked: true, auditLogRetentionS: true } }),
+        this.db.prisma.instance.findUnique({
+          where: { id },
+          select: { id: true, name: true, defaultOrgId: true, primaryDomain: true, blocked: true, auditLogRetentionS: true },
+        }),
       readRow("instance", id),
     );
   }

@@ -119,6 +119,9 @@ describe("start-up", () => {
       }
       const discovery = await rest(moved.url, "GET", "/.well-known/openid-configuration", { host: `auth.example.com:${moved.port}` });
       expect(discovery.body.issuer).toBe(`http://auth.example.com:${moved.port}`);
+      // The new external domain is where the instance moved: it becomes the primary one (mail links use it).
+      const instances = await rest(moved.url, "POST", "/resources/v3alpha/instances/_search", { token: pat, body: {} });
+      expect(instances.body.result[0]).toMatchObject({ primaryDomain: "auth.example.com" });
     } finally {
       await stop(moved);
     }

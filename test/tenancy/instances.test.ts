@@ -74,7 +74,7 @@ describe("instances", () => {
 
     const got = await api("GET", `/instances/${id}`);
     expect(got.status, JSON.stringify(got.body)).toBe(200);
-    expect(got.body.instance).toMatchObject({ name: "Second", domains: ["second.test"], blocked: false });
+    expect(got.body.instance).toMatchObject({ name: "Second", domains: ["second.test"], primaryDomain: "second.test", blocked: false });
     expect(
       (await api("POST", "/instances/_search", { body: { filters: [{ domain: "second.test" }] } })).body.result.map(
         (i: { details: { id: string } }) => i.details.id,
@@ -88,6 +88,20 @@ describe("instances", () => {
     expect((await api("DELETE", `/instances/${id}/domains/second-alias.test`)).status).toBe(200);
     expect((await rest(t.url, "GET", "/.well-known/openid-configuration", { host: hostOf("second-alias.test") })).status).toBe(404);
     expect((await api("DELETE", `/instances/${id}/domains/second.test`)).status).toBe(400);
+
+    // The primary domain: it cannot go; another one can become primary, and new organisations' domains follow it.
+    expect((await api("POST", `/instances/${id}/domains`, { body: { domain: "second-main.test" } })).status).toBe(201);
+    const primaryGone = await api("DELETE", `/instances/${id}/domains/second.test`);
+    expect(primaryGone.status).toBe(400);
+    expect(primaryGone.body.message).toContain("primary domain");
+    expect((await api("POST", `/instances/${id}/domains/nowhere.test/_set_as_primary`)).status).toBe(404);
+    expect((await api("POST", `/instances/${id}/domains/second-main.test/_set_as_primary`)).status).toBe(200);
+    expect((await api("GET", `/instances/${id}`)).body.instance.primaryDomain).toBe("second-main.test");
+    const org = await api("POST", "/organizations", { host: second, token: pat, body: { name: "Branch" } });
+    expect(org.status, JSON.stringify(org.body)).toBe(201);
+    const branch = await api("GET", `/organizations/${org.body.details.id}`, { host: second, token: pat });
+    expect(branch.body.organization.primaryDomain).toBe("branch.second-main.test");
+    expect((await api("DELETE", `/instances/${id}/domains/second.test`)).status).toBe(200);
 
     // Deleted: its Host is no longer served, its rows are gone, its events stay.
     expect((await api("DELETE", `/instances/${id}`)).status).toBe(200);

@@ -3710,6 +3710,7 @@ export const InstanceScalarFieldEnum = {
   id: 'id',
   name: 'name',
   defaultOrgId: 'defaultOrgId',
+  primaryDomain: 'primaryDomain',
   blocked: 'blocked',
   auditLogRetentionS: 'auditLogRetentionS',
   sequence: 'sequence',

@@ -142,6 +142,7 @@ export const InstanceScalarFieldEnum = {
   id: 'id',
   name: 'name',
   defaultOrgId: 'defaultOrgId',
+  primaryDomain: 'primaryDomain',
   blocked: 'blocked',
   auditLogRetentionS: 'auditLogRetentionS',
   sequence: 'sequence',

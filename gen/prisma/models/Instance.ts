@@ -40,6 +40,7 @@ export type InstanceMinAggregateOutputType = {
   id: string | null
   name: string | null
   defaultOrgId: string | null
+  primaryDomain: string | null
   blocked: boolean | null
   auditLogRetentionS: number | null
   sequence: number | null
@@ -51,6 +52,7 @@ export type InstanceMaxAggregateOutputType = {
   id: string | null
   name: string | null
   defaultOrgId: string | null
+  primaryDomain: string | null
   blocked: boolean | null
   auditLogRetentionS: number | null
   sequence: number | null
@@ -62,6 +64,7 @@ export type InstanceCountAggregateOutputType = {
   id: number
   name: number
   defaultOrgId: number
+  primaryDomain: number
   blocked: number
   auditLogRetentionS: number
   sequence: number
@@ -85,6 +88,7 @@ export type InstanceMinAggregateInputType = {
   id?: true
   name?: true
   defaultOrgId?: true
+  primaryDomain?: true
   blocked?: true
   auditLogRetentionS?: true
   sequence?: true
@@ -96,6 +100,7 @@ export type InstanceMaxAggregateInputType = {
   id?: true
   name?: true
   defaultOrgId?: true
+  primaryDomain?: true
   blocked?: true
   auditLogRetentionS?: true
   sequence?: true
@@ -107,6 +112,7 @@ export type InstanceCountAggregateInputType = {
   id?: true
   name?: true
   defaultOrgId?: true
+  primaryDomain?: true
   blocked?: true
   auditLogRetentionS?: true
   sequence?: true
@@ -205,6 +211,7 @@ export type InstanceGroupByOutputType = {
   id: string
   name: string
   defaultOrgId: string | null
+  primaryDomain: string | null
   blocked: boolean
   auditLogRetentionS: number | null
   sequence: number
@@ -239,6 +246,7 @@ export type InstanceWhereInput = {
   id?: Prisma.StringFilter<"Instance"> | string
   name?: Prisma.StringFilter<"Instance"> | string
   defaultOrgId?: Prisma.StringNullableFilter<"Instance"> | string | null
+  primaryDomain?: Prisma.StringNullableFilter<"Instance"> | string | null
   blocked?: Prisma.BoolFilter<"Instance"> | boolean
   auditLogRetentionS?: Prisma.IntNullableFilter<"Instance"> | number | null
   sequence?: Prisma.IntFilter<"Instance"> | number
@@ -250,6 +258,7 @@ export type InstanceOrderByWithRelationInput = {
   id?: Prisma.SortOrder
   name?: Prisma.SortOrder
   defaultOrgId?: Prisma.SortOrderInput | Prisma.SortOrder
+  primaryDomain?: Prisma.SortOrderInput | Prisma.SortOrder
   blocked?: Prisma.SortOrder
   auditLogRetentionS?: Prisma.SortOrderInput | Prisma.SortOrder
   sequence?: Prisma.SortOrder
@@ -264,6 +273,7 @@ export type InstanceWhereUniqueInput = Prisma.AtLeast<{
   NOT?: Prisma.InstanceWhereInput | Prisma.InstanceWhereInput[]
   name?: Prisma.StringFilter<"Instance"> | string
   defaultOrgId?: Prisma.StringNullableFilter<"Instance"> | string | null
+  primaryDomain?: Prisma.StringNullableFilter<"Instance"> | string | null
   blocked?: Prisma.BoolFilter<"Instance"> | boolean
   auditLogRetentionS?: Prisma.IntNullableFilter<"Instance"> | number | null
   sequence?: Prisma.IntFilter<"Instance"> | number
@@ -275,6 +285,7 @@ export type InstanceOrderByWithAggregationInput = {
   id?: Prisma.SortOrder
   name?: Prisma.SortOrder
   defaultOrgId?: Prisma.SortOrderInput | Prisma.SortOrder
+  primaryDomain?: Prisma.SortOrderInput | Prisma.SortOrder
   blocked?: Prisma.SortOrder
   auditLogRetentionS?: Prisma.SortOrderInput | Prisma.SortOrder
   sequence?: Prisma.SortOrder
@@ -294,6 +305,7 @@ export type InstanceScalarWhereWithAggregatesInput = {
   id?: Prisma.StringWithAggregatesFilter<"Instance"> | string
   name?: Prisma.StringWithAggregatesFilter<"Instance"> | string
   defaultOrgId?: Prisma.StringNullableWithAggregatesFilter<"Instance"> | string | null
+  primaryDomain?: Prisma.StringNullableWithAggregatesFilter<"Instance"> | string | null
   blocked?: Prisma.BoolWithAggregatesFilter<"Instance"> | boolean
   auditLogRetentionS?: Prisma.IntNullableWithAggregatesFilter<"Instance"> | number | null
   sequence?: Prisma.IntWithAggregatesFilter<"Instance"> | number
@@ -305,6 +317,7 @@ export type InstanceCreateInput = {
   id: string
   name: string
   defaultOrgId?: string | null
+  primaryDomain?: string | null
   blocked?: boolean
   auditLogRetentionS?: number | null
   sequence: number
@@ -316,6 +329,7 @@ export type InstanceUncheckedCreateInput = {
   id: string
   name: string
   defaultOrgId?: string | null
+  primaryDomain?: string | null
   blocked?: boolean
   auditLogRetentionS?: number | null
   sequence: number
@@ -327,6 +341,7 @@ export type InstanceUpdateInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   defaultOrgId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  primaryDomain?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   blocked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   auditLogRetentionS?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
@@ -338,6 +353,7 @@ export type InstanceUncheckedUpdateInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   defaultOrgId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  primaryDomain?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   blocked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   auditLogRetentionS?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
@@ -349,6 +365,7 @@ export type InstanceCreateManyInput = {
   id: string
   name: string
   defaultOrgId?: string | null
+  primaryDomain?: string | null
   blocked?: boolean
   auditLogRetentionS?: number | null
   sequence: number
@@ -360,6 +377,7 @@ export type InstanceUpdateManyMutationInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   defaultOrgId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  primaryDomain?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   blocked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   auditLogRetentionS?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
@@ -371,6 +389,7 @@ export type InstanceUncheckedUpdateManyInput = {
   id?: Prisma.StringFieldUpdateOperationsInput | string
   name?: Prisma.StringFieldUpdateOperationsInput | string
   defaultOrgId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  primaryDomain?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   blocked?: Prisma.BoolFieldUpdateOperationsInput | boolean
   auditLogRetentionS?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
@@ -382,6 +401,7 @@ export type InstanceCountOrderByAggregateInput = {
   id?: Prisma.SortOrder
   name?: Prisma.SortOrder
   defaultOrgId?: Prisma.SortOrder
+  primaryDomain?: Prisma.SortOrder
   blocked?: Prisma.SortOrder
   auditLogRetentionS?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
@@ -398,6 +418,7 @@ export type InstanceMaxOrderByAggregateInput = {
   id?: Prisma.SortOrder
   name?: Prisma.SortOrder
   defaultOrgId?: Prisma.SortOrder
+  primaryDomain?: Prisma.SortOrder
   blocked?: Prisma.SortOrder
   auditLogRetentionS?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
@@ -409,6 +430,7 @@ export type InstanceMinOrderByAggregateInput = {
   id?: Prisma.SortOrder
   name?: Prisma.SortOrder
   defaultOrgId?: Prisma.SortOrder
+  primaryDomain?: Prisma.SortOrder
   blocked?: Prisma.SortOrder
   auditLogRetentionS?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
@@ -443,6 +465,7 @@ export type InstanceSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   id?: boolean
   name?: boolean
   defaultOrgId?: boolean
+  primaryDomain?: boolean
   blocked?: boolean
   auditLogRetentionS?: boolean
   sequence?: boolean
@@ -454,6 +477,7 @@ export type InstanceSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
   id?: boolean
   name?: boolean
   defaultOrgId?: boolean
+  primaryDomain?: boolean
   blocked?: boolean
   auditLogRetentionS?: boolean
   sequence?: boolean
@@ -465,6 +489,7 @@ export type InstanceSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
   id?: boolean
   name?: boolean
   defaultOrgId?: boolean
+  primaryDomain?: boolean
   blocked?: boolean
   auditLogRetentionS?: boolean
   sequence?: boolean
@@ -476,6 +501,7 @@ export type InstanceSelectScalar = {
   id?: boolean
   name?: boolean
   defaultOrgId?: boolean
+  primaryDomain?: boolean
   blocked?: boolean
   auditLogRetentionS?: boolean
   sequence?: boolean
@@ -483,7 +509,7 @@ export type InstanceSelectScalar = {
   changeDate?: boolean
 }
 
-export type InstanceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "name" | "defaultOrgId" | "blocked" | "auditLogRetentionS" | "sequence" | "createdAt" | "changeDate", ExtArgs["result"]["instance"]>
+export type InstanceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "name" | "defaultOrgId" | "primaryDomain" | "blocked" | "auditLogRetentionS" | "sequence" | "createdAt" | "changeDate", ExtArgs["result"]["instance"]>
 
 export type $InstancePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "Instance"
@@ -492,6 +518,7 @@ export type $InstancePayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     id: string
     name: string
     defaultOrgId: string | null
+    primaryDomain: string | null
     blocked: boolean
     auditLogRetentionS: number | null
     sequence: number
@@ -923,6 +950,7 @@ export interface InstanceFieldRefs {
   readonly id: Prisma.FieldRef<"Instance", 'String'>
   readonly name: Prisma.FieldRef<"Instance", 'String'>
   readonly defaultOrgId: Prisma.FieldRef<"Instance", 'String'>
+  readonly primaryDomain: Prisma.FieldRef<"Instance", 'String'>
   readonly blocked: Prisma.FieldRef<"Instance", 'Boolean'>
   readonly auditLogRetentionS: Prisma.FieldRef<"Instance", 'Int'>
   readonly sequence: Prisma.FieldRef<"Instance", 'Int'>

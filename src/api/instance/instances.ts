@@ -16,11 +16,21 @@ import {
   type PatchInstanceRequest,
   RemoveInstanceDomainResponseSchema,
   type RemoveInstanceDomainRequest,
+  SetPrimaryInstanceDomainResponseSchema,
+  type SetPrimaryInstanceDomainRequest,
   SearchInstancesResponseSchema,
   type SearchInstancesRequest,
 } from "../../../gen/svc/resources/instance/v3alpha/instance_service_pb.js";
 import { callInfo } from "../../authz/context.js";
-import { addInstanceDomain, createInstance, type FirstAdmin, removeInstance, removeInstanceDomain, renameInstance } from "../../command/instances.js";
+import {
+  addInstanceDomain,
+  createInstance,
+  type FirstAdmin,
+  removeInstance,
+  removeInstanceDomain,
+  renameInstance,
+  setPrimaryInstanceDomain,
+} from "../../command/instances.js";
 import { passwordHashOf } from "../../command/users.js";
 import { errors } from "../../errors/errors.js";
 import type { StoredEvent } from "../../eventstore/eventstore.js";
@@ -48,6 +58,7 @@ export function instanceHandlers(deps: InstanceDeps) {
       name: row.name,
       domains,
       defaultOrgId: row.defaultOrgId ?? "",
+      primaryDomain: row.primaryDomain ?? "",
       blocked: row.blocked,
       ...(row.auditLogRetentionS ? { auditLogRetention: durationFromMs(row.auditLogRetentionS * 1000) } : {}),
     });
@@ -130,6 +141,17 @@ export function instanceHandlers(deps: InstanceDeps) {
     async removeInstanceDomain(req: RemoveInstanceDomainRequest, ctx: HandlerContext) {
       const [e] = await removeInstanceDomain(deps.es, { instanceId: req.instanceId, creator: creator(ctx), domain: req.domain });
       return create(RemoveInstanceDomainResponseSchema, { details: detailsOf(e!) });
+    },
+
+    async setPrimaryInstanceDomain(req: SetPrimaryInstanceDomainRequest, ctx: HandlerContext) {
+      const events = await setPrimaryInstanceDomain(deps.es, { instanceId: req.instanceId, creator: creator(ctx), domain: req.domain });
+      const e = events.at(-1);
+      // Already primary: nothing was written, the instance's current details answer.
+      const row = e ? undefined : await deps.db.prisma.instance.findUniqueOrThrow({ where: { id: req.instanceId } });
+      const details = e
+        ? detailsOf(e)
+        : toResourceDetails({ id: row!.id, sequence: row!.sequence, changeDate: row!.changeDate, resourceOwner: row!.id }, "instance");
+      return create(SetPrimaryInstanceDomainResponseSchema, { details });
     },
   };
 }

@@ -34,8 +34,9 @@ export interface OrgDeps {
   externalDomain: string;
 }
 
-/** The instance domain that organisation domains are made from: the external one, else a name rather than an address. */
-function domainBase(domains: string[], externalDomain: string): string {
+/** The instance domain that organisation domains are made from: its primary one, else a name rather than an address. */
+function domainBase(primary: string | null, domains: string[], externalDomain: string): string {
+  if (primary) return primary;
   if (domains.includes(externalDomain.toLowerCase())) return externalDomain.toLowerCase();
   return domains.find((d) => /[a-z]/.test(d) && !d.includes(":")) ?? domains[0] ?? externalDomain;
 }
@@ -67,7 +68,7 @@ export function orgService(deps: OrgDeps): ServiceImpl<typeof OrganizationServic
     async createOrganization(req, ctx) {
       const info = callInfo(ctx);
       if (info.target.type === "org") throw errors.invalidArgument("ORG-ctx1", "invalid ctx: organizations are created in an instance");
-      const domain = domainBase(await deps.tenancy.domainsOf(info.target.instance.id), deps.externalDomain);
+      const domain = domainBase(info.target.instance.primaryDomain, await deps.tenancy.domainsOf(info.target.instance.id), deps.externalDomain);
       const d = await createOrg(es, { instanceId: info.target.instance.id, name: req.organization!.name, domain, creator: info.caller.userId });
       return create(CreateOrganizationResponseSchema, { details: details(d) });
     },
