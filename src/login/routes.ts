@@ -121,14 +121,19 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
     async function contextOf(req: FastifyRequest, reply: FastifyReply) {
       const instance = await tenancy.instanceByDomain(hostnameOf(req.headers.host ?? ""));
       const fields: Fields = req.method === "POST" ? ((req.body as Fields | undefined) ?? {}) : (req.query as Fields);
-      const lang = await languageOf(instance, fields.ui_locales, req.headers["accept-language"]);
-      const t = await textsOf(instance, lang);
-      const branding = instance ? await brandingOf(instance.id) : undefined;
+      const returnTo = safeReturn(fields.return_to);
+      // The organisation the application asked for: its texts, branding and languages, and only its users.
+      const org = instance && returnTo ? await requestedOrgOf(instance.id, returnTo) : undefined;
+      const orgId = org?.id;
+      const lang = await languageOf(instance, fields.ui_locales, req.headers["accept-language"], orgId);
+      const t = await textsOf(instance, lang, orgId);
+      const branding = instance ? await brandingOf(instance.id, orgId) : undefined;
       const brand = {
         hideProduct: !!branding?.hide_product_branding,
         logo: branding?.logo || undefined,
         logoDark: branding?.logo_dark || undefined,
         icon: branding?.icon || undefined,
+        ...(orgId ? { brandingOrg: orgId } : {}),
       };
       const cookies = cookiesOf(req);
       let csrfCookie = cookies[CSRF_COOKIE];
@@ -138,7 +143,6 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
         setCookies.push(cookie(CSRF_COOKIE, csrfCookie, { sameSite: "Strict", path: LOGIN_PATH }));
       }
       const carry: Fields = {};
-      const returnTo = safeReturn(fields.return_to);
       if (returnTo) carry.return_to = returnTo;
       if (fields.ui_locales) carry.ui_locales = fields.ui_locales.slice(0, 100);
       const page: pages.PageContext = { lang, t, csrf: signer.csrfToken(csrfCookie), carry, ...brand };
@@ -146,20 +150,35 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
         if (setCookies.length) reply.header("set-cookie", setCookies);
         return reply.status(status).type("text/html; charset=utf-8").send(html);
       };
-      return { instance, fields, page, cookies, csrfCookie, send, setCookies };
+      return { instance, fields, page, cookies, csrfCookie, send, setCookies, org };
     }
 
-    /** The branding in force for the instance (activated; inherited from the system). */
-    const brandingOf = (instanceId: string) => settings.values("branding", inheritanceChain({ type: "instance", instanceId }));
+    /**
+     * The organisation the authorization request behind `returnTo` names in its scopes (urn:svc:iam:org:id:… or
+     * …:domain:primary:…); undefined for none, null for one that is not the instance's.
+     */
+    async function requestedOrgOf(instanceId: string, returnTo: string) {
+      const url = new URL(returnTo, "http://login.invalid");
+      const id = url.pathname.endsWith("/authorize/callback") ? url.searchParams.get("id") : null;
+      const found = id ? await db.prisma.authRequest.findUnique({ where: { id }, select: { instanceId: true, request: true } }) : null;
+      if (found?.instanceId !== instanceId) return undefined;
+      return tenancy.requestedOrg(instanceId, (found.request as { scopes?: string[] }).scopes ?? []);
+    }
 
-    /** The labels in force for the instance (its text settings, inherited from the system). */
-    async function textsOf(instance: InstanceRow | null, lang: string) {
+    /** The settings chain of a page: the organisation's when the request names one, else the instance's. */
+    const chainOf = (instanceId: string, orgId?: string) => inheritanceChain(orgId ? { type: "org", instanceId, orgId } : { type: "instance", instanceId });
+
+    /** The branding in force (activated; inherited from the instance and the system). */
+    const brandingOf = (instanceId: string, orgId?: string) => settings.values("branding", chainOf(instanceId, orgId));
+
+    /** The labels in force (the text settings, inherited from the instance and the system). */
+    async function textsOf(instance: InstanceRow | null, lang: string, orgId?: string) {
       if (!instance) return textsFor(lang);
-      return customTexts(lang, await settings.values("text", inheritanceChain({ type: "instance", instanceId: instance.id })));
+      return customTexts(lang, await settings.values("text", chainOf(instance.id, orgId)));
     }
 
-    async function languageOf(instance: InstanceRow | null, uiLocales: string | undefined, acceptLanguage: string | undefined) {
-      const language = instance ? await settings.values("language", inheritanceChain({ type: "instance", instanceId: instance.id })) : defaultsOf("language");
+    async function languageOf(instance: InstanceRow | null, uiLocales: string | undefined, acceptLanguage: string | undefined, orgId?: string) {
+      const language = instance ? await settings.values("language", chainOf(instance.id, orgId)) : defaultsOf("language");
       return chooseLanguage(preferredLanguages(uiLocales, acceptLanguage), [...language.restricted_languages], language.default_language);
     }
 
@@ -184,6 +203,8 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
         agent = newCookieValue();
         c.setCookies.push(cookie(AGENT_COOKIE, agent, { sameSite: "Lax", path: "/" }));
       }
+      // The application asked for users of one organisation: no one else signs in for it (the callback checks too).
+      if (c.org !== undefined && c.org?.id !== user.orgId) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notInOrganization), 403);
       const sessionId = await signIn(es, { instanceId: instance.id, agentHash: hashAgent(agent), userId: user.id, orgId: user.orgId, amr });
       if (c.page.carry.return_to) {
         if (c.setCookies.length) reply.header("set-cookie", c.setCookies);
@@ -304,7 +325,10 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
     // The instance's branding: revalidated on every page (no-cache), so that an activation shows at once.
     ui.get(`${LOGIN_PATH}/branding.css`, async (req, reply) => {
       const instance = await tenancy.instanceByDomain(hostnameOf(req.headers.host ?? ""));
-      const branding = instance ? await brandingOf(instance.id) : defaultsOf("branding");
+      // ?org=: the page was for an organisation's users (only an organisation of this instance counts).
+      const orgParam = (req.query as Fields).org;
+      const org = instance && orgParam ? await tenancy.orgById(instance.id, orgParam.slice(0, 200)) : null;
+      const branding = instance ? await brandingOf(instance.id, org?.id) : defaultsOf("branding");
       return reply.type("text/css; charset=utf-8").header("cache-control", "no-cache").send(brandingStylesheet(branding));
     });
 

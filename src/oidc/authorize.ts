@@ -233,6 +233,12 @@ async function complete(
   // The session was read a moment ago among those of active users: a user gone since is a server-side race.
   if (!user) throw new Error(`the user ${session.userId} of the session is gone`);
   const base = { ...(request.state ? { state: request.state } : {}), iss: s.issuer };
+  // A request naming an organisation (urn:svc:iam:org:id:… or …:domain:primary:…) is for its users only.
+  const named = await deps.tenancy.requestedOrg(s.instance.id, request.scopes);
+  if (named !== undefined && named?.id !== user.orgId) {
+    const description = named ? "the user is not a member of the organization the application asked for" : "the organization the scope names does not exist";
+    return sendToClient(reply, request.redirectUri, request.responseMode, { error: "access_denied", error_description: description, ...base });
+  }
   const code = request.responseType === "code" ? randomToken() : undefined;
   await succeedAuthRequest(deps.es, {
     instanceId: s.instance.id,

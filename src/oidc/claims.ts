@@ -1,6 +1,8 @@
 import type { User } from "../../gen/prisma/client.js";
 import type { UserGrantQueries } from "../query/user-grants.js";
+import type { TenancyQueries } from "../query/tenancy.js";
 import type { UserQueries } from "../query/users.js";
+import { ORG_DOMAIN_CLAIM, ORG_ID_CLAIM } from "../domain/org-scopes.js";
 import { METADATA_SCOPE, ROLES_SCOPE } from "./scopes.js";
 
 /** The claims of a user per scope (OIDC Core §5.4): profile, email, phone (no `address`: see `standardScopes`). */
@@ -50,4 +52,19 @@ export async function metadataClaims(users: UserQueries, userId: string, scopes:
   const entries = await users.metadataOf(userId);
   if (!entries.length) return {};
   return { [METADATA_SCOPE]: Object.fromEntries(entries.map((e) => [e.key, Buffer.from(e.value).toString("base64url")])) };
+}
+
+/**
+ * The claims of the organisation scopes (src/domain/org-scopes.ts): its ID and primary domain, when the scope names
+ * the user's organisation (the login lets no one else sign in; a token of another flow simply gets no claim).
+ */
+export async function orgClaims(tenancy: TenancyQueries, user: User, scopes: string[]): Promise<Record<string, unknown>> {
+  const named = await tenancy.requestedOrg(user.instanceId, scopes);
+  if (!named || named.id !== user.orgId) return {};
+  return { [ORG_ID_CLAIM]: named.id, [ORG_DOMAIN_CLAIM]: named.primaryDomain };
+}
+
+/** The claims of the scopes beyond the standard ones that depend on the user: metadata and organisation. */
+export async function extraScopeClaims(deps: { users: UserQueries; tenancy: TenancyQueries }, user: User, scopes: string[]) {
+  return { ...(await metadataClaims(deps.users, user.id, scopes)), ...(await orgClaims(deps.tenancy, user, scopes)) };
 }

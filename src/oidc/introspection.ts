@@ -1,6 +1,6 @@
 import { acrOf } from "./acr.js";
 import type { FastifyRequest } from "fastify";
-import { metadataClaims, userClaims } from "./claims.js";
+import { extraScopeClaims, userClaims } from "./claims.js";
 import { credentialsOf, type AuthMethod } from "./clients.js";
 import { paths, type OidcDeps, type RequestScope } from "./context.js";
 import { oauth } from "./errors.js";
@@ -41,6 +41,6 @@ export async function introspect(deps: OidcDeps, s: RequestScope, req: FastifyRe
     // RFC 8693 §4.1 / RFC 7662: who acts for the subject (token exchange with an actor).
     ...(claims.act ? { act: claims.act } : {}),
     ...(user ? { username: org ? `${user.username}@${org.primaryDomain}` : user.username, ...userClaims(user, scopes) } : {}),
-    ...(user ? await metadataClaims(deps.users, user.id, scopes) : {}),
+    ...(user ? await extraScopeClaims(deps, user, scopes) : {}),
   };
 }

@@ -1,7 +1,7 @@
 import { acrOf } from "./acr.js";
 import type { User } from "../../gen/prisma/client.js";
 import type { RefreshGrant, RefreshRotation } from "../command/events.js";
-import { metadataClaims, roleClaims, userClaims } from "./claims.js";
+import { extraScopeClaims, roleClaims, userClaims } from "./claims.js";
 import type { OAuthClient } from "./clients.js";
 import type { OidcDeps, RequestScope } from "./context.js";
 import { API_AUDIENCE, audienceOf } from "./scopes.js";
@@ -95,7 +95,7 @@ export async function issueUserTokens(
   const out: TokenResponse = tokenResponse(access);
   if (scopes.includes("openid")) {
     // Scope claims go into the ID token only when the client asked for it (or gets no access token, implicit).
-    const profile = client.oidc?.idTokenUserinfoAssertion ? { ...userClaims(user, scopes), ...(await metadataClaims(deps.users, user.id, scopes)) } : {};
+    const profile = client.oidc?.idTokenUserinfoAssertion ? { ...userClaims(user, scopes), ...(await extraScopeClaims(deps, user, scopes)) } : {};
     const idRoles = projectAsserts && client.oidc?.idTokenRoleAssertion ? roles : {};
     out.id_token = await deps.tokens.idToken(s.instance.id, {
       iss: s.issuer,

@@ -1,3 +1,4 @@
+import { isOrgScope } from "../domain/org-scopes.js";
 import { oauth } from "./errors.js";
 
 /**
@@ -19,7 +20,7 @@ export const METADATA_SCOPE = "urn:svc:iam:user:metadata";
 export function parseScopes(scope: string | undefined, unknown: "refuse" | "drop" = "refuse"): string[] {
   const out: string[] = [];
   for (const s of (scope ?? "").split(" ").filter(Boolean)) {
-    const known = standardScopes.includes(s) || s === ROLES_SCOPE || s === METADATA_SCOPE || PROJECT_AUDIENCE.test(s);
+    const known = standardScopes.includes(s) || s === ROLES_SCOPE || s === METADATA_SCOPE || PROJECT_AUDIENCE.test(s) || isOrgScope(s);
     if (!known) {
       if (unknown === "refuse") throw oauth.invalidScope(`the scope "${s.slice(0, 100)}" is not known`);
       continue;

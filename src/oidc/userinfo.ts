@@ -1,5 +1,5 @@
 import type { FastifyRequest } from "fastify";
-import { metadataClaims, userClaims } from "./claims.js";
+import { extraScopeClaims, userClaims } from "./claims.js";
 import type { OidcDeps, RequestScope } from "./context.js";
 import { OAuthError, oauth } from "./errors.js";
 
@@ -19,7 +19,7 @@ export async function userinfo(deps: OidcDeps, s: RequestScope, req: FastifyRequ
   if (!scopes.includes("openid")) throw new OAuthError("insufficient_scope", "the token was not issued with the openid scope", 403);
   const user = await deps.users.tokenSubject(claims.sub);
   if (!user) throw oauth.invalidToken("the user of the token no longer exists");
-  const base = { sub: user.id, ...userClaims(user, scopes), ...(await metadataClaims(deps.users, user.id, scopes)) };
+  const base = { sub: user.id, ...userClaims(user, scopes), ...(await extraScopeClaims(deps, user, scopes)) };
   const roleKeys = Object.keys(claims).filter((k) => k.startsWith("urn:svc:iam:org:project:"));
   const roles = Object.fromEntries(roleKeys.map((k) => [k, (claims as unknown as Record<string, unknown>)[k]]));
   // A `preuserinfo` function execution may add claims; sub and the standard claims stay as they are.

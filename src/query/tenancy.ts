@@ -1,4 +1,5 @@
 import type { InstanceRow, OrgRow } from "../domain/contexts.js";
+import { requestedOrgOf } from "../domain/org-scopes.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
 import { readFrom, readRow } from "./sources.js";
@@ -77,6 +78,16 @@ export class TenancyQueries {
       },
       readFrom("org", "orgDomain"),
     );
+  }
+
+  /**
+   * The organisation an authorization request's scopes name (src/domain/org-scopes.ts): undefined when they name
+   * none, null when the one they name is not an organisation of the instance.
+   */
+  async requestedOrg(instanceId: string, scopes: readonly string[]): Promise<OrgRow | null | undefined> {
+    const wanted = requestedOrgOf(scopes);
+    if (!wanted) return undefined;
+    return "id" in wanted ? this.orgById(instanceId, wanted.id) : this.orgByDomain(instanceId, wanted.domain);
   }
 
   tokenOwner(tokenHash: string): Promise<TokenOwner | null> {

@@ -215,6 +215,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
         box,
         settings,
         cache,
+        tenancy,
         authRequests: oidcReads.authRequests,
         clients: oidcReads.oauthClients,
         issuerOf: (host) => `${config.externalSecure ? "https" : "http"}://${host.toLowerCase()}`,

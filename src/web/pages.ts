@@ -17,6 +17,8 @@ export interface PageContext {
   logo?: string | undefined;
   logoDark?: string | undefined;
   icon?: string | undefined;
+  /** The organisation whose branding the page shows (the request named it), for branding.css. */
+  brandingOrg?: string | undefined;
 }
 
 const hidden = (name: string, value: string) => `<input type="hidden" name="${esc(name)}" value="${esc(value)}">`;
@@ -31,7 +33,7 @@ export function form(p: PageContext, action: string, body: string, extra: Record
 export const field = (name: string, label: string, type: string, attrs = "") =>
   `<label for="${name}">${esc(label)}</label><input id="${name}" name="${name}" type="${type}" ${attrs}>`;
 
-type Branded = Pick<PageContext, "lang" | "t" | "hideProduct" | "logo" | "logoDark" | "icon">;
+type Branded = Pick<PageContext, "lang" | "t" | "hideProduct" | "logo" | "logoDark" | "icon" | "brandingOrg">;
 
 export function layout(p: Branded, title: string, body: string): string {
   const product = p.hideProduct ? "" : `<footer class="product">${esc(p.t.securedBy)} svc IAM</footer>`;
@@ -40,8 +42,9 @@ export function layout(p: Branded, title: string, body: string): string {
   const img = p.logo ? `<img class="logo" src="${asset(p.logo)}" alt="">` : "";
   // The dark logo where the browser prefers dark colours (and the branding's theme mode lets it: see branding.css).
   const logo = img && p.logoDark ? `<picture><source srcset="${asset(p.logoDark)}" media="(prefers-color-scheme: dark)">${img}</picture>` : img;
-  // branding.css (the instance's colours as CSS variables) after the base stylesheet that uses them.
-  return `<!doctype html><html lang="${esc(p.lang)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${esc(title)}</title><link rel="stylesheet" href="/ui/login/style.css"><link rel="stylesheet" href="/ui/login/branding.css">${icon}</head><body><main>${logo}<h1>${esc(title)}</h1>${body}</main>${product}</body></html>`;
+  // branding.css (the instance's or the organisation's colours as CSS variables) after the base stylesheet that uses them.
+  const branding = `/ui/login/branding.css${p.brandingOrg ? `?org=${encodeURIComponent(p.brandingOrg)}` : ""}`;
+  return `<!doctype html><html lang="${esc(p.lang)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${esc(title)}</title><link rel="stylesheet" href="/ui/login/style.css"><link rel="stylesheet" href="${esc(branding)}">${icon}</head><body><main>${logo}<h1>${esc(title)}</h1>${body}</main>${product}</body></html>`;
 }
 
 export const errorBox = (message?: string) => (message ? `<p class="error" role="alert">${esc(message)}</p>` : "");

@@ -223,4 +223,15 @@ describe("sessions API and custom login UI", () => {
     );
     expect(new URL(plain.headers.get("location")!, t.url).pathname).toBe("/ui/login");
   });
+
+  it("a request naming another organisation is not completed with a session of a user outside it", async () => {
+    const other = await t.org("Sessions Other Org");
+    await addHuman(t, "sessorg", PASSWORD);
+    const { authRequest } = await startFlow({ scope: `openid urn:svc:iam:org:id:${other}` });
+    const created = await sessions("POST", "/sessions", { checks: { user: { loginName: "sessorg" }, password: { password: PASSWORD } } });
+    const session = { sessionId: created.body.details.id, sessionToken: created.body.sessionToken };
+    const refused = await sessions("POST", `/auth_requests/${authRequest}/_callback`, { session });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toContain("not a member of the organization");
+  });
 });

@@ -38,6 +38,7 @@ import type { AuthRequestQueries, StoredAuthorization } from "../../query/auth-r
 import type { OAuthClientQueries } from "../../query/oauth-clients.js";
 import { SessionSearch } from "../../query/sessions.js";
 import type { ProjectionCache } from "../../query/cache.js";
+import type { TenancyQueries } from "../../query/tenancy.js";
 import { toResourceDetails } from "../convert.js";
 
 /**
@@ -49,6 +50,7 @@ export interface SessionServiceDeps extends SessionDeps {
   cache: ProjectionCache;
   authRequests: AuthRequestQueries;
   clients: OAuthClientQueries;
+  tenancy: TenancyQueries;
   /** The OIDC issuer for a request's Host (the `iss` of the authorization response, RFC 9207). */
   issuerOf(host: string): string;
 }
@@ -206,6 +208,9 @@ export function sessionService(deps: SessionServiceDeps): ServiceImpl<typeof Ses
         throw errors.failedPrecondition("AUTHR-cred", "session: the user proved neither a password nor a passkey (check one)");
       const user = await deps.db.prisma.user.findUnique({ where: { id: session.userId }, select: { orgId: true, state: true } });
       if (user?.state !== "active") throw errors.failedPrecondition("AUTHR-us3r", "session: the user cannot sign in");
+      const named = await deps.tenancy.requestedOrg(instanceId, request.scopes);
+      if (named !== undefined && named?.id !== user.orgId)
+        throw errors.failedPrecondition("AUTHR-0rg1", "session: the user is not a member of the organization the request names (its scope)");
       const login = await deps.settings.values("login", inheritanceChain({ type: "org", instanceId, orgId: user.orgId }));
       if (login.force_mfa && !session.amr.includes("mfa"))
         throw errors.failedPrecondition("AUTHR-mfa0", "session: the organisation requires a second factor (check a TOTP code)");

@@ -77,6 +77,7 @@ export const loginTextsEn = {
   webauthnContinue: "Continue",
   webauthnInsteadOfOtp: "Use a security key instead",
   securedBy: "Secured by",
+  notInOrganization: "This account does not belong to the organisation the application asked for. Sign in with an account of that organisation.",
   instanceBlocked: "This service is not available at the moment. Please contact its operator.",
 };
 
@@ -158,6 +159,8 @@ const de: Partial<Texts> = {
   webauthnContinue: "Weiter",
   webauthnInsteadOfOtp: "Stattdessen einen Sicherheitsschlüssel verwenden",
   securedBy: "Geschützt durch",
+  notInOrganization:
+    "Dieses Konto gehört nicht zu der Organisation, nach der die Anwendung gefragt hat. Melden Sie sich mit einem Konto dieser Organisation an.",
   instanceBlocked: "Dieser Dienst ist im Moment nicht verfügbar. Bitte wenden Sie sich an seinen Betreiber.",
 };
 
@@ -235,6 +238,7 @@ const fr: Partial<Texts> = {
   webauthnContinue: "Continuer",
   webauthnInsteadOfOtp: "Utiliser plutôt une clé de sécurité",
   securedBy: "Sécurisé par",
+  notInOrganization: "Ce compte n'appartient pas à l'organisation demandée par l'application. Connectez-vous avec un compte de cette organisation.",
   instanceBlocked: "Ce service n'est pas disponible pour le moment. Veuillez contacter son exploitant.",
 };
 
