@@ -33,6 +33,8 @@ export interface CallInfo {
   scopeOf(permission: string): "all" | string[];
   /** The projects in which the caller holds `permission` through a project membership. */
   projectsWith(permission: string): string[];
+  /** The project grants the caller is a member of with `permission` (their IDs). */
+  grantsWith(permission: string): string[];
 }
 
 export const callInfoKey = createContextKey<CallInfo | undefined>(undefined, { description: "svc call info" });

@@ -130,13 +130,28 @@ export function createAuthorizationInterceptor(deps: AuthDeps): Interceptor {
         .filter((m) => m.contextType === "org" && m.instanceId === instance.id && m.roles.some((r) => deps.rolePermissions[r]?.includes(permission)))
         .map((m) => m.contextId);
     };
-    const projectsWith = (permission: string) => {
+    /** The contexts of one kind (project, project grant) whose membership gives the caller `permission`. */
+    const contextsWith = (contextType: string, permission: string) => {
       checked = true;
       return caller.memberships
-        .filter((m) => m.contextType === "project" && m.instanceId === target.instance.id && m.roles.some((r) => deps.rolePermissions[r]?.includes(permission)))
+        .filter(
+          (m) => m.contextType === contextType && m.instanceId === target.instance.id && m.roles.some((r) => deps.rolePermissions[r]?.includes(permission)),
+        )
         .map((m) => m.contextId);
     };
-    req.contextValues.set(callInfoKey, { hostInstance: host, target, caller, permission: info.permission, permissions, authorize, scopeOf, projectsWith });
+    const projectsWith = (permission: string) => contextsWith("project", permission);
+    const grantsWith = (permission: string) => contextsWith("project_grant", permission);
+    req.contextValues.set(callInfoKey, {
+      hostInstance: host,
+      target,
+      caller,
+      permission: info.permission,
+      permissions,
+      authorize,
+      scopeOf,
+      projectsWith,
+      grantsWith,
+    });
     const res = await next(req);
     if (!checked) throw errors.internal("AUTHZ-f0rg", `${req.method.parent.typeName}/${req.method.name} answered without checking a permission`);
     return res;

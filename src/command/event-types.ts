@@ -35,6 +35,7 @@ const notificationProvider = aggregateType("notification_provider");
 const notificationMessage = aggregateType("notification_message");
 const brandingAsset = aggregateType("branding_asset");
 const userSchema = aggregateType("user_schema");
+const projectGrant = aggregateType("project_grant");
 
 // Instances and organisations
 
@@ -87,6 +88,10 @@ export const orgMemberRemoved = org.defineEvent<MemberRemoved>("org.member.remov
 export const projectMemberAdded = project.defineEvent<MemberRoles>("project.member.added");
 export const projectMemberChanged = project.defineEvent<MemberRoles>("project.member.changed");
 export const projectMemberRemoved = project.defineEvent<MemberRemoved>("project.member.removed");
+/** Members of a project grant: an aggregate per grant (its ID), so that they change without locking the project. */
+export const projectGrantMemberAdded = projectGrant.defineEvent<MemberRoles>("project_grant.member.added");
+export const projectGrantMemberChanged = projectGrant.defineEvent<MemberRoles>("project_grant.member.changed");
+export const projectGrantMemberRemoved = projectGrant.defineEvent<MemberRemoved>("project_grant.member.removed");
 
 // Users and their credentials
 

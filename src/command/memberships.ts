@@ -6,7 +6,7 @@ import type { ChangeDetails } from "./aggregate.js";
 import * as events from "./events.js";
 import type { ContextType, MemberRemoved, MemberRoles } from "./events.js";
 
-export type MemberContextType = ContextType | "project";
+export type MemberContextType = ContextType | "project" | "project_grant";
 
 interface MemberEvents {
   added: EventDefinition<MemberRoles>;
@@ -19,13 +19,14 @@ const memberEvents: Record<MemberContextType, MemberEvents> = {
   instance: { added: events.instanceMemberAdded, changed: events.instanceMemberChanged, removed: events.instanceMemberRemoved },
   org: { added: events.orgMemberAdded, changed: events.orgMemberChanged, removed: events.orgMemberRemoved },
   project: { added: events.projectMemberAdded, changed: events.projectMemberChanged, removed: events.projectMemberRemoved },
+  project_grant: { added: events.projectGrantMemberAdded, changed: events.projectGrantMemberChanged, removed: events.projectGrantMemberRemoved },
 };
 
 /** A membership's ID: derived from what makes it unique, the context and the user. */
 export const membershipId = (type: MemberContextType, contextId: string, userId: string) => `${type}:${contextId}:${userId}`;
 
 export function parseMembershipId(id: string): { type: MemberContextType; contextId: string; userId: string } | undefined {
-  const m = /^(instance|org|project):([^:]+):([^:]+)$/.exec(id);
+  const m = /^(instance|org|project|project_grant):([^:]+):([^:]+)$/.exec(id);
   return m ? { type: m[1] as MemberContextType, contextId: m[2]!, userId: m[3]! } : undefined;
 }
 
@@ -48,6 +49,12 @@ interface Target {
 /** The organisation or instance a membership's events belong to: the context's owner. */
 async function ownerOf(tx: Tx, t: Target): Promise<string> {
   if (t.type === "instance") return t.instanceId;
+  if (t.type === "project_grant") {
+    // A grant's members belong to the project's organisation, which made the grant.
+    const grant = await tx.projectGrant.findFirst({ where: { id: t.contextId, instanceId: t.instanceId } });
+    if (!grant) throw errors.notFound("MEMB-gr4n", `project grant "${t.contextId}" not found`);
+    return grant.orgId;
+  }
   if (t.type === "org") {
     const org = await tx.org.findFirst({ where: { id: t.contextId, instanceId: t.instanceId } });
     if (!org) throw errors.notFound("MEMB-0rg0", `organization "${t.contextId}" not found`);
@@ -68,6 +75,15 @@ async function writeMembership(es: EventStore, t: Target, roles: string[] | unde
     const resourceOwner = await ownerOf(w.tx, t);
     const user = await w.tx.user.findFirst({ where: { id: t.userId, instanceId: t.instanceId } });
     if (!user) throw errors.notFound("MEMB-us3r", `user "${t.userId}" not found`);
+    // A grant's members act for the granted organisation: they are its users.
+    if (mode === "add" && t.type === "project_grant") {
+      const grant = await w.tx.projectGrant.findUniqueOrThrow({ where: { id: t.contextId } });
+      if (user.orgId !== grant.grantedOrgId)
+        throw errors.invalidArgument(
+          "MEMB-gr0g",
+          `invalid membership.user_id: a project grant's members are users of the granted organization "${grant.grantedOrgId}"`,
+        );
+    }
     const key = { userId_contextType_contextId: { userId: t.userId, contextType: t.type, contextId: t.contextId } };
     const existing = await w.tx.membership.findUnique({ where: key });
     if (mode === "add" && existing) throw errors.alreadyExists("MEMB-3x1s", `user "${t.userId}" is already a member of ${t.type} "${t.contextId}"`);
@@ -102,6 +118,7 @@ export function registerMembershipReducers(es: EventStore): void {
       if (type === "instance") await tx.instance.update({ where: { id: e.aggregateId }, data });
       if (type === "org") await tx.org.update({ where: { id: e.aggregateId }, data });
       if (type === "project") await tx.project.update({ where: { id: e.aggregateId }, data });
+      // A project grant's own row follows the project's events; its members have an aggregate of their own.
     };
     const upsert = async (tx: Tx, e: StoredEvent<MemberRoles>) => {
       const { userId, roles } = e.payload;

@@ -161,7 +161,10 @@ export function registerOrgReducers(es: EventStore): void {
     await tx.applicationKey.deleteMany({ where: { applicationId: { in: apps } } });
     await tx.application.deleteMany({ where: { id: { in: apps } } });
     await tx.projectRole.deleteMany({ where: { projectId: { in: projects } } });
-    await tx.projectGrant.deleteMany({ where: { OR: [{ projectId: { in: projects } }, { grantedOrgId: e.aggregateId }] } });
+    const grantsGone = { OR: [{ projectId: { in: projects } }, { grantedOrgId: e.aggregateId }] };
+    const grants = await tx.projectGrant.findMany({ where: grantsGone, select: { id: true } });
+    await tx.membership.deleteMany({ where: { contextType: "project_grant", contextId: { in: grants.map((g) => g.id) } } });
+    await tx.projectGrant.deleteMany({ where: grantsGone });
     await tx.membership.deleteMany({ where: { contextType: "project", contextId: { in: projects } } });
     await tx.project.deleteMany({ where: { id: { in: projects } } });
     await tx.membership.deleteMany({ where: { contextType: "org", contextId: e.aggregateId } });

@@ -28,8 +28,9 @@ async function grantOf(w: EventWriter, projectId: string, grantId: string) {
   return g;
 }
 
-export async function createProjectGrant(es: EventStore, a: Who & { grantedOrgId: string; roleKeys: string[] }) {
-  const grantId = newId();
+/** `id`: an import keeps the grant's ID. */
+export async function createProjectGrant(es: EventStore, a: Who & { grantedOrgId: string; roleKeys: string[]; id?: string }) {
+  const grantId = a.id || newId();
   const roleKeys = [...new Set(a.roleKeys)];
   const details = await changeProject(es, { instanceId: a.instanceId, id: a.projectId, creator: a.creator }, async (p, w) => {
     if (a.grantedOrgId === p.orgId)
@@ -105,6 +106,7 @@ export function registerProjectGrantReducers(es: EventStore): void {
   es.on(projectGrantReactivated, (tx, e) => touch(tx, e.payload.grantId, { state: "active" }, e).then(() => {}));
   es.on(projectGrantRemoved, async (tx, e) => {
     const g = await tx.projectGrant.delete({ where: { id: e.payload.grantId } });
+    await tx.membership.deleteMany({ where: { contextType: "project_grant", contextId: g.id } });
     const users = (await tx.user.findMany({ where: { orgId: g.grantedOrgId }, select: { id: true } })).map((u) => u.id);
     await tx.userGrant.deleteMany({ where: { projectId: g.projectId, userId: { in: users } } });
   });

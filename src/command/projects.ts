@@ -150,6 +150,8 @@ export function registerProjectReducers(es: EventStore): void {
     await tx.application.deleteMany({ where: { projectId: e.aggregateId } });
     await tx.projectRole.deleteMany({ where: { projectId: e.aggregateId } });
     await tx.userGrant.deleteMany({ where: { projectId: e.aggregateId } });
+    const grants = await tx.projectGrant.findMany({ where: { projectId: e.aggregateId }, select: { id: true } });
+    await tx.membership.deleteMany({ where: { contextType: "project_grant", contextId: { in: grants.map((g) => g.id) } } });
     await tx.projectGrant.deleteMany({ where: { projectId: e.aggregateId } });
     await tx.membership.deleteMany({ where: { contextType: "project", contextId: e.aggregateId } });
     await tx.project.delete({ where: { id: e.aggregateId } });

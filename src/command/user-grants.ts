@@ -88,11 +88,13 @@ export function removeUserGrant(es: EventStore, a: { instanceId: string; id: str
 
 export function registerUserGrantReducers(es: EventStore): void {
   es.on(userGrantAdded, async (tx, e) => {
+    const user = await tx.user.findUnique({ where: { id: e.payload.userId }, select: { orgId: true } });
     await tx.userGrant.create({
       data: {
         id: e.aggregateId,
         instanceId: e.instanceId,
         orgId: e.resourceOwner,
+        userOrgId: user?.orgId ?? "",
         ...e.payload,
         sequence: e.sequence,
         createdAt: e.createdAt,

@@ -65,6 +65,10 @@ export interface DataOrg {
   userGrants?: { userGrantId?: string; userId?: string; projectId?: string; roleKeys?: string[] }[];
   orgMembers?: { userId?: string; roles?: string[] }[];
   projectMembers?: { projectId?: string; userId?: string; roles?: string[] }[];
+  /** The anchor's DataProjectGrant: the organisation's projects granted to other organisations. */
+  projectGrants?: { grantId?: string; projectGrant?: { projectId?: string; grantedOrgId?: string; roleKeys?: string[] } }[];
+  /** The anchor's AddProjectGrantMemberRequest. */
+  projectGrantMembers?: { projectId?: string; grantId?: string; userId?: string; roles?: string[] }[];
   /** The organisation's own GitLab identity providers (the only type this server has), without their client secrets. */
   gitlabIdps?: { idpId?: string; idp?: { name?: string; clientId?: string; scopes?: string[]; options?: object; ownerPolicy?: string } }[];
   /** The anchor's IDPUserLink: a user's account at an identity provider. */
@@ -93,6 +97,8 @@ export interface ImportSuccessOrg {
   userGrants: { userId: string; projectId: string }[];
   orgMembers: string[];
   projectMembers: { projectId: string; userId: string }[];
+  projectGrants: { grantId: string; projectId: string; orgId: string }[];
+  projectGrantMembers: { projectId: string; grantId: string; userId: string }[];
   userLinks: { userId: string; idpId: string; externalUserId: string }[];
   userMetadata: { userId: string; key: string }[];
   gitlabIdps: string[];

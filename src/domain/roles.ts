@@ -8,7 +8,7 @@ const all = (...areas: string[]) => areas.flatMap((a) => [`${a}.read`, `${a}.wri
 
 const instanceOwner = [
   ...all("iam", "iam.feature", "iam.policy", "iam.member", "org", "org.feature", "org.member", "policy"),
-  ...all("user", "user.grant", "project", "project.role", "project.app", "project.member", "project.grant"),
+  ...all("user", "user.grant", "project", "project.role", "project.app", "project.member", "project.grant", "project.grant.member"),
   ...all("action.target", "action.execution", "idp", "iam.web_key"),
   ...all("notification.provider", "iam.user_schema"),
   "org.create",
@@ -25,7 +25,7 @@ const instanceOwner = [
 
 const orgOwner = [
   ...all("org", "org.feature", "org.member", "policy", "user", "user.grant", "project", "project.role", "project.app", "project.member"),
-  ...all("project.grant", "idp"),
+  ...all("project.grant", "project.grant.member", "idp"),
   "user.import",
   "session.read",
   "session.delete",
@@ -47,13 +47,17 @@ export const defaultRolePermissions: Record<string, string[]> = {
   ORG_END_USER_IMPERSONATOR: ["impersonation"],
   // A custom login UI's machine user: creates sessions with checks and finishes authorization requests with them.
   IAM_LOGIN_CLIENT: ["session.read", "session.write", "session.delete", "session.link"],
-  PROJECT_OWNER: all("project", "project.role", "project.app", "project.member", "project.grant"),
+  PROJECT_OWNER: all("project", "project.role", "project.app", "project.member", "project.grant", "project.grant.member"),
+  // Members of a project grant (users of the granted organisation): the user grants of their organisation's users
+  // on the granted project, within the grant's roles.
+  PROJECT_GRANT_OWNER: ["project.grant.read", "project.grant.member.read", ...all("user.grant")],
+  PROJECT_GRANT_OWNER_VIEWER: ["project.grant.read", "user.grant.read"],
 };
 
 /** The roles a membership may hold in a kind of context, by their prefix. */
-export function availableRoles(contextType: "system" | "instance" | "org" | "project", rolePermissions = defaultRolePermissions): string[] {
-  const prefix = { system: "SYSTEM_", instance: "IAM_", org: "ORG_", project: "PROJECT_" }[contextType];
+export function availableRoles(contextType: "system" | "instance" | "org" | "project" | "project_grant", rolePermissions = defaultRolePermissions): string[] {
+  const prefix = { system: "SYSTEM_", instance: "IAM_", org: "ORG_", project: "PROJECT_", project_grant: "PROJECT_GRANT_" }[contextType];
   return Object.keys(rolePermissions)
-    .filter((r) => r.startsWith(prefix))
+    .filter((r) => r.startsWith(prefix) && (contextType !== "project" || !r.startsWith("PROJECT_GRANT_")))
     .sort();
 }

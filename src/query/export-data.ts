@@ -47,13 +47,19 @@ export class ExportQueries {
     return this.db.prisma.userGrant.findMany({ where: { orgId }, orderBy: { id: "asc" } });
   }
 
-  /** Memberships in the organisation and in its projects. */
-  members(orgId: string, projectIds: string[]) {
+  /** The organisation's projects granted to other organisations. */
+  projectGrants(projectIds: string[]) {
+    return this.db.prisma.projectGrant.findMany({ where: { projectId: { in: projectIds } }, orderBy: { id: "asc" } });
+  }
+
+  /** Memberships in the organisation, in its projects and in their grants. */
+  members(orgId: string, projectIds: string[], grantIds: string[]) {
     return this.db.prisma.membership.findMany({
       where: {
         OR: [
           { contextType: "org", contextId: orgId },
           { contextType: "project", contextId: { in: projectIds } },
+          { contextType: "project_grant", contextId: { in: grantIds } },
         ],
       },
       orderBy: [{ contextType: "asc" }, { contextId: "asc" }, { userId: "asc" }],

@@ -23,6 +23,10 @@ export interface MemberVisibility {
   /** Projects' (project.member.read): those of these organisations, and these projects. */
   projectOrgs: "all" | string[];
   projects: string[];
+  /** Project grants' (project.grant.member.read): grants of these organisations' projects, of these projects, and these grants. */
+  grantOrgs: "all" | string[];
+  grantProjects: string[];
+  grants: string[];
 }
 
 // The context filter needs the API's reading of a context: declared per search.
@@ -74,6 +78,17 @@ export class MembershipQueries {
             ...visible.projects,
           ];
     readable.push({ contextType: "project", ...(projectIds ? { contextId: { in: projectIds } } : {}) });
+    // A grant's members: readable in its project's organisation, through its project, or by the grant's own members.
+    if (visible.grantOrgs === "all") readable.push({ contextType: "project_grant" });
+    else {
+      const grantIds = (
+        await this.db.prisma.projectGrant.findMany({
+          where: { instanceId, OR: [{ orgId: { in: visible.grantOrgs } }, { projectId: { in: visible.grantProjects } }] },
+          select: { id: true },
+        })
+      ).map((g) => g.id);
+      readable.push({ contextType: "project_grant", contextId: { in: [...grantIds, ...visible.grants] } });
+    }
     const scope: P.MembershipWhereInput[] = [{ instanceId, contextType: { not: "system" } }, { OR: readable }];
     return search(this.db, this.cache, memberships(contextOf), scope, req);
   }

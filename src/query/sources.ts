@@ -26,7 +26,7 @@ export const tableSources = {
   projectGrant: ["project", "org"],
   userMfaInitSkip: ["user", "org"],
   temporaryLockout: ["user"],
-  membership: ["system", "instance", "org", "project", "user"],
+  membership: ["system", "instance", "org", "project", "project_grant", "user"],
   project: ["project", "org"],
   projectRole: ["project", "org"],
   application: ["application", "project", "org"],

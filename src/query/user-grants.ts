@@ -52,8 +52,30 @@ export class UserGrantQueries {
     return { roleKeys: grant.roleKeys, orgId, orgDomain: org?.primaryDomain ?? "" };
   }
 
-  /** Grants on projects in readable organisations and on projects the caller is a member of. */
-  search(instanceId: string, readable: ReadScope, req: SearchRequest<UserGrantSearchFilter, number>) {
-    return search(this.db, this.cache, grants, [{ instanceId }, readableWhere(readable, "orgId", "projectId")], req);
+  /**
+   * Grants on projects in readable organisations, on projects the caller is a member of, and, through project grants
+   * the caller is a member of (`grantIds`), those of the granted organisation's users on the granted project.
+   */
+  async search(instanceId: string, readable: ReadScope, req: SearchRequest<UserGrantSearchFilter, number>, grantIds: string[] = []) {
+    const viaGrants = grantIds.length
+      ? (await this.db.prisma.projectGrant.findMany({ where: { id: { in: grantIds }, instanceId, state: "active" } })).map((g) => ({
+          projectId: g.projectId,
+          userOrgId: g.grantedOrgId,
+        }))
+      : [];
+    const scope: P.UserGrantWhereInput = viaGrants.length
+      ? { OR: [readableWhere(readable, "orgId", "projectId"), ...viaGrants] }
+      : readableWhere(readable, "orgId", "projectId");
+    return search(this.db, this.cache, grants, [{ instanceId }, scope], req);
+  }
+
+  /** Whether one of these project grants (active) lets its members manage the grants of `userOrgId`'s users on the project. */
+  async grantCovers(instanceId: string, grantIds: string[], projectId: string, userOrgId: string): Promise<boolean> {
+    if (!grantIds.length) return false;
+    const found = await this.db.prisma.projectGrant.findFirst({
+      where: { id: { in: grantIds }, instanceId, projectId, grantedOrgId: userOrgId, state: "active" },
+      select: { id: true },
+    });
+    return !!found;
   }
 }

@@ -138,4 +138,46 @@ describe("project grants", () => {
     );
     expect(grpc.result.map((g) => g.grantedOrganizationId)).toEqual([orgB]);
   });
+
+  it("grant members: users of the granted organisation manage its users' grants on the project, within the grant's roles", async () => {
+    const project = (await ok(api("POST", "/projects", { name: "Member-managed shop" }), 201)).details.id as string;
+    for (const key of ["m1", "m2"]) await ok(api("POST", `/projects/${project}/roles`, { key, displayName: key }), 201);
+    const grantId = (await ok(api("POST", `/projects/${project}/grants`, { grantedOrganizationId: orgB, roleKeys: ["m1"] }), 201)).details.id as string;
+    const manager = await t.serviceUser("pg-grant-manager", [], orgB);
+    const customer = await userOfB("pg-grant-customer");
+    const ownOrgUser = (await ok(api("POST", "/users", { username: "pg-own-org-user", machine: { name: "own" } }), 201)).details.id as string;
+
+    // Before the membership: nothing.
+    expect((await api("POST", "/user_grants", { userId: customer, projectId: project, roleKeys: ["m1"] }, manager.token)).status).toBe(403);
+    // Members are the granted organisation's users, with the grant roles.
+    expect((await api("GET", `/memberships/_available_roles?projectGrantId=${grantId}`)).body.roles).toEqual([
+      "PROJECT_GRANT_OWNER",
+      "PROJECT_GRANT_OWNER_VIEWER",
+    ]);
+    const outsider = await api("POST", "/memberships", { userId: ownOrgUser, context: { projectGrantId: grantId }, roles: ["PROJECT_GRANT_OWNER"] });
+    expect(outsider.status).toBe(400);
+    expect(outsider.body.message).toContain("membership.user_id");
+    expect((await api("POST", "/memberships", { userId: manager.userId, context: { projectGrantId: grantId }, roles: ["PROJECT_OWNER"] })).status).toBe(400);
+    const membership = await ok(
+      api("POST", "/memberships", { userId: manager.userId, context: { projectGrantId: grantId }, roles: ["PROJECT_GRANT_OWNER"] }),
+      201,
+    );
+    expect(membership.details.id).toBe(`project_grant:${grantId}:${manager.userId}`);
+
+    // Now the member grants the grant's roles to its organisation's users, and only those.
+    const made = await ok(api("POST", "/user_grants", { userId: customer, projectId: project, roleKeys: ["m1"] }, manager.token), 201);
+    expect((await api("POST", "/user_grants", { userId: ownOrgUser, projectId: project, roleKeys: ["m1"] }, manager.token)).status).toBe(403);
+    expect((await api("PATCH", `/user_grants/${made.details.id}`, { roleKeys: ["m2"] }, manager.token)).status).toBe(400);
+    const seen = await ok(api("POST", "/user_grants/_search", {}, manager.token));
+    expect(seen.result.map((g: { details: { id: string } }) => g.details.id)).toEqual([made.details.id]);
+    expect((await ok(api("POST", "/project_grants/_search", {}, manager.token))).result.map((g: { id: string }) => g.id)).toEqual([grantId]);
+    const members = await ok(api("POST", "/memberships/_search", {}, manager.token));
+    expect(members.result.map((m: { membership: { userId: string } }) => m.membership.userId)).toEqual([manager.userId]);
+
+    // A deactivated grant gives its members nothing; a deleted one takes its members with it.
+    await ok(api("POST", `/projects/${project}/grants/${grantId}/_deactivate`));
+    expect((await api("DELETE", `/user_grants/${made.details.id}`, undefined, manager.token)).status).toBe(403);
+    await ok(api("DELETE", `/projects/${project}/grants/${grantId}`));
+    expect((await api("GET", `/memberships/${membership.details.id}`)).status).toBe(404);
+  });
 });

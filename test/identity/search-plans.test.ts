@@ -209,7 +209,15 @@ describe("search plans: every filter and sort column is served by an index", () 
     await expectIndexFilter("applications", "name", () => new ApplicationQueries(db, cache()).search(t.instanceId, all, { filters: [f("name", contains)] }));
     await expectIndexOrder("user_grants", () => new UserGrantQueries(db, cache()).search(t.instanceId, all, {}));
     await expectIndexFilter("user_grants", "role_keys", () => new UserGrantQueries(db, cache()).search(t.instanceId, all, { filters: [f("roleKey", "r7")] }));
-    const visible = { instance: true, orgs: "all" as const, projectOrgs: "all" as const, projects: [] };
+    const visible = {
+      instance: true,
+      orgs: "all" as const,
+      projectOrgs: "all" as const,
+      projects: [],
+      grantOrgs: "all" as const,
+      grantProjects: [],
+      grants: [],
+    };
     const contextOf = () => ({ type: "org", contextId: t.defaultOrgId });
     await expectIndexOrder("memberships", () => new MembershipQueries(db, cache()).search(t.instanceId, visible, {}, contextOf));
     await expectIndexFilter("memberships", "roles", () =>

@@ -432,6 +432,7 @@ export const UserGrantScalarFieldEnum = {
   instanceId: 'instanceId',
   orgId: 'orgId',
   userId: 'userId',
+  userOrgId: 'userOrgId',
   projectId: 'projectId',
   roleKeys: 'roleKeys',
   sequence: 'sequence',

@@ -39,6 +39,7 @@ export type UserGrantMinAggregateOutputType = {
   instanceId: string | null
   orgId: string | null
   userId: string | null
+  userOrgId: string | null
   projectId: string | null
   sequence: number | null
   createdAt: Date | null
@@ -50,6 +51,7 @@ export type UserGrantMaxAggregateOutputType = {
   instanceId: string | null
   orgId: string | null
   userId: string | null
+  userOrgId: string | null
   projectId: string | null
   sequence: number | null
   createdAt: Date | null
@@ -61,6 +63,7 @@ export type UserGrantCountAggregateOutputType = {
   instanceId: number
   orgId: number
   userId: number
+  userOrgId: number
   projectId: number
   roleKeys: number
   sequence: number
@@ -83,6 +86,7 @@ export type UserGrantMinAggregateInputType = {
   instanceId?: true
   orgId?: true
   userId?: true
+  userOrgId?: true
   projectId?: true
   sequence?: true
   createdAt?: true
@@ -94,6 +98,7 @@ export type UserGrantMaxAggregateInputType = {
   instanceId?: true
   orgId?: true
   userId?: true
+  userOrgId?: true
   projectId?: true
   sequence?: true
   createdAt?: true
@@ -105,6 +110,7 @@ export type UserGrantCountAggregateInputType = {
   instanceId?: true
   orgId?: true
   userId?: true
+  userOrgId?: true
   projectId?: true
   roleKeys?: true
   sequence?: true
@@ -204,6 +210,7 @@ export type UserGrantGroupByOutputType = {
   instanceId: string
   orgId: string
   userId: string
+  userOrgId: string
   projectId: string
   roleKeys: string[]
   sequence: number
@@ -239,6 +246,7 @@ export type UserGrantWhereInput = {
   instanceId?: Prisma.StringFilter<"UserGrant"> | string
   orgId?: Prisma.StringFilter<"UserGrant"> | string
   userId?: Prisma.StringFilter<"UserGrant"> | string
+  userOrgId?: Prisma.StringFilter<"UserGrant"> | string
   projectId?: Prisma.StringFilter<"UserGrant"> | string
   roleKeys?: Prisma.StringNullableListFilter<"UserGrant">
   sequence?: Prisma.IntFilter<"UserGrant"> | number
@@ -251,6 +259,7 @@ export type UserGrantOrderByWithRelationInput = {
   instanceId?: Prisma.SortOrder
   orgId?: Prisma.SortOrder
   userId?: Prisma.SortOrder
+  userOrgId?: Prisma.SortOrder
   projectId?: Prisma.SortOrder
   roleKeys?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
@@ -267,6 +276,7 @@ export type UserGrantWhereUniqueInput = Prisma.AtLeast<{
   instanceId?: Prisma.StringFilter<"UserGrant"> | string
   orgId?: Prisma.StringFilter<"UserGrant"> | string
   userId?: Prisma.StringFilter<"UserGrant"> | string
+  userOrgId?: Prisma.StringFilter<"UserGrant"> | string
   projectId?: Prisma.StringFilter<"UserGrant"> | string
   roleKeys?: Prisma.StringNullableListFilter<"UserGrant">
   sequence?: Prisma.IntFilter<"UserGrant"> | number
@@ -279,6 +289,7 @@ export type UserGrantOrderByWithAggregationInput = {
   instanceId?: Prisma.SortOrder
   orgId?: Prisma.SortOrder
   userId?: Prisma.SortOrder
+  userOrgId?: Prisma.SortOrder
   projectId?: Prisma.SortOrder
   roleKeys?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
@@ -299,6 +310,7 @@ export type UserGrantScalarWhereWithAggregatesInput = {
   instanceId?: Prisma.StringWithAggregatesFilter<"UserGrant"> | string
   orgId?: Prisma.StringWithAggregatesFilter<"UserGrant"> | string
   userId?: Prisma.StringWithAggregatesFilter<"UserGrant"> | string
+  userOrgId?: Prisma.StringWithAggregatesFilter<"UserGrant"> | string
   projectId?: Prisma.StringWithAggregatesFilter<"UserGrant"> | string
   roleKeys?: Prisma.StringNullableListFilter<"UserGrant">
   sequence?: Prisma.IntWithAggregatesFilter<"UserGrant"> | number
@@ -311,6 +323,7 @@ export type UserGrantCreateInput = {
   instanceId: string
   orgId: string
   userId: string
+  userOrgId?: string
   projectId: string
   roleKeys?: Prisma.UserGrantCreateroleKeysInput | string[]
   sequence: number
@@ -323,6 +336,7 @@ export type UserGrantUncheckedCreateInput = {
   instanceId: string
   orgId: string
   userId: string
+  userOrgId?: string
   projectId: string
   roleKeys?: Prisma.UserGrantCreateroleKeysInput | string[]
   sequence: number
@@ -335,6 +349,7 @@ export type UserGrantUpdateInput = {
   instanceId?: Prisma.StringFieldUpdateOperationsInput | string
   orgId?: Prisma.StringFieldUpdateOperationsInput | string
   userId?: Prisma.StringFieldUpdateOperationsInput | string
+  userOrgId?: Prisma.StringFieldUpdateOperationsInput | string
   projectId?: Prisma.StringFieldUpdateOperationsInput | string
   roleKeys?: Prisma.UserGrantUpdateroleKeysInput | string[]
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
@@ -347,6 +362,7 @@ export type UserGrantUncheckedUpdateInput = {
   instanceId?: Prisma.StringFieldUpdateOperationsInput | string
   orgId?: Prisma.StringFieldUpdateOperationsInput | string
   userId?: Prisma.StringFieldUpdateOperationsInput | string
+  userOrgId?: Prisma.StringFieldUpdateOperationsInput | string
   projectId?: Prisma.StringFieldUpdateOperationsInput | string
   roleKeys?: Prisma.UserGrantUpdateroleKeysInput | string[]
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
@@ -359,6 +375,7 @@ export type UserGrantCreateManyInput = {
   instanceId: string
   orgId: string
   userId: string
+  userOrgId?: string
   projectId: string
   roleKeys?: Prisma.UserGrantCreateroleKeysInput | string[]
   sequence: number
@@ -371,6 +388,7 @@ export type UserGrantUpdateManyMutationInput = {
   instanceId?: Prisma.StringFieldUpdateOperationsInput | string
   orgId?: Prisma.StringFieldUpdateOperationsInput | string
   userId?: Prisma.StringFieldUpdateOperationsInput | string
+  userOrgId?: Prisma.StringFieldUpdateOperationsInput | string
   projectId?: Prisma.StringFieldUpdateOperationsInput | string
   roleKeys?: Prisma.UserGrantUpdateroleKeysInput | string[]
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
@@ -383,6 +401,7 @@ export type UserGrantUncheckedUpdateManyInput = {
   instanceId?: Prisma.StringFieldUpdateOperationsInput | string
   orgId?: Prisma.StringFieldUpdateOperationsInput | string
   userId?: Prisma.StringFieldUpdateOperationsInput | string
+  userOrgId?: Prisma.StringFieldUpdateOperationsInput | string
   projectId?: Prisma.StringFieldUpdateOperationsInput | string
   roleKeys?: Prisma.UserGrantUpdateroleKeysInput | string[]
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
@@ -400,6 +419,7 @@ export type UserGrantCountOrderByAggregateInput = {
   instanceId?: Prisma.SortOrder
   orgId?: Prisma.SortOrder
   userId?: Prisma.SortOrder
+  userOrgId?: Prisma.SortOrder
   projectId?: Prisma.SortOrder
   roleKeys?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
@@ -416,6 +436,7 @@ export type UserGrantMaxOrderByAggregateInput = {
   instanceId?: Prisma.SortOrder
   orgId?: Prisma.SortOrder
   userId?: Prisma.SortOrder
+  userOrgId?: Prisma.SortOrder
   projectId?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -427,6 +448,7 @@ export type UserGrantMinOrderByAggregateInput = {
   instanceId?: Prisma.SortOrder
   orgId?: Prisma.SortOrder
   userId?: Prisma.SortOrder
+  userOrgId?: Prisma.SortOrder
   projectId?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -453,6 +475,7 @@ export type UserGrantSelect<ExtArgs extends runtime.Types.Extensions.InternalArg
   instanceId?: boolean
   orgId?: boolean
   userId?: boolean
+  userOrgId?: boolean
   projectId?: boolean
   roleKeys?: boolean
   sequence?: boolean
@@ -465,6 +488,7 @@ export type UserGrantSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Ext
   instanceId?: boolean
   orgId?: boolean
   userId?: boolean
+  userOrgId?: boolean
   projectId?: boolean
   roleKeys?: boolean
   sequence?: boolean
@@ -477,6 +501,7 @@ export type UserGrantSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Ext
   instanceId?: boolean
   orgId?: boolean
   userId?: boolean
+  userOrgId?: boolean
   projectId?: boolean
   roleKeys?: boolean
   sequence?: boolean
@@ -489,6 +514,7 @@ export type UserGrantSelectScalar = {
   instanceId?: boolean
   orgId?: boolean
   userId?: boolean
+  userOrgId?: boolean
   projectId?: boolean
   roleKeys?: boolean
   sequence?: boolean
@@ -496,7 +522,7 @@ export type UserGrantSelectScalar = {
   changeDate?: boolean
 }
 
-export type UserGrantOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "orgId" | "userId" | "projectId" | "roleKeys" | "sequence" | "createdAt" | "changeDate", ExtArgs["result"]["userGrant"]>
+export type UserGrantOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "orgId" | "userId" | "userOrgId" | "projectId" | "roleKeys" | "sequence" | "createdAt" | "changeDate", ExtArgs["result"]["userGrant"]>
 
 export type $UserGrantPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "UserGrant"
@@ -506,6 +532,7 @@ export type $UserGrantPayload<ExtArgs extends runtime.Types.Extensions.InternalA
     instanceId: string
     orgId: string
     userId: string
+    userOrgId: string
     projectId: string
     roleKeys: string[]
     sequence: number
@@ -938,6 +965,7 @@ export interface UserGrantFieldRefs {
   readonly instanceId: Prisma.FieldRef<"UserGrant", 'String'>
   readonly orgId: Prisma.FieldRef<"UserGrant", 'String'>
   readonly userId: Prisma.FieldRef<"UserGrant", 'String'>
+  readonly userOrgId: Prisma.FieldRef<"UserGrant", 'String'>
   readonly projectId: Prisma.FieldRef<"UserGrant", 'String'>
   readonly roleKeys: Prisma.FieldRef<"UserGrant", 'String[]'>
   readonly sequence: Prisma.FieldRef<"UserGrant", 'Int'>

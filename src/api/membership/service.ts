@@ -34,7 +34,13 @@ export interface MembershipDeps {
 }
 
 /** The permission prefix of members of each kind of context: iam.member.write, org.member.read, ... */
-const areaOf: Record<MemberContextType, string> = { system: "system.member", instance: "iam.member", org: "org.member", project: "project.member" };
+const areaOf: Record<MemberContextType, string> = {
+  system: "system.member",
+  instance: "iam.member",
+  org: "org.member",
+  project: "project.member",
+  project_grant: "project.grant.member",
+};
 
 function contextOf(c: MembershipContext | undefined, instanceId: string, field: string): { type: MemberContextType; contextId: string } {
   switch (c?.context.case) {
@@ -44,6 +50,8 @@ function contextOf(c: MembershipContext | undefined, instanceId: string, field: 
       return { type: "org", contextId: c.context.value };
     case "projectId":
       return { type: "project", contextId: c.context.value };
+    case "projectGrantId":
+      return { type: "project_grant", contextId: c.context.value };
     default:
       throw errors.invalidArgument("MEMB-ctx0", `invalid ${field}: a context is required`);
   }
@@ -60,6 +68,13 @@ export function membershipService(deps: MembershipDeps): ServiceImpl<typeof Memb
     const instance = info.target.instance;
     if (type === "instance") return info.authorize({ type: "instance", instance }, permission);
     if (type === "org") return info.authorize(await orgTarget(tenancy, instance, contextId), permission);
+    // A grant's members are managed where its project is (a grant's own members may read them).
+    if (type === "project_grant") {
+      const grant = await deps.db.prisma.projectGrant.findFirst({ where: { id: contextId, instanceId: instance.id } });
+      if (!grant) throw errors.notFound("MEMB-gr4k", `project grant "${contextId}" not found`);
+      if (info.grantsWith(permission).includes(grant.id)) return;
+      return authorizeInProject(info, tenancy, grant.orgId, grant.projectId, permission);
+    }
     const project = await projects.byId(instance.id, contextId);
     if (!project) throw errors.notFound("MEMB-pr0j", `project "${contextId}" not found`);
     await authorizeInProject(info, tenancy, project.orgId, project.id, permission);
@@ -82,7 +97,9 @@ export function membershipService(deps: MembershipDeps): ServiceImpl<typeof Memb
         ? { case: "instance" as const, value: true }
         : type === "org"
           ? { case: "organizationId" as const, value: m.contextId }
-          : { case: "projectId" as const, value: m.contextId };
+          : type === "project_grant"
+            ? { case: "projectGrantId" as const, value: m.contextId }
+            : { case: "projectId" as const, value: m.contextId };
     return create(GetMembershipSchema, {
       details: { id: membershipId(type, m.contextId, m.userId), sequence: BigInt(m.sequence), changeDate: timestampFromDate(m.changeDate) },
       membership: { userId: m.userId, context: { context }, roles: m.roles },
@@ -132,6 +149,9 @@ export function membershipService(deps: MembershipDeps): ServiceImpl<typeof Memb
         orgs: info.scopeOf("org.member.read"),
         projectOrgs: info.scopeOf("project.member.read"),
         projects: info.projectsWith("project.member.read"),
+        grantOrgs: info.scopeOf("project.grant.member.read"),
+        grantProjects: info.projectsWith("project.grant.member.read"),
+        grants: info.grantsWith("project.grant.member.read"),
       };
       const { rows, details } = await memberships.search(instanceId, visible, req, (c, field) => contextOf(c, instanceId, field));
       return create(SearchMembershipsResponseSchema, { details, result: rows.map(toGet) });
@@ -139,6 +159,11 @@ export function membershipService(deps: MembershipDeps): ServiceImpl<typeof Memb
 
     async listAvailableRoles(req, ctx) {
       const info = callInfo(ctx);
+      if (req.projectGrantId) {
+        const grant = await deps.db.prisma.projectGrant.findFirst({ where: { id: req.projectGrantId, instanceId: info.target.instance.id } });
+        if (!grant) throw errors.notFound("MEMB-gr4l", `project grant "${req.projectGrantId}" not found`);
+        return create(ListAvailableRolesResponseSchema, { roles: availableRoles("project_grant") });
+      }
       if (req.projectId) {
         const project = await projects.byId(info.target.instance.id, req.projectId);
         if (!project) throw errors.notFound("MEMB-pr0k", `project "${req.projectId}" not found`);

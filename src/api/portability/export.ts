@@ -93,11 +93,16 @@ export async function* exportChunks(q: ExportQueries, box: SecretBox, instanceId
     o.checkDeadline();
     const projects = await q.projects(org.id);
     const projectIds = projects.map((p) => p.id);
+    const projectGrants = await q.projectGrants(projectIds);
     const [roles, apps, grants, members, settings, links, idps, metadata] = await Promise.all([
       q.roles(projectIds),
       q.applications(org.id),
       q.userGrants(org.id),
-      q.members(org.id, projectIds),
+      q.members(
+        org.id,
+        projectIds,
+        projectGrants.map((g) => g.id),
+      ),
       q.settings(org.id, Object.keys(exportedSettings)),
       q.userLinks(org.id),
       q.idps(org.id),
@@ -119,6 +124,13 @@ export async function* exportChunks(q: ExportQueries, box: SecretBox, instanceId
       userGrants: grants.map((g) => ({ userGrantId: g.id, userId: g.userId, projectId: g.projectId, roleKeys: g.roleKeys })),
       orgMembers: members.filter((m) => m.contextType === "org").map((m) => ({ userId: m.userId, roles: m.roles })),
       projectMembers: members.filter((m) => m.contextType === "project").map((m) => ({ projectId: m.contextId, userId: m.userId, roles: m.roles })),
+      projectGrants: projectGrants.map((g) => ({
+        grantId: g.id,
+        projectGrant: { projectId: g.projectId, grantedOrgId: g.grantedOrgId, roleKeys: g.roleKeys },
+      })),
+      projectGrantMembers: members
+        .filter((m) => m.contextType === "project_grant")
+        .map((m) => ({ projectId: projectGrants.find((g) => g.id === m.contextId)?.projectId ?? "", grantId: m.contextId, userId: m.userId, roles: m.roles })),
       gitlabIdps: idps.map((i) => ({
         idpId: i.id,
         idp: { name: i.name, clientId: i.clientId, scopes: i.scopes, options: i.options as object, ownerPolicy: i.ownerPolicy },

@@ -70,10 +70,19 @@ export function projectGrantHandlers(deps: { db: Database; es: Parameters<typeof
     async searchProjectGrants(req: SearchProjectGrantsRequest, ctx: HandlerContext) {
       const info = callInfo(ctx);
       const readable = readableScope(info, "project.grant.read");
+      // Also the grants the caller is a member of.
+      const own = info.grantsWith("project.grant.read");
       const scope: P.ProjectGrantWhereInput =
         readable.orgIds === "all"
           ? {}
-          : { OR: [{ orgId: { in: readable.orgIds } }, { grantedOrgId: { in: readable.orgIds } }, { projectId: { in: readable.projectIds } }] };
+          : {
+              OR: [
+                { orgId: { in: readable.orgIds } },
+                { grantedOrgId: { in: readable.orgIds } },
+                { projectId: { in: readable.projectIds } },
+                { id: { in: own } },
+              ],
+            };
       const filters = req.filters.map(
         (f): P.ProjectGrantWhereInput =>
           f.filter.case === "projectId" ? { projectId: f.filter.value } : f.filter.case === "grantedOrganizationId" ? { grantedOrgId: f.filter.value } : {},

@@ -9,7 +9,7 @@ import {
   SearchUserGrantsResponseSchema,
   type UserGrantService,
 } from "../../../gen/svc/resources/usergrant/v3alpha/user_grant_service_pb.js";
-import { callInfo } from "../../authz/context.js";
+import { type CallInfo, callInfo } from "../../authz/context.js";
 import type { ChangeDetails } from "../../command/aggregate.js";
 import { createUserGrant, patchUserGrant, removeUserGrant } from "../../command/user-grants.js";
 import { errors } from "../../errors/errors.js";
@@ -20,7 +20,7 @@ import type { TenancyQueries } from "../../query/tenancy.js";
 import { UserGrantQueries, type UserGrantView } from "../../query/user-grants.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
-import { authorizeInProject, loadAuthorized, readableScope } from "../scope.js";
+import { authorizeInProject, readableScope } from "../scope.js";
 
 export interface UserGrantDeps {
   es: EventStore;
@@ -41,17 +41,26 @@ export function userGrantService(deps: UserGrantDeps): ServiceImpl<typeof UserGr
   const projects = new ProjectQueries(deps.db, deps.cache);
   const details = (d: ChangeDetails) => toResourceDetails(d, "org");
 
+  /**
+   * The RPC's permission on a user grant of `projectId` for a user of `userOrgId`: in the project's organisation or
+   * the project, or as a member of an active grant of the project to the user's organisation.
+   */
+  async function authorizeOn(info: CallInfo, project: { orgId: string; id: string }, userOrgId: string | undefined) {
+    try {
+      await authorizeInProject(info, tenancy, project.orgId, project.id, info.permission);
+    } catch (denied) {
+      const grantIds = info.grantsWith(info.permission);
+      if (!userOrgId || !(await grants.grantCovers(info.target.instance.id, grantIds, project.id, userOrgId))) throw denied;
+    }
+  }
+
   async function resolve(ctx: HandlerContext, id: string) {
-    const notFound = () => errors.notFound("GRANT-n0t1", `user grant "${id}" not found`);
-    const { row, args } = await loadAuthorized(
-      ctx,
-      tenancy,
-      id,
-      (i) => grants.byId(i, id),
-      notFound,
-      (g) => g,
-    );
-    return { grant: row, args };
+    const info = callInfo(ctx);
+    const instanceId = info.target.instance.id;
+    const row = await grants.byId(instanceId, id);
+    if (!row) throw errors.notFound("GRANT-n0t1", `user grant "${id}" not found`);
+    await authorizeOn(info, { orgId: row.orgId, id: row.projectId }, row.userOrgId);
+    return { grant: row, args: { instanceId, id, creator: info.caller.userId } };
   }
 
   return {
@@ -60,7 +69,8 @@ export function userGrantService(deps: UserGrantDeps): ServiceImpl<typeof UserGr
       const g = req.grant!;
       const project = await projects.byId(info.target.instance.id, g.projectId);
       if (!project) throw errors.notFound("GRANT-pr0k", `project "${g.projectId}" not found`);
-      await authorizeInProject(info, tenancy, project.orgId, project.id, info.permission);
+      const user = await deps.db.prisma.user.findFirst({ where: { id: g.userId, instanceId: project.instanceId }, select: { orgId: true } });
+      await authorizeOn(info, project, user?.orgId);
       const d = await createUserGrant(es, {
         instanceId: project.instanceId,
         userId: g.userId,
@@ -88,7 +98,7 @@ export function userGrantService(deps: UserGrantDeps): ServiceImpl<typeof UserGr
 
     async searchUserGrants(req, ctx) {
       const info = callInfo(ctx);
-      const { rows, details } = await grants.search(info.target.instance.id, readableScope(info, "user.grant.read"), req);
+      const { rows, details } = await grants.search(info.target.instance.id, readableScope(info, "user.grant.read"), req, info.grantsWith("user.grant.read"));
       return create(SearchUserGrantsResponseSchema, { details, result: rows.map(toGet) });
     },
   };

@@ -1,6 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import { errors } from "../../errors/errors.js";
 import { addMembership } from "../memberships.js";
+import { createProjectGrant } from "../project-grants.js";
 import { createUserGrant } from "../user-grants.js";
 import { inInstance, isCode, projectInOrg, type OrgImport } from "./context.js";
 
@@ -46,6 +47,44 @@ export async function importMembers(o: OrgImport): Promise<void> {
       }
       if (type === "org") o.ok.orgMembers.push(m.userId);
       else o.ok.projectMembers.push({ projectId: contextId, userId: m.userId });
+    });
+  }
+}
+
+/** The organisation's projects granted to other organisations, with their IDs (user grants and members name them). */
+export async function importProjectGrants(o: OrgImport): Promise<void> {
+  const { db } = o.deps;
+  for (const [i, entry] of (o.data.projectGrants ?? []).entries()) {
+    const g = entry.projectGrant ?? {};
+    const grantId = entry.grantId ?? "";
+    await o.each("project_grant", grantId, async () => {
+      if (!grantId || !g.projectId || !g.grantedOrgId)
+        throw errors.invalidArgument("IMPORT-pg01", `invalid project_grants[${i}]: grant_id, project_grant.project_id and granted_org_id are required`);
+      const there = await db.prisma.projectGrant.findUnique({ where: { id: grantId }, select: { projectId: true } });
+      if (there && there.projectId !== g.projectId) throw errors.alreadyExists("IMPORT-pg02", `the project grant ID "${grantId}" is used elsewhere`);
+      if (!there) {
+        await projectInOrg(db, g.projectId, o.orgId, `project_grants[${i}].project_grant.project_id`);
+        await createProjectGrant(o.deps.es, { ...o.base, projectId: g.projectId, grantedOrgId: g.grantedOrgId, roleKeys: g.roleKeys ?? [], id: grantId });
+      }
+      o.ok.projectGrants.push({ grantId, projectId: g.projectId, orgId: g.grantedOrgId });
+    });
+  }
+}
+
+/** Members of the organisation's project grants (users of the granted organisations). */
+export async function importProjectGrantMembers(o: OrgImport): Promise<void> {
+  for (const [i, m] of (o.data.projectGrantMembers ?? []).entries()) {
+    const grantId = m.grantId ?? "";
+    await o.each("project_grant_member", `${grantId}:${m.userId ?? ""}`, async () => {
+      if (!grantId || !m.userId) throw errors.invalidArgument("IMPORT-pgm1", `invalid project_grant_members[${i}]: grant_id and user_id are required`);
+      const grant = await o.deps.db.prisma.projectGrant.findFirst({ where: { id: grantId, orgId: o.orgId }, select: { projectId: true } });
+      if (!grant) throw errors.notFound("IMPORT-pgm2", `project_grant_members[${i}].grant_id: no grant "${grantId}" of this organization's projects`);
+      try {
+        await addMembership(o.deps.es, { ...o.base, type: "project_grant", contextId: grantId, userId: m.userId }, m.roles ?? []);
+      } catch (err) {
+        if (!isCode(err, Code.AlreadyExists)) throw err;
+      }
+      o.ok.projectGrantMembers.push({ projectId: grant.projectId, grantId, userId: m.userId });
     });
   }
 }

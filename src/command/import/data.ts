@@ -2,7 +2,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { parseGoDuration, type DataOrg, type ImportSuccessOrg } from "../../domain/data-org.js";
 import { errors } from "../../errors/errors.js";
 import { createOrg } from "../orgs.js";
-import { importMembers, importUserGrants } from "./access.js";
+import { importMembers, importProjectGrantMembers, importProjectGrants, importUserGrants } from "./access.js";
 import { ImportDeadline, type ImportDeps, type ImportRequest, type ImportResult, type OrgImport } from "./context.js";
 import { importDomains, importIdps, importSettings } from "./org.js";
 import { importApplications, importProjectRoles, importProjects } from "./projects.js";
@@ -32,9 +32,14 @@ const steps: ((o: OrgImport) => Promise<void>)[] = [
   importProjects,
   importProjectRoles,
   importApplications,
-  importUserGrants,
-  importMembers,
 ];
+
+/**
+ * What links organisations to each other: grants of projects to other organisations, user grants (of other
+ * organisations' users, through those grants) and memberships. They run once every organisation of the import
+ * has its users and projects, so that the order of the organisations in the file does not matter.
+ */
+const linkSteps: ((o: OrgImport) => Promise<void>)[] = [importProjectGrants, importUserGrants, importMembers, importProjectGrantMembers];
 
 /** The milliseconds a `timeout` string allows; INVALID_ARGUMENT when it is no duration (default 30 minutes when empty). */
 export function timeoutOf(timeout: unknown, field = "timeout"): number {
@@ -51,14 +56,25 @@ export async function importData(deps: ImportDeps, req: ImportRequest): Promise<
   const check = () => {
     if (Date.now() >= req.deadline) throw new ImportDeadline(result);
   };
+  const imported: OrgImport[] = [];
   for (const [i, data] of req.orgs.entries()) {
     check();
-    await importOrg(deps, req, data, i, result, check);
+    const o = await importOrg(deps, req, data, i, result, check);
+    if (o) imported.push(o);
   }
+  for (const o of imported) for (const step of linkSteps) await step(o);
   return result;
 }
 
-async function importOrg(deps: ImportDeps, req: ImportRequest, data: DataOrg, index: number, result: ImportResult, check: () => void) {
+/** The organisation and what it owns alone; undefined when the organisation itself could not be placed. */
+async function importOrg(
+  deps: ImportDeps,
+  req: ImportRequest,
+  data: DataOrg,
+  index: number,
+  result: ImportResult,
+  check: () => void,
+): Promise<OrgImport | undefined> {
   const orgId = data.orgId ?? "";
   const fail = (type: string, id: string, err: unknown) => {
     if (err instanceof ImportDeadline) throw err;
@@ -77,7 +93,7 @@ async function importOrg(deps: ImportDeps, req: ImportRequest, data: DataOrg, in
 
   if (!orgId) {
     result.errors.push({ type: "org", id: "", message: `invalid data_orgs.orgs[${index}].org_id: is required` });
-    return;
+    return undefined;
   }
   let orgReady = false;
   await each("org", orgId, async () => {
@@ -92,7 +108,7 @@ async function importOrg(deps: ImportDeps, req: ImportRequest, data: DataOrg, in
     orgReady = true;
   });
   // Without its organisation nothing of it can be placed.
-  if (!orgReady) return;
+  if (!orgReady) return undefined;
   const ok: ImportSuccessOrg = {
     orgId,
     humanUserIds: [],
@@ -104,6 +120,8 @@ async function importOrg(deps: ImportDeps, req: ImportRequest, data: DataOrg, in
     userGrants: [],
     orgMembers: [],
     projectMembers: [],
+    projectGrants: [],
+    projectGrantMembers: [],
     userLinks: [],
     userMetadata: [],
     gitlabIdps: [],
@@ -115,4 +133,5 @@ async function importOrg(deps: ImportDeps, req: ImportRequest, data: DataOrg, in
 
   const o: OrgImport = { deps, req, data, orgId, ok, base: { instanceId: req.instanceId, creator: req.creator }, each, fail, check };
   for (const step of steps) await step(o);
+  return o;
 }
