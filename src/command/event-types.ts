@@ -141,6 +141,8 @@ export const machineChanged = user.defineEvent<UserChanges>("user.machine.change
  * Another organisation verified the domain this user's username ended in: the username becomes `username`
  * (`<user ID>@temporary.<instance domain>`) and the user is told by mail (the anchor's "domain claimed").
  */
+/** A wrong code of `kind` was given; the code is spent at the limit of wrong tries (src/command/user-codes.ts). */
+export const userCodeFailed = user.defineEvent<{ kind: string }>("user.code.failed");
 export const userDomainClaimed = user.defineEvent<{ username: string; domain: string }>("user.domain.claimed");
 /** By an administrator, or after too many failed password checks (then with a reason). */
 export const userLocked = user.defineEvent<{ reason?: string; until?: string }>("user.user.locked");

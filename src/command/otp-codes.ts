@@ -14,7 +14,7 @@ import {
   otpSmsRemoved,
 } from "./events.js";
 import { changeHuman } from "./humans.js";
-import { checkCode, newCode } from "./user-codes.js";
+import { type CodeKind, changeWithCode, newCode } from "./user-codes.js";
 
 /**
  * One-time codes by e-mail and by SMS as second factors at sign-in (the anchor's "OTP Email" and "OTP SMS"):
@@ -30,7 +30,7 @@ const events = {
   email: { added: otpEmailAdded, removed: otpEmailRemoved, code: otpEmailCodeAdded, checked: otpEmailCheckSucceeded },
   sms: { added: otpSmsAdded, removed: otpSmsRemoved, code: otpSmsCodeAdded, checked: otpSmsCheckSucceeded },
 };
-const codeKind = (channel: OtpChannel) => (channel === "email" ? "otp_email" : "otp_sms");
+const codeKind = (channel: OtpChannel): CodeKind => (channel === "email" ? "otp_email" : "otp_sms");
 /** The login settings' name of the factor. */
 export const secondFactorOf = (channel: OtpChannel) => (channel === "email" ? "otp_email" : "otp_sms");
 
@@ -86,10 +86,8 @@ export async function checkLoginCode(
   a: { instanceId: string; userId: string; channel: OtpChannel; code: string },
 ): Promise<boolean> {
   try {
-    await changeHuman(es, { ...a, creator: a.userId }, "a one-time code", async (u, w) => {
-      await checkCode(w.tx, box, u, codeKind(a.channel), a.code, "code");
-      return [events[a.channel].checked.change()];
-    });
+    const c = { what: "a one-time code", kind: codeKind(a.channel), given: a.code, field: "code" };
+    await changeWithCode(es, box, { ...a, creator: a.userId }, c, () => [events[a.channel].checked.change()]);
     return true;
   } catch (e) {
     if ((e as { code?: number }).code === 3) return false;

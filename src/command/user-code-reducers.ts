@@ -17,10 +17,11 @@ import {
   otpSmsCodeAdded,
   otpSmsRemoved,
   unlockCodeAdded,
+  userCodeFailed,
   userRemoved,
   userUnlocked,
 } from "./events.js";
-import type { CodeKind } from "./user-codes.js";
+import { type CodeKind, MAX_CODE_FAILURES } from "./user-codes.js";
 
 /** The `user_codes` projection (src/command/user-codes.ts): the pending code per user and kind. */
 export function registerUserCodeReducers(es: EventStore): void {
@@ -31,6 +32,8 @@ export function registerUserCodeReducers(es: EventStore): void {
       code: e.payload.code,
       reason: e.payload.reason ?? "",
       expiresAt: new Date(e.payload.expiresAt),
+      // A new code starts its own count of wrong tries.
+      failures: 0,
     };
     await tx.userCode.upsert({ where: { userId_kind: { userId: e.aggregateId, kind } }, create: { userId: e.aggregateId, kind, ...data }, update: data });
     // A user's details (sequence, change date) are those of its newest event, this one included.
@@ -43,6 +46,12 @@ export function registerUserCodeReducers(es: EventStore): void {
   es.on(unlockCodeAdded, (tx, e) => keep(tx, e, "unlock"));
   es.on(otpEmailCodeAdded, (tx, e) => keep(tx, e, "otp_email"));
   es.on(otpSmsCodeAdded, (tx, e) => keep(tx, e, "otp_sms"));
+  es.on(userCodeFailed, async (tx, e) => {
+    const kind = e.payload.kind as CodeKind;
+    const row = await tx.userCode.update({ where: { userId_kind: { userId: e.aggregateId, kind } }, data: { failures: { increment: 1 } } });
+    if (row.failures >= MAX_CODE_FAILURES) await drop(tx, e.aggregateId, kind);
+    await tx.user.update({ where: { id: e.aggregateId }, data: { sequence: e.sequence, changeDate: e.createdAt } });
+  });
   es.on(otpEmailCheckSucceeded, async (tx, e) => {
     await drop(tx, e.aggregateId, "otp_email");
   });

@@ -8,7 +8,17 @@ import type { EventStore, EventWriter } from "../eventstore/eventstore.js";
 import type { Database } from "../storage/database.js";
 import type { ChangeDetails } from "./aggregate.js";
 import { changeHuman } from "./humans.js";
-import { emailCodeAdded, emailVerified, passwordChanged, passwordCodeAdded, phoneCodeAdded, phoneVerified, unlockCodeAdded, userUnlocked } from "./events.js";
+import {
+  emailCodeAdded,
+  emailVerified,
+  passwordChanged,
+  passwordCodeAdded,
+  phoneCodeAdded,
+  phoneVerified,
+  unlockCodeAdded,
+  userCodeFailed,
+  userUnlocked,
+} from "./events.js";
 
 /**
  * Codes sent to a user to prove an address or to set a password (issue 14): e-mail verification, phone
@@ -87,23 +97,63 @@ export async function resendCode(es: EventStore, box: SecretBox, a: Who & { kind
   return { details, code: a.returnCode ? code : undefined };
 }
 
-/** The user's pending code of `kind` if `given` is it and it has not expired; else INVALID_ARGUMENT naming `field`. */
+/**
+ * Wrong tries a code takes before it is spent: a six-digit code then falls to guessing once in 200,000 codes
+ * sent, however fast the guesses come (each code is sent to the user, which a guesser cannot repeat unnoticed).
+ */
+export const MAX_CODE_FAILURES = 5;
+
+const wrongCode = (field: string) => errors.invalidArgument("UCODE-c0de", `invalid ${field}: the code is wrong, used or expired`);
+
+/** The user's pending code of `kind`, and whether `given` is it (compared even without one: the same time either way). */
+async function pendingCode(tx: Pick<EventWriter["tx"], "userCode">, box: SecretBox, u: HumanRow, kind: CodeKind, given: string) {
+  const found = await tx.userCode.findUnique({ where: { userId_kind: { userId: u.id, kind } } });
+  const matches = sameCode(found ? box.open(found.code) : "-", given);
+  const row = found && found.expiresAt.getTime() > Date.now() ? found : null;
+  return { row, matches };
+}
+
+/** The user's pending code of `kind` if `given` is it and it has not expired; else INVALID_ARGUMENT naming `field`. Counts nothing. */
 export async function checkCode(tx: Pick<EventWriter["tx"], "userCode">, box: SecretBox, u: HumanRow, kind: CodeKind, given: string, field: string) {
-  const row = await tx.userCode.findUnique({ where: { userId_kind: { userId: u.id, kind } } });
-  // The comparison runs even without a pending code, so that the answer takes the same time either way.
-  const matches = sameCode(row ? box.open(row.code) : "-", given);
-  if (!row || !matches || row.expiresAt.getTime() <= Date.now()) {
-    throw errors.invalidArgument("UCODE-c0de", `invalid ${field}: the code is wrong, used or expired`);
-  }
+  const { row, matches } = await pendingCode(tx, box, u, kind, given);
+  if (!row || !matches) throw wrongCode(field);
   return row;
+}
+
+/**
+ * A change of the user proven by its pending code of `kind`: `use` chooses the events once `given` is the code.
+ * A wrong code is INVALID_ARGUMENT naming `field` and is counted (`user.code.failed`, committed although the
+ * change is refused); the MAX_CODE_FAILURES-th spends the code.
+ */
+export async function changeWithCode(
+  es: EventStore,
+  box: SecretBox,
+  a: Who,
+  c: { what: string; kind: CodeKind; given: string; field: string },
+  use: (
+    u: HumanRow,
+    w: EventWriter,
+    row: NonNullable<Awaited<ReturnType<typeof pendingCode>>["row"]>,
+  ) => EventChange<object, "user">[] | Promise<EventChange<object, "user">[]>,
+): Promise<ChangeDetails> {
+  let wrong = false;
+  const details = await changeHuman(es, a, c.what, async (u, w) => {
+    const { row, matches } = await pendingCode(w.tx, box, u, c.kind, c.given);
+    if (!row) throw wrongCode(c.field);
+    if (!matches) {
+      wrong = true;
+      return [userCodeFailed.change({ kind: c.kind })];
+    }
+    return use(u, w, row);
+  });
+  if (wrong) throw wrongCode(c.field);
+  return details;
 }
 
 /** Verifies the e-mail address or phone number with the code sent to it; the code is used up. */
 export function verifyCode(es: EventStore, box: SecretBox, a: Who & { kind: "email" | "phone"; code: string; field?: string }): Promise<ChangeDetails> {
-  return changeHuman(es, a, `a ${a.kind} code`, async (u, w) => {
-    await checkCode(w.tx, box, u, a.kind, a.code, a.field ?? "verification_code");
-    return [a.kind === "email" ? emailVerified.change() : phoneVerified.change()];
-  });
+  const c = { what: `a ${a.kind} code`, kind: a.kind, given: a.code, field: a.field ?? "verification_code" };
+  return changeWithCode(es, box, a, c, () => [a.kind === "email" ? emailVerified.change() : phoneVerified.change()]);
 }
 
 /**
@@ -137,8 +187,8 @@ export async function requestInitialPassword(
  * initial-password code also verifies the e-mail address, since the mail reached its owner.
  */
 export function setPasswordWithCode(es: EventStore, box: SecretBox, a: Who & { code: string; passwordHash: string; field?: string }): Promise<ChangeDetails> {
-  return changeHuman(es, a, "a password", async (u, w) => {
-    const row = await checkCode(w.tx, box, u, "password", a.code, a.field ?? "verification_code");
+  const c = { what: "a password", kind: "password" as const, given: a.code, field: a.field ?? "verification_code" };
+  return changeWithCode(es, box, a, c, (u, _w, row) => {
     return [
       passwordChanged.change({ passwordHash: a.passwordHash, changeRequired: false }),
       ...(row.reason === "init" && u.email && !u.emailVerified ? [emailVerified.change()] : []),
@@ -167,8 +217,7 @@ export async function passwordCodeValid(db: Database, box: SecretBox, a: { insta
 
 /** Unlocks a locked user with the code of the unlock mail (INVALID_ARGUMENT naming `field` when it does not work). */
 export function unlockWithCode(es: EventStore, box: SecretBox, a: Who & { code: string; field?: string }): Promise<ChangeDetails> {
-  return changeHuman(es, a, "an unlock", async (u, w) => {
-    await checkCode(w.tx, box, u, "unlock", a.code, a.field ?? "code");
+  return changeWithCode(es, box, a, { what: "an unlock", kind: "unlock", given: a.code, field: a.field ?? "code" }, (u) => {
     if (u.state !== "locked") throw errors.invalidArgument("UCODE-n0lk", `invalid ${a.field ?? "code"}: the user is not locked`);
     return [userUnlocked.change()];
   });

@@ -69,7 +69,8 @@ describe("e-mail verification through the user API", () => {
 
     await verify(code.toLowerCase());
     expect((await getUser(id)).email.isVerified).toBe(true);
-    expect(await eventTypes(id)).toEqual(["user.human.added", "user.email.code_added", "user.email.verified"]);
+    // The wrong try is recorded: five spend a code.
+    expect(await eventTypes(id)).toEqual(["user.human.added", "user.email.code_added", "user.code.failed", "user.email.verified"]);
     // Single use.
     expect((await expectCode(verify(code), Code.InvalidArgument)).message).toContain("verification_code");
     // Verified: no new code.
@@ -142,6 +143,22 @@ describe("phone verification", () => {
     const again = (await api("POST", `/users/${id}/phone/_resend_code`, { returnCode: true })).body.verificationCode as string;
     expect(again).toMatch(/^\d{6}$/);
     expect((await api("POST", `/users/${id}/phone/_verify`, { verificationCode: again })).status).toBe(200);
+  });
+
+  it("a code is spent after five wrong tries: guessing six digits does not pay", async () => {
+    const id = await createHuman("guessed", { email: { address: "guessed@example.com", isVerified: true }, phone: { number: "+41790000044" } });
+    const sent = await api("POST", `/users/${id}/phone/_resend_code`, { returnCode: true });
+    const code = sent.body.verificationCode as string;
+    const wrong = code === "000000" ? "000001" : "000000";
+    for (let i = 0; i < 4; i++) expect((await api("POST", `/users/${id}/phone/_verify`, { verificationCode: wrong })).status).toBe(400);
+    // Four wrong tries leave the code working; a fresh one starts the count again.
+    const fresh = (await api("POST", `/users/${id}/phone/_resend_code`, { returnCode: true })).body.verificationCode as string;
+    const wrongFresh = fresh === "000000" ? "000001" : "000000";
+    for (let i = 0; i < 5; i++) expect((await api("POST", `/users/${id}/phone/_verify`, { verificationCode: wrongFresh })).status).toBe(400);
+    const spent = await api("POST", `/users/${id}/phone/_verify`, { verificationCode: fresh });
+    expect(spent.status).toBe(400);
+    expect(spent.body.message).toContain("wrong, used or expired");
+    expect((await eventTypes(id)).filter((t) => t === "user.code.failed")).toHaveLength(9);
   });
 });
 

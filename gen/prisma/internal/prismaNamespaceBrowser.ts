@@ -640,7 +640,8 @@ export const UserCodeScalarFieldEnum = {
   orgId: 'orgId',
   code: 'code',
   reason: 'reason',
-  expiresAt: 'expiresAt'
+  expiresAt: 'expiresAt',
+  failures: 'failures'
 } as const
 
 export type UserCodeScalarFieldEnum = (typeof UserCodeScalarFieldEnum)[keyof typeof UserCodeScalarFieldEnum]

@@ -20,8 +20,18 @@ export type UserCodeModel = runtime.Types.Result.DefaultSelection<Prisma.$UserCo
 
 export type AggregateUserCode = {
   _count: UserCodeCountAggregateOutputType | null
+  _avg: UserCodeAvgAggregateOutputType | null
+  _sum: UserCodeSumAggregateOutputType | null
   _min: UserCodeMinAggregateOutputType | null
   _max: UserCodeMaxAggregateOutputType | null
+}
+
+export type UserCodeAvgAggregateOutputType = {
+  failures: number | null
+}
+
+export type UserCodeSumAggregateOutputType = {
+  failures: number | null
 }
 
 export type UserCodeMinAggregateOutputType = {
@@ -32,6 +42,7 @@ export type UserCodeMinAggregateOutputType = {
   code: string | null
   reason: string | null
   expiresAt: Date | null
+  failures: number | null
 }
 
 export type UserCodeMaxAggregateOutputType = {
@@ -42,6 +53,7 @@ export type UserCodeMaxAggregateOutputType = {
   code: string | null
   reason: string | null
   expiresAt: Date | null
+  failures: number | null
 }
 
 export type UserCodeCountAggregateOutputType = {
@@ -52,9 +64,18 @@ export type UserCodeCountAggregateOutputType = {
   code: number
   reason: number
   expiresAt: number
+  failures: number
   _all: number
 }
 
+
+export type UserCodeAvgAggregateInputType = {
+  failures?: true
+}
+
+export type UserCodeSumAggregateInputType = {
+  failures?: true
+}
 
 export type UserCodeMinAggregateInputType = {
   userId?: true
@@ -64,6 +85,7 @@ export type UserCodeMinAggregateInputType = {
   code?: true
   reason?: true
   expiresAt?: true
+  failures?: true
 }
 
 export type UserCodeMaxAggregateInputType = {
@@ -74,6 +96,7 @@ export type UserCodeMaxAggregateInputType = {
   code?: true
   reason?: true
   expiresAt?: true
+  failures?: true
 }
 
 export type UserCodeCountAggregateInputType = {
@@ -84,6 +107,7 @@ export type UserCodeCountAggregateInputType = {
   code?: true
   reason?: true
   expiresAt?: true
+  failures?: true
   _all?: true
 }
 
@@ -125,6 +149,18 @@ export type UserCodeAggregateArgs<ExtArgs extends runtime.Types.Extensions.Inter
   /**
    * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
    * 
+   * Select which fields to average
+  **/
+  _avg?: UserCodeAvgAggregateInputType
+  /**
+   * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
+   * 
+   * Select which fields to sum
+  **/
+  _sum?: UserCodeSumAggregateInputType
+  /**
+   * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
+   * 
    * Select which fields to find the minimum value
   **/
   _min?: UserCodeMinAggregateInputType
@@ -155,6 +191,8 @@ export type UserCodeGroupByArgs<ExtArgs extends runtime.Types.Extensions.Interna
   take?: number
   skip?: number
   _count?: UserCodeCountAggregateInputType | true
+  _avg?: UserCodeAvgAggregateInputType
+  _sum?: UserCodeSumAggregateInputType
   _min?: UserCodeMinAggregateInputType
   _max?: UserCodeMaxAggregateInputType
 }
@@ -167,7 +205,10 @@ export type UserCodeGroupByOutputType = {
   code: string
   reason: string
   expiresAt: Date
+  failures: number
   _count: UserCodeCountAggregateOutputType | null
+  _avg: UserCodeAvgAggregateOutputType | null
+  _sum: UserCodeSumAggregateOutputType | null
   _min: UserCodeMinAggregateOutputType | null
   _max: UserCodeMaxAggregateOutputType | null
 }
@@ -198,6 +239,7 @@ export type UserCodeWhereInput = {
   code?: Prisma.StringFilter<"UserCode"> | string
   reason?: Prisma.StringFilter<"UserCode"> | string
   expiresAt?: Prisma.DateTimeFilter<"UserCode"> | Date | string
+  failures?: Prisma.IntFilter<"UserCode"> | number
 }
 
 export type UserCodeOrderByWithRelationInput = {
@@ -208,6 +250,7 @@ export type UserCodeOrderByWithRelationInput = {
   code?: Prisma.SortOrder
   reason?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
+  failures?: Prisma.SortOrder
 }
 
 export type UserCodeWhereUniqueInput = Prisma.AtLeast<{
@@ -222,6 +265,7 @@ export type UserCodeWhereUniqueInput = Prisma.AtLeast<{
   code?: Prisma.StringFilter<"UserCode"> | string
   reason?: Prisma.StringFilter<"UserCode"> | string
   expiresAt?: Prisma.DateTimeFilter<"UserCode"> | Date | string
+  failures?: Prisma.IntFilter<"UserCode"> | number
 }, "userId_kind">
 
 export type UserCodeOrderByWithAggregationInput = {
@@ -232,9 +276,12 @@ export type UserCodeOrderByWithAggregationInput = {
   code?: Prisma.SortOrder
   reason?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
+  failures?: Prisma.SortOrder
   _count?: Prisma.UserCodeCountOrderByAggregateInput
+  _avg?: Prisma.UserCodeAvgOrderByAggregateInput
   _max?: Prisma.UserCodeMaxOrderByAggregateInput
   _min?: Prisma.UserCodeMinOrderByAggregateInput
+  _sum?: Prisma.UserCodeSumOrderByAggregateInput
 }
 
 export type UserCodeScalarWhereWithAggregatesInput = {
@@ -248,6 +295,7 @@ export type UserCodeScalarWhereWithAggregatesInput = {
   code?: Prisma.StringWithAggregatesFilter<"UserCode"> | string
   reason?: Prisma.StringWithAggregatesFilter<"UserCode"> | string
   expiresAt?: Prisma.DateTimeWithAggregatesFilter<"UserCode"> | Date | string
+  failures?: Prisma.IntWithAggregatesFilter<"UserCode"> | number
 }
 
 export type UserCodeCreateInput = {
@@ -258,6 +306,7 @@ export type UserCodeCreateInput = {
   code: string
   reason?: string
   expiresAt: Date | string
+  failures?: number
 }
 
 export type UserCodeUncheckedCreateInput = {
@@ -268,6 +317,7 @@ export type UserCodeUncheckedCreateInput = {
   code: string
   reason?: string
   expiresAt: Date | string
+  failures?: number
 }
 
 export type UserCodeUpdateInput = {
@@ -278,6 +328,7 @@ export type UserCodeUpdateInput = {
   code?: Prisma.StringFieldUpdateOperationsInput | string
   reason?: Prisma.StringFieldUpdateOperationsInput | string
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  failures?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type UserCodeUncheckedUpdateInput = {
@@ -288,6 +339,7 @@ export type UserCodeUncheckedUpdateInput = {
   code?: Prisma.StringFieldUpdateOperationsInput | string
   reason?: Prisma.StringFieldUpdateOperationsInput | string
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  failures?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type UserCodeCreateManyInput = {
@@ -298,6 +350,7 @@ export type UserCodeCreateManyInput = {
   code: string
   reason?: string
   expiresAt: Date | string
+  failures?: number
 }
 
 export type UserCodeUpdateManyMutationInput = {
@@ -308,6 +361,7 @@ export type UserCodeUpdateManyMutationInput = {
   code?: Prisma.StringFieldUpdateOperationsInput | string
   reason?: Prisma.StringFieldUpdateOperationsInput | string
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  failures?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type UserCodeUncheckedUpdateManyInput = {
@@ -318,6 +372,7 @@ export type UserCodeUncheckedUpdateManyInput = {
   code?: Prisma.StringFieldUpdateOperationsInput | string
   reason?: Prisma.StringFieldUpdateOperationsInput | string
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  failures?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type UserCodeUserIdKindCompoundUniqueInput = {
@@ -333,6 +388,11 @@ export type UserCodeCountOrderByAggregateInput = {
   code?: Prisma.SortOrder
   reason?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
+  failures?: Prisma.SortOrder
+}
+
+export type UserCodeAvgOrderByAggregateInput = {
+  failures?: Prisma.SortOrder
 }
 
 export type UserCodeMaxOrderByAggregateInput = {
@@ -343,6 +403,7 @@ export type UserCodeMaxOrderByAggregateInput = {
   code?: Prisma.SortOrder
   reason?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
+  failures?: Prisma.SortOrder
 }
 
 export type UserCodeMinOrderByAggregateInput = {
@@ -353,6 +414,11 @@ export type UserCodeMinOrderByAggregateInput = {
   code?: Prisma.SortOrder
   reason?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
+  failures?: Prisma.SortOrder
+}
+
+export type UserCodeSumOrderByAggregateInput = {
+  failures?: Prisma.SortOrder
 }
 
 
@@ -365,6 +431,7 @@ export type UserCodeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   code?: boolean
   reason?: boolean
   expiresAt?: boolean
+  failures?: boolean
 }, ExtArgs["result"]["userCode"]>
 
 export type UserCodeSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -375,6 +442,7 @@ export type UserCodeSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
   code?: boolean
   reason?: boolean
   expiresAt?: boolean
+  failures?: boolean
 }, ExtArgs["result"]["userCode"]>
 
 export type UserCodeSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -385,6 +453,7 @@ export type UserCodeSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
   code?: boolean
   reason?: boolean
   expiresAt?: boolean
+  failures?: boolean
 }, ExtArgs["result"]["userCode"]>
 
 export type UserCodeSelectScalar = {
@@ -395,9 +464,10 @@ export type UserCodeSelectScalar = {
   code?: boolean
   reason?: boolean
   expiresAt?: boolean
+  failures?: boolean
 }
 
-export type UserCodeOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"userId" | "kind" | "instanceId" | "orgId" | "code" | "reason" | "expiresAt", ExtArgs["result"]["userCode"]>
+export type UserCodeOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"userId" | "kind" | "instanceId" | "orgId" | "code" | "reason" | "expiresAt" | "failures", ExtArgs["result"]["userCode"]>
 
 export type $UserCodePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "UserCode"
@@ -410,6 +480,7 @@ export type $UserCodePayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     code: string
     reason: string
     expiresAt: Date
+    failures: number
   }, ExtArgs["result"]["userCode"]>
   composites: {}
 }
@@ -840,6 +911,7 @@ export interface UserCodeFieldRefs {
   readonly code: Prisma.FieldRef<"UserCode", 'String'>
   readonly reason: Prisma.FieldRef<"UserCode", 'String'>
   readonly expiresAt: Prisma.FieldRef<"UserCode", 'DateTime'>
+  readonly failures: Prisma.FieldRef<"UserCode", 'Int'>
 }
     
 

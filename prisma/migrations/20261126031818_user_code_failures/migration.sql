@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "user_codes" ADD COLUMN     "failures" INTEGER NOT NULL DEFAULT 0;
