@@ -27,6 +27,30 @@ export interface OutboundRequest {
   maxBytes: number;
 }
 
+/**
+ * A connection's lookup that refuses a name with any address the policy denies (for clients that connect through
+ * Node's agents: this one, the S3 client of the export). The address checked is the address connected to.
+ */
+export function guardedLookup(policy: TargetAddressPolicy, resolve: ResolveHost = systemResolve): LookupFunction {
+  return (hostname, options, callback) => {
+    resolve(hostname).then(
+      (found) => {
+        const family = (options as { family?: number | string }).family;
+        const wanted = found.filter((a) => !family || family === a.family || family === `IPv${a.family}`);
+        const denied = wanted.find((a) => policy.denies(a.address));
+        if (denied) {
+          const err = new OutboundFailure(`resolves to ${plainAddress(denied.address)}, a denied address (SVC_TARGET_DENY)`) as NodeJS.ErrnoException;
+          return callback(err, "", 0);
+        }
+        if (!wanted.length) return callback(Object.assign(new Error(`${hostname} has no address`), { code: "ENOTFOUND" }), "", 0);
+        if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: typeof wanted) => void)(null, wanted);
+        callback(null, wanted[0]!.address, wanted[0]!.family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, "", 0),
+    );
+  };
+}
+
 export class OutboundHttp {
   private readonly agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
   private readonly lookup: LookupFunction;
@@ -35,23 +59,7 @@ export class OutboundHttp {
     readonly policy: TargetAddressPolicy = new TargetAddressPolicy(),
     resolve: ResolveHost = systemResolve,
   ) {
-    this.lookup = (hostname, options, callback) => {
-      resolve(hostname).then(
-        (found) => {
-          const family = (options as { family?: number | string }).family;
-          const wanted = found.filter((a) => !family || family === a.family || family === `IPv${a.family}`);
-          const denied = wanted.find((a) => policy.denies(a.address));
-          if (denied) {
-            const err = new OutboundFailure(`resolves to ${plainAddress(denied.address)}, a denied address (SVC_TARGET_DENY)`) as NodeJS.ErrnoException;
-            return callback(err, "", 0);
-          }
-          if (!wanted.length) return callback(Object.assign(new Error(`${hostname} has no address`), { code: "ENOTFOUND" }), "", 0);
-          if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: typeof wanted) => void)(null, wanted);
-          callback(null, wanted[0]!.address, wanted[0]!.family);
-        },
-        (err: NodeJS.ErrnoException) => callback(err, "", 0),
-      );
-    };
+    this.lookup = guardedLookup(policy, resolve);
   }
 
   /** Drops the kept-alive connections (at shutdown). */

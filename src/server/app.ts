@@ -314,7 +314,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   });
 
   // Export, import and user import: JSON over HTTP only (contract); bodies up to 32 MiB, more from files.
-  registerPortability(app, { ...authDeps, es, db, box, settings, exportDir: config.exportDir, importBodyLimit: 32 * 2 ** 20 });
+  registerPortability(app, { ...authDeps, es, db, box, settings, exportDir: config.exportDir, targetPolicy, importBodyLimit: 32 * 2 ** 20 });
 
   const openApi = buildOpenApi(
     mounted.map((m) => m.service),

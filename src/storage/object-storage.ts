@@ -1,4 +1,6 @@
 import { createReadStream, createWriteStream } from "node:fs";
+import http from "node:http";
+import https from "node:https";
 import { mkdir, mkdtemp, readFile, rename, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve, isAbsolute } from "node:path";
@@ -6,7 +8,9 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { Storage } from "@google-cloud/storage";
+import type { TargetAddressPolicy } from "../domain/target-addresses.js";
 import { errors } from "../errors/errors.js";
+import { guardedLookup } from "../net/outbound-http.js";
 
 /**
  * Where an export is written and an import read from (contract): a file under the export directory, an S3
@@ -48,11 +52,19 @@ export function localPath(root: string, path: string | undefined, field: string)
   return full;
 }
 
-function s3Of(at: S3Location, field: string): { client: S3Client; bucket: string; key: string } {
+/**
+ * The S3 client of a request. Its endpoint is the caller's choice, so where it connects obeys SVC_TARGET_DENY as
+ * execution targets do (the cloud metadata address is never reached through an export).
+ */
+function s3Of(at: S3Location, field: string, policy: TargetAddressPolicy): { client: S3Client; bucket: string; key: string } {
   const endpoint = required(at.endpoint, `${field}.endpoint`);
   const url = /^https?:\/\//.test(endpoint) ? endpoint : `${at.ssl ? "https" : "http"}://${endpoint}`;
   if (!URL.canParse(url)) throw invalid(`${field}.endpoint`, "must be host:port or a URL");
+  const problem = policy.urlProblem(url);
+  if (problem) throw invalid(`${field}.endpoint`, problem);
+  const lookup = guardedLookup(policy);
   const client = new S3Client({
+    requestHandler: { httpAgent: new http.Agent({ lookup } as http.AgentOptions), httpsAgent: new https.Agent({ lookup } as https.AgentOptions) },
     endpoint: url,
     region: "us-east-1",
     forcePathStyle: true,
@@ -94,7 +106,7 @@ function storageFailed(kind: string, err: unknown): Error {
  * Writes `chunks` to the location. A local file is written beside its place and renamed when complete; object
  * storage gets a spooled temporary file (S3 and GCS want a length up front), so no export is held in memory.
  */
-export async function writeExport(exportDir: string, loc: Location, field: string, chunks: AsyncIterable<string>): Promise<void> {
+export async function writeExport(exportDir: string, loc: Location, field: string, chunks: AsyncIterable<string>, policy: TargetAddressPolicy): Promise<void> {
   if (loc.kind === "local") {
     const target = localPath(exportDir, loc.at.path, `${field}.path`);
     await mkdir(dirname(target), { recursive: true });
@@ -109,7 +121,7 @@ export async function writeExport(exportDir: string, loc: Location, field: strin
     return;
   }
   // Checked before anything is written.
-  const s3 = loc.kind === "s3" ? s3Of(loc.at, field) : undefined;
+  const s3 = loc.kind === "s3" ? s3Of(loc.at, field, policy) : undefined;
   const gcs = loc.kind === "gcs" ? gcsOf(loc.at, field) : undefined;
   const dir = await mkdtemp(join(tmpdir(), "svc-export-"));
   try {
@@ -133,7 +145,7 @@ export async function writeExport(exportDir: string, loc: Location, field: strin
 }
 
 /** The text of an import file at the location. */
-export async function readImport(exportDir: string, loc: Location, field: string): Promise<string> {
+export async function readImport(exportDir: string, loc: Location, field: string, policy: TargetAddressPolicy): Promise<string> {
   if (loc.kind === "local") {
     const path = localPath(exportDir, loc.at.path, `${field}.path`);
     try {
@@ -144,7 +156,7 @@ export async function readImport(exportDir: string, loc: Location, field: string
     }
   }
   if (loc.kind === "s3") {
-    const s3 = s3Of(loc.at, field);
+    const s3 = s3Of(loc.at, field, policy);
     try {
       const out = await s3.client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: s3.key }));
       return await out.Body!.transformToString("utf8");

@@ -109,6 +109,27 @@ describe("export and import through files and object storage", () => {
     expect(noBucket.body.message).toContain("s3_output.bucket");
   });
 
+  it("S3: the endpoint obeys SVC_TARGET_DENY, written as an address or reached through a name", async () => {
+    const metadata = await exportTo({ s3_output: { ...s3Location(), endpoint: "169.254.169.254:80", path: "x.json" } });
+    expect(metadata.status).toBe(400);
+    expect(metadata.body.message).toContain("s3_output.endpoint");
+    const hex = await post(b, "/admin/v1/import", { data_orgs_s3: { ...s3Location(), endpoint: "http://0xa9.254.169.254/", path: "x.json" }, timeout: "1m" });
+    expect(hex.status).toBe(400);
+    expect(hex.body.message).toContain("data_orgs_s3.endpoint");
+    // A server that denies loopback: "localhost" resolves to it, and the connection is refused after DNS.
+    const strict = await startTestServer({ SVC_EXPORT_DIR: exportDir, SVC_TARGET_DENY: "loopback,link-local" });
+    try {
+      const viaName = await post(strict, "/admin/v1/import", {
+        data_orgs_s3: { ...s3Location(), endpoint: `localhost:${s3.port}`, path: "s3/export.json" },
+        timeout: "1m",
+      });
+      expect(viaName.status).toBe(400);
+      expect(viaName.body.message).toContain("denied address");
+    } finally {
+      await strict.close();
+    }
+  });
+
   it("GCS: exports through STORAGE_EMULATOR_HOST and imports from it", async () => {
     const r = await exportTo({ gcs_output: { bucket: "exports", path: "gcs/export.json", serviceaccount_json: serviceAccount } });
     expect(r.status, JSON.stringify(r.body)).toBe(200);

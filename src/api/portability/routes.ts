@@ -8,6 +8,7 @@ import { importCreator } from "../../command/import/human.js";
 import { ExportQueries } from "../../query/export-data.js";
 import type { SettingsQueries } from "../../query/settings.js";
 import type { Database } from "../../storage/database.js";
+import type { TargetAddressPolicy } from "../../domain/target-addresses.js";
 import { readImport, writeExport, type Location } from "../../storage/object-storage.js";
 import { exportChunks } from "./export.js";
 import { authenticate, authorize, registerJsonRoutes, type HttpAuthDeps } from "./http.js";
@@ -20,6 +21,8 @@ export interface PortabilityDeps extends HttpAuthDeps {
   settings: SettingsQueries;
   /** SVC_EXPORT_DIR */
   exportDir: string;
+  /** SVC_TARGET_DENY: where an S3 endpoint of a request may not lead. */
+  targetPolicy: TargetAddressPolicy;
   /** The largest import body (larger data: from a file or object storage). */
   importBodyLimit: number;
 }
@@ -106,7 +109,7 @@ async function exportData(deps: PortabilityDeps, req: FastifyRequest, reply: Fas
     },
   };
   const chunks = () => exportChunks(new ExportQueries(deps.db), deps.box, instance.id, options);
-  if (output) await writeExport(deps.exportDir, output.loc, output.field, chunks());
+  if (output) await writeExport(deps.exportDir, output.loc, output.field, chunks(), deps.targetPolicy);
   if (!body.responseOutput && output) return reply.type("application/json").send("{}");
   // Inline: built before the answer starts, so that a timeout is still a status, not a cut-off body.
   const parts: string[] = [];
@@ -131,7 +134,7 @@ async function importRequest(deps: PortabilityDeps, req: FastifyRequest) {
   }
   let orgs: DataOrg[];
   if (file) {
-    const text = await readImport(deps.exportDir, file.loc, file.field);
+    const text = await readImport(deps.exportDir, file.loc, file.field, deps.targetPolicy);
     let parsed: unknown;
     try {
       parsed = camelKeys(JSON.parse(text));
