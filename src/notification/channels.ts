@@ -1,3 +1,4 @@
+import type { OutboundHttp } from "../net/outbound-http.js";
 import type { NotificationProviderQueries } from "../query/notification-providers.js";
 import { type Mail, SendFailure, type SmtpDefault, type Sms, sendMailVia, sendMailViaDefault, sendSmsVia } from "./senders.js";
 
@@ -9,6 +10,7 @@ export class Channels {
   constructor(
     private readonly providers: NotificationProviderQueries,
     private readonly smtpDefault: SmtpDefault | undefined,
+    private readonly http: OutboundHttp,
   ) {}
 
   async mail(instanceId: string, mail: Mail): Promise<void> {
@@ -21,6 +23,6 @@ export class Channels {
   async sms(instanceId: string, sms: Sms): Promise<void> {
     const p = await this.providers.active(instanceId, "sms");
     if (!p) throw new SendFailure("no SMS provider is active");
-    return sendSmsVia(p, sms);
+    return sendSmsVia(p, sms, this.http);
   }
 }

@@ -1,6 +1,7 @@
 import nodemailer from "nodemailer";
 import { SIGNATURE_HEADER, signPayload } from "../actions/caller.js";
 import { type HttpSmsConfig, type SmtpConfig, TWILIO_DEFAULT_BASE_URL, type TwilioSmsConfig } from "../domain/notification-providers.js";
+import { OutboundFailure, type OutboundHttp } from "../net/outbound-http.js";
 import type { UsableProvider } from "../query/notification-providers.js";
 
 /** A message ready to go: text (and HTML for mail) in the recipient's language. */
@@ -100,18 +101,24 @@ export async function sendMailViaDefault(d: SmtpDefault, mail: Mail): Promise<vo
   }
 }
 
-async function post(url: string, init: RequestInit, what: string): Promise<void> {
-  let res: Response;
+/** A POST through the checked outbound client (SVC_TARGET_DENY, no redirects); a failure is a SendFailure naming `what`. */
+async function post(http: OutboundHttp, url: string, headers: Record<string, string>, body: string, what: string): Promise<void> {
+  let status: number;
   try {
-    res = await fetch(url, { ...init, method: "POST", signal: AbortSignal.timeout(TIMEOUT_MS), redirect: "error" });
+    ({ status } = await http.request(url, {
+      method: "POST",
+      headers: { ...headers, "content-length": Buffer.byteLength(body) },
+      body,
+      timeoutMs: TIMEOUT_MS,
+      maxBytes: 64 * 1024,
+    }));
   } catch (e) {
-    const err = e as Error;
-    throw new SendFailure(err.name === "TimeoutError" ? `${what} did not answer within ${TIMEOUT_MS} ms` : `${what} unreachable (${err.message})`);
+    if (e instanceof OutboundFailure) throw new SendFailure(`${what} ${e.message}`);
+    throw e;
   }
-  await res.body?.cancel();
   // 4xx (but 408 and 429): the request is refused as it is; 5xx and those may pass later.
-  if (res.status < 200 || res.status > 299) {
-    throw new SendFailure(`${what} answered HTTP ${res.status}`, res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429);
+  if (status < 200 || status > 299) {
+    throw new SendFailure(`${what} answered HTTP ${status}`, status >= 400 && status < 500 && status !== 408 && status !== 429);
   }
 }
 
@@ -120,25 +127,21 @@ async function post(url: string, init: RequestInit, what: string): Promise<void>
  * (`svc-signature: t=<unix>,v1=<hex HMAC-SHA256(key, "<t>.<body>")>`).
  * Twilio: POST {base}/2010-04-01/Accounts/{sid}/Messages.json, form `To`, `From`, `Body`, basic auth sid:token.
  */
-export async function sendSmsVia(p: UsableProvider, sms: Sms): Promise<void> {
+export async function sendSmsVia(p: UsableProvider, sms: Sms, http: OutboundHttp): Promise<void> {
   if (p.providerType === "http") {
     const c = p.config as HttpSmsConfig;
     const body = JSON.stringify({ recipient: sms.to, text: sms.text, language: sms.language ?? "" });
-    await post(c.url, { headers: { "content-type": "application/json", [SIGNATURE_HEADER]: signPayload(p.secret, body) }, body }, "the SMS provider");
+    await post(http, c.url, { "content-type": "application/json", [SIGNATURE_HEADER]: signPayload(p.secret, body) }, body, "the SMS provider");
     return;
   }
   const c = p.config as TwilioSmsConfig;
   const base = (c.baseUrl || TWILIO_DEFAULT_BASE_URL).replace(/\/+$/, "");
   const url = `${base}/2010-04-01/Accounts/${encodeURIComponent(c.sid)}/Messages.json`;
   await post(
+    http,
     url,
-    {
-      headers: {
-        "content-type": "application/x-www-form-urlencoded",
-        authorization: `Basic ${Buffer.from(`${c.sid}:${p.secret}`).toString("base64")}`,
-      },
-      body: new URLSearchParams({ To: sms.to, From: c.senderNumber, Body: sms.text }).toString(),
-    },
+    { "content-type": "application/x-www-form-urlencoded", authorization: `Basic ${Buffer.from(`${c.sid}:${p.secret}`).toString("base64")}` },
+    new URLSearchParams({ To: sms.to, From: c.senderNumber, Body: sms.text }).toString(),
     "Twilio",
   );
 }

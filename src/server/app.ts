@@ -32,7 +32,7 @@ import { userGrantService } from "../api/usergrant/service.js";
 import { webKeyService } from "../api/webkey/service.js";
 import { indexOf, reflectionServices } from "../api/reflection/service.js";
 import { TargetCaller } from "../actions/caller.js";
-import type { ResolveHost } from "../net/outbound-http.js";
+import { OutboundHttp, type ResolveHost } from "../net/outbound-http.js";
 import { TargetAddressPolicy } from "../domain/target-addresses.js";
 import { RateLimiter } from "../command/rate-limits.js";
 import { executionFunctions, type ExecutionCatalogue } from "../domain/conditions.js";
@@ -159,7 +159,12 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   const features = new FeatureQueries(settings);
   const actions = new ActionQueries(db, cache, box);
   const notificationProviders = new NotificationProviderQueries(db, cache, box);
-  const channels = new Channels(notificationProviders, config.smtp);
+  // SVC_TARGET_DENY: where the server may connect for its users (targets, SMS providers, domain validation, S3),
+  // checked when a URL is set and at each call after DNS.
+  const targetPolicy = new TargetAddressPolicy(config.targetDeny);
+  // SMS providers' URLs are an instance administrator's choice: they go out as targets do.
+  const outbound = new OutboundHttp(targetPolicy, opts.resolveHost);
+  const channels = new Channels(notificationProviders, config.smtp, outbound);
   const verifiers = new TokenVerifiers(tenancy);
   verifiers.add(new PersonalAccessTokenVerifier(tenancy));
   const o = config.oidc;
@@ -181,8 +186,6 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   const serviceNames = () => mounted.map((m) => m.service.typeName).sort();
   // Ready when the database answers and the master key opens its secrets (signing keys among them).
   const ready = () => masterKeyOpens(db, box).catch(() => false);
-  // SVC_TARGET_DENY: checked when a target is created or changed, and at each call after DNS.
-  const targetPolicy = new TargetAddressPolicy(config.targetDeny);
   // Organisation domain validation reaches out as targets do, under the same address policy.
   const domainValidator = new DomainValidator(config.domainValidation, targetPolicy);
   const catalogue: ExecutionCatalogue = {
@@ -199,7 +202,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     mount(S.textSettings, textSettingsService({ es, settings })),
     mount(S.brandingSettings, brandingSettingsService({ es, db, settings })),
     mount(S.action, actionService({ es, db, cache, box, actions, catalogue, targetPolicy })),
-    mount(S.notificationProvider, notificationProviderService({ es, box, providers: notificationProviders, settings, tenancy })),
+    mount(S.notificationProvider, notificationProviderService({ es, box, providers: notificationProviders, settings, tenancy, outbound })),
     mount(S.idp, idpService({ es, db, cache, box, idps: new IdpQueries(db), tenancy })),
     mount(S.org, orgService({ es, db, cache, tenancy, externalDomain: config.externalDomain })),
     mount(S.orgDomain, orgDomainService({ es, db, cache, tenancy, settings, validator: domainValidator })),
@@ -369,6 +372,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
         await notifications.stop();
         caller.close();
         domainValidator.close();
+        outbound.close();
         await stopListening();
         await db.close();
       })()),

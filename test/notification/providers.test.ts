@@ -241,4 +241,14 @@ describe("SMS providers", () => {
       srv.close();
     }
   });
+
+  it("SMS provider URLs obey SVC_TARGET_DENY: the metadata address is refused, naming the field", async () => {
+    const sms = (body: object) => rest(t.url, "POST", "/resources/v3alpha/sms_providers", { token: t.adminPat, body });
+    const http = await sms({ http: { url: "http://169.254.169.254/latest/meta-data" } });
+    expect(http.status).toBe(400);
+    expect(http.body.message).toContain("provider.http.url");
+    const twilio = await sms({ twilio: { sid: "AC1", token: "x", senderNumber: "+15550001", baseUrl: "http://[::ffff:a9fe:a9fe]" } });
+    expect(twilio.status).toBe(400);
+    expect(twilio.body.message).toContain("provider.twilio.base_url");
+  });
 });

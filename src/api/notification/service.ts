@@ -47,6 +47,7 @@ import { inheritanceChain } from "../../domain/contexts.js";
 import type { HttpSmsConfig, ProviderKind, SmtpConfig, SmtpTlsMode, TwilioSmsConfig } from "../../domain/notification-providers.js";
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
+import type { OutboundHttp } from "../../net/outbound-http.js";
 import { SendFailure, sendMailVia, sendSmsVia } from "../../notification/senders.js";
 import type { NotificationProviderQueries, ProviderView } from "../../query/notification-providers.js";
 import type { SettingsQueries } from "../../query/settings.js";
@@ -58,6 +59,8 @@ export interface NotificationProviderDeps {
   providers: NotificationProviderQueries;
   settings: SettingsQueries;
   tenancy: TenancyQueries;
+  /** SMS providers are reached through it (SVC_TARGET_DENY). */
+  outbound: OutboundHttp;
 }
 
 /** Providers belong to an instance: the one of the request's context. */
@@ -199,6 +202,15 @@ export function notificationProviderService(deps: NotificationProviderDeps): Ser
       );
   };
 
+  /** An SMS provider's URL must not lead where SVC_TARGET_DENY forbids (checked again at each send, after DNS). */
+  const checkSmsUrl = (c: ReturnType<typeof smsConfigOf>) => {
+    const [url, field] =
+      c?.providerType === "http" ? [c.config.url, "provider.http.url"] : c?.providerType === "twilio" ? [c.config.baseUrl, "provider.twilio.base_url"] : [];
+    const problem = url ? deps.outbound.policy.urlProblem(url) : undefined;
+    if (problem) throw errors.invalidArgument("NOTIF-ur1d", `invalid ${field}: ${problem}`);
+    return c;
+  };
+
   return {
     async createSMTPProvider(req, ctx) {
       const p = req.provider!;
@@ -255,7 +267,7 @@ export function notificationProviderService(deps: NotificationProviderDeps): Ser
 
     async createSMSProvider(req, ctx) {
       const p = req.provider!;
-      const c = smsConfigOf(p)!;
+      const c = checkSmsUrl(smsConfigOf(p))!;
       const { details: d, signingKey } = await createNotificationProvider(es, box, {
         ...instanceOf(ctx),
         kind: "sms",
@@ -268,7 +280,7 @@ export function notificationProviderService(deps: NotificationProviderDeps): Ser
     },
     async patchSMSProvider(req, ctx) {
       const p = req.provider!;
-      const c = smsConfigOf(p);
+      const c = checkSmsUrl(smsConfigOf(p));
       const d = await patchNotificationProvider(es, box, {
         ...base(ctx, "sms", req.id),
         description: p.description,
@@ -297,7 +309,7 @@ export function notificationProviderService(deps: NotificationProviderDeps): Ser
     },
     async testSMSProvider(req, ctx) {
       const p = await found("sms", req.id, providers.usable(instanceOf(ctx).instanceId, "sms", req.id));
-      await test(() => sendSmsVia(p, { to: req.receiverPhone, text: "This is a test message: the SMS provider works.", language: "en" }));
+      await test(() => sendSmsVia(p, { to: req.receiverPhone, text: "This is a test message: the SMS provider works.", language: "en" }, deps.outbound));
       return create(TestSMSProviderResponseSchema, {});
     },
   };
