@@ -1,4 +1,4 @@
-import { create, ScalarType, type DescField, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import { create, ScalarType, type DescField, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import { DurationSchema, type Duration } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
 import { callInfo } from "../authz/context.js";
@@ -142,3 +142,24 @@ export function assertMatches(
 
 /** The field of a Set*, Resolved* or flag message that carries the value. */
 export const carriedBy = (name: string) => (f: DescField) => f.message?.fields.find((x) => x.name === name);
+
+/**
+ * The two RPCs of a settings service of one kind, derived from its messages: Set (fields present are set or reset)
+ * and Resolve (every property with the context it is inherited from). The messages are checked against the kind's
+ * properties when the service is made, so a proto and the registry cannot drift apart.
+ */
+export function kindRpcs<S extends DescMessage, R extends DescMessage, SR extends DescMessage, RR extends DescMessage>(
+  deps: { es: EventStore; settings: SettingsQueries },
+  kind: SettingsKind,
+  m: { set: S; resolved: R; setResponse: SR; resolveResponse: RR },
+) {
+  assertMatches(kind, m.set, carriedBy("set"), { settable: true });
+  assertMatches(kind, m.resolved, carriedBy("value"));
+  return {
+    set: async (req: { settings?: MessageShape<S> }, ctx: HandlerContext) =>
+      // Every settings response carries `details` (and Resolve's `settings`): what the generic types cannot see.
+      create(m.setResponse, { details: await setProperties(ctx, deps.es, kind, m.set, req.settings!) } as unknown as MessageInitShape<SR>),
+    resolve: async (_req: unknown, ctx: HandlerContext) =>
+      create(m.resolveResponse, (await resolveSettings(ctx, deps.settings, kind, m.resolved)) as unknown as MessageInitShape<RR>),
+  };
+}
