@@ -89,6 +89,14 @@ function gcsOf(at: GcsLocation, field: string) {
     throw e;
   }
   if (!credentials || typeof credentials !== "object") throw invalid(`${field}.serviceaccount_json`, "must be base64 of a service-account JSON key");
+  // Only a service account's key: Google's libraries take other credential types ("external_account",
+  // "impersonated_service_account") from the same JSON and fetch the URLs those name, which would let a request
+  // send the server anywhere; a universe other than Google's would move the API endpoints too.
+  const c = credentials as { type?: unknown; client_email?: unknown; private_key?: unknown; universe_domain?: unknown };
+  if (c.type !== "service_account" || typeof c.client_email !== "string" || typeof c.private_key !== "string")
+    throw invalid(`${field}.serviceaccount_json`, 'must be a service account\'s key (type "service_account" with client_email and private_key)');
+  if (c.universe_domain !== undefined && c.universe_domain !== "googleapis.com")
+    throw invalid(`${field}.serviceaccount_json`, "universe_domain other than googleapis.com is not accepted");
   const storage = new Storage({ credentials, projectId: String(credentials.project_id ?? "") || undefined });
   return storage.bucket(required(at.bucket, `${field}.bucket`)).file(required(at.path, `${field}.path`));
 }

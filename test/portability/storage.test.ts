@@ -140,6 +140,13 @@ describe("export and import through files and object storage", () => {
     });
     expect(imported.status, JSON.stringify(imported.body)).toBe(200);
     expect(imported.body.errors).toEqual([]);
+    // Only a service account's key: an "external_account" would have the server fetch the URL it names.
+    const external = Buffer.from(
+      JSON.stringify({ type: "external_account", audience: "x", credential_source: { url: "http://169.254.169.254/computeMetadata/v1/" } }),
+    ).toString("base64");
+    const refused = await exportTo({ gcs_output: { bucket: "exports", path: "x.json", serviceaccount_json: external } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toContain("gcs_output.serviceaccount_json");
     const noBucket = await exportTo({ gcs_output: { bucket: "missing", path: "x.json", serviceaccount_json: serviceAccount } });
     expect(noBucket.status).toBe(400);
     const badAccount = await exportTo({ gcs_output: { bucket: "exports", path: "x.json", serviceaccount_json: "bm90IGpzb24=" } });
