@@ -6,7 +6,7 @@ import { hashPassword } from "../crypto/password.js";
 import { StartupError } from "../config/startup-error.js";
 import type { EventStore, EventWriter } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
-import { instanceDomainAdded, instanceDomainPrimarySet } from "./events.js";
+import { instanceAdded, instanceDomainAdded, instanceDomainPrimarySet } from "./events.js";
 import { newInstanceEvents } from "./instances.js";
 import { memberEvent } from "./users.js";
 
@@ -66,10 +66,18 @@ export async function ensureFirstInstance(es: EventStore, config: Config): Promi
   const generated = config.firstInstanceAdminPassword === undefined ? generatePassword() : undefined;
   const passwordHash = await hashPassword(config.firstInstanceAdminPassword ?? generated!);
   const { result } = await es.execute(async (w): Promise<{ created: boolean; instanceId: string; token?: string }> => {
-    const existing = await w.tx.instance.findFirst({ orderBy: { createdAt: "asc" } });
-    if (existing) {
-      await addExternalDomain(w, existing, config.externalDomain.toLowerCase());
-      return { created: false, instanceId: existing.id };
+    // The first instance is the one a first start made (its creation's creator is SYSTEM), not the oldest one
+    // there is: an instance of the system API never receives SVC_EXTERNAL_DOMAIN, and a first instance its owner
+    // deleted is not made again (its creation event stays in the log).
+    const first = await w.tx.event.findFirst({
+      where: { type: instanceAdded.type, creator: SYSTEM_CREATOR },
+      orderBy: { position: "asc" },
+      select: { aggregateId: true },
+    });
+    if (first) {
+      const existing = await w.tx.instance.findUnique({ where: { id: first.aggregateId } });
+      if (existing) await addExternalDomain(w, existing, config.externalDomain.toLowerCase());
+      return { created: false, instanceId: first.aggregateId };
     }
     const instanceId = newId();
     const made = newInstanceEvents(instanceId, {

@@ -151,4 +151,28 @@ describe("instances", () => {
     ).toBe(403);
     expect((await api("POST", "/instances/_search", { token: owner.token, body: {} })).status).toBe(403);
   });
+
+  it("a deleted first instance is not made again, and its external domain does not go to another instance", async () => {
+    const s = await startTestServer();
+    let restarted: TestServer | undefined;
+    try {
+      const other = await rest(s.url, "POST", "/resources/v3alpha/instances", {
+        token: s.adminPat,
+        body: { name: "Tenant", domains: ["tenant.test"], firstOrgName: "Tenant Org", machine: { username: "ops", name: "Ops" } },
+      });
+      expect(other.status, JSON.stringify(other.body)).toBe(201);
+      // Through the other instance's Host: an instance cannot delete itself through its own.
+      const deleted = await rest(s.url, "DELETE", `/resources/v3alpha/instances/${s.instanceId}`, { token: s.adminPat, host: `tenant.test:${s.port}` });
+      expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
+      await s.stop();
+      // The next start sees that its first instance was deleted: the tenant's instance stays as it was.
+      restarted = await s.restart();
+      const instances = await restarted.server.db.prisma.instance.findMany();
+      expect(instances.map((i) => i.id)).toEqual([other.body.details.id]);
+      expect((await restarted.server.db.prisma.instanceDomain.findMany()).map((d) => d.domain)).toEqual(["tenant.test"]);
+      expect(instances[0]!.primaryDomain).toBe("tenant.test");
+    } finally {
+      await (restarted ?? s).close();
+    }
+  });
 });
