@@ -62,9 +62,11 @@ export function tokenMatches(storedHash: string | null, token: string): boolean 
   return stored.length === given.length && timingSafeEqual(stored, given);
 }
 
-async function findUser(db: Database, instanceId: string, ref: NonNullable<SessionChecks["user"]>): Promise<User> {
+async function findUser(deps: SessionDeps, instanceId: string, ref: NonNullable<SessionChecks["user"]>): Promise<User> {
   const user =
-    "userId" in ref ? await db.prisma.user.findFirst({ where: { id: ref.userId, instanceId } }) : await userByLoginName(db, instanceId, ref.loginName);
+    "userId" in ref
+      ? await deps.db.prisma.user.findFirst({ where: { id: ref.userId, instanceId } })
+      : await userByLoginName(deps.db, instanceId, ref.loginName, deps.settings);
   if (!user) throw errors.notFound("SESS-us3r", "checks.user: no such user");
   if (user.kind !== "human") throw errors.invalidArgument("SESS-hum4", "invalid checks.user: only human users sign in through sessions");
   if (user.state !== "active") throw errors.failedPrecondition("SESS-st4t", "checks.user: the user cannot sign in (locked or inactive)");
@@ -192,7 +194,7 @@ export async function createSession(
   a: { instanceId: string; creator: string; checks: SessionChecks; lifetimeS?: number; challenges?: SessionChallenges },
 ) {
   if (!a.checks.user) throw errors.invalidArgument("SESS-n0us", "invalid checks.user: is required to create a session");
-  const user = await findUser(deps.db, a.instanceId, a.checks.user);
+  const user = await findUser(deps, a.instanceId, a.checks.user);
   const { factors, amr } = await applyChecks(deps, a.instanceId, user, { user: { id: user.id, checkedAt: new Date().toISOString() } }, a.checks);
   await sendChallenges(deps, a.instanceId, user, a.challenges);
   const webAuthN = a.challenges?.webAuthN ? await webAuthNChallenge(deps, a.instanceId, user, a.challenges.webAuthN) : undefined;
@@ -216,9 +218,9 @@ export async function checkSession(
   a: { instanceId: string; creator: string; id: string; token: string; checks: SessionChecks; lifetimeS?: number; challenges?: SessionChallenges },
 ) {
   const row = await usableSession(deps.db, a.instanceId, a.id, a.token);
-  const user = await findUser(deps.db, a.instanceId, { userId: row.userId });
+  const user = await findUser(deps, a.instanceId, { userId: row.userId });
   if (a.checks.user) {
-    const named = await findUser(deps.db, a.instanceId, a.checks.user);
+    const named = await findUser(deps, a.instanceId, a.checks.user);
     if (named.id !== user.id) throw errors.invalidArgument("SESS-us3c", "invalid checks.user: a session's user cannot change");
   }
   const { factors, amr, authenticated } = await applyChecks(deps, a.instanceId, user, row.factors as SessionFactors, a.checks);

@@ -1,6 +1,7 @@
 import type { User } from "../../gen/prisma/client.js";
 import { hashPassword, verifyPassword } from "../crypto/password.js";
 import type { EventStore } from "../eventstore/eventstore.js";
+import type { SettingsQueries } from "../query/settings.js";
 import { userByLoginName } from "../query/users.js";
 import type { Database } from "../storage/database.js";
 import type { SecretBox } from "../crypto/secrets.js";
@@ -22,8 +23,8 @@ export async function checkPassword(
   db: Database,
   a: {
     instanceId: string;
-    /** The user as typed at a login page, or (a session that found the user already) its ID. */
-    user: { loginName: string } | { userId: string };
+    /** The user as typed at a login page (resolved under the domain settings `settings` holds), or its ID. */
+    user: { loginName: string; settings: SettingsQueries } | { userId: string };
     password: string;
     maxAttempts: (user: User) => Promise<number>;
     /** Seconds a lock at the limit lasts; 0 or absent: until an administrator unlocks (the permanent lockout). */
@@ -36,7 +37,7 @@ export async function checkPassword(
   let user =
     "userId" in a.user
       ? await db.prisma.user.findFirst({ where: { id: a.user.userId, instanceId: a.instanceId } })
-      : await userByLoginName(db, a.instanceId, a.user.loginName);
+      : await userByLoginName(db, a.instanceId, a.user.loginName, a.user.settings);
   if (user?.kind !== "human" || !user.passwordHash) {
     decoy ??= hashPassword("decoy password");
     await verifyPassword(a.password, await decoy);

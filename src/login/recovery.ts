@@ -127,7 +127,7 @@ export function registerRecoveryPages<C extends RecoveryPageContext>(ui: Fastify
   // login name without an account still makes and seals a code, so the work done is alike too.
   kit.post(`${PATH}/password/reset/request`, async (c, _reply, instance) => {
     const started = Date.now();
-    const user = await userByLoginName(db, instance.id, field(c, "loginName").trim());
+    const user = await userByLoginName(db, instance.id, field(c, "loginName").trim(), settings);
     if (user?.kind === "human" && user.email && user.state !== "inactive") {
       await requestPasswordCode(es, box, { instanceId: instance.id, userId: user.id, creator: user.id, reason: "reset" });
     } else {

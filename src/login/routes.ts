@@ -354,7 +354,7 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
       const loginName = (c.fields.loginName ?? "").trim().slice(0, 200);
       const user = await checkPassword(es, db, {
         instanceId: instance.id,
-        user: { loginName },
+        user: { loginName, settings },
         password: (c.fields.password ?? "").slice(0, 1000),
         maxAttempts: async (u) => (await passwordRules(settings, instance.id, u.orgId)).maxAttempts,
         lockoutDurationS: async (u) => (await passwordRules(settings, instance.id, u.orgId)).lockoutDurationS,

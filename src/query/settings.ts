@@ -19,16 +19,6 @@ export interface SettingsRead {
   details: { sequence: number; changeDate: Date | undefined; owner: ContextOwner };
 }
 
-/**
- * The values of a kind along `chain`, read now from the database (for the few reads outside the request path that
- * have no cache at hand, such as which login names a user's organisation accepts at sign-in).
- */
-export async function readValuesNow<K extends SettingsKind>(db: Database, kind: K, chain: readonly ContextOwner[]): Promise<SettingsValues<K>> {
-  const rows = await db.prisma.setting.findMany({ where: { kind, OR: chain.map((o) => ({ ownerType: o.type, ownerId: o.id })) } });
-  const stored = chain.map((o) => rows.find((r) => r.ownerType === o.type && r.ownerId === o.id)?.values as StoredValues | undefined);
-  return Object.fromEntries([...resolveAlong(kind, chain, stored)].map(([name, v]) => [name, v.value])) as SettingsValues<K>;
-}
-
 /** Inherited settings (src/domain/settings.ts): a property set in a context wins over its parents'. */
 export class SettingsQueries {
   constructor(

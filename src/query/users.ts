@@ -5,7 +5,7 @@ import { UserFieldName, UserState, UserType, type UserSearchFilter } from "../..
 import { inheritanceChain } from "../domain/contexts.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
-import { readValuesNow } from "./settings.js";
+import type { SettingsQueries } from "./settings.js";
 import { readRow, tableSources } from "./sources.js";
 import { readableWhere, search, textFilter, type ReadScope, type SearchRequest, type Searchable } from "./list.js";
 
@@ -85,19 +85,20 @@ const users: Searchable<UserSearchFilter, P.UserWhereInput, P.UserOrderByWithRel
 
 /**
  * The user a login name names in the instance: the username itself (unique in the instance regardless of case),
- * unless the domain settings of the user's organisation ask for the domain (user_login_must_be_domain); else
- * `<username>@<domain>` where the domain is a verified domain of the user's organisation (as the anchor resolves
+ * else `<username>@<domain>` where the domain is a verified domain of the user's organisation (as the anchor resolves
  * login names). The part before the last `@` is the username, so a username that is itself an e-mail address
- * works in both forms.
+ * works in both forms. With `signIn` (the sign-in paths' settings), the bare username does not name a user whose
+ * organisation's domain settings ask for the domain (user_login_must_be_domain); the operator's recovery tool
+ * passes none and finds the user either way.
  */
-export async function userByLoginName(db: Database, instanceId: string, loginName: string): Promise<UserRow | null> {
+export async function userByLoginName(db: Database, instanceId: string, loginName: string, signIn?: SettingsQueries): Promise<UserRow | null> {
   const name = loginName.trim().toLowerCase();
   if (!name) return null;
   const byUsername = (username: string) => db.prisma.user.findUnique({ where: { instanceId_loginName: { instanceId, loginName: username } } });
   const exact = await byUsername(name);
   if (exact) {
     const chain = inheritanceChain({ type: "org", instanceId, orgId: exact.orgId });
-    if (!(await readValuesNow(db, "domain", chain)).user_login_must_be_domain) return exact;
+    if (!signIn || !(await signIn.values("domain", chain)).user_login_must_be_domain) return exact;
   }
   const at = name.lastIndexOf("@");
   if (at <= 0 || at === name.length - 1) return null;

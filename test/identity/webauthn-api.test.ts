@@ -193,6 +193,12 @@ describe("WebAuthn checks in sessions (custom login UIs)", () => {
     expect(options.allowCredentials).toHaveLength(1);
 
     const credentialJson = await assert(created.body.challenges.webAuthN.optionsJson);
+    // Bad input names the field and leaves the challenge open.
+    for (const bad of ["not json", "null", "[]", "{}"]) {
+      const r = await api("PATCH", `/sessions/${id}`, { sessionToken: token, checks: { webAuthN: { credentialJson: bad, origin: origin() } } });
+      expect(r.status, bad).toBe(400);
+      expect(r.body.message).toContain("checks.web_auth_n.credential_json");
+    }
     const elsewhere = await api("PATCH", `/sessions/${id}`, { sessionToken: token, checks: { webAuthN: { credentialJson, origin: "https://evil.example" } } });
     expect(elsewhere.status).toBe(400);
     expect(elsewhere.body.message).toContain("checks.web_auth_n.origin");
