@@ -59,8 +59,13 @@ export async function grpcLoad(name: string, target: string, path: string, makeR
 }
 
 /** Starts a process and resolves with the URL it prints (and everything it printed up to then). */
-export function startProcess(args: string[], env: Record<string, string>, pattern: RegExp): Promise<{ child: ChildProcess; url: string; output: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
+export function startProcess(
+  args: string[],
+  env: Record<string, string>,
+  pattern: RegExp,
+  nodeArgs: string[] = [],
+): Promise<{ child: ChildProcess; url: string; output: string }> {
+  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
   return new Promise((resolve, reject) => {
     let out = "";
     child.stdout!.on("data", (d) => {

@@ -61,7 +61,9 @@ const seeded = spawnSync(process.execPath, ["--import", "tsx", "bench/seed.ts"],
 if (seeded.status !== 0) throw new Error(`seeding failed: ${seeded.stderr}`);
 const firstOrg = /first org (\d+)/.exec(seeded.stdout)![1]!;
 
-const server = await startProcess(["src/main.ts"], env, /listening on (http:\/\/\S+)/);
+// BENCH_CPU_PROF=<dir>: the measured server writes a V8 CPU profile there when the run ends (NODE_OPTIONS may not carry it).
+const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+const server = await startProcess(["src/main.ts"], env, /listening on (http:\/\/\S+)/, profile);
 const pat = readFileSync(join(dataDir, "admin.pat"), "utf8").trim();
 const auth = { authorization: `Bearer ${pat}` };
 const json = { ...auth, "content-type": "application/json" };
@@ -73,8 +75,8 @@ const svc = "/svc.settings.language.v3alpha.LanguageSettingsService";
 const keys = ["de", "fr", "it", "es", "ja", "pl", "pt", "ru", "zh", "en"];
 let next = 0;
 
-// BENCH_SECTIONS picks parts of the run (default all): platform, writes, actions, idps, users, oidc, metrics, search.
-const sections = new Set((process.env.BENCH_SECTIONS ?? "platform,writes,actions,idps,users,oidc,metrics,search").split(","));
+// BENCH_SECTIONS picks parts of the run (default all): platform, protocols, writes, actions, idps, users, oidc, metrics, search.
+const sections = new Set((process.env.BENCH_SECTIONS ?? "platform,protocols,writes,actions,idps,users,oidc,metrics,search").split(","));
 const ratios: string[] = [];
 const results: Result[] = [];
 const api = (path: string) => `${server.url}${path}`;
@@ -88,14 +90,17 @@ try {
   if (sections.has("platform")) {
     const resolveReq = Buffer.from(toBinary(ResolveLanguageSettingsRequestSchema, create(ResolveLanguageSettingsRequestSchema, {})));
     results.push(await grpcLoad("ResolveLanguages gRPC", target, `${svc}/ResolveLanguages`, () => resolveReq, pat, seconds));
-    // Server CPU per call by protocol, with a client that does not compete for the cores (issue 12).
-    const byProtocol = protocolsBench({ url: server.url, pid: server.child.pid!, pat, seconds });
-    results.push(...byProtocol.results);
-    ratios.push(...byProtocol.ratios);
     const setReqs = keys.map((key) =>
       Buffer.from(toBinary(SetLanguageSettingsRequestSchema, create(SetLanguageSettingsRequestSchema, { settings: { defaultLanguage: { key } } }))),
     );
     results.push(await grpcLoad("SetLanguages gRPC (a write each)", target, `${svc}/SetLanguages`, () => setReqs[next++ % setReqs.length]!, pat, seconds));
+  }
+
+  if (sections.has("protocols")) {
+    // Server CPU per call by protocol, with a client that does not compete for the cores (issue 12).
+    const byProtocol = protocolsBench({ url: server.url, pid: server.child.pid!, pat, seconds });
+    results.push(...byProtocol.results);
+    ratios.push(...byProtocol.ratios);
   }
 
   // Writes next to pgbench running the same transactions on the same database (issue 12)

@@ -259,7 +259,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   // as protobuf JSON and the REST gateway do. Request bodies are checked first anyway (decoding.ts).
   // The same 4 MiB as REST bodies: connect-es would otherwise read up to 4 GiB.
   const connectOptions = { interceptors, jsonOptions: { alwaysEmitImplicit: true, ignoreUnknownFields: false }, readMaxBytes: BODY_LIMIT };
-  const routes = routesOf(mounted);
+  const routes = routesOf(mounted, BODY_LIMIT);
 
   const app = Fastify({
     logger: opts.logger === false ? false : { level: config.logLevel, redact: ["req.headers.authorization"] },

@@ -1,0 +1,131 @@
+import { ConnectError, type ConnectRouter } from "@connectrpc/connect";
+import {
+  createAsyncIterable,
+  readAllBytes,
+  type UniversalHandler,
+  type UniversalServerRequest,
+  type UniversalServerResponse,
+} from "@connectrpc/connect/protocol";
+import * as connectProtocol from "@connectrpc/connect/protocol-connect";
+import * as grpcProtocol from "@connectrpc/connect/protocol-grpc";
+import { errors } from "../errors/errors.js";
+
+/**
+ * Unary gRPC calls served through connect-es's Connect unary path. connect-es runs even a unary gRPC call
+ * through its streaming pipeline (an async iterable per stage, envelopes split and joined, the response held
+ * until its first bytes): measured with h2load, that made a gRPC call cost the server 1.7-1.9x the CPU of
+ * the same call over REST, which itself passes through the Connect unary path (docs/performance.md). Here a
+ * plain unary call (binary, uncompressed, exactly one message frame) is handed to the same handler as a
+ * Connect unary request and its answer rewritten as gRPC: message frame, then `grpc-status` and the trailers.
+ * The interceptors, the request checks (decoding.ts), deadlines and errors are the handler's own, so both
+ * routes behave alike. Anything else (compressed, JSON, several or no frames, a body above the limit,
+ * streaming methods) takes connect-es's gRPC path as before, with the bytes already read handed on.
+ */
+
+const CONTENT_TYPE = grpcProtocol.contentTypeProto;
+/** The longest timeout the Connect header can say (10 digits of milliseconds). */
+const MAX_CONNECT_TIMEOUT_MS = 9_999_999_999;
+/** Request headers of the gRPC protocol itself, which have no meaning in a Connect unary request. */
+const GRPC_ONLY = ["content-length", "te", "accept-encoding", grpcProtocol.headerEncoding, grpcProtocol.headerAcceptEncoding, grpcProtocol.headerTimeout];
+
+/** The first `limit` bytes of a body and, when there is more, the iterator holding the rest. */
+async function readUpTo(body: AsyncIterable<Uint8Array>, limit: number): Promise<{ chunks: Uint8Array[]; rest?: AsyncIterator<Uint8Array> }> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const it = body[Symbol.asyncIterator]();
+  for (let r = await it.next(); !r.done; r = await it.next()) {
+    chunks.push(r.value);
+    size += r.value.byteLength;
+    if (size > limit) return { chunks, rest: it };
+  }
+  return { chunks };
+}
+
+async function* replay(chunks: Uint8Array[], rest?: AsyncIterator<Uint8Array>) {
+  yield* chunks;
+  if (rest) for (let r = await rest.next(); !r.done; r = await rest.next()) yield r.value;
+}
+
+/** The message of a body that is exactly one uncompressed frame, else undefined. */
+function singleFrame(body: Uint8Array): Uint8Array | undefined {
+  if (body.byteLength < 5 || body[0] !== 0) return undefined;
+  const length = new DataView(body.buffer, body.byteOffset, 5).getUint32(1);
+  return length === body.byteLength - 5 ? body.subarray(5) : undefined;
+}
+
+function frame(message: Uint8Array): Uint8Array {
+  const out = new Uint8Array(message.byteLength + 5);
+  new DataView(out.buffer).setUint32(1, message.byteLength);
+  out.set(message, 5);
+  return out;
+}
+
+/**
+ * Turns the request's headers (connect-node makes them for this request alone) into a Connect unary request's,
+ * in place; false, changing nothing, when its timeout cannot be said in the Connect header.
+ */
+function toConnectHeaders(header: Headers): boolean {
+  const timeout = header.get(grpcProtocol.headerTimeout);
+  if (timeout !== null) {
+    const parsed = grpcProtocol.parseTimeout(timeout, Number.MAX_SAFE_INTEGER);
+    if (parsed.error || parsed.timeoutMs === undefined || parsed.timeoutMs > MAX_CONNECT_TIMEOUT_MS) return false;
+    header.set(connectProtocol.headerTimeout, String(parsed.timeoutMs));
+  }
+  for (const name of GRPC_ONLY) header.delete(name);
+  header.set("content-type", connectProtocol.contentTypeUnaryProto);
+  header.set(connectProtocol.headerProtocolVersion, connectProtocol.protocolVersion);
+  return true;
+}
+
+/** The Connect unary answer as a gRPC one: the handler's headers and trailers in their places, the status last. */
+async function grpcResponse(res: UniversalServerResponse): Promise<UniversalServerResponse> {
+  const body = res.body === undefined ? new Uint8Array(0) : await readAllBytes(res.body as AsyncIterable<Uint8Array>, Number.MAX_SAFE_INTEGER);
+  const [header, trailer] = connectProtocol.trailerDemux(res.header ?? new Headers());
+  for (const name of ["content-type", "content-length", "content-encoding"]) header.delete(name);
+  if (res.status === 200) {
+    header.set("content-type", CONTENT_TYPE);
+    trailer.set(grpcProtocol.headerGrpcStatus, grpcProtocol.grpcStatusOk);
+    return { status: 200, header, body: createAsyncIterable([frame(body)]), trailer };
+  }
+  // connect-es answers every unary error with a JSON body; a bare status only means the request was malformed.
+  const fallback = errors.internal("GRPC-5t4t", `the call was answered with HTTP ${res.status} and no error`);
+  let error: ConnectError;
+  try {
+    error = connectProtocol.errorFromJsonBytes(body, undefined, fallback);
+  } catch {
+    error = fallback;
+  }
+  // A Connect error answer carries the error's metadata among its headers; gRPC clients read it from the
+  // trailers (as connect-es's gRPC path sends it), so everything but the content type goes there.
+  const errorTrailer = new Headers(trailer);
+  for (const [name, value] of header) errorTrailer.append(name, value);
+  grpcProtocol.setTrailerStatus(errorTrailer, error);
+  return { status: 200, header: new Headers({ "content-type": CONTENT_TYPE }), body: createAsyncIterable([]), trailer: errorTrailer };
+}
+
+function unaryGrpc(handler: UniversalHandler, maxBytes: number): UniversalHandler {
+  const wrapped = async (req: UniversalServerRequest): Promise<UniversalServerResponse> => {
+    const type = grpcProtocol.parseContentType(req.header.get("content-type"));
+    const encoding = req.header.get(grpcProtocol.headerEncoding);
+    const body = req.body;
+    const plain = req.method === "POST" && type?.binary && (encoding === null || encoding === "identity");
+    if (!plain || typeof body !== "object" || body === null || !(Symbol.asyncIterator in body)) return handler(req);
+    const read = await readUpTo(body as AsyncIterable<Uint8Array>, maxBytes + 5);
+    const whole = read.rest ? undefined : read.chunks.length === 1 ? read.chunks[0]! : Buffer.concat(read.chunks);
+    const message = whole && singleFrame(whole);
+    if (!message || !toConnectHeaders(req.header)) return handler({ ...req, body: replay(read.chunks, read.rest) });
+    try {
+      return await grpcResponse(await handler({ ...req, body: createAsyncIterable([message]) }));
+    } catch (e) {
+      const trailer = new Headers();
+      grpcProtocol.setTrailerStatus(trailer, e instanceof ConnectError ? e : errors.internal("GRPC-f4i1", "internal error", e));
+      return { status: 200, header: new Headers({ "content-type": CONTENT_TYPE }), body: createAsyncIterable([]), trailer };
+    }
+  };
+  return Object.assign(wrapped, handler);
+}
+
+/** Serves the router's unary methods' plain gRPC calls through the Connect unary path (see above). */
+export function serveUnaryGrpcAsConnect(router: ConnectRouter, maxBytes: number): void {
+  for (const [i, h] of router.handlers.entries()) if (h.method.methodKind === "unary") router.handlers[i] = unaryGrpc(h, maxBytes);
+}

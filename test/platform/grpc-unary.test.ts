@@ -1,0 +1,154 @@
+import http2 from "node:http2";
+import { gzipSync } from "node:zlib";
+import { create, toBinary, type DescMessage, type MessageInitShape } from "@bufbuild/protobuf";
+import { Code, createConnectRouter } from "@connectrpc/connect";
+import { createAsyncIterable, readAllBytes, type UniversalServerRequest } from "@connectrpc/connect/protocol";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HealthCheckRequestSchema } from "../../gen/grpc/health/v1/health_pb.js";
+import { GetTargetRequestSchema } from "../../gen/svc/resources/action/v3alpha/action_service_pb.js";
+import { ResolveLanguageSettingsRequestSchema, SetLanguageSettingsRequestSchema } from "../../gen/svc/settings/language/v3alpha/language_service_pb.js";
+import { serveUnaryGrpcAsConnect } from "../../src/server/grpc-unary.js";
+import { serviceDescriptors } from "../../src/server/services.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+
+// Plain unary gRPC calls are answered through connect-es's Connect unary path (src/server/grpc-unary.ts);
+// compressed ones still take connect-es's gRPC path. Both must answer every call alike.
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer();
+});
+afterAll(() => t?.close());
+
+const LANGUAGES = "/svc.settings.language.v3alpha.LanguageSettingsService";
+const TARGETS = "/svc.resources.action.v3alpha.ActionService";
+
+function frame(data: Uint8Array, flags = 0): Buffer {
+  const head = Buffer.alloc(5);
+  head[0] = flags;
+  head.writeUInt32BE(data.length, 1);
+  return Buffer.concat([head, data]);
+}
+
+interface Answer {
+  status: number;
+  contentType: string | undefined;
+  grpcStatus: string | undefined;
+  grpcMessage: string;
+  /** Where grpc-status came: in the trailers, or in the headers (trailers-only). */
+  statusIn: "trailers" | "headers" | "none";
+  body: Buffer;
+}
+
+function grpcRaw(path: string, body: Buffer, headers: Record<string, string> = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(t.url);
+    session.on("error", reject);
+    const req = session.request({ ":method": "POST", ":path": path, "content-type": "application/grpc", te: "trailers", ...headers });
+    let head: http2.IncomingHttpHeaders = {};
+    let tail: http2.IncomingHttpHeaders | undefined;
+    const chunks: Buffer[] = [];
+    req.on("response", (h) => (head = h));
+    req.on("trailers", (h) => (tail = h));
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("close", () => {
+      session.close();
+      const status = tail?.["grpc-status"] ?? head["grpc-status"];
+      resolve({
+        status: Number(head[":status"]),
+        contentType: head["content-type"],
+        grpcStatus: status === undefined ? undefined : String(status),
+        grpcMessage: decodeURIComponent(String(tail?.["grpc-message"] ?? head["grpc-message"] ?? "")),
+        statusIn: tail?.["grpc-status"] !== undefined ? "trailers" : head["grpc-status"] !== undefined ? "headers" : "none",
+        body: Buffer.concat(chunks),
+      });
+    });
+    req.end(body);
+  });
+}
+
+/** The same request twice: as one plain frame, and gzip-compressed (which connect-es's gRPC path serves). */
+async function bothWays<D extends DescMessage>(path: string, schema: D, init: MessageInitShape<D>, headers: Record<string, string> = {}) {
+  const bytes = toBinary(schema, create(schema, init));
+  const plain = await grpcRaw(path, frame(bytes), headers);
+  const compressed = await grpcRaw(path, frame(gzipSync(bytes), 1), { ...headers, "grpc-encoding": "gzip" });
+  return { plain, compressed };
+}
+
+describe("unary gRPC through the Connect unary path", () => {
+  const auth = () => ({ authorization: `Bearer ${t.adminPat}` });
+
+  it("answers a successful call as connect-es's gRPC path does: one message frame, then grpc-status 0 in the trailers", async () => {
+    const { plain, compressed } = await bothWays(`${LANGUAGES}/ResolveLanguages`, ResolveLanguageSettingsRequestSchema, {}, auth());
+    expect(plain.grpcStatus).toBe("0");
+    expect(plain.statusIn).toBe("trailers");
+    expect(plain.contentType).toBe(compressed.contentType);
+    expect(plain.contentType).toBe("application/grpc+proto");
+    // The plain answer is not compressed: a frame with flag 0 and its length.
+    expect(plain.body[0]).toBe(0);
+    expect(plain.body.readUInt32BE(1)).toBe(plain.body.length - 5);
+    expect(plain.body.length).toBeGreaterThan(5);
+  });
+
+  it("answers errors with the same code and message", async () => {
+    const cases = [
+      await bothWays(`${LANGUAGES}/SetLanguages`, SetLanguageSettingsRequestSchema, { settings: { defaultLanguage: { key: "no such language" } } }, auth()),
+      await bothWays(`${TARGETS}/GetTarget`, GetTargetRequestSchema, { id: "424242" }, auth()),
+      await bothWays(`${LANGUAGES}/ResolveLanguages`, ResolveLanguageSettingsRequestSchema, {}),
+      await bothWays(`${LANGUAGES}/ResolveLanguages`, ResolveLanguageSettingsRequestSchema, {}, { authorization: "Bearer not-a-token" }),
+    ];
+    expect(cases.map((c) => Number(c.plain.grpcStatus))).toEqual([Code.InvalidArgument, Code.NotFound, Code.Unauthenticated, Code.Unauthenticated]);
+    for (const { plain, compressed } of cases) {
+      expect(plain.status).toBe(200);
+      expect(plain.grpcStatus).toBe(compressed.grpcStatus);
+      expect(plain.grpcMessage).toBe(compressed.grpcMessage);
+      expect(plain.body.length).toBe(0);
+    }
+    expect(cases[0]!.plain.grpcMessage).toContain("default_language");
+  });
+
+  it("serves a timeout too long for the Connect header, and refuses one that is malformed, as connect-es's gRPC path does", async () => {
+    const path = `${LANGUAGES}/ResolveLanguages`;
+    const long = await bothWays(path, ResolveLanguageSettingsRequestSchema, {}, { ...auth(), "grpc-timeout": "99999999H" });
+    expect([long.plain.grpcStatus, long.compressed.grpcStatus]).toEqual(["0", "0"]);
+    const bad = await bothWays(path, ResolveLanguageSettingsRequestSchema, {}, { ...auth(), "grpc-timeout": "soon" });
+    expect(bad.plain.grpcStatus).toBe(bad.compressed.grpcStatus);
+    expect(bad.plain.grpcMessage).toBe(bad.compressed.grpcMessage);
+    expect(Number(bad.plain.grpcStatus)).not.toBe(0);
+  });
+
+  it("hands plain calls to the handler as Connect unary requests, and every other call as it came", async () => {
+    const router = createConnectRouter();
+    const seen: string[] = [];
+    const timeouts: (string | null)[] = [];
+    router.service(serviceDescriptors.health, { check: () => ({ status: 1 }) } as never);
+    const inner = router.handlers[0]!;
+    router.handlers[0] = Object.assign((req: UniversalServerRequest) => {
+      seen.push(req.header.get("content-type")!);
+      timeouts.push(req.header.get("connect-timeout-ms"));
+      return inner(req);
+    }, inner);
+    serveUnaryGrpcAsConnect(router, 1024);
+    const handler = router.handlers[0]!;
+    const message = toBinary(HealthCheckRequestSchema, create(HealthCheckRequestSchema, {}));
+    const request = (body: Uint8Array, header: Record<string, string> = {}) => ({
+      httpVersion: "2.0",
+      method: "POST",
+      url: `http://localhost${handler.requestPath}`,
+      header: new Headers({ "content-type": "application/grpc", te: "trailers", ...header }),
+      body: createAsyncIterable([body]),
+      signal: new AbortController().signal,
+      contextValues: undefined,
+    });
+    const res = await handler(request(frame(message), { "grpc-timeout": "1500m" }) as never);
+    expect(seen).toEqual(["application/proto"]);
+    // The deadline goes along in the Connect header.
+    expect(timeouts).toEqual(["1500"]);
+    expect(new Headers(res.trailer).get("grpc-status")).toBe("0");
+    expect(Buffer.from(await readAllBytes(res.body as AsyncIterable<Uint8Array>, 1 << 20))).toEqual(frame(Buffer.from([0x08, 0x01])));
+    // Compressed, two frames, over the limit: each goes on unchanged to connect-es's gRPC path.
+    await handler(request(frame(gzipSync(message), 1), { "grpc-encoding": "gzip" }) as never);
+    await handler(request(Buffer.concat([frame(message), frame(message)])) as never);
+    await handler(request(frame(Buffer.alloc(2048))) as never);
+    expect(seen.slice(1)).toEqual(["application/grpc", "application/grpc", "application/grpc"]);
+  });
+});
