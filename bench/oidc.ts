@@ -2,6 +2,7 @@
 // and userinfo. Both keep secrets their own way (we: scrypt hashes with a short in-memory verification cache;
 // oidc-provider: the plain secret), both issue opaque access tokens.
 import { createPrivateKey, randomUUID, sign, type KeyObject } from "node:crypto";
+import { cpuDuring } from "./cpu.js";
 import { httpLoad, startProcess, type Result } from "./load.js";
 import { pacedWrites } from "./writes.js";
 
@@ -34,7 +35,13 @@ function rotating(url: string, bodies: string[], headers: Record<string, string>
   });
 }
 
-export async function oidcBench(server: string, pat: string, seconds: number, ceiling: string): Promise<Result[]> {
+export async function oidcBench(
+  server: string,
+  serverPid: number,
+  pat: string,
+  seconds: number,
+  ceiling: string,
+): Promise<{ results: Result[]; lines: string[] }> {
   const api = async (path: string, body: unknown = {}) => {
     const r = await fetch(`${server}/resources/v3alpha${path}`, {
       method: "POST",
@@ -71,6 +78,7 @@ export async function oidcBench(server: string, pat: string, seconds: number, ce
 
   const peerProc = await startProcess(["bench/oidc-peer.ts"], {}, /listening on (http:\/\/\S+)/);
   const out: Result[] = [];
+  const lines: string[] = [];
   try {
     // The peer prints its secret, key and user token on the line before its URL.
     const peerInfo = JSON.parse(peerProc.output.split("\n").find((l) => l.startsWith("{"))!) as { userToken: string; secret: string; privateKeyPem: string };
@@ -109,18 +117,18 @@ export async function oidcBench(server: string, pat: string, seconds: number, ce
     // before client credentials fill the store, and each response is checked to be a real answer.
     out.push(await httpLoad("userinfo: ours", { url: `${server}/oidc/v1/userinfo`, headers: { authorization: `Bearer ${userToken}` }, duration: seconds }));
     out.push(await httpLoad("userinfo: oidc-provider", { url: `${peer}/me`, headers: { authorization: `Bearer ${peerInfo.userToken}` }, duration: seconds }));
-    out.push(
-      await httpLoad("introspection: ours", {
-        url: `${server}/oauth/v2/introspect`,
-        method: "POST",
-        headers: { "content-type": form, authorization: basic(app.clientId, app.clientSecret) },
-        body: `token=${forApi}`,
-        duration: seconds,
-      }),
-    );
+    const introspect = {
+      url: `${server}/oauth/v2/introspect`,
+      method: "POST" as const,
+      headers: { "content-type": form, authorization: basic(app.clientId, app.clientSecret) },
+      body: `token=${forApi}`,
+      duration: seconds,
+    };
+    const aloneRun = await cpuDuring(serverPid, () => httpLoad("introspection: ours", introspect));
+    out.push(aloneRun.value);
     // The same with writes beside it: each write commits an event, which must not empty what introspection reads.
     let n0 = 0;
-    const writes = pacedWrites(100, async () => {
+    const createTarget = async () => {
       const r = await fetch(`${server}/resources/v3alpha/targets`, {
         method: "POST",
         headers: { authorization: `Bearer ${pat}`, "content-type": "application/json" },
@@ -128,17 +136,42 @@ export async function oidcBench(server: string, pat: string, seconds: number, ce
       });
       await r.arrayBuffer();
       return r.ok;
+    };
+    // First the writes alone, on an idle server: what each costs every process when nothing competes.
+    const idle = await cpuDuring(serverPid, async () => {
+      const paced = pacedWrites(100, createTarget);
+      await new Promise((r) => setTimeout(r, Math.min(seconds, 5) * 1000));
+      const counts = paced.stop();
+      // the last writes still running finish inside the measurement
+      await new Promise((r) => setTimeout(r, 300));
+      return counts;
     });
-    const besideWrites = await httpLoad("introspection, 100 writes/s beside", {
-      url: `${server}/oauth/v2/introspect`,
-      method: "POST",
-      headers: { "content-type": form, authorization: basic(app.clientId, app.clientSecret) },
-      body: `token=${forApi}`,
-      duration: seconds,
-    });
+    const idleWrites = idle.value.sent - idle.value.failed;
+    lines.push(
+      `CPU ms per CreateTarget at 100/s on an idle server: server ${((idle.server * 1000) / idleWrites).toFixed(3)}, ` +
+        `PostgreSQL ${((idle.postgres * 1000) / idleWrites).toFixed(3)}, load generator ${((idle.self * 1000) / idleWrites).toFixed(3)}`,
+    );
+    const writes = pacedWrites(100, createTarget);
+    const besideRun = await cpuDuring(serverPid, () => httpLoad("introspection, 100 writes/s beside", introspect));
     const written = writes.stop();
+    const besideWrites = besideRun.value;
     besideWrites.name = `introspection, ${Math.round((written.sent - written.failed) / seconds)} writes/s beside`;
     out.push(besideWrites);
+    // Where the cycles of the run with writes went: what the introspections cost alone is taken away, per write.
+    const per = (cpu: number, n: number) => ((cpu * 1000) / Math.max(1, n)).toFixed(3);
+    const counts = { alone: aloneRun.value.rps * seconds, beside: besideWrites.rps * seconds, writes: written.sent - written.failed };
+    for (const [what, key] of [
+      ["server", "server"],
+      ["PostgreSQL", "postgres"],
+      ["load generator", "self"],
+    ] as const) {
+      const aloneEach = aloneRun[key] / Math.max(1, counts.alone);
+      const extra = besideRun[key] - aloneEach * counts.beside;
+      lines.push(
+        `CPU ms per introspection, ${what}: alone ${per(aloneRun[key], counts.alone)}, with writes ${per(besideRun[key], counts.beside)}; ` +
+          `left per write ${per(extra, counts.writes)}`,
+      );
+    }
     out.push(
       await httpLoad("introspection: oidc-provider", {
         url: `${peer}/token/introspection`,
@@ -212,5 +245,5 @@ export async function oidcBench(server: string, pat: string, seconds: number, ce
   } finally {
     peerProc.child.kill("SIGTERM");
   }
-  return out;
+  return { results: out, lines };
 }

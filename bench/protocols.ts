@@ -1,17 +1,11 @@
 // The same handler over gRPC and over REST, driven by h2load (nghttp2's load generator, in C) so that the
 // client does not eat the cores the server runs on; compared by the server process's own CPU per call.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { cpuSeconds } from "./cpu.js";
 import type { Result } from "./load.js";
-
-/** CPU seconds (user + system) the process has used, from /proc. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command name; clock ticks of 1/100 s.
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 interface H2Run {
   rps: number;

@@ -185,7 +185,11 @@ try {
   }
 
   // OIDC endpoints next to oidc-provider (issue 6)
-  if (sections.has("oidc")) results.push(...(await oidcBench(server.url, pat, seconds, ceiling.url)));
+  if (sections.has("oidc")) {
+    const o = await oidcBench(server.url, server.child.pid!, pat, seconds, ceiling.url);
+    results.push(...o.results);
+    ratios.push(...o.lines);
+  }
 
   // What metrics cost: two servers of their own, metrics on and off (bench/metrics.ts)
   if (sections.has("metrics")) {
