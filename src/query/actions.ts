@@ -62,8 +62,7 @@ const targets: Searchable<TargetSearchFilter, P.TargetWhereInput, P.TargetOrderB
   tieBreaker: ["id"],
   // Names are unique in an instance: sorted by alone, so that the (instance, name) index serves the sort.
   unique: ["id", "name"],
-  findMany: (db, args) => db.prisma.target.findMany({ ...args, select: targetColumns }),
-  count: (db, where) => db.prisma.target.count({ where }),
+  select: targetColumns,
 };
 
 const executionTypes: Record<ExecutionType, string | undefined> = {
@@ -92,8 +91,7 @@ const executions = (
   },
   defaultSort: "createdAt",
   tieBreaker: ["id"],
-  findMany: (db, args) => db.prisma.execution.findMany({ ...args, select: executionColumns }),
-  count: (db, where) => db.prisma.execution.count({ where }),
+  select: executionColumns,
 });
 
 // Includes are acyclic (checked on write); this bounds a walk anyway.

@@ -34,8 +34,7 @@ const applications: Searchable<ApplicationSearchFilter, P.ApplicationWhereInput,
   },
   defaultSort: "createdAt",
   tieBreaker: ["id"],
-  findMany: (db, args) => db.prisma.application.findMany({ ...args, select: applicationColumns }),
-  count: (db, where) => db.prisma.application.count({ where }),
+  select: applicationColumns,
 };
 
 /** Reads of applications. */

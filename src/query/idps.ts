@@ -3,7 +3,7 @@ import { IDPFieldName, type IDPSearchFilter } from "../../gen/svc/resources/idp/
 import { State, type ListDetails } from "../../gen/svc/resources/object/v3alpha/object_pb.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
-import { countKey, search, searchPage, searchPlan, textFilter, type SearchRequest, type Searchable } from "./list.js";
+import { countKey, countMatches, findRows, search, searchPage, searchPlan, textFilter, type SearchRequest, type Searchable } from "./list.js";
 import { tableSources } from "./sources.js";
 import { effectiveActive, isAtOrAbove, parentOf, pathBelow, policyKey, sameContext, type ContextRef, type Policy } from "./reuse.js";
 
@@ -53,8 +53,7 @@ const idps: Searchable<IDPSearchFilter, P.IdpWhereInput, P.IdpOrderByWithRelatio
   sortColumns: { [IDPFieldName.IDP_FIELD_NAME_NAME]: "name" },
   defaultSort: "createdAt",
   tieBreaker: ["id"],
-  findMany: (db, args) => db.prisma.idp.findMany({ ...args, select: idpColumns }),
-  count: (db, where) => db.prisma.idp.count({ where }),
+  select: idpColumns,
 };
 
 /** Where clause for what a search from `ctx` returns: its own, the inherited, and those of its children. */
@@ -136,8 +135,7 @@ export class IdpQueries {
       countKey("idp-state", { where, from, states }),
       idps.sources,
       ({ skip, take, order }) => {
-        const matching = idps
-          .findMany(this.db, { where, orderBy: orderBy(order) })
+        const matching = findRows(this.db, idps, { where, orderBy: orderBy(order) })
           .then((all) => this.views(all, from))
           .then((views) => views.filter((v) => states.every((s) => (v.active ? State.EFFECTIVE_STATE_ACTIVE : State.EFFECTIVE_STATE_INACTIVE) === s)));
         return [matching.then((m) => m.slice(skip, skip + take)), () => matching.then((m) => m.length)];
@@ -158,9 +156,9 @@ export class IdpQueries {
     const all: P.IdpWhereInput = { AND: [{ instanceId: { in: ["", instanceId] } }, where] };
     return searchPage(this.db, cache, req.query, countKey(idps.table, all), idps.sources, ({ skip, take, order }) => {
       const by = orderBy(order);
-      const range = (id: string) => idps.findMany(this.db, { where: within(id), orderBy: by, take: skip + take });
+      const range = (id: string) => findRows(this.db, idps, { where: within(id), orderBy: by, take: skip + take });
       const rows = Promise.all([range(""), range(instanceId)]).then(([system, own]) => mergeOrdered(system, own, by).slice(skip, skip + take));
-      return [rows, () => idps.count(this.db, all)];
+      return [rows, () => countMatches(this.db, idps, all)];
     });
   }
 }

@@ -3,6 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ListDetailsSchema, TextFilterMethod, type ListDetails, type ListQuery } from "../../gen/svc/resources/object/v3alpha/object_pb.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
+import { countRows, findPage } from "./sql-search.js";
 
 export const DEFAULT_LIMIT = 100;
 
@@ -122,7 +123,8 @@ type Column<O> = keyof O & string;
 /**
  * A searchable projection, declared once: how the request's filters and sorting field map to the table, and
  * how its rows are found and counted. `search` runs it. Every filter and sort column has an index that serves
- * it (prisma/schema.prisma), and `findMany` reads only the columns a response shows.
+ * it (prisma/schema.prisma), and a page reads only the columns a response shows (`select`), through the pool
+ * (sql-search.ts).
  */
 export interface Searchable<F extends ProtoFilter, W, O, R, N extends number = number> {
   /** Names the table in the count cache. */
@@ -143,8 +145,10 @@ export interface Searchable<F extends ProtoFilter, W, O, R, N extends number = n
   tieBreaker: Column<O>[];
   /** Unique on their own: sorted by alone, so that an index on them serves the sort. Default: a one-column tie-breaker. */
   unique?: Column<O>[];
-  findMany(db: Database, args: { where: W; orderBy: O[]; skip?: number; take?: number }): Promise<R[]>;
-  count(db: Database, where: W): Promise<number>;
+  /** The columns a response shows (Prisma's `select` form, which also types R); all of them when absent. */
+  select?: Record<string, true>;
+  /** The row type, carried for the compiler (the rows come from `select`). */
+  readonly row?: R;
 }
 
 /** The where clause (the scope, e.g. the instance and what the caller may read, and the filters) and the order of a search. */
@@ -173,9 +177,23 @@ export function search<F extends ProtoFilter, W, O, R, N extends number>(
 ): Promise<{ rows: R[]; details: ListDetails }> {
   const { where, orderBy } = searchPlan(s, scope, req);
   return searchPage(db, cache, req.query, countKey(s.table, where), s.sources, ({ skip, take, order }) => [
-    s.findMany(db, { where, orderBy: orderBy(order), skip, take }),
-    () => s.count(db, where),
+    findRows(db, s, { where, orderBy: orderBy(order), skip, take }),
+    () => countMatches(db, s, where),
   ]);
+}
+
+/** Rows of a declared search's table, its `select`ed columns, in Prisma's row form. */
+export function findRows<F extends ProtoFilter, W, O, R, N extends number>(
+  db: Database,
+  s: Searchable<F, W, O, R, N>,
+  args: { where: W; orderBy: O[]; skip?: number; take?: number },
+): Promise<R[]> {
+  return findPage<R>(db, s.table, s.select, { ...args, orderBy: args.orderBy as Record<string, Direction>[] });
+}
+
+/** How many rows of a declared search's table match. */
+export function countMatches<F extends ProtoFilter, W, O, R, N extends number>(db: Database, s: Searchable<F, W, O, R, N>, where: W): Promise<number> {
+  return countRows(db, s.table, where);
 }
 
 /** What a search may read: every organisation or some, and the projects the caller is a member of. */

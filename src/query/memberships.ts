@@ -46,8 +46,7 @@ const memberships = (
   // Recently changed first, by default; a membership is one user in one context.
   defaultSort: "changeDate",
   tieBreaker: ["userId", "contextType", "contextId"],
-  findMany: (db, args) => db.prisma.membership.findMany({ ...args, select: membershipColumns }),
-  count: (db, where) => db.prisma.membership.count({ where }),
+  select: membershipColumns,
 });
 
 /** Reads of memberships (TenancyQueries has a user's memberships for authorization). */

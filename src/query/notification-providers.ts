@@ -52,8 +52,7 @@ const providers: Searchable<
   },
   defaultSort: "createdAt",
   tieBreaker: ["id"],
-  findMany: (db, args) => db.prisma.notificationProvider.findMany({ ...args, select: providerColumns }),
-  count: (db, where) => db.prisma.notificationProvider.count({ where }),
+  select: providerColumns,
 };
 
 export class NotificationProviderQueries {

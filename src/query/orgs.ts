@@ -30,8 +30,7 @@ const orgs: Searchable<OrganizationSearchFilter, P.OrgWhereInput, P.OrgOrderByWi
   tieBreaker: ["id"],
   // Names are unique in an instance: sorted by alone, so that the (instance, name) index serves the sort.
   unique: ["id", "name"],
-  findMany: (db, args) => db.prisma.org.findMany({ ...args, select: orgColumns }),
-  count: (db, where) => db.prisma.org.count({ where }),
+  select: orgColumns,
 };
 
 /** Reads of organisations as the API shows them (TenancyQueries has the few columns authorization needs). */

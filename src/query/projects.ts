@@ -38,8 +38,7 @@ const projects: Searchable<ProjectSearchFilter, P.ProjectWhereInput, P.ProjectOr
   },
   defaultSort: "createdAt",
   tieBreaker: ["id"],
-  findMany: (db, args) => db.prisma.project.findMany({ ...args, select: projectColumns }),
-  count: (db, where) => db.prisma.project.count({ where }),
+  select: projectColumns,
 };
 
 // Searched within one project, where the key is unique: the primary key (project, key) serves the sort, and
@@ -50,8 +49,7 @@ const roles: Searchable<never, P.ProjectRoleWhereInput, P.ProjectRoleOrderByWith
   filters: {},
   defaultSort: "key",
   tieBreaker: ["key"],
-  findMany: (db, args) => db.prisma.projectRole.findMany({ ...args, select: { key: true, displayName: true, group: true } }),
-  count: (db, where) => db.prisma.projectRole.count({ where }),
+  select: { key: true, displayName: true, group: true },
 };
 
 /** Reads of projects and their roles; `byId` is also the project a request names, for its authorization. */

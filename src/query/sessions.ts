@@ -65,8 +65,6 @@ const sessions: Searchable<SessionSearchFilter, P.LoginSessionWhereInput, P.Logi
   },
   defaultSort: "createdAt",
   tieBreaker: ["id"],
-  findMany: (db, args) => db.prisma.loginSession.findMany(args),
-  count: (db, where) => db.prisma.loginSession.count({ where }),
 };
 
 /** The sessions API's reads: every session of the instance (of the API and of browsers), newest first by default. */

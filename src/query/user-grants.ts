@@ -22,8 +22,7 @@ const grants: Searchable<UserGrantSearchFilter, P.UserGrantWhereInput, P.UserGra
   },
   defaultSort: "createdAt",
   tieBreaker: ["id"],
-  findMany: (db, args) => db.prisma.userGrant.findMany({ ...args, select: grantColumns }),
-  count: (db, where) => db.prisma.userGrant.count({ where }),
+  select: grantColumns,
 };
 
 /** Reads of user grants. */

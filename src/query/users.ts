@@ -79,8 +79,7 @@ const users: Searchable<UserSearchFilter, P.UserWhereInput, P.UserOrderByWithRel
   tieBreaker: ["id"],
   // Login names are unique in an instance too: no tie-breaker, so that the (instance, login name) index serves the sort.
   unique: ["id", "loginName"],
-  findMany: (db, args) => db.prisma.user.findMany({ ...args, select: userColumns }),
-  count: (db, where) => db.prisma.user.count({ where }),
+  select: userColumns,
 };
 
 /**
@@ -160,8 +159,6 @@ const userSchemas: Searchable<UserSchemaSearchFilter, P.UserSchemaWhereInput, P.
   },
   defaultSort: "createdAt",
   tieBreaker: ["id"],
-  findMany: (db, args) => db.prisma.userSchema.findMany(args),
-  count: (db, where) => db.prisma.userSchema.count({ where }),
 };
 
 /** Reads of user schemas (instance-wide). */

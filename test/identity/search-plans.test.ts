@@ -1,5 +1,5 @@
 // Every filter and sort column of the searches has an index that serves it (prisma/schema.prisma, the
-// migration "search_indexes"): the SQL Prisma sends for each case is captured and EXPLAINed on tables of a
+// migration "search_indexes"): the SQL each case sends is captured and EXPLAINed on tables of a
 // few thousand rows. Small tables make the planner's choice between an index and a scan a toss-up, so the
 // alternatives are priced out: for a filter, every plan but bitmap index scans (a filter must then reach an
 // index condition on its column, rather than filter all rows of the instance); for an order, sequential
@@ -39,7 +39,14 @@ beforeAll(async () => {
   pool = new pg.Pool({ ...t.server.db.connection, max: 2 });
   prisma = loggingClient(pool);
   prisma.$on("query", (e) => captured.push({ sql: e.query, params: JSON.parse(e.params) }));
-  db = { ...t.server.db, prisma } as Database;
+  // Search pages and counts go through the pool (src/query/sql-search.ts): its statements are captured too.
+  const capturing = {
+    query: (text: string, values?: unknown[]) => {
+      captured.push({ sql: text, params: values ?? [] });
+      return pool.query(text, values);
+    },
+  } as unknown as pg.Pool;
+  db = { ...t.server.db, prisma, pool: capturing } as Database;
   // Projection rows written directly (the plans depend on the tables, not on how rows got there), with
   // names of random-looking text, so that a searched text is as selective as in real data.
   const seed = (sql: string) => pool.query(sql, [t.instanceId]);
