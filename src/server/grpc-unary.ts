@@ -8,21 +8,50 @@ import {
 } from "@connectrpc/connect/protocol";
 import * as connectProtocol from "@connectrpc/connect/protocol-connect";
 import * as grpcProtocol from "@connectrpc/connect/protocol-grpc";
+import * as grpcWebProtocol from "@connectrpc/connect/protocol-grpc-web";
 import { errors } from "../errors/errors.js";
 
 /**
- * Unary gRPC calls served through connect-es's Connect unary path. connect-es runs even a unary gRPC call
+ * Unary gRPC and gRPC-web calls served through connect-es's Connect unary path. connect-es runs even a unary gRPC call
  * through its streaming pipeline (an async iterable per stage, envelopes split and joined, the response held
  * until its first bytes): measured with h2load, that made a gRPC call cost the server 1.7-1.9x the CPU of
  * the same call over REST, which itself passes through the Connect unary path (docs/performance.md). Here a
  * plain unary call (binary, uncompressed, exactly one message frame) is handed to the same handler as a
- * Connect unary request and its answer rewritten as gRPC: message frame, then `grpc-status` and the trailers.
+ * Connect unary request and its answer rewritten as gRPC: message frame, then `grpc-status` and the trailers
+ * (gRPC-web: in a trailer frame at the end of the body, as connect-es's gRPC-web path writes them).
  * The interceptors, the request checks (decoding.ts), deadlines and errors are the handler's own, so both
  * routes behave alike. Anything else (compressed, JSON, several or no frames, a body above the limit,
- * streaming methods) takes connect-es's gRPC path as before, with the bytes already read handed on.
+ * streaming methods, gRPC-web-text) takes connect-es's own path as before, with the bytes already read handed on.
  */
 
-const CONTENT_TYPE = grpcProtocol.contentTypeProto;
+/** The two protocols: how each names its binary content type and where its trailers go. */
+interface Enveloped {
+  contentType: string;
+  /** The answer: the message frame (none for an error), then the trailers (`grpc-status` among them). */
+  answer(header: Headers, message: Uint8Array | undefined, trailer: Headers): UniversalServerResponse;
+}
+
+const grpc: Enveloped = {
+  contentType: grpcProtocol.contentTypeProto,
+  answer: (header, message, trailer) => ({ status: 200, header, body: createAsyncIterable(message ? [frame(message)] : []), trailer }),
+};
+
+const webTrailers = grpcWebProtocol.createTrailerSerialization();
+const grpcWeb: Enveloped = {
+  contentType: grpcWebProtocol.contentTypeProto,
+  answer: (header, message, trailer) => {
+    const frames = message ? [frame(message)] : [];
+    frames.push(frame(webTrailers.serialize(trailer), grpcWebProtocol.trailerFlag));
+    return { status: 200, header, body: createAsyncIterable(frames) };
+  },
+};
+
+/** The protocol of a binary gRPC or gRPC-web request, else undefined (JSON, gRPC-web-text, anything else). */
+function envelopedOf(contentType: string | null): Enveloped | undefined {
+  if (grpcProtocol.parseContentType(contentType)?.binary) return grpc;
+  const web = grpcWebProtocol.parseContentType(contentType);
+  return web?.binary && !web.text ? grpcWeb : undefined;
+}
 /** The longest timeout the Connect header can say (10 digits of milliseconds). */
 const MAX_CONNECT_TIMEOUT_MS = 9_999_999_999;
 /** Request headers of the gRPC protocol itself, which have no meaning in a Connect unary request. */
@@ -53,8 +82,9 @@ function singleFrame(body: Uint8Array): Uint8Array | undefined {
   return length === body.byteLength - 5 ? body.subarray(5) : undefined;
 }
 
-function frame(message: Uint8Array): Uint8Array {
+function frame(message: Uint8Array, flags = 0): Uint8Array {
   const out = new Uint8Array(message.byteLength + 5);
+  out[0] = flags;
   new DataView(out.buffer).setUint32(1, message.byteLength);
   out.set(message, 5);
   return out;
@@ -77,15 +107,15 @@ function toConnectHeaders(header: Headers): boolean {
   return true;
 }
 
-/** The Connect unary answer as a gRPC one: the handler's headers and trailers in their places, the status last. */
-async function grpcResponse(res: UniversalServerResponse): Promise<UniversalServerResponse> {
+/** The Connect unary answer in the caller's protocol: the handler's headers and trailers in their places, the status last. */
+async function envelopedResponse(res: UniversalServerResponse, protocol: Enveloped): Promise<UniversalServerResponse> {
   const body = res.body === undefined ? new Uint8Array(0) : await readAllBytes(res.body as AsyncIterable<Uint8Array>, Number.MAX_SAFE_INTEGER);
   const [header, trailer] = connectProtocol.trailerDemux(res.header ?? new Headers());
   for (const name of ["content-type", "content-length", "content-encoding"]) header.delete(name);
   if (res.status === 200) {
-    header.set("content-type", CONTENT_TYPE);
+    header.set("content-type", protocol.contentType);
     trailer.set(grpcProtocol.headerGrpcStatus, grpcProtocol.grpcStatusOk);
-    return { status: 200, header, body: createAsyncIterable([frame(body)]), trailer };
+    return protocol.answer(header, body, trailer);
   }
   // connect-es answers every unary error with a JSON body; a bare status only means the request was malformed.
   const fallback = errors.internal("GRPC-5t4t", `the call was answered with HTTP ${res.status} and no error`);
@@ -99,33 +129,35 @@ async function grpcResponse(res: UniversalServerResponse): Promise<UniversalServ
   // trailers (as connect-es's gRPC path sends it), so everything but the content type goes there.
   const errorTrailer = new Headers(trailer);
   for (const [name, value] of header) errorTrailer.append(name, value);
-  grpcProtocol.setTrailerStatus(errorTrailer, error);
-  return { status: 200, header: new Headers({ "content-type": CONTENT_TYPE }), body: createAsyncIterable([]), trailer: errorTrailer };
+  return failure(protocol, error, errorTrailer);
 }
 
-function unaryGrpc(handler: UniversalHandler, maxBytes: number): UniversalHandler {
+function failure(protocol: Enveloped, error: ConnectError, trailer = new Headers()): UniversalServerResponse {
+  grpcProtocol.setTrailerStatus(trailer, error);
+  return protocol.answer(new Headers({ "content-type": protocol.contentType }), undefined, trailer);
+}
+
+function unaryEnveloped(handler: UniversalHandler, maxBytes: number): UniversalHandler {
   const wrapped = async (req: UniversalServerRequest): Promise<UniversalServerResponse> => {
-    const type = grpcProtocol.parseContentType(req.header.get("content-type"));
+    const protocol = req.method === "POST" ? envelopedOf(req.header.get("content-type")) : undefined;
     const encoding = req.header.get(grpcProtocol.headerEncoding);
     const body = req.body;
-    const plain = req.method === "POST" && type?.binary && (encoding === null || encoding === "identity");
+    const plain = protocol && (encoding === null || encoding === "identity");
     if (!plain || typeof body !== "object" || body === null || !(Symbol.asyncIterator in body)) return handler(req);
     const read = await readUpTo(body as AsyncIterable<Uint8Array>, maxBytes + 5);
     const whole = read.rest ? undefined : read.chunks.length === 1 ? read.chunks[0]! : Buffer.concat(read.chunks);
     const message = whole && singleFrame(whole);
     if (!message || !toConnectHeaders(req.header)) return handler({ ...req, body: replay(read.chunks, read.rest) });
     try {
-      return await grpcResponse(await handler({ ...req, body: createAsyncIterable([message]) }));
+      return await envelopedResponse(await handler({ ...req, body: createAsyncIterable([message]) }), protocol);
     } catch (e) {
-      const trailer = new Headers();
-      grpcProtocol.setTrailerStatus(trailer, e instanceof ConnectError ? e : errors.internal("GRPC-f4i1", "internal error", e));
-      return { status: 200, header: new Headers({ "content-type": CONTENT_TYPE }), body: createAsyncIterable([]), trailer };
+      return failure(protocol, e instanceof ConnectError ? e : errors.internal("GRPC-f4i1", "internal error", e));
     }
   };
   return Object.assign(wrapped, handler);
 }
 
-/** Serves the router's unary methods' plain gRPC calls through the Connect unary path (see above). */
+/** Serves the router's unary methods' plain gRPC and gRPC-web calls through the Connect unary path (see above). */
 export function serveUnaryGrpcAsConnect(router: ConnectRouter, maxBytes: number): void {
-  for (const [i, h] of router.handlers.entries()) if (h.method.methodKind === "unary") router.handlers[i] = unaryGrpc(h, maxBytes);
+  for (const [i, h] of router.handlers.entries()) if (h.method.methodKind === "unary") router.handlers[i] = unaryEnveloped(h, maxBytes);
 }

@@ -11,8 +11,8 @@ import { serveUnaryGrpcAsConnect } from "../../src/server/grpc-unary.js";
 import { serviceDescriptors } from "../../src/server/services.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
-// Plain unary gRPC calls are answered through connect-es's Connect unary path (src/server/grpc-unary.ts);
-// compressed ones still take connect-es's gRPC path. Both must answer every call alike.
+// Plain unary gRPC and gRPC-web calls are answered through connect-es's Connect unary path
+// (src/server/grpc-unary.ts); compressed ones still take connect-es's own path. Both must answer every call alike.
 let t: TestServer;
 beforeAll(async () => {
   t = await startTestServer();
@@ -74,6 +74,48 @@ async function bothWays<D extends DescMessage>(path: string, schema: D, init: Me
   return { plain, compressed };
 }
 
+interface WebAnswer {
+  status: number;
+  contentType: string | null;
+  /** The message frames' flags, in order; the trailer frame is 0x80. */
+  flags: number[];
+  message: Buffer | undefined;
+  trailer: Record<string, string>;
+}
+
+/** A gRPC-web call over HTTP/1.1, its body taken apart into frames. */
+async function grpcWebRaw(path: string, body: Buffer, headers: Record<string, string> = {}): Promise<WebAnswer> {
+  const r = await fetch(`${t.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/grpc-web+proto", ...headers },
+    body: new Uint8Array(body),
+  });
+  const bytes = Buffer.from(await r.arrayBuffer());
+  const flags: number[] = [];
+  let message: Buffer | undefined;
+  const trailer: Record<string, string> = {};
+  for (let at = 0; at + 5 <= bytes.length; ) {
+    const length = bytes.readUInt32BE(at + 1);
+    const data = bytes.subarray(at + 5, at + 5 + length);
+    flags.push(bytes[at]!);
+    if (bytes[at] === 0x80) {
+      for (const line of data.toString("utf8").split("\r\n").filter(Boolean)) {
+        const i = line.indexOf(":");
+        trailer[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
+      }
+    } else message = data;
+    at += 5 + length;
+  }
+  return { status: r.status, contentType: r.headers.get("content-type"), flags, message, trailer };
+}
+
+async function bothWaysWeb<D extends DescMessage>(path: string, schema: D, init: MessageInitShape<D>, headers: Record<string, string> = {}) {
+  const bytes = toBinary(schema, create(schema, init));
+  const plain = await grpcWebRaw(path, frame(bytes), headers);
+  const compressed = await grpcWebRaw(path, frame(gzipSync(bytes), 1), { ...headers, "grpc-encoding": "gzip" });
+  return { plain, compressed };
+}
+
 describe("unary gRPC through the Connect unary path", () => {
   const auth = () => ({ authorization: `Bearer ${t.adminPat}` });
 
@@ -116,6 +158,26 @@ describe("unary gRPC through the Connect unary path", () => {
     expect(Number(bad.plain.grpcStatus)).not.toBe(0);
   });
 
+  it("answers gRPC-web calls as connect-es's gRPC-web path does: message frame, then the trailer frame", async () => {
+    const ok = await bothWaysWeb(`${LANGUAGES}/ResolveLanguages`, ResolveLanguageSettingsRequestSchema, {}, auth());
+    expect(ok.plain.flags).toEqual([0, 0x80]);
+    expect(ok.plain.trailer["grpc-status"]).toBe("0");
+    expect(ok.plain.contentType).toBe(ok.compressed.contentType);
+    expect(ok.plain.message!.length).toBeGreaterThan(0);
+    const failures = [
+      await bothWaysWeb(`${LANGUAGES}/SetLanguages`, SetLanguageSettingsRequestSchema, { settings: { defaultLanguage: { key: "no such language" } } }, auth()),
+      await bothWaysWeb(`${TARGETS}/GetTarget`, GetTargetRequestSchema, { id: "424242" }, auth()),
+      await bothWaysWeb(`${LANGUAGES}/ResolveLanguages`, ResolveLanguageSettingsRequestSchema, {}),
+    ];
+    expect(failures.map((c) => Number(c.plain.trailer["grpc-status"]))).toEqual([Code.InvalidArgument, Code.NotFound, Code.Unauthenticated]);
+    for (const { plain, compressed } of failures) {
+      expect(plain.status).toBe(200);
+      expect(plain.flags).toEqual([0x80]);
+      expect(plain.trailer["grpc-status"]).toBe(compressed.trailer["grpc-status"]);
+      expect(decodeURIComponent(plain.trailer["grpc-message"]!)).toBe(decodeURIComponent(compressed.trailer["grpc-message"]!));
+    }
+  });
+
   it("hands plain calls to the handler as Connect unary requests, and every other call as it came", async () => {
     const router = createConnectRouter();
     const seen: string[] = [];
@@ -145,6 +207,10 @@ describe("unary gRPC through the Connect unary path", () => {
     expect(timeouts).toEqual(["1500"]);
     expect(new Headers(res.trailer).get("grpc-status")).toBe("0");
     expect(Buffer.from(await readAllBytes(res.body as AsyncIterable<Uint8Array>, 1 << 20))).toEqual(frame(Buffer.from([0x08, 0x01])));
+    const web = await handler({ ...request(frame(message)), header: new Headers({ "content-type": "application/grpc-web+proto" }) } as never);
+    expect(seen[1]).toBe("application/proto");
+    expect(new Headers(web.header).get("content-type")).toBe("application/grpc-web+proto");
+    seen.splice(1, 1);
     // Compressed, two frames, over the limit: each goes on unchanged to connect-es's gRPC path.
     await handler(request(frame(gzipSync(message), 1), { "grpc-encoding": "gzip" }) as never);
     await handler(request(Buffer.concat([frame(message), frame(message)])) as never);
