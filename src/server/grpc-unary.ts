@@ -144,7 +144,13 @@ function unaryEnveloped(handler: UniversalHandler, maxBytes: number): UniversalH
     const body = req.body;
     const plain = protocol && (encoding === null || encoding === "identity");
     if (!plain || typeof body !== "object" || body === null || !(Symbol.asyncIterator in body)) return handler(req);
-    const read = await readUpTo(body as AsyncIterable<Uint8Array>, maxBytes + 5);
+    let read: Awaited<ReturnType<typeof readUpTo>>;
+    try {
+      read = await readUpTo(body as AsyncIterable<Uint8Array>, maxBytes + 5);
+    } catch (e) {
+      // The request body broke off (the client went away or reset the stream): answered as connect-es would.
+      return failure(protocol, e instanceof ConnectError ? e : errors.aborted("GRPC-r3ad", "the request body could not be read", e));
+    }
     const whole = read.rest ? undefined : read.chunks.length === 1 ? read.chunks[0]! : Buffer.concat(read.chunks);
     const message = whole && singleFrame(whole);
     if (!message || !toConnectHeaders(req.header)) return handler({ ...req, body: replay(read.chunks, read.rest) });

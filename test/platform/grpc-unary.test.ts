@@ -178,6 +178,19 @@ describe("unary gRPC through the Connect unary path", () => {
     }
   });
 
+  it("survives a client that resets the stream in the middle of its request body", async () => {
+    const session = http2.connect(t.url);
+    const req = session.request({ ":method": "POST", ":path": `${LANGUAGES}/ResolveLanguages`, "content-type": "application/grpc", te: "trailers", ...auth() });
+    req.on("error", () => {});
+    req.write(Buffer.from([0, 0, 0, 0, 9, 1, 2]));
+    await new Promise((r) => setTimeout(r, 50));
+    req.close(http2.constants.NGHTTP2_CANCEL);
+    await new Promise((r) => req.on("close", r));
+    session.close();
+    const { plain } = await bothWays(`${LANGUAGES}/ResolveLanguages`, ResolveLanguageSettingsRequestSchema, {}, auth());
+    expect(plain.grpcStatus).toBe("0");
+  });
+
   it("hands plain calls to the handler as Connect unary requests, and every other call as it came", async () => {
     const router = createConnectRouter();
     const seen: string[] = [];
