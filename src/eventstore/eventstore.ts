@@ -419,7 +419,13 @@ export class EventStore {
       wake?.();
     });
     this.handled.set(name, () => handled ?? START);
-    const store = (cursor: Cursor) => prisma.subscription.update({ where: { name }, data: { txId: cursor.tx, position: cursor.position } });
+    // After each wanted batch: one statement on the pool (Prisma's model API cost about 0.3 ms of CPU a call here).
+    const store = (cursor: Cursor) =>
+      this.db.pool.query("UPDATE subscriptions SET tx_id = $1, position = $2, updated_at = now() WHERE name = $3", [
+        cursor.tx.toString(),
+        cursor.position.toString(),
+        name,
+      ]);
     const loop = (async () => {
       let backoff = opts.retryMs ?? 200;
       const row = await prisma.subscription.upsert({ where: { name }, create: { name, txId: 0n, position: 0n }, update: {} });

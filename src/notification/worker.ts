@@ -147,7 +147,12 @@ export function startNotificationWorker(deps: {
         wake?.();
       }
     },
-    { batchSize: 100, onError: (err) => log.warn({ reason: (err as Error).message }, "notifications: reading the log failed") },
+    // Only events that plan a message are wanted: the cursor moves past the others without a write each time.
+    {
+      batchSize: 100,
+      filter: (e) => plan(e).length > 0,
+      onError: (err) => log.warn({ reason: (err as Error).message }, "notifications: reading the log failed"),
+    },
   );
 
   const render = async (r: Row) => {

@@ -163,6 +163,30 @@ describe("event store", () => {
     expect(await storedCursor()).toBe((await es.latest()).position);
   });
 
+  it("the notification worker's subscription stores its cursor for events that plan a message, not for every write", async () => {
+    const stored = async () => (await t.server.db.prisma.subscription.findFirst({ where: { name: "notifications" } }))?.position;
+    const until = async (ok: () => Promise<boolean>) => {
+      for (let i = 0; i < 100 && !(await ok()); i++) await new Promise((r) => setTimeout(r, 50));
+    };
+    // A user with an address plans a verification mail: wanted, so the cursor is stored at once.
+    const before = await stored();
+    const r = await fetch(`${t.url}/resources/v3alpha/users`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${t.adminPat}`, "content-type": "application/json" },
+      body: JSON.stringify({ username: "cursor-mail", human: { profile: { givenName: "C", familyName: "M" }, email: { address: "cm@example.com" } } }),
+    });
+    expect(r.status).toBe(201);
+    const written = (await t.server.es.latest()).position;
+    await until(async () => ((await stored()) ?? 0n) >= written);
+    const afterMail = await stored();
+    expect(afterMail).not.toBe(before);
+    expect(afterMail! >= written).toBe(true);
+    // Writes that plan nothing move the worker past them without a write of its cursor (within its 5 s).
+    for (let i = 0; i < 5; i++) await increment(`no-mail-${i}`);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await stored()).toBe(afterMail);
+  });
+
   it("keeps a subscription's position across a restart of the server", async () => {
     const t2 = await startTestServer();
     try {
