@@ -51,6 +51,9 @@ const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
 
 type Where = Record<string, unknown>;
 
+/** Conditions that must all hold: TRUE for none. */
+const allOf = (parts: string[]) => (parts.length === 0 ? "TRUE" : parts.length === 1 ? parts[0]! : `(${parts.join(" AND ")})`);
+
 class Sql {
   readonly values: unknown[] = [];
   constructor(private readonly model: Model) {}
@@ -73,7 +76,7 @@ class Sql {
         .filter(([, v]) => v !== undefined)
         .map(([k, v]) => this.entry(k, v)),
     );
-    return parts.length === 0 ? "TRUE" : parts.length === 1 ? parts[0]! : `(${parts.join(" AND ")})`;
+    return allOf(parts);
   }
 
   private entry(key: string, value: unknown): string {
@@ -132,7 +135,7 @@ class Sql {
           throw new Error(`the search filter operator ${op} is not supported (${this.model.table}.${field.column})`);
       }
     }
-    return parts.length === 0 ? "TRUE" : parts.length === 1 ? parts[0]! : `(${parts.join(" AND ")})`;
+    return allOf(parts);
   }
 }
 

@@ -52,6 +52,7 @@ function envelopedOf(contentType: string | null): Enveloped | undefined {
   const web = grpcWebProtocol.parseContentType(contentType);
   return web?.binary && !web.text ? grpcWeb : undefined;
 }
+
 /** The longest timeout the Connect header can say (10 digits of milliseconds). */
 const MAX_CONNECT_TIMEOUT_MS = 9_999_999_999;
 /** Request headers of the gRPC protocol itself, which have no meaning in a Connect unary request. */

@@ -224,6 +224,14 @@ describe("unary gRPC through the Connect unary path", () => {
     expect(seen[1]).toBe("application/proto");
     expect(new Headers(web.header).get("content-type")).toBe("application/grpc-web+proto");
     seen.splice(1, 1);
+    // A body that breaks off while it is read: answered with ABORTED in the protocol, never a rejected call.
+    async function* broken() {
+      yield frame(message).subarray(0, 3);
+      throw new Error("stream reset");
+    }
+    const cut = await handler({ ...request(frame(message)), body: broken() } as never);
+    expect(new Headers(cut.trailer).get("grpc-status")).toBe(String(Code.Aborted));
+    expect(seen).toHaveLength(1);
     // Compressed, two frames, over the limit: each goes on unchanged to connect-es's gRPC path.
     await handler(request(frame(gzipSync(message), 1), { "grpc-encoding": "gzip" }) as never);
     await handler(request(Buffer.concat([frame(message), frame(message)])) as never);
