@@ -138,7 +138,7 @@ export class IdpQueries {
         const matching = findRows(this.db, idps, { where, orderBy: orderBy(order) })
           .then((all) => this.views(all, from))
           .then((views) => views.filter((v) => states.every((s) => (v.active ? State.EFFECTIVE_STATE_ACTIVE : State.EFFECTIVE_STATE_INACTIVE) === s)));
-        return [matching.then((m) => m.slice(skip, skip + take)), () => matching.then((m) => m.length)];
+        return [() => matching.then((m) => m.slice(skip, skip + take)), () => matching.then((m) => m.length)];
       },
     );
     return { views: rows, details };
@@ -158,7 +158,7 @@ export class IdpQueries {
       const by = orderBy(order);
       const range = (id: string) => findRows(this.db, idps, { where: within(id), orderBy: by, take: skip + take });
       const rows = Promise.all([range(""), range(instanceId)]).then(([system, own]) => mergeOrdered(system, own, by).slice(skip, skip + take));
-      return [rows, () => countMatches(this.db, idps, all)];
+      return [() => rows, () => countMatches(this.db, idps, all)];
     });
   }
 }

@@ -3,7 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ListDetailsSchema, TextFilterMethod, type ListDetails, type ListQuery } from "../../gen/svc/resources/object/v3alpha/object_pb.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
-import { countRows, findPage } from "./sql-search.js";
+import { countRows, findPage, readThroughFilter } from "./sql-search.js";
 
 export const DEFAULT_LIMIT = 100;
 
@@ -76,8 +76,8 @@ export function listDetails(args: {
 
 /**
  * One page of a search: the rows and the total of the same filter, and ListDetails that say so truthfully.
- * Every search pages here. `fetch` gets the window (offset, limit, direction) and returns the page query and a
- * function that counts. The total of a filter is kept until the next committed event of one of `sources` (the
+ * Every search pages here. `fetch` gets the window (offset, limit, direction) and returns a function that reads
+ * the page, given the total as it will be known (it may wait for it to choose its plan), and one that counts. The total of a filter is kept until the next committed event of one of `sources` (the
  * aggregate types whose events write the tables counted): counting a large table is the costly half of paging
  * through it. `countKey` names the filter, e.g. the table and its where clause.
  */
@@ -87,11 +87,12 @@ export async function searchPage<R>(
   query: ListQuery | undefined,
   countKey: string,
   sources: readonly string[],
-  fetch: (w: ListWindow) => [Promise<R[]>, () => Promise<number>],
+  fetch: (w: ListWindow) => [(total: Promise<number>) => Promise<R[]>, () => Promise<number>],
 ): Promise<{ rows: R[]; details: ListDetails }> {
   const window = listWindow(query);
-  const [rowsQuery, count] = fetch(window);
-  const [rows, total, state] = await Promise.all([rowsQuery, cache.get(`count:${countKey}`, count, sources), projectionState(db, cache)]);
+  const [page, count] = fetch(window);
+  const counted = cache.get(`count:${countKey}`, count, sources);
+  const [rows, total, state] = await Promise.all([page(counted), counted, projectionState(db, cache)]);
   return { rows, details: listDetails({ take: window.take, skip: window.skip, returned: rows.length, total, state }) };
 }
 
@@ -177,7 +178,7 @@ export function search<F extends ProtoFilter, W, O, R, N extends number>(
 ): Promise<{ rows: R[]; details: ListDetails }> {
   const { where, orderBy } = searchPlan(s, scope, req);
   return searchPage(db, cache, req.query, countKey(s.table, where), s.sources, ({ skip, take, order }) => [
-    findRows(db, s, { where, orderBy: orderBy(order), skip, take }),
+    async (total) => findRows(db, s, { where, orderBy: orderBy(order), skip, take, throughFilter: await readThroughFilter(db, s.table, where, total) }),
     () => countMatches(db, s, where),
   ]);
 }
@@ -186,7 +187,7 @@ export function search<F extends ProtoFilter, W, O, R, N extends number>(
 export function findRows<F extends ProtoFilter, W, O, R, N extends number>(
   db: Database,
   s: Searchable<F, W, O, R, N>,
-  args: { where: W; orderBy: O[]; skip?: number; take?: number },
+  args: { where: W; orderBy: O[]; skip?: number; take?: number; throughFilter?: boolean },
 ): Promise<R[]> {
   return findPage<R>(db, s.table, s.select, { ...args, orderBy: args.orderBy as Record<string, Direction>[] });
 }

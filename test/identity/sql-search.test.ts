@@ -61,6 +61,9 @@ describe("search pages through the pool", () => {
         const label = JSON.stringify(args);
         expect(await findPage(db, "user", select, args), label).toEqual(await db.prisma.user.findMany({ ...args, select }));
         expect(await findPage(db, "user", undefined, args), label).toEqual(await db.prisma.user.findMany(args));
+        // Through the filter's index (the matches first, then sorted), by a column the select may lack: the same.
+        const narrow = { id: true, username: true } as const;
+        expect(await findPage(db, "user", narrow, { ...args, throughFilter: true }), label).toEqual(await db.prisma.user.findMany({ ...args, select: narrow }));
       }
       expect(await countRows(db, "user", where), JSON.stringify(where)).toBe(await db.prisma.user.count({ where }));
     }
