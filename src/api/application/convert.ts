@@ -118,7 +118,7 @@ export function toGetApplication(a: ApplicationView) {
         }
       : { case: "api" as const, value: { authMethodType: apiAuthMethods.value(c.authMethod) } };
   return create(GetApplicationSchema, {
-    details: toResourceDetails({ ...a, resourceOwner: a.orgId }, "org"),
+    details: toResourceDetails({ id: a.id, sequence: a.sequence, changeDate: a.changeDate, resourceOwner: a.orgId }, "org"),
     projectId: a.projectId,
     state: a.state === "inactive" ? ApplicationState.INACTIVE : ApplicationState.ACTIVE,
     application: { name: a.name, type },

@@ -43,7 +43,7 @@ function domainBase(primary: string | null, domains: string[], externalDomain: s
 
 const toGetOrg = (o: OrgView, defaultOrgId: string | null) =>
   create(GetOrganizationSchema, {
-    details: toResourceDetails({ ...o, resourceOwner: o.instanceId }, "instance"),
+    details: toResourceDetails({ id: o.id, sequence: o.sequence, changeDate: o.changeDate, resourceOwner: o.instanceId }, "instance"),
     name: o.name,
     state: o.state === "inactive" ? OrganizationState.INACTIVE : OrganizationState.ACTIVE,
     primaryDomain: o.primaryDomain,

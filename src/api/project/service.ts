@@ -37,7 +37,7 @@ export interface ProjectDeps {
 
 const toGetProject = (p: ProjectView) =>
   create(GetProjectSchema, {
-    details: toResourceDetails({ ...p, resourceOwner: p.orgId }, "org"),
+    details: toResourceDetails({ id: p.id, sequence: p.sequence, changeDate: p.changeDate, resourceOwner: p.orgId }, "org"),
     project: { name: p.name, projectRoleAssertion: p.projectRoleAssertion, projectRoleCheck: p.projectRoleCheck },
     state: p.state === "inactive" ? ProjectState.INACTIVE : ProjectState.ACTIVE,
   });

@@ -31,7 +31,7 @@ export interface UserGrantDeps {
 
 const toGet = (g: UserGrantView) =>
   create(GetUserGrantSchema, {
-    details: toResourceDetails({ ...g, resourceOwner: g.orgId }, "org"),
+    details: toResourceDetails({ id: g.id, sequence: g.sequence, changeDate: g.changeDate, resourceOwner: g.orgId }, "org"),
     grant: { userId: g.userId, projectId: g.projectId, roleKeys: g.roleKeys },
   });
 
