@@ -178,7 +178,8 @@ export function search<F extends ProtoFilter, W, O, R, N extends number>(
 ): Promise<{ rows: R[]; details: ListDetails }> {
   const { where, orderBy } = searchPlan(s, scope, req);
   return searchPage(db, cache, req.query, countKey(s.table, where), s.sources, ({ skip, take, order }) => [
-    async (total) => findRows(db, s, { where, orderBy: orderBy(order), skip, take, throughFilter: await readThroughFilter(db, s.table, where, total) }),
+    async (total) =>
+      findRows(db, s, { where, orderBy: orderBy(order), skip, take, throughFilter: await readThroughFilter(db, s.table, where, total, { skip, take }) }),
     () => countMatches(db, s, where),
   ]);
 }

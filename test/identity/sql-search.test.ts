@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { countRows, findPage } from "../../src/query/sql-search.js";
+import { countRows, findPage, MATCH_COST_IN_ROWS, readThroughFilter } from "../../src/query/sql-search.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 // Searches read through the pool with their where clauses in Prisma's form (src/query/sql-search.ts). For every
@@ -84,5 +84,23 @@ describe("search pages through the pool", () => {
   it("refuses a filter operator it does not know rather than read it as something else", async () => {
     await expect(findPage(t.server.db, "user", undefined, { where: { username: { search: "x" } }, orderBy: [] })).rejects.toThrow(/operator search/);
     await expect(countRows(t.server.db, "user", { nosuchfield: "x" })).rejects.toThrow(/no field nosuchfield/);
+  });
+
+  it("read a page through a text filter only when its matches cost less than walking the order would", async () => {
+    const db = t.server.db;
+    await db.pool.query("ANALYZE users");
+    const { rows } = await db.pool.query("SELECT reltuples::float8 AS n FROM pg_class WHERE oid = 'users'::regclass");
+    const table = Number(rows[0].n);
+    const page = { skip: 0, take: 100 };
+    // The largest total read through the filter: total² × cost ≤ (skip + take) × rows
+    const most = Math.floor(Math.sqrt((page.take * table) / MATCH_COST_IN_ROWS));
+    const pattern = { username: { contains: "a" } };
+    expect(await readThroughFilter(db, "user", pattern, Promise.resolve(0), page)).toBe(true);
+    expect(await readThroughFilter(db, "user", pattern, Promise.resolve(most), page)).toBe(true);
+    expect(await readThroughFilter(db, "user", pattern, Promise.resolve(most + 1), page)).toBe(false);
+    // Deeper pages walk further, so more matches are worth reading through the filter.
+    expect(await readThroughFilter(db, "user", pattern, Promise.resolve(most + 1), { skip: 900, take: 100 })).toBe(true);
+    // Without a text pattern, the planner's estimates are its own: equality and ranges are left to it.
+    expect(await readThroughFilter(db, "user", { username: "a", state: { in: ["locked"] } }, Promise.resolve(0), page)).toBe(false);
   });
 });
