@@ -76,7 +76,22 @@ export class TargetAddressPolicy {
     }
     if (u.protocol !== "http:" && u.protocol !== "https:") return `must be an http or https URL, not ${u.protocol.replace(/:$/, "")}`;
     if (u.username || u.password) return "must not carry a user name or password";
-    const host = plainAddress(u.hostname);
+    return this.hostProblem(u.hostname);
+  }
+
+  /**
+   * What is wrong with a host before any DNS: written as an address, in any form a URL's host takes
+   * (`2852039166` is 169.254.169.254), it must not be denied. A name is checked after resolution.
+   */
+  hostProblem(hostname: string): string | undefined {
+    let host = plainAddress(hostname);
+    if (!isIP(host)) {
+      try {
+        host = plainAddress(new URL(`http://${hostname}/`).hostname);
+      } catch {
+        return undefined; // not a host a URL could name: the connection fails on its own
+      }
+    }
     if (isIP(host) && this.denies(host)) return `must not point at ${host}, a denied address (SVC_TARGET_DENY)`;
     return undefined;
   }

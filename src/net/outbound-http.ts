@@ -1,7 +1,7 @@
 import dns from "node:dns/promises";
 import http from "node:http";
 import https from "node:https";
-import type { LookupFunction } from "node:net";
+import net, { type LookupFunction } from "node:net";
 import { plainAddress, TargetAddressPolicy } from "../domain/target-addresses.js";
 
 /**
@@ -60,6 +60,32 @@ export class OutboundHttp {
     resolve: ResolveHost = systemResolve,
   ) {
     this.lookup = guardedLookup(policy, resolve);
+  }
+
+  /**
+   * A TCP connection under the same checks, for protocols other than HTTP (an instance's SMTP server): the
+   * host, written as an address, must not be denied, and a name must not resolve to a denied address.
+   */
+  socket(host: string, port: number, timeoutMs: number): Promise<net.Socket> {
+    const problem = this.policy.hostProblem(host);
+    if (problem) return Promise.reject(new OutboundFailure(`is refused: its host ${problem}`));
+    return new Promise((resolve, reject) => {
+      const s = net.connect({ host, port, lookup: this.lookup, timeout: timeoutMs });
+      const fail = (e: Error) => {
+        s.destroy();
+        reject(e instanceof OutboundFailure ? e : new OutboundFailure(`unreachable (${e.message})`));
+      };
+      const late = () => fail(new OutboundFailure(`did not answer within ${timeoutMs} ms`));
+      s.once("timeout", late);
+      s.once("error", fail);
+      s.once("connect", () => {
+        // From here on the socket is its user's, with its own timeouts and error handling.
+        s.removeListener("error", fail);
+        s.removeListener("timeout", late);
+        s.setTimeout(0);
+        resolve(s);
+      });
+    });
   }
 
   /** Drops the kept-alive connections (at shutdown). */

@@ -15,7 +15,7 @@ export class Channels {
 
   async mail(instanceId: string, mail: Mail): Promise<void> {
     const p = await this.providers.active(instanceId, "smtp");
-    if (p) return sendMailVia(p, mail);
+    if (p) return sendMailVia(p, mail, this.http);
     if (this.smtpDefault) return sendMailViaDefault(this.smtpDefault, mail);
     throw new SendFailure("no SMTP provider is active and no default (SVC_SMTP_URL) is configured");
   }

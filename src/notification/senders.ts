@@ -37,10 +37,20 @@ export interface SmtpDefault {
   from: string;
 }
 
-function transportOf(p: SmtpConfig, password: string) {
+/**
+ * An instance's SMTP server is reached through the outbound client's checks (SVC_TARGET_DENY, for the host as
+ * written and after DNS), as its targets and SMS providers are: instance administrators choose these hosts.
+ */
+function transportOf(p: SmtpConfig, password: string, outbound: OutboundHttp) {
+  const port = p.port || (p.tls === "tls" ? 465 : 587);
   return nodemailer.createTransport({
     host: p.host,
-    port: p.port || (p.tls === "tls" ? 465 : 587),
+    getSocket: (_options, callback) =>
+      outbound.socket(p.host, port, TIMEOUT_MS).then(
+        (connection) => callback(null, { connection }),
+        (e: Error) => callback(e, undefined as never),
+      ),
+    port,
     secure: p.tls === "tls",
     requireTLS: p.tls === "starttls",
     // "none": plain SMTP, no STARTTLS even when offered (a relay on the same host or network).
@@ -60,9 +70,9 @@ function failure(e: unknown, what: string): SendFailure {
 }
 
 /** Sends through an instance's SMTP provider. */
-export async function sendMailVia(p: UsableProvider, mail: Mail): Promise<void> {
+export async function sendMailVia(p: UsableProvider, mail: Mail, outbound: OutboundHttp): Promise<void> {
   const c = p.config as SmtpConfig;
-  const t = transportOf(c, p.secret);
+  const t = transportOf(c, p.secret, outbound);
   try {
     await t.sendMail({
       from: c.senderName ? { name: c.senderName, address: c.senderAddress } : c.senderAddress,

@@ -242,6 +242,45 @@ describe("SMS providers", () => {
     }
   });
 
+  it("SMTP servers obey SVC_TARGET_DENY: an address at creation and patch, a name after DNS at each send", async () => {
+    for (const host of ["169.254.169.254", "2852039166", "[::ffff:a9fe:a9fe]", "0.0.0.0"]) {
+      const created = await rest(t.url, "POST", "/resources/v3alpha/smtp_providers", { token: t.adminPat, body: smtp({ host }) });
+      expect(created.status, host).toBe(400);
+      expect(created.body.message, host).toMatch(/provider\.host: must not point at .*SVC_TARGET_DENY/);
+    }
+    const id = (await rest(t.url, "POST", "/resources/v3alpha/smtp_providers", { token: t.adminPat, body: smtp() })).body.details.id;
+    const patched = await rest(t.url, "PATCH", `/resources/v3alpha/smtp_providers/${id}`, { token: t.adminPat, body: { host: "169.254.169.254" } });
+    expect(patched.status).toBe(400);
+    expect(patched.body.message).toContain("provider.host");
+
+    // A server that denies loopback: the name "localhost" is accepted, and refused once it resolves to 127.0.0.1.
+    const strict = await startTestServer({ SVC_TARGET_DENY: "link-local,unspecified,loopback" });
+    try {
+      const body = smtp({ host: "localhost" });
+      const made = await rest(strict.url, "POST", "/resources/v3alpha/smtp_providers", { token: strict.adminPat, body });
+      expect(made.status).toBe(201);
+      const before = mail.received.length;
+      const tested = await rest(strict.url, "POST", `/resources/v3alpha/smtp_providers/${made.body.details.id}/_test`, {
+        token: strict.adminPat,
+        body: { receiverAddress: "admin@example.com" },
+      });
+      expect(tested.status).toBe(400);
+      expect(tested.body.message).toMatch(/resolves to 127\.0\.0\.1, a denied address \(SVC_TARGET_DENY\)/);
+      expect(tested.body.message).not.toContain("s3cret-pw");
+      expect(mail.received).toHaveLength(before);
+      // The same provider on a server that allows loopback delivers (through the same checked connection).
+      const allowed = await rest(t.url, "POST", "/resources/v3alpha/smtp_providers", { token: t.adminPat, body });
+      const sent = await rest(t.url, "POST", `/resources/v3alpha/smtp_providers/${allowed.body.details.id}/_test`, {
+        token: t.adminPat,
+        body: { receiverAddress: "admin@example.com" },
+      });
+      expect(sent.status).toBe(200);
+      expect(mail.received).toHaveLength(before + 1);
+    } finally {
+      await strict.close();
+    }
+  });
+
   it("SMS provider URLs obey SVC_TARGET_DENY: the metadata address is refused, naming the field", async () => {
     const sms = (body: object) => rest(t.url, "POST", "/resources/v3alpha/sms_providers", { token: t.adminPat, body });
     const http = await sms({ http: { url: "http://169.254.169.254/latest/meta-data" } });

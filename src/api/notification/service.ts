@@ -202,6 +202,12 @@ export function notificationProviderService(deps: NotificationProviderDeps): Ser
       );
   };
 
+  /** An SMTP server written as an address must not be one SVC_TARGET_DENY denies (a name is checked at each send, after DNS). */
+  const checkSmtpHost = (host: string | undefined) => {
+    const problem = host === undefined ? undefined : deps.outbound.policy.hostProblem(host);
+    if (problem) throw errors.invalidArgument("NOTIF-h0st", `invalid provider.host: ${problem}`);
+  };
+
   /** An SMS provider's URL must not lead where SVC_TARGET_DENY forbids (checked again at each send, after DNS). */
   const checkSmsUrl = (c: ReturnType<typeof smsConfigOf>) => {
     const [url, field] =
@@ -214,6 +220,7 @@ export function notificationProviderService(deps: NotificationProviderDeps): Ser
   return {
     async createSMTPProvider(req, ctx) {
       const p = req.provider!;
+      checkSmtpHost(p.host);
       await checkSender(instanceOf(ctx).instanceId, p.senderAddress);
       const { details: d } = await createNotificationProvider(es, box, {
         ...instanceOf(ctx),
@@ -227,6 +234,7 @@ export function notificationProviderService(deps: NotificationProviderDeps): Ser
     },
     async patchSMTPProvider(req, ctx) {
       const p = req.provider!;
+      checkSmtpHost(p.host);
       await checkSender(instanceOf(ctx).instanceId, p.senderAddress);
       const d = await patchNotificationProvider(es, box, {
         ...base(ctx, "smtp", req.id),
@@ -256,11 +264,15 @@ export function notificationProviderService(deps: NotificationProviderDeps): Ser
     async testSMTPProvider(req, ctx) {
       const p = await found("smtp", req.id, providers.usable(instanceOf(ctx).instanceId, "smtp", req.id));
       await test(() =>
-        sendMailVia(p, {
-          to: req.receiverAddress,
-          subject: "Test message",
-          text: "This is a test message: the SMTP provider works.",
-        }),
+        sendMailVia(
+          p,
+          {
+            to: req.receiverAddress,
+            subject: "Test message",
+            text: "This is a test message: the SMTP provider works.",
+          },
+          deps.outbound,
+        ),
       );
       return create(TestSMTPProviderResponseSchema, {});
     },
