@@ -128,7 +128,9 @@ describe("start-up", () => {
     // and a restart with the same domain adds nothing
     const again = await startServerProcess({ ...env, SVC_EXTERNAL_DOMAIN: "auth.example.com" });
     await stop(again);
-  });
+    // Three starts of a server process one after the other, the first creating the database: on a loaded 2-core
+    // CI machine each took 20-30 s, so the default minute was not enough.
+  }, 180_000);
 });
 
 describe.runIf(testDb === "embedded")("the embedded data directory", () => {
