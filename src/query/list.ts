@@ -77,9 +77,10 @@ export function listDetails(args: {
 /**
  * One page of a search: the rows and the total of the same filter, and ListDetails that say so truthfully.
  * Every search pages here. `fetch` gets the window (offset, limit, direction) and returns a function that reads
- * the page, given the total as it will be known (it may wait for it to choose its plan), and one that counts. The total of a filter is kept until the next committed event of one of `sources` (the
- * aggregate types whose events write the tables counted): counting a large table is the costly half of paging
- * through it. `countKey` names the filter, e.g. the table and its where clause.
+ * the page, given the total as it will be known (it may wait for it to choose its plan), and one that counts.
+ * The total of a filter is kept until the next committed event of one of `sources` (the aggregate types whose
+ * events write the tables counted): counting a large table is the costly half of paging through it. `countKey`
+ * names the filter, e.g. the table and its where clause.
  */
 export async function searchPage<R>(
   db: Database,
