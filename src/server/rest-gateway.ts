@@ -1,6 +1,6 @@
 import { ScalarType, type DescField, type DescMessage, type DescMethod, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
-import type { UniversalHandler } from "@connectrpc/connect/protocol";
+import { readAllBytes, type UniversalHandler } from "@connectrpc/connect/protocol";
 import { codeFromString } from "@connectrpc/connect/protocol-connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { httpStatusOf } from "../errors/errors.js";
@@ -134,10 +134,8 @@ function sendError(reply: FastifyReply, code: Code, message: string, details: un
 
 /** The answer's bytes, sent on as they are (decoding them to a string only for Fastify to encode it again cost a copy of each). */
 async function collect(body: AsyncIterable<Uint8Array> | undefined): Promise<Buffer> {
-  if (!body) return Buffer.alloc(0);
-  const chunks: Uint8Array[] = [];
-  for await (const c of body) chunks.push(c);
-  return chunks.length === 1 ? Buffer.from(chunks[0]!.buffer, chunks[0]!.byteOffset, chunks[0]!.byteLength) : Buffer.concat(chunks);
+  const bytes = body ? await readAllBytes(body, Number.MAX_SAFE_INTEGER) : new Uint8Array(0);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /**
