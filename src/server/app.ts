@@ -80,6 +80,8 @@ import { registerRestGateway } from "./rest-gateway.js";
 import { methodPaths, mount, routesOf, serviceDescriptors as S, type Mounted } from "./services.js";
 
 const BODY_LIMIT = 4 * 1024 * 1024;
+/** Paths without CORS: exact, or every path under one that ends in "/". */
+const NO_CORS_PATHS = ["/oauth/v2/authorize", "/oidc/v1/end_session", "/ui/", "/metrics"];
 
 export interface RunningServer {
   /** http://<host>:<port> the server listens on. */
@@ -270,6 +272,12 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     return503OnClosing: false,
   });
   logger = app.log;
+  // Pages a browser navigates to (authorize, end session, the login UI) are never readable cross-origin
+  // (RFC 9700 §2.6); APIs, the token, userinfo, introspection, revocation and keys endpoints are. Each route
+  // is marked when it is added, so no request pays for the decision.
+  app.addHook("onRoute", (route) => {
+    if (NO_CORS_PATHS.some((p) => (p.endsWith("/") ? route.url.startsWith(p) : route.url === p))) route.config = { ...route.config, cors: false };
+  });
   observe.register(app, mounted);
   // Routes without an error handler of their own (the OIDC endpoints, the login UI): a client error keeps
   // Fastify's answer, a server fault is logged under a reference and answered without its internal text.
@@ -279,20 +287,19 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     req.log.error({ err, ref }, "request failed on the server's side");
     return reply.status(500).send({ error: "server_error", error_description: `internal error, reference ${ref}` });
   });
+  // Header lists joined once: @fastify/cors joins arrays again for every answer.
   const corsOptions = {
     origin: config.corsOrigins.includes("*") ? true : config.corsOrigins,
-    methods: [...new Set([...connectCors.allowedMethods, "GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])],
-    allowedHeaders: [...connectCors.allowedHeaders, "Authorization", "X-Svc-OrgId"],
-    exposedHeaders: [...connectCors.exposedHeaders],
+    methods: [...new Set([...connectCors.allowedMethods, "GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])].join(", "),
+    allowedHeaders: [...connectCors.allowedHeaders, "Authorization", "X-Svc-OrgId"].join(", "),
+    exposedHeaders: connectCors.exposedHeaders.join(", "),
     credentials: false,
     maxAge: 7200,
   };
-  // Pages a browser navigates to (authorize, end session, the login UI) are never readable cross-origin
-  // (RFC 9700 §2.6); APIs, the token, userinfo, introspection, revocation and keys endpoints are.
-  const noCors = /^\/(oauth\/v2\/authorize|oidc\/v1\/end_session|ui\/|metrics$)/;
-  await app.register(fastifyCors, {
-    delegator: (req, cb) => cb(null, noCors.test(req.url ?? "") ? { origin: false } : corsOptions),
-  });
+  // The options are normalised once; a delegator would build them again for every request.
+  await app.register(fastifyCors, corsOptions);
+  // A preflight to a page is not found, as the OPTIONS route of @fastify/cors answers when CORS is off.
+  for (const path of NO_CORS_PATHS) app.options(path.endsWith("/") ? `${path}*` : path, { config: { cors: false } }, (_req, reply) => reply.callNotFound());
   await app.register(fastifyConnectPlugin, { routes, ...connectOptions, contextValues: observe.contextValues });
   const router = createConnectRouter(connectOptions);
   routes(router);

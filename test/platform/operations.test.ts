@@ -136,4 +136,22 @@ describe("operations", () => {
     });
     expect(other.headers["access-control-allow-origin"]).toBeUndefined();
   });
+
+  it("keeps pages (authorize, end session, the login UI) and /metrics closed to other origins, allowed ones too", async () => {
+    const origin = { origin: "http://app.example" };
+    const preflight = { ...origin, "access-control-request-method": "POST" };
+    for (const path of ["/oauth/v2/authorize", "/oidc/v1/end_session", "/ui/login", "/ui/login/password/reset", "/metrics"]) {
+      const pre = await rest(t.url, "OPTIONS", path, { headers: preflight });
+      expect(pre.status, path).toBe(404);
+      expect(pre.headers["access-control-allow-origin"], path).toBeUndefined();
+      expect(pre.headers["access-control-allow-methods"], path).toBeUndefined();
+      const get = await rest(t.url, "GET", path, { headers: origin });
+      expect(get.headers["access-control-allow-origin"], path).toBeUndefined();
+    }
+    // The endpoints a browser app calls stay open to it.
+    for (const path of ["/oauth/v2/token", "/oauth/v2/introspect", "/oidc/v1/userinfo", "/oauth/v2/keys"]) {
+      const pre = await rest(t.url, "OPTIONS", path, { headers: preflight });
+      expect(pre.headers["access-control-allow-origin"], path).toBe("http://app.example");
+    }
+  });
 });
