@@ -4,6 +4,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { abortBench } from "./abort.js";
 import { cpuSeconds } from "./cpu.js";
 import type { Result } from "./load.js";
 
@@ -67,6 +68,7 @@ export function protocolsBench(a: { url: string; pid: number; pat: string; secon
       `server CPU per call: gRPC ${grpc.cpuMsPerCall.toFixed(3)} ms, REST ${rest.cpuMsPerCall.toFixed(3)} ms, gRPC / REST = ${(grpc.cpuMsPerCall / rest.cpuMsPerCall).toFixed(2)} (goal <= 1.2)`,
       `server CPU per call: gRPC-web ${grpcWeb.cpuMsPerCall.toFixed(3)} ms, gRPC-web / REST = ${(grpcWeb.cpuMsPerCall / rest.cpuMsPerCall).toFixed(2)} (both HTTP/1.1)`,
       `server CPU per call, both on one HTTP/2 connection: REST ${restH2.cpuMsPerCall.toFixed(3)} ms, gRPC / REST over HTTP/2 = ${(grpc.cpuMsPerCall / restH2.cpuMsPerCall).toFixed(2)}`,
+      ...abortBench(rest.cpuMsPerCall),
     ];
     return { results, ratios };
   } finally {

@@ -73,6 +73,7 @@ import { TenancyQueries } from "../query/tenancy.js";
 import { openDatabase, type Database } from "../storage/database.js";
 import { applyMigrations, withSetupLock } from "../storage/migrate.js";
 import { validationInterceptor } from "../validation/validate.js";
+import { shareDefaultAbortReason } from "./abort-reason.js";
 import { DualProtocolServer } from "./listener.js";
 import { startObserving } from "./observe.js";
 import { buildOpenApi, openApiFor, renderApiReference } from "./openapi.js";
@@ -127,6 +128,7 @@ function allFiles(mounted: Mounted[]): DescFile[] {
 
 /** Opens the database, migrates it, makes sure the first instance exists, and serves every protocol on one port. */
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
+  shareDefaultAbortReason();
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
   try {
     return await serve(config, db, opts);
