@@ -54,6 +54,26 @@ describe("targets", () => {
     expect((await rest(t.url, "PATCH", `/resources/v3alpha/targets/${id}`, { token: t.adminPat, body: { name: "x" } })).status).toBe(404);
   });
 
+  it("refuse a second target of the same name (409), created or renamed, and store no event for it", async () => {
+    const post = (name: string) => rest(t.url, "POST", "/resources/v3alpha/targets", { token: t.adminPat, body: webhook(name) });
+    const first = await post("twice");
+    expect(first.status).toBe(201);
+    const eventsBefore = await t.server.db.prisma.event.count({ where: { instanceId: t.instanceId } });
+    const again = await post("twice");
+    expect(again.status).toBe(409);
+    expect(again.body.message).toContain('a target named "twice" already exists');
+    const other = (await post("other")).body.details.id as string;
+    const renamed = await rest(t.url, "PATCH", `/resources/v3alpha/targets/${other}`, { token: t.adminPat, body: { name: "twice" } });
+    expect(renamed.status).toBe(409);
+    expect(renamed.body.message).toContain('a target named "twice" already exists');
+    // Only "other" was stored; its name is unchanged.
+    expect(await t.server.db.prisma.event.count({ where: { instanceId: t.instanceId } })).toBe(eventsBefore + 1);
+    expect((await rest(t.url, "GET", `/resources/v3alpha/targets/${other}`, { token: t.adminPat })).body.target.target.name).toBe("other");
+    // Many at once with one name: exactly one is created.
+    const racing = await Promise.all(Array.from({ length: 8 }, () => post("racing")));
+    expect(racing.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409, 409, 409]);
+  });
+
   it("enforce every field rule, naming the field", async () => {
     const cases: [object, string][] = [
       [{ name: "u1", restWebhook: { url: "" }, timeout: "1s" }, "target.rest_webhook.url"],
