@@ -59,6 +59,9 @@ function isSequenceConflict(err: unknown): boolean {
 }
 
 const MAX_ATTEMPTS = 8;
+/** How long, at most, subscriptions share one read of the log, and how many events it reads at least. */
+const SHARED_READ_MS = 100;
+const SHARED_READ_LIMIT = 100;
 /** NOTIFY payloads are limited to 8000 bytes; past this the notice says "everything changed". */
 const MAX_NOTICE = 7_000;
 
@@ -289,8 +292,14 @@ export class EventStore {
   private readonly committed: ((events: StoredEvent[]) => void)[] = [];
   private readonly appended: ((ms: number, events: number) => void)[] = [];
   private readonly handled = new Map<string, () => Cursor>();
-  /** Counters for tests and metrics: commands retried after a conflict, and rejected after too many. */
-  readonly stats = { retried: 0, rejected: 0 };
+  /**
+   * Counters for tests and metrics: commands retried after a conflict, and rejected after too many; reads of
+   * the log by this process's subscriptions.
+   */
+  readonly stats = { retried: 0, rejected: 0, logReads: 0 };
+  /** Commit notices received by this process's subscriptions (see `readShared`). */
+  private notices = 0;
+  private lastRead: { cursor: Cursor; notices: number; startedAt: number; rows: Promise<(StoredEvent & { tx: bigint })[]> } | undefined;
 
   constructor(private readonly db: Database) {}
 
@@ -367,6 +376,27 @@ export class EventStore {
     return rows.map(toStored);
   }
 
+  /**
+   * `readAfter` for the subscription loops. The subscriptions of a process wake on the same notice and most
+   * often stand at the same cursor: one read serves them all (one statement per commit instead of one per
+   * subscription). A read is shared only while no notice has come since it began and for `SHARED_READ_MS`,
+   * so a poll still reads afresh. Any prefix of a read is a correct answer, so a smaller batch takes one.
+   */
+  private readShared(cursor: Cursor, limit: number): Promise<(StoredEvent & { tx: bigint })[]> {
+    const last = this.lastRead;
+    const now = performance.now();
+    if (last && last.notices === this.notices && now - last.startedAt < SHARED_READ_MS && !after(last.cursor, cursor) && !after(cursor, last.cursor)) {
+      return last.rows.then((rows) => (rows.length > limit ? rows.slice(0, limit) : rows));
+    }
+    this.stats.logReads++;
+    const rows = this.readAfter(cursor, Math.max(limit, SHARED_READ_LIMIT));
+    this.lastRead = { cursor, notices: this.notices, startedAt: now, rows };
+    rows.catch(() => {
+      if (this.lastRead?.rows === rows) this.lastRead = undefined;
+    });
+    return rows.then((r) => (r.length > limit ? r.slice(0, limit) : r));
+  }
+
   /** The event at a position: a delivery retried later reads its event again. */
   async eventAt(position: bigint): Promise<StoredEvent | undefined> {
     const { rows } = await this.db.pool.query<EventRecord>(`SELECT ${EVENT_COLUMNS} FROM events WHERE position = $1`, [position.toString()]);
@@ -415,6 +445,7 @@ export class EventStore {
         };
       });
     const unlisten = this.db.listen(EVENTS_CHANNEL, () => {
+      this.notices++;
       announced = true;
       wake?.();
     });
@@ -436,7 +467,7 @@ export class EventStore {
         try {
           if (announced && coalesceMs > 0) await new Promise((r) => setTimeout(r, coalesceMs));
           announced = false;
-          const batch = await this.readAfter(cursor, batchSize);
+          const batch = await this.readShared(cursor, batchSize);
           if (batch.length) {
             const wanted = opts.filter ? batch.filter(opts.filter) : batch;
             if (wanted.length) await handle(wanted);

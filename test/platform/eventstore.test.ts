@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EVENTS_CHANNEL, parseChangeNotice, type StoredEvent } from "../../src/eventstore/eventstore.js";
+import { EVENTS_CHANNEL, EventStore, parseChangeNotice, type StoredEvent } from "../../src/eventstore/eventstore.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 let t: TestServer;
@@ -131,6 +131,34 @@ describe("event store", () => {
     await resumed.caughtUp();
     await resumed.stop();
     expect(again.map((e) => `${e.aggregateId}:${e.sequence}`)).toEqual(["s1:3"]);
+  });
+
+  it("lets the subscriptions that stand at the same place share one read of the log per commit", async () => {
+    // A store of its own, so that only these two subscriptions read through it (the server runs two more).
+    const es = new EventStore(t.server.db);
+    const seen = { a: [] as string[], b: [] as string[] };
+    const sub = (name: "a" | "b", batchSize: number) =>
+      es.subscribe(`shared-${name}`, async (batch) => void seen[name].push(...batch.map((e) => e.aggregateId)), {
+        filter: (e) => e.aggregateId.startsWith("shared-"),
+        batchSize,
+        pollMs: 500,
+      });
+    const subs = [sub("a", 100), sub("b", 3)];
+    await Promise.all(subs.map((x) => x.caughtUp()));
+    const before = es.stats.logReads;
+    const waves = 10;
+    for (let i = 0; i < waves; i++) {
+      await increment(`shared-${i}`);
+      await new Promise((r) => setTimeout(r, 120));
+    }
+    await Promise.all(subs.map((x) => x.caughtUp()));
+    const ids = Array.from({ length: waves }, (_, i) => `shared-${i}`);
+    expect(seen.a).toEqual(ids);
+    expect(seen.b).toEqual(ids);
+    // Two subscriptions reading apart would make at least two reads a commit; together they make about one
+    // (and a shared poll now and then).
+    expect(es.stats.logReads - before).toBeLessThan(1.5 * waves);
+    await Promise.all(subs.map((x) => x.stop()));
   });
 
   it("reads commits announced close together in one batch, and stores the cursor of batches with nothing wanted lazily", async () => {
