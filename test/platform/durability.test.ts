@@ -198,7 +198,9 @@ describe.runIf(testDb === "embedded")("one process per embedded data directory",
 
   it("refuses a start while the previous server is still finishing its calls after SIGTERM, and loses nothing", async () => {
     const { dataDir, env } = await storage();
-    const first = track(await startServerProcess(env));
+    // The call stays in flight while a second server starts and is refused: seconds on a loaded machine, and
+    // past the default 10 s grace it would be cut off. The first server exits as soon as the call is done.
+    const first = track(await startServerProcess({ ...env, SVC_SHUTDOWN_GRACE_MS: "120000" }));
     // A write in flight keeps the first server in its grace period after SIGTERM.
     const body = JSON.stringify({ name: "in-flight", restWebhook: { url: "https://example.com/hook" }, timeout: "5s" });
     const socket = net.connect(first.port, "127.0.0.1");
