@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { transactionContextEnabled } from "../../src/storage/transactions.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 // Write transactions run on one pg connection with Prisma's model API bound to it (src/storage/transactions.ts).
@@ -65,6 +66,36 @@ describe("write transactions", () => {
     expect(seenByA?.key).toBe("wt-apart");
     // B never sees A's uncommitted row.
     expect(seenByB).toBeNull();
+  });
+
+  it("switch their async context off when none runs, and keep it for one that outlives another", async () => {
+    let aDone!: () => void;
+    const aEnded = new Promise<void>((r) => (aDone = r));
+    let bStarted!: () => void;
+    const bRunning = new Promise<void>((r) => (bStarted = r));
+    const b = t.server.db.transaction(async () => {
+      bStarted();
+      await aEnded;
+      // A has ended; B's statements still go to B's connection, inside B's transaction.
+      expect(transactionContextEnabled()).toBe(true);
+      await t.server.db.writer.usedJwtId.create({ data: row("outlives") });
+      return t.server.db.writer.usedJwtId.findUnique({ where: { key: "wt-outlives" } });
+    });
+    await bRunning;
+    await t.server.db.transaction(async () => {
+      await t.server.db.writer.usedJwtId.create({ data: row("ends-first") });
+    });
+    aDone();
+    expect((await b)?.key).toBe("wt-outlives");
+    expect(transactionContextEnabled()).toBe(false);
+    expect(await stored("ends-first")).not.toBeNull();
+    expect(await stored("outlives")).not.toBeNull();
+    // Off, the writer still refuses; the next transaction switches the context on again.
+    await expect(t.server.db.writer.usedJwtId.create({ data: row("off") })).rejects.toThrow(/outside a write transaction/);
+    await t.server.db.transaction(async () => {
+      await t.server.db.writer.usedJwtId.create({ data: row("on-again") });
+    });
+    expect(await stored("on-again")).not.toBeNull();
   });
 
   it("turn a transaction Prisma opens inside one into a savepoint: it ends with the surrounding one", async () => {
