@@ -105,6 +105,10 @@ export class DualProtocolServer extends net.Server {
     // Errors on one connection concern that connection only. A request that cannot be parsed still gets its
     // answer before the connection closes, as from Node's default handler (which listening here replaces).
     this.h1.on("clientError", refuseH1);
+    // Node's HTTP server tracks its connections only once it has emitted "listening" (it never listens here):
+    // without that, closeIdleConnections() finds nothing to close (a keep-alive connection stayed open to the
+    // end of the grace period after SIGTERM), and headersTimeout and requestTimeout are never checked.
+    this.once("listening", () => this.h1.emit("listening"));
     this.h2.on("sessionError", () => {});
     this.on("connection", (socket: net.Socket) => this.route(socket));
   }
@@ -145,7 +149,8 @@ export class DualProtocolServer extends net.Server {
     super.close(cb);
     for (const s of this.sessions) s.close();
     for (const socket of this.undecided) socket.destroy();
-    this.h1.closeIdleConnections();
+    // Also stops the timeout checks; the HTTP server itself was never listening, which close() only reports.
+    this.h1.close(() => {});
     const idle = setInterval(() => this.h1.closeIdleConnections(), 50);
     const force = setTimeout(() => {
       for (const s of this.sessions) s.destroy();

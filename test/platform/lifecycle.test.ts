@@ -86,14 +86,19 @@ describe("the server process", () => {
     }
   });
 
-  it("on SIGTERM stops accepting, finishes the call in flight, and exits 0", async () => {
-    const p = await startServerProcess(env);
+  it("on SIGTERM stops accepting, finishes the call in flight, closes its connection once answered, and exits 0", async () => {
+    // A grace period longer than the test: the server must not wait for it once nothing is in flight.
+    const p = await startServerProcess({ ...env, SVC_SHUTDOWN_GRACE_MS: "120000" });
     const pat = readFileSync(join(dataDir, "admin.pat"), "utf8").trim();
     const body = JSON.stringify({ defaultLanguage: { key: "ru" } });
     const socket = net.connect(p.port, "127.0.0.1");
     await new Promise((r) => socket.once("connect", r));
     let response = "";
-    socket.on("data", (d) => (response += d.toString()));
+    let answeredAt = 0;
+    socket.on("data", (d) => {
+      response += d.toString();
+      answeredAt ||= Date.now();
+    });
     const closed = new Promise((r) => socket.once("close", r));
     // The request is in flight: headers and half the body are sent when the signal arrives.
     socket.write(
@@ -115,6 +120,8 @@ describe("the server process", () => {
     expect(refused).toBe(true);
     socket.write(body.slice(10));
     await closed;
+    // The keep-alive connection is closed as soon as it is idle, not at the end of the grace period.
+    expect(Date.now() - answeredAt).toBeLessThan(5000);
     expect(response).toMatch(/^HTTP\/1\.1 200/);
     expect(response).toContain('"details"');
     expect(await p.exited).toBe(0);
