@@ -75,6 +75,21 @@ async function createTarget(p: ServerProcess, token: string, name: string): Prom
   return res.body.details.id;
 }
 
+/** A start after a crash; if it fails, the error says which and ends with the embedded PostgreSQL's log. */
+async function startAfterCrash(dataDir: string, env: Record<string, string>, which: string): Promise<ServerProcess> {
+  try {
+    return await startServerProcess(env);
+  } catch (e) {
+    let log = "";
+    try {
+      log = readFileSync(join(dataDir, "postgres.log"), "utf8").slice(-3000);
+    } catch {
+      // no embedded database, or no log yet
+    }
+    throw new Error(`${which}: ${(e as Error).message}${log ? `\n--- postgres.log (end) ---\n${log}` : ""}`);
+  }
+}
+
 /** Kills the server, and on the embedded database its PostgreSQL too (the postmaster's group: it and its backends). */
 function killEverything(dataDir: string, p: ServerProcess): void {
   if (testDb === "embedded") sigkill(-postmasterPid(dataDir));
@@ -97,7 +112,7 @@ describe("durability: an acknowledged write survives kill -9", () => {
     // process, leaving an orphaned postmaster for the next start to adopt; round 3 again kills everything.
     const kinds = ["everything", "server only", "everything"] as const;
     for (const [round, kind] of kinds.entries()) {
-      const p = track(await startServerProcess(env));
+      const p = track(await startAfterCrash(dataDir, env, `round ${round}, after the previous round killed ${kinds[round - 1] ?? "nothing"}`));
       if (round > 0) {
         // everything acknowledged before is there after the restart
         for (const id of all) expect((await rest(p.url, "GET", `/resources/v3alpha/targets/${id}`, { token: pat(dataDir) })).status, id).toBe(200);
@@ -112,7 +127,7 @@ describe("durability: an acknowledged write survives kill -9", () => {
       expect(acked.length).toBeGreaterThanOrEqual(40);
       all.push(...acked);
     }
-    const last = track(await startServerProcess(env));
+    const last = track(await startAfterCrash(dataDir, env, "the check after round 2"));
     const found = await rest(last.url, "POST", "/resources/v3alpha/targets/_search", {
       token: pat(dataDir),
       body: { filters: [{ inIds: { ids: all } }], query: { limit: 1000 } },
