@@ -31,9 +31,12 @@ const current = new AsyncLocalStorage<Bound>();
  */
 let running = 0;
 
-/** Whether the transactions' async context is switched on (for tests: only while one runs). */
+/**
+ * Whether the transactions' AsyncLocalStorage is enabled (for tests: only while one runs). Node 20's
+ * AsyncLocalStorage keeps this in `enabled`, which `run` sets and `disable` clears.
+ */
 export function transactionContextEnabled(): boolean {
-  return running > 0;
+  return (current as unknown as { enabled: boolean }).enabled;
 }
 
 function boundOrThrow(): Bound {
