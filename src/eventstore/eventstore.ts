@@ -1,14 +1,14 @@
 import { errors, isUniqueViolation } from "../errors/errors.js";
-import type pg from "pg";
 import type { Prisma as PrismaNamespace } from "../../gen/prisma/client.js";
 import type { Database } from "../storage/database.js";
+import type { Sql } from "../storage/transactions.js";
 import type { EventDefinition } from "./definition.js";
 
 /** Prisma's model API inside a command's transaction (the database's `writer`). */
 export type Tx = PrismaNamespace.TransactionClient;
 
 /** The command's transaction connection, for statements sent without Prisma. */
-export type Sql = Pick<pg.PoolClient, "query">;
+export type { Sql } from "../storage/transactions.js";
 
 /**
  * An event to append. Commands make them with their event's definition (`definition.ts`), which fixes the

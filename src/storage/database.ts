@@ -2,7 +2,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaClient } from "../../gen/prisma/client.js";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded.js";
-import { runTransaction, transactionBoundPrisma } from "./transactions.js";
+import { runTransaction, transactionBoundPrisma, type Sql } from "./transactions.js";
 
 export type Prisma = PrismaClient;
 
@@ -22,7 +22,7 @@ export interface Database {
    * Runs `fn` in a write transaction on one connection of the pool (`transactions.ts`): the client it is
    * given and `writer` both send their statements into that transaction.
    */
-  transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (sql: Sql) => Promise<T>): Promise<T>;
   /** Prisma's model API for the transaction running in this async context (`transaction`); refused outside one. */
   readonly writer: PrismaClient;
   /** Runs SQL with several statements (simple query protocol). */

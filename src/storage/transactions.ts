@@ -17,8 +17,11 @@ import { PrismaClient } from "../../gen/prisma/client.js";
  * duration of the callback, and the writer's pool sends every query there. Used outside a transaction the
  * writer refuses, so a statement can never escape into autocommit.
  */
+/** A connection as the transaction's statements use it. */
+export type Sql = Pick<pg.PoolClient, "query">;
+
 interface Bound {
-  client: pg.PoolClient;
+  client: Sql;
   open: boolean;
   savepoints: number;
 }
@@ -134,27 +137,126 @@ function withoutBatchedLookups(client: PrismaClient): PrismaClient {
   });
 }
 
+/** The statements a transaction starts with: BEGIN and its idle limit (a stuck command cannot hold its locks forever). */
+function openingStatements(idleTimeoutMs: number): string[] {
+  return ["BEGIN", `SET LOCAL idle_in_transaction_session_timeout = ${Math.max(1, Math.floor(idleTimeoutMs))}`];
+}
+
+/** What pg's Query does with the server's messages, beyond its public type. */
+interface QueryInternals {
+  submit(connection: PgConnection): Error | null;
+  handleCommandComplete(msg: unknown, connection: PgConnection): void;
+  callback?: (err: Error | undefined, result: pg.QueryResult) => void;
+}
+
+interface PgConnection {
+  stream: { cork?: () => void; uncork?: () => void };
+  parse(q: { text: string }): void;
+  bind(config?: object): void;
+  execute(config?: object): void;
+}
+
+/**
+ * The first statement of a transaction, with the opening statements in front of it in the same round trip:
+ * each opening statement goes as Parse/Bind/Execute and the statement follows as pg sends it, so one Sync
+ * ends them all and the server answers once (pgjdbc and Npgsql send BEGIN the same way). Their completions
+ * are not results of the statement. Only an unnamed statement with parameters is sent so: pg sends those
+ * with the extended protocol (a text without parameters may hold several statements, which that refuses).
+ */
+function afterOpening(opening: string[], args: unknown[]): pg.Query | undefined {
+  const [first, second] = args;
+  const config = (typeof first === "string" ? { text: first, values: second } : first) as pg.QueryConfig | undefined;
+  const values = config?.values ?? (Array.isArray(second) ? second : undefined);
+  if (!config || typeof config.text !== "string" || config.name || !Array.isArray(values) || !values.length || typeof args.at(-1) === "function") {
+    return undefined;
+  }
+  const query = new pg.Query({ ...config, values });
+  const internals = query as unknown as QueryInternals;
+  const submit = internals.submit.bind(query);
+  const complete = internals.handleCommandComplete.bind(query);
+  let openingLeft = opening.length;
+  internals.submit = (connection) => {
+    connection.stream.cork?.();
+    try {
+      for (const text of opening) {
+        connection.parse({ text });
+        connection.bind();
+        connection.execute();
+      }
+      return submit(connection);
+    } finally {
+      connection.stream.uncork?.();
+    }
+  };
+  internals.handleCommandComplete = (msg, connection) => {
+    if (openingLeft > 0) openingLeft--;
+    else complete(msg, connection);
+  };
+  return query;
+}
+
+/**
+ * The transaction's connection as its statements see it. Nothing is sent before the first statement, which
+ * takes BEGIN along (`afterOpening`); a first statement that cannot is preceded by BEGIN in a round trip of
+ * its own. A transaction that sends no statement never begins, and nothing is committed.
+ */
+class TransactionConnection {
+  begun = false;
+
+  constructor(
+    private readonly client: pg.PoolClient,
+    private readonly opening: string[],
+  ) {}
+
+  query(...args: unknown[]): never {
+    return this.send(args) as never;
+  }
+
+  private async send(args: unknown[]): Promise<unknown> {
+    const query = (this.client.query as (...a: unknown[]) => Promise<unknown>).bind(this.client);
+    if (this.begun) return query(...args);
+    this.begun = true;
+    const opened = afterOpening(this.opening, args);
+    if (!opened) {
+      // Both queued at once, so statements sent meanwhile still follow this one.
+      const begin = query(this.opening.join("; "));
+      const result = query(...args);
+      return begin.then(
+        () => result,
+        (err: unknown) => {
+          result.catch(() => {});
+          throw err;
+        },
+      );
+    }
+    return new Promise((resolve, reject) => {
+      (opened as unknown as QueryInternals).callback = (err, result) => (err ? reject(err) : resolve(result));
+      query(opened);
+    });
+  }
+}
+
 /**
  * Runs `fn` in a transaction on one connection of `pool`: BEGIN, `fn`, COMMIT; ROLLBACK when it throws.
+ * BEGIN travels with the first statement (`TransactionConnection`): a write is a round trip shorter.
  * A transaction left idle for `idleTimeoutMs` is ended by the server, so a stuck command cannot hold its
  * locks forever. A connection that failed is discarded instead of going back to the pool.
  */
-export async function runTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>, idleTimeoutMs = 30_000): Promise<T> {
+export async function runTransaction<T>(pool: pg.Pool, fn: (sql: Sql) => Promise<T>, idleTimeoutMs = 30_000): Promise<T> {
   const client = await pool.connect();
-  const bound: Bound = { client, open: true, savepoints: 0 };
+  const connection = new TransactionConnection(client, openingStatements(idleTimeoutMs));
+  const bound: Bound = { client: connection, open: true, savepoints: 0 };
   let broken: Error | undefined;
   running++;
   try {
-    // One round trip: BEGIN and the idle limit as one simple-protocol script.
-    await client.query(`BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${Math.max(1, Math.floor(idleTimeoutMs))}`);
-    const result = await current.run(bound, () => fn(client));
+    const result = await current.run(bound, () => fn(connection));
     bound.open = false;
-    await client.query("COMMIT");
+    if (connection.begun) await client.query("COMMIT");
     return result;
   } catch (err) {
     bound.open = false;
     try {
-      await client.query("ROLLBACK");
+      if (connection.begun) await client.query("ROLLBACK");
     } catch (rollbackFailed) {
       broken = rollbackFailed as Error;
     }

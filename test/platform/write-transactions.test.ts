@@ -122,4 +122,70 @@ describe("write transactions", () => {
     );
     expect(found).toBeNull();
   });
+
+  describe("open with their first statement", () => {
+    /** Runs `fn` as a transaction and counts the server's answers (ReadyForQuery: one per round trip) on its connection. */
+    async function roundTrips(fn: Parameters<typeof t.server.db.transaction>[0]) {
+      let answers = 0;
+      const count = () => answers++;
+      let connection: { on(e: string, f: () => void): void; off(e: string, f: () => void): void } | undefined;
+      const onAcquire = (client: unknown) => {
+        connection = (client as { connection: typeof connection }).connection;
+        connection!.on("readyForQuery", count);
+      };
+      t.server.db.pool.once("acquire", onAcquire);
+      try {
+        const result = await t.server.db.transaction(fn);
+        return { result, answers };
+      } finally {
+        connection?.off("readyForQuery", count);
+      }
+    }
+
+    it("a statement with parameters takes BEGIN and the idle limit along: two statements and COMMIT are three round trips, not four", async () => {
+      const { result, answers } = await roundTrips(async (sql) => {
+        await sql.query("INSERT INTO used_jwt_ids (key, expires_at) VALUES ($1, now())", ["wt-first-1"]);
+        const { rows } = await sql.query<{ limit: string; open: boolean }>(
+          "SELECT current_setting('idle_in_transaction_session_timeout') AS limit, now() = statement_timestamp() AS open WHERE $1::int = 1",
+          [1],
+        );
+        return rows[0];
+      });
+      expect(answers).toBe(3);
+      // Inside a transaction: the statement after the first does not start at the transaction's start.
+      expect(result).toEqual({ limit: "30s", open: false });
+      expect(await stored("first-1")).not.toBeNull();
+    });
+
+    it("roll back a first statement that took BEGIN along, and leave the connection usable after a failed one", async () => {
+      await expect(
+        t.server.db.transaction(async (sql) => {
+          await sql.query("INSERT INTO used_jwt_ids (key, expires_at) VALUES ($1, now())", ["wt-first-gone"]);
+          throw new Error("the command failed");
+        }),
+      ).rejects.toThrow("the command failed");
+      expect(await stored("first-gone")).toBeNull();
+
+      for (let i = 0; i < 3; i++) {
+        await expect(
+          t.server.db.transaction((sql) => sql.query("INSERT INTO used_jwt_ids (key, expires_at) VALUES ($1, now())", ["wt-first-1"])),
+        ).rejects.toMatchObject({ code: "23505" });
+      }
+      await t.server.db.transaction((sql) => sql.query("INSERT INTO used_jwt_ids (key, expires_at) VALUES ($1, now())", ["wt-first-2"]));
+      expect(await stored("first-2")).not.toBeNull();
+    });
+
+    it("send BEGIN on its own before a statement without parameters, and nothing at all for a transaction without statements", async () => {
+      const plain = await roundTrips(async (sql) => {
+        const { rows } = await sql.query<{ n: number }>("SELECT 1 AS n; ");
+        await sql.query("INSERT INTO used_jwt_ids (key, expires_at) VALUES ('wt-plain', now())");
+        return rows[0]?.n;
+      });
+      expect(plain).toEqual({ result: 1, answers: 4 });
+      expect(await stored("plain")).not.toBeNull();
+
+      const empty = await roundTrips(async () => "nothing sent");
+      expect(empty).toEqual({ result: "nothing sent", answers: 0 });
+    });
+  });
 });
