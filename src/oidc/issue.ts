@@ -30,7 +30,9 @@ export async function issueAccess(
   base: Omit<AccessClaims, "iat" | "exp" | "jti" | "urn:svc:iam:instance:id" | "urn:svc:iam:user:resourceowner:id">,
   orgId: string,
 ): Promise<IssuedAccess> {
-  const claims = { ...base, "urn:svc:iam:instance:id": s.instance.id, "urn:svc:iam:user:resourceowner:id": orgId };
+  const claims = Object.assign({}, base) as Omit<AccessClaims, "iat" | "exp" | "jti">;
+  claims["urn:svc:iam:instance:id"] = s.instance.id;
+  claims["urn:svc:iam:user:resourceowner:id"] = orgId;
   const extra = await deps.functions.run(
     s.instance.id,
     "preaccesstoken",
@@ -40,10 +42,13 @@ export async function issueAccess(
     {} as Record<string, unknown>,
     (json) => (json && typeof json === "object" && !Array.isArray(json) ? (json as Record<string, unknown>) : {}),
   );
-  const reserved = new Set([...Object.keys(claims), "iat", "exp", "jti", "nbf"]);
-  const added = Object.fromEntries(Object.entries(extra).filter(([k]) => !reserved.has(k)));
-  return deps.tokens.accessToken(type, { ...added, ...claims, instanceId: s.instance.id } as never);
+  const added: Record<string, unknown> = {};
+  for (const k of Object.keys(extra)) if (!(k in claims) && !RESERVED.has(k)) added[k] = extra[k];
+  return deps.tokens.accessToken(type, s.instance.id, claims, added);
 }
+
+/** Claims a `preaccesstoken` function may not set, beside those the token already has. */
+const RESERVED = new Set(["iat", "exp", "jti", "nbf"]);
 
 export function tokenResponse(access: IssuedAccess, extra: Partial<TokenResponse> = {}): TokenResponse {
   return {

@@ -35,9 +35,11 @@ export function agentHashOf(req: FastifyRequest): string | undefined {
  */
 export function nulParameter(values: unknown): string | undefined {
   if (!values || typeof values !== "object") return undefined;
-  for (const [k, v] of Object.entries(values)) {
+  // Plain loops: this runs on every form and query of the OAuth endpoints.
+  for (const k of Object.keys(values)) {
     if (k.includes("\u0000")) return JSON.stringify(k).slice(1, -1);
-    if ([v].flat().some((x) => typeof x === "string" && x.includes("\u0000"))) return k;
+    const v = (values as Record<string, unknown>)[k];
+    if (typeof v === "string" ? v.includes("\u0000") : Array.isArray(v) && v.some((x) => typeof x === "string" && x.includes("\u0000"))) return k;
   }
   return undefined;
 }
