@@ -24,7 +24,8 @@ export async function introspect(deps: OidcDeps, s: RequestScope, req: FastifyRe
   // The login name, `<username>@<primary domain of the user's organisation>` (the specification's introspection).
   const org = user ? await deps.tenancy.orgById(user.instanceId, user.orgId) : null;
   const scopes = claims.scope.split(" ");
-  return {
+  // Assigned one by one: a literal of conditional spreads takes V8's slow path on every call.
+  const answer: Record<string, unknown> = {
     active: true,
     scope: claims.scope,
     client_id: claims.client_id,
@@ -36,11 +37,17 @@ export async function introspect(deps: OidcDeps, s: RequestScope, req: FastifyRe
     aud: claims.aud,
     iss: claims.iss,
     jti: claims.jti,
-    ...(claims.auth_time ? { auth_time: claims.auth_time } : {}),
-    ...(claims.amr ? { amr: claims.amr, acr: acrOf(claims.amr) } : {}),
-    // RFC 8693 §4.1 / RFC 7662: who acts for the subject (token exchange with an actor).
-    ...(claims.act ? { act: claims.act } : {}),
-    ...(user ? { username: org ? `${user.username}@${org.primaryDomain}` : user.username, ...userClaims(user, scopes) } : {}),
-    ...(user ? await extraScopeClaims(deps, user, scopes) : {}),
   };
+  if (claims.auth_time) answer.auth_time = claims.auth_time;
+  if (claims.amr) {
+    answer.amr = claims.amr;
+    answer.acr = acrOf(claims.amr);
+  }
+  // RFC 8693 §4.1 / RFC 7662: who acts for the subject (token exchange with an actor).
+  if (claims.act) answer.act = claims.act;
+  if (user) {
+    answer.username = org ? `${user.username}@${org.primaryDomain}` : user.username;
+    Object.assign(answer, userClaims(user, scopes), await extraScopeClaims(deps, user, scopes));
+  }
+  return answer;
 }
