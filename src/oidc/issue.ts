@@ -47,8 +47,29 @@ export async function issueAccess(
   return deps.tokens.accessToken(type, s.instance.id, claims, added);
 }
 
-/** Claims a `preaccesstoken` function may not set, beside those the token already has. */
-const RESERVED = new Set(["iat", "exp", "jti", "nbf"]);
+/**
+ * Claims a `preaccesstoken` function may not set, beside those the token already has: every claim this server
+ * gives a meaning, also where this grant leaves it out (an `amr` of ["mfa"] added to a client's token would read as
+ * a second factor in introspection; an `act` as a delegation that never happened).
+ */
+const RESERVED = new Set<string>([
+  "iss",
+  "sub",
+  "client_id",
+  "aud",
+  "scope",
+  "iat",
+  "exp",
+  "nbf",
+  "jti",
+  "auth_time",
+  "sid",
+  "amr",
+  "acr",
+  "act",
+  "urn:svc:iam:instance:id",
+  "urn:svc:iam:user:resourceowner:id",
+]);
 
 export function tokenResponse(access: IssuedAccess, extra: Partial<TokenResponse> = {}): TokenResponse {
   return {

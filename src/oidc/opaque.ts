@@ -52,11 +52,18 @@ export class OpaqueTokens {
       const plain = Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]);
       const claims: unknown = JSON.parse(plain.toString());
       if (!claims || typeof claims !== "object" || Array.isArray(claims)) return undefined;
-      // Shared by every caller of the same token: frozen, lists and objects in it too.
-      for (const v of Object.values(claims)) if (v && typeof v === "object") Object.freeze(v);
-      return Object.freeze(claims as Record<string, unknown>);
+      // Shared by every caller of the same token: frozen, with every list and object in it.
+      return deepFreeze(claims as Record<string, unknown>);
     } catch {
       return undefined;
     }
   }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object" && !Object.isFrozen(value)) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
 }

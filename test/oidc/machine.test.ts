@@ -274,7 +274,12 @@ describe("token endpoint errors", () => {
 describe("function executions", () => {
   it("a rest_request_response target adds claims before the access token and the userinfo response are made", async () => {
     const target = await new TargetServer((got) => ({
-      body: { ...got.body.claims, [got.body.function === "function/preaccesstoken" ? "department" : "team"]: "billing", sub: "forged" },
+      body: {
+        ...got.body.claims,
+        [got.body.function === "function/preaccesstoken" ? "department" : "team"]: "billing",
+        // Claims the server gives a meaning may not be set or forged by a function, also those the grant leaves out.
+        ...{ sub: "forged", amr: ["mfa"], act: { sub: "someone" }, sid: "s1", auth_time: 1, nbf: 1 },
+      },
     })).start();
     try {
       const created = await post("/targets", { name: "claims", restRequestResponse: { url: target.url }, timeout: "2s" });
@@ -282,7 +287,8 @@ describe("function executions", () => {
       const { as, res } = await jwtProfile("openid profile");
       const tokens = await oauth.processGenericTokenEndpointResponse(as, { client_id: machine.id }, res);
       const claims = decodeJwt(tokens.access_token);
-      expect(claims).toMatchObject({ department: "billing", sub: machine.id });
+      expect(claims).toMatchObject({ department: "billing", sub: machine.id, amr: ["private_key_jwt"] });
+      for (const forged of ["act", "sid", "auth_time", "nbf"]) expect(claims, forged).not.toHaveProperty(forged);
       const info = await rest(t.url, "GET", "/oidc/v1/userinfo", { headers: { authorization: `Bearer ${tokens.access_token}` } });
       expect(info.body).toMatchObject({ team: "billing", sub: machine.id });
       expect(target.received.map((r) => r.body.function)).toEqual(["function/preaccesstoken", "function/preuserinfo"]);

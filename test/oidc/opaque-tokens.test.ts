@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { OpaqueTokens } from "../../src/oidc/opaque.js";
 
 // Opaque access tokens: sealed claims, opened again on every introspection and API call (src/oidc/opaque.ts).
-const claims = { iss: "https://id.example.com", sub: "u1", aud: ["api"], scope: "openid", iat: 1, exp: 2, jti: "j1" };
+const claims = { iss: "https://id.example.com", sub: "u1", aud: ["api"], scope: "openid", iat: 1, exp: 2, jti: "j1", act: { sub: "a1", act: { sub: "a2" } } };
 
 /** The token with the character at `i` replaced by another of the alphabet. */
 const changedAt = (token: string, i: number) => token.slice(0, i) + (token[i] === "A" ? "B" : "A") + token.slice(i + 1);
@@ -16,6 +16,9 @@ describe("opaque access tokens", () => {
     expect(tokens.open(token)).toBe(first);
     expect(Object.isFrozen(first)).toBe(true);
     expect(Object.isFrozen(first?.aud)).toBe(true);
+    const nested = (first?.act as { act?: object } | undefined)?.act;
+    expect(nested).toEqual({ sub: "a2" });
+    expect(Object.isFrozen(nested)).toBe(true);
     expect(() => ((first as Record<string, unknown>).sub = "forged")).toThrow();
   });
 
