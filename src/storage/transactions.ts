@@ -224,7 +224,7 @@ class TransactionConnection {
       return begin.then(
         () => result,
         (err: unknown) => {
-          result.catch(() => {});
+          void Promise.resolve(result).catch(() => {});
           throw err;
         },
       );

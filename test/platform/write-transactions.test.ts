@@ -144,7 +144,13 @@ describe("write transactions", () => {
 
     it("a statement with parameters takes BEGIN and the idle limit along: two statements and COMMIT are three round trips, not four", async () => {
       const { result, answers } = await roundTrips(async (sql) => {
-        await sql.query("INSERT INTO used_jwt_ids (key, expires_at) VALUES ($1, now())", ["wt-first-1"]);
+        // The first statement's own result, not the opening statements' answers.
+        const first = await sql.query("INSERT INTO used_jwt_ids (key, expires_at) VALUES ($1, now()) RETURNING key", ["wt-first-1"]);
+        expect({ command: first.command, rowCount: first.rowCount, rows: first.rows }).toEqual({
+          command: "INSERT",
+          rowCount: 1,
+          rows: [{ key: "wt-first-1" }],
+        });
         const { rows } = await sql.query<{ limit: string; open: boolean }>(
           "SELECT current_setting('idle_in_transaction_session_timeout') AS limit, now() = statement_timestamp() AS open WHERE $1::int = 1",
           [1],
@@ -173,6 +179,29 @@ describe("write transactions", () => {
       }
       await t.server.db.transaction((sql) => sql.query("INSERT INTO used_jwt_ids (key, expires_at) VALUES ($1, now())", ["wt-first-2"]));
       expect(await stored("first-2")).not.toBeNull();
+      // A value pg cannot send fails before the statement runs; the transaction it opened is rolled back.
+      const unsendable = {
+        toPostgres: () => {
+          throw new Error("no such value");
+        },
+      };
+      await expect(t.server.db.transaction((sql) => sql.query("INSERT INTO used_jwt_ids (key, expires_at) VALUES ($1, now())", [unsendable]))).rejects.toThrow(
+        "no such value",
+      );
+      await t.server.db.transaction((sql) => sql.query("INSERT INTO used_jwt_ids (key, expires_at) VALUES ($1, now())", ["wt-first-3"]));
+      expect(await stored("first-3")).not.toBeNull();
+    });
+
+    it("keep two statements sent at once as the first in order, both inside the transaction", async () => {
+      await expect(
+        t.server.db.transaction(async (sql) => {
+          const insert = (key: string) => sql.query("INSERT INTO used_jwt_ids (key, expires_at) VALUES ($1, now())", [key]);
+          await Promise.all([insert("wt-at-once-1"), insert("wt-at-once-2")]);
+          throw new Error("undo both");
+        }),
+      ).rejects.toThrow("undo both");
+      expect(await stored("at-once-1")).toBeNull();
+      expect(await stored("at-once-2")).toBeNull();
     });
 
     it("send BEGIN on its own before a statement without parameters, and nothing at all for a transaction without statements", async () => {
