@@ -202,6 +202,8 @@ function afterOpening(opening: string[], args: unknown[]): pg.Query | undefined 
  */
 class TransactionConnection {
   begun = false;
+  /** BEGIN sent in a round trip of its own: every statement waits for it, in the order they were sent. */
+  private openedAlone: Promise<unknown> | undefined;
 
   constructor(
     private readonly client: pg.PoolClient,
@@ -212,22 +214,16 @@ class TransactionConnection {
     return this.send(args) as never;
   }
 
-  private async send(args: unknown[]): Promise<unknown> {
+  private send(args: unknown[]): Promise<unknown> {
     const query = (this.client.query as (...a: unknown[]) => Promise<unknown>).bind(this.client);
-    if (this.begun) return query(...args);
+    if (this.begun) return this.openedAlone ? this.openedAlone.then(() => query(...args)) : query(...args);
     this.begun = true;
     const opened = afterOpening(this.opening, args);
     if (!opened) {
-      // Both queued at once, so statements sent meanwhile still follow this one.
-      const begin = query(this.opening.join("; "));
-      const result = query(...args);
-      return begin.then(
-        () => result,
-        (err: unknown) => {
-          void Promise.resolve(result).catch(() => {});
-          throw err;
-        },
-      );
+      // Chained, not queued behind it at once (pg deprecates a second query sent while one runs): when BEGIN
+      // fails, no statement runs outside the transaction.
+      this.openedAlone = query(this.opening.join("; "));
+      return this.openedAlone.then(() => query(...args));
     }
     return new Promise((resolve, reject) => {
       (opened as unknown as QueryInternals).callback = (err, result) => (err ? reject(err) : resolve(result));

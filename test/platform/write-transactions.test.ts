@@ -212,6 +212,16 @@ describe("write transactions", () => {
       });
       expect(plain).toEqual({ result: 1, answers: 4 });
       expect(await stored("plain")).not.toBeNull();
+      // Statements sent while that BEGIN is on its way wait for it: both run inside the transaction.
+      await expect(
+        t.server.db.transaction(async (sql) => {
+          const insert = (key: string) => sql.query(`INSERT INTO used_jwt_ids (key, expires_at) VALUES ('${key}', now())`);
+          await Promise.all([insert("wt-plain-1"), insert("wt-plain-2")]);
+          throw new Error("undo both");
+        }),
+      ).rejects.toThrow("undo both");
+      expect(await stored("plain-1")).toBeNull();
+      expect(await stored("plain-2")).toBeNull();
 
       const empty = await roundTrips(async () => "nothing sent");
       expect(empty).toEqual({ result: "nothing sent", answers: 0 });
