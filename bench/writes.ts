@@ -97,7 +97,8 @@ export async function writesBench(a: WriteBenchArgs): Promise<{ results: Result[
     });
   // A long-running server has run its write path often; V8 optimises code run once per write only after
   // thousands of writes (see the OIDC section), so a first run warms it and is not counted.
-  const warm = await createTargets("CreateTarget REST, warm-up", Math.min(a.seconds, 5));
+  const warmSeconds = Math.min(a.seconds, 5);
+  const warm = await createTargets("CreateTarget REST, warm-up", warmSeconds);
   const createTarget = await createTargets("CreateTarget REST, distinct aggregates", a.seconds);
   results.push(createTarget);
   let next = 0;
@@ -124,7 +125,7 @@ export async function writesBench(a: WriteBenchArgs): Promise<{ results: Result[
   const one = pgbench("pgbench: upsert of one row", a.databaseUrl, upsertOneRow, a.seconds);
   results.push(shape, one);
   ratios.push(
-    `CreateTarget / pgbench same transaction = ${(createTarget.rps / shape.rps).toFixed(3)} (goal >= 0.5; after a warm-up of ${Math.round(warm.rps * Math.min(a.seconds, 5))} writes at ${Math.round(warm.rps)}/s)`,
+    `CreateTarget / pgbench same transaction = ${(createTarget.rps / shape.rps).toFixed(3)} (goal >= 0.5; after a warm-up of ${Math.round(warm.rps * warmSeconds)} writes at ${Math.round(warm.rps)}/s)`,
   );
   ratios.push(`SetLanguages / pgbench upsert of one row = ${(setLanguages.rps / one.rps).toFixed(3)} (goal >= 0.5)`);
   return { results, ratios };

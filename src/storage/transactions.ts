@@ -3,6 +3,9 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaClient } from "../../gen/prisma/client.js";
 
+/** A connection as the transaction's statements use it. */
+export type Sql = Pick<pg.PoolClient, "query">;
+
 /**
  * Write transactions on a `pg` connection, with Prisma's model API bound to it.
  *
@@ -17,9 +20,6 @@ import { PrismaClient } from "../../gen/prisma/client.js";
  * duration of the callback, and the writer's pool sends every query there. Used outside a transaction the
  * writer refuses, so a statement can never escape into autocommit.
  */
-/** A connection as the transaction's statements use it. */
-export type Sql = Pick<pg.PoolClient, "query">;
-
 interface Bound {
   client: Sql;
   open: boolean;
