@@ -10,3 +10,13 @@ export function newPersonalAccessToken(): { token: string; hash: string } {
 export function hashToken(token: string): string {
   return createHash("sha256").update(token).digest("hex");
 }
+
+/**
+ * The bytes of a base64url string, or undefined unless it is their one canonical spelling: a decoder skips
+ * characters outside the alphabet and the last character's unused bits, so several strings would otherwise
+ * stand for one token, signature or proof.
+ */
+export function fromBase64url(text: string): Buffer | undefined {
+  const bytes = Buffer.from(text, "base64url");
+  return bytes.toString("base64url") === text ? bytes : undefined;
+}

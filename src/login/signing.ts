@@ -1,4 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { fromBase64url } from "../crypto/tokens.js";
 
 /**
  * HMAC signatures for the login UI: CSRF tokens bound to a cookie (double submit, signed so that a cookie
@@ -24,8 +25,8 @@ export class Signer {
   csrfValid(cookie: string | undefined, token: unknown): boolean {
     if (!cookie || typeof token !== "string" || !token) return false;
     const expected = this.mac("csrf", cookie);
-    const given = Buffer.from(token, "base64url");
-    return given.length === expected.length && timingSafeEqual(given, expected);
+    const given = fromBase64url(token);
+    return !!given && given.length === expected.length && timingSafeEqual(given, expected);
   }
 
   /** A signed, expiring statement ("this browser proved the password of user X"). */
@@ -36,11 +37,11 @@ export class Signer {
 
   open(purpose: string, sealed: unknown): Record<string, unknown> | undefined {
     if (typeof sealed !== "string") return undefined;
-    const [body, sig] = sealed.split(".");
-    if (!body || !sig) return undefined;
+    const [body, sig, extra] = sealed.split(".");
+    if (!body || !sig || extra !== undefined) return undefined;
     const expected = this.mac(purpose, body);
-    const given = Buffer.from(sig, "base64url");
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+    const given = fromBase64url(sig);
+    if (!given || given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
     const data = JSON.parse(Buffer.from(body, "base64url").toString()) as Record<string, unknown>;
     return typeof data.exp === "number" && data.exp > Date.now() ? data : undefined;
   }

@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, createHmac, hash } from "node:crypto";
 import { randomBytesPooled } from "../crypto/random.js";
+import { fromBase64url } from "../crypto/tokens.js";
 
 /**
  * Opaque access tokens carry their own claims, encrypted and authenticated (AES-256-GCM with a key derived
@@ -44,8 +45,8 @@ export class OpaqueTokens {
   }
 
   private decrypt(token: string): Readonly<Record<string, unknown>> | undefined {
-    const raw = Buffer.from(token, "base64url");
-    if (raw.length < 29) return undefined;
+    const raw = fromBase64url(token);
+    if (!raw || raw.length < 29) return undefined;
     try {
       const decipher = createDecipheriv("aes-256-gcm", this.key, raw.subarray(0, 12));
       decipher.setAuthTag(raw.subarray(raw.length - 16));

@@ -30,6 +30,11 @@ describe("opaque access tokens", () => {
       expect(tokens.open(changedAt(token, i)), `changed at ${i}`).toBeUndefined();
     }
     expect(tokens.open(token.slice(0, -1))).toBeUndefined();
+    // The last character's unused bits: every other spelling of the same bytes is refused too.
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const others = [...alphabet].map((c) => token.slice(0, -1) + c).filter((t) => t !== token);
+    expect(others.filter((t) => Buffer.from(t, "base64url").equals(Buffer.from(token, "base64url"))).length).toBeGreaterThan(0);
+    for (const t of others) expect(tokens.open(t), t.slice(-1)).toBeUndefined();
     expect(new OpaqueTokens(Buffer.alloc(32, 2)).open(token)).toBeUndefined();
   });
 
