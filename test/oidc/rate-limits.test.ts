@@ -112,6 +112,39 @@ describe("rate limits at the OAuth endpoints and the login forms", () => {
     const verdicts = await Promise.all(Array.from({ length: 40 }, () => limiter.hit("test:concurrent", rule)));
     expect(verdicts.filter((v) => v.allowed).length).toBe(25);
   });
+
+  it("counts every key of a request in one statement; the first exceeded rule decides, a key named twice counts once", async () => {
+    const pool = perClient.server.db.pool;
+    let statements = 0;
+    const query = (...args: Parameters<typeof pool.query>) => {
+      statements++;
+      return pool.query(...args);
+    };
+    const counting = { pool: { query } };
+    const now = Date.UTC(2030, 0, 1, 0, 0, 10);
+    const limiter = new RateLimiter(counting as unknown as typeof perClient.server.db, () => now);
+    const wide = { limit: 3, windowS: 60 };
+    const narrow = { limit: 1, windowS: 30 };
+    const request = () =>
+      limiter.check([
+        { key: "test:both:a", rule: wide },
+        { key: "test:both:b", rule: narrow },
+        { key: "test:both:a", rule: narrow },
+        { key: "test:none", rule: undefined },
+      ]);
+    expect(await request()).toEqual({ allowed: true, retryAfterS: 0 });
+    expect(statements).toBe(1);
+    // b is over its limit of 1 in its 30 s window (20 s left); a is at 2 of 3 (counted once per request)
+    expect(await request()).toEqual({ allowed: false, retryAfterS: 20 });
+    expect(statements).toBe(2);
+    const rows = await pool.query<{ key: string; hits: number }>("SELECT key, hits FROM rate_limit_counts WHERE key LIKE 'test:both:%' ORDER BY key");
+    expect(rows.rows).toEqual([
+      { key: "test:both:a", hits: 2 },
+      { key: "test:both:b", hits: 2 },
+    ]);
+    expect(await limiter.check([{ key: "test:none", rule: undefined }])).toEqual({ allowed: true, retryAfterS: 0 });
+    expect(statements).toBe(2);
+  });
 });
 
 describe("rate limits shared by two processes on one PostgreSQL", () => {
