@@ -1,10 +1,10 @@
-import { Secret, TOTP } from "otpauth";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../support/browser.js";
 import { rest } from "../support/clients.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { newPage, signInOnPage, startCodeFlow, startRedirectCatcher, webApp } from "../oidc/rp.js";
+import { totpCode } from "../support/totp.js";
 
 let t: TestServer;
 let browser: Browser;
@@ -12,7 +12,6 @@ let rp: Awaited<ReturnType<typeof startRedirectCatcher>>;
 let web: Awaited<ReturnType<typeof webApp>>;
 const PASSWORD = "Secr3t!pass";
 
-const codeOf = (secret: string) => new TOTP({ algorithm: "SHA1", digits: 6, period: 30, secret: Secret.fromBase32(secret) }).generate();
 const patch = (body: object, query = "") => rest(t.url, "PATCH", `/settings/v3alpha/login${query}`, { token: t.adminPat, body });
 const read = (query = "") => rest(t.url, "GET", `/settings/v3alpha/login${query}`, { token: t.adminPat });
 
@@ -82,7 +81,7 @@ describe("login settings for second factors", () => {
     expect(await page.locator("text=Skip for now").count()).toBe(0);
     // Not signed in yet: a forged skip is refused.
     const secret = (await page.textContent("#otp-secret"))!.trim();
-    await page.fill("#code", codeOf(secret));
+    await page.fill("#code", totpCode(secret));
     await page.click("button[type=submit]");
     expect(await finish()).toEqual(["mfa", "otp", "pwd"]);
     await ctx.close();
@@ -91,7 +90,7 @@ describe("login settings for second factors", () => {
     const again = await newPage(browser);
     const finishAgain = await signIn(again.page, "fiona");
     expect(await again.page.textContent("h1")).toBe("Authenticator code");
-    await again.page.fill("#code", codeOf(secret));
+    await again.page.fill("#code", totpCode(secret));
     await again.page.click("button[type=submit]");
     expect(await finishAgain()).toEqual(["mfa", "otp", "pwd"]);
     await again.ctx.close();

@@ -1,7 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import * as client from "openid-client";
-import { Secret, TOTP } from "otpauth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CreateSessionRequestSchema, GetSessionRequestSchema, SessionService } from "../../gen/svc/resources/session/v3alpha/session_service_pb.js";
 import { call, expectCode, rest } from "../support/clients.js";
@@ -9,6 +8,7 @@ import { mailsTo, startMessagingServer } from "../support/messaging.js";
 import type { TestServer } from "../support/server.js";
 import { decodedMail, type MailServer } from "../support/smtp.js";
 import { addHuman, rpConfig, webApp } from "../oidc/rp.js";
+import { totpCode, wrongTotpCode } from "../support/totp.js";
 
 // The sessions API: a custom login UI signs users in with checks and finishes authorization requests with them.
 let t: TestServer;
@@ -30,7 +30,6 @@ afterAll(async () => {
 
 const sessions = (method: string, path: string, body?: unknown, token = loginClient) =>
   rest(t.url, method, `/resources/v3alpha${path}`, { token, ...(body ? { body } : {}) });
-const codeOf = (secret: string) => new TOTP({ algorithm: "SHA1", digits: 6, period: 30, secret: Secret.fromBase32(secret) }).generate();
 
 /** A relying party (openid-client) starts a code flow; the custom login UI receives the request's ID. */
 async function startFlow(extra: Record<string, string> = {}) {
@@ -97,7 +96,7 @@ describe("sessions API and custom login UI", () => {
   it("adds a TOTP check to a session (mfa), and a forced second factor needs it before the callback", async () => {
     const userId = await addHuman(t, "sessb", PASSWORD);
     const secret = (await rest(t.url, "POST", `/resources/v3alpha/users/${userId}/totp`, { token: t.adminPat, body: {} })).body.secret as string;
-    expect((await rest(t.url, "POST", `/resources/v3alpha/users/${userId}/totp/_verify`, { token: t.adminPat, body: { code: codeOf(secret) } })).status).toBe(
+    expect((await rest(t.url, "POST", `/resources/v3alpha/users/${userId}/totp/_verify`, { token: t.adminPat, body: { code: totpCode(secret) } })).status).toBe(
       200,
     );
     await rest(t.url, "PATCH", "/settings/v3alpha/login", { token: t.adminPat, body: { forceMfa: { set: true } } });
@@ -109,11 +108,14 @@ describe("sessions API and custom login UI", () => {
       expect(early.status).toBe(400);
       expect(early.body.message).toContain("second factor");
 
-      const wrongCode = codeOf(secret) === "000000" ? "111111" : "000000";
+      const wrongCode = wrongTotpCode(secret);
       const wrong = await sessions("PATCH", `/sessions/${session.sessionId}`, { sessionToken: session.sessionToken, checks: { totp: { code: wrongCode } } });
       expect(wrong.status).toBe(400);
       expect(wrong.body.message).toContain("checks.totp.code");
-      const ok = await sessions("PATCH", `/sessions/${session.sessionId}`, { sessionToken: session.sessionToken, checks: { totp: { code: codeOf(secret) } } });
+      const ok = await sessions("PATCH", `/sessions/${session.sessionId}`, {
+        sessionToken: session.sessionToken,
+        checks: { totp: { code: totpCode(secret) } },
+      });
       expect(ok.status, JSON.stringify(ok.body)).toBe(200);
       expect(ok.body.sessionToken).toBe(session.sessionToken);
       const read = await sessions("GET", `/sessions/${session.sessionId}`);

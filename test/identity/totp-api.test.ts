@@ -1,11 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
-import { Secret, TOTP } from "otpauth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AddTotpRequestSchema, RemoveTotpRequestSchema, UserService, VerifyTotpRequestSchema } from "../../gen/svc/resources/user/v3alpha/user_service_pb.js";
 import { call, expectCode, rest } from "../support/clients.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { addHuman } from "../oidc/rp.js";
+import { totpCode, wrongTotpCode } from "../support/totp.js";
 
 let t: TestServer;
 beforeAll(async () => {
@@ -15,8 +15,6 @@ afterAll(async () => {
   await t?.close();
 });
 
-const codeOf = (secret: string) => new TOTP({ algorithm: "SHA1", digits: 6, period: 30, secret: Secret.fromBase32(secret) }).generate();
-const wrongCode = (secret: string) => (codeOf(secret) === "000000" ? "111111" : "000000");
 const api = (method: string, path: string, body?: unknown) =>
   rest(t.url, method, `/resources/v3alpha${path}`, { token: t.adminPat, ...(body ? { body } : {}) });
 
@@ -47,12 +45,12 @@ describe("TOTP through the user API", () => {
     expect(JSON.stringify(events[0]!.payload)).not.toContain(secret);
 
     // A wrong code: INVALID_ARGUMENT naming the field; still unverified.
-    const wrong = await api("POST", `/users/${id}/totp/_verify`, { code: wrongCode(secret) });
+    const wrong = await api("POST", `/users/${id}/totp/_verify`, { code: wrongTotpCode(secret) });
     expect(wrong.status).toBe(400);
     expect(JSON.stringify(wrong.body)).toContain("code");
     expect((await t.server.db.prisma.userTotp.findUniqueOrThrow({ where: { userId: id } })).verified).toBe(false);
 
-    expect((await api("POST", `/users/${id}/totp/_verify`, { code: codeOf(secret) })).status).toBe(200);
+    expect((await api("POST", `/users/${id}/totp/_verify`, { code: totpCode(secret) })).status).toBe(200);
     expect((await t.server.db.prisma.userTotp.findUniqueOrThrow({ where: { userId: id } })).verified).toBe(true);
     // A second enrolment while one is verified: ALREADY_EXISTS (409).
     expect((await api("POST", `/users/${id}/totp`)).status).toBe(409);
@@ -68,7 +66,7 @@ describe("TOTP through the user API", () => {
     const added = await call("grpc", t.url, UserService, UserService.method.addTotp, create(AddTotpRequestSchema, { id }), opts);
     expect(added.secret).toMatch(/^[A-Z2-7]{32}$/);
     await expectCode(
-      call("grpc", t.url, UserService, UserService.method.verifyTotp, create(VerifyTotpRequestSchema, { id, code: wrongCode(added.secret) }), opts),
+      call("grpc", t.url, UserService, UserService.method.verifyTotp, create(VerifyTotpRequestSchema, { id, code: wrongTotpCode(added.secret) }), opts),
       Code.InvalidArgument,
     );
     const verified = await call(
@@ -76,7 +74,7 @@ describe("TOTP through the user API", () => {
       t.url,
       UserService,
       UserService.method.verifyTotp,
-      create(VerifyTotpRequestSchema, { id, code: codeOf(added.secret) }),
+      create(VerifyTotpRequestSchema, { id, code: totpCode(added.secret) }),
       opts,
     );
     expect(verified.details!.id).toBe(id);

@@ -1,19 +1,16 @@
-import { Secret, TOTP } from "otpauth";
 import type { Browser, Page } from "playwright-core";
 import QRCode from "qrcode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../support/browser.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { addHuman, newPage, signInOnPage, startCodeFlow, startRedirectCatcher, webApp } from "../oidc/rp.js";
+import { totpCode, wrongTotpCode } from "../support/totp.js";
 
 let t: TestServer;
 let browser: Browser;
 let rp: Awaited<ReturnType<typeof startRedirectCatcher>>;
 let web: Awaited<ReturnType<typeof webApp>>;
 const PASSWORD = "Secr3t!pass";
-
-const codeOf = (secret: string, offset = 0) =>
-  new TOTP({ algorithm: "SHA1", digits: 6, period: 30, secret: Secret.fromBase32(secret) }).generate({ timestamp: Date.now() + offset });
 
 beforeAll(async () => {
   t = await startTestServer();
@@ -61,13 +58,13 @@ describe("TOTP through the login UI", () => {
     // Enrolment from the signed-in page: a wrong code is refused and a new secret shown; the right one confirms.
     await page.goto(`${t.url}/ui/login`);
     let secret = await enrol(page);
-    await page.fill("#code", codeOf(secret) === "000000" ? "111111" : "000000");
+    await page.fill("#code", wrongTotpCode(secret));
     await page.click("button[type=submit]");
     expect(await page.textContent(".error")).toContain("not valid");
     const second = (await page.textContent("#otp-secret"))!.trim();
     expect(second).not.toBe(secret);
     secret = second;
-    await page.fill("#code", codeOf(secret));
+    await page.fill("#code", totpCode(secret));
     await page.click("button[type=submit]");
     expect(await page.textContent("main")).toContain("The authenticator app is set up");
     await ctx.close();
@@ -80,7 +77,7 @@ describe("TOTP through the login UI", () => {
     await fresh.page.fill("#code", "12345");
     await fresh.page.click("button[type=submit]");
     expect(await fresh.page.textContent(".error")).toContain("not valid");
-    await fresh.page.fill("#code", codeOf(secret));
+    await fresh.page.fill("#code", totpCode(secret));
     await fresh.page.click("button[type=submit]");
     const result = await finish();
     expect(result.claims.sub).toBe(userId);
@@ -91,7 +88,7 @@ describe("TOTP through the login UI", () => {
     finish = await startFlow(fresh.page, { prompt: "login" });
     await signInOnPage(fresh.page, "tina", PASSWORD);
     expect(await fresh.page.textContent("h1")).toBe("Authenticator code");
-    await fresh.page.fill("#code", codeOf(secret));
+    await fresh.page.fill("#code", totpCode(secret));
     await fresh.page.click("button[type=submit]");
     ({ claims } = await finish());
     expect([...(claims.amr as string[])].sort()).toEqual(["mfa", "otp", "pwd"]);
@@ -101,7 +98,7 @@ describe("TOTP through the login UI", () => {
     finish = await startFlow(fresh.page, { max_age: "1" });
     await signInOnPage(fresh.page, "tina", PASSWORD);
     expect(await fresh.page.textContent("h1")).toBe("Authenticator code");
-    await fresh.page.fill("#code", codeOf(secret));
+    await fresh.page.fill("#code", totpCode(secret));
     await fresh.page.click("button[type=submit]");
     ({ claims } = await finish());
     expect([...(claims.amr as string[])].sort()).toEqual(["mfa", "otp", "pwd"]);
@@ -114,7 +111,7 @@ describe("TOTP through the login UI", () => {
     await page.goto(`${t.url}/ui/login`);
     await signInOnPage(page, "tom", PASSWORD);
     const secret = await enrol(page);
-    await page.fill("#code", codeOf(secret));
+    await page.fill("#code", totpCode(secret));
     await page.click("button[type=submit]");
     await ctx.close();
 

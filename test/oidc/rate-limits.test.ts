@@ -11,6 +11,12 @@ import { rest } from "../support/clients.js";
 import { TEST_MASTERKEY } from "../support/database.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
+/**
+ * The limits' windows in these tests: the longest a rule takes (116 days). Windows are aligned on the epoch,
+ * so with an hour a test running across the top of an hour would see its count start again.
+ */
+const WINDOW_S = 9_999_999;
+
 const form = { "content-type": "application/x-www-form-urlencoded" };
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString("base64")}`;
 
@@ -48,31 +54,31 @@ describe("rate limits at the OAuth endpoints and the login forms", () => {
   let perAddress: TestServer;
   beforeAll(async () => {
     [perClient, perAddress] = await Promise.all([
-      startTestServer({ SVC_RATE_LIMIT_OAUTH_CLIENT: "5/3600" }),
-      startTestServer({ SVC_RATE_LIMIT_OAUTH_ADDRESS: "6/3600", SVC_RATE_LIMIT_LOGIN_ADDRESS: "3/3600" }),
+      startTestServer({ SVC_RATE_LIMIT_OAUTH_CLIENT: `5/${WINDOW_S}` }),
+      startTestServer({ SVC_RATE_LIMIT_OAUTH_ADDRESS: `6/${WINDOW_S}`, SVC_RATE_LIMIT_LOGIN_ADDRESS: `3/${WINDOW_S}` }),
     ]);
   });
   afterAll(() => Promise.all([perClient?.close(), perAddress?.close()]));
 
   it("answers 429 with Retry-After per client, across token, introspection and revocation, and other clients go on", async () => {
     for (let i = 0; i < 5; i++) expect((await tokenWith(perClient.url, "client-a")).status).toBe(401);
-    expect429(await tokenWith(perClient.url, "client-a"), 3600);
-    expect429(await tokenWith(perClient.url, "client-a", "/oauth/v2/introspect"), 3600);
-    expect429(await tokenWith(perClient.url, "client-a", "/oauth/v2/revoke"), 3600);
+    expect429(await tokenWith(perClient.url, "client-a"), WINDOW_S);
+    expect429(await tokenWith(perClient.url, "client-a", "/oauth/v2/introspect"), WINDOW_S);
+    expect429(await tokenWith(perClient.url, "client-a", "/oauth/v2/revoke"), WINDOW_S);
     // client_id in the body counts for the same client
     const inBody = await rest(perClient.url, "POST", "/oauth/v2/token", {
       body: "grant_type=client_credentials&client_id=client-a&client_secret=x",
       headers: form,
     });
-    expect429(inBody, 3600);
+    expect429(inBody, WINDOW_S);
     // another client is not limited by client-a's count
     expect((await tokenWith(perClient.url, "client-b")).status).toBe(401);
   });
 
   it("answers 429 with Retry-After per address, whatever client is named", async () => {
     for (let i = 0; i < 6; i++) expect((await tokenWith(perAddress.url, `client-${i}`)).status).toBe(401);
-    expect429(await tokenWith(perAddress.url, "client-new"), 3600);
-    expect429(await tokenWith(perAddress.url, "client-new", "/oauth/v2/introspect"), 3600);
+    expect429(await tokenWith(perAddress.url, "client-new"), WINDOW_S);
+    expect429(await tokenWith(perAddress.url, "client-new", "/oauth/v2/introspect"), WINDOW_S);
   });
 
   it("limits the login forms per address with a 429 page and Retry-After", async () => {
@@ -107,7 +113,7 @@ describe("rate limits at the OAuth endpoints and the login forms", () => {
   });
 
   it("counts exactly under concurrency (one atomic upsert per request)", async () => {
-    const limiter = new RateLimiter(perClient.server.db);
+    const limiter = new RateLimiter(perClient.server.db, () => Date.UTC(2030, 0, 1, 0, 0, 10));
     const rule = { limit: 25, windowS: 600 };
     const verdicts = await Promise.all(Array.from({ length: 40 }, () => limiter.hit("test:concurrent", rule)));
     expect(verdicts.filter((v) => v.allowed).length).toBe(25);
@@ -151,7 +157,7 @@ describe("rate limits shared by two processes on one PostgreSQL", () => {
   let a: TestServer;
   let b: RunningCli;
   const dir = mkdtempSync(join(tmpdir(), "svc-rate-"));
-  const limits = { SVC_RATE_LIMIT_OAUTH_CLIENT: "6/3600", SVC_RATE_LIMIT_OAUTH_ADDRESS: "off", SVC_RATE_LIMIT_LOGIN_ADDRESS: "off" };
+  const limits = { SVC_RATE_LIMIT_OAUTH_CLIENT: `6/${WINDOW_S}`, SVC_RATE_LIMIT_OAUTH_ADDRESS: "off", SVC_RATE_LIMIT_LOGIN_ADDRESS: "off" };
 
   beforeAll(async () => {
     // The same master key for both, so that the second opens the first's secrets.
@@ -174,8 +180,8 @@ describe("rate limits shared by two processes on one PostgreSQL", () => {
   it("lets the limit through in total, alternating between the processes, then both answer 429", async () => {
     const urls = [a.url, b.url.replace("localhost", "127.0.0.1")];
     for (let i = 0; i < 6; i++) expect((await tokenWith(urls[i % 2]!, "shared-client")).status, `request ${i}`).toBe(401);
-    expect429(await tokenWith(urls[0]!, "shared-client"), 3600);
-    expect429(await tokenWith(urls[1]!, "shared-client"), 3600);
+    expect429(await tokenWith(urls[0]!, "shared-client"), WINDOW_S);
+    expect429(await tokenWith(urls[1]!, "shared-client"), WINDOW_S);
   });
 });
 

@@ -1,10 +1,10 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/storage/database.js";
 import { rest } from "../support/clients.js";
+import { requestInFlight } from "../support/in-flight.js";
 import { freshPostgresDatabase, TEST_MASTERKEY, testDb } from "../support/database.js";
 import { startOrExit, startServerProcess, type ServerProcess } from "../support/process.js";
 
@@ -218,24 +218,21 @@ describe.runIf(testDb === "embedded")("one process per embedded data directory",
     const first = track(await startServerProcess({ ...env, SVC_SHUTDOWN_GRACE_MS: "120000" }));
     // A write in flight keeps the first server in its grace period after SIGTERM.
     const body = JSON.stringify({ name: "in-flight", restWebhook: { url: "https://example.com/hook" }, timeout: "5s" });
-    const socket = net.connect(first.port, "127.0.0.1");
-    await new Promise((r) => socket.once("connect", r));
-    let response = "";
-    socket.on("data", (d) => (response += d.toString()));
-    socket.write(
-      `POST /resources/v3alpha/targets HTTP/1.1\r\nHost: 127.0.0.1:${first.port}\r\nAuthorization: Bearer ${pat(dataDir)}\r\n` +
-        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 5)}`,
+    const call = await requestInFlight(
+      first.port,
+      `POST /resources/v3alpha/targets HTTP/1.1\r\nHost: 127.0.0.1:${first.port}\r\nAuthorization: Bearer ${pat(dataDir)}\r\nContent-Type: application/json\r\n`,
+      body,
+      5,
     );
-    await new Promise((r) => setTimeout(r, 200));
     first.child.kill("SIGTERM");
     await new Promise((r) => setTimeout(r, 300));
     const overlapping = await startOrExit(env);
     expect("code" in overlapping && overlapping.code).toBe(1);
     expect("output" in overlapping && overlapping.output).toContain(`in use by process ${first.child.pid}`);
-    socket.write(body.slice(5));
-    await new Promise((r) => socket.once("close", r));
-    expect(response).toMatch(/^HTTP\/1\.1 201/);
-    const id = /"id":"([^"]+)"/.exec(response)![1]!;
+    call.finish();
+    await call.closed;
+    expect(call.response).toMatch(/^HTTP\/1\.1 201/);
+    const id = /"id":"([^"]+)"/.exec(call.response)![1]!;
     expect(await first.exited).toBe(0);
 
     const next = track(await startServerProcess(env));

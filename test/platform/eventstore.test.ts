@@ -168,7 +168,8 @@ describe("event store", () => {
     const sub = es.subscribe("lazy-sub", async (b) => void batches.push(b.length), {
       filter: (e) => e.aggregateId.startsWith("wanted"),
       pollMs: 10_000,
-      coalesceMs: 500,
+      // long enough that five commits sent together are announced within it on a busy machine
+      coalesceMs: 2000,
       storeEveryMs: 60_000,
     });
     await sub.caughtUp();
@@ -180,10 +181,10 @@ describe("event store", () => {
     expect(await storedCursor()).toBe(start);
     // Wanted events in one burst arrive as one batch, and their cursor is stored at once.
     await Promise.all(Array.from({ length: 5 }, (_, i) => increment(`wanted-${i}`)));
-    await new Promise((r) => setTimeout(r, 1500));
+    await expect.poll(() => batches.reduce((a, b) => a + b, 0), { timeout: 15_000 }).toBe(5);
     expect(batches).toEqual([5]);
     const latest = await es.latest();
-    expect(await storedCursor()).toBe(latest.position);
+    await expect.poll(storedCursor, { timeout: 5000 }).toBe(latest.position);
     await increment("skipped-late");
     await sub.caughtUp();
     // Stopping stores what was skipped since, so a restart does not read it again.

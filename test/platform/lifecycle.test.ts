@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/storage/database.js";
 import { rest } from "../support/clients.js";
+import { requestInFlight } from "../support/in-flight.js";
 import { freshPostgresDatabase, TEST_MASTERKEY, testDb } from "../support/database.js";
 import { startServerProcess } from "../support/process.js";
 
@@ -91,39 +92,37 @@ describe("the server process", () => {
     const p = await startServerProcess({ ...env, SVC_SHUTDOWN_GRACE_MS: "120000" });
     const pat = readFileSync(join(dataDir, "admin.pat"), "utf8").trim();
     const body = JSON.stringify({ defaultLanguage: { key: "ru" } });
-    const socket = net.connect(p.port, "127.0.0.1");
-    await new Promise((r) => socket.once("connect", r));
-    let response = "";
-    let answeredAt = 0;
-    socket.on("data", (d) => {
-      response += d.toString();
-      answeredAt ||= Date.now();
-    });
-    const closed = new Promise((r) => socket.once("close", r));
     // The request is in flight: headers and half the body are sent when the signal arrives.
-    socket.write(
-      `PATCH /settings/v3alpha/languages HTTP/1.1\r\nHost: 127.0.0.1:${p.port}\r\nAuthorization: Bearer ${pat}\r\n` +
-        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 10)}`,
+    const call = await requestInFlight(
+      p.port,
+      `PATCH /settings/v3alpha/languages HTTP/1.1\r\nHost: 127.0.0.1:${p.port}\r\nAuthorization: Bearer ${pat}\r\nContent-Type: application/json\r\n`,
+      body,
+      10,
     );
-    await new Promise((r) => setTimeout(r, 200));
     p.child.kill("SIGTERM");
-    await new Promise((r) => setTimeout(r, 300));
-    // no new connections once shutting down
-    const refused = await new Promise<boolean>((resolve) => {
-      const c = net.connect(p.port, "127.0.0.1");
-      c.once("connect", () => {
-        c.destroy();
-        resolve(false);
+    // no new connections once shutting down (the listener closes moments after the signal)
+    const connects = () =>
+      new Promise<boolean>((resolve) => {
+        const c = net.connect(p.port, "127.0.0.1");
+        c.once("connect", () => {
+          c.destroy();
+          resolve(true);
+        });
+        c.once("error", () => resolve(false));
       });
-      c.once("error", () => resolve(true));
-    });
+    const deadline = Date.now() + 10_000;
+    let refused = false;
+    while (!refused && Date.now() < deadline) {
+      refused = !(await connects());
+      if (!refused) await new Promise((r) => setTimeout(r, 50));
+    }
     expect(refused).toBe(true);
-    socket.write(body.slice(10));
-    await closed;
+    call.finish();
+    await call.closed;
     // The keep-alive connection is closed as soon as it is idle, not at the end of the grace period.
-    expect(Date.now() - answeredAt).toBeLessThan(5000);
-    expect(response).toMatch(/^HTTP\/1\.1 200/);
-    expect(response).toContain('"details"');
+    expect(Date.now() - call.answeredAt).toBeLessThan(5000);
+    expect(call.response).toMatch(/^HTTP\/1\.1 200/);
+    expect(call.response).toContain('"details"');
     expect(await p.exited).toBe(0);
   });
 });

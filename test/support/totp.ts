@@ -1,0 +1,17 @@
+import { Secret, TOTP } from "otpauth";
+
+const PERIOD_MS = 30_000;
+
+/** An authenticator app's code for a TOTP secret (base32), now or `offsetMs` from now: SHA-1, 6 digits, 30 s, as the server enrols. */
+export const totpCode = (secret: string, offsetMs = 0) =>
+  new TOTP({ algorithm: "SHA1", digits: 6, period: 30, secret: Secret.fromBase32(secret) }).generate({ timestamp: Date.now() + offsetMs });
+
+/**
+ * A code the server refuses: none of the codes from two periods before to two after (it accepts the previous
+ * and the next period's too, and a period may turn while the test runs). Comparing with the current code only
+ * failed one run in ~60,000.
+ */
+export function wrongTotpCode(secret: string): string {
+  const near = [-2, -1, 0, 1, 2].map((k) => totpCode(secret, k * PERIOD_MS));
+  return ["000000", "111111", "222222", "333333", "444444", "555555"].find((c) => !near.includes(c))!;
+}
