@@ -11,22 +11,58 @@ export interface RateVerdict {
 const ALLOWED: RateVerdict = { allowed: true, retryAfterS: 0 };
 
 /**
- * Adds one to each key's row of its current window and returns the counts: atomic under concurrency without a
+ * Adds each key's number to its row of the window and returns the counts: atomic under concurrency without a
  * lock, and one round trip however many keys a request counts under (the token endpoint counts two).
  */
 const COUNT = `
   INSERT INTO rate_limit_counts (key, window_start, expires_at, hits)
-  SELECT key, window_start, expires_at, 1 FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) AS t(key, window_start, expires_at)
-  ON CONFLICT (key, window_start) DO UPDATE SET hits = rate_limit_counts.hits + 1
+  SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[], $4::int[])
+  ON CONFLICT (key, window_start) DO UPDATE SET hits = rate_limit_counts.hits + EXCLUDED.hits
   RETURNING key, hits`;
+
+/** A window counted locally first is flushed to the database this often. */
+const FLUSH_MS = 100;
+/**
+ * Requests are counted locally (and flushed every FLUSH_MS) only while this many or more remain below the limit,
+ * as far as this process knows: a rule up to this size is counted exactly, in the database, request by request.
+ */
+const LOCAL_HEADROOM = 1000;
+/** Windows remembered per process; past it, ended ones and those with nothing to flush are forgotten. */
+const MAX_WINDOWS = 10_000;
+
+/** What this process knows of one key's current window. */
+interface KeyWindow {
+  rule: RateRule;
+  end: number;
+  start: number;
+  /** The database's count at its last answer. */
+  known: number;
+  /** Requests counted here and not yet in the database. */
+  pending: number;
+}
+
+/** Requests of a key's window to add to the database. */
+interface Counted {
+  key: string;
+  window: KeyWindow;
+  n: number;
+}
 
 /**
  * Request counts per key and fixed window, in the database so that every process serving the instance shares
- * them (issue 14: brute force on the token endpoint and the login forms). One statement per request.
+ * them (issue 14: brute force on the token endpoint and the login forms). A request under the limit is counted
+ * in the database before it is answered, one statement for all its keys, so a rule like the default 100 a
+ * minute holds exactly across processes. Two things keep the database out of the hot path:
+ * - a window over its limit stays over it until it ends (counts only grow): once a process has seen that, it
+ *   refuses that key's requests without asking again (a flood costs nothing);
+ * - while a large limit (raised for a busy client) is far away, requests are counted here and added to the
+ *   database every FLUSH_MS: other processes' counts are then up to FLUSH_MS old, irrelevant that far below.
  * Like the replay guard, not an event: a count changes no resource and is worthless after its window.
  * Rows of ended windows are deleted now and then by whichever process counts.
  */
 export class RateLimiter {
+  private readonly windows = new Map<string, KeyWindow>();
+  private flushing: NodeJS.Timeout | undefined;
   private sinceCleanup = 0;
 
   constructor(
@@ -41,36 +77,109 @@ export class RateLimiter {
 
   /**
    * Counts one request under each key that has a rule and says whether all are within their rules; when
-   * several are exceeded, the first one's window decides Retry-After. Every key is counted either way, once
-   * (a key named twice counts once, under its first rule).
+   * several are exceeded, the first one's window decides Retry-After. A key named twice counts once, under its
+   * first rule; a key already over its limit is not counted again.
    */
   async check(hits: { key: string; rule: RateRule | undefined }[]): Promise<RateVerdict> {
     const now = this.now();
-    const counted = new Map<string, { rule: RateRule; start: number; end: number }>();
+    /** Per key of the request, in order: its window and whether this request is over its limit (unknown until counted). */
+    const request = new Map<string, { window: KeyWindow; over?: boolean }>();
+    const counted: Counted[] = [];
     for (const { key, rule } of hits) {
       if (!rule) continue;
-      // keys carry client IDs and addresses of any length: hashed when long, so the row stays small
-      const k = key.length > 200 ? `h:${createHash("sha256").update(key).digest("base64url")}` : key;
-      if (counted.has(k)) continue;
-      const windowMs = rule.windowS * 1000;
-      const start = Math.floor(now / windowMs) * windowMs;
-      counted.set(k, { rule, start, end: start + windowMs });
+      const k = storedKey(key);
+      if (request.has(k)) continue;
+      const w = this.windowOf(k, rule, now);
+      if (w.known > rule.limit) request.set(k, { window: w, over: true });
+      else if (rule.limit - w.known - w.pending > LOCAL_HEADROOM) {
+        request.set(k, { window: w, over: false });
+        w.pending++;
+        this.flushing ??= setTimeout(() => void this.flush(), FLUSH_MS).unref();
+      } else {
+        request.set(k, { window: w });
+        counted.push({ key: k, window: w, n: w.pending + 1 });
+        w.pending = 0;
+      }
     }
-    if (counted.size === 0) return ALLOWED;
-    const windows = [...counted.values()];
-    const { rows } = await this.db.pool.query<{ key: string; hits: number }>(COUNT, [
-      [...counted.keys()],
-      windows.map((w) => new Date(w.start)),
-      windows.map((w) => new Date(w.end)),
-    ]);
-    if (++this.sinceCleanup >= 1000) {
-      this.sinceCleanup = 0;
-      void this.db.pool.query("DELETE FROM rate_limit_counts WHERE expires_at < $1", [new Date(now)]).catch(() => {});
+    if (counted.length) {
+      // This request's own counts decide (others answered meanwhile may have raised what the window knows).
+      let own: Map<string, number>;
+      try {
+        own = await this.count(counted);
+      } catch (e) {
+        // what was counted here before goes with the next statement; this request is answered with the error
+        for (const c of counted) c.window.pending += c.n - 1;
+        throw e;
+      }
+      for (const c of counted) request.get(c.key)!.over = (own.get(c.key) ?? 0) > c.window.rule.limit;
     }
-    const counts = new Map(rows.map((r) => [r.key, Number(r.hits)]));
-    for (const [k, w] of counted) {
-      if ((counts.get(k) ?? 1) > w.rule.limit) return { allowed: false, retryAfterS: Math.max(1, Math.ceil((w.end - now) / 1000)) };
+    for (const { window, over } of request.values()) {
+      if (over) return { allowed: false, retryAfterS: Math.max(1, Math.ceil((window.end - now) / 1000)) };
     }
     return ALLOWED;
   }
+
+  /** Adds the requests counted here to the database (every FLUSH_MS while there are any; at shutdown). */
+  async flush(): Promise<void> {
+    clearTimeout(this.flushing);
+    this.flushing = undefined;
+    const now = this.now();
+    const counted: Counted[] = [];
+    for (const [key, w] of this.windows) {
+      if (w.end <= now) this.windows.delete(key);
+      else if (w.pending) {
+        counted.push({ key, window: w, n: w.pending });
+        w.pending = 0;
+      }
+    }
+    if (!counted.length) return;
+    try {
+      await this.count(counted);
+    } catch {
+      // the database is away for a moment: the requests stay counted here for the next flush
+      for (const c of counted) c.window.pending += c.n;
+      this.flushing ??= setTimeout(() => void this.flush(), FLUSH_MS).unref();
+    }
+  }
+
+  private windowOf(key: string, rule: RateRule, now: number): KeyWindow {
+    const current = this.windows.get(key);
+    if (current && current.rule === rule && current.start <= now && now < current.end) return current;
+    if (this.windows.size >= MAX_WINDOWS) this.forget(now);
+    const windowMs = rule.windowS * 1000;
+    const start = Math.floor(now / windowMs) * windowMs;
+    const w: KeyWindow = { rule, start, end: start + windowMs, known: 0, pending: 0 };
+    this.windows.set(key, w);
+    return w;
+  }
+
+  /** Forgets ended windows, then if still too many, those with nothing to flush (the database has their counts). */
+  private forget(now: number): void {
+    for (const [key, w] of this.windows) if (w.end <= now) this.windows.delete(key);
+    if (this.windows.size < MAX_WINDOWS) return;
+    for (const [key, w] of this.windows) if (!w.pending) this.windows.delete(key);
+  }
+
+  /** Adds the numbers in one statement; the database's count of each key's window after it. */
+  private async count(counted: Counted[]): Promise<Map<string, number>> {
+    const { rows } = await this.db.pool.query<{ key: string; hits: number }>(COUNT, [
+      counted.map((c) => c.key),
+      counted.map((c) => new Date(c.window.start)),
+      counted.map((c) => new Date(c.window.end)),
+      counted.map((c) => c.n),
+    ]);
+    const hits = new Map(rows.map((r) => [r.key, Number(r.hits)]));
+    // Answers of statements sent at once can arrive in any order: the highest count is the latest.
+    for (const c of counted) c.window.known = Math.max(c.window.known, hits.get(c.key) ?? 0);
+    if (++this.sinceCleanup >= 1000) {
+      this.sinceCleanup = 0;
+      void this.db.pool.query("DELETE FROM rate_limit_counts WHERE expires_at < $1", [new Date(this.now())]).catch(() => {});
+    }
+    return hits;
+  }
+}
+
+/** Keys carry client IDs and addresses of any length: hashed when long, so the row stays small. */
+function storedKey(key: string): string {
+  return key.length > 200 ? `h:${createHash("sha256").update(key).digest("base64url")}` : key;
 }

@@ -383,6 +383,8 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
         domainValidator.close();
         outbound.close();
         await stopListening();
+        // requests counted here and not yet in the database (large limits only)
+        await limiter.flush().catch(() => {});
         await db.close();
       })()),
   };

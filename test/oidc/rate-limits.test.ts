@@ -6,6 +6,7 @@ import { RateLimiter } from "../../src/command/rate-limits.js";
 import { runningEmbeddedUrl } from "../../src/command/recover.js";
 import { loadConfig } from "../../src/config/config.js";
 import { parseRateRule } from "../../src/domain/rate-rules.js";
+import type { Database } from "../../src/storage/database.js";
 import { startCli, type RunningCli } from "../support/cli.js";
 import { rest } from "../support/clients.js";
 import { TEST_MASTERKEY } from "../support/database.js";
@@ -48,6 +49,23 @@ describe("rate limit rules", () => {
     });
   });
 });
+
+/** The database with its statements counted, and a first `failures` statements that fail. */
+function countingDb(real: Database, failures = 0) {
+  let n = 0;
+  const query = (...args: Parameters<Database["pool"]["query"]>) => {
+    n++;
+    if (n <= failures) return Promise.reject(new Error("connection lost"));
+    return real.pool.query(...args);
+  };
+  return { db: { pool: { query } } as unknown as Database, statements: () => n };
+}
+
+/** The stored count of a key's window. */
+async function storedHits(db: Database, key: string): Promise<number | undefined> {
+  const { rows } = await db.pool.query<{ hits: number }>("SELECT hits FROM rate_limit_counts WHERE key = $1", [key]);
+  return rows[0]?.hits;
+}
 
 describe("rate limits at the OAuth endpoints and the login forms", () => {
   let perClient: TestServer;
@@ -115,20 +133,30 @@ describe("rate limits at the OAuth endpoints and the login forms", () => {
   it("counts exactly under concurrency (one atomic upsert per request)", async () => {
     const limiter = new RateLimiter(perClient.server.db, () => Date.UTC(2030, 0, 1, 0, 0, 10));
     const rule = { limit: 25, windowS: 600 };
-    const verdicts = await Promise.all(Array.from({ length: 40 }, () => limiter.hit("test:concurrent", rule)));
+    // Several rounds: answers that come back out of order must each be judged by their own count.
+    for (let round = 0; round < 8; round++) {
+      const verdicts = await Promise.all(Array.from({ length: 40 }, () => limiter.hit(`test:concurrent-${round}`, rule)));
+      expect(verdicts.filter((v) => v.allowed).length, `round ${round}`).toBe(25);
+    }
+    // The answers held until all 40 are in, then handed back last first: each is still judged by its own count.
+    const real = perClient.server.db.pool;
+    const held: { answer: unknown; release: (a: unknown) => void }[] = [];
+    const query = async (...args: Parameters<typeof real.query>) => {
+      const answer = await real.query(...args);
+      return new Promise((release) => {
+        held.push({ answer, release });
+        if (held.length === 40) for (const h of held.reverse()) h.release(h.answer);
+      });
+    };
+    const reversed = new RateLimiter({ pool: { query } } as unknown as Database, () => Date.UTC(2030, 0, 1, 0, 0, 10));
+    const verdicts = await Promise.all(Array.from({ length: 40 }, () => reversed.hit("test:concurrent-reversed", rule)));
     expect(verdicts.filter((v) => v.allowed).length).toBe(25);
   });
 
   it("counts every key of a request in one statement; the first exceeded rule decides, a key named twice counts once", async () => {
-    const pool = perClient.server.db.pool;
-    let statements = 0;
-    const query = (...args: Parameters<typeof pool.query>) => {
-      statements++;
-      return pool.query(...args);
-    };
-    const counting = { pool: { query } };
+    const { db, statements } = countingDb(perClient.server.db);
     const now = Date.UTC(2030, 0, 1, 0, 0, 10);
-    const limiter = new RateLimiter(counting as unknown as typeof perClient.server.db, () => now);
+    const limiter = new RateLimiter(db, () => now);
     const wide = { limit: 3, windowS: 60 };
     const narrow = { limit: 1, windowS: 30 };
     const request = () =>
@@ -139,17 +167,76 @@ describe("rate limits at the OAuth endpoints and the login forms", () => {
         { key: "test:none", rule: undefined },
       ]);
     expect(await request()).toEqual({ allowed: true, retryAfterS: 0 });
-    expect(statements).toBe(1);
+    expect(statements()).toBe(1);
     // b is over its limit of 1 in its 30 s window (20 s left); a is at 2 of 3 (counted once per request)
     expect(await request()).toEqual({ allowed: false, retryAfterS: 20 });
-    expect(statements).toBe(2);
-    const rows = await pool.query<{ key: string; hits: number }>("SELECT key, hits FROM rate_limit_counts WHERE key LIKE 'test:both:%' ORDER BY key");
+    expect(statements()).toBe(2);
+    const rows = await perClient.server.db.pool.query<{ key: string; hits: number }>(
+      "SELECT key, hits FROM rate_limit_counts WHERE key LIKE 'test:both:%' ORDER BY key",
+    );
     expect(rows.rows).toEqual([
       { key: "test:both:a", hits: 2 },
       { key: "test:both:b", hits: 2 },
     ]);
     expect(await limiter.check([{ key: "test:none", rule: undefined }])).toEqual({ allowed: true, retryAfterS: 0 });
-    expect(statements).toBe(2);
+    expect(statements()).toBe(2);
+  });
+
+  it("refuses a key over its limit without asking the database again until its window ends", async () => {
+    const { db, statements } = countingDb(perClient.server.db);
+    let now = Date.UTC(2030, 0, 1, 0, 1, 0);
+    const limiter = new RateLimiter(db, () => now);
+    const rule = { limit: 2, windowS: 30 };
+    for (let i = 0; i < 2; i++) expect((await limiter.hit("test:flood", rule)).allowed).toBe(true);
+    expect(await limiter.hit("test:flood", rule)).toEqual({ allowed: false, retryAfterS: 30 });
+    expect(statements()).toBe(3);
+    now += 10_000;
+    for (let i = 0; i < 50; i++) expect(await limiter.hit("test:flood", rule)).toEqual({ allowed: false, retryAfterS: 20 });
+    expect(statements()).toBe(3);
+    // another key of the same request is still counted
+    expect(
+      (
+        await limiter.check([
+          { key: "test:flood", rule },
+          { key: "test:flood-other", rule },
+        ])
+      ).allowed,
+    ).toBe(false);
+    expect(await storedHits(perClient.server.db, "test:flood-other")).toBe(1);
+    now += 20_000;
+    expect((await limiter.hit("test:flood", rule)).allowed).toBe(true);
+    expect(statements()).toBe(5);
+  });
+
+  it("far below a large limit counts here and flushes the requests together; near it, counts each exactly", async () => {
+    const { db, statements } = countingDb(perClient.server.db);
+    const limiter = new RateLimiter(db, () => Date.UTC(2030, 0, 1, 0, 2, 0));
+    const rule = { limit: 1500, windowS: 600 };
+    for (let i = 0; i < 400; i++) expect((await limiter.hit("test:large", rule)).allowed).toBe(true);
+    expect(statements()).toBe(0);
+    // flushed by itself, every 100 ms
+    await expect.poll(() => storedHits(perClient.server.db, "test:large"), { timeout: 5000 }).toBe(400);
+    expect(statements()).toBe(1);
+    let allowed = 400;
+    while ((await limiter.hit("test:large", rule)).allowed) allowed++;
+    expect(allowed).toBe(1500);
+    expect(await storedHits(perClient.server.db, "test:large")).toBe(1501);
+    const more = statements();
+    expect((await limiter.hit("test:large", rule)).allowed).toBe(false);
+    expect(statements()).toBe(more);
+  });
+
+  it("keeps the requests counted here when a flush fails, and adds them with the next", async () => {
+    const { db, statements } = countingDb(perClient.server.db, 1);
+    const limiter = new RateLimiter(db, () => Date.UTC(2030, 0, 1, 0, 3, 0));
+    const rule = { limit: 100_000, windowS: 600 };
+    for (let i = 0; i < 30; i++) await limiter.hit("test:retry", rule);
+    await limiter.flush();
+    // the one statement failed (a retry follows by itself in 100 ms; the flush below may come first)
+    expect(statements()).toBe(1);
+    await limiter.hit("test:retry", rule);
+    await limiter.flush();
+    expect(await storedHits(perClient.server.db, "test:retry")).toBe(31);
   });
 });
 
