@@ -23,11 +23,12 @@ const COUNT = `
 /** A window counted locally first is flushed to the database this often. */
 const FLUSH_MS = 100;
 /**
- * Requests are counted locally (and flushed every FLUSH_MS) only while this many or more remain below the limit,
- * as far as this process knows: a rule up to this size is counted exactly, in the database, request by request.
+ * Requests are counted locally (and flushed every FLUSH_MS) only while more than this many remain below the
+ * limit, as far as this process knows: a rule up to this size is counted exactly, in the database, request by
+ * request.
  */
 const LOCAL_HEADROOM = 1000;
-/** Windows remembered per process; past it, ended ones and those with nothing to flush are forgotten. */
+/** Windows remembered per process; past it, the least useful are forgotten (the database has their counts). */
 const MAX_WINDOWS = 10_000;
 
 /** What this process knows of one key's current window. */
@@ -37,8 +38,10 @@ interface KeyWindow {
   start: number;
   /** The database's count at its last answer. */
   known: number;
-  /** Requests counted here and not yet in the database. */
+  /** Requests counted here and not yet sent to the database. */
   pending: number;
+  /** Requests sent to the database and not yet answered. */
+  sent: number;
 }
 
 /** Requests of a key's window to add to the database. */
@@ -48,13 +51,15 @@ interface Counted {
   n: number;
 }
 
+const over = (w: KeyWindow) => w.known > w.rule.limit;
+
 /**
  * Request counts per key and fixed window, in the database so that every process serving the instance shares
  * them (issue 14: brute force on the token endpoint and the login forms). A request under the limit is counted
  * in the database before it is answered, one statement for all its keys, so a rule like the default 100 a
  * minute holds exactly across processes. Two things keep the database out of the hot path:
  * - a window over its limit stays over it until it ends (counts only grow): once a process has seen that, it
- *   refuses that key's requests without asking again (a flood costs nothing);
+ *   refuses requests under that key without asking again and without counting them (a flood costs nothing);
  * - while a large limit (raised for a busy client) is far away, requests are counted here and added to the
  *   database every FLUSH_MS: other processes' counts are then up to FLUSH_MS old, irrelevant that far below.
  * Like the replay guard, not an event: a count changes no resource and is worthless after its window.
@@ -63,6 +68,7 @@ interface Counted {
 export class RateLimiter {
   private readonly windows = new Map<string, KeyWindow>();
   private flushing: NodeJS.Timeout | undefined;
+  private closed = false;
   private sinceCleanup = 0;
 
   constructor(
@@ -77,49 +83,37 @@ export class RateLimiter {
 
   /**
    * Counts one request under each key that has a rule and says whether all are within their rules; when
-   * several are exceeded, the first one's window decides Retry-After. A key named twice counts once, under its
-   * first rule; a key already over its limit is not counted again.
+   * several are exceeded, Retry-After is the longest wait. A key named twice counts once, under its first rule.
+   * A request under a key known to be over its limit is refused at once and counted under none of its keys.
    */
   async check(hits: { key: string; rule: RateRule | undefined }[]): Promise<RateVerdict> {
     const now = this.now();
-    /** Per key of the request, in order: its window and whether this request is over its limit (unknown until counted). */
-    const request = new Map<string, { window: KeyWindow; over?: boolean }>();
-    const counted: Counted[] = [];
+    const request = new Map<string, KeyWindow>();
     for (const { key, rule } of hits) {
       if (!rule) continue;
       const k = storedKey(key);
-      if (request.has(k)) continue;
-      const w = this.windowOf(k, rule, now);
-      if (w.known > rule.limit) request.set(k, { window: w, over: true });
-      else if (rule.limit - w.known - w.pending > LOCAL_HEADROOM) {
-        request.set(k, { window: w, over: false });
+      if (!request.has(k)) request.set(k, this.windowOf(k, rule, now));
+    }
+    const alreadyOver = [...request.values()].filter(over);
+    if (alreadyOver.length) return refused(alreadyOver, now);
+    const counted: Counted[] = [];
+    for (const [key, w] of request) {
+      if (w.rule.limit - w.known - w.sent - w.pending > LOCAL_HEADROOM) {
         w.pending++;
-        this.flushing ??= setTimeout(() => void this.flush(), FLUSH_MS).unref();
+        this.flushLater();
       } else {
-        request.set(k, { window: w });
-        counted.push({ key: k, window: w, n: w.pending + 1 });
+        counted.push({ key, window: w, n: w.pending + 1 });
         w.pending = 0;
       }
     }
-    if (counted.length) {
-      // This request's own counts decide (others answered meanwhile may have raised what the window knows).
-      let own: Map<string, number>;
-      try {
-        own = await this.count(counted);
-      } catch (e) {
-        // what was counted here before goes with the next statement; this request is answered with the error
-        for (const c of counted) c.window.pending += c.n - 1;
-        throw e;
-      }
-      for (const c of counted) request.get(c.key)!.over = (own.get(c.key) ?? 0) > c.window.rule.limit;
-    }
-    for (const { window, over } of request.values()) {
-      if (over) return { allowed: false, retryAfterS: Math.max(1, Math.ceil((window.end - now) / 1000)) };
-    }
-    return ALLOWED;
+    if (!counted.length) return ALLOWED;
+    // This request's own counts decide (others answered meanwhile may have raised what a window knows).
+    const own = await this.count(counted);
+    const exceeded = counted.filter((c) => (own.get(c.key) ?? 0) > c.window.rule.limit).map((c) => c.window);
+    return exceeded.length ? refused(exceeded, now) : ALLOWED;
   }
 
-  /** Adds the requests counted here to the database (every FLUSH_MS while there are any; at shutdown). */
+  /** Adds the requests counted here to the database (every FLUSH_MS while there are any). */
   async flush(): Promise<void> {
     clearTimeout(this.flushing);
     this.flushing = undefined;
@@ -136,10 +130,20 @@ export class RateLimiter {
     try {
       await this.count(counted);
     } catch {
-      // the database is away for a moment: the requests stay counted here for the next flush
-      for (const c of counted) c.window.pending += c.n;
-      this.flushing ??= setTimeout(() => void this.flush(), FLUSH_MS).unref();
+      // the database is away for a moment: the requests go with the next flush (already counted back)
+      this.flushLater();
     }
+  }
+
+  /** At shutdown: the last flush, and none after it (the database closes next). */
+  async close(): Promise<void> {
+    await this.flush();
+    this.closed = true;
+    clearTimeout(this.flushing);
+  }
+
+  private flushLater(): void {
+    if (!this.closed) this.flushing ??= setTimeout(() => void this.flush(), FLUSH_MS).unref();
   }
 
   private windowOf(key: string, rule: RateRule, now: number): KeyWindow {
@@ -148,26 +152,44 @@ export class RateLimiter {
     if (this.windows.size >= MAX_WINDOWS) this.forget(now);
     const windowMs = rule.windowS * 1000;
     const start = Math.floor(now / windowMs) * windowMs;
-    const w: KeyWindow = { rule, start, end: start + windowMs, known: 0, pending: 0 };
+    const w: KeyWindow = { rule, start, end: start + windowMs, known: 0, pending: 0, sent: 0 };
     this.windows.set(key, w);
     return w;
   }
 
-  /** Forgets ended windows, then if still too many, those with nothing to flush (the database has their counts). */
+  /**
+   * Forgets ended windows, then those under their limit, then any. Never one with requests not yet in the
+   * database (they would be lost). A forgotten window's count is in the database: exact rules ask it again.
+   */
   private forget(now: number): void {
-    for (const [key, w] of this.windows) if (w.end <= now) this.windows.delete(key);
-    if (this.windows.size < MAX_WINDOWS) return;
-    for (const [key, w] of this.windows) if (!w.pending) this.windows.delete(key);
+    const steps: ((w: KeyWindow) => boolean)[] = [(w) => w.end <= now, (w) => !over(w), () => true];
+    for (const forgettable of steps) {
+      for (const [key, w] of this.windows) if (!w.pending && !w.sent && forgettable(w)) this.windows.delete(key);
+      if (this.windows.size < MAX_WINDOWS) return;
+    }
   }
 
-  /** Adds the numbers in one statement; the database's count of each key's window after it. */
+  /**
+   * Adds the numbers in one statement; the database's count of each key's window after it. On failure the
+   * numbers go back to the windows' pending requests, so that the next statement carries them.
+   */
   private async count(counted: Counted[]): Promise<Map<string, number>> {
-    const { rows } = await this.db.pool.query<{ key: string; hits: number }>(COUNT, [
-      counted.map((c) => c.key),
-      counted.map((c) => new Date(c.window.start)),
-      counted.map((c) => new Date(c.window.end)),
-      counted.map((c) => c.n),
-    ]);
+    for (const c of counted) c.window.sent += c.n;
+    let rows: { key: string; hits: number }[];
+    try {
+      ({ rows } = await this.db.pool.query<{ key: string; hits: number }>(COUNT, [
+        counted.map((c) => c.key),
+        counted.map((c) => new Date(c.window.start)),
+        counted.map((c) => new Date(c.window.end)),
+        counted.map((c) => c.n),
+      ]));
+    } catch (e) {
+      // counted back, a failed request's own included: better one count too many than a guess not counted
+      for (const c of counted) c.window.pending += c.n;
+      throw e;
+    } finally {
+      for (const c of counted) c.window.sent -= c.n;
+    }
     const hits = new Map(rows.map((r) => [r.key, Number(r.hits)]));
     // Answers of statements sent at once can arrive in any order: the highest count is the latest.
     for (const c of counted) c.window.known = Math.max(c.window.known, hits.get(c.key) ?? 0);
@@ -177,6 +199,12 @@ export class RateLimiter {
     }
     return hits;
   }
+}
+
+/** Refused until the last of the exceeded windows ends. */
+function refused(exceeded: KeyWindow[], now: number): RateVerdict {
+  const end = Math.max(...exceeded.map((w) => w.end));
+  return { allowed: false, retryAfterS: Math.max(1, Math.ceil((end - now) / 1000)) };
 }
 
 /** Keys carry client IDs and addresses of any length: hashed when long, so the row stays small. */

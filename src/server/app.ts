@@ -384,7 +384,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
         outbound.close();
         await stopListening();
         // requests counted here and not yet in the database (large limits only)
-        await limiter.flush().catch(() => {});
+        await limiter.close();
         await db.close();
       })()),
   };
