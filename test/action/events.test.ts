@@ -88,7 +88,6 @@ describe("event executions", () => {
 
   it("never hold up the API call, and retry until a target that was down comes back", async () => {
     const r = await new TargetServer(() => ({ delayMs: 1500 })).start();
-    const port = r.port;
     const x = await target(t, r.url, "ev-retry");
     await onEvent(t, { event: "settings.language.set" }, [x.id]);
     const lang = connectClient(LanguageSettingsService, t.url, t.adminPat);
@@ -96,12 +95,12 @@ describe("event executions", () => {
     await lang.setLanguages({ settings: { defaultLanguage: { key: "ja" } } });
     expect(Date.now() - t0).toBeLessThan(1000);
     await r.waitFor(1);
-    await r.stop();
+    r.down();
     await lang.setLanguages({ settings: { defaultLanguage: { key: "ru" } } });
     await new Promise((ok) => setTimeout(ok, 700));
     r.received = [];
     r.behaviour = () => {};
-    await r.start(port);
+    r.up();
     try {
       // both come back: "ja", whose call the target's shutdown cut off, and "ru", which happened while it was down
       const got = await r.waitFor(2, 15_000);
@@ -114,14 +113,14 @@ describe("event executions", () => {
   it("are delivered after a restart of the server that was down when the event happened", async () => {
     const own = await startTestServer();
     const r = await new TargetServer().start();
-    const port = r.port;
     try {
       const x = await target(own, r.url, "ev-restart");
       await onEvent(own, { event: "settings.language.set" }, [x.id]);
-      await r.stop(); // the target is down when the event happens
+      r.down(); // the target is down when the event happens
       await connectClient(LanguageSettingsService, own.url, own.adminPat).setLanguages({ settings: { defaultLanguage: { key: "zh" } } });
       await own.stop(); // and the server goes down before it could deliver
-      await r.start(port);
+      expect(r.received.some((g) => g.body?.payload?.set?.default_language === "zh")).toBe(false);
+      r.up();
       const again = await own.restart();
       try {
         const got = await r.waitFor(1, 15_000);

@@ -173,9 +173,9 @@ describe("targets cannot point at denied addresses", () => {
     expect(r.received.length).toBe(1);
     // the name now answers with the metadata address; kept-alive connections to the checked address end first
     names.set("rebind.test", v4("169.254.169.254"));
-    await r.stop();
+    r.down();
     await new Promise((ok) => setTimeout(ok, 100));
-    await r.start(r.port);
+    r.up();
     const lang = connectClient(LanguageSettingsService, t.url, t.adminPat);
     const err = await expectCode(lang.resolveLanguages({}), Code.FailedPrecondition);
     expect(err.rawMessage).toMatch(/resolves to 169\.254\.169\.254, a denied address/);

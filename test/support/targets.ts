@@ -26,6 +26,9 @@ export class TargetServer {
   private server?: http.Server;
   port = 0;
 
+  /** While down, connections are cut as they come: the port stays this server's (a restart on it could find it taken). */
+  private isDown = false;
+
   constructor(public behaviour: Behaviour = () => {}) {}
 
   get url() {
@@ -52,9 +55,20 @@ export class TargetServer {
         res.end(out.raw ?? JSON.stringify(out.body ?? {}));
       });
     });
+    this.server.on("connection", (socket) => this.isDown && socket.destroy());
     await new Promise<void>((ok) => this.server!.listen(port, "127.0.0.1", ok));
     this.port = (this.server.address() as AddressInfo).port;
     return this;
+  }
+
+  /** The target goes down: calls in progress and kept-alive connections are cut, new ones too, until `up`. */
+  down(): void {
+    this.isDown = true;
+    this.server?.closeAllConnections();
+  }
+
+  up(): void {
+    this.isDown = false;
   }
 
   async stop(): Promise<void> {
