@@ -148,7 +148,9 @@ export class RateLimiter {
 
   private windowOf(key: string, rule: RateRule, now: number): KeyWindow {
     const current = this.windows.get(key);
-    if (current && current.rule === rule && current.start <= now && now < current.end) return current;
+    // Compared by value: a caller may build its rule per request, and a replaced window would drop its pending requests.
+    const same = current && current.rule.limit === rule.limit && current.rule.windowS === rule.windowS;
+    if (same && current.start <= now && now < current.end) return current;
     if (this.windows.size >= MAX_WINDOWS) this.forget(now);
     const windowMs = rule.windowS * 1000;
     const start = Math.floor(now / windowMs) * windowMs;

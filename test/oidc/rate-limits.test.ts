@@ -280,6 +280,15 @@ describe("rate limits at the OAuth endpoints and the login forms", () => {
     expect(failing.statements()).toBe(1);
   });
 
+  it("keeps a window for a rule built anew by each request", async () => {
+    const { db, statements } = countingDb(perClient.server.db);
+    const limiter = new RateLimiter(db, () => Date.UTC(2030, 0, 1, 0, 7, 0));
+    for (let i = 0; i < 20; i++) await limiter.hit("test:fresh-rule", { limit: 100_000, windowS: 600 });
+    await limiter.flush();
+    expect(statements()).toBe(1);
+    expect(await storedHits(perClient.server.db, "test:fresh-rule")).toBe(20);
+  });
+
   it("keeps the requests counted here when a flush fails, and adds them with the next", async () => {
     const { db, statements } = countingDb(perClient.server.db, 1);
     const limiter = new RateLimiter(db, () => Date.UTC(2030, 0, 1, 0, 3, 0));
