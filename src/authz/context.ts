@@ -35,6 +35,11 @@ export interface CallInfo {
   projectsWith(permission: string): string[];
   /** The project grants the caller is a member of with `permission` (their IDs). */
   grantsWith(permission: string): string[];
+  /**
+   * The first membership of a user whose permissions the caller does not hold where it applies (the privilege
+   * ceiling, src/authz/permissions.ts); undefined when the caller may change that user's credentials and state.
+   */
+  uncovered(userId: string): Promise<MembershipRow | undefined>;
 }
 
 export const callInfoKey = createContextKey<CallInfo | undefined>(undefined, { description: "svc call info" });

@@ -4,6 +4,7 @@ import { errors } from "../errors/errors.js";
 import { isFeatureName, type FeatureQueries } from "../query/features.js";
 import type { InstanceRow, TenancyQueries } from "../query/tenancy.js";
 import { methodInfo, permissionIn } from "../schema/descriptors.js";
+import { contextOf, permissionsAt, uncoveredMembership } from "./permissions.js";
 import { callerKey, callInfoKey, hostInstanceKey, type Caller, type Target } from "./context.js";
 import type { TokenVerifiers } from "./verifier.js";
 
@@ -40,7 +41,7 @@ export function createAuthenticationInterceptor(deps: AuthDeps): Interceptor {
     const caller = await deps.verifiers.callerOf(m[1]!);
     if (!caller) throw errors.unauthenticated("AUTHN-1nv4", "the token is invalid or expired");
     // A user's token is good at its own instance only; the system's members act everywhere.
-    if (caller.instanceId !== instance.id && !caller.memberships.some((m) => m.contextType === "system")) {
+    if (caller.instanceId !== instance.id && !isSystemMember(caller)) {
       throw errors.unauthenticated("AUTHN-1nst", "the token is invalid or expired");
     }
     req.contextValues.set(hostInstanceKey, instance);
@@ -49,27 +50,22 @@ export function createAuthenticationInterceptor(deps: AuthDeps): Interceptor {
   };
 }
 
+const isSystemMember = (caller: Caller) => caller.memberships.some((m) => m.contextType === "system");
+
 /** The permissions a caller holds in a context, through its memberships' roles. */
 export function permissionsIn(caller: Caller, target: Target, rolePermissions: Record<string, string[]>): Set<string> {
-  const out = new Set<string>();
-  for (const m of caller.memberships) {
-    const applies =
-      m.contextType === "system" ||
-      (target.type !== "system" && m.contextType === "instance" && m.contextId === target.instance.id) ||
-      (target.type === "org" && m.contextType === "org" && m.contextId === target.org.id);
-    if (!applies) continue;
-    for (const role of m.roles) for (const p of rolePermissions[role] ?? []) out.add(p);
-  }
-  return out;
+  return permissionsAt(caller, contextOf(target), rolePermissions);
 }
 
-async function resolveTarget(deps: AuthDeps, host: InstanceRow, message: Record<string, unknown>, permission: string): Promise<Target> {
+async function resolveTarget(deps: AuthDeps, host: InstanceRow, caller: Caller, message: Record<string, unknown>, permission: string): Promise<Target> {
   const ctx = message.ctx as RequestContext | undefined;
   const owner = ctx?.owner;
   if (owner?.case === "system") return { type: "system", instance: host };
   if (owner?.case === "instanceId" || owner?.case === "instanceDomain") {
     const instance = owner.case === "instanceId" ? await deps.tenancy.instanceById(owner.value) : await deps.tenancy.instanceByDomain(owner.value);
-    if (!instance) throw errors.notFound("TENANT-1nst", `instance "${owner.value}" not found`);
+    // Another instance than the Host's is the system's business (security review, finding 7): to anyone else it
+    // does not exist, as a token of another instance is invalid here.
+    if (!instance || (instance.id !== host.id && !isSystemMember(caller))) throw errors.notFound("TENANT-1nst", `instance "${owner.value}" not found`);
     return { type: "instance", instance };
   }
   if (owner?.case === "orgId" || owner?.case === "orgDomain") {
@@ -98,7 +94,7 @@ export function createAuthorizationInterceptor(deps: AuthDeps): Interceptor {
     const caller = req.contextValues.get(callerKey);
     if (!host || !caller) throw errors.internal("AUTHZ-0rdr", "authorization ran before authentication");
     const message = req.stream ? {} : (req.message as unknown as Record<string, unknown>);
-    const target = await resolveTarget(deps, host, message, info.permission);
+    const target = await resolveTarget(deps, host, caller, message, info.permission);
     // A blocked instance serves nothing but the system API (which unblocks it).
     if (target.type !== "system" && target.instance.blocked) throw errors.resourceExhausted("LIMIT-bl0k", `the instance is blocked`);
     const permissions = permissionsIn(caller, target, deps.rolePermissions);
@@ -141,6 +137,8 @@ export function createAuthorizationInterceptor(deps: AuthDeps): Interceptor {
     };
     const projectsWith = (permission: string) => contextsWith("project", permission);
     const grantsWith = (permission: string) => contextsWith("project_grant", permission);
+    const uncovered = async (subjectId: string) =>
+      uncoveredMembership(caller, { id: subjectId, memberships: await deps.tenancy.membershipsOf(subjectId) }, deps.rolePermissions, deps.tenancy);
     req.contextValues.set(callInfoKey, {
       hostInstance: host,
       target,
@@ -151,6 +149,7 @@ export function createAuthorizationInterceptor(deps: AuthDeps): Interceptor {
       scopeOf,
       projectsWith,
       grantsWith,
+      uncovered,
     });
     const res = await next(req);
     if (!checked) throw errors.internal("AUTHZ-f0rg", `${req.method.parent.typeName}/${req.method.name} answered without checking a permission`);

@@ -111,4 +111,12 @@ export class TenancyQueries {
       readFrom("membership"),
     );
   }
+
+  /** The organisation that owns a project or a project grant (null for another kind, or one that is gone). */
+  async orgOfContext(contextType: string, contextId: string): Promise<string | null> {
+    if (contextType === "project") return (await this.db.prisma.project.findUnique({ where: { id: contextId }, select: { orgId: true } }))?.orgId ?? null;
+    if (contextType === "project_grant")
+      return (await this.db.prisma.projectGrant.findUnique({ where: { id: contextId }, select: { orgId: true } }))?.orgId ?? null;
+    return null;
+  }
 }

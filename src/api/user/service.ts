@@ -36,6 +36,7 @@ import {
   type UserService,
 } from "../../../gen/svc/resources/user/v3alpha/user_service_pb.js";
 import { callInfo } from "../../authz/context.js";
+import { describeMembership } from "../../authz/permissions.js";
 import type { ChangeDetails } from "../../command/aggregate.js";
 import * as otpCodes from "../../command/otp-codes.js";
 import * as totp from "../../command/totp.js";
@@ -72,10 +73,14 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
   const userQueries = new UserQueries(deps.db, deps.cache);
   const details = (d: ChangeDetails) => toResourceDetails(d, "org");
 
-  /** The user a request names, checked in its organisation. Users of other instances are NOT_FOUND. */
+  /**
+   * The user a request names, checked in its organisation. Users of other instances are NOT_FOUND. Every RPC
+   * that changes the user (its declared permission is not a read) also meets the privilege ceiling: the caller
+   * must hold whatever the user's memberships give, where they give it.
+   */
   async function resolve(ctx: HandlerContext, id: string) {
     const notFound = () => errors.notFound("USER-n0t1", `user "${id}" not found`);
-    const { row, args } = await loadAuthorized(
+    const { row, args, info } = await loadAuthorized(
       ctx,
       tenancy,
       id,
@@ -83,6 +88,15 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
       notFound,
       (u) => ({ orgId: u.orgId }),
     );
+    if (!info.permission.endsWith(".read")) {
+      const above = await info.uncovered(row.id);
+      if (above) {
+        throw errors.permissionDenied(
+          "USER-c3il",
+          `the user is a member with ${describeMembership(above)}: only a caller holding those permissions there may change its credentials, state or factors`,
+        );
+      }
+    }
     return { user: row, args };
   }
 
