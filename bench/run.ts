@@ -35,6 +35,8 @@ const env: Record<string, string> = {
   SVC_RATE_LIMIT_OAUTH_CLIENT: "999999999/60",
   SVC_RATE_LIMIT_OAUTH_ADDRESS: "999999999/60",
   SVC_RATE_LIMIT_LOGIN_ADDRESS: "off",
+  // The webhook of the actions section answers on loopback, which the default of SVC_TARGET_DENY denies.
+  SVC_TARGET_DENY: "none",
   ...(databaseUrl ? { DATABASE_URL: databaseUrl, SVC_MASTERKEY: "bench-master-key-0123456789abcde" } : {}),
 };
 

@@ -1,4 +1,5 @@
 import { BlockList, isIP } from "node:net";
+import { variable } from "../config/variables.js";
 
 /**
  * Which addresses execution targets may not reach (issue 14: a target must not be turned against the server's
@@ -14,8 +15,8 @@ export const DENY_GROUPS: Record<string, readonly string[]> = {
   private: ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "fc00::/7"],
 };
 
-/** Loopback and private ranges stay allowed by default: targets often run beside the server. */
-export const DEFAULT_TARGET_DENY = "link-local,unspecified";
+/** The default lives once, with the variable (src/config/variables.ts): everything but public addresses. */
+export const DEFAULT_TARGET_DENY = variable("SVC_TARGET_DENY")!.default!;
 
 /** An address as it is checked: brackets removed, IPv4-mapped IPv6 (`::ffff:a9fe:a9fe`) as the IPv4 address it is. */
 export function plainAddress(address: string): string {
@@ -33,7 +34,8 @@ export function plainAddress(address: string): string {
 }
 
 export class TargetAddressPolicy {
-  private readonly list = new BlockList();
+  /** One list per item of the spec, so that a refusal can name the item (`loopback`, `10.1.0.0/16`) that denies. */
+  private readonly items: { item: string; list: BlockList }[] = [];
 
   /** `spec`: SVC_TARGET_DENY's value. Throws an Error naming the item that is neither a name nor an address range. */
   constructor(readonly spec: string = DEFAULT_TARGET_DENY) {
@@ -43,6 +45,8 @@ export class TargetAddressPolicy {
       .filter(Boolean);
     for (const item of items) {
       if (item === "none") continue;
+      const list = new BlockList();
+      this.items.push({ item, list });
       for (const range of DENY_GROUPS[item] ?? [item]) {
         const [net, bits, extra] = range.split("/");
         const family = isIP(net ?? "");
@@ -50,16 +54,33 @@ export class TargetAddressPolicy {
         if (!family || extra !== undefined || !/^\d+$/.test(String(prefix)) || prefix > (family === 4 ? 32 : 128)) {
           throw new Error(`"${item}" is neither ${Object.keys(DENY_GROUPS).join(", ")}, none, nor an address or CIDR range`);
         }
-        this.list.addSubnet(net!, prefix, family === 4 ? "ipv4" : "ipv6");
+        list.addSubnet(net!, prefix, family === 4 ? "ipv4" : "ipv6");
       }
     }
   }
 
   /** Whether a connection to this IP address is refused. */
   denies(address: string): boolean {
+    return this.deniedBy(address) !== undefined;
+  }
+
+  /** The item of SVC_TARGET_DENY that denies this IP address, if any. */
+  deniedBy(address: string): string | undefined {
     const a = plainAddress(address);
     const family = isIP(a);
-    return family !== 0 && this.list.check(a, family === 4 ? "ipv4" : "ipv6");
+    if (!family) return undefined;
+    return this.items.find((i) => i.list.check(a, family === 4 ? "ipv4" : "ipv6"))?.item;
+  }
+
+  /**
+   * Why a denied address is refused, as the end of a sentence about it ("… 127.0.0.1, <refusal>"): the variable,
+   * the item and the way out, since a refusal of a service beside the server is what a developer meets first.
+   * The same words at creation and after DNS at a call. Undefined for an allowed address.
+   */
+  refusal(address: string): string | undefined {
+    const item = this.deniedBy(address);
+    if (item === undefined) return undefined;
+    return `which is denied by SVC_TARGET_DENY (${item}); set SVC_TARGET_DENY=none or a narrower list for development`;
   }
 
   /**
@@ -92,7 +113,7 @@ export class TargetAddressPolicy {
         return undefined; // not a host a URL could name: the connection fails on its own
       }
     }
-    if (isIP(host) && this.denies(host)) return `must not point at ${host}, a denied address (SVC_TARGET_DENY)`;
-    return undefined;
+    const refusal = isIP(host) ? this.refusal(host) : undefined;
+    return refusal ? `must not point at ${host}, ${refusal}` : undefined;
   }
 }

@@ -5,10 +5,17 @@ import net, { type LookupFunction } from "node:net";
 import { plainAddress, TargetAddressPolicy } from "../domain/target-addresses.js";
 
 /**
- * HTTP requests the server makes to addresses its users chose (execution targets, organisation domain
- * validation): bounded in time and size, redirects not followed, and the address connected to checked against
- * SVC_TARGET_DENY in the connection's own lookup, so that a name that resolves to a denied address now (DNS
- * rebinding) is refused however it resolved before. A name with any denied address is refused as a whole.
+ * Every connection the server makes to an address its users chose goes out here, under one policy
+ * (SVC_TARGET_DENY, by default everything but public addresses):
+ * - `OutboundHttp.request`: execution targets (src/actions/caller.ts), SMS providers (HTTP and Twilio,
+ *   src/notification/senders.ts), organisation domain validation (src/net/domain-validation.ts);
+ * - `OutboundHttp.socket`: an instance's SMTP server (nodemailer's socket, src/notification/senders.ts);
+ * - `guardedAgents`: the S3 endpoint of an export or import (the AWS SDK's agents, src/storage/object-storage.ts).
+ * A host written as an address is checked before anything is sent; a name is checked in the connection's own
+ * lookup, so that a name that resolves to a denied address now (DNS rebinding) is refused however it resolved
+ * before, and the socket connects to exactly the address checked. Requests are bounded in time and size and
+ * follow no redirect. What is not here connects only where the operator said (SVC_SMTP_URL, DATABASE_URL,
+ * OTEL_*, STORAGE_EMULATOR_HOST) or to Google's fixed GCS endpoints; docs/drafts/outbound.md lists them.
  */
 
 /** What went wrong, said as the end of a sentence about the address ("… it <message>"). */
@@ -37,10 +44,10 @@ export function guardedLookup(policy: TargetAddressPolicy, resolve: ResolveHost 
       (found) => {
         const family = (options as { family?: number | string }).family;
         const wanted = found.filter((a) => !family || family === a.family || family === `IPv${a.family}`);
-        const denied = wanted.find((a) => policy.denies(a.address));
-        if (denied) {
-          const err = new OutboundFailure(`resolves to ${plainAddress(denied.address)}, a denied address (SVC_TARGET_DENY)`) as NodeJS.ErrnoException;
-          return callback(err, "", 0);
+        // A name with any denied address is refused as a whole: the connection may try any of its addresses.
+        for (const a of wanted) {
+          const refusal = policy.refusal(a.address);
+          if (refusal) return callback(new OutboundFailure(`resolves to ${plainAddress(a.address)}, ${refusal}`) as NodeJS.ErrnoException, "", 0);
         }
         if (!wanted.length) return callback(Object.assign(new Error(`${hostname} has no address`), { code: "ENOTFOUND" }), "", 0);
         if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: typeof wanted) => void)(null, wanted);
@@ -49,6 +56,16 @@ export function guardedLookup(policy: TargetAddressPolicy, resolve: ResolveHost 
       (err: NodeJS.ErrnoException) => callback(err, "", 0),
     );
   };
+}
+
+/**
+ * Node agents whose connections take the guarded lookup, for clients that bring their own HTTP stack (the AWS
+ * SDK): the caller checks an address written in the URL first (`policy.urlProblem`), the agents check names.
+ * Fresh agents per client, since such a client destroys its agents with itself.
+ */
+export function guardedAgents(policy: TargetAddressPolicy, resolve: ResolveHost = systemResolve): { httpAgent: http.Agent; httpsAgent: https.Agent } {
+  const lookup = guardedLookup(policy, resolve);
+  return { httpAgent: new http.Agent({ lookup } as http.AgentOptions), httpsAgent: new https.Agent({ lookup } as https.AgentOptions) };
 }
 
 export class OutboundHttp {

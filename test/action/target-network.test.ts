@@ -19,12 +19,17 @@ async function createTarget(t: TestServer, url: string, kind: "restWebhook" | "r
 }
 
 describe("target address policy (SVC_TARGET_DENY)", () => {
-  it("denies link-local (the metadata address) and unspecified addresses by default, in every spelling", () => {
-    const p = new TargetAddressPolicy();
+  it("denies link-local (the metadata address) and unspecified addresses in every spelling, loopback and private by default", () => {
+    const narrow = new TargetAddressPolicy("link-local,unspecified");
     for (const a of ["169.254.169.254", "169.254.0.1", "fe80::1", "FE80::abcd", "0.0.0.0", "::", "::ffff:169.254.169.254", "::ffff:a9fe:a9fe", "[fe80::1]"]) {
-      expect(p.denies(a), a).toBe(true);
+      expect(narrow.denies(a), a).toBe(true);
     }
-    for (const a of ["127.0.0.1", "::1", "10.0.0.1", "192.168.1.1", "93.184.216.34", "2001:db8::1"]) expect(p.denies(a), a).toBe(false);
+    for (const a of ["127.0.0.1", "::1", "10.0.0.1", "192.168.1.1", "93.184.216.34", "2001:db8::1"]) expect(narrow.denies(a), a).toBe(false);
+    const byDefault = new TargetAddressPolicy();
+    for (const a of ["169.254.169.254", "0.0.0.0", "127.0.0.1", "::1", "10.0.0.1", "192.168.1.1", "::ffff:7f00:1"]) expect(byDefault.denies(a), a).toBe(true);
+    for (const a of ["93.184.216.34", "2001:db8::1"]) expect(byDefault.denies(a), a).toBe(false);
+    expect(byDefault.deniedBy("127.0.0.1")).toBe("loopback");
+    expect(byDefault.deniedBy("10.0.0.1")).toBe("private");
   });
 
   it("denies loopback and private ranges when asked, and ranges and addresses of the operator's", () => {
@@ -39,7 +44,7 @@ describe("target address policy (SVC_TARGET_DENY)", () => {
   it("is checked when the configuration loads, naming the variable and the item", () => {
     expect(() => loadConfig({ SVC_TARGET_DENY: "link-local,lan" }, [])).toThrow(/SVC_TARGET_DENY: "lan" is neither/);
     expect(() => loadConfig({ SVC_TARGET_DENY: "10.0.0.0/33" }, [])).toThrow(/SVC_TARGET_DENY/);
-    expect(loadConfig({}, []).targetDeny).toBe("link-local,unspecified");
+    expect(loadConfig({}, []).targetDeny).toBe("loopback,private,link-local,unspecified");
   });
 });
 
@@ -58,7 +63,8 @@ describe("targets cannot point at denied addresses", () => {
 
   beforeAll(async () => {
     [t, strict] = await Promise.all([
-      startTestServer({}, { resolveHost }),
+      // the narrower list of development beside local services: loopback and private addresses reachable
+      startTestServer({ SVC_TARGET_DENY: "link-local,unspecified" }, { resolveHost }),
       startTestServer({ SVC_TARGET_DENY: "link-local,unspecified,loopback,private" }, { resolveHost }),
     ]);
   });
@@ -94,7 +100,7 @@ describe("targets cannot point at denied addresses", () => {
       Code.InvalidArgument,
     );
     expect(err.rawMessage).toMatch(/target\.rest_webhook\.url: must not point at 169\.254\.169\.254/);
-    // loopback and private addresses are allowed by default
+    // loopback and private addresses are allowed by the narrower list
     expect((await createTarget(t, "http://127.0.0.1:9/hook")).status).toBe(201);
     expect((await createTarget(t, "http://10.0.0.1/hook")).status).toBe(201);
     expect((await createTarget(t, "https://[::1]/hook")).status).toBe(201);
@@ -157,11 +163,11 @@ describe("targets cannot point at denied addresses", () => {
     ] as const) {
       names.set(name, [...found]);
       const err = await callThrough(t, `http://${name}:${r.port}/hook`);
-      expect(err, name).toMatch(/resolves to [0-9a-f:.]+, a denied address \(SVC_TARGET_DENY\)/);
+      expect(err, name).toMatch(/resolves to [0-9a-f:.]+, which is denied by SVC_TARGET_DENY \((link-local|unspecified)\)/);
     }
     expect(r.received.length).toBe(1);
     // loopback denied on the strict server: the name resolving to it is refused at the call
-    expect(await callThrough(strict, `http://beside.test:${r.port}/hook`)).toMatch(/resolves to 127\.0\.0\.1, a denied address/);
+    expect(await callThrough(strict, `http://beside.test:${r.port}/hook`)).toMatch(/resolves to 127\.0\.0\.1, which is denied by SVC_TARGET_DENY \(loopback\)/);
     expect(r.received.length).toBe(1);
   });
 
@@ -178,7 +184,7 @@ describe("targets cannot point at denied addresses", () => {
     r.up();
     const lang = connectClient(LanguageSettingsService, t.url, t.adminPat);
     const err = await expectCode(lang.resolveLanguages({}), Code.FailedPrecondition);
-    expect(err.rawMessage).toMatch(/resolves to 169\.254\.169\.254, a denied address/);
+    expect(err.rawMessage).toMatch(/resolves to 169\.254\.169\.254, which is denied by SVC_TARGET_DENY \(link-local\)/);
     expect(r.received.length).toBe(1);
   });
 

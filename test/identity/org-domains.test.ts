@@ -34,6 +34,8 @@ beforeAll(async () => {
   await new Promise<void>((ok) => web.listen(0, "127.0.0.1", ok));
   webPort = (web.address() as AddressInfo).port;
   ({ t, mail, close } = await startMessagingServer({
+    // the challenge server is on loopback; the metadata address stays denied (test/security/outbound-default.test.ts: the default)
+    SVC_TARGET_DENY: "link-local,unspecified",
     SVC_DOMAIN_VALIDATION_DNS: `127.0.0.1:${dns.port}`,
     SVC_DOMAIN_VALIDATION_HTTP: `http://{domain}:${webPort}`,
   }));
@@ -133,13 +135,13 @@ describe("organisation domains", () => {
     await ok(api("POST", `${domains(org)}/acme-dns.test/_validate`));
     expect((await list(org)).find((d) => d.domain === "acme-dns.test")?.isVerified).toBe(true);
 
-    // SSRF: the cloud metadata address (link-local, denied by default) is never connected to.
+    // SSRF: the cloud metadata address (link-local, denied by default and by the narrower list) is never connected to.
     await ok(api("POST", domains(org), { domain: "metadata.test" }), 201);
     dns.records.set("metadata.test", { a: ["169.254.169.254"] });
     await generate(org, "metadata.test", "HTTP");
     const denied = await api("POST", `${domains(org)}/metadata.test/_validate`);
     expect(denied.status).toBe(400);
-    expect(denied.body.message).toContain("denied address");
+    expect(denied.body.message).toContain("is denied by SVC_TARGET_DENY (link-local)");
   });
 
   it("a verified domain makes login names, can become primary, and with user_login_must_be_domain is required", async () => {

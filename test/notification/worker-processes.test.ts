@@ -35,7 +35,8 @@ async function setUp(mail: MailServer) {
   cleanups.push(pgdb.drop);
   const dirs = [0, 1].map(() => mkdtempSync(join(tmpdir(), "svc-notify-")));
   for (const d of dirs) cleanups.push(() => rmSync(d, { recursive: true, force: true }));
-  const env = (i: number) => ({ DATABASE_URL: pgdb.url, SVC_MASTERKEY: TEST_MASTERKEY, SVC_DATA_DIR: dirs[i]! });
+  // the mail server is on loopback, which the default of SVC_TARGET_DENY denies (test/support/server.ts does the same)
+  const env = (i: number) => ({ DATABASE_URL: pgdb.url, SVC_MASTERKEY: TEST_MASTERKEY, SVC_DATA_DIR: dirs[i]!, SVC_TARGET_DENY: "none" });
   const first = track(await startServerProcess(env(0)));
   const token = readFileSync(join(dirs[0]!, "admin.pat"), "utf8").trim();
   const smtp = await rest(first.url, "POST", "/resources/v3alpha/smtp_providers", {

@@ -35,7 +35,7 @@ export interface ActionDeps {
   box: SecretBox;
   actions: ActionQueries;
   catalogue: ExecutionCatalogue;
-  /** SVC_TARGET_DENY: where target URLs may not point (default: link-local and unspecified addresses). */
+  /** SVC_TARGET_DENY: where target URLs may not point (default: loopback, private, link-local and unspecified addresses). */
   targetPolicy?: TargetAddressPolicy;
 }
 
