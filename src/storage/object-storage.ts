@@ -1,7 +1,5 @@
 import { createReadStream, createWriteStream } from "node:fs";
-import http from "node:http";
-import https from "node:https";
-import { mkdir, mkdtemp, readFile, rename, rm, stat } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, open, readFile, rename, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve, isAbsolute } from "node:path";
 import { Readable } from "node:stream";
@@ -10,7 +8,7 @@ import { GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3
 import { Storage } from "@google-cloud/storage";
 import type { TargetAddressPolicy } from "../domain/target-addresses.js";
 import { errors } from "../errors/errors.js";
-import { guardedLookup } from "../net/outbound-http.js";
+import { guardedAgents, OutboundFailure } from "../net/outbound-http.js";
 
 /**
  * Where an export is written and an import read from (contract): a file under the export directory, an S3
@@ -48,13 +46,58 @@ export function localPath(root: string, path: string | undefined, field: string)
   const full = resolve(root, p);
   const rel = relative(root, full);
   if (!rel || rel.startsWith("..") || isAbsolute(rel) || p.includes("\0"))
-    throw invalid(field, "must name a file inside the export directory (SVC_EXPORT_DIR)");
+    throw invalid(field, "must name a file inside the instance's export directory (<SVC_EXPORT_DIR>/<instance ID>)");
   return full;
 }
 
 /**
+ * Exports hold password hashes and TOTP secrets: only the server's user reads them, like the master key file.
+ * The modes are set explicitly after creation, so the process's umask changes nothing.
+ */
+const PRIVATE_DIR = 0o700;
+const PRIVATE_FILE = 0o600;
+
+/**
+ * An instance's own directory for local exports and imports, `<SVC_EXPORT_DIR>/<instance ID>`: a path an instance's
+ * administrator names never reaches another instance's files (security review #17).
+ */
+export function instanceExportDir(exportDir: string, instanceId: string): string {
+  // Instance IDs are decimal (ids.ts); anything else must not become a path.
+  if (!/^[0-9A-Za-z_-]+$/.test(instanceId)) throw errors.internal("STORE-1nst", "an instance ID that is no directory name");
+  return join(exportDir, instanceId);
+}
+
+/** Makes `dir` (inside `instanceDir`) with its parents; the instance's directory and every one made here are 0700. */
+async function makePrivateDirs(instanceDir: string, dir: string): Promise<void> {
+  // Created no wider than 0700 (the umask can only narrow it), then set to exactly 0700.
+  const first = await mkdir(dir, { recursive: true, mode: PRIVATE_DIR });
+  const made: string[] = [];
+  if (first) for (let d = dir; d.startsWith(first); d = dirname(d)) made.push(d);
+  for (const d of new Set([instanceDir, ...made])) await chmod(d, PRIVATE_DIR);
+}
+
+/** Writes the chunks to a new file of mode 0600 at `target`, complete or not at all (written beside it, then renamed). */
+async function writePrivateFile(target: string, chunks: AsyncIterable<string>): Promise<void> {
+  const partial = `${target}.partial`;
+  try {
+    // A partial file left by a crash keeps its old mode when opened again: chmod before any byte is written.
+    const file = await open(partial, "w", PRIVATE_FILE);
+    await file.chmod(PRIVATE_FILE).catch(async (err) => {
+      await file.close();
+      throw err;
+    });
+    await pipeline(Readable.from(chunks), file.createWriteStream());
+    await rename(partial, target);
+  } catch (err) {
+    await rm(partial, { force: true });
+    throw err;
+  }
+}
+
+/**
  * The S3 client of a request. Its endpoint is the caller's choice, so where it connects obeys SVC_TARGET_DENY as
- * execution targets do (the cloud metadata address is never reached through an export).
+ * execution targets do (the cloud metadata address, or a database beside the server, is never reached through
+ * an export): an address written in the endpoint here, a name after DNS in the agents of src/net.
  */
 function s3Of(at: S3Location, field: string, policy: TargetAddressPolicy): { client: S3Client; bucket: string; key: string } {
   const endpoint = required(at.endpoint, `${field}.endpoint`);
@@ -62,9 +105,8 @@ function s3Of(at: S3Location, field: string, policy: TargetAddressPolicy): { cli
   if (!URL.canParse(url)) throw invalid(`${field}.endpoint`, "must be host:port or a URL");
   const problem = policy.urlProblem(url);
   if (problem) throw invalid(`${field}.endpoint`, problem);
-  const lookup = guardedLookup(policy);
   const client = new S3Client({
-    requestHandler: { httpAgent: new http.Agent({ lookup } as http.AgentOptions), httpsAgent: new https.Agent({ lookup } as https.AgentOptions) },
+    requestHandler: guardedAgents(policy),
     endpoint: url,
     region: "us-east-1",
     forcePathStyle: true,
@@ -103,6 +145,8 @@ function gcsOf(at: GcsLocation, field: string) {
 
 /** A failure of the storage service (unreachable, refused, no such bucket): FAILED_PRECONDITION without credentials in it. */
 function storageFailed(kind: string, err: unknown): Error {
+  // Refused by SVC_TARGET_DENY after DNS: said whole, with the way out, rather than cut like a service's error.
+  if (err instanceof OutboundFailure) return errors.failedPrecondition("STORE-d3ny", `the ${kind} storage endpoint ${err.message}`);
   const e = err as { name?: string; message?: string; code?: unknown; $metadata?: { httpStatusCode?: number } };
   const what = e.$metadata?.httpStatusCode
     ? `HTTP ${e.$metadata.httpStatusCode} ${e.name ?? ""}`
@@ -114,18 +158,19 @@ function storageFailed(kind: string, err: unknown): Error {
  * Writes `chunks` to the location. A local file is written beside its place and renamed when complete; object
  * storage gets a spooled temporary file (S3 and GCS want a length up front), so no export is held in memory.
  */
-export async function writeExport(exportDir: string, loc: Location, field: string, chunks: AsyncIterable<string>, policy: TargetAddressPolicy): Promise<void> {
+export async function writeExport(
+  exportDir: string,
+  instanceId: string,
+  loc: Location,
+  field: string,
+  chunks: AsyncIterable<string>,
+  policy: TargetAddressPolicy,
+): Promise<void> {
   if (loc.kind === "local") {
-    const target = localPath(exportDir, loc.at.path, `${field}.path`);
-    await mkdir(dirname(target), { recursive: true });
-    const partial = `${target}.partial`;
-    try {
-      await pipeline(Readable.from(chunks), createWriteStream(partial));
-      await rename(partial, target);
-    } catch (err) {
-      await rm(partial, { force: true });
-      throw err;
-    }
+    const instanceDir = instanceExportDir(exportDir, instanceId);
+    const target = localPath(instanceDir, loc.at.path, `${field}.path`);
+    await makePrivateDirs(instanceDir, dirname(target));
+    await writePrivateFile(target, chunks);
     return;
   }
   // Checked before anything is written.
@@ -152,14 +197,15 @@ export async function writeExport(exportDir: string, loc: Location, field: strin
   }
 }
 
-/** The text of an import file at the location. */
-export async function readImport(exportDir: string, loc: Location, field: string, policy: TargetAddressPolicy): Promise<string> {
+/** The text of an import file at the location (a local file: in the instance's own export directory). */
+export async function readImport(exportDir: string, instanceId: string, loc: Location, field: string, policy: TargetAddressPolicy): Promise<string> {
   if (loc.kind === "local") {
-    const path = localPath(exportDir, loc.at.path, `${field}.path`);
+    const path = localPath(instanceExportDir(exportDir, instanceId), loc.at.path, `${field}.path`);
     try {
       return await readFile(path, "utf8");
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") throw errors.notFound("STORE-n0f1", `${field}.path: no such file in the export directory`);
+      if ((err as NodeJS.ErrnoException).code === "ENOENT")
+        throw errors.notFound("STORE-n0f1", `${field}.path: no such file in the instance's export directory`);
       throw err;
     }
   }

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtempSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -42,7 +42,9 @@ beforeAll(async () => {
   s3 = { close: () => server.close(), address: address.address, port: address.port };
   gcs = await new GcsTestServer(["exports"]).start();
   process.env.STORAGE_EMULATOR_HOST = gcs.url;
-  [a, b] = await Promise.all([startTestServer({ SVC_EXPORT_DIR: exportDir }), startTestServer({ SVC_EXPORT_DIR: exportDir })]);
+  // s3rver is on loopback; the metadata address stays denied (the default denies both: test/security/outbound-default.test.ts)
+  const env = { SVC_EXPORT_DIR: exportDir, SVC_TARGET_DENY: "link-local,unspecified" };
+  [a, b] = await Promise.all([startTestServer(env), startTestServer(env)]);
   orgId = await a.org("Stored");
   await post(
     a,
@@ -66,11 +68,11 @@ const exportTo = (output: Record<string, unknown>) => post(a, "/admin/v1/export"
 const importedOrg = (t: TestServer) => t.server.db.prisma.org.findUnique({ where: { id: orgId } });
 
 describe("export and import through files and object storage", () => {
-  it("local: writes under SVC_EXPORT_DIR, imports from there; '..' and absolute paths out of it are refused", async () => {
+  it("local: writes under SVC_EXPORT_DIR/<instance ID>, imports from there; '..' and absolute paths out of it are refused", async () => {
     const r = await exportTo({ local_output: { path: "nightly/export.json" } });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body).toEqual({});
-    const written = JSON.parse(readFileSync(join(exportDir, "nightly/export.json"), "utf8"));
+    const written = JSON.parse(readFileSync(join(exportDir, a.instanceId, "nightly/export.json"), "utf8"));
     expect(written.orgs[0].orgId).toBe(orgId);
     for (const path of ["../escape.json", "nightly/../../escape.json", "/etc/passwd", ""]) {
       const bad = await exportTo({ local_output: { path } });
@@ -83,10 +85,13 @@ describe("export and import through files and object storage", () => {
     expect(outside.body.message).toContain("data_orgs_local.path");
     const missing = await post(b, "/admin/v1/import", { data_orgs_local: { path: "nope.json" }, timeout: "1m" });
     expect(missing.status).toBe(404);
-    mkdirSync(join(exportDir, "broken"), { recursive: true });
-    writeFileSync(join(exportDir, "broken/x.json"), "{not json");
+    mkdirSync(join(exportDir, b.instanceId, "broken"), { recursive: true });
+    writeFileSync(join(exportDir, b.instanceId, "broken/x.json"), "{not json");
     const broken = await post(b, "/admin/v1/import", { data_orgsv1_local: { path: "broken/x.json" }, timeout: "1m" });
     expect(broken.status).toBe(400);
+    // Each instance reads its own directory only: the operator moves a backup from one to the other.
+    expect((await post(b, "/admin/v1/import", { data_orgs_local: { path: "nightly/export.json" }, timeout: "1m" })).status).toBe(404);
+    cpSync(join(exportDir, a.instanceId, "nightly"), join(exportDir, b.instanceId, "nightly"), { recursive: true });
     const imported = await post(b, "/admin/v1/import", { data_orgs_local: { path: "nightly/export.json" }, timeout: "1m" });
     expect(imported.status, JSON.stringify(imported.body)).toBe(200);
     expect(imported.body.errors).toEqual([]);
@@ -124,7 +129,7 @@ describe("export and import through files and object storage", () => {
         timeout: "1m",
       });
       expect(viaName.status).toBe(400);
-      expect(viaName.body.message).toContain("denied address");
+      expect(viaName.body.message).toMatch(/s3 storage endpoint resolves to [0-9a-f:.]+, which is denied by SVC_TARGET_DENY \(loopback\)/);
     } finally {
       await strict.close();
     }
@@ -158,8 +163,8 @@ describe("export and import through files and object storage", () => {
     const r = await exportTo({ local_output: { path: "late.json" }, timeout: "1ns" });
     expect(r.status).toBe(504);
     expect(r.body.code).toBe(4);
-    expect(existsSync(join(exportDir, "late.json"))).toBe(false);
-    expect(existsSync(join(exportDir, "late.json.partial"))).toBe(false);
+    expect(existsSync(join(exportDir, a.instanceId, "late.json"))).toBe(false);
+    expect(existsSync(join(exportDir, a.instanceId, "late.json.partial"))).toBe(false);
   });
 
   it("refuses two outputs at once, and credentials never reach the events", async () => {

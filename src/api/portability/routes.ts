@@ -19,7 +19,7 @@ export interface PortabilityDeps extends HttpAuthDeps {
   db: Database;
   box: SecretBox;
   settings: SettingsQueries;
-  /** SVC_EXPORT_DIR */
+  /** SVC_EXPORT_DIR: each instance's local files are in its own directory under it (`<dir>/<instance ID>/`). */
   exportDir: string;
   /** SVC_TARGET_DENY: where an S3 endpoint of a request may not lead. */
   targetPolicy: TargetAddressPolicy;
@@ -109,7 +109,7 @@ async function exportData(deps: PortabilityDeps, req: FastifyRequest, reply: Fas
     },
   };
   const chunks = () => exportChunks(new ExportQueries(deps.db), deps.box, instance.id, options);
-  if (output) await writeExport(deps.exportDir, output.loc, output.field, chunks(), deps.targetPolicy);
+  if (output) await writeExport(deps.exportDir, instance.id, output.loc, output.field, chunks(), deps.targetPolicy);
   if (!body.responseOutput && output) return reply.type("application/json").send("{}");
   // Inline: built before the answer starts, so that a timeout is still a status, not a cut-off body.
   const parts: string[] = [];
@@ -134,7 +134,7 @@ async function importRequest(deps: PortabilityDeps, req: FastifyRequest) {
   }
   let orgs: DataOrg[];
   if (file) {
-    const text = await readImport(deps.exportDir, file.loc, file.field, deps.targetPolicy);
+    const text = await readImport(deps.exportDir, instance.id, file.loc, file.field, deps.targetPolicy);
     let parsed: unknown;
     try {
       parsed = camelKeys(JSON.parse(text));
