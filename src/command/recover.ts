@@ -5,7 +5,7 @@ import type { EventStore } from "../eventstore/eventstore.js";
 import { userByLoginName } from "../query/users.js";
 import type { Database } from "../storage/database.js";
 import { embeddedUrlOf } from "../storage/embedded.js";
-import { generatePassword } from "./setup.js";
+import { firstInstanceId, generatePassword } from "./setup.js";
 import { addPersonalAccessToken, changeUserState, setPassword } from "./users.js";
 
 /** The creator recorded on the recovery's events: an operator at the database, not a user. */
@@ -24,6 +24,19 @@ export interface Recovered {
 }
 
 /**
+ * The instance a recovery without `--instance` acts on: the first instance (setup.ts), never the oldest there is:
+ * once the first instance is deleted, or when a tenant's instance carries an older creation time, the oldest is a
+ * tenant's, whose users the operator did not name (security review #23).
+ */
+async function firstInstance(db: Database) {
+  const id = await firstInstanceId(db.prisma);
+  if (!id) throw new StartupError("the database holds no instance yet");
+  const instance = await db.prisma.instance.findUnique({ where: { id } });
+  if (!instance) throw new StartupError(`the first instance (${id}) was deleted: name the instance with --instance (an ID or one of its domains)`);
+  return instance;
+}
+
+/**
  * Operator recovery for the day the admin's password and the PAT are both lost (issue 14): with access to the
  * database and no token, unlock a user, give a service user a new PAT, and (asked for) give a human user a
  * generated password that must be changed at the next sign-in. Written as events like any change, so the
@@ -35,9 +48,8 @@ export async function recoverUser(es: EventStore, db: Database, a: { user: strin
       (await db.prisma.instanceDomain
         .findUnique({ where: { domain: a.instance.toLowerCase() } })
         .then((d) => (d ? db.prisma.instance.findUnique({ where: { id: d.instanceId } }) : null))))
-    : await db.prisma.instance.findFirst({ orderBy: { createdAt: "asc" } });
-  if (!instance)
-    throw new StartupError(a.instance ? `--instance ${a.instance}: no such instance (an ID or one of its domains)` : "the database holds no instance yet");
+    : await firstInstance(db);
+  if (!instance) throw new StartupError(`--instance ${a.instance}: no such instance (an ID or one of its domains)`);
   const byId = await db.prisma.user.findUnique({ where: { id: a.user } });
   const user = byId?.instanceId === instance.id ? byId : await userByLoginName(db, instance.id, a.user);
   if (!user) throw new StartupError(`--user ${a.user}: no such user in instance ${instance.id} (a login name or a user ID)`);

@@ -4,7 +4,7 @@ import { dirname } from "node:path";
 import type { Config } from "../config/config.js";
 import { hashPassword } from "../crypto/password.js";
 import { StartupError } from "../config/startup-error.js";
-import type { EventStore, EventWriter } from "../eventstore/eventstore.js";
+import type { EventStore, EventWriter, Tx } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
 import { instanceAdded, instanceDomainAdded, instanceDomainPrimarySet } from "./events.js";
 import { newInstanceEvents } from "./instances.js";
@@ -61,23 +61,32 @@ async function addExternalDomain(w: EventWriter, instance: { id: string; primary
   ]);
 }
 
+/**
+ * The first instance's ID: the one a first start made (its creation's creator is SYSTEM), not the oldest instance
+ * there is (a tenant's may carry an older time, and the first may have been deleted: its creation event stays in the
+ * log). Undefined before any first start.
+ */
+export async function firstInstanceId(tx: Pick<Tx, "event">): Promise<string | undefined> {
+  const first = await tx.event.findFirst({
+    where: { type: instanceAdded.type, creator: SYSTEM_CREATOR },
+    orderBy: { position: "asc" },
+    select: { aggregateId: true },
+  });
+  return first?.aggregateId;
+}
+
 export async function ensureFirstInstance(es: EventStore, config: Config): Promise<FirstInstance> {
   // No documented default: whoever reached the login page first would own the instance (issue 14).
   const generated = config.firstInstanceAdminPassword === undefined ? generatePassword() : undefined;
   const passwordHash = await hashPassword(config.firstInstanceAdminPassword ?? generated!);
   const { result } = await es.execute(async (w): Promise<{ created: boolean; instanceId: string; token?: string }> => {
-    // The first instance is the one a first start made (its creation's creator is SYSTEM), not the oldest one
-    // there is: an instance of the system API never receives SVC_EXTERNAL_DOMAIN, and a first instance its owner
-    // deleted is not made again (its creation event stays in the log).
-    const first = await w.tx.event.findFirst({
-      where: { type: instanceAdded.type, creator: SYSTEM_CREATOR },
-      orderBy: { position: "asc" },
-      select: { aggregateId: true },
-    });
+    // An instance of the system API never receives SVC_EXTERNAL_DOMAIN, and a first instance its owner deleted is
+    // not made again (its creation event stays in the log).
+    const first = await firstInstanceId(w.tx);
     if (first) {
-      const existing = await w.tx.instance.findUnique({ where: { id: first.aggregateId } });
+      const existing = await w.tx.instance.findUnique({ where: { id: first } });
       if (existing) await addExternalDomain(w, existing, config.externalDomain.toLowerCase());
-      return { created: false, instanceId: first.aggregateId };
+      return { created: false, instanceId: first };
     }
     const instanceId = newId();
     const made = newInstanceEvents(instanceId, {
