@@ -18,8 +18,13 @@ import { isObserved, noteRpcCodeIn } from "./observe.js";
  * thrown from the request body, which connect-es reports in each protocol's own way.
  */
 
-/** Same as connect-es's own maximum (its default readMaxBytes). */
-const maxBytes = 0xffffffff;
+/**
+ * The largest request body the server reads: Fastify's bodyLimit and the Connect router's readMaxBytes (app.ts),
+ * and here the bound of a body or message before and after inflation. These checks run before any interceptor,
+ * so before authentication: inflating up to connect-es's default (4 GiB) let a 405-byte anonymous request take
+ * 750 MiB (security review #2). zlib stops inflating as soon as its output passes the bound (maxOutputLength).
+ */
+export const BODY_LIMIT = 4 * 1024 * 1024;
 /** What connect-fastify accepts by default; a body in another encoding is left to connect-es to refuse. */
 const compressions: Compression[] = [compressionGzip, compressionBrotli];
 const utf8 = new TextDecoder();
@@ -165,9 +170,12 @@ function formatOf(req: UniversalServerRequest): BodyFormat | undefined {
 
 async function decompress(c: Compression, data: Uint8Array): Promise<Uint8Array> {
   try {
-    return await c.decompress(data, maxBytes);
+    return await c.decompress(data, BODY_LIMIT);
   } catch (e) {
     const err = ConnectError.from(e);
+    // The code connect-es answers for a message above readMaxBytes once inflated.
+    if (err.code === Code.ResourceExhausted)
+      throw errors.resourceExhausted("VALID-b0mb", `the request inflates with ${c.name} to more than the limit of ${BODY_LIMIT} bytes`);
     // A truncated gzip stream is INTERNAL in connect-node; what does not inflate is the client's.
     if (err.code !== Code.Internal) throw err;
     throw errors.invalidArgument("VALID-d3f1", `the request cannot be decompressed with ${c.name}: ${reasonOf(err.cause ?? err)}`);
@@ -175,7 +183,7 @@ async function decompress(c: Compression, data: Uint8Array): Promise<Uint8Array>
 }
 
 async function* checkedWhole(body: AsyncIterable<Uint8Array>, check: (d: Uint8Array) => void, c: Compression | null, length: string | null) {
-  const bytes = await readAllBytes(body, maxBytes, length);
+  const bytes = await readAllBytes(body, BODY_LIMIT, length);
   check(c ? await decompress(c, bytes) : bytes);
   yield bytes;
 }
@@ -198,6 +206,9 @@ async function* checkedEnvelopes(body: AsyncIterable<Uint8Array>, check: (d: Uin
     while (size >= need) {
       const buf = parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
       const end = 5 + new DataView(buf.buffer, buf.byteOffset, 5).getUint32(1);
+      // Refused before its bytes are gathered, as connect-es refuses a frame above readMaxBytes.
+      if (end - 5 > BODY_LIMIT)
+        throw errors.resourceExhausted("VALID-fr4m", `a request message of ${end - 5} bytes is larger than the limit of ${BODY_LIMIT} bytes`);
       parts = [buf];
       if (size < end) {
         need = end;
