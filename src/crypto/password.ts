@@ -1,13 +1,15 @@
 import { pbkdf2, randomBytes, scrypt, timingSafeEqual } from "node:crypto";
-import { argon2Verify, bcryptVerify } from "hash-wasm";
+import { type ParsedHash, parameterProblem, parseHash } from "./hash-parameters.js";
+import { verifyOnWorker } from "./hash-worker-pool.js";
 
 /**
  * Password hashes. New passwords get scrypt (memory-hard, RFC 7914) from node:crypto: it runs on libuv's
  * thread pool, so a login never blocks the event loop (argon2 in JavaScript or WebAssembly would).
  * N = 2^15, r = 8, p = 1 takes 32 MiB and tens of milliseconds: the deliberate cost, measured in bench/.
  *
- * Imported hashes are verified in the forms the anchor product accepts, and rehashed to the default on
- * the next successful login (see `verifyPassword`'s `rehash`).
+ * Imported hashes are verified in the forms the anchor product accepts, within cost limits (`hash-parameters.ts`),
+ * and rehashed to the default on the next successful login (see `verifyPassword`'s `rehash`). bcrypt and argon2
+ * are WebAssembly and run on worker threads (`hash-worker-pool.ts`).
  */
 const DEFAULT = { logN: 15, r: 8, p: 1, keyLen: 32 };
 
@@ -16,9 +18,6 @@ export interface Verification {
   /** True when the hash is valid but not in the current default form: hash the password again. */
   rehash: boolean;
 }
-
-/** Standard base64 and passlib's "adapted base64" (`.` for `+`, no padding) alike. */
-const b64 = (s: string) => Buffer.from(s.replace(/\./g, "+"), "base64");
 
 function scryptKey(password: string, salt: Buffer, logN: number, r: number, p: number, keyLen: number): Promise<Buffer> {
   return new Promise((resolve, reject) =>
@@ -40,72 +39,63 @@ export async function hashPassword(password: string): Promise<string> {
   return `$scrypt$ln=${logN},r=${r},p=${p}$${salt.toString("base64")}$${key.toString("base64")}`;
 }
 
-const PBKDF2_DIGESTS: Record<string, string> = {
-  pbkdf2: "sha1",
-  "pbkdf2-sha1": "sha1",
-  "pbkdf2-sha224": "sha224",
-  "pbkdf2-sha256": "sha256",
-  "pbkdf2-sha384": "sha384",
-  "pbkdf2-sha512": "sha512",
-};
+/** Verified instead of a stored hash over the limits, so that such an attempt costs what a normal one does. */
+let decoy: Promise<string> | undefined;
+/** Stored hashes over the limits already warned about: one warning per hash, not one per login attempt. */
+const warnedOverLimit = new Set<string>();
 
-type Verifier = (password: string, encoded: string) => Promise<boolean | undefined>;
-
-/** Each verifier answers undefined when the encoded hash is not its form, so that the next one may try. */
-const verifiers: Verifier[] = [
-  async (password, encoded) => {
-    const m = /^\$scrypt\$ln=(\d{1,2}),r=(\d{1,3}),p=(\d{1,3})\$([^$]+)\$([^$]+)$/.exec(encoded);
-    if (!m) return undefined;
-    const [logN, r, p] = [Number(m[1]), Number(m[2]), Number(m[3])];
-    if (logN < 1 || logN > 20 || r < 1 || p < 1 || p > 16) return false;
-    const expected = b64(m[5]!);
-    return same(await scryptKey(password, b64(m[4]!), logN, r, p, expected.length || 1), expected);
-  },
-  async (password, encoded) => {
-    const m = /^\$(pbkdf2(?:-sha\d{1,3})?)\$(\d{1,8})\$([^$]+)\$([^$]+)$/.exec(encoded);
-    if (!m) return undefined;
-    const digest = PBKDF2_DIGESTS[m[1]!];
-    const rounds = Number(m[2]);
-    // The anchor's bounds: fewer rounds are not a password hash, more would let one import stall a login.
-    if (!digest || rounds < 1000 || rounds > 10_000_000) return false;
-    const expected = b64(m[4]!);
-    if (expected.length === 0 || expected.length > 128) return false;
-    return same(await pbkdf2Key(password, b64(m[3]!), rounds, expected.length, digest), expected);
-  },
-  async (password, encoded) => {
-    const m = /^\$2[aby]\$(\d\d)\$[./A-Za-z0-9]{53}$/.exec(encoded);
-    if (!m) return undefined;
-    if (Number(m[1]) < 4 || Number(m[1]) > 17) return false;
-    // $2a$, $2b$ and $2y$ differ only in how old implementations handled 8-bit characters.
-    return bcryptVerify({ password, hash: encoded.replace(/^\$2[ay]\$/, "$2b$") });
-  },
-  async (password, encoded) => {
-    if (!/^\$argon2(id|i|d)\$/.test(encoded)) return undefined;
-    const m = /\$m=(\d+),t=(\d+),p=(\d+)\$/.exec(encoded);
-    // Bounds keep one imported hash from taking more than 1 GiB or minutes.
-    if (!m || Number(m[1]) > 1 << 20 || Number(m[2]) > 64 || Number(m[3]) > 16) return false;
-    try {
-      return await argon2Verify({ password, hash: encoded });
-    } catch {
-      return false;
-    }
-  },
-];
+async function verifyParsed(password: string, h: ParsedHash): Promise<boolean> {
+  switch (h.form) {
+    case "scrypt":
+      return same(await scryptKey(password, h.salt, h.logN, h.r, h.p, h.key.length || 1), h.key);
+    case "pbkdf2":
+      return h.digest !== undefined && same(await pbkdf2Key(password, h.salt, h.rounds, h.key.length, h.digest), h.key);
+    // WebAssembly runs on the thread that calls it: on a worker's, never the event loop's.
+    case "bcrypt":
+      return verifyOnWorker({ algorithm: "bcrypt", password, hash: h.encoded });
+    case "argon2":
+      return verifyOnWorker({ algorithm: "argon2", password, hash: h.encoded });
+  }
+}
 
 /** Checks a password against a stored hash in any supported form. Unknown forms never verify. */
 export async function verifyPassword(password: string, encoded: string): Promise<Verification> {
-  for (const verify of verifiers) {
-    const valid = await verify(password, encoded).catch(() => false);
-    if (valid === undefined) continue;
-    return { valid, rehash: valid && !isDefaultForm(encoded) };
+  const parsed = parseHash(encoded);
+  if (!parsed) return { valid: false, rehash: false };
+  const problem = parameterProblem(parsed);
+  if (problem) {
+    // Stored before the limits (or written around the API's check): never verified, it could stall for minutes.
+    if (problem.overLimit) await refuseOverLimit(password, encoded, problem.message);
+    return { valid: false, rehash: false };
   }
-  return { valid: false, rehash: false };
+  const valid = await verifyParsed(password, parsed).catch(() => false);
+  return { valid, rehash: valid && !isDefaultForm(encoded) };
+}
+
+/** A wrong password, after a decoy verification of the default cost (the answer's timing shows nothing). */
+async function refuseOverLimit(password: string, encoded: string, why: string): Promise<void> {
+  if (!warnedOverLimit.has(encoded)) {
+    if (warnedOverLimit.size >= 1000) warnedOverLimit.clear();
+    warnedOverLimit.add(encoded);
+    // A leaf module has no logger: Node's warning channel reaches stderr (and process.on("warning")).
+    process.emitWarning(
+      `a stored password hash is over the limits and is not verified; its user cannot sign in with it until the password is set again: ${why}`,
+      {
+        code: "SVC_PASSWORD_HASH_OVER_LIMIT",
+      },
+    );
+  }
+  decoy ??= hashPassword("decoy password");
+  await verifyPassword(password, await decoy);
 }
 
 function isDefaultForm(encoded: string): boolean {
   const { logN, r, p } = DEFAULT;
   return encoded.startsWith(`$scrypt$ln=${logN},r=${r},p=${p}$`);
 }
+
+/** For import and API checks (with `isSupportedHash`): why a hash would not be verified, its cost limit named. */
+export { hashParameterProblem } from "./hash-parameters.js";
 
 /** The forms `verifyPassword` understands, for import validation: a clear error instead of a user who can never log in. */
 export function isSupportedHash(encoded: string): boolean {

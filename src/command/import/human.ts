@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { hashPassword, isSupportedHash } from "../../crypto/password.js";
+import { hashParameterProblem, hashPassword, isSupportedHash } from "../../crypto/password.js";
 import type { SecretBox } from "../../crypto/secrets.js";
 import type { HumanUserShape } from "../../domain/data-org.js";
 import { errors } from "../../errors/errors.js";
@@ -71,6 +71,9 @@ export function importableHuman(u: HumanUserShape, prefix = ""): ImportableHuman
       "not a supported hash ($pbkdf2[-sha1|-sha224|-sha256|-sha384|-sha512]$, $2a$/$2b$/$2y$, $argon2id$, $argon2i$, $scrypt$)",
     );
   }
+  // Every login attempt for the user, anonymous ones too, pays the hash's cost: it must stay bounded.
+  const costly = hash ? hashParameterProblem(hash) : undefined;
+  if (costly) throw invalid(f("hashed_password.value"), costly);
   const otp = text(u.otpCode, f("otp_code"), 200)?.replace(/\s/g, "").toUpperCase();
   // RFC 4648 base32 of at least 80 bits (RFC 4226 §4 asks for 128, authenticator apps accept 80).
   if (otp && !/^[A-Z2-7]{16,}=*$/.test(otp)) throw invalid(f("otp_code"), "must be a base32 TOTP secret of at least 16 characters");
@@ -145,7 +148,7 @@ export async function importHuman(
       }
       const org = await w.tx.org.findFirst({ where: { id: a.orgId, instanceId: a.instanceId } });
       if (!org) throw errors.notFound("IMPORT-0rg1", `organization "${a.orgId}" not found`);
-      await checkUsernameFree(w, a.instanceId, a.human.human.username);
+      await checkUsernameFree(w, a.instanceId, a.orgId, a.human.human.username);
       const links = await idpLinkEvents(w.tx, { instanceId: a.instanceId, userId: id, orgId: a.orgId, links: a.human.idpLinks, fieldOf: (i) => `idps[${i}]` });
       const stored = await w.push(a.instanceId, a.creator, [...importedHumanEvents(box, id, a.orgId, a.human, a.passwordHash), ...links]);
       const last = stored[stored.length - 1]!;
