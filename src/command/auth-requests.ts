@@ -1,7 +1,12 @@
-import { errors } from "../errors/errors.js";
 /**
  * Authorization requests of the OIDC provider, from the authorize endpoint to the code's redemption:
  * pending (stored), succeeded (a user signed in; a code may be issued), exchanged (the code was redeemed).
+ *
+ * A pending request is no event (security review #22): anyone may start one without signing in, and an event
+ * would keep each for ever. Its row is written straight into `auth_requests`, where the login UI, the callback and
+ * the sessions API read it, and deleted once it expired unused (`sweepExpiredRequests`). The request's event
+ * `oidc.auth_request.added` is appended when a user signs in for it, together with `oidc.auth_request.succeeded`:
+ * the log keeps the requests someone signed in for, and no others.
  */
 import type { EventStore } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
@@ -16,27 +21,37 @@ import {
   type RefreshRotation,
 } from "./events.js";
 
-/** Stores a validated authorization request; returns its ID, which the login UI carries back to the callback. */
+/** Of the authorize requests, those that also delete the expired pending ones: often enough to keep few. */
+const SWEEP_CHANCE = 0.01;
+
+/**
+ * Stores a validated authorization request, pending until a user signs in for it or it expires; returns its ID,
+ * which the login UI carries back to the callback. A row of the projection table, no event (see above).
+ */
 export async function addAuthRequest(es: EventStore, a: { instanceId: string; clientId: string; request: object; expiresAt: Date }): Promise<string> {
   const id = newId();
   await es.execute((w) =>
-    w.push(a.instanceId, a.clientId, [
-      authRequestAdded.event(
-        { aggregateId: id, resourceOwner: a.instanceId },
-        { clientId: a.clientId, request: a.request, expiresAt: a.expiresAt.toISOString() },
-      ),
-    ]),
+    w.tx.authRequest.create({
+      data: { id, instanceId: a.instanceId, clientId: a.clientId, request: a.request, state: "pending", createdAt: new Date(), expiresAt: a.expiresAt },
+    }),
   );
+  if (Math.random() < SWEEP_CHANCE) void sweepExpiredRequests(es).catch(() => undefined);
   return id;
+}
+
+/** Deletes the pending requests that expired unused (index `auth_requests_state_expires_at_idx`): nobody can complete them. */
+export async function sweepExpiredRequests(es: EventStore): Promise<number> {
+  const { result } = await es.execute((w) => w.tx.authRequest.deleteMany({ where: { state: "pending", expiresAt: { lt: new Date() } } }));
+  return result.count;
 }
 
 /** How long an authorization code may be redeemed. */
 export const CODE_LIFETIME_MS = 5 * 60_000;
 
 /**
- * A user signed in for the request: it succeeds, with the hash of the code when one is issued. With
- * `onlyPending`, decided under the request's lock: a request no longer pending is FAILED_PRECONDITION (two
- * callbacks for one request cannot both issue a code).
+ * A user signed in for the request: it succeeds, with the hash of the code when one is issued, and its events
+ * are appended (added, then succeeded). Decided under the request's lock: false when it is no longer pending
+ * (completed, expired or swept), so that two callbacks for one request cannot both issue a code.
  */
 export async function succeedAuthRequest(
   es: EventStore,
@@ -49,29 +64,29 @@ export async function succeedAuthRequest(
     amr: string[];
     codeHash: string | null;
     expiresAt: Date;
-    onlyPending?: boolean;
   },
-): Promise<void> {
-  await es.execute(async (w) => {
-    if (a.onlyPending) {
-      await w.lock(a.instanceId, "auth_request", a.id);
-      const row = await w.tx.authRequest.findUnique({ where: { id: a.id }, select: { state: true } });
-      if (row?.state !== "pending") throw errors.failedPrecondition("AUTHR-d0ne", "the authorization request was completed already");
-    }
+): Promise<boolean> {
+  const { result } = await es.execute(async (w) => {
+    await w.lock(a.instanceId, "auth_request", a.id);
+    const row = await w.tx.authRequest.findUnique({ where: { id: a.id } });
+    if (row?.instanceId !== a.instanceId || row.state !== "pending" || row.expiresAt.getTime() <= Date.now()) return false;
+    const ref = { aggregateId: a.id, resourceOwner: a.instanceId };
+    // A request stored while "added" was still appended at authorize (before the upgrade) has it already.
+    const added = (await w.sequenceOf(a.instanceId, "auth_request", a.id)) > 0;
     await w.push(a.instanceId, a.userId, [
-      authRequestSucceeded.event(
-        { aggregateId: a.id, resourceOwner: a.instanceId },
-        {
-          userId: a.userId,
-          sessionId: a.sessionId,
-          authTime: a.authTime.toISOString(),
-          codeHash: a.codeHash,
-          expiresAt: a.expiresAt.toISOString(),
-          amr: a.amr,
-        },
-      ),
+      ...(added ? [] : [authRequestAdded.event(ref, { clientId: row.clientId, request: row.request as object, expiresAt: row.expiresAt.toISOString() })]),
+      authRequestSucceeded.event(ref, {
+        userId: a.userId,
+        sessionId: a.sessionId,
+        authTime: a.authTime.toISOString(),
+        codeHash: a.codeHash,
+        expiresAt: a.expiresAt.toISOString(),
+        amr: a.amr,
+      }),
     ]);
+    return true;
   });
+  return result;
 }
 
 /** The outcome of a code's redemption: the code is used up now, or was already (with what its first use gave). */
@@ -121,8 +136,11 @@ export async function recordIssuedByCode(
 export function registerAuthRequestReducers(es: EventStore): void {
   es.on(authRequestAdded, async (tx, e) => {
     const p = e.payload;
-    await tx.authRequest.create({
-      data: {
+    // The pending row is there already (written at authorize, without an event), unless the log is replayed or
+    // was written before security review #22, when this event came at authorize; then it is added here.
+    await tx.authRequest.upsert({
+      where: { id: e.aggregateId },
+      create: {
         id: e.aggregateId,
         instanceId: e.instanceId,
         clientId: p.clientId,
@@ -131,6 +149,7 @@ export function registerAuthRequestReducers(es: EventStore): void {
         createdAt: e.createdAt,
         expiresAt: new Date(p.expiresAt),
       },
+      update: {},
     });
   });
   es.on(authRequestSucceeded, async (tx, e) => {

@@ -1,6 +1,8 @@
 import { inheritanceChain } from "../domain/contexts.js";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { addAuthRequest, CODE_LIFETIME_MS, succeedAuthRequest } from "../command/auth-requests.js";
+import { useSession } from "../command/sessions.js";
+import { olderThanMaxAge, staleSignIn } from "../query/auth-requests.js";
 import type { BrowserSession } from "../query/sessions.js";
 import { agentHashOf } from "../web/browser.js";
 import { userClaims } from "./claims.js";
@@ -9,7 +11,7 @@ import { paths, type OidcDeps, type RequestScope } from "./context.js";
 import { OAuthError, oauth } from "./errors.js";
 import { issueUserTokens } from "./issue.js";
 import { decodeJwt, verifyRs256 } from "./jwt.js";
-import { paramsOf } from "./params.js";
+import { AUTHORIZE_PARAMETER_LIMITS, checkLengths, paramsOf } from "./params.js";
 import { defaultMode, errorPage, responseModes, sendToClient, type ResponseMode } from "./responses.js";
 import { parseScopes } from "./scopes.js";
 import { randomToken, sha256 } from "./tokens.js";
@@ -35,6 +37,7 @@ export interface ValidatedRequest {
 }
 
 export const CALLBACK = `${paths.authorize}/callback`;
+const REQUEST_GONE = "the sign-in request is unknown, used or expired; start again from the application";
 const PROMPTS = ["none", "login", "consent", "select_account", "create"];
 const LOOPBACK = /^http:\/\/(127\.0\.0\.1|\[::1\])(:\d+)?(\/.*)?$/;
 
@@ -65,6 +68,8 @@ export async function authorize(deps: OidcDeps, s: RequestScope, req: FastifyReq
   let params: Record<string, string>;
   try {
     params = paramsOf(req);
+    // These two are checked before the client is known, so their errors are a page too.
+    checkLengths(params, ["client_id", "redirect_uri"], AUTHORIZE_PARAMETER_LIMITS);
   } catch (e) {
     return errorPage(reply, 400, "invalid_request", (e as Error).message);
   }
@@ -80,13 +85,10 @@ export async function authorize(deps: OidcDeps, s: RequestScope, req: FastifyReq
   const mode: ResponseMode = requestedMode && responseModes.includes(requestedMode) ? requestedMode : defaultMode(responseType ?? "code");
   // Tokens never travel in a query.
   const safeMode: ResponseMode = mode === "query" && responseType && responseType !== "code" ? "fragment" : mode;
+  // A state too long to be accepted is not echoed either: the error names it.
+  const state = params.state && params.state.length <= AUTHORIZE_PARAMETER_LIMITS.state! ? params.state : undefined;
   const fail = (err: OAuthError) =>
-    sendToClient(reply, params.redirect_uri!, safeMode, {
-      error: err.error,
-      error_description: err.message,
-      ...(params.state ? { state: params.state } : {}),
-      iss: s.issuer,
-    });
+    sendToClient(reply, params.redirect_uri!, safeMode, { error: err.error, error_description: err.message, ...(state ? { state } : {}), iss: s.issuer });
   try {
     const request = await validate(deps, s, client, params, responseType, safeMode);
     const id = await addAuthRequest(deps.es, {
@@ -96,7 +98,7 @@ export async function authorize(deps: OidcDeps, s: RequestScope, req: FastifyReq
       expiresAt: new Date(Date.now() + deps.tokens.lifetimes.authRequestMs),
     });
     const sessions = await browserSessions(deps, s, req);
-    const fresh = sessions.filter((x) => request.maxAge === undefined || Date.now() - x.authTime.getTime() <= request.maxAge * 1000);
+    const fresh = sessions.filter((x) => !olderThanMaxAge(request.maxAge, x.authTime));
     const hinted = request.hintSub ? fresh.filter((x) => x.userId === request.hintSub) : fresh;
     if (request.prompt.includes("none")) {
       if (!sessions.length || !fresh.length) throw oauth.loginRequired("the user is not signed in (or not recently enough), and prompt is none");
@@ -141,6 +143,7 @@ async function validate(
   responseType: ValidatedRequest["responseType"] | undefined,
   mode: ResponseMode,
 ): Promise<ValidatedRequest> {
+  checkLengths(params, Object.keys(AUTHORIZE_PARAMETER_LIMITS), AUTHORIZE_PARAMETER_LIMITS);
   if (params.request || params.request_uri)
     throw new OAuthError(params.request ? "request_not_supported" : "request_uri_not_supported", "request objects are not supported");
   if (!params.response_type) throw oauth.invalidRequest("response_type is missing");
@@ -182,8 +185,8 @@ async function validate(
     ...(params.code_challenge ? { codeChallenge: params.code_challenge } : {}),
     prompt,
     ...(maxAge !== undefined ? { maxAge } : {}),
-    ...(params.login_hint ? { loginHint: params.login_hint.slice(0, 200) } : {}),
-    ...(params.ui_locales ? { uiLocales: params.ui_locales.slice(0, 100) } : {}),
+    ...(params.login_hint ? { loginHint: params.login_hint } : {}),
+    ...(params.ui_locales ? { uiLocales: params.ui_locales } : {}),
     ...(hintSub ? { hintSub } : {}),
   };
 }
@@ -199,7 +202,7 @@ export async function callback(deps: OidcDeps, s: RequestScope, req: FastifyRequ
   const q = req.query as Record<string, string>;
   const found = q.id ? await deps.authRequests.byId(s.instance.id, q.id) : null;
   if (found?.state !== "pending" || found.expiresAt.getTime() < Date.now()) {
-    return errorPage(reply, 400, "invalid_request", "the sign-in request is unknown, used or expired; start again from the application");
+    return errorPage(reply, 400, "invalid_request", REQUEST_GONE);
   }
   const request = found.request as unknown as ValidatedRequest;
   const client = await deps.clients.application(s.instance.id, found.clientId);
@@ -213,9 +216,10 @@ export async function callback(deps: OidcDeps, s: RequestScope, req: FastifyRequ
       iss: s.issuer,
     });
   if (!session) return fail(oauth.loginRequired("the user did not sign in"));
-  // prompt=login and max_age need an authentication made for this request (or recent enough).
-  if (request.prompt.includes("login") && session.authTime.getTime() < found.createdAt.getTime() - 1000)
-    return fail(oauth.loginRequired("the user did not sign in again"));
+  // prompt=login and max_age need an authentication made for this request (or recent enough): the login UI may
+  // hand back any session of the browser, an old one too (security review #18).
+  const stale = staleSignIn(request, found.createdAt, session.authTime);
+  if (stale) return fail(oauth.loginRequired(`the user did not sign in again (${stale})`));
   return complete(deps, s, reply, found.id, client, request, session);
 }
 
@@ -240,7 +244,9 @@ async function complete(
     return sendToClient(reply, request.redirectUri, request.responseMode, { error: "access_denied", error_description: description, ...base });
   }
   const code = request.responseType === "code" ? randomToken() : undefined;
-  await succeedAuthRequest(deps.es, {
+  // Signing in to an application, silently too, is a use of the session: its idle lifetime starts again.
+  await useSession(deps.es, deps.sessions, session.id);
+  const succeeded = await succeedAuthRequest(deps.es, {
     instanceId: s.instance.id,
     id,
     userId: user.id,
@@ -250,6 +256,8 @@ async function complete(
     codeHash: code ? sha256(code) : null,
     expiresAt: new Date(Date.now() + CODE_LIFETIME_MS),
   });
+  // Another callback for the same request was first (a double submit), or the request expired meanwhile.
+  if (!succeeded) return errorPage(reply, 400, "invalid_request", REQUEST_GONE);
   if (code) return sendToClient(reply, request.redirectUri, request.responseMode, { code, ...base });
   // The implicit flow gives no refresh token, so offline_access is not granted (RFC 6749 §4.2.2: no refresh token).
   const scopes = request.scopes.filter((x) => x !== "offline_access");

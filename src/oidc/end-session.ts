@@ -12,11 +12,13 @@ import { errorPage } from "./responses.js";
 export const END_SESSION_DONE = `${paths.endSession}/done`;
 
 /**
- * RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0). With a valid id_token_hint the browser's
- * sessions end at once (and with them every access token and every refresh token bound to them; offline
- * refresh tokens outlive them, OIDC Core §11); without one the user
- * confirms in the login UI first. The browser goes back only to a post_logout_redirect_uri registered for the
- * client, matched exactly, with `state`.
+ * RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0). With a valid id_token_hint naming a session of
+ * this browser (its `sid`, else its user `sub`), that session ends at once (and with it every access token and
+ * every refresh token bound to it; offline refresh tokens outlive it, OIDC Core §11), and the browser's other
+ * sessions stay. Any other hint (another user's, a session that ended) and no hint at all: the user confirms in
+ * the login UI first, which signs the browser out of every account (§2: the OP MUST ask when the hint does not
+ * belong to the current session, security review #16). The browser goes back only to a post_logout_redirect_uri
+ * registered for the client, matched exactly, with `state`.
  */
 export async function endSession(deps: OidcDeps, s: RequestScope, req: FastifyRequest, reply: FastifyReply) {
   let params: Record<string, string>;
@@ -37,20 +39,26 @@ export async function endSession(deps: OidcDeps, s: RequestScope, req: FastifyRe
   const hintClient = hint ? String(hint.azp ?? (Array.isArray(hint.aud) ? hint.aud[0] : hint.aud)) : undefined;
   if (params.client_id && hintClient && params.client_id !== hintClient)
     return errorPage(reply, 400, "invalid_request", "client_id does not match the id_token_hint");
-  const target = await redirectTarget(deps, s, params.client_id ?? hintClient, params.post_logout_redirect_uri);
+  const clientId = params.client_id ?? hintClient;
+  const target = await redirectTarget(deps, s, clientId, params.post_logout_redirect_uri);
   if (target === "invalid") return errorPage(reply, 400, "invalid_request", "post_logout_redirect_uri is not registered for the client");
 
-  if (!hint) {
+  const agentHash = agentHashOf(req);
+  const browserSessions = agentHash ? await deps.sessions.ofBrowser(s.instance.id, agentHash) : [];
+  // Signed in nowhere: nothing a forged request could end, nothing to ask.
+  if (hint && !browserSessions.length) return backTo(reply, target, params.state);
+  const named = hint && browserSessions.find((x) => x.userId === hint.sub && (hint.sid === undefined || x.id === hint.sid));
+  if (!named) {
     const done = new URLSearchParams({
-      ...(params.client_id ? { client_id: params.client_id } : {}),
+      ...(clientId ? { client_id: clientId } : {}),
       ...(target ? { post_logout_redirect_uri: target } : {}),
       ...(params.state ? { state: params.state } : {}),
     });
     const confirm = new URLSearchParams({ return_to: `${END_SESSION_DONE}?${done}`, ...(params.ui_locales ? { ui_locales: params.ui_locales } : {}) });
     return reply.status(303).header("location", `/ui/login/logout?${confirm}`).header("cache-control", "no-store").send();
   }
-  const agentHash = agentHashOf(req);
-  if (agentHash) await terminateSessions(deps.es, { instanceId: s.instance.id, agentHash, creator: String(hint.sub ?? "") });
+  // A browser holds one session per user: ending the user's sessions of this browser ends exactly the named one.
+  await terminateSessions(deps.es, { instanceId: s.instance.id, agentHash: agentHash!, userId: named.userId, creator: named.userId });
   return backTo(reply, target, params.state);
 }
 

@@ -19,6 +19,31 @@ export interface StoredAuthorization {
   uiLocales?: string;
 }
 
+/** The login UI signs in a moment after the request arrived; a sign-in this close before it still counts as made for it. */
+const SIGN_IN_SLACK_MS = 1000;
+
+/** Whether a sign-in at `authTime` is older than `maxAge` seconds (no max_age: never). */
+export function olderThanMaxAge(maxAge: number | undefined, authTime: Date, now = Date.now()): boolean {
+  return maxAge !== undefined && now - authTime.getTime() > maxAge * 1000;
+}
+
+/**
+ * Why a session signed in at `authTime` cannot complete the request, or undefined when it can (OIDC Core
+ * §3.1.2.1): prompt=login asks for a sign-in made for this request, max_age for one recent enough. A sign-in made
+ * for the request (after it arrived) satisfies both: it is the re-authentication they ask for, and so max_age=0,
+ * prompt=login's equivalent, can be met at all. The one rule of the browser callback and the sessions API.
+ */
+export function staleSignIn(
+  request: Pick<StoredAuthorization, "prompt" | "maxAge">,
+  requestedAt: Date,
+  authTime: Date,
+  now = Date.now(),
+): "prompt=login" | "max_age" | undefined {
+  if (authTime.getTime() >= requestedAt.getTime() - SIGN_IN_SLACK_MS) return undefined;
+  if (request.prompt.includes("login")) return "prompt=login";
+  return olderThanMaxAge(request.maxAge, authTime, now) ? "max_age" : undefined;
+}
+
 /** Reads of the OIDC provider's authorization requests; never cached: each is read once or twice, and changes. */
 export class AuthRequestQueries {
   constructor(private readonly db: Database) {}

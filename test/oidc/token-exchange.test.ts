@@ -24,8 +24,11 @@ let otherOrg: string;
 /** Code flow + token exchange + refresh, client_secret_basic (and post, with the same secret). */
 let web: Awaited<ReturnType<typeof createApp>>;
 let webConfig: client.Configuration;
-/** A public client (PKCE, `none`) with token exchange. */
+/** A public client (PKCE, `none`) with the token exchange grant type: refused at the token endpoint all the same. */
 let spa: Awaited<ReturnType<typeof createApp>>;
+/** Another confidential client of the code flow and token exchange, without the refresh_token grant. */
+let other: Awaited<ReturnType<typeof createApp>>;
+let otherConfig: client.Configuration;
 /** Token exchange alone, private_key_jwt (signs JWT subject tokens with its key), JWT access tokens. */
 let keyed: Awaited<ReturnType<typeof createApp>>;
 let keyFile: { keyId: string; key: string; clientId: string };
@@ -123,6 +126,13 @@ beforeAll(async () => {
     appType: "OIDC_APP_TYPE_USER_AGENT",
     authMethodType: "OIDC_AUTH_METHOD_TYPE_NONE",
   });
+  other = await createApp(t, "other", {
+    redirectUris: ["https://rp.example.com/other"],
+    grantTypes: ["OIDC_GRANT_TYPE_AUTHORIZATION_CODE", "OIDC_GRANT_TYPE_TOKEN_EXCHANGE"],
+    appType: "OIDC_APP_TYPE_WEB",
+    authMethodType: "OIDC_AUTH_METHOD_TYPE_BASIC",
+  });
+  otherConfig = await rpConfig(t.url, other.clientId, other.clientSecret, client.ClientSecretBasic(other.clientSecret));
   keyed = await createApp(t, "keyed", {
     grantTypes: ["OIDC_GRANT_TYPE_TOKEN_EXCHANGE"],
     appType: "OIDC_APP_TYPE_WEB",
@@ -166,7 +176,7 @@ describe("the feature flag oidc_token_exchange (contract: off, the grant is unsu
   });
 });
 
-describe("the client (grant table: basic, post, none, private_key_jwt; the client's grant types)", () => {
+describe("the client (basic, post, private_key_jwt; never none: RFC 8693 §2.1; the client's grant types)", () => {
   it("a client without the token exchange grant type is unauthorized_client; an unauthenticated one invalid_client", async () => {
     const config = await rpConfig(t.url, plain.clientId, plain.clientSecret, client.ClientSecretBasic(plain.clientSecret));
     const f = await failure(exchange(config, { subject_token: alice.access_token, subject_token_type: T.accessToken }));
@@ -183,17 +193,19 @@ describe("the client (grant table: basic, post, none, private_key_jwt; the clien
     }
   });
 
-  it("none (a public client) and private_key_jwt (a client of token exchange alone) act for a user with an actor token", async () => {
+  it("none (a public client) is invalid_client even with the grant type; private_key_jwt (a client of token exchange alone) acts for a user", async () => {
     await setImpersonation(true);
     const spaConfig = await rpConfig(t.url, spa.clientId, undefined, client.None());
-    const r = await exchange(spaConfig, {
-      subject_token: aliceId,
-      subject_token_type: T.userId,
-      actor_token: await machineToken(endUserImp, spa),
-      actor_token_type: T.accessToken,
-      requested_token_type: T.jwt,
-    });
-    expect(decodeJwt(r.access_token)).toMatchObject({ sub: aliceId, client_id: spa.clientId, act: { sub: endUserImp.id } });
+    const publicClient = await failure(
+      exchange(spaConfig, {
+        subject_token: aliceId,
+        subject_token_type: T.userId,
+        actor_token: await machineToken(endUserImp, spa),
+        actor_token_type: T.accessToken,
+        requested_token_type: T.jwt,
+      }),
+    );
+    expect(publicClient).toMatchObject({ error: "invalid_client", description: "client authentication none is not accepted here" });
     const k = await exchange(await keyedConfig(), {
       subject_token: aliceId,
       subject_token_type: T.userId,
@@ -417,27 +429,18 @@ describe("scope, audience and resource (Token exchange parameters)", () => {
     const narrowed = await exchange(webConfig, { ...subject(), scope: "openid offline_access", audience: web.projectId });
     expect(narrowed.refresh_token).toBeUndefined();
     expect(narrowed.scope).toBe("openid");
-    // a client without the refresh_token grant (the public `spa`) gets none: offline_access is left out of the scope
-    const spaConfig = await rpConfig(t.url, spa.clientId, undefined, client.None());
-    const verifier = client.randomPKCECodeVerifier();
+    // a client without the refresh_token grant (`other`) gets none: offline_access is left out of the scope
     const { location } = await codeOverHttp(
       t,
-      {
-        client_id: spa.clientId,
-        redirect_uri: "https://rp.example.com/spa",
-        response_type: "code",
-        scope: "openid offline_access",
-        code_challenge: await client.calculatePKCECodeChallenge(verifier),
-        code_challenge_method: "S256",
-      },
+      { client_id: other.clientId, redirect_uri: "https://rp.example.com/other", response_type: "code", scope: "openid offline_access" },
       "alice",
       PASSWORD,
     );
-    const spaTokens = await client.authorizationCodeGrant(spaConfig, new URL(location), { pkceCodeVerifier: verifier });
-    expect(spaTokens.scope).toBe("openid offline_access");
-    const spaExchange = await exchange(spaConfig, { subject_token: spaTokens.access_token, subject_token_type: T.accessToken });
-    expect(spaExchange.refresh_token).toBeUndefined();
-    expect(spaExchange.scope).toBe("openid");
+    const otherTokens = await client.authorizationCodeGrant(otherConfig, new URL(location));
+    expect(otherTokens.scope).toBe("openid offline_access");
+    const otherExchange = await exchange(otherConfig, { subject_token: otherTokens.access_token, subject_token_type: T.accessToken });
+    expect(otherExchange.refresh_token).toBeUndefined();
+    expect(otherExchange.scope).toBe("openid");
   });
 
   it("audience must be within the subject's and actor's audiences (invalid_target otherwise), and is then the token's", async () => {
@@ -499,11 +502,10 @@ describe("subject and actor tokens that are garbage, expired, revoked or someone
     await client.tokenRevocation(webConfig, own.access_token);
     const revoked = await failure(exchange(webConfig, { subject_token: own.access_token, subject_token_type: T.accessToken }));
     expect(revoked).toMatchObject({ error: "invalid_request", description: "subject_token is invalid, expired or revoked" });
-    // alice's token of `web` cannot be exchanged by the public client `spa`
-    const spaConfig = await rpConfig(t.url, spa.clientId, undefined, client.None());
-    const other = await failure(exchange(spaConfig, { subject_token: alice.access_token, subject_token_type: T.accessToken }));
-    expect(other).toMatchObject({ error: "invalid_request", description: "subject_token was not issued for this client" });
-    const otherId = await failure(exchange(spaConfig, { subject_token: alice.id_token!, subject_token_type: T.idToken }));
+    // alice's token of `web` cannot be exchanged by the client `other` (of another project)
+    const foreign = await failure(exchange(otherConfig, { subject_token: alice.access_token, subject_token_type: T.accessToken }));
+    expect(foreign).toMatchObject({ error: "invalid_request", description: "subject_token was not issued for this client" });
+    const otherId = await failure(exchange(otherConfig, { subject_token: alice.id_token!, subject_token_type: T.idToken }));
     expect(otherId.description).toBe("subject_token was not issued for this client");
   });
 
@@ -612,6 +614,20 @@ describe("impersonation: the security settings and the actor's permission impers
       requested_token_type: T.jwt,
     });
     expect(decodeJwt(byAdmin.access_token)).toMatchObject({ sub: samId, act: { sub: adminImp.id } });
+  });
+
+  it("the privilege ceiling (security review #1): an admin impersonator acts only for administrators whose roles it holds", async () => {
+    // the first instance's admin-service is IAM_OWNER and SYSTEM_OWNER: acting as it would be owning the system
+    const owner = await t.server.db.prisma.user.findFirstOrThrow({ where: { instanceId: t.instanceId, loginName: "admin-service" } });
+    const refused = await failure(
+      exchange(webConfig, {
+        subject_token: owner.id,
+        subject_token_type: T.userId,
+        actor_token: await machineToken(adminImp, web),
+        actor_token_type: T.accessToken,
+      }),
+    );
+    expect(refused.description).toMatch(/member with (IAM|SYSTEM)_OWNER.*which the actor does not hold there/);
   });
 });
 

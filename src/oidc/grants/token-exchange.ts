@@ -1,5 +1,6 @@
 import type { FastifyRequest } from "fastify";
 import { permissionsIn } from "../../authz/interceptor.js";
+import { describeMembership, uncoveredMembership } from "../../authz/permissions.js";
 import type { ActorClaim, RefreshGrant, RefreshRotation } from "../../command/events.js";
 import { recordTokenExchange } from "../../command/token-exchange.js";
 import { inheritanceChain } from "../../domain/contexts.js";
@@ -33,7 +34,11 @@ export const parameters = [
   "audience",
   "resource",
 ] as const;
-export const clientAuthMethods: readonly AuthMethod[] = ["client_secret_basic", "client_secret_post", "none", "private_key_jwt"];
+/**
+ * Only authenticated clients (RFC 8693 §2.1 SHOULD): a public client (`none`) proves nothing about who asks, so
+ * anyone holding a user's token could otherwise trade it for new tokens in that client's name (security review #11).
+ */
+export const clientAuthMethods: readonly AuthMethod[] = ["client_secret_basic", "client_secret_post", "private_key_jwt"];
 
 /** The token type identifiers (RFC 8693 §3, and this server's user ID type). */
 export const tokenTypes = {
@@ -99,7 +104,10 @@ export async function handler(deps: OidcDeps, s: RequestScope, req: FastifyReque
   if (actor) await checkImpersonation(deps, s, subject.user, actor.user);
 
   let scopes = scopesOf(params.scope, subject, actor);
-  const audience = exchangeAudience(params.audience, scopes, subject, actor, client);
+  // What the client may hold at all, as its own code flow would give it: its client ID, its project and the
+  // projects its scope names. Never another client's ID, whatever the presented tokens name (security review #11).
+  const clientAudience = audienceOf(scopes, [client.clientId, client.projectId!]);
+  const audience = exchangeAudience(params.audience, scopes, subject, actor, clientAudience);
   // RFC 8693 §4.1: the actor, nested in the actor's own actor (or the one the subject token already names). A
   // subject token that names an actor keeps it when exchanged without one: an exchange never hides who acts.
   const act: ActorClaim | undefined = actor
@@ -109,8 +117,7 @@ export async function handler(deps: OidcDeps, s: RequestScope, req: FastifyReque
   // A refresh token only where its refreshes give what this exchange gave: the refresh grant issues tokens for the
   // client's own audience and the scope's projects, without `act`. So never for someone acting for the user, nor
   // for another audience; and only for a client with the refresh_token grant.
-  const refreshAudience = audienceOf(scopes, [client.clientId, client.projectId!]);
-  const sameAudience = refreshAudience.length === audience.length && refreshAudience.every((a) => audience.includes(a));
+  const sameAudience = clientAudience.length === audience.length && clientAudience.every((a) => audience.includes(a));
   const withRefresh =
     types.requested !== tokenTypes.idToken && scopes.includes("offline_access") && !act && sameAudience && client.oidc!.grantTypes.includes("refresh_token");
   if (!withRefresh) scopes = scopes.filter((x) => x !== "offline_access");
@@ -180,7 +187,7 @@ function checkTypes(params: Record<string, string>): { subject: TokenType; actor
   return { subject: subject as TokenType, ...(actor ? { actor: actor as TokenType } : {}), requested };
 }
 
-/** A token is meant for the client when its audience names the client or the client's project (as introspection asks). */
+/** An access token is meant for the client when its audience names the client or the client's project (as introspection asks). */
 const meantFor = (aud: string[], client: OAuthClient) => aud.includes(client.clientId) || (!!client.projectId && aud.includes(client.projectId));
 
 /**
@@ -219,7 +226,10 @@ async function verifyPresented(deps: OidcDeps, s: RequestScope, client: OAuthCli
     const p = jwt.payload;
     if (p.iss !== s.issuer || typeof p.exp !== "number" || p.exp * 1000 <= Date.now()) throw invalid();
     const aud = (Array.isArray(p.aud) ? p.aud : [p.aud]).filter((a): a is string => typeof a === "string");
-    if (!meantFor(aud, client)) throw invalid("was not issued for this client");
+    // Only the client the ID token was issued to (OIDC Core §2: azp, else its one audience) may exchange it, not
+    // any client of the project: ID tokens are no bearer credentials and travel in URLs (id_token_hint).
+    const issuedTo = typeof p.azp === "string" ? p.azp : aud.length === 1 ? aud[0] : undefined;
+    if (issuedTo !== client.clientId) throw invalid("was not issued for this client");
     // An ID token stands for its browser session: once that ended (logout), it stands for nothing.
     if (p.sid !== undefined && (typeof p.sid !== "string" || !(await deps.sessions.active(p.sid)))) throw invalid();
     return {
@@ -269,6 +279,9 @@ async function checkImpersonation(deps: OidcDeps, s: RequestScope, subject: User
   if (!held.has("impersonation")) throw refused("the actor may not impersonate users of this organisation (missing permission impersonation)");
   if (subjectMemberships.length && !held.has("admin.impersonation"))
     throw refused("the user is an administrator: impersonating them needs the permission admin.impersonation");
+  // Acting as an administrator is at least as strong as changing their password: the same ceiling applies.
+  const above = await uncoveredMembership(caller, { id: subject.id, memberships: subjectMemberships }, defaultRolePermissions, deps.tenancy);
+  if (above) throw refused(`the user is a member with ${describeMembership(above)}, which the actor does not hold there`);
 }
 
 /**
@@ -290,26 +303,26 @@ function scopesOf(asked: string | undefined, subject: Presented, actor: Presente
 
 /**
  * The audience: `audience` (space-separated when sent several times) must be within the subject's and the
- * actor's audiences (RFC 8693 §2.1; invalid_target otherwise) and is then exactly the token's. Without it, the
- * subject token's audience (the actor's for a subject with none), less the projects of `…:aud` scopes the
- * exchange leaves out, plus those of the `…:aud` scopes it keeps.
+ * actor's audiences (RFC 8693 §2.1) and within what the client may hold (`clientAudience`), invalid_target
+ * otherwise, and is then exactly the token's. Without it, the subject token's audience (the actor's for a subject
+ * with none) as far as the client may hold it (so less the projects of `…:aud` scopes the exchange leaves out),
+ * plus the projects of the `…:aud` scopes it keeps.
  */
-function exchangeAudience(asked: string | undefined, scopes: string[], subject: Presented, actor: Presented | undefined, client: OAuthClient): string[] {
+function exchangeAudience(asked: string | undefined, scopes: string[], subject: Presented, actor: Presented | undefined, clientAudience: string[]): string[] {
   const allowed = new Set([...subject.audience, ...(actor?.audience ?? [])]);
   const requested = [...new Set((asked ?? "").split(" ").filter(Boolean))];
   if (requested.length) {
     const foreign = requested.find((a) => !allowed.has(a));
     if (foreign !== undefined) throw invalidTarget(`the audience ${foreign.slice(0, 100)} is not an audience of the subject or actor token`);
+    const beyond = requested.find((a) => !clientAudience.includes(a));
+    if (beyond !== undefined) throw invalidTarget(`the audience ${beyond.slice(0, 100)} is not one this client may have tokens for`);
     return requested;
   }
   const from = subject.audience.length ? subject : (actor ?? subject);
-  // The project a `urn:svc:iam:org:project:id:<project>:aud` scope names (scopes.ts), or undefined.
-  const projectOf = (scope: string): string | undefined => audienceOf([scope], [])[0];
-  const own = [client.clientId, client.projectId];
-  const dropped = from.scopes.filter((x) => !scopes.includes(x)).map(projectOf);
-  const aud = from.audience.filter((a) => !dropped.includes(a) || own.includes(a));
+  const aud = from.audience.filter((a) => clientAudience.includes(a));
   for (const x of scopes) {
-    const project = projectOf(x);
+    // The project a `urn:svc:iam:org:project:id:<project>:aud` scope names (scopes.ts), if it is one.
+    const project = audienceOf([x], [])[0];
     if (project && allowed.has(project) && !aud.includes(project)) aud.push(project);
   }
   return aud;
