@@ -1,5 +1,6 @@
 import type { EventStore } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
+import type { SessionQueries } from "../query/sessions.js";
 import { sessionAdded, sessionReauthenticated, sessionTerminated } from "./events.js";
 
 /**
@@ -37,6 +38,23 @@ export async function terminateSessions(es: EventStore, a: { instanceId: string;
     return sessions.length;
   });
   return result;
+}
+
+/**
+ * Whether the session may be used now; a use of a browser session is recorded, and its idle lifetime starts
+ * again (token checks, the refresh grant and browser SSO use sessions). The last use is a column of the
+ * session's row written at most every minute (`SessionQueries.standing` says when), and not as an event: an
+ * event per use would grow the log for ever with every token check, for a value worth nothing once the session
+ * has ended. Noted in the cache first, so that uses arriving meanwhile do not write too.
+ */
+export async function useSession(es: EventStore, sessions: SessionQueries, sessionId: string): Promise<boolean> {
+  const now = Date.now();
+  const { alive, recordUse } = await sessions.standing(sessionId, now);
+  if (alive && recordUse) {
+    await sessions.used(sessionId, now);
+    await es.execute((w) => w.tx.loginSession.updateMany({ where: { id: sessionId }, data: { usedAt: new Date(now) } }));
+  }
+  return alive;
 }
 
 export function registerSessionReducers(es: EventStore): void {

@@ -4,6 +4,7 @@ import type { ApiConfig, OidcConfig } from "../command/applications.js";
 import type { ReplayGuard } from "../command/replay.js";
 import { hashPassword, verifyPassword } from "../crypto/password.js";
 import type { OAuthClientQueries } from "../query/oauth-clients.js";
+import type { TenancyQueries } from "../query/tenancy.js";
 import { oauth } from "./errors.js";
 import { decodeJwt, verifyRs256 } from "./jwt.js";
 
@@ -98,6 +99,7 @@ export class Clients {
   constructor(
     private readonly queries: OAuthClientQueries,
     private readonly replay: ReplayGuard,
+    private readonly tenancy: Pick<TenancyQueries, "usableUser">,
   ) {}
 
   /** An application by its client ID. */
@@ -133,7 +135,8 @@ export class Clients {
       id: user.id,
       authMethod: "client_secret_basic",
       secretHash: user.secretHash,
-      active: user.state === "active",
+      // As every user: active, and so is its organisation.
+      active: !!(await this.tenancy.usableUser(user.id)),
       accessTokenType: user.accessTokenType === "jwt" ? "jwt" : "opaque",
     };
   }

@@ -8,7 +8,7 @@ import { AuthRequestQueries } from "../query/auth-requests.js";
 import type { ProjectionCache } from "../query/cache.js";
 import { OAuthClientQueries } from "../query/oauth-clients.js";
 import { ProjectQueries } from "../query/projects.js";
-import { SessionQueries } from "../query/sessions.js";
+import { SessionQueries, type SessionLifetimes } from "../query/sessions.js";
 import type { SettingsQueries } from "../query/settings.js";
 import { SigningKeyQueries } from "../query/signing-keys.js";
 import type { InstanceRow, TenancyQueries } from "../query/tenancy.js";
@@ -32,12 +32,12 @@ export interface OidcQueries {
   oauthClients: OAuthClientQueries;
 }
 
-export function oidcQueries(db: Database, cache: ProjectionCache, box: SecretBox): OidcQueries {
+export function oidcQueries(db: Database, cache: ProjectionCache, box: SecretBox, sessionLifetimes: SessionLifetimes): OidcQueries {
   return {
     keys: new SigningKeyQueries(db, cache, box),
     authRequests: new AuthRequestQueries(db),
     tokenQueries: new TokenQueries(db, cache),
-    sessions: new SessionQueries(db, cache),
+    sessions: new SessionQueries(db, cache, sessionLifetimes),
     users: new UserQueries(db, cache),
     projects: new ProjectQueries(db, cache),
     userGrants: new UserGrantQueries(db, cache),

@@ -1,11 +1,14 @@
 import { createHash } from "node:crypto";
 import type { ActorClaim } from "../command/events.js";
+import { useSession } from "../command/sessions.js";
 import { ensureSigningKey, type SigningKeyPolicy } from "../command/signing-keys.js";
 import { randomBytesPooled } from "../crypto/random.js";
 import type { EventStore } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
 import type { SigningKey } from "../query/signing-keys.js";
+import type { TenancyQueries } from "../query/tenancy.js";
 import type { OidcQueries } from "./context.js";
+import { oauth } from "./errors.js";
 import { decodeJwt, signJwt, verifyRs256 } from "./jwt.js";
 import type { OpaqueTokens } from "./opaque.js";
 
@@ -78,7 +81,7 @@ const seconds = (d: Date | number) => Math.floor((typeof d === "number" ? d : d.
 export class Tokens {
   constructor(
     private readonly es: EventStore,
-    private readonly q: Pick<OidcQueries, "keys" | "tokenQueries" | "sessions" | "users">,
+    private readonly q: Pick<OidcQueries, "keys" | "tokenQueries" | "sessions"> & { tenancy: Pick<TenancyQueries, "usableUser"> },
     private readonly keyPolicy: SigningKeyPolicy,
     private readonly opaque: OpaqueTokens,
     readonly lifetimes: Lifetimes,
@@ -106,6 +109,9 @@ export class Tokens {
     added: Record<string, unknown> = {},
     now = Date.now(),
   ) {
+    await this.mayAct(given.sub, instanceId);
+    // A token bound to a session is a use of it (its idle lifetime starts again), and is not made once it has ended.
+    if (given.sid && !(await useSession(this.es, this.q.sessions, given.sid))) throw oauth.invalidGrant("the session has ended");
     // Copied key by key: an object literal spreading one object and adding keys takes V8's slow path, which
     // a profile of client credentials showed at 9 % of a call.
     const claims: AccessClaims = Object.assign({}, added, given, { iat: seconds(now), exp: seconds(now + this.lifetimes.accessTokenMs), jti: newId() });
@@ -115,8 +121,19 @@ export class Tokens {
   }
 
   async idToken(instanceId: string, claims: Record<string, unknown>, now = Date.now()): Promise<string> {
+    await this.mayAct(String(claims.sub), instanceId);
     const key = await this.signingKey(instanceId);
     return signJwt({ ...claims, iat: seconds(now), exp: seconds(now + this.lifetimes.idTokenMs) }, key);
+  }
+
+  /**
+   * No token is made for a user that may not act (gone, inactive, in an inactive organisation), whichever grant
+   * asks: the grants check their user too, but a code or a subject token may outlive the change that stopped it.
+   * Every subject is a user (machine users for client credentials and the JWT profile; applications get none).
+   */
+  private async mayAct(sub: string, instanceId: string): Promise<void> {
+    const user = await this.q.tenancy.usableUser(sub);
+    if (user?.instanceId !== instanceId) throw oauth.invalidGrant("the user can no longer sign in");
   }
 
   /** at_hash / c_hash (OIDC Core §3.3.2.11): the left half of the SHA-256 of the value, base64url. */
@@ -131,7 +148,8 @@ export class Tokens {
 
   /**
    * The claims of an access token issued by this instance that is still valid: not expired, not revoked, its
-   * browser session not ended, its user still active. Anything else is undefined.
+   * session not ended (logout, or its lifetime: a check is a use of the session), its user still there and able
+   * to act (active, in an active organisation). Anything else is undefined.
    */
   async verifyAccess(token: string, instanceId: string): Promise<AccessClaims | undefined> {
     const sealed = this.opaque.open(token);
@@ -146,10 +164,10 @@ export class Tokens {
     if (!claims || claims["urn:svc:iam:instance:id"] !== instanceId) return undefined;
     if (claims.exp * 1000 <= Date.now()) return undefined;
     if (await this.q.tokenQueries.isRevoked(claims.jti)) return undefined;
-    if (claims.sid && !(await this.q.sessions.active(claims.sid))) return undefined;
-    // A user subject must be active; an application (client credentials of apps) has no user row.
-    const user = await this.q.users.tokenSubject(claims.sub);
-    if (user && user.state !== "active") return undefined;
+    if (claims.sid && !(await useSession(this.es, this.q.sessions, claims.sid))) return undefined;
+    // Every subject is a user (see `mayAct`): a removed one is as inactive as a deactivated one.
+    const user = await this.q.tenancy.usableUser(claims.sub);
+    if (user?.instanceId !== instanceId) return undefined;
     return claims;
   }
 }

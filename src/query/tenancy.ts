@@ -13,6 +13,26 @@ export interface TokenOwner {
   expiresAt: Date | null;
 }
 
+/** A user that may act: it exists, is active, and so is its organisation. */
+export interface UsableUser {
+  id: string;
+  instanceId: string;
+  orgId: string;
+}
+
+/**
+ * The user, when it may act now: it exists, it is active, and so is its organisation. The one answer to "may
+ * this user act" that every credential, token and session check asks, so that deactivating an organisation (or
+ * removing a user) stops its users everywhere at once, not only at the password form. Read fresh: commands
+ * deciding on the current state call this; request paths call the cached `TenancyQueries.usableUser`.
+ */
+export async function usableUserOf(db: Database, userId: string): Promise<UsableUser | null> {
+  const user = await db.prisma.user.findUnique({ where: { id: userId }, select: { id: true, instanceId: true, orgId: true, state: true } });
+  if (user?.state !== "active") return null;
+  const org = await db.prisma.org.findUnique({ where: { id: user.orgId }, select: { state: true } });
+  return org?.state === "active" ? { id: user.id, instanceId: user.instanceId, orgId: user.orgId } : null;
+}
+
 export interface MembershipRow {
   instanceId: string;
   contextType: string;
@@ -96,12 +116,22 @@ export class TenancyQueries {
       async () => {
         const pat = await this.db.prisma.personalAccessToken.findUnique({ where: { tokenHash } });
         if (!pat) return null;
-        const user = await this.db.prisma.user.findUnique({ where: { id: pat.userId }, select: { orgId: true, state: true } });
-        if (user?.state !== "active") return null;
+        const user = await usableUserOf(this.db, pat.userId);
+        if (!user) return null;
         return { userId: pat.userId, instanceId: pat.instanceId, orgId: user.orgId, expiresAt: pat.expiresAt };
       },
+      // The user's table lists the organisation's events too: a deactivated organisation drops the entry.
       readFrom("personalAccessToken", "user"),
     );
+  }
+
+  /**
+   * `usableUserOf`, read once until the next event of the user or of any organisation (its row's sources name
+   * the `org` type), so that a deactivation or removal takes effect at once, in this process and, on the
+   * NOTIFY, in the others.
+   */
+  usableUser(userId: string): Promise<UsableUser | null> {
+    return this.cache.get(`usable-user:${userId}`, () => usableUserOf(this.db, userId), readRow("user", userId));
   }
 
   membershipsOf(userId: string): Promise<MembershipRow[]> {

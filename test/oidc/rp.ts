@@ -68,14 +68,14 @@ export async function newPage(browser: Browser, js = false) {
 
 /**
  * Signs in over HTTP the way a browser would (cookies, CSRF token) after GET /oauth/v2/authorize with `params`,
- * and returns the code the client gets and where the browser was sent.
+ * and returns the code the client gets, where the browser was sent and its session cookie (`svc_agent=...`).
  */
 export async function codeOverHttp(
   t: TestServer,
   params: Record<string, string>,
   username: string,
   password: string,
-): Promise<{ code: string; location: string }> {
+): Promise<{ code: string; location: string; agent: string }> {
   const start = await rest(t.url, "GET", `/oauth/v2/authorize?${new URLSearchParams(params)}`);
   if (start.status !== 303) throw new Error(`authorize answered ${start.status}: ${String(start.body)}`);
   const login = await rest(t.url, "GET", start.headers.location!);
@@ -90,7 +90,7 @@ export async function codeOverHttp(
   const agent = String(signedIn.headers["set-cookie"]).split(";")[0]!;
   const back = await rest(t.url, "GET", signedIn.headers.location!, { headers: { cookie: agent } });
   const location = back.headers.location!;
-  return { code: new URL(location).searchParams.get("code") ?? "", location };
+  return { code: new URL(location).searchParams.get("code") ?? "", location, agent };
 }
 
 /** A confidential web application of the authorization code flow (client_secret_basic) redirecting to `redirectTo`/cb. */

@@ -1,4 +1,5 @@
 import type { FastifyRequest } from "fastify";
+import { useSession } from "../../command/sessions.js";
 import { renewRefreshToken, revokeRefreshToken } from "../../command/tokens.js";
 import { graceAnswer, type RefreshTokenRow } from "../../query/tokens.js";
 import type { AuthMethod } from "../clients.js";
@@ -61,7 +62,8 @@ export async function handler(deps: OidcDeps, s: RequestScope, req: FastifyReque
 }
 
 /**
- * Whether the grant may still give tokens: not expired, its user active, and its browser session alive unless
+ * Whether the grant may still give tokens: not expired, its user able to act (`usableUser`: active, in an active
+ * organisation), and its session alive (not ended by logout or its lifetimes) unless
  * it is an offline grant. OIDC Core §11: `offline_access` asks for access while the user is not signed in, so an
  * offline refresh token outlives the logout of the session it was issued in; any other refresh token is bound
  * to that session and ends with it. The tokens it gives carry the session (`sid`, so that a logout ends them
@@ -70,10 +72,11 @@ export async function handler(deps: OidcDeps, s: RequestScope, req: FastifyReque
 async function usable(deps: OidcDeps, s: RequestScope, row: RefreshTokenRow) {
   const now = Date.now();
   if (row.expiresAt.getTime() < now || row.idleExpiresAt.getTime() < now) throw oauth.invalidGrant("the refresh token expired");
-  const sessionActive = row.sessionId ? await deps.sessions.active(row.sessionId) : false;
+  // A refresh is a use of its session (its idle lifetime starts again).
+  const sessionActive = row.sessionId ? await useSession(deps.es, deps.sessions, row.sessionId) : false;
   if (row.sessionId && !sessionActive && !row.scopes.includes("offline_access")) throw oauth.invalidGrant("the session of the refresh token has ended");
-  const user = await deps.users.byId(s.instance.id, row.userId);
-  if (user?.state !== "active") throw oauth.invalidGrant("the user can no longer sign in");
+  const user = (await deps.tenancy.usableUser(row.userId)) ? await deps.users.byId(s.instance.id, row.userId) : null;
+  if (!user) throw oauth.invalidGrant("the user can no longer sign in");
   return { user, sessionId: sessionActive ? row.sessionId : null };
 }
 
