@@ -7,8 +7,9 @@ interface Use {
 }
 
 /**
- * JWT IDs of client assertions and JWT profile grants, remembered until the JWT expires. The unique key makes
- * the first use win even when two arrive at once, across processes; the second is refused.
+ * JWT IDs of client assertions and JWT profile grants, remembered until the JWT expires, and the one-time answers
+ * of sign-ins (the login UI's WebAuthn challenges, until their sealed ceremony expires). The unique key makes the
+ * first use win even when two arrive at once, across processes; the second is refused.
  *
  * The one write of the OIDC provider that is not an event: a used JWT ID changes no resource, nothing but this
  * guard reads it, and it is worthless once the JWT has expired, while an event would be kept for ever (and
@@ -24,9 +25,13 @@ export class ReplayGuard {
   constructor(private readonly db: Database) {}
 
   async use(key: string, expSeconds: number, refused: () => Error): Promise<void> {
-    if (key.endsWith(":") || !Number.isFinite(expSeconds)) throw refused();
-    const fresh = await this.batches.add("", { key, expiresAt: new Date(expSeconds * 1000) });
-    if (!fresh) throw refused();
+    if (!(await this.firstUse(key, expSeconds))) throw refused();
+  }
+
+  /** Whether `key` is used for the first time (it is used now); false for a replay, or a key without its last part. */
+  async firstUse(key: string, expSeconds: number): Promise<boolean> {
+    if (key.endsWith(":") || !Number.isFinite(expSeconds)) return false;
+    return this.batches.add("", { key, expiresAt: new Date(expSeconds * 1000) });
   }
 
   /** One statement for the batch: the keys it returns were fresh; the same key twice in one batch, the first one counts. */

@@ -2,9 +2,19 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { fromBase64url } from "../crypto/tokens.js";
 
 /**
- * HMAC signatures for the login UI: CSRF tokens bound to a cookie (double submit, signed so that a cookie
- * planted by a sibling domain is not enough) and short-lived proofs carried between pages (a password that
- * was verified, waiting for the required change). The key is derived from the master key.
+ * The name of the login UI's CSRF cookie: a random value the server sets in the browser before any sign-in (a
+ * pre-session), which the forms' tokens are bound to. Behind https it has the `__Host-` prefix, which browsers
+ * accept only from this very host, Secure, with Path=/ and without Domain: a sibling host of the same site cannot
+ * plant a value whose token it obtained (cookie tossing; SameSite does not separate siblings). Plain http (local
+ * development) cannot have the prefix; there the Origin / Sec-Fetch-Site check of the posts keeps siblings out.
+ */
+export const csrfCookieName = (secure: boolean) => (secure ? "__Host-svc_csrf" : "svc_csrf");
+
+/**
+ * HMAC signatures for the login UI: CSRF tokens bound to the CSRF cookie (signed double submit; what keeps another
+ * browser's cookie and token out of this one is the cookie's name, `csrfCookieName`, and the posts' origin check)
+ * and short-lived proofs carried between pages (a password that was verified, waiting for the required change).
+ * The key is derived from the master key.
  */
 export class Signer {
   constructor(private readonly key: Buffer) {}

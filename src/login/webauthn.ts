@@ -18,7 +18,10 @@ import { webauthnPage, webauthnScript } from "../web/webauthn-pages.js";
 import type { RecoveryPageContext } from "./recovery.js";
 import type { LoginDeps } from "./routes.js";
 
-/** A ceremony's challenge, sealed into the page, is good for as long as the browser's prompt (5 minutes) and a bit. */
+/**
+ * A ceremony's challenge, sealed into the page, is good for as long as the browser's prompt (5 minutes) and a bit,
+ * and for one answer (see `firstAnswer`).
+ */
 const CEREMONY_TTL_MS = 10 * 60_000;
 
 type SignedInUser = { id: string; orgId: string; username: string; displayName: string };
@@ -28,7 +31,9 @@ export interface WebauthnKit<C extends RecoveryPageContext> {
   post(path: string, handler: (c: C, reply: FastifyReply, instance: InstanceRow) => Promise<unknown>): void;
   /** Completes the sign-in with the methods used. */
   finish(c: C, reply: FastifyReply, instance: InstanceRow, user: SignedInUser, amr: string[]): Promise<unknown>;
-  accountOf(c: C, instanceId: string): Promise<{ userId: string; sessionId: string; loginName: string } | undefined>;
+  accountOf(c: C, instanceId: string): Promise<{ userId: string; sessionId: string; loginName: string; authTime: Date } | undefined>;
+  /** Whether the account signed in recently enough to add a key; else it was sent to sign in again (answered). */
+  signedInRecently(c: C, account: { authTime: Date; loginName: string }): Promise<boolean>;
   /** The user of a sign-in waiting for its second factor's set-up (`pending`), and whether it was forced. */
   mfaInitPending(c: C, instance: InstanceRow): Promise<{ user: SignedInUser; forced: boolean } | undefined>;
 }
@@ -62,6 +67,12 @@ export function registerWebauthnPages<C extends RecoveryPageContext>(ui: Fastify
   const loginSettings = (instanceId: string, orgId?: string) =>
     settings.values("login", inheritanceChain(orgId ? { type: "org", instanceId, orgId } : { type: "instance", instanceId }));
   const startOver = (c: C, status = 401) => c.send(pages.loginNamePage(c.page, { canRegister: false, error: c.page.t.wrongCredentials }), status);
+  /**
+   * Uses up the challenge of an opened ceremony; false when it was answered before. The signature counter does not
+   * stop a resubmitted or captured form: synced passkeys report 0 at every use, and then it is not checked. Used up
+   * before the answer is verified, so that two posts at once cannot both pass; a wrong answer gets a new challenge.
+   */
+  const firstAnswer = (proof: Record<string, unknown>) => deps.replay.firstUse(`webauthn:${String(proof.i)}:${String(proof.ch)}`, Number(proof.exp) / 1000);
 
   ui.get("/ui/login/webauthn.js", async (_req, reply) =>
     reply.type("text/javascript; charset=utf-8").header("cache-control", "public, max-age=3600").send(webauthnScript),
@@ -92,7 +103,9 @@ export function registerWebauthnPages<C extends RecoveryPageContext>(ui: Fastify
     const response = credentialOf<AuthenticationResponseJSON>(c.fields);
     const rp = relyingPartyOf(reply, instance);
     const ok =
-      response && (await finishWebauthnLogin(es, db, { instanceId: instance.id, userId: user.id, rp, challenge: String(proof!.ch), purpose: "u2f", response }));
+      response &&
+      (await firstAnswer(proof!)) &&
+      (await finishWebauthnLogin(es, db, { instanceId: instance.id, userId: user.id, rp, challenge: String(proof!.ch), purpose: "u2f", response }));
     if (!ok) return secondFactorPage(c, reply, instance, user, c.page.t.webauthnWrong);
     return kit.finish(c, reply, instance, user, ["pwd", "hwk", "mfa"]);
   });
@@ -129,10 +142,13 @@ export function registerWebauthnPages<C extends RecoveryPageContext>(ui: Fastify
     const response = credentialOf<AuthenticationResponseJSON>(c.fields);
     const rp = relyingPartyOf(reply, instance);
     const found =
-      response && (await finishWebauthnLogin(es, db, { instanceId: instance.id, rp, challenge: String(proof.ch), purpose: "passwordless", response }));
+      response &&
+      (await firstAnswer(proof)) &&
+      (await finishWebauthnLogin(es, db, { instanceId: instance.id, rp, challenge: String(proof.ch), purpose: "passwordless", response }));
     const user = found ? await users.byId(instance.id, found.userId) : null;
     // The user's organisation may turn passwordless off even where the instance allows it.
-    if (user?.state !== "active" || !(await loginSettings(instance.id, user.orgId)).passwordless_allowed) {
+    // As every sign-in: the user able to act (active, in an active organisation).
+    if (!user || !(await deps.tenancy.usableUser(user.id)) || !(await loginSettings(instance.id, user.orgId)).passwordless_allowed) {
       return passkeyPage(c, reply, instance, c.page.t.webauthnWrong);
     }
     return kit.finish(c, reply, instance, user, ["user", "hwk", "mfa"]);
@@ -146,7 +162,7 @@ export function registerWebauthnPages<C extends RecoveryPageContext>(ui: Fastify
     }
     const account = await kit.accountOf(c, instance.id);
     const user = account ? await users.byId(instance.id, account.userId) : null;
-    return user ? { user, extra: { sessionId: account!.sessionId } as Record<string, string> } : undefined;
+    return user ? { user, account, extra: { sessionId: account!.sessionId } as Record<string, string> } : undefined;
   }
 
   async function allowed(instanceId: string, orgId: string, purpose: WebauthnPurpose) {
@@ -157,6 +173,7 @@ export function registerWebauthnPages<C extends RecoveryPageContext>(ui: Fastify
   kit.post("/ui/login/webauthn/setup", async (c, reply, instance) => {
     const who = await registrantOf(c, instance);
     if (!who) return startOver(c, 400);
+    if ("account" in who && who.account && !(await kit.signedInRecently(c, who.account))) return;
     const purpose: WebauthnPurpose = c.fields.purpose === "passwordless" ? "passwordless" : "u2f";
     if (!(await allowed(instance.id, who.user.orgId, purpose))) return notAllowed(c);
     return setupPage(c, reply, instance, who.user, purpose, who.extra);
@@ -186,8 +203,9 @@ export function registerWebauthnPages<C extends RecoveryPageContext>(ui: Fastify
     if (!who || !proof || proof.i !== instance.id || proof.u !== who.user.id) return startOver(c, 400);
     const purpose: WebauthnPurpose = proof.p === "passwordless" ? "passwordless" : "u2f";
     const response = credentialOf<RegistrationResponseJSON>(c.fields);
+    const refused = () => c.send(pages.messagePage(c.page, c.page.t.webauthnTitle, c.page.t.webauthnWrong), 400);
+    if (!response || !(await firstAnswer(proof))) return refused();
     try {
-      if (!response) throw new Error("no credential");
       await finishWebauthnRegistration(es, {
         instanceId: instance.id,
         userId: who.user.id,
@@ -200,8 +218,8 @@ export function registerWebauthnPages<C extends RecoveryPageContext>(ui: Fastify
       });
     } catch (e) {
       const code = (e as { code?: number }).code;
-      if (code !== undefined && code !== 3 && code !== 6) throw e;
-      return c.send(pages.messagePage(c.page, c.page.t.webauthnTitle, c.page.t.webauthnWrong), 400);
+      if (code !== 3 && code !== 6) throw e;
+      return refused();
     }
     // At the set-up of a sign-in, the key just registered is the second factor of this sign-in.
     if (c.fields.pending) return kit.finish(c, reply, instance, who.user, ["pwd", "hwk", "mfa"]);
@@ -214,10 +232,12 @@ export function registerWebauthnPages<C extends RecoveryPageContext>(ui: Fastify
       return setupPage(c, reply, instance, user, "u2f", { pending });
     },
     /** The security-key step after the password, when allowed and the user has one; else undefined. */
-    async offer(c: C, reply: FastifyReply, instance: InstanceRow, user: SignedInUser, allowedFactors: readonly string[]): Promise<unknown> {
-      if (!allowedFactors.includes("u2f")) return undefined;
-      if (!(await listWebauthnKeys(db, instance.id, user.id, "u2f")).length) return undefined;
-      return secondFactorPage(c, reply, instance, user);
+    /** Whether the key step was offered: its page sent (a sent reply is no value to test, hence the boolean). */
+    async offer(c: C, reply: FastifyReply, instance: InstanceRow, user: SignedInUser, allowedFactors: readonly string[]): Promise<boolean> {
+      if (!allowedFactors.includes("u2f")) return false;
+      if (!(await listWebauthnKeys(db, instance.id, user.id, "u2f")).length) return false;
+      await secondFactorPage(c, reply, instance, user);
+      return true;
     },
   };
 }

@@ -30,6 +30,30 @@ export function agentHashOf(req: FastifyRequest): string | undefined {
 }
 
 /**
+ * This server's origin as the browser addressed it: the Host it sent, and https when the server is reached over
+ * https (SVC_EXTERNAL_SECURE: TLS may end at a proxy in front, so the request itself may be plain http).
+ */
+export function ownOriginOf(req: FastifyRequest, secure: boolean): string {
+  const origin = `${secure ? "https" : req.protocol}://${req.headers.host ?? ""}`;
+  // As browsers write it (lower case, no default port), so that it compares with their Origin header.
+  return URL.canParse(origin) ? new URL(origin).origin : origin;
+}
+
+/**
+ * Whether a form post comes from a page of another origin, by what the browser says. Sec-Fetch-Site tells
+ * same-origin from same-site: a sibling host of the same site (cookie tossing, SameSite does not separate
+ * siblings) is refused as well as another site; "none" is the user's own navigation, never another page's.
+ * `Origin: null` tells nothing: browsers send it for any form on a page with `Referrer-Policy: no-referrer`, as
+ * the login pages are. Clients that send neither header (not browsers) are left to the CSRF token.
+ */
+export function crossOriginPost(req: FastifyRequest, ownOrigin: string): boolean {
+  const site = req.headers["sec-fetch-site"];
+  if (site !== undefined && site !== "same-origin" && site !== "none") return true;
+  const origin = req.headers.origin;
+  return origin !== undefined && origin !== "null" && origin !== ownOrigin;
+}
+
+/**
  * The first parameter (query or form) whose name or value contains U+0000, if any. No OAuth or login parameter
  * needs one, and PostgreSQL refuses it in text: such a request is the client's error, never a failed query.
  */
