@@ -164,6 +164,11 @@ export type UsedJwtId = Prisma.UsedJwtIdModel
  */
 export type RateLimitCount = Prisma.RateLimitCountModel
 /**
+ * Model FailureLimit
+ * 
+ */
+export type FailureLimit = Prisma.FailureLimitModel
+/**
  * Model TemporaryLockout
  * Users locked for a while (the lockout settings' lockout_duration): when the lock ends. Written by the
  * reducer of `user.user.locked` with an `until`, removed by `user.user.unlocked` and `user.removed`.

@@ -45,6 +45,8 @@ export interface CallInfo {
 export const callInfoKey = createContextKey<CallInfo | undefined>(undefined, { description: "svc call info" });
 export const hostInstanceKey = createContextKey<InstanceRow | undefined>(undefined, { description: "svc host instance" });
 export const callerKey = createContextKey<Caller | undefined>(undefined, { description: "svc caller" });
+/** The client address a call came from, as its limits key it (src/domain/client-address.ts); set by the transport. */
+export const clientAddressKey = createContextKey<string | undefined>(undefined, { description: "svc client address" });
 
 /** The call info that the authorization interceptor put in place; handlers of non-public RPCs always have it. */
 export function callInfo(ctx: HandlerContext): CallInfo {

@@ -1,11 +1,13 @@
 import type { Interceptor } from "@connectrpc/connect";
 import type { RequestContext } from "../../gen/svc/object/v3alpha/object_pb.js";
+import type { FailureLimiter } from "../command/failure-limits.js";
+import type { RateRule } from "../domain/rate-rules.js";
 import { errors } from "../errors/errors.js";
 import { isFeatureName, type FeatureQueries } from "../query/features.js";
 import type { InstanceRow, TenancyQueries } from "../query/tenancy.js";
 import { methodInfo, permissionIn } from "../schema/descriptors.js";
 import { contextOf, permissionsAt, uncoveredMembership } from "./permissions.js";
-import { callerKey, callInfoKey, hostInstanceKey, type Caller, type Target } from "./context.js";
+import { callerKey, callInfoKey, clientAddressKey, hostInstanceKey, type Caller, type Target } from "./context.js";
 import type { TokenVerifiers } from "./verifier.js";
 
 export interface AuthDeps {
@@ -13,6 +15,8 @@ export interface AuthDeps {
   verifiers: TokenVerifiers;
   features: FeatureQueries;
   rolePermissions: Record<string, string[]>;
+  /** SVC_RATE_LIMIT_TOKEN_FAILURES_ADDRESS: bearer tokens never issued here, per client address. */
+  failures?: { limiter: FailureLimiter; address: RateRule } | undefined;
 }
 
 /** The host name of a Host or :authority value, without port, lower case ("[::1]:8080" -> "::1"). */
@@ -25,25 +29,43 @@ export function hostnameOf(host: string | null): string {
 }
 
 /**
- * First of the two: which instance the request arrived at (unknown host: NOT_FOUND) and who calls
- * (no or bad token: UNAUTHENTICATED). Runs before validation, so that nothing is said to a stranger.
+ * Who calls, at which instance: the instance the Host (or :authority) names (unknown host: NOT_FOUND) and the
+ * bearer token's caller (none or bad: UNAUTHENTICATED), bound to that instance unless a system member. The one
+ * authentication of the API: the interceptor below for the RPCs, the older JSON-only routes directly. Tokens
+ * never issued here count per client address (`address`: its key), and over that limit are not looked at.
  */
+export async function authenticateCall(
+  deps: AuthDeps,
+  call: { host: string | null | undefined; authorization: string | null | undefined; address: string | undefined },
+): Promise<{ instance: InstanceRow; caller: Caller }> {
+  const hostname = hostnameOf(call.host ?? null);
+  const instance = await deps.tenancy.instanceByDomain(hostname);
+  if (!instance) throw errors.notFound("TENANT-h0st", `no instance is served at the host "${hostname}"`);
+  const m = /^Bearer\s+(\S+)$/i.exec(call.authorization ?? "");
+  if (!m) throw errors.unauthenticated("AUTHN-m1ss", "a bearer token is required (Authorization: Bearer <token>)");
+  const failureKeys = deps.failures && call.address ? [{ key: `token:addr:${call.address}`, rule: deps.failures.address }] : [];
+  const before = await deps.failures?.limiter.check(failureKeys);
+  if (before && !before.allowed) {
+    throw errors.resourceExhausted("AUTHN-l1m1", `too many unknown tokens from this address: retry after ${before.retryAfterS} s`);
+  }
+  const caller = await deps.verifiers.callerOf(m[1]!);
+  if (caller === undefined) await deps.failures?.limiter.fail(failureKeys);
+  if (!caller) throw errors.unauthenticated("AUTHN-1nv4", "the token is invalid or expired");
+  // A user's token is good at its own instance only; the system's members act everywhere.
+  if (caller.instanceId !== instance.id && !isSystemMember(caller)) throw errors.unauthenticated("AUTHN-1nst", "the token is invalid or expired");
+  return { instance, caller };
+}
+
+/** First of the two interceptors: who calls, at which instance. Runs before validation, so that nothing is said to a stranger. */
 export function createAuthenticationInterceptor(deps: AuthDeps): Interceptor {
   return (next) => async (req) => {
     if (methodInfo(req.method).isPublic) return next(req);
-    // HTTP/1.1 carries the Host header; HTTP/2 the :authority, which Connect puts into the URL.
-    const hostname = hostnameOf(req.header.get("host") ?? new URL(req.url).host);
-    const instance = await deps.tenancy.instanceByDomain(hostname);
-    if (!instance) throw errors.notFound("TENANT-h0st", `no instance is served at the host "${hostname}"`);
-    const auth = req.header.get("authorization") ?? "";
-    const m = /^Bearer\s+(\S+)$/i.exec(auth);
-    if (!m) throw errors.unauthenticated("AUTHN-m1ss", "a bearer token is required (Authorization: Bearer <token>)");
-    const caller = await deps.verifiers.callerOf(m[1]!);
-    if (!caller) throw errors.unauthenticated("AUTHN-1nv4", "the token is invalid or expired");
-    // A user's token is good at its own instance only; the system's members act everywhere.
-    if (caller.instanceId !== instance.id && !isSystemMember(caller)) {
-      throw errors.unauthenticated("AUTHN-1nst", "the token is invalid or expired");
-    }
+    const { instance, caller } = await authenticateCall(deps, {
+      // HTTP/1.1 carries the Host header; HTTP/2 the :authority, which Connect puts into the URL.
+      host: req.header.get("host") ?? new URL(req.url).host,
+      authorization: req.header.get("authorization"),
+      address: req.contextValues.get(clientAddressKey),
+    });
     req.contextValues.set(hostInstanceKey, instance);
     req.contextValues.set(callerKey, caller);
     return next(req);

@@ -7,7 +7,10 @@ import type { Caller } from "./context.js";
  * provider adds a verifier for its own access tokens. The first verifier that recognises a token decides.
  */
 export interface TokenVerifier {
-  /** undefined: not a token of this kind (next verifier); null: this kind, but invalid or expired. */
+  /**
+   * undefined: not a token of this kind, or none this server issued (next verifier); null: one of this kind that
+   * was issued here, but is expired, revoked or no longer usable.
+   */
   verify(token: string): Promise<Omit<Caller, "memberships"> | null | undefined>;
 }
 
@@ -17,7 +20,9 @@ export class PersonalAccessTokenVerifier implements TokenVerifier {
   async verify(token: string) {
     if (!token.startsWith("pat_")) return undefined;
     const owner = await this.queries.tokenOwner(hashToken(token));
-    if (!owner || (owner.expiresAt && owner.expiresAt.getTime() <= Date.now())) return null;
+    // no PAT has this hash: a guess (or a removed PAT, which no one can tell from one)
+    if (!owner) return undefined;
+    if (owner.expiresAt && owner.expiresAt.getTime() <= Date.now()) return null;
     return { userId: owner.userId, instanceId: owner.instanceId, orgId: owner.orgId };
   }
 }
@@ -31,13 +36,17 @@ export class TokenVerifiers {
     this.verifiers.push(v);
   }
 
-  async callerOf(token: string): Promise<Caller | null> {
+  /**
+   * The caller a token stands for; null for a token issued here that no longer works (expired, revoked, its user
+   * gone), undefined for one no verifier knows: never issued here, a guess (the failure limits count those).
+   */
+  async callerOf(token: string): Promise<Caller | null | undefined> {
     for (const v of this.verifiers) {
       const found = await v.verify(token);
       if (found === undefined) continue;
       if (found === null) return null;
       return { ...found, memberships: await this.queries.membershipsOf(found.userId) };
     }
-    return null;
+    return undefined;
   }
 }

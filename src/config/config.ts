@@ -1,6 +1,6 @@
 import { dirname, join, resolve } from "node:path";
 import { dnsServerProblem, type DomainValidationConfig, httpOriginProblem } from "../domain/org-domains.js";
-import { parseRateRule, type RateRule } from "../domain/rate-rules.js";
+import { type FailureRules, parseRateRule, type RateRule } from "../domain/rate-rules.js";
 import { TargetAddressPolicy } from "../domain/target-addresses.js";
 import { parseArgs } from "./cli.js";
 import { tracingFromEnv, type TracingConfig } from "./otel.js";
@@ -49,7 +49,9 @@ export interface Config {
   targetDeny: string;
   /** SVC_DOMAIN_VALIDATION_DNS and SVC_DOMAIN_VALIDATION_HTTP (checked). */
   domainValidation: DomainValidationConfig;
-  /** SVC_RATE_LIMIT_*: undefined where off. */
+  /** SVC_RATE_LIMIT_*_FAILURES_*: limits on failed attempts (src/command/failure-limits.ts); undefined where off. */
+  failureLimits: FailureRules;
+  /** SVC_RATE_LIMIT_* of all requests (off by default); undefined where off. */
   rateLimits: { oauthClient?: RateRule | undefined; oauthAddress?: RateRule | undefined; loginAddress?: RateRule | undefined };
   /** SVC_LOG_LEVEL */
   logLevel: string;
@@ -80,6 +82,8 @@ export interface Config {
     /** SVC_OIDC_SIGNING_KEY_LIFETIME */
     signingKeyS: number;
   };
+  /** Lifetimes of browser sessions, in seconds: SVC_SESSION_IDLE, SVC_SESSION_LIFETIME. */
+  sessions: { idleS: number; maxS: number };
 }
 
 type Env = Record<string, string | undefined>;
@@ -233,6 +237,11 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = pro
     firstInstanceOrgName: s.get("SVC_FIRSTINSTANCE_ORG_NAME")!,
     targetDeny: targetDeny(s),
     domainValidation: domainValidation(s),
+    failureLimits: {
+      signInAddress: rateRule(s, "SVC_RATE_LIMIT_SIGNIN_FAILURES_ADDRESS"),
+      signInAccount: rateRule(s, "SVC_RATE_LIMIT_SIGNIN_FAILURES_ACCOUNT"),
+      tokenAddress: rateRule(s, "SVC_RATE_LIMIT_TOKEN_FAILURES_ADDRESS"),
+    },
     rateLimits: {
       oauthClient: rateRule(s, "SVC_RATE_LIMIT_OAUTH_CLIENT"),
       oauthAddress: rateRule(s, "SVC_RATE_LIMIT_OAUTH_ADDRESS"),
@@ -253,6 +262,7 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = pro
       refreshGraceS: s.int("SVC_OIDC_REFRESH_TOKEN_GRACE", 0, 300),
       signingKeyS: s.int("SVC_OIDC_SIGNING_KEY_LIFETIME", 60, 31_536_000),
     },
+    sessions: { idleS: s.int("SVC_SESSION_IDLE", 1, 31_536_000), maxS: s.int("SVC_SESSION_LIFETIME", 1, 31_536_000) },
   };
 }
 

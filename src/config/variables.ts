@@ -40,9 +40,10 @@ export const VARIABLES = [
   { name: "SVC_FIRSTINSTANCE_ORG_NAME", default: "Default", meaning: "name of the first instance's default organisation" },
   {
     name: "SVC_TARGET_DENY",
-    default: "link-local,unspecified",
+    // The one place of the default: the address policy (src/domain/target-addresses.ts) takes it from here.
+    default: "loopback,private,link-local,unspecified",
     meaning:
-      "addresses execution targets may not reach, checked at creation and after DNS at each call: names link-local, unspecified, loopback, private, CIDR ranges or addresses, comma-separated; none: no limit",
+      "addresses the server may not reach for its users (execution targets, SMS/HTTP providers, SMTP hosts, S3 endpoints, domain validation), checked where an address is written and after DNS at each call: names loopback, private, link-local, unspecified, CIDR ranges or addresses, comma-separated; none: no limit (development beside local services)",
   },
   {
     name: "SVC_DOMAIN_VALIDATION_DNS",
@@ -55,12 +56,30 @@ export const VARIABLES = [
     meaning: "origin an organisation domain's validation file is fetched from ({domain} replaced; e.g. http://{domain}:8081 for a test server)",
   },
   {
-    name: "SVC_RATE_LIMIT_OAUTH_CLIENT",
-    default: "100/60",
-    meaning: "requests/seconds per client at the token, introspection and revocation endpoints, counted in the database (shared by all processes); off: none",
+    name: "SVC_RATE_LIMIT_SIGNIN_FAILURES_ADDRESS",
+    default: "15/60",
+    meaning:
+      "failed sign-in steps per client address (IPv6: per /64): wrong passwords, unknown login names, wrong codes (TOTP, e-mail, SMS, recovery links); failures/seconds, a burst of that many then one per seconds/failures, shared by all processes; off: none",
   },
-  { name: "SVC_RATE_LIMIT_OAUTH_ADDRESS", default: "300/60", meaning: "requests/seconds per client address at the same endpoints; off: none" },
-  { name: "SVC_RATE_LIMIT_LOGIN_ADDRESS", default: "60/60", meaning: "form posts/seconds per client address to the login UI; off: none" },
+  {
+    name: "SVC_RATE_LIMIT_SIGNIN_FAILURES_ACCOUNT",
+    default: "10/300",
+    meaning: "failed passwords and codes per account, from anywhere (the login UI and the sessions API); off: none",
+  },
+  {
+    name: "SVC_RATE_LIMIT_TOKEN_FAILURES_ADDRESS",
+    default: "100/60",
+    meaning:
+      "failed machine credentials per client address: wrong client secrets, unknown tokens at introspection, revocation, userinfo and the API, unknown PATs; off: none",
+  },
+  {
+    name: "SVC_RATE_LIMIT_OAUTH_CLIENT",
+    default: "off",
+    meaning:
+      "requests/seconds (all, not only failures) per client and client address at the token, introspection and revocation endpoints, counted in the database; off: none",
+  },
+  { name: "SVC_RATE_LIMIT_OAUTH_ADDRESS", default: "off", meaning: "requests/seconds (all) per client address at the same endpoints; off: none" },
+  { name: "SVC_RATE_LIMIT_LOGIN_ADDRESS", default: "off", meaning: "form posts/seconds (all) per client address to the login UI; off: none" },
   { name: "SVC_LOG_LEVEL", default: "info", meaning: "pino level: fatal error warn info debug trace silent (debug: stacks of start-up bugs)" },
   { name: "SVC_CORS_ORIGINS", default: "*", meaning: "comma-separated origins allowed for browser clients; * allows any" },
   { name: "SVC_SHUTDOWN_GRACE_MS", default: "10000", meaning: "how long in-flight calls may take to finish after SIGTERM" },
@@ -75,6 +94,16 @@ export const VARIABLES = [
     meaning: "seconds in which a retry of the same refresh gets the same new tokens instead of revoking the grant as reuse (0: none)",
   },
   { name: "SVC_OIDC_SIGNING_KEY_LIFETIME", default: "21600", meaning: "seconds a signing key signs before the next one takes over (6 h)" },
+  {
+    name: "SVC_SESSION_IDLE",
+    default: "1800",
+    meaning: "seconds a browser session lives unused (30 min): then it and the tokens bound to it end; sign-ins and token checks use it",
+  },
+  {
+    name: "SVC_SESSION_LIFETIME",
+    default: "36000",
+    meaning: "seconds a browser session lives at most after its sign-in, however used (10 h); offline refresh tokens are not bound to it",
+  },
   {
     name: "SVC_METRICS",
     default: "on",

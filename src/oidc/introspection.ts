@@ -4,6 +4,7 @@ import { extraScopeClaims, userClaims } from "./claims.js";
 import { credentialsOf, type AuthMethod } from "./clients.js";
 import { paths, type OidcDeps, type RequestScope } from "./context.js";
 import { oauth } from "./errors.js";
+import { noteUnknownToken } from "./failures.js";
 
 /** The methods API applications register (a secret in Basic, or a key); a public client (`none`) may not introspect. */
 export const introspectionAuthMethods: readonly AuthMethod[] = ["client_secret_basic", "private_key_jwt"];
@@ -19,6 +20,7 @@ export async function introspect(deps: OidcDeps, s: RequestScope, req: FastifyRe
   );
   if (!params.token) throw oauth.invalidRequest("token is missing");
   const claims = await deps.tokens.verifyAccess(params.token, s.instance.id);
+  if (!claims) noteUnknownToken(req, deps.tokens, params.token);
   if (!claims || !(claims.aud.includes(client.clientId) || (client.projectId && claims.aud.includes(client.projectId)))) return { active: false };
   const user = await deps.users.tokenSubject(claims.sub);
   // The login name, `<username>@<primary domain of the user's organisation>` (the specification's introspection).

@@ -3,6 +3,7 @@ import { revokeAccessTokens, revokeRefreshToken } from "../command/tokens.js";
 import { credentialsOf, type AuthMethod } from "./clients.js";
 import { paths, type OidcDeps, type RequestScope } from "./context.js";
 import { oauth } from "./errors.js";
+import { noteUnknownToken } from "./failures.js";
 import { sha256 } from "./tokens.js";
 
 /** Every method: public clients revoke their own tokens too (RFC 7009 §2.1). */
@@ -32,7 +33,7 @@ export async function revoke(deps: OidcDeps, s: RequestScope, req: FastifyReques
     }
   }
   const claims = await deps.tokens.verifyAccess(params.token, s.instance.id);
-  if (!claims) return;
+  if (!claims) return noteUnknownToken(req, deps.tokens, params.token);
   if (claims.client_id !== client.clientId) throw oauth.invalidClient("the token was not issued to this client");
   await revokeAccessTokens(deps.es, { instanceId: s.instance.id, tokens: [{ jti: claims.jti, exp: claims.exp }], creator: client.clientId });
 }

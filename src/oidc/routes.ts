@@ -11,14 +11,22 @@ import { paramsOf, parseForm } from "./params.js";
 import { errorPage } from "./responses.js";
 import { revoke } from "./revocation.js";
 import { userinfo } from "./userinfo.js";
-import type { RateLimiter } from "../command/rate-limits.js";
+import type { FailureLimiter } from "../command/failure-limits.js";
+import type { RateLimiter, RateVerdict } from "../command/rate-limits.js";
+import { addressKey } from "../domain/client-address.js";
 import type { RateRule } from "../domain/rate-rules.js";
+import { failedAtGuessable } from "./failures.js";
 
-/** SVC_RATE_LIMIT_OAUTH_*: counts at the token, introspection and revocation endpoints, per client and per address. */
+/**
+ * SVC_RATE_LIMIT_OAUTH_* (off by default): all requests at the token, introspection and revocation endpoints, per
+ * client and address, and per address; SVC_RATE_LIMIT_TOKEN_FAILURES_ADDRESS: their failed client
+ * authentications and unknown tokens (and userinfo's), per address.
+ */
 export interface OAuthRateLimits {
   limiter: RateLimiter;
   client?: RateRule | undefined;
   address?: RateRule | undefined;
+  failures?: { limiter: FailureLimiter; address: RateRule } | undefined;
 }
 
 /**
@@ -76,31 +84,39 @@ export function registerOidc(app: FastifyInstance, deps: OidcDeps, limits?: OAut
     const BLOCKED = { error: "temporarily_unavailable", error_description: "the instance is blocked" };
 
     /** Runs an endpoint: unknown host 404, OAuth errors as JSON with their status, nothing cached. */
+    const tooMany = (reply: FastifyReply, verdict: RateVerdict) =>
+      reply
+        .status(429)
+        .header("retry-after", String(verdict.retryAfterS))
+        .send({ error: "temporarily_unavailable", error_description: `too many requests: retry after ${verdict.retryAfterS} s` });
+
     const endpoint =
-      (handler: Handler, opts: { noStore?: boolean; formOnly?: string; limited?: boolean } = { noStore: true }) =>
+      (handler: Handler, opts: { noStore?: boolean; formOnly?: string; limited?: boolean; bearer?: boolean } = { noStore: true }) =>
       async (req: FastifyRequest, reply: FastifyReply) => {
         if (opts.noStore) reply.header("cache-control", "no-store").header("pragma", "no-cache");
         const s = await scopeOf(deps, req);
         if (!s) return reply.status(404).send({ error: "not_found", error_description: "no instance is served at this host" });
         if (s.instance.blocked) return reply.status(429).send(BLOCKED);
+        const address = addressKey(req.ip);
+        // Failures of this address's guessable credentials: refused before anything is checked while over.
+        const failureKeys = limits?.failures && (opts.limited || opts.bearer) ? [{ key: `token:addr:${address}`, rule: limits.failures.address }] : [];
         try {
           if (opts.formOnly) requireForm(req, opts.formOnly);
           const params = paramsOf(req);
-          if (opts.limited && limits) {
-            // Counted before anything is checked: a wrong secret costs the same as a right one.
+          const failures = await limits?.failures?.limiter.check(failureKeys);
+          if (failures && !failures.allowed) return tooMany(reply, failures);
+          if (opts.limited && limits && (limits.address || limits.client)) {
+            // All requests, counted before anything is checked; a client's count is per address too, so that
+            // requests that merely name a client cannot use up its allowance elsewhere (security review, finding 9).
             const client = claimedClient(req, params);
             const verdict = await limits.limiter.check([
-              { key: `oauth:addr:${req.ip}`, rule: limits.address },
-              ...(client ? [{ key: `oauth:client:${s.instance.id}:${client}`, rule: limits.client }] : []),
+              { key: `oauth:addr:${address}`, rule: limits.address },
+              ...(client ? [{ key: `oauth:client:${s.instance.id}:${client}:${address}`, rule: limits.client }] : []),
             ]);
-            if (!verdict.allowed) {
-              return reply
-                .status(429)
-                .header("retry-after", String(verdict.retryAfterS))
-                .send({ error: "temporarily_unavailable", error_description: `too many requests: retry after ${verdict.retryAfterS} s` });
-            }
+            if (!verdict.allowed) return tooMany(reply, verdict);
           }
           const result = await handler(s, req, reply, params);
+          if (failedAtGuessable(req, undefined)) await limits?.failures?.limiter.fail(failureKeys);
           return reply.send(result ?? "");
         } catch (e) {
           const err = e instanceof OAuthError ? e : undefined;
@@ -108,6 +124,7 @@ export function registerOidc(app: FastifyInstance, deps: OidcDeps, limits?: OAut
             req.log.error({ err: e }, "OAuth endpoint failure");
             return reply.status(500).send(oauth.serverError("unexpected condition").body());
           }
+          if (failedAtGuessable(req, err)) await limits?.failures?.limiter.fail(failureKeys);
           // RFC 6749 §5.2 and RFC 6750 §3: a 401 challenges with the scheme the client used.
           const usedBasic = /^Basic /i.test(req.headers.authorization ?? "");
           if (err.status === 401 && (err.error === "invalid_token" || usedBasic)) {
@@ -135,7 +152,11 @@ export function registerOidc(app: FastifyInstance, deps: OidcDeps, limits?: OAut
       endpoint((s, req, _reply, params) => introspect(deps, s, req, params), { noStore: true, formOnly: "RFC 7662 §2.1", limited: true }),
     );
     // OIDC Core §5.3.1: userinfo accepts GET and POST.
-    scope.route({ method: ["GET", "POST"], url: paths.userinfo, handler: endpoint((s, req, _reply, params) => userinfo(deps, s, req, params)) });
+    scope.route({
+      method: ["GET", "POST"],
+      url: paths.userinfo,
+      handler: endpoint((s, req, _reply, params) => userinfo(deps, s, req, params), { noStore: true, bearer: true }),
+    });
     scope.post(
       paths.revoke,
       endpoint((s, req, _reply, params) => revoke(deps, s, req, params), { noStore: true, formOnly: "RFC 7009 §2.1", limited: true }),

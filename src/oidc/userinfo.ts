@@ -2,6 +2,7 @@ import type { FastifyRequest } from "fastify";
 import { extraScopeClaims, userClaims } from "./claims.js";
 import type { OidcDeps, RequestScope } from "./context.js";
 import { OAuthError, oauth } from "./errors.js";
+import { noteUnknownToken } from "./failures.js";
 
 /** The bearer token of a request: the Authorization header, or (POST form) access_token. Both: invalid_request. */
 function bearerOf(req: FastifyRequest, params: Record<string, string>): string | undefined {
@@ -14,7 +15,10 @@ function bearerOf(req: FastifyRequest, params: Record<string, string>): string |
 export async function userinfo(deps: OidcDeps, s: RequestScope, req: FastifyRequest, params: Record<string, string>) {
   const token = bearerOf(req, params);
   const claims = token ? await deps.tokens.verifyAccess(token, s.instance.id) : undefined;
-  if (!claims) throw oauth.invalidToken("the access token is invalid or expired");
+  if (!claims) {
+    if (token) noteUnknownToken(req, deps.tokens, token);
+    throw oauth.invalidToken("the access token is invalid or expired");
+  }
   const scopes = claims.scope.split(" ");
   if (!scopes.includes("openid")) throw new OAuthError("insufficient_scope", "the token was not issued with the openid scope", 403);
   const user = await deps.users.tokenSubject(claims.sub);

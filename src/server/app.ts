@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type http from "node:http";
 import type { DescFile } from "@bufbuild/protobuf";
-import { createConnectRouter, cors as connectCors, type Interceptor } from "@connectrpc/connect";
+import { createConnectRouter, createContextValues, cors as connectCors, type Interceptor } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import fastifyCors from "@fastify/cors";
-import Fastify, { type FastifyInstance } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import { actionService } from "../api/action/service.js";
 import { notificationProviderService } from "../api/notification/service.js";
 import { featureService } from "../api/feature/service.js";
@@ -47,6 +47,9 @@ import { registerAllReducers } from "../command/all-reducers.js";
 import { allEventTypes } from "../command/events.js";
 import { registerLoginUi } from "../login/routes.js";
 import { registerPortability } from "../api/portability/routes.js";
+import { clientAddressKey } from "../authz/context.js";
+import { FailureLimiter } from "../command/failure-limits.js";
+import { addressKey } from "../domain/client-address.js";
 import { ReplayGuard } from "../command/replay.js";
 import type { SigningKeyPolicy } from "../command/signing-keys.js";
 import { Clients } from "../oidc/clients.js";
@@ -59,6 +62,7 @@ import { Signer } from "../login/signing.js";
 import { ensureFirstInstance, type FirstInstance } from "../command/setup.js";
 import type { Config } from "../config/config.js";
 import { loadMasterKey, masterKeyOpens } from "../storage/masterkey.js";
+import { closeHashWorkers } from "../crypto/hash-worker-pool.js";
 import { SecretBox } from "../crypto/secrets.js";
 import { EVENTS_CHANNEL, EventStore, parseChangeNotice } from "../eventstore/eventstore.js";
 import { ActionQueries } from "../query/actions.js";
@@ -79,8 +83,30 @@ import { startObserving } from "./observe.js";
 import { buildOpenApi, openApiFor, renderApiReference } from "./openapi.js";
 import { registerRestGateway } from "./rest-gateway.js";
 import { methodPaths, mount, routesOf, serviceDescriptors as S, type Mounted } from "./services.js";
+import { BODY_LIMIT } from "./decoding.js";
 
-const BODY_LIMIT = 4 * 1024 * 1024;
+/**
+ * Query parameters whose values are secrets (security review #15): mailed codes (still valid after the logged
+ * GET), tokens, ID tokens, the login UI's pending sign-in and form secrets, the client's state. The one list the
+ * log redacts.
+ */
+const SECRET_QUERY_PARAMETERS = ["code", "code_verifier", "id_token_hint", "login_hint", "session", "sessionId", "token", "access_token"]
+  .concat(["refresh_token", "subject_token", "actor_token", "client_secret", "client_assertion", "assertion", "password"])
+  .concat(["newPassword", "confirmPassword", "pending", "csrf", "credential", "state"]);
+const secretNames = `(?:${SECRET_QUERY_PARAMETERS.join("|")})`;
+/** A secret parameter's value in a URL, up to the next parameter, space or quote (JSON escapes a quote with `\`). */
+const SECRET_IN_QUERY = new RegExp(`([?&]${secretNames}=)[^&#\\s"\\\\]*`, "gi");
+/** The same in a URL that a parameter carries, percent-encoded once or more (`return_to=%2Fcb%3Fcode%3D...`). */
+const SECRET_IN_NESTED_QUERY = new RegExp(`(%(?:25)*(?:3F|26)${secretNames}%(?:25)*3D)(?:(?!%(?:25)*26)[^&#\\s"\\\\])*`, "gi");
+
+/**
+ * A log line as written: each secret parameter's value is `[redacted]` wherever a URL appears in it (the request
+ * line, Fastify's "Route ... not found" and errors that quote the URL), the path and the other parameters stay.
+ */
+function withoutSecrets(line: string): string {
+  return line.replace(SECRET_IN_QUERY, "$1[redacted]").replace(SECRET_IN_NESTED_QUERY, "$1[redacted]");
+}
+
 /** Paths without CORS: exact, or every path under one that ends in "/". */
 const NO_CORS_PATHS = ["/oauth/v2/authorize", "/oidc/v1/end_session", "/ui/", "/metrics"];
 
@@ -111,6 +137,8 @@ export interface RunningServer {
 export interface StartOptions {
   /** false: no request logs (tests). */
   logger?: boolean;
+  /** Where the log lines go (tests read them); default standard output. */
+  logStream?: { write(line: string): void };
   /** How execution targets' host names are resolved (tests: names of their own); default the system's resolver. */
   resolveHost?: ResolveHost;
 }
@@ -173,8 +201,9 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   verifiers.add(new PersonalAccessTokenVerifier(tenancy));
   const o = config.oidc;
   const keyPolicy: SigningKeyPolicy = { box, signMs: o.signingKeyS * 1000, maxTokenMs: Math.max(o.accessTokenS, o.idTokenS) * 1000 };
-  const oidcReads = oidcQueries(db, cache, box);
-  const tokens = new Tokens(es, oidcReads, keyPolicy, new OpaqueTokens(masterKey), {
+  const sessionLifetimes = { idleMs: config.sessions.idleS * 1000, maxMs: config.sessions.maxS * 1000 };
+  const oidcReads = oidcQueries(db, cache, box, sessionLifetimes);
+  const tokens = new Tokens(es, { ...oidcReads, tenancy }, keyPolicy, new OpaqueTokens(masterKey), {
     accessTokenMs: o.accessTokenS * 1000,
     idTokenMs: o.idTokenS * 1000,
     refreshIdleMs: o.refreshIdleS * 1000,
@@ -183,7 +212,10 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     authRequestMs: 30 * 60_000,
   });
   const replay = new ReplayGuard(db);
-  const clients = new Clients(oidcReads.oauthClients, replay);
+  // SVC_RATE_LIMIT_*_FAILURES_*: failed attempts at guessable secrets, in the database for every process on it.
+  const failureLimiter = new FailureLimiter(db);
+  const failures = { limiter: failureLimiter, rules: config.failureLimits };
+  const clients = new Clients(oidcReads.oauthClients, replay, tenancy);
   verifiers.add(new OidcAccessTokenVerifier(tokens, tenancy));
 
   const mounted: Mounted[] = [];
@@ -221,6 +253,8 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
         db,
         box,
         settings,
+        replay,
+        limits: config.failureLimits.signInAccount && { limiter: failureLimiter, account: config.failureLimits.signInAccount },
         cache,
         tenancy,
         authRequests: oidcReads.authRequests,
@@ -241,7 +275,13 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   const reflection = reflectionServices(() => (index ??= indexOf(allFiles(mounted))), serviceNames);
   mounted.push(mount(S.reflectionV1, reflection.v1), mount(S.reflectionV1alpha, reflection.v1alpha));
 
-  const authDeps = { tenancy, verifiers, features, rolePermissions: defaultRolePermissions };
+  const authDeps = {
+    tenancy,
+    verifiers,
+    features,
+    rolePermissions: defaultRolePermissions,
+    failures: config.failureLimits.tokenAddress && { limiter: failureLimiter, address: config.failureLimits.tokenAddress },
+  };
   // Order matters: who and where first, then the shape of the request, then what the caller may do.
   // Executions run last: they need the context, and see the request as the handler will.
   let logger: FastifyInstance["log"] | undefined;
@@ -266,7 +306,15 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   const routes = routesOf(mounted, BODY_LIMIT);
 
   const app = Fastify({
-    logger: opts.logger === false ? false : { level: config.logLevel, redact: ["req.headers.authorization"] },
+    logger:
+      opts.logger === false
+        ? false
+        : {
+            level: config.logLevel,
+            redact: ["req.headers.authorization"],
+            hooks: { streamWrite: withoutSecrets },
+            ...(opts.logStream ? { stream: opts.logStream } : {}),
+          },
     serverFactory: (handler) => new DualProtocolServer(handler as never, config.shutdownGraceMs) as unknown as http.Server,
     bodyLimit: BODY_LIMIT,
     // Path parameters are validated by the protos (execution IDs run to 1000 characters, URL-encoded more).
@@ -302,7 +350,9 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   await app.register(fastifyCors, corsOptions);
   // A preflight to a page is not found, as the OPTIONS route of @fastify/cors answers when CORS is off.
   for (const path of NO_CORS_PATHS) app.options(path.endsWith("/") ? `${path}*` : path, { config: { cors: false } }, (_req, reply) => reply.callNotFound());
-  await app.register(fastifyConnectPlugin, { routes, ...connectOptions, contextValues: observe.contextValues });
+  // Every call knows its client address (the failure limits); the observer's values carry the request too.
+  const contextValues = (req: FastifyRequest) => (observe.contextValues?.(req) ?? createContextValues()).set(clientAddressKey, addressKey(req.ip));
+  await app.register(fastifyConnectPlugin, { routes, ...connectOptions, contextValues });
   const router = createConnectRouter(connectOptions);
   routes(router);
   registerRestGateway(app, router);
@@ -311,7 +361,12 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   registerOidc(
     app,
     { ...oidcReads, es, tenancy, settings, tokens, clients, replay, functions, box, secure: config.externalSecure },
-    { limiter, client: config.rateLimits.oauthClient, address: config.rateLimits.oauthAddress },
+    {
+      limiter,
+      client: config.rateLimits.oauthClient,
+      address: config.rateLimits.oauthAddress,
+      failures: config.failureLimits.tokenAddress && { limiter: failureLimiter, address: config.failureLimits.tokenAddress },
+    },
   );
   registerLoginUi(app, {
     es,
@@ -322,7 +377,10 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     box,
     signer: Signer.fromMasterKey(masterKey),
     secureCookies: config.externalSecure,
+    sessionLifetimes,
     rateLimit: { limiter, address: config.rateLimits.loginAddress },
+    failures,
+    replay,
   });
 
   // Export, import and user import: JSON over HTTP only (contract); bodies up to 32 MiB, more from files.
@@ -386,6 +444,8 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
         // requests counted here and not yet in the database (large limits only)
         await limiter.close();
         await db.close();
+        // bcrypt/argon2 verification threads (started at the first such login): none left running after close.
+        await closeHashWorkers();
       })()),
   };
 }

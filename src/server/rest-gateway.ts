@@ -1,8 +1,10 @@
 import { ScalarType, type DescField, type DescMessage, type DescMethod, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
-import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
+import { Code, ConnectError, createContextValues, type ConnectRouter } from "@connectrpc/connect";
 import { readAllBytes, type UniversalHandler } from "@connectrpc/connect/protocol";
 import { codeFromString } from "@connectrpc/connect/protocol-connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { clientAddressKey } from "../authz/context.js";
+import { addressKey } from "../domain/client-address.js";
 import { httpStatusOf } from "../errors/errors.js";
 import { checkJson } from "./decoding.js";
 import { HTTP_STATUS_HEADER, methodInfo } from "../schema/descriptors.js";
@@ -203,7 +205,8 @@ export function registerRestGateway(app: FastifyInstance, router: ConnectRouter)
             header,
             body: json,
             signal: abort.signal,
-            contextValues: undefined,
+            // Only the client address: the gateway notes the call's code itself (no request for the observer).
+            contextValues: createContextValues().set(clientAddressKey, addressKey(req.ip)),
           } as Parameters<UniversalHandler>[0]);
           const answer = await collect(res.body as AsyncIterable<Uint8Array> | undefined);
           if (res.status !== 200) {

@@ -42,11 +42,9 @@ describe("rate limit rules", () => {
     expect(parseRateRule("off")).toBeUndefined();
     expect(() => loadConfig({ SVC_RATE_LIMIT_OAUTH_CLIENT: "5 per minute" }, [])).toThrow(/SVC_RATE_LIMIT_OAUTH_CLIENT must be <requests>\/<seconds>/);
     expect(() => loadConfig({ SVC_RATE_LIMIT_LOGIN_ADDRESS: "0/60" }, [])).toThrow(/SVC_RATE_LIMIT_LOGIN_ADDRESS/);
-    expect(loadConfig({}, []).rateLimits).toEqual({
-      oauthClient: { limit: 100, windowS: 60 },
-      oauthAddress: { limit: 300, windowS: 60 },
-      loginAddress: { limit: 60, windowS: 60 },
-    });
+    // all-request limits are off by default: the failure limits guard against guessing (test/security/failure-limits.test.ts)
+    expect(loadConfig({}, []).rateLimits).toEqual({ oauthClient: undefined, oauthAddress: undefined, loginAddress: undefined });
+    expect(loadConfig({ SVC_RATE_LIMIT_OAUTH_CLIENT: "100/60" }, []).rateLimits.oauthClient).toEqual({ limit: 100, windowS: 60 });
   });
 });
 

@@ -44,6 +44,16 @@ describe("a request context naming another instance", () => {
     });
   }
 
+  it("the JSON-only routes (export, import, user import) bind a token to its instance as the RPCs do", async () => {
+    // the review's informational point: their authentication lacked the check; an instance user's PAT at B's Host
+    const ownerA = (await t.serviceUser("owner-a", [{ type: "instance", id: t.instanceId, roles: ["IAM_OWNER"] }])).token;
+    const host = `tenantb.test:${t.port}`;
+    for (const path of ["/admin/v1/export", "/admin/v1/import", "/management/v1/users/human/_import"]) {
+      const r = await rest(t.url, "POST", path, { token: ownerA, host, body: { responseOutput: true } });
+      expect(r.status, `${path} ${JSON.stringify(r.body)}`).toBe(401);
+    }
+  });
+
   it("still serves the Host's own instance named explicitly, and the other instance to a system member", async () => {
     expect((await rest(t.url, "GET", `/settings/v3alpha/login?ctx.instance_id=${t.instanceId}`, { token: plainPat })).status).toBe(200);
     const bySystem = await rest(t.url, "GET", `/settings/v3alpha/login?ctx.instance_id=${second}`, { token: t.adminPat });

@@ -426,6 +426,7 @@ export const ModelName = {
   RevokedToken: 'RevokedToken',
   UsedJwtId: 'UsedJwtId',
   RateLimitCount: 'RateLimitCount',
+  FailureLimit: 'FailureLimit',
   TemporaryLockout: 'TemporaryLockout',
   MasterKeyVerifier: 'MasterKeyVerifier',
   NotificationProvider: 'NotificationProvider',
@@ -455,7 +456,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "orgDomain" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "refreshToken" | "refreshTokenGrace" | "revokedToken" | "usedJwtId" | "rateLimitCount" | "temporaryLockout" | "masterKeyVerifier" | "notificationProvider" | "userTotp" | "userWebauthnKey" | "userMfaInitSkip" | "notificationMessage" | "userCode" | "userOtpChannel" | "userIdpLink" | "brandingAsset" | "userMetadata" | "userSchema" | "projectGrant"
+    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "orgDomain" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "refreshToken" | "refreshTokenGrace" | "revokedToken" | "usedJwtId" | "rateLimitCount" | "failureLimit" | "temporaryLockout" | "masterKeyVerifier" | "notificationProvider" | "userTotp" | "userWebauthnKey" | "userMfaInitSkip" | "notificationMessage" | "userCode" | "userOtpChannel" | "userIdpLink" | "brandingAsset" | "userMetadata" | "userSchema" | "projectGrant"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -2605,6 +2606,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    FailureLimit: {
+      payload: Prisma.$FailureLimitPayload<ExtArgs>
+      fields: Prisma.FailureLimitFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.FailureLimitFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FailureLimitPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.FailureLimitFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FailureLimitPayload>
+        }
+        findFirst: {
+          args: Prisma.FailureLimitFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FailureLimitPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.FailureLimitFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FailureLimitPayload>
+        }
+        findMany: {
+          args: Prisma.FailureLimitFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FailureLimitPayload>[]
+        }
+        create: {
+          args: Prisma.FailureLimitCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FailureLimitPayload>
+        }
+        createMany: {
+          args: Prisma.FailureLimitCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.FailureLimitCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FailureLimitPayload>[]
+        }
+        delete: {
+          args: Prisma.FailureLimitDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FailureLimitPayload>
+        }
+        update: {
+          args: Prisma.FailureLimitUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FailureLimitPayload>
+        }
+        deleteMany: {
+          args: Prisma.FailureLimitDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.FailureLimitUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.FailureLimitUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FailureLimitPayload>[]
+        }
+        upsert: {
+          args: Prisma.FailureLimitUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FailureLimitPayload>
+        }
+        aggregate: {
+          args: Prisma.FailureLimitAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateFailureLimit>
+        }
+        groupBy: {
+          args: Prisma.FailureLimitGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.FailureLimitGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.FailureLimitCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.FailureLimitCountAggregateOutputType> | number
+        }
+      }
+    }
     TemporaryLockout: {
       payload: Prisma.$TemporaryLockoutPayload<ExtArgs>
       fields: Prisma.TemporaryLockoutFieldRefs
@@ -3929,6 +4004,7 @@ export const LoginSessionScalarFieldEnum = {
   tokenHash: 'tokenHash',
   factors: 'factors',
   expiresAt: 'expiresAt',
+  usedAt: 'usedAt',
   sequence: 'sequence',
   createdAt: 'createdAt',
   changeDate: 'changeDate'
@@ -4104,6 +4180,14 @@ export const RateLimitCountScalarFieldEnum = {
 } as const
 
 export type RateLimitCountScalarFieldEnum = (typeof RateLimitCountScalarFieldEnum)[keyof typeof RateLimitCountScalarFieldEnum]
+
+
+export const FailureLimitScalarFieldEnum = {
+  key: 'key',
+  tat: 'tat'
+} as const
+
+export type FailureLimitScalarFieldEnum = (typeof FailureLimitScalarFieldEnum)[keyof typeof FailureLimitScalarFieldEnum]
 
 
 export const TemporaryLockoutScalarFieldEnum = {
@@ -4631,6 +4715,7 @@ export type GlobalOmitConfig = {
   revokedToken?: Prisma.RevokedTokenOmit
   usedJwtId?: Prisma.UsedJwtIdOmit
   rateLimitCount?: Prisma.RateLimitCountOmit
+  failureLimit?: Prisma.FailureLimitOmit
   temporaryLockout?: Prisma.TemporaryLockoutOmit
   masterKeyVerifier?: Prisma.MasterKeyVerifierOmit
   notificationProvider?: Prisma.NotificationProviderOmit

@@ -80,6 +80,7 @@ export const ModelName = {
   RevokedToken: 'RevokedToken',
   UsedJwtId: 'UsedJwtId',
   RateLimitCount: 'RateLimitCount',
+  FailureLimit: 'FailureLimit',
   TemporaryLockout: 'TemporaryLockout',
   MasterKeyVerifier: 'MasterKeyVerifier',
   NotificationProvider: 'NotificationProvider',
@@ -361,6 +362,7 @@ export const LoginSessionScalarFieldEnum = {
   tokenHash: 'tokenHash',
   factors: 'factors',
   expiresAt: 'expiresAt',
+  usedAt: 'usedAt',
   sequence: 'sequence',
   createdAt: 'createdAt',
   changeDate: 'changeDate'
@@ -536,6 +538,14 @@ export const RateLimitCountScalarFieldEnum = {
 } as const
 
 export type RateLimitCountScalarFieldEnum = (typeof RateLimitCountScalarFieldEnum)[keyof typeof RateLimitCountScalarFieldEnum]
+
+
+export const FailureLimitScalarFieldEnum = {
+  key: 'key',
+  tat: 'tat'
+} as const
+
+export type FailureLimitScalarFieldEnum = (typeof FailureLimitScalarFieldEnum)[keyof typeof FailureLimitScalarFieldEnum]
 
 
 export const TemporaryLockoutScalarFieldEnum = {

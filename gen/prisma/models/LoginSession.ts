@@ -42,6 +42,7 @@ export type LoginSessionMinAggregateOutputType = {
   authTime: Date | null
   tokenHash: string | null
   expiresAt: Date | null
+  usedAt: Date | null
   sequence: number | null
   createdAt: Date | null
   changeDate: Date | null
@@ -55,6 +56,7 @@ export type LoginSessionMaxAggregateOutputType = {
   authTime: Date | null
   tokenHash: string | null
   expiresAt: Date | null
+  usedAt: Date | null
   sequence: number | null
   createdAt: Date | null
   changeDate: Date | null
@@ -70,6 +72,7 @@ export type LoginSessionCountAggregateOutputType = {
   tokenHash: number
   factors: number
   expiresAt: number
+  usedAt: number
   sequence: number
   createdAt: number
   changeDate: number
@@ -93,6 +96,7 @@ export type LoginSessionMinAggregateInputType = {
   authTime?: true
   tokenHash?: true
   expiresAt?: true
+  usedAt?: true
   sequence?: true
   createdAt?: true
   changeDate?: true
@@ -106,6 +110,7 @@ export type LoginSessionMaxAggregateInputType = {
   authTime?: true
   tokenHash?: true
   expiresAt?: true
+  usedAt?: true
   sequence?: true
   createdAt?: true
   changeDate?: true
@@ -121,6 +126,7 @@ export type LoginSessionCountAggregateInputType = {
   tokenHash?: true
   factors?: true
   expiresAt?: true
+  usedAt?: true
   sequence?: true
   createdAt?: true
   changeDate?: true
@@ -223,6 +229,7 @@ export type LoginSessionGroupByOutputType = {
   tokenHash: string | null
   factors: runtime.JsonValue
   expiresAt: Date | null
+  usedAt: Date | null
   sequence: number
   createdAt: Date
   changeDate: Date
@@ -261,6 +268,7 @@ export type LoginSessionWhereInput = {
   tokenHash?: Prisma.StringNullableFilter<"LoginSession"> | string | null
   factors?: Prisma.JsonFilter<"LoginSession">
   expiresAt?: Prisma.DateTimeNullableFilter<"LoginSession"> | Date | string | null
+  usedAt?: Prisma.DateTimeNullableFilter<"LoginSession"> | Date | string | null
   sequence?: Prisma.IntFilter<"LoginSession"> | number
   createdAt?: Prisma.DateTimeFilter<"LoginSession"> | Date | string
   changeDate?: Prisma.DateTimeFilter<"LoginSession"> | Date | string
@@ -276,6 +284,7 @@ export type LoginSessionOrderByWithRelationInput = {
   tokenHash?: Prisma.SortOrderInput | Prisma.SortOrder
   factors?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  usedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -295,6 +304,7 @@ export type LoginSessionWhereUniqueInput = Prisma.AtLeast<{
   tokenHash?: Prisma.StringNullableFilter<"LoginSession"> | string | null
   factors?: Prisma.JsonFilter<"LoginSession">
   expiresAt?: Prisma.DateTimeNullableFilter<"LoginSession"> | Date | string | null
+  usedAt?: Prisma.DateTimeNullableFilter<"LoginSession"> | Date | string | null
   sequence?: Prisma.IntFilter<"LoginSession"> | number
   createdAt?: Prisma.DateTimeFilter<"LoginSession"> | Date | string
   changeDate?: Prisma.DateTimeFilter<"LoginSession"> | Date | string
@@ -310,6 +320,7 @@ export type LoginSessionOrderByWithAggregationInput = {
   tokenHash?: Prisma.SortOrderInput | Prisma.SortOrder
   factors?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  usedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -333,6 +344,7 @@ export type LoginSessionScalarWhereWithAggregatesInput = {
   tokenHash?: Prisma.StringNullableWithAggregatesFilter<"LoginSession"> | string | null
   factors?: Prisma.JsonWithAggregatesFilter<"LoginSession">
   expiresAt?: Prisma.DateTimeNullableWithAggregatesFilter<"LoginSession"> | Date | string | null
+  usedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"LoginSession"> | Date | string | null
   sequence?: Prisma.IntWithAggregatesFilter<"LoginSession"> | number
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"LoginSession"> | Date | string
   changeDate?: Prisma.DateTimeWithAggregatesFilter<"LoginSession"> | Date | string
@@ -348,6 +360,7 @@ export type LoginSessionCreateInput = {
   tokenHash?: string | null
   factors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   expiresAt?: Date | string | null
+  usedAt?: Date | string | null
   sequence: number
   createdAt: Date | string
   changeDate: Date | string
@@ -363,6 +376,7 @@ export type LoginSessionUncheckedCreateInput = {
   tokenHash?: string | null
   factors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   expiresAt?: Date | string | null
+  usedAt?: Date | string | null
   sequence: number
   createdAt: Date | string
   changeDate: Date | string
@@ -378,6 +392,7 @@ export type LoginSessionUpdateInput = {
   tokenHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   factors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  usedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -393,6 +408,7 @@ export type LoginSessionUncheckedUpdateInput = {
   tokenHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   factors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  usedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -408,6 +424,7 @@ export type LoginSessionCreateManyInput = {
   tokenHash?: string | null
   factors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   expiresAt?: Date | string | null
+  usedAt?: Date | string | null
   sequence: number
   createdAt: Date | string
   changeDate: Date | string
@@ -423,6 +440,7 @@ export type LoginSessionUpdateManyMutationInput = {
   tokenHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   factors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  usedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -438,6 +456,7 @@ export type LoginSessionUncheckedUpdateManyInput = {
   tokenHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   factors?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   expiresAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  usedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -458,6 +477,7 @@ export type LoginSessionCountOrderByAggregateInput = {
   tokenHash?: Prisma.SortOrder
   factors?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
+  usedAt?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -475,6 +495,7 @@ export type LoginSessionMaxOrderByAggregateInput = {
   authTime?: Prisma.SortOrder
   tokenHash?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
+  usedAt?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -488,6 +509,7 @@ export type LoginSessionMinOrderByAggregateInput = {
   authTime?: Prisma.SortOrder
   tokenHash?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
+  usedAt?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -518,6 +540,7 @@ export type LoginSessionSelect<ExtArgs extends runtime.Types.Extensions.Internal
   tokenHash?: boolean
   factors?: boolean
   expiresAt?: boolean
+  usedAt?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
@@ -533,6 +556,7 @@ export type LoginSessionSelectCreateManyAndReturn<ExtArgs extends runtime.Types.
   tokenHash?: boolean
   factors?: boolean
   expiresAt?: boolean
+  usedAt?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
@@ -548,6 +572,7 @@ export type LoginSessionSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.
   tokenHash?: boolean
   factors?: boolean
   expiresAt?: boolean
+  usedAt?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
@@ -563,12 +588,13 @@ export type LoginSessionSelectScalar = {
   tokenHash?: boolean
   factors?: boolean
   expiresAt?: boolean
+  usedAt?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
 }
 
-export type LoginSessionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "agentHash" | "userId" | "authTime" | "amr" | "tokenHash" | "factors" | "expiresAt" | "sequence" | "createdAt" | "changeDate", ExtArgs["result"]["loginSession"]>
+export type LoginSessionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "agentHash" | "userId" | "authTime" | "amr" | "tokenHash" | "factors" | "expiresAt" | "usedAt" | "sequence" | "createdAt" | "changeDate", ExtArgs["result"]["loginSession"]>
 
 export type $LoginSessionPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "LoginSession"
@@ -583,6 +609,7 @@ export type $LoginSessionPayload<ExtArgs extends runtime.Types.Extensions.Intern
     tokenHash: string | null
     factors: runtime.JsonValue
     expiresAt: Date | null
+    usedAt: Date | null
     sequence: number
     createdAt: Date
     changeDate: Date
@@ -1018,6 +1045,7 @@ export interface LoginSessionFieldRefs {
   readonly tokenHash: Prisma.FieldRef<"LoginSession", 'String'>
   readonly factors: Prisma.FieldRef<"LoginSession", 'Json'>
   readonly expiresAt: Prisma.FieldRef<"LoginSession", 'DateTime'>
+  readonly usedAt: Prisma.FieldRef<"LoginSession", 'DateTime'>
   readonly sequence: Prisma.FieldRef<"LoginSession", 'Int'>
   readonly createdAt: Prisma.FieldRef<"LoginSession", 'DateTime'>
   readonly changeDate: Prisma.FieldRef<"LoginSession", 'DateTime'>

@@ -1,38 +1,27 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Caller, Target } from "../../authz/context.js";
-import { hostnameOf, permissionsIn } from "../../authz/interceptor.js";
-import type { TokenVerifiers } from "../../authz/verifier.js";
+import { type AuthDeps, authenticateCall, permissionsIn } from "../../authz/interceptor.js";
+import { addressKey } from "../../domain/client-address.js";
 import type { InstanceRow } from "../../domain/contexts.js";
 import { TimedOut } from "../../domain/data-org.js";
 import { errors, httpStatusOf } from "../../errors/errors.js";
-import type { TenancyQueries } from "../../query/tenancy.js";
 
 /**
  * The older admin and management APIs are JSON over HTTP only (contract): plain Fastify routes, not RPCs.
  * They authenticate and authorize as the interceptors do (src/authz/), with the same verifiers and role
  * permissions, and answer errors with the REST gateway's status object {code, message, details}.
  */
-export interface HttpAuthDeps {
-  tenancy: TenancyQueries;
-  verifiers: TokenVerifiers;
-  rolePermissions: Record<string, string[]>;
-}
+export type HttpAuthDeps = AuthDeps;
 
 export interface Authenticated {
   instance: InstanceRow;
   caller: Caller;
 }
 
-export async function authenticate(deps: HttpAuthDeps, req: FastifyRequest): Promise<Authenticated> {
-  const hostname = hostnameOf(req.headers.host ?? null);
-  const instance = await deps.tenancy.instanceByDomain(hostname);
-  if (!instance) throw errors.notFound("PORT-h0st", `no instance is served at the host "${hostname}"`);
-  const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "");
-  if (!m) throw errors.unauthenticated("PORT-m1ss", "a bearer token is required (Authorization: Bearer <token>)");
-  const caller = await deps.verifiers.callerOf(m[1]!);
-  if (!caller) throw errors.unauthenticated("PORT-1nv4", "the token is invalid or expired");
-  return { instance, caller };
+/** As every RPC is authenticated (src/authz/interceptor.ts): the Host's instance, the token's caller bound to it. */
+export function authenticate(deps: HttpAuthDeps, req: FastifyRequest): Promise<Authenticated> {
+  return authenticateCall(deps, { host: req.headers.host, authorization: req.headers.authorization, address: addressKey(req.ip) });
 }
 
 /** PERMISSION_DENIED unless the caller holds `permission` in `target`. */
