@@ -1,11 +1,12 @@
 import { generateKeyPairSync, randomBytes } from "node:crypto";
-import { hashPassword, isSupportedHash } from "../crypto/password.js";
+import { hashParameterProblem, hashPassword, isSupportedHash } from "../crypto/password.js";
 import { newPersonalAccessToken } from "../crypto/tokens.js";
 import { errors } from "../errors/errors.js";
 import type { EventChange } from "../eventstore/definition.js";
 import type { EventStore, EventWriter, NewEvent } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
 import type { SecretBox } from "../crypto/secrets.js";
+import { revokeRefreshToken } from "./tokens.js";
 import { codesForHuman } from "./user-codes.js";
 import { schemaDataChange } from "./user-schemas.js";
 import { changeAggregate, changedFields, withUniqueConflict, type ChangeDetails, type Decision } from "./aggregate.js";
@@ -70,6 +71,9 @@ export async function passwordHashOf(input: PasswordInput, complexity: (plain: s
         `invalid ${field}.hashed_password: not a supported hash ($pbkdf2..., $2a$/$2b$/$2y$, $argon2id$, $argon2i$, $scrypt$)`,
       );
     }
+    // Every login attempt for the user, anonymous ones too, pays the hash's cost: it must stay bounded.
+    const costly = hashParameterProblem(input.hash);
+    if (costly) throw errors.invalidArgument("USER-h4sc", `invalid ${field}.hashed_password: ${costly}`);
     return input.hash;
   }
   const problem = complexity(input.plain);
@@ -79,12 +83,20 @@ export async function passwordHashOf(input: PasswordInput, complexity: (plain: s
 
 const usernameTaken = (username: string) => errors.alreadyExists("USER-n4me", `the username "${username}" is taken in this instance`);
 
-export async function checkUsernameFree(w: EventWriter, instanceId: string, username: string, except?: string) {
-  const other = await w.tx.user.findFirst({
-    where: { instanceId, loginName: username.toLowerCase(), ...(except ? { NOT: { id: except } } : {}) },
-    select: { id: true },
-  });
+/**
+ * A username a user of `orgId` may take: free in the instance, and not `…@<domain>` for a domain another
+ * organisation verified (security review, finding 12): that login name is the other organisation's user's, and
+ * the name lookup must not find an impostor for it. Verifying a domain later renames such users (the claim).
+ */
+export async function checkUsernameFree(w: EventWriter, instanceId: string, orgId: string, username: string, except?: string) {
+  const name = username.toLowerCase();
+  const other = await w.tx.user.findFirst({ where: { instanceId, loginName: name, ...(except ? { NOT: { id: except } } : {}) }, select: { id: true } });
   if (other) throw usernameTaken(username);
+  const at = name.lastIndexOf("@");
+  if (at <= 0) return;
+  const domain = name.slice(at + 1);
+  const owner = await w.tx.orgDomain.findFirst({ where: { instanceId, domain, verified: true, NOT: { orgId } }, select: { orgId: true } });
+  if (owner) throw errors.invalidArgument("USER-d0mn", `invalid username: ${domain} is a verified domain of another organization`);
 }
 
 async function addUser(
@@ -100,7 +112,7 @@ async function addUser(
       es.execute(async (w): Promise<ChangeDetails> => {
         const org = await w.tx.org.findFirst({ where: { id: args.orgId, instanceId: args.instanceId } });
         if (!org) throw errors.notFound("USER-0rg1", `organization "${args.orgId}" not found`);
-        await checkUsernameFree(w, args.instanceId, args.username);
+        await checkUsernameFree(w, args.instanceId, args.orgId, args.username);
         const ref = { aggregateId: id, resourceOwner: args.orgId };
         const data = args.schemaData ? [{ ...ref, ...(await schemaDataChange(w, { instanceId: args.instanceId, ...args.schemaData })) }] : [];
         const stored = await w.push(args.instanceId, args.creator, [...args.events(id), ...data]);
@@ -211,7 +223,7 @@ export function patchUser(es: EventStore, a: { instanceId: string; id: string; c
         const dataChange = patch.schemaData ? [await schemaDataChange(w, { instanceId: a.instanceId, ...patch.schemaData })] : [];
         const changed = changedFields(u, wanted);
         if (!Object.keys(changed).length) return dataChange;
-        if (changed.username !== undefined) await checkUsernameFree(w, a.instanceId, changed.username, u.id);
+        if (changed.username !== undefined) await checkUsernameFree(w, a.instanceId, u.orgId, changed.username, u.id);
         const change = (u.kind === "human" ? humanChanged : machineChanged).change(changed);
         if (!a.box || u.kind !== "human") return [change, ...dataChange];
         const emailTouched = changed.email !== undefined || changed.emailVerified === false;
@@ -259,8 +271,18 @@ export function setPassword(
   });
 }
 
-export function deleteUser(es: EventStore, a: { instanceId: string; id: string; creator: string }): Promise<ChangeDetails> {
-  return changeUser(es, a, () => [userRemoved.change()]);
+/**
+ * Removes the user; its grants (refresh tokens, and the access token issued with each) are revoked after it, so
+ * that none is left standing for a user that is gone. Its other access tokens are not stored anywhere: the token
+ * checks refuse a subject that no longer exists (`usableUser`).
+ */
+export async function deleteUser(es: EventStore, a: { instanceId: string; id: string; creator: string }): Promise<ChangeDetails> {
+  const details = await changeUser(es, a, () => [userRemoved.change()]);
+  const { result: grants } = await es.execute((w) =>
+    w.tx.refreshToken.findMany({ where: { instanceId: a.instanceId, userId: a.id, revoked: false }, select: { id: true } }),
+  );
+  for (const g of grants) await revokeRefreshToken(es, { instanceId: a.instanceId, id: g.id, creator: a.creator });
+  return details;
 }
 
 /** A new client secret, returned once; only its hash is kept. */

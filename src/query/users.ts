@@ -94,17 +94,19 @@ export async function userByLoginName(db: Database, instanceId: string, loginNam
   const name = loginName.trim().toLowerCase();
   if (!name) return null;
   const byUsername = (username: string) => db.prisma.user.findUnique({ where: { instanceId_loginName: { instanceId, loginName: username } } });
+  const at = name.lastIndexOf("@");
+  const domain = at > 0 && at < name.length - 1 ? name.slice(at + 1) : undefined;
+  const domainOwner = domain ? await db.prisma.orgDomain.findFirst({ where: { instanceId, domain, verified: true }, select: { orgId: true } }) : null;
   const exact = await byUsername(name);
-  if (exact) {
+  // A username `…@<domain>` of a user outside the organisation that verified the domain never names anybody
+  // (security review, finding 12: one taken before the check existed must not win over the real user).
+  if (exact && (!domainOwner || domainOwner.orgId === exact.orgId)) {
     const chain = inheritanceChain({ type: "org", instanceId, orgId: exact.orgId });
     if (!signIn || !(await signIn.values("domain", chain)).user_login_must_be_domain) return exact;
   }
-  const at = name.lastIndexOf("@");
-  if (at <= 0 || at === name.length - 1) return null;
-  const domain = await db.prisma.orgDomain.findFirst({ where: { instanceId, domain: name.slice(at + 1), verified: true }, select: { orgId: true } });
-  if (!domain) return null;
+  if (!domainOwner) return null;
   const user = await byUsername(name.slice(0, at));
-  return user?.orgId === domain.orgId ? user : null;
+  return user?.orgId === domainOwner.orgId ? user : null;
 }
 
 /** Reads of users and their machine credentials. */
