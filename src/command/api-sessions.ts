@@ -8,10 +8,13 @@ import type { EventStore, StoredEvent } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
 import { passwordRules } from "../query/password-rules.js";
 import type { SettingsQueries } from "../query/settings.js";
+import { usableUserOf } from "../query/tenancy.js";
 import { userByLoginName } from "../query/users.js";
 import type { Database } from "../storage/database.js";
 import { apiSessionChecked, apiSessionCreated, sessionTerminated, type SessionFactors } from "./events.js";
-import { checkPassword } from "./login.js";
+import { isTooManyFailures, limitedSignIn, type SignInLimits, type TooManyFailures } from "./failure-limits.js";
+import { checkPassword, type Lockout } from "./login.js";
+import type { ReplayGuard } from "./replay.js";
 import { checkLoginCode, loginCodeChannels, sendLoginCode } from "./otp-codes.js";
 import { checkTotp } from "./totp.js";
 import * as webauthn from "./webauthn.js";
@@ -48,6 +51,10 @@ export interface SessionDeps {
   db: Database;
   box: SecretBox;
   settings: SettingsQueries;
+  /** Uses up accepted TOTP codes. */
+  replay: ReplayGuard;
+  /** Failed checks per account (no address: the caller is a login UI serving everyone). */
+  limits?: SignInLimits | undefined;
 }
 
 /** The longest lifetime a session may be given. */
@@ -69,30 +76,38 @@ async function findUser(deps: SessionDeps, instanceId: string, ref: NonNullable<
       : await userByLoginName(deps.db, instanceId, ref.loginName, deps.settings);
   if (!user) throw errors.notFound("SESS-us3r", "checks.user: no such user");
   if (user.kind !== "human") throw errors.invalidArgument("SESS-hum4", "invalid checks.user: only human users sign in through sessions");
-  if (user.state !== "active") throw errors.failedPrecondition("SESS-st4t", "checks.user: the user cannot sign in (locked or inactive)");
+  // Active, in an active organisation: as every sign-in.
+  if (!(await usableUserOf(deps.db, user.id))) throw errors.failedPrecondition("SESS-st4t", "checks.user: the user cannot sign in (locked or inactive)");
   return user;
+}
+
+/** A check's outcome, or RESOURCE_EXHAUSTED when the account is over its failures. */
+function notTooMany<T>(outcome: T | TooManyFailures): T {
+  if (isTooManyFailures(outcome)) {
+    throw errors.resourceExhausted("SESS-l1m1", `too many failed checks for this user: retry after ${outcome.retryAfterS} s`);
+  }
+  return outcome;
 }
 
 /** The factors after `checks` on `user` (the password and TOTP checked now), and the amr they make. */
 async function applyChecks(deps: SessionDeps, instanceId: string, user: User, factors: SessionFactors, checks: SessionChecks) {
   const now = new Date().toISOString();
   const next: SessionFactors = { ...factors };
+  const lockout: Lockout = {
+    instanceId,
+    maxAttempts: async (u) => (await passwordRules(deps.settings, instanceId, u.orgId)).maxAttempts,
+    lockoutDurationS: async (u) => (await passwordRules(deps.settings, instanceId, u.orgId)).lockoutDurationS,
+    box: deps.box,
+  };
   if (checks.password !== undefined) {
-    const passed = await checkPassword(deps.es, deps.db, {
-      instanceId,
-      user: { userId: user.id },
-      password: checks.password,
-      maxAttempts: async (u) => (await passwordRules(deps.settings, instanceId, u.orgId)).maxAttempts,
-      lockoutDurationS: async (u) => (await passwordRules(deps.settings, instanceId, u.orgId)).lockoutDurationS,
-      box: deps.box,
-    });
+    const passed = notTooMany(await checkPassword(deps.es, deps.db, { ...lockout, user: { userId: user.id }, password: checks.password, limits: deps.limits }));
     if (passed?.id !== user.id)
       throw errors.invalidArgument("SESS-pw0k", "invalid checks.password.password: the password is wrong, or the user cannot sign in");
     next.password = { checkedAt: now };
   }
   if (checks.totp !== undefined) {
-    if (!(await checkTotp(deps.db, deps.box, { instanceId, userId: user.id, code: checks.totp })))
-      throw errors.invalidArgument("SESS-t0tp", "invalid checks.totp.code: the code is wrong, or the user has no authenticator app");
+    if (!notTooMany(await checkTotp(deps.es, deps.db, deps.box, deps.replay, { ...lockout, user, code: checks.totp, limits: deps.limits })))
+      throw errors.invalidArgument("SESS-t0tp", "invalid checks.totp.code: the code is wrong or used, or the user has no authenticator app");
     next.totp = { checkedAt: now };
   }
   for (const [channel, field] of [
@@ -101,7 +116,12 @@ async function applyChecks(deps: SessionDeps, instanceId: string, user: User, fa
   ] as const) {
     const code = checks[field];
     if (code === undefined) continue;
-    if (!(await checkLoginCode(deps.es, deps.box, { instanceId, userId: user.id, channel, code })))
+    const checked = await limitedSignIn(
+      deps.limits,
+      user.id,
+      async () => (await checkLoginCode(deps.es, deps.box, { instanceId, userId: user.id, channel, code })) || undefined,
+    );
+    if (!notTooMany(checked))
       throw errors.invalidArgument(
         "SESS-0tpc",
         `invalid checks.otp_${channel}.code: the code is wrong, used or expired (ask for a new one with challenges.otp_${channel})`,
@@ -228,10 +248,21 @@ export async function checkSession(
   const webAuthN = a.challenges?.webAuthN ? await webAuthNChallenge(deps, a.instanceId, user, a.challenges.webAuthN) : undefined;
   if (webAuthN) factors.webAuthNChallenge = webAuthN.pending;
   const expiresAt = a.lifetimeS === undefined ? (row.expiresAt?.toISOString() ?? null) : expiryOf(a.lifetimeS);
+  // The WebAuthn challenge the assertion answered, as read before the lock.
+  const answered = a.checks.webAuthN ? (row.factors as SessionFactors).webAuthNChallenge?.challenge : undefined;
   const { events } = await deps.es.execute(async (w) => {
     await w.lock(a.instanceId, "session", a.id);
+    const current = await w.tx.loginSession.findUnique({ where: { id: a.id }, select: { factors: true } });
     // Deleted meanwhile: nothing to add the checks to.
-    if (!(await w.tx.loginSession.findUnique({ where: { id: a.id }, select: { id: true } }))) throw errors.notFound("SESS-g0ne", `session "${a.id}" not found`);
+    if (!current) throw errors.notFound("SESS-g0ne", `session "${a.id}" not found`);
+    // Under the lock, the challenge is still open or a concurrent call used it up: one assertion, one success. This
+    // call's event then uses it up (the factors it writes have none).
+    if (answered !== undefined && (current.factors as SessionFactors).webAuthNChallenge?.challenge !== answered) {
+      throw errors.invalidArgument(
+        "SESS-wa06",
+        "invalid checks.web_auth_n: the challenge was answered meanwhile (ask for a new one with challenges.web_auth_n)",
+      );
+    }
     await w.push(a.instanceId, a.creator, [
       apiSessionChecked.event({ aggregateId: a.id, resourceOwner: user.orgId }, { factors, amr, expiresAt, authenticated }),
     ]);

@@ -169,6 +169,10 @@ export const patRemoved = user.defineEvent<{ tokenId: string }>("user.pat.remove
 export const totpAdded = user.defineEvent<{ secret: string }>("user.totp.added");
 export const totpVerified = user.defineEvent("user.totp.verified");
 export const totpRemoved = user.defineEvent("user.totp.removed");
+/** A wrong code at sign-in: counts toward the lockout as a wrong password does (the same count). */
+export const totpCheckFailed = user.defineEvent("user.totp.check_failed");
+/** A right code at sign-in after failures: the count starts again, as after a right password. */
+export const totpCheckSucceeded = user.defineEvent("user.totp.check_succeeded");
 /**
  * A WebAuthn credential registered after its attestation was verified: a security key (second factor) or a
  * passkey (`passwordless`, discoverable, user verification). `publicKey` is the COSE key, base64url.

@@ -8,8 +8,9 @@ interface Use {
 
 /**
  * JWT IDs of client assertions and JWT profile grants, remembered until the JWT expires, and the one-time answers
- * of sign-ins (the login UI's WebAuthn challenges, until their sealed ceremony expires). The unique key makes the
- * first use win even when two arrive at once, across processes; the second is refused.
+ * of sign-ins: the login UI's WebAuthn challenges until their sealed ceremony expires, accepted TOTP codes until
+ * their time step has left the window. The unique key makes the first use win even when two arrive at once,
+ * across processes; the second is refused.
  *
  * The one write of the OIDC provider that is not an event: a used JWT ID changes no resource, nothing but this
  * guard reads it, and it is worthless once the JWT has expired, while an event would be kept for ever (and

@@ -1,11 +1,15 @@
 import { Secret, TOTP } from "otpauth";
+import type { User } from "../../gen/prisma/client.js";
 import type { SecretBox } from "../crypto/secrets.js";
 import { errors } from "../errors/errors.js";
 import type { EventStore } from "../eventstore/eventstore.js";
 import type { Database } from "../storage/database.js";
 import type { ChangeDetails } from "./aggregate.js";
 import { changeHuman } from "./humans.js";
-import { mfaInitSkipped, orgRemoved, totpAdded, totpRemoved, totpVerified, userRemoved } from "./events.js";
+import { mfaInitSkipped, orgRemoved, totpAdded, totpCheckFailed, totpCheckSucceeded, totpRemoved, totpVerified, userRemoved } from "./events.js";
+import { limitedSignIn, type SignInLimits, type TooManyFailures } from "./failure-limits.js";
+import { countFailedCheck, type Lockout } from "./login.js";
+import type { ReplayGuard } from "./replay.js";
 
 /**
  * TOTP (RFC 6238) second factor: SHA-1, 6 digits, 30 s, the defaults every authenticator app reads from an
@@ -22,9 +26,15 @@ function totpOf(secretBase32: string, issuer: string, label: string): TOTP {
 }
 
 export function codeMatches(secretBase32: string, code: string): boolean {
+  return matchedStep(secretBase32, code) !== undefined;
+}
+
+/** The time step (30 s periods since the epoch) whose code this is, within the drift window; undefined: none. */
+function matchedStep(secretBase32: string, code: string, now = Date.now()): number | undefined {
   const token = code.replace(/\s/g, "");
-  if (!/^\d{6}$/.test(token)) return false;
-  return totpOf(secretBase32, "", "").validate({ token, window: WINDOW }) !== null;
+  if (!/^\d{6}$/.test(token)) return undefined;
+  const delta = totpOf(secretBase32, "", "").validate({ token, window: WINDOW, timestamp: now });
+  return delta === null ? undefined : Math.floor(now / 1000 / PERIOD) + delta;
 }
 
 export interface TotpEnrolment {
@@ -90,11 +100,30 @@ export async function hasVerifiedTotp(db: Database, instanceId: string, userId: 
   return !!row && row.instanceId === instanceId && row.verified;
 }
 
-/** A code at login, against the user's verified authenticator. */
-export async function checkTotp(db: Database, box: SecretBox, a: { instanceId: string; userId: string; code: string }): Promise<boolean> {
-  const row = await db.prisma.userTotp.findUnique({ where: { userId: a.userId } });
-  if (!row || row.instanceId !== a.instanceId || !row.verified) return false;
-  return codeMatches(box.open(row.secret), a.code);
+/**
+ * A code at sign-in, against the user's verified authenticator (security review, finding 5). A wrong code counts
+ * toward the lockout as a wrong password does; a right one is used up (RFC 6238 §5.2: a second use of an accepted
+ * code is refused), through the replay guard's unique key, so two sign-ins with one code cannot both pass.
+ * Over its failure limits the check is refused before it is tried.
+ */
+export async function checkTotp(
+  es: EventStore,
+  db: Database,
+  box: SecretBox,
+  replay: ReplayGuard,
+  a: Lockout & { user: User; code: string; limits?: SignInLimits | undefined },
+): Promise<true | undefined | TooManyFailures> {
+  return limitedSignIn(a.limits, a.user.id, async () => {
+    const row = await db.prisma.userTotp.findUnique({ where: { userId: a.user.id } });
+    if (!row || row.instanceId !== a.instanceId || !row.verified) return undefined;
+    const step = matchedStep(box.open(row.secret), a.code);
+    const fresh = step !== undefined && (await replay.firstUse(`totp:${a.user.id}:${step}`, (step + WINDOW + 1) * PERIOD));
+    if (!fresh) return countFailedCheck(es, a, a.user, totpCheckFailed);
+    if (a.user.passwordFailures > 0) {
+      await es.execute((w) => w.push(a.instanceId, a.user.id, [totpCheckSucceeded.event({ aggregateId: a.user.id, resourceOwner: a.user.orgId })]));
+    }
+    return true;
+  });
 }
 
 export function registerTotpReducers(es: EventStore): void {

@@ -10,6 +10,8 @@ import {
   passwordChanged,
   passwordCheckFailed,
   passwordCheckSucceeded,
+  totpCheckFailed,
+  totpCheckSucceeded,
   patAdded,
   patRemoved,
   secretRemoved,
@@ -119,6 +121,8 @@ export function registerUserReducers(es: EventStore): void {
   });
   es.on(passwordCheckSucceeded, (tx, e) => touch(tx, e, { passwordFailures: 0 }));
   es.on(passwordCheckFailed, (tx, e) => touch(tx, e, { passwordFailures: { increment: 1 } }));
+  es.on(totpCheckFailed, (tx, e) => touch(tx, e, { passwordFailures: { increment: 1 } }));
+  es.on(totpCheckSucceeded, (tx, e) => touch(tx, e, { passwordFailures: 0 }));
 
   es.on(secretSet, (tx, e) => touch(tx, e, { secretHash: e.payload.secretHash }));
   es.on(secretRemoved, (tx, e) => touch(tx, e, { secretHash: null }));

@@ -1,4 +1,5 @@
 import type { FastifyReply } from "fastify";
+import { isTooManyFailures, limitedSignIn } from "../command/failure-limits.js";
 import { checkLoginCode, loginCodeChannel, type OtpChannel, sendLoginCode } from "../command/otp-codes.js";
 import type { InstanceRow } from "../query/tenancy.js";
 import { UserQueries } from "../query/users.js";
@@ -36,20 +37,30 @@ export function registerOtpCodePages<C extends RecoveryPageContext>(deps: LoginD
     const channel = proof?.c === "email" || proof?.c === "sms" ? (proof.c as OtpChannel) : undefined;
     if (user?.state !== "active" || !channel) return c.send(pages.loginNamePage(c.page, { canRegister: false, error: c.page.t.wrongCredentials }), 401);
     const code = (c.fields.code ?? "").slice(0, 20);
-    if (!(await checkLoginCode(es, box, { instanceId: instance.id, userId: user.id, channel, code }))) {
+    const checked = await limitedSignIn(
+      c.limits,
+      user.id,
+      async () => (await checkLoginCode(es, box, { instanceId: instance.id, userId: user.id, channel, code })) || undefined,
+    );
+    if (isTooManyFailures(checked)) return c.tooMany(checked);
+    if (!checked) {
       return c.send(codePage(c, String(c.fields.pending), user, channel, c.page.t.otpWrong), 401);
     }
     return kit.finish(c, reply, instance, user, ["pwd", "otp", "mfa"]);
   });
 
   return {
-    /** Sends the code and shows its page when the user has a usable channel `allowed` permits; else undefined. */
-    async offer(c: C, instance: InstanceRow, user: SignedInUser, allowed: readonly string[]): Promise<unknown> {
+    /**
+     * Sends the code and shows its page when the user has a usable channel `allowed` permits: whether it did
+     * (a sent reply is no value to test: awaited, it is undefined).
+     */
+    async offer(c: C, instance: InstanceRow, user: SignedInUser, allowed: readonly string[]): Promise<boolean> {
       const channel = await loginCodeChannel(db, allowed, instance.id, user.id);
-      if (!channel) return undefined;
+      if (!channel) return false;
       await sendLoginCode(es, box, { instanceId: instance.id, userId: user.id, channel });
       const pending = signer.seal("otp-code", { u: user.id, i: instance.id, c: channel }, PENDING_TTL_MS);
-      return c.send(codePage(c, pending, user, channel));
+      await c.send(codePage(c, pending, user, channel));
+      return true;
     },
   };
 }

@@ -1,7 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { isTooManyFailures, limitedSignIn, type SignInLimits, type TooManyFailures } from "../command/failure-limits.js";
 import {
   changePasswordWithCurrent,
   codeEvents,
+  codeWorked,
   newCode,
   passwordCodeValid,
   requestPasswordCode,
@@ -10,6 +12,7 @@ import {
   verifyCode,
 } from "../command/user-codes.js";
 import { hashPassword } from "../crypto/password.js";
+import { addressKey } from "../domain/client-address.js";
 import { passwordRules } from "../query/password-rules.js";
 import type { InstanceRow } from "../query/tenancy.js";
 import { userByLoginName } from "../query/users.js";
@@ -27,6 +30,10 @@ export interface RecoveryPageContext {
   fields: Record<string, string>;
   page: pages.PageContext;
   send(html: string, status?: number): unknown;
+  /** Where this request's failed sign-in steps count (its client address, the account a step names). */
+  limits: SignInLimits | undefined;
+  /** The 429 page for a step refused while over its failures. */
+  tooMany(refused: TooManyFailures): unknown;
 }
 
 export interface RecoveryKit<C extends RecoveryPageContext> {
@@ -40,9 +47,17 @@ export interface RecoveryKit<C extends RecoveryPageContext> {
 /** The forgot-password answer takes this long, found or not, so its timing says nothing either. */
 export const RESET_ANSWER_MS = 300;
 
-// Errors of the code commands that mean "this code or user does not work here": INVALID_ARGUMENT, NOT_FOUND,
-// FAILED_PRECONDITION. Anything else is a server fault and goes up.
-const refused = (e: unknown) => [3, 5, 9].includes((e as { code?: number }).code ?? -1);
+/**
+ * A code step under the sign-in failure limits: `attempt` answers whether the code worked; `invalid` answers the
+ * request when not. True when the request was answered here (the code failed, or too many failures): a page sent
+ * is no value to test (an awaited reply resolves to undefined), hence the boolean.
+ */
+async function answeredFailure<C extends RecoveryPageContext>(c: C, userId: string, attempt: () => Promise<boolean>, invalid: () => unknown): Promise<boolean> {
+  const outcome = await limitedSignIn(c.limits, userId || undefined, async () => (await attempt()) || undefined);
+  if (outcome === true) return false;
+  await (isTooManyFailures(outcome) ? c.tooMany(outcome) : invalid());
+  return true;
+}
 
 const PATH = "/ui/login";
 
@@ -54,7 +69,7 @@ export function registerRecoveryPages<C extends RecoveryPageContext>(ui: Fastify
   async function limited(req: FastifyRequest, reply: FastifyReply, c: C): Promise<boolean> {
     const rule = deps.rateLimit?.address;
     if (!rule) return false;
-    const verdict = await deps.rateLimit!.limiter.hit(`login:addr:${req.ip}`, rule);
+    const verdict = await deps.rateLimit!.limiter.hit(`login:addr:${addressKey(req.ip)}`, rule);
     if (verdict.allowed) return false;
     reply.header("retry-after", String(verdict.retryAfterS));
     c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.tooManyRequests), 429);
@@ -65,12 +80,13 @@ export function registerRecoveryPages<C extends RecoveryPageContext>(ui: Fastify
   async function verifyEmail(c: C, instance: InstanceRow) {
     const userId = field(c, "userId");
     const code = field(c, "code", 40);
-    try {
-      await verifyCode(es, box, { instanceId: instance.id, userId, creator: userId, kind: "email", code, field: "code" });
-    } catch (e) {
-      if (!refused(e)) throw e;
-      return c.send(recoveryPages.verifyEmailPage(c.page, { userId, code, error: c.page.t.codeInvalid }), 400);
-    }
+    const failed = await answeredFailure(
+      c,
+      userId,
+      () => codeWorked(verifyCode(es, box, { instanceId: instance.id, userId, creator: userId, kind: "email", code, field: "code" })),
+      () => c.send(recoveryPages.verifyEmailPage(c.page, { userId, code, error: c.page.t.codeInvalid }), 400),
+    );
+    if (failed) return;
     return c.send(recoveryPages.doneWithSignInPage(c.page, c.page.t.emailVerifyTitle, c.page.t.emailVerified));
   }
 
@@ -90,7 +106,14 @@ export function registerRecoveryPages<C extends RecoveryPageContext>(ui: Fastify
     if (await limited(req, reply, c)) return reply;
     const userId = field(c, "userId");
     const code = field(c, "code", 40);
-    if (!(await passwordCodeValid(db, box, { instanceId: c.instance.id, userId, code }))) return linkInvalid(c);
+    const instanceId = c.instance.id;
+    const failed = await answeredFailure(
+      c,
+      userId,
+      () => passwordCodeValid(es, box, { instanceId, userId, creator: userId, code }),
+      () => linkInvalid(c),
+    );
+    if (failed) return;
     return c.send(recoveryPages.setPasswordPage(c.page, { action, userId, code }));
   };
   const setPassword = async (c: C, instance: InstanceRow, action: string) => {
@@ -103,12 +126,14 @@ export function registerRecoveryPages<C extends RecoveryPageContext>(ui: Fastify
     if (password !== field(c, "confirmPassword", 1000)) return again(c.page.t.passwordsDiffer);
     const problem = (await passwordRules(settings, instance.id, user.orgId)).problem(password);
     if (problem) return again(problem);
-    try {
-      await setPasswordWithCode(es, box, { instanceId: instance.id, userId, creator: userId, code, passwordHash: await hashPassword(password), field: "code" });
-    } catch (e) {
-      if (!refused(e)) throw e;
-      return linkInvalid(c);
-    }
+    const passwordHash = await hashPassword(password);
+    const failed = await answeredFailure(
+      c,
+      userId,
+      () => codeWorked(setPasswordWithCode(es, box, { instanceId: instance.id, userId, creator: userId, code, passwordHash, field: "code" })),
+      () => linkInvalid(c),
+    );
+    if (failed) return;
     return c.send(recoveryPages.doneWithSignInPage(c.page, c.page.t.setPasswordTitle, c.page.t.passwordSet));
   };
 
@@ -163,18 +188,15 @@ export function registerRecoveryPages<C extends RecoveryPageContext>(ui: Fastify
     const user = await db.prisma.user.findUniqueOrThrow({ where: { id: account.userId } });
     const problem = (await passwordRules(settings, instance.id, user.orgId)).problem(password);
     if (problem) return again(problem);
-    try {
-      await changePasswordWithCurrent(es, {
-        instanceId: instance.id,
-        userId: user.id,
-        creator: user.id,
-        currentPassword: field(c, "currentPassword", 1000),
-        passwordHash: await hashPassword(password),
-      });
-    } catch (e) {
-      if (!refused(e)) throw e;
-      return again(c.page.t.currentPasswordWrong);
-    }
+    const passwordHash = await hashPassword(password);
+    const currentPassword = field(c, "currentPassword", 1000);
+    const failed = await answeredFailure(
+      c,
+      user.id,
+      () => codeWorked(changePasswordWithCurrent(es, { instanceId: instance.id, userId: user.id, creator: user.id, currentPassword, passwordHash })),
+      () => again(c.page.t.currentPasswordWrong),
+    );
+    if (failed) return;
     return c.send(pages.messagePage(c.page, c.page.t.changePassword, c.page.t.passwordChanged));
   });
 
@@ -186,12 +208,13 @@ export function registerRecoveryPages<C extends RecoveryPageContext>(ui: Fastify
   });
   kit.post(`${PATH}/unlock`, async (c, _reply, instance) => {
     const userId = field(c, "userId");
-    try {
-      await unlockWithCode(es, box, { instanceId: instance.id, userId, creator: userId, code: field(c, "code", 40) });
-    } catch (e) {
-      if (!refused(e)) throw e;
-      return c.send(recoveryPages.doneWithSignInPage(c.page, c.page.t.unlockTitle, c.page.t.linkInvalid), 400);
-    }
+    const failed = await answeredFailure(
+      c,
+      userId,
+      () => codeWorked(unlockWithCode(es, box, { instanceId: instance.id, userId, creator: userId, code: field(c, "code", 40) })),
+      () => c.send(recoveryPages.doneWithSignInPage(c.page, c.page.t.unlockTitle, c.page.t.linkInvalid), 400),
+    );
+    if (failed) return;
     return c.send(recoveryPages.doneWithSignInPage(c.page, c.page.t.unlockTitle, c.page.t.unlocked));
   });
 }

@@ -1,6 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { hostnameOf } from "../authz/interceptor.js";
-import { checkPassword } from "../command/login.js";
+import { isTooManyFailures, type FailureLimiter, type SignInLimits, type TooManyFailures } from "../command/failure-limits.js";
+import { checkPassword, type Lockout } from "../command/login.js";
+import type { ReplayGuard } from "../command/replay.js";
+import { addressKey } from "../domain/client-address.js";
 import type { RateLimiter } from "../command/rate-limits.js";
 import { signIn, terminateSessions } from "../command/sessions.js";
 import { addTotp, checkTotp, hasVerifiedTotp, mfaInitSkippedAt, skipMfaInit, verifyTotp } from "../command/totp.js";
@@ -10,21 +13,21 @@ import type { SecretBox } from "../crypto/secrets.js";
 import { hashPassword } from "../crypto/password.js";
 import type { EventStore } from "../eventstore/eventstore.js";
 import { inheritanceChain } from "../domain/contexts.js";
-import type { RateRule } from "../domain/rate-rules.js";
+import type { FailureRules, RateRule } from "../domain/rate-rules.js";
 import { defaultsOf } from "../domain/settings-kinds.js";
 import { passwordRules } from "../query/password-rules.js";
 import type { SettingsQueries } from "../query/settings.js";
 import type { InstanceRow, TenancyQueries } from "../query/tenancy.js";
 import type { ProjectionCache } from "../query/cache.js";
-import { SessionQueries } from "../query/sessions.js";
+import { SessionQueries, type SessionLifetimes } from "../query/sessions.js";
 import { UserQueries } from "../query/users.js";
 import type { Database } from "../storage/database.js";
-import { AGENT_COOKIE, cookiesOf, hashAgent, nulParameter } from "../web/browser.js";
+import { AGENT_COOKIE, cookiesOf, crossOriginPost, hashAgent, nulParameter, ownOriginOf } from "../web/browser.js";
 import * as pages from "../web/pages.js";
 import { registerOtpCodePages } from "./otp-codes.js";
 import { registerRecoveryPages } from "./recovery.js";
 import { registerWebauthnPages } from "./webauthn.js";
-import { newCookieValue, type Signer } from "./signing.js";
+import { csrfCookieName, newCookieValue, type Signer } from "./signing.js";
 import { brandingStylesheet } from "../web/branding.js";
 import { chooseLanguage, customTexts, preferredLanguages, textsFor } from "../web/texts.js";
 
@@ -39,12 +42,22 @@ export interface LoginDeps {
   box: SecretBox;
   /** Cookies get the Secure flag when the server is reached over https. */
   secureCookies: boolean;
+  /** SVC_SESSION_IDLE, SVC_SESSION_LIFETIME: the account chooser lists only sessions that have not ended. */
+  sessionLifetimes: SessionLifetimes;
   /** SVC_RATE_LIMIT_LOGIN_ADDRESS: form posts per client address, counted in the database. */
   rateLimit?: { limiter: RateLimiter; address?: RateRule | undefined };
+  /** SVC_RATE_LIMIT_SIGNIN_FAILURES_*: failed passwords, login names and codes per client address and account. */
+  failures?: { limiter: FailureLimiter; rules: FailureRules };
+  /** Uses up accepted TOTP codes. */
+  replay: ReplayGuard;
 }
 
 export const LOGIN_PATH = "/ui/login";
-const CSRF_COOKIE = "svc_csrf";
+/**
+ * How recent an account's sign-in must be for it to add a way of signing in (Keycloak's maximum age of the
+ * authentication for such required actions: 5 minutes).
+ */
+const RECENT_SIGN_IN_MS = 5 * 60_000;
 /** A verified password waiting for the required change is good for this long. */
 const PENDING_TTL_MS = 10 * 60_000;
 
@@ -62,9 +75,20 @@ const securityHeaders = {
 
 type Fields = Record<string, string>;
 
-/** Only a path on this server: never another origin (no open redirect). */
-function safeReturn(value: string | undefined): string | undefined {
-  return value && /^\/(?![/\\])/.test(value) && !/[\r\n]/.test(value) ? value : undefined;
+/** The pages a flow may continue at: the OIDC provider's (authorize callback, end-session done) and the login UI's. */
+const RETURN_PAGES = /^\/(oauth\/v2\/|oidc\/v1\/end_session\/done$|ui\/login(\/|$))/;
+
+/**
+ * Only a page of this server, never another origin (no open redirect): the value resolved as a browser resolves a
+ * Location header (WHATWG: TAB, CR and LF deleted anywhere, `\` read as `/`, dot segments resolved), and handed on
+ * as that normalised path and query. Control characters and backslashes are refused before: no page of ours needs
+ * them, and each is a way to make a browser read another host than a check on the raw text sees.
+ */
+function safeReturn(value: string | undefined, ownOrigin: string): string | undefined {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses
+  if (!value || /[\u0000-\u001f\u007f\\]/.test(value) || !URL.canParse(value, ownOrigin)) return undefined;
+  const url = new URL(value, ownOrigin);
+  return url.origin === ownOrigin && RETURN_PAGES.test(url.pathname) ? `${url.pathname}${url.search}` : undefined;
 }
 
 /** Where the flow continues, told which session it may use (the receiver checks it belongs to the browser). */
@@ -72,10 +96,12 @@ const continueTo = (returnTo: string, sessionId: string) => `${returnTo}${return
 
 export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
   const { es, db, tenancy, settings, signer } = deps;
-  const sessions = new SessionQueries(db, deps.cache);
+  const sessions = new SessionQueries(db, deps.cache, deps.sessionLifetimes);
   const users = new UserQueries(db, deps.cache);
   const cookie = (name: string, value: string, opts: { sameSite: "Lax" | "Strict"; path: string; maxAge?: number }) =>
     `${name}=${value}; Path=${opts.path}; HttpOnly; SameSite=${opts.sameSite}${deps.secureCookies ? "; Secure" : ""}${opts.maxAge !== undefined ? `; Max-Age=${opts.maxAge}` : ""}`;
+  // A `__Host-` cookie must have Path=/; the plain one stays with the login UI.
+  const csrfCookie = { name: csrfCookieName(deps.secureCookies), path: deps.secureCookies ? "/" : LOGIN_PATH };
 
   app.register(async (ui) => {
     // Forms arrive URL-encoded; only these routes accept that content type.
@@ -121,7 +147,7 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
     async function contextOf(req: FastifyRequest, reply: FastifyReply) {
       const instance = await tenancy.instanceByDomain(hostnameOf(req.headers.host ?? ""));
       const fields: Fields = req.method === "POST" ? ((req.body as Fields | undefined) ?? {}) : (req.query as Fields);
-      const returnTo = safeReturn(fields.return_to);
+      const returnTo = safeReturn(fields.return_to, ownOriginOf(req, deps.secureCookies));
       // The organisation the application asked for: its texts, branding and languages, and only its users.
       const org = instance && returnTo ? await requestedOrgOf(instance.id, returnTo) : undefined;
       const orgId = org?.id;
@@ -136,21 +162,32 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
         ...(orgId ? { brandingOrg: orgId } : {}),
       };
       const cookies = cookiesOf(req);
-      let csrfCookie = cookies[CSRF_COOKIE];
+      let csrfValue = cookies[csrfCookie.name];
       const setCookies: string[] = [];
-      if (!csrfCookie) {
-        csrfCookie = newCookieValue();
-        setCookies.push(cookie(CSRF_COOKIE, csrfCookie, { sameSite: "Strict", path: LOGIN_PATH }));
+      if (!csrfValue) {
+        csrfValue = newCookieValue();
+        setCookies.push(cookie(csrfCookie.name, csrfValue, { sameSite: "Strict", path: csrfCookie.path }));
       }
       const carry: Fields = {};
       if (returnTo) carry.return_to = returnTo;
       if (fields.ui_locales) carry.ui_locales = fields.ui_locales.slice(0, 100);
-      const page: pages.PageContext = { lang, t, csrf: signer.csrfToken(csrfCookie), carry, ...brand };
+      const page: pages.PageContext = { lang, t, csrf: signer.csrfToken(csrfValue), carry, ...brand };
       const send = (html: string, status = 200) => {
         if (setCookies.length) reply.header("set-cookie", setCookies);
         return reply.status(status).type("text/html; charset=utf-8").send(html);
       };
-      return { instance, fields, page, cookies, csrfCookie, send, setCookies, org };
+      // Where this request's failed sign-in steps count: its client address, and the account a step names.
+      const limits: SignInLimits | undefined = deps.failures && {
+        limiter: deps.failures.limiter,
+        address: deps.failures.rules.signInAddress && { key: `signin:addr:${addressKey(req.ip)}`, rule: deps.failures.rules.signInAddress },
+        account: deps.failures.rules.signInAccount,
+      };
+      /** The page for a step refused while its address or account is over its failures (429, Retry-After). */
+      const tooMany = (refused: TooManyFailures) => {
+        reply.header("retry-after", String(refused.retryAfterS));
+        return send(pages.messagePage(page, t.title, t.tooManyRequests), 429);
+      };
+      return { instance, fields, page, cookies, send, setCookies, org, limits, tooMany };
     }
 
     /**
@@ -229,10 +266,9 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
         const pending = signer.seal("otp", { u: user.id, i: instance.id }, PENDING_TTL_MS);
         return c.send(pages.otpPage({ ...c.page, carry: { ...c.page.carry, pending } }, { loginName: user.username }));
       }
-      const keyStep = await webauthnStep.offer(c, reply, instance, user, login.second_factors);
-      if (keyStep) return keyStep;
-      const codeStep = await otpCodeStep.offer(c, instance, user, login.second_factors);
-      if (codeStep) return codeStep;
+      // A second factor the user has: its step's page, and the sign-in waits for it.
+      if (await webauthnStep.offer(c, reply, instance, user, login.second_factors)) return;
+      if (await otpCodeStep.offer(c, instance, user, login.second_factors)) return;
       // No second factor yet. Forced (every sign-in here is with a local password, so force_mfa_local_only
       // forces it too): set one up before the sign-in completes. Else asked, with a skip, when the last skip is
       // older than mfa_init_skip_lifetime (0: never asked).
@@ -289,19 +325,39 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
       return (await accountsOf(instanceId, c.cookies[AGENT_COOKIE])).find((a) => a.sessionId === c.fields.sessionId);
     }
 
-    /** Runs a POST handler only with a valid CSRF token and a known instance. */
+    /**
+     * Whether the account signed in recently enough to add a way of signing in (a second factor, a key); else its
+     * password page is sent, to sign in again first (the review's informational point: a browser left signed in
+     * must not let whoever sits at it add their own authenticator to the account).
+     */
+    async function signedInRecently(c: Ctx, account: { authTime: Date; loginName: string }): Promise<boolean> {
+      if (Date.now() - account.authTime.getTime() <= RECENT_SIGN_IN_MS) return true;
+      await c.send(pages.passwordPage(c.page, { loginName: account.loginName, error: c.page.t.signInAgain }), 401);
+      return false;
+    }
+
+    /** The lockout settings of the user's organisation, under which failed checks count. */
+    const lockoutOf = (instanceId: string): Lockout => ({
+      instanceId,
+      maxAttempts: async (u) => (await passwordRules(settings, instanceId, u.orgId)).maxAttempts,
+      lockoutDurationS: async (u) => (await passwordRules(settings, instanceId, u.orgId)).lockoutDurationS,
+      box: deps.box,
+    });
+
+    /** Runs a POST handler only from a page of this origin, with a valid CSRF token, in a known instance. */
     const post = (path: string, handler: (c: Ctx, reply: FastifyReply, instance: InstanceRow) => Promise<unknown>) =>
       ui.post(path, async (req, reply) => {
         const c = await contextOf(req, reply);
         // Every form post counts, before anything is checked (a wrong password costs the same as a right one).
         if (deps.rateLimit?.address) {
-          const verdict = await deps.rateLimit.limiter.hit(`login:addr:${req.ip}`, deps.rateLimit.address);
+          const verdict = await deps.rateLimit.limiter.hit(`login:addr:${addressKey(req.ip)}`, deps.rateLimit.address);
           if (!verdict.allowed) {
             reply.header("retry-after", String(verdict.retryAfterS));
             return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.tooManyRequests), 429);
           }
         }
-        if (!signer.csrfValid(cookiesOf(req)[CSRF_COOKIE], c.fields.csrf)) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.csrf), 403);
+        const fromOurForm = !crossOriginPost(req, ownOriginOf(req, deps.secureCookies)) && signer.csrfValid(c.cookies[csrfCookie.name], c.fields.csrf);
+        if (!fromOurForm) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.csrf), 403);
         if (!c.instance) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notFound), 404);
         return handler(c, reply, c.instance);
       });
@@ -353,13 +409,12 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
     post(`${LOGIN_PATH}/password`, async (c, reply, instance) => {
       const loginName = (c.fields.loginName ?? "").trim().slice(0, 200);
       const user = await checkPassword(es, db, {
-        instanceId: instance.id,
+        ...lockoutOf(instance.id),
         user: { loginName, settings },
         password: (c.fields.password ?? "").slice(0, 1000),
-        maxAttempts: async (u) => (await passwordRules(settings, instance.id, u.orgId)).maxAttempts,
-        lockoutDurationS: async (u) => (await passwordRules(settings, instance.id, u.orgId)).lockoutDurationS,
-        box: deps.box,
+        limits: c.limits,
       });
+      if (isTooManyFailures(user)) return c.tooMany(user);
       if (!user) return c.send(pages.passwordPage(c.page, { loginName, error: c.page.t.wrongCredentials }), 401);
       if (user.passwordChangeRequired) {
         const pending = signer.seal("password-change", { u: user.id, i: instance.id }, PENDING_TTL_MS);
@@ -386,7 +441,14 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
       const proof = signer.open("otp", c.fields.pending);
       const user = proof && proof.i === instance.id ? await users.byId(instance.id, String(proof.u)) : null;
       if (user?.state !== "active") return c.send(pages.loginNamePage(c.page, { canRegister: false, error: c.page.t.wrongCredentials }), 401);
-      if (!(await checkTotp(db, deps.box, { instanceId: instance.id, userId: user.id, code: (c.fields.code ?? "").slice(0, 20) }))) {
+      const checked = await checkTotp(es, db, deps.box, deps.replay, {
+        ...lockoutOf(instance.id),
+        user,
+        code: (c.fields.code ?? "").slice(0, 20),
+        limits: c.limits,
+      });
+      if (isTooManyFailures(checked)) return c.tooMany(checked);
+      if (!checked) {
         return c.send(
           pages.otpPage({ ...c.page, carry: { ...c.page.carry, pending: String(c.fields.pending) } }, { loginName: user.username, error: c.page.t.otpWrong }),
           401,
@@ -399,6 +461,7 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
     post(`${LOGIN_PATH}/otp/setup`, async (c, _reply, instance) => {
       const account = await accountOf(c, instance.id);
       if (!account) return c.send(pages.loginNamePage(c.page, { canRegister: false }), 400);
+      if (!(await signedInRecently(c, account))) return;
       try {
         return await enrolPage(c, instance, account, { sessionId: account.sessionId });
       } catch (e) {
@@ -479,7 +542,7 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
 
     registerRecoveryPages(ui, deps, { contextOf, post, accountOf });
     const otpCodeStep = registerOtpCodePages(deps, { post, finish });
-    const webauthnStep = registerWebauthnPages(ui, deps, { contextOf, post, finish, accountOf, mfaInitPending });
+    const webauthnStep = registerWebauthnPages(ui, deps, { contextOf, post, finish, accountOf, mfaInitPending, signedInRecently });
 
     ui.get(`${LOGIN_PATH}/logout`, async (req, reply) => {
       const c = await contextOf(req, reply);

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../support/browser.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { addHuman, newPage, signInOnPage, startCodeFlow, startRedirectCatcher, webApp } from "../oidc/rp.js";
-import { totpCode, wrongTotpCode } from "../support/totp.js";
+import { totpCode, unusedTotpCode, wrongTotpCode } from "../support/totp.js";
 
 let t: TestServer;
 let browser: Browser;
@@ -69,7 +69,9 @@ describe("TOTP through the login UI", () => {
     expect(await page.textContent("main")).toContain("The authenticator app is set up");
     await ctx.close();
 
-    // A new browser: password, then the code page; a wrong code stays there, the right one signs in.
+    // A new browser: password, then the code page; a wrong code stays there, the right one signs in. Each
+    // sign-in needs a code not used before (an accepted code is used up).
+    const used = new Set<number>();
     const fresh = await newPage(browser);
     finish = await startFlow(fresh.page);
     await signInOnPage(fresh.page, "tina", PASSWORD);
@@ -77,7 +79,7 @@ describe("TOTP through the login UI", () => {
     await fresh.page.fill("#code", "12345");
     await fresh.page.click("button[type=submit]");
     expect(await fresh.page.textContent(".error")).toContain("not valid");
-    await fresh.page.fill("#code", totpCode(secret));
+    await fresh.page.fill("#code", await unusedTotpCode(secret, used));
     await fresh.page.click("button[type=submit]");
     const result = await finish();
     expect(result.claims.sub).toBe(userId);
@@ -88,7 +90,7 @@ describe("TOTP through the login UI", () => {
     finish = await startFlow(fresh.page, { prompt: "login" });
     await signInOnPage(fresh.page, "tina", PASSWORD);
     expect(await fresh.page.textContent("h1")).toBe("Authenticator code");
-    await fresh.page.fill("#code", totpCode(secret));
+    await fresh.page.fill("#code", await unusedTotpCode(secret, used));
     await fresh.page.click("button[type=submit]");
     ({ claims } = await finish());
     expect([...(claims.amr as string[])].sort()).toEqual(["mfa", "otp", "pwd"]);
@@ -98,7 +100,7 @@ describe("TOTP through the login UI", () => {
     finish = await startFlow(fresh.page, { max_age: "1" });
     await signInOnPage(fresh.page, "tina", PASSWORD);
     expect(await fresh.page.textContent("h1")).toBe("Authenticator code");
-    await fresh.page.fill("#code", totpCode(secret));
+    await fresh.page.fill("#code", await unusedTotpCode(secret, used));
     await fresh.page.click("button[type=submit]");
     ({ claims } = await finish());
     expect([...(claims.amr as string[])].sort()).toEqual(["mfa", "otp", "pwd"]);

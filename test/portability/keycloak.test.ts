@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { Secret, TOTP } from "otpauth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkTotp } from "../../src/command/totp.js";
+import { codeMatches } from "../../src/command/totp.js";
 import { projectRoot } from "../../src/storage/paths.js";
 import { codeOverHttp, createApp, startRedirectCatcher } from "../oidc/rp.js";
 import { startTestServer, type TestServer } from "../support/server.js";
@@ -182,7 +182,8 @@ describe("svc-migrate keycloak", () => {
     }
     // kc-alice's authenticator app keeps working: a code of the Keycloak secret checks.
     const code = new TOTP({ secret: Secret.fromUTF8(otpText) }).generate();
-    expect(await checkTotp(t.server.db, t.server.box, { instanceId: t.instanceId, userId: "8e1f5c3a-0000-4000-8000-000000000001", code })).toBe(true);
+    const stored = await t.server.db.prisma.userTotp.findUniqueOrThrow({ where: { userId: "8e1f5c3a-0000-4000-8000-000000000001" } });
+    expect(stored.verified && codeMatches(t.server.box.open(stored.secret), code)).toBe(true);
   });
 
   it("--dry-run prints the counts and writes nothing", async () => {

@@ -15,3 +15,22 @@ export function wrongTotpCode(secret: string): string {
   const near = [-2, -1, 0, 1, 2].map((k) => totpCode(secret, k * PERIOD_MS));
   return ["000000", "111111", "222222", "333333", "444444", "555555"].find((c) => !near.includes(c))!;
 }
+
+/**
+ * A code the server accepts and has not seen yet: an accepted code is used up (RFC 6238 §5.2), so sign-ins
+ * within one period need the next period's code, and a third waits for the period to turn. Only the current
+ * and the next period's codes are given out: both stay within the server's window if a period turns meanwhile.
+ * `used` holds the periods given out before (this helper adds to it).
+ */
+export async function unusedTotpCode(secret: string, used: Set<number>): Promise<string> {
+  for (;;) {
+    const now = Date.now();
+    const step = Math.floor(now / PERIOD_MS);
+    const free = [step, step + 1].find((s) => !used.has(s));
+    if (free !== undefined) {
+      used.add(free);
+      return totpCode(secret, (free - step) * PERIOD_MS);
+    }
+    await new Promise((r) => setTimeout(r, (step + 1) * PERIOD_MS - now + 50));
+  }
+}

@@ -34,7 +34,7 @@ import type { SessionFactors } from "../../command/events.js";
 import { inheritanceChain } from "../../domain/contexts.js";
 import { errors } from "../../errors/errors.js";
 import type { StoredEvent } from "../../eventstore/eventstore.js";
-import type { AuthRequestQueries, StoredAuthorization } from "../../query/auth-requests.js";
+import { staleSignIn, type AuthRequestQueries, type StoredAuthorization } from "../../query/auth-requests.js";
 import type { OAuthClientQueries } from "../../query/oauth-clients.js";
 import { SessionSearch } from "../../query/sessions.js";
 import type { ProjectionCache } from "../../query/cache.js";
@@ -206,21 +206,34 @@ export function sessionService(deps: SessionServiceDeps): ServiceImpl<typeof Ses
       const factors = session.factors as Partial<SessionFactors>;
       if (!factors.password && !factors.webAuthN?.userVerified)
         throw errors.failedPrecondition("AUTHR-cred", "session: the user proved neither a password nor a passkey (check one)");
-      const user = await deps.db.prisma.user.findUnique({ where: { id: session.userId }, select: { orgId: true, state: true } });
-      if (user?.state !== "active") throw errors.failedPrecondition("AUTHR-us3r", "session: the user cannot sign in");
+      // Active, in an active organisation (usableUser): as every sign-in.
+      const user = await deps.tenancy.usableUser(session.userId);
+      if (!user) throw errors.failedPrecondition("AUTHR-us3r", "session: the user cannot sign in");
       const named = await deps.tenancy.requestedOrg(instanceId, request.scopes);
       if (named !== undefined && named?.id !== user.orgId)
         throw errors.failedPrecondition("AUTHR-0rg1", "session: the user is not a member of the organization the request names (its scope)");
       const login = await deps.settings.values("login", inheritanceChain({ type: "org", instanceId, orgId: user.orgId }));
-      if (login.force_mfa && !session.amr.includes("mfa"))
+      // Every sign-in through the sessions API is with a local credential, so force_mfa_local_only forces it too
+      // (security review, finding 6; the built-in login UI's rule).
+      if ((login.force_mfa || login.force_mfa_local_only) && !session.amr.includes("mfa"))
         throw errors.failedPrecondition("AUTHR-mfa0", "session: the organisation requires a second factor (check a TOTP code)");
-      // prompt=login and max_age: a credential proved for this request, or recently enough.
-      if (request.prompt.includes("login") && session.authTime.getTime() < found.createdAt.getTime() - 1000)
+      // As the built-in login UI: a password that must be changed signs nobody in until it is.
+      const mustChange =
+        factors.password &&
+        (await deps.db.prisma.user.findUnique({ where: { id: user.id }, select: { passwordChangeRequired: true } }))?.passwordChangeRequired;
+      if (mustChange)
+        throw errors.failedPrecondition(
+          "AUTHR-pwch",
+          "session: the user must change its password first (ChangePassword with the current password), then check the new one",
+        );
+      // prompt=login and max_age: a credential proved for this request, or recently enough (the browser callback's rule).
+      const stale = staleSignIn(request, found.createdAt, session.authTime);
+      if (stale === "prompt=login")
         throw errors.failedPrecondition("AUTHR-l0gn", "session: the request asks for a new sign-in (prompt=login); check the credentials again");
-      if (request.maxAge !== undefined && Date.now() - session.authTime.getTime() > request.maxAge * 1000)
+      if (stale === "max_age")
         throw errors.failedPrecondition("AUTHR-m4xa", "session: the sign-in is older than the request's max_age; check the credentials again");
       const code = randomBytes(32).toString("base64url");
-      await succeedAuthRequest(deps.es, {
+      const succeeded = await succeedAuthRequest(deps.es, {
         instanceId,
         id: found.id,
         userId: session.userId,
@@ -229,8 +242,8 @@ export function sessionService(deps: SessionServiceDeps): ServiceImpl<typeof Ses
         amr: session.amr,
         codeHash: createHash("sha256").update(code).digest("base64url"),
         expiresAt: new Date(Date.now() + CODE_LIFETIME_MS),
-        onlyPending: true,
       });
+      if (!succeeded) throw errors.failedPrecondition("AUTHR-d0ne", "the authorization request was completed already");
       const iss = deps.issuerOf(ctx.requestHeader.get("host") ?? "");
       return create(CreateCallbackResponseSchema, { callbackUrl: callbackUrl(request, { code, state: request.state ?? "", iss }) });
     },

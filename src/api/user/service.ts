@@ -76,9 +76,10 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
   /**
    * The user a request names, checked in its organisation. Users of other instances are NOT_FOUND. Every RPC
    * that changes the user (its declared permission is not a read) also meets the privilege ceiling: the caller
-   * must hold whatever the user's memberships give, where they give it.
+   * must hold whatever the user's memberships give, where they give it; except a change the user's own secret
+   * proves (`provenByUser`: the current password or a code sent to the user), which gives the caller nothing.
    */
-  async function resolve(ctx: HandlerContext, id: string) {
+  async function resolve(ctx: HandlerContext, id: string, provenByUser = false) {
     const notFound = () => errors.notFound("USER-n0t1", `user "${id}" not found`);
     const { row, args, info } = await loadAuthorized(
       ctx,
@@ -88,7 +89,7 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
       notFound,
       (u) => ({ orgId: u.orgId }),
     );
-    if (!info.permission.endsWith(".read")) {
+    if (!provenByUser && !info.permission.endsWith(".read")) {
       const above = await info.uncovered(row.id);
       if (above) {
         throw errors.permissionDenied(
@@ -212,7 +213,7 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
     },
 
     async changePassword(req, ctx) {
-      const { user, args } = await resolve(ctx, req.id);
+      const { user, args } = await resolve(ctx, req.id, true);
       const rules = await passwordRules(deps.settings, args.instanceId, user.orgId);
       const problem = rules.problem(req.newPassword);
       if (problem) throw errors.invalidArgument("USER-nwpw", `invalid new_password: ${problem}`);
