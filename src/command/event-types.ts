@@ -169,9 +169,9 @@ export const patRemoved = user.defineEvent<{ tokenId: string }>("user.pat.remove
 export const totpAdded = user.defineEvent<{ secret: string }>("user.totp.added");
 export const totpVerified = user.defineEvent("user.totp.verified");
 export const totpRemoved = user.defineEvent("user.totp.removed");
-/** A wrong code at sign-in: counts toward the lockout as a wrong password does (the same count). */
+/** A wrong code at sign-in: counts toward the lockout (its own count, at the same limit as wrong passwords). */
 export const totpCheckFailed = user.defineEvent("user.totp.check_failed");
-/** A right code at sign-in after failures: the count starts again, as after a right password. */
+/** A right code at sign-in after failures: the code's failure count starts again. */
 export const totpCheckSucceeded = user.defineEvent("user.totp.check_succeeded");
 /**
  * A WebAuthn credential registered after its attestation was verified: a security key (second factor) or a

@@ -6,7 +6,7 @@ import type { EventStore } from "../eventstore/eventstore.js";
 import type { Database } from "../storage/database.js";
 import type { ChangeDetails } from "./aggregate.js";
 import { changeHuman } from "./humans.js";
-import { mfaInitSkipped, orgRemoved, totpAdded, totpCheckFailed, totpCheckSucceeded, totpRemoved, totpVerified, userRemoved } from "./events.js";
+import { mfaInitSkipped, orgRemoved, totpAdded, totpCheckSucceeded, totpRemoved, totpVerified, userRemoved } from "./events.js";
 import { limitedSignIn, type SignInLimits, type TooManyFailures } from "./failure-limits.js";
 import { countFailedCheck, type Lockout } from "./login.js";
 import type { ReplayGuard } from "./replay.js";
@@ -102,8 +102,10 @@ export async function hasVerifiedTotp(db: Database, instanceId: string, userId: 
 
 /**
  * A code at sign-in, against the user's verified authenticator (security review, finding 5). A wrong code counts
- * toward the lockout as a wrong password does; a right one is used up (RFC 6238 §5.2: a second use of an accepted
- * code is refused), through the replay guard's unique key, so two sign-ins with one code cannot both pass.
+ * toward the lockout (its own count, `otp_failures`: a right password, which comes first, must not reset it); a
+ * right one is used up (RFC 6238 §5.2: a second use of an accepted code is refused), through the replay guard's
+ * unique key, so two sign-ins with one code cannot both pass. As for passwords, the answer is decided on the
+ * user's state under its lock after the code matched: parallel guesses may have locked the user meanwhile.
  * Over its failure limits the check is refused before it is tried.
  */
 export async function checkTotp(
@@ -118,11 +120,16 @@ export async function checkTotp(
     if (!row || row.instanceId !== a.instanceId || !row.verified) return undefined;
     const step = matchedStep(box.open(row.secret), a.code);
     const fresh = step !== undefined && (await replay.firstUse(`totp:${a.user.id}:${step}`, (step + WINDOW + 1) * PERIOD));
-    if (!fresh) return countFailedCheck(es, a, a.user, totpCheckFailed);
-    if (a.user.passwordFailures > 0) {
-      await es.execute((w) => w.push(a.instanceId, a.user.id, [totpCheckSucceeded.event({ aggregateId: a.user.id, resourceOwner: a.user.orgId })]));
-    }
-    return true;
+    if (!fresh) return countFailedCheck(es, a, a.user, "totp");
+    const ref = { aggregateId: a.user.id, resourceOwner: a.user.orgId };
+    const { result } = await es.execute(async (w) => {
+      await w.lock(a.instanceId, "user", ref.aggregateId);
+      const user = await w.tx.user.findUnique({ where: { id: ref.aggregateId } });
+      if (user?.state !== "active") return undefined;
+      if (user.otpFailures > 0) await w.push(a.instanceId, user.id, [totpCheckSucceeded.event(ref)]);
+      return true as const;
+    });
+    return result;
   });
 }
 

@@ -99,7 +99,7 @@ export function registerUserReducers(es: EventStore): void {
   // Unlocking and reactivating return to "initial" when a human still has no password.
   const back = async (tx: Tx, e: StoredEvent<object>) => {
     const u = await tx.user.findUniqueOrThrow({ where: { id: e.aggregateId }, select: { kind: true, passwordHash: true } });
-    await touch(tx, e, { state: u.kind === "human" && !u.passwordHash ? "initial" : "active", passwordFailures: 0 });
+    await touch(tx, e, { state: u.kind === "human" && !u.passwordHash ? "initial" : "active", passwordFailures: 0, otpFailures: 0 });
   };
   es.on(userUnlocked, back);
   es.on(userReactivated, back);
@@ -121,8 +121,8 @@ export function registerUserReducers(es: EventStore): void {
   });
   es.on(passwordCheckSucceeded, (tx, e) => touch(tx, e, { passwordFailures: 0 }));
   es.on(passwordCheckFailed, (tx, e) => touch(tx, e, { passwordFailures: { increment: 1 } }));
-  es.on(totpCheckFailed, (tx, e) => touch(tx, e, { passwordFailures: { increment: 1 } }));
-  es.on(totpCheckSucceeded, (tx, e) => touch(tx, e, { passwordFailures: 0 }));
+  es.on(totpCheckFailed, (tx, e) => touch(tx, e, { otpFailures: { increment: 1 } }));
+  es.on(totpCheckSucceeded, (tx, e) => touch(tx, e, { otpFailures: 0 }));
 
   es.on(secretSet, (tx, e) => touch(tx, e, { secretHash: e.payload.secretHash }));
   es.on(secretRemoved, (tx, e) => touch(tx, e, { secretHash: null }));

@@ -65,9 +65,24 @@ describe("second factors and links under guessing", () => {
     const browser = new FormClient(t.url);
     const pending = await pendingCode(browser, "dora");
     for (let i = 0; i < 3; i++) expect((await browser.post("/ui/login/otp", { pending, code: wrongTotpCode(secret) })).status).toBe(401);
-    expect((await t.server.db.prisma.user.findUniqueOrThrow({ where: { id } })).passwordFailures).toBe(3);
+    expect((await t.server.db.prisma.user.findUniqueOrThrow({ where: { id } })).otpFailures).toBe(3);
     expect((await browser.post("/ui/login/otp", { pending, code: totpCode(secret) })).status).toBe(200);
-    expect((await t.server.db.prisma.user.findUniqueOrThrow({ where: { id } })).passwordFailures).toBe(0);
+    expect((await t.server.db.prisma.user.findUniqueOrThrow({ where: { id } })).otpFailures).toBe(0);
+  });
+
+  it("a right password does not start the codes' count again: four wrong codes a round still lock at the fifth", async () => {
+    const { id, secret } = await withTotp("fred");
+    const statuses: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      // who knows the password signs in again between rounds of guesses at the code
+      const browser = new FormClient(t.url);
+      const pending = await pendingCode(browser, "fred").catch(() => undefined);
+      if (!pending) break;
+      for (let i = 0; i < 4; i++) statuses.push((await browser.post("/ui/login/otp", { pending, code: wrongTotpCode(secret) })).status);
+    }
+    const user = await t.server.db.prisma.user.findUniqueOrThrow({ where: { id } });
+    expect(user.state).toBe("locked");
+    expect(await t.server.db.prisma.event.count({ where: { aggregateId: id, type: "user.totp.check_failed" } })).toBe(5);
   });
 
   it("the password link's GET counts wrong codes: five spend the code, and the right one no longer works (finding 21)", async () => {

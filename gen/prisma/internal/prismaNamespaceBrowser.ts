@@ -214,6 +214,7 @@ export const UserScalarFieldEnum = {
   passwordChangeRequired: 'passwordChangeRequired',
   passwordChanged: 'passwordChanged',
   passwordFailures: 'passwordFailures',
+  otpFailures: 'otpFailures',
   description: 'description',
   accessTokenType: 'accessTokenType',
   secretHash: 'secretHash',

@@ -28,12 +28,14 @@ export type AggregateUser = {
 
 export type UserAvgAggregateOutputType = {
   passwordFailures: number | null
+  otpFailures: number | null
   sequence: number | null
   schemaRevision: number | null
 }
 
 export type UserSumAggregateOutputType = {
   passwordFailures: number | null
+  otpFailures: number | null
   sequence: number | null
   schemaRevision: number | null
 }
@@ -59,6 +61,7 @@ export type UserMinAggregateOutputType = {
   passwordChangeRequired: boolean | null
   passwordChanged: Date | null
   passwordFailures: number | null
+  otpFailures: number | null
   description: string | null
   accessTokenType: string | null
   secretHash: string | null
@@ -90,6 +93,7 @@ export type UserMaxAggregateOutputType = {
   passwordChangeRequired: boolean | null
   passwordChanged: Date | null
   passwordFailures: number | null
+  otpFailures: number | null
   description: string | null
   accessTokenType: string | null
   secretHash: string | null
@@ -121,6 +125,7 @@ export type UserCountAggregateOutputType = {
   passwordChangeRequired: number
   passwordChanged: number
   passwordFailures: number
+  otpFailures: number
   description: number
   accessTokenType: number
   secretHash: number
@@ -136,12 +141,14 @@ export type UserCountAggregateOutputType = {
 
 export type UserAvgAggregateInputType = {
   passwordFailures?: true
+  otpFailures?: true
   sequence?: true
   schemaRevision?: true
 }
 
 export type UserSumAggregateInputType = {
   passwordFailures?: true
+  otpFailures?: true
   sequence?: true
   schemaRevision?: true
 }
@@ -167,6 +174,7 @@ export type UserMinAggregateInputType = {
   passwordChangeRequired?: true
   passwordChanged?: true
   passwordFailures?: true
+  otpFailures?: true
   description?: true
   accessTokenType?: true
   secretHash?: true
@@ -198,6 +206,7 @@ export type UserMaxAggregateInputType = {
   passwordChangeRequired?: true
   passwordChanged?: true
   passwordFailures?: true
+  otpFailures?: true
   description?: true
   accessTokenType?: true
   secretHash?: true
@@ -229,6 +238,7 @@ export type UserCountAggregateInputType = {
   passwordChangeRequired?: true
   passwordChanged?: true
   passwordFailures?: true
+  otpFailures?: true
   description?: true
   accessTokenType?: true
   secretHash?: true
@@ -348,6 +358,7 @@ export type UserGroupByOutputType = {
   passwordChangeRequired: boolean
   passwordChanged: Date | null
   passwordFailures: number
+  otpFailures: number
   description: string | null
   accessTokenType: string
   secretHash: string | null
@@ -403,6 +414,7 @@ export type UserWhereInput = {
   passwordChangeRequired?: Prisma.BoolFilter<"User"> | boolean
   passwordChanged?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
   passwordFailures?: Prisma.IntFilter<"User"> | number
+  otpFailures?: Prisma.IntFilter<"User"> | number
   description?: Prisma.StringNullableFilter<"User"> | string | null
   accessTokenType?: Prisma.StringFilter<"User"> | string
   secretHash?: Prisma.StringNullableFilter<"User"> | string | null
@@ -435,6 +447,7 @@ export type UserOrderByWithRelationInput = {
   passwordChangeRequired?: Prisma.SortOrder
   passwordChanged?: Prisma.SortOrderInput | Prisma.SortOrder
   passwordFailures?: Prisma.SortOrder
+  otpFailures?: Prisma.SortOrder
   description?: Prisma.SortOrderInput | Prisma.SortOrder
   accessTokenType?: Prisma.SortOrder
   secretHash?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -471,6 +484,7 @@ export type UserWhereUniqueInput = Prisma.AtLeast<{
   passwordChangeRequired?: Prisma.BoolFilter<"User"> | boolean
   passwordChanged?: Prisma.DateTimeNullableFilter<"User"> | Date | string | null
   passwordFailures?: Prisma.IntFilter<"User"> | number
+  otpFailures?: Prisma.IntFilter<"User"> | number
   description?: Prisma.StringNullableFilter<"User"> | string | null
   accessTokenType?: Prisma.StringFilter<"User"> | string
   secretHash?: Prisma.StringNullableFilter<"User"> | string | null
@@ -503,6 +517,7 @@ export type UserOrderByWithAggregationInput = {
   passwordChangeRequired?: Prisma.SortOrder
   passwordChanged?: Prisma.SortOrderInput | Prisma.SortOrder
   passwordFailures?: Prisma.SortOrder
+  otpFailures?: Prisma.SortOrder
   description?: Prisma.SortOrderInput | Prisma.SortOrder
   accessTokenType?: Prisma.SortOrder
   secretHash?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -543,6 +558,7 @@ export type UserScalarWhereWithAggregatesInput = {
   passwordChangeRequired?: Prisma.BoolWithAggregatesFilter<"User"> | boolean
   passwordChanged?: Prisma.DateTimeNullableWithAggregatesFilter<"User"> | Date | string | null
   passwordFailures?: Prisma.IntWithAggregatesFilter<"User"> | number
+  otpFailures?: Prisma.IntWithAggregatesFilter<"User"> | number
   description?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
   accessTokenType?: Prisma.StringWithAggregatesFilter<"User"> | string
   secretHash?: Prisma.StringNullableWithAggregatesFilter<"User"> | string | null
@@ -575,6 +591,7 @@ export type UserCreateInput = {
   passwordChangeRequired?: boolean
   passwordChanged?: Date | string | null
   passwordFailures?: number
+  otpFailures?: number
   description?: string | null
   accessTokenType?: string
   secretHash?: string | null
@@ -607,6 +624,7 @@ export type UserUncheckedCreateInput = {
   passwordChangeRequired?: boolean
   passwordChanged?: Date | string | null
   passwordFailures?: number
+  otpFailures?: number
   description?: string | null
   accessTokenType?: string
   secretHash?: string | null
@@ -639,6 +657,7 @@ export type UserUpdateInput = {
   passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
   passwordChanged?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   passwordFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  otpFailures?: Prisma.IntFieldUpdateOperationsInput | number
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accessTokenType?: Prisma.StringFieldUpdateOperationsInput | string
   secretHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -671,6 +690,7 @@ export type UserUncheckedUpdateInput = {
   passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
   passwordChanged?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   passwordFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  otpFailures?: Prisma.IntFieldUpdateOperationsInput | number
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accessTokenType?: Prisma.StringFieldUpdateOperationsInput | string
   secretHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -703,6 +723,7 @@ export type UserCreateManyInput = {
   passwordChangeRequired?: boolean
   passwordChanged?: Date | string | null
   passwordFailures?: number
+  otpFailures?: number
   description?: string | null
   accessTokenType?: string
   secretHash?: string | null
@@ -735,6 +756,7 @@ export type UserUpdateManyMutationInput = {
   passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
   passwordChanged?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   passwordFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  otpFailures?: Prisma.IntFieldUpdateOperationsInput | number
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accessTokenType?: Prisma.StringFieldUpdateOperationsInput | string
   secretHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -767,6 +789,7 @@ export type UserUncheckedUpdateManyInput = {
   passwordChangeRequired?: Prisma.BoolFieldUpdateOperationsInput | boolean
   passwordChanged?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   passwordFailures?: Prisma.IntFieldUpdateOperationsInput | number
+  otpFailures?: Prisma.IntFieldUpdateOperationsInput | number
   description?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   accessTokenType?: Prisma.StringFieldUpdateOperationsInput | string
   secretHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -804,6 +827,7 @@ export type UserCountOrderByAggregateInput = {
   passwordChangeRequired?: Prisma.SortOrder
   passwordChanged?: Prisma.SortOrder
   passwordFailures?: Prisma.SortOrder
+  otpFailures?: Prisma.SortOrder
   description?: Prisma.SortOrder
   accessTokenType?: Prisma.SortOrder
   secretHash?: Prisma.SortOrder
@@ -817,6 +841,7 @@ export type UserCountOrderByAggregateInput = {
 
 export type UserAvgOrderByAggregateInput = {
   passwordFailures?: Prisma.SortOrder
+  otpFailures?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
   schemaRevision?: Prisma.SortOrder
 }
@@ -842,6 +867,7 @@ export type UserMaxOrderByAggregateInput = {
   passwordChangeRequired?: Prisma.SortOrder
   passwordChanged?: Prisma.SortOrder
   passwordFailures?: Prisma.SortOrder
+  otpFailures?: Prisma.SortOrder
   description?: Prisma.SortOrder
   accessTokenType?: Prisma.SortOrder
   secretHash?: Prisma.SortOrder
@@ -873,6 +899,7 @@ export type UserMinOrderByAggregateInput = {
   passwordChangeRequired?: Prisma.SortOrder
   passwordChanged?: Prisma.SortOrder
   passwordFailures?: Prisma.SortOrder
+  otpFailures?: Prisma.SortOrder
   description?: Prisma.SortOrder
   accessTokenType?: Prisma.SortOrder
   secretHash?: Prisma.SortOrder
@@ -885,6 +912,7 @@ export type UserMinOrderByAggregateInput = {
 
 export type UserSumOrderByAggregateInput = {
   passwordFailures?: Prisma.SortOrder
+  otpFailures?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
   schemaRevision?: Prisma.SortOrder
 }
@@ -916,6 +944,7 @@ export type UserSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = r
   passwordChangeRequired?: boolean
   passwordChanged?: boolean
   passwordFailures?: boolean
+  otpFailures?: boolean
   description?: boolean
   accessTokenType?: boolean
   secretHash?: boolean
@@ -948,6 +977,7 @@ export type UserSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   passwordChangeRequired?: boolean
   passwordChanged?: boolean
   passwordFailures?: boolean
+  otpFailures?: boolean
   description?: boolean
   accessTokenType?: boolean
   secretHash?: boolean
@@ -980,6 +1010,7 @@ export type UserSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensio
   passwordChangeRequired?: boolean
   passwordChanged?: boolean
   passwordFailures?: boolean
+  otpFailures?: boolean
   description?: boolean
   accessTokenType?: boolean
   secretHash?: boolean
@@ -1012,6 +1043,7 @@ export type UserSelectScalar = {
   passwordChangeRequired?: boolean
   passwordChanged?: boolean
   passwordFailures?: boolean
+  otpFailures?: boolean
   description?: boolean
   accessTokenType?: boolean
   secretHash?: boolean
@@ -1023,7 +1055,7 @@ export type UserSelectScalar = {
   data?: boolean
 }
 
-export type UserOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "orgId" | "username" | "loginName" | "kind" | "state" | "displayName" | "givenName" | "familyName" | "nickName" | "preferredLanguage" | "email" | "emailVerified" | "phone" | "phoneVerified" | "passwordHash" | "passwordChangeRequired" | "passwordChanged" | "passwordFailures" | "description" | "accessTokenType" | "secretHash" | "sequence" | "createdAt" | "changeDate" | "schemaId" | "schemaRevision" | "data", ExtArgs["result"]["user"]>
+export type UserOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "orgId" | "username" | "loginName" | "kind" | "state" | "displayName" | "givenName" | "familyName" | "nickName" | "preferredLanguage" | "email" | "emailVerified" | "phone" | "phoneVerified" | "passwordHash" | "passwordChangeRequired" | "passwordChanged" | "passwordFailures" | "otpFailures" | "description" | "accessTokenType" | "secretHash" | "sequence" | "createdAt" | "changeDate" | "schemaId" | "schemaRevision" | "data", ExtArgs["result"]["user"]>
 
 export type $UserPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "User"
@@ -1049,6 +1081,7 @@ export type $UserPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs =
     passwordChangeRequired: boolean
     passwordChanged: Date | null
     passwordFailures: number
+    otpFailures: number
     description: string | null
     accessTokenType: string
     secretHash: string | null
@@ -1501,6 +1534,7 @@ export interface UserFieldRefs {
   readonly passwordChangeRequired: Prisma.FieldRef<"User", 'Boolean'>
   readonly passwordChanged: Prisma.FieldRef<"User", 'DateTime'>
   readonly passwordFailures: Prisma.FieldRef<"User", 'Int'>
+  readonly otpFailures: Prisma.FieldRef<"User", 'Int'>
   readonly description: Prisma.FieldRef<"User", 'String'>
   readonly accessTokenType: Prisma.FieldRef<"User", 'String'>
   readonly secretHash: Prisma.FieldRef<"User", 'String'>
