@@ -1,6 +1,5 @@
 import { createHash, randomInt, timingSafeEqual } from "node:crypto";
 import type { User } from "../../gen/prisma/client.js";
-import { verifyPassword } from "../crypto/password.js";
 import type { SecretBox } from "../crypto/secrets.js";
 import { errors } from "../errors/errors.js";
 import type { EventChange } from "../eventstore/definition.js";
@@ -192,15 +191,6 @@ export function setPasswordWithCode(es: EventStore, box: SecretBox, a: Who & { c
       passwordChanged.change({ passwordHash: a.passwordHash, changeRequired: false }),
       ...(row.reason === "init" && u.email && !u.emailVerified ? [emailVerified.change()] : []),
     ];
-  });
-}
-
-/** Sets a new password proven by the current one (INVALID_ARGUMENT naming `field` when it is wrong). */
-export function changePasswordWithCurrent(es: EventStore, a: Who & { currentPassword: string; passwordHash: string; field?: string }): Promise<ChangeDetails> {
-  return changeHuman(es, a, "a password", async (u) => {
-    const valid = u.passwordHash ? (await verifyPassword(a.currentPassword, u.passwordHash)).valid : false;
-    if (!valid) throw errors.invalidArgument("UCODE-cur0", `invalid ${a.field ?? "current_password"}: the current password is wrong`);
-    return [passwordChanged.change({ passwordHash: a.passwordHash, changeRequired: false })];
   });
 }
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { isTooManyFailures, limitedSignIn, type SignInLimits, type TooManyFailures } from "../command/failure-limits.js";
+import { changePasswordWithCurrent, type Lockout } from "../command/login.js";
 import {
-  changePasswordWithCurrent,
   codeEvents,
   codeWorked,
   newCode,
@@ -40,6 +40,8 @@ export interface RecoveryKit<C extends RecoveryPageContext> {
   contextOf(req: FastifyRequest, reply: FastifyReply): Promise<C>;
   /** A form post: rate-limited per address, CSRF-checked, in a known instance. */
   post(path: string, handler: (c: C, reply: FastifyReply, instance: InstanceRow) => Promise<unknown>): void;
+  /** The lockout settings a failed check of the current password counts under. */
+  lockoutOf(instanceId: string): Lockout;
   /** The signed-in account of this browser that the request names by `sessionId`. */
   accountOf(c: C, instanceId: string): Promise<{ userId: string; sessionId: string; loginName: string } | undefined>;
 }
@@ -193,7 +195,8 @@ export function registerRecoveryPages<C extends RecoveryPageContext>(ui: Fastify
     const failed = await answeredFailure(
       c,
       user.id,
-      () => codeWorked(changePasswordWithCurrent(es, { instanceId: instance.id, userId: user.id, creator: user.id, currentPassword, passwordHash })),
+      // the limits count here (answeredFailure), the lockout in the check
+      () => codeWorked(changePasswordWithCurrent(es, db, { ...kit.lockoutOf(instance.id), userId: user.id, creator: user.id, currentPassword, passwordHash })),
       () => again(c.page.t.currentPasswordWrong),
     );
     if (failed) return;

@@ -40,6 +40,8 @@ import { describeMembership } from "../../authz/permissions.js";
 import type { ChangeDetails } from "../../command/aggregate.js";
 import * as otpCodes from "../../command/otp-codes.js";
 import * as totp from "../../command/totp.js";
+import type { SignInLimits } from "../../command/failure-limits.js";
+import { changePasswordWithCurrent } from "../../command/login.js";
 import * as codes from "../../command/user-codes.js";
 import * as users from "../../command/users.js";
 import { hashPassword } from "../../crypto/password.js";
@@ -66,6 +68,8 @@ export interface UserDeps {
   tenancy: TenancyQueries;
   /** Seals TOTP secrets and the codes sent to users. */
   box: SecretBox;
+  /** Failed checks of a current password per account (SVC_RATE_LIMIT_SIGNIN_FAILURES_ACCOUNT). */
+  limits?: SignInLimits | undefined;
 }
 
 export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
@@ -222,7 +226,15 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
       const d =
         req.proof.case === "verificationCode"
           ? await codes.setPasswordWithCode(es, deps.box, { ...who, code: req.proof.value, passwordHash })
-          : await codes.changePasswordWithCurrent(es, { ...who, currentPassword: req.proof.value ?? "", passwordHash });
+          : await changePasswordWithCurrent(es, deps.db, {
+              ...who,
+              maxAttempts: async (u) => (await passwordRules(deps.settings, u.instanceId, u.orgId)).maxAttempts,
+              lockoutDurationS: async (u) => (await passwordRules(deps.settings, u.instanceId, u.orgId)).lockoutDurationS,
+              box: deps.box,
+              currentPassword: req.proof.value ?? "",
+              passwordHash,
+              limits: deps.limits,
+            });
       return create(ChangePasswordResponseSchema, { details: details(d) });
     },
 
