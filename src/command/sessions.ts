@@ -4,19 +4,27 @@ import type { SessionQueries } from "../query/sessions.js";
 import { sessionAdded, sessionReauthenticated, sessionTerminated } from "./events.js";
 
 /**
- * Browser sessions: one per account a browser signed in with. Signing in again with the same account
- * refreshes its auth time instead of adding a second session.
+ * Browser sessions: one per account a browser signed in with. Signing in again with the same account refreshes
+ * the auth time of its live session instead of adding a second one; a session that has ended (its idle or
+ * absolute lifetime) is ended for good and a new one begins: reviving it would revive the tokens bound to it.
+ * `amr`: the methods the user proved (OIDC amr), a password alone by default.
  */
-/** `amr`: the methods the user proved (OIDC amr), a password alone by default. */
-export async function signIn(es: EventStore, a: { instanceId: string; agentHash: string; userId: string; orgId: string; amr?: string[] }): Promise<string> {
+export async function signIn(
+  es: EventStore,
+  sessions: SessionQueries,
+  a: { instanceId: string; agentHash: string; userId: string; orgId: string; amr?: string[] },
+): Promise<string> {
+  const amr = a.amr ?? ["pwd"];
   const { result } = await es.execute(async (w) => {
     const existing = await w.tx.loginSession.findUnique({ where: { agentHash_userId: { agentHash: a.agentHash, userId: a.userId } } });
-    const id = existing?.id ?? newId();
-    const ref = { aggregateId: id, resourceOwner: a.orgId };
+    if (existing && (await sessions.active(existing.id))) {
+      await w.push(a.instanceId, a.userId, [sessionReauthenticated.event({ aggregateId: existing.id, resourceOwner: a.orgId }, { amr })]);
+      return existing.id;
+    }
+    const id = newId();
     await w.push(a.instanceId, a.userId, [
-      existing
-        ? sessionReauthenticated.event(ref, { amr: a.amr ?? ["pwd"] })
-        : sessionAdded.event(ref, { agentHash: a.agentHash, userId: a.userId, amr: a.amr ?? ["pwd"] }),
+      ...(existing ? [sessionTerminated.event({ aggregateId: existing.id, resourceOwner: "" })] : []),
+      sessionAdded.event({ aggregateId: id, resourceOwner: a.orgId }, { agentHash: a.agentHash, userId: a.userId, amr }),
     ]);
     return id;
   });

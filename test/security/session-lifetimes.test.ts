@@ -77,6 +77,22 @@ describe("session lifetimes bound tokens (security review #14)", () => {
     expect(offline.sid).toBeUndefined();
   });
 
+  it("signing in again after the end starts a new session: the ended one's tokens stay dead", async () => {
+    // found in review: the browser's row was re-authenticated, and with it the sid its old tokens carry
+    const signedIn = await signIn("erin");
+    await sleep(IDLE_MS + 1000);
+    expect((await introspect(signedIn.access)).active).toBe(false);
+    const page = await rest(t.url, "GET", "/ui/login", { headers: { cookie: signedIn.agent } });
+    const csrfCookie = String(page.headers["set-cookie"]).split(";")[0]!;
+    const csrf = (page.body as string).match(/name="csrf" value="([^"]+)"/)![1]!;
+    const again = await rest(t.url, "POST", "/ui/login/password", {
+      body: new URLSearchParams({ loginName: "erin", password: PASSWORD, csrf }).toString(),
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie: `${signedIn.agent}; ${csrfCookie}`, origin: t.url },
+    });
+    expect(again.status).toBe(200);
+    expect((await introspect(signedIn.access)).active).toBe(false);
+  });
+
   it("use keeps a browser session past its idle time, but not past its absolute lifetime", async () => {
     const started = Date.now();
     const signedIn = await signIn("erin");
