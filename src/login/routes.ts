@@ -242,7 +242,7 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
       }
       // The application asked for users of one organisation: no one else signs in for it (the callback checks too).
       if (c.org !== undefined && c.org?.id !== user.orgId) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notInOrganization), 403);
-      const sessionId = await signIn(es, { instanceId: instance.id, agentHash: hashAgent(agent), userId: user.id, orgId: user.orgId, amr });
+      const sessionId = await signIn(es, sessions, { instanceId: instance.id, agentHash: hashAgent(agent), userId: user.id, orgId: user.orgId, amr });
       if (c.page.carry.return_to) {
         if (c.setCookies.length) reply.header("set-cookie", c.setCookies);
         return reply.status(303).header("location", continueTo(c.page.carry.return_to, sessionId)).send();
@@ -477,10 +477,15 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
       const account = pending ? undefined : await accountOf(c, instance.id);
       const who = pending ? { userId: pending.user.id, loginName: pending.user.username } : account;
       if (!who) return c.send(pages.loginNamePage(c.page, { canRegister: false, error: c.page.t.wrongCredentials }), 400);
+      // A wrong code shows a new secret: a set-up's start as much as the set-up page's, and as recent a sign-in.
+      if (account && !(await signedInRecently(c, account))) return;
       try {
         await verifyTotp(es, deps.box, { instanceId: instance.id, userId: who.userId, creator: who.userId, code: (c.fields.code ?? "").slice(0, 20) });
       } catch (e) {
-        if ((e as { code?: number }).code !== 3) throw e;
+        const code = (e as { code?: number }).code;
+        // Confirmed already: nothing to confirm. No set-up under way is answered as a wrong code (a new secret).
+        if (code === 9) return c.send(pages.messagePage(c.page, c.page.t.otpSetup, c.page.t.otpAdded), 409);
+        if (code !== 3 && code !== 5) throw e;
         // A wrong code: a new secret to scan, as the shown one is not kept in the page.
         const extra: Record<string, string> = pending ? { pending: String(c.fields.pending) } : { sessionId: account!.sessionId };
         return enrolPage(c, instance, who, extra, { error: c.page.t.otpWrong, canSkip: pending ? !pending.forced : false }, 400);
@@ -535,12 +540,15 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
         const user = (await users.byId(instance.id, d.id))!;
         return finish(c, reply, instance, user);
       } catch (e) {
-        if ((e as { code?: number }).code === 6) return again(c.page.t.usernameTaken);
+        const refused = e as { code?: number; rawMessage?: string };
+        // taken, or on another organisation's verified domain (USER-d0mn): the name is not to be had either way
+        if (refused.code === 6 || refused.rawMessage?.endsWith("(USER-d0mn)")) return again(c.page.t.usernameTaken);
+        if (refused.code === 3) return again(c.page.t.wrongCredentials);
         throw e;
       }
     });
 
-    registerRecoveryPages(ui, deps, { contextOf, post, accountOf });
+    registerRecoveryPages(ui, deps, { contextOf, post, accountOf, lockoutOf });
     const otpCodeStep = registerOtpCodePages(deps, { post, finish });
     const webauthnStep = registerWebauthnPages(ui, deps, { contextOf, post, finish, accountOf, mfaInitPending, signedInRecently });
 

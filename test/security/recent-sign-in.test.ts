@@ -32,6 +32,10 @@ describe("adding a second factor needs a recent sign-in", () => {
     expect(asked.body).not.toContain('id="otp-secret"');
     const keys = await browser.post("/ui/login/webauthn/setup", { sessionId: sessionId!, purpose: "u2f" });
     expect(keys.status).toBe(401);
+    // the confirmation's wrong-code page shows a new secret: a start as much as the set-up page (found in review)
+    const confirm = await browser.post("/ui/login/otp/setup/verify", { sessionId: sessionId!, code: "000000" });
+    expect(confirm.status).toBe(401);
+    expect(confirm.body).not.toContain('id="otp-secret"');
 
     expect(await browser.signIn("left-signed-in", PASSWORD)).toBe(200);
     expect((await browser.post("/ui/login/otp/setup", { sessionId: sessionId! })).body).toContain('id="otp-secret"');

@@ -55,6 +55,17 @@ describe("usernames on another organisation's verified domain", () => {
     expect(JSON.stringify(imported.body)).toContain("acme.test");
   });
 
+  it("self-registration with such a username is refused with the form again, not a server error", async () => {
+    expect((await api("PATCH", "/settings/v3alpha/login", { allowRegister: { set: true } })).status).toBe(200);
+    const page = await new FormClient(t.url).post(
+      "/ui/login/register",
+      { givenName: "C", familyName: "T", email: "c@example.com", loginName: "carol@acme.test", newPassword: PASSWORD, confirmPassword: PASSWORD },
+      "/ui/login/register",
+    );
+    expect(page.status).toBe(400);
+    expect(page.body).toContain('name="loginName"');
+  });
+
   it("the organisation that verified the domain may use it in usernames", async () => {
     expect((await api("POST", `/resources/v3alpha/users?ctx.org_id=${acme}`, human("dave@acme.test"))).status).toBe(201);
   });
