@@ -29,12 +29,8 @@ const env: Record<string, string> = {
   SVC_PORT: "0",
   SVC_DATA_DIR: dataDir,
   SVC_LOG_LEVEL: "warn",
-  // The load comes from one address and a few clients, far above the default limits: the OAuth endpoints count
-  // every request under limits raised out of reach, as a busy deployment would run them (their cost is measured,
-  // no request is refused). The login forms' limit is off: the password bench posts them from one address.
-  SVC_RATE_LIMIT_OAUTH_CLIENT: "999999999/60",
-  SVC_RATE_LIMIT_OAUTH_ADDRESS: "999999999/60",
-  SVC_RATE_LIMIT_LOGIN_ADDRESS: "off",
+  // The limits as a deployment runs them by default: failures counted (the load makes none, so its cost is the
+  // check on every guessable request), the request limits off.
   // The webhook of the actions section answers on loopback, which the default of SVC_TARGET_DENY denies.
   SVC_TARGET_DENY: "none",
   ...(databaseUrl ? { DATABASE_URL: databaseUrl, SVC_MASTERKEY: "bench-master-key-0123456789abcde" } : {}),

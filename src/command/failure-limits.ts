@@ -129,13 +129,14 @@ export const isTooManyFailures = (r: unknown): r is TooManyFailures => typeof r 
  */
 export async function limitedSignIn<T>(
   limits: SignInLimits | undefined,
-  userId: string | undefined,
+  /** The account the step names: a user ID, or what stands for an unknown one (the login name typed). */
+  account: string | undefined,
   attempt: () => Promise<T | undefined>,
 ): Promise<T | undefined | TooManyFailures> {
   if (!limits) return attempt();
   const keys: FailureKey[] = [];
   if (limits.address) keys.push(limits.address);
-  if (userId && limits.account) keys.push({ key: `signin:account:${userId}`, rule: limits.account });
+  if (account && limits.account) keys.push({ key: `signin:account:${account}`, rule: limits.account });
   const before = await limits.limiter.check(keys);
   if (!before.allowed) return { tooManyFailures: true, retryAfterS: before.retryAfterS };
   const outcome = await attempt();

@@ -57,9 +57,9 @@ export const VARIABLES = [
   },
   {
     name: "SVC_RATE_LIMIT_SIGNIN_FAILURES_ADDRESS",
-    default: "15/60",
+    default: "10/10",
     meaning:
-      "failed sign-in steps per client address (IPv6: per /64): wrong passwords, unknown login names, wrong codes (TOTP, e-mail, SMS, recovery links); failures/seconds, a burst of that many then one per seconds/failures, shared by all processes; off: none",
+      "failed sign-in steps per client address (IPv6: per /64): wrong passwords, unknown login names, wrong codes (TOTP, e-mail, SMS, recovery links); failures/seconds: a burst of that many, then one more every seconds/failures (10/10: one a second), shared by all processes; off: none",
   },
   {
     name: "SVC_RATE_LIMIT_SIGNIN_FAILURES_ACCOUNT",
@@ -68,7 +68,7 @@ export const VARIABLES = [
   },
   {
     name: "SVC_RATE_LIMIT_TOKEN_FAILURES_ADDRESS",
-    default: "100/60",
+    default: "600/60",
     meaning:
       "failed machine credentials per client address: wrong client secrets, unknown tokens at introspection, revocation, userinfo and the API, unknown PATs; off: none",
   },

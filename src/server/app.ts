@@ -215,6 +215,9 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   // SVC_RATE_LIMIT_*_FAILURES_*: failed attempts at guessable secrets, in the database for every process on it.
   const failureLimiter = new FailureLimiter(db);
   const failures = { limiter: failureLimiter, rules: config.failureLimits };
+  // The API's checks of a user's secrets (the sessions API, ChangePassword) count per account: their caller is a
+  // service that speaks for many addresses.
+  const accountLimits = config.failureLimits.signInAccount && { limiter: failureLimiter, account: config.failureLimits.signInAccount };
   const clients = new Clients(oidcReads.oauthClients, replay, tenancy);
   verifiers.add(new OidcAccessTokenVerifier(tokens, tenancy));
 
@@ -242,7 +245,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     mount(S.idp, idpService({ es, db, cache, box, idps: new IdpQueries(db), tenancy })),
     mount(S.org, orgService({ es, db, cache, tenancy, externalDomain: config.externalDomain })),
     mount(S.orgDomain, orgDomainService({ es, db, cache, tenancy, settings, validator: domainValidator })),
-    mount(S.user, userService({ es, db, cache, settings, tenancy, box })),
+    mount(S.user, userService({ es, db, cache, settings, tenancy, box, limits: accountLimits })),
     mount(S.event, eventService({ auditLog: new AuditLog(db, cache) })),
     mount(S.instance, instanceService({ es, db, cache, settings })),
     mount(S.userSchema, userSchemaService({ es, db, cache })),
@@ -254,7 +257,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
         box,
         settings,
         replay,
-        limits: config.failureLimits.signInAccount && { limiter: failureLimiter, account: config.failureLimits.signInAccount },
+        limits: accountLimits,
         cache,
         tenancy,
         authRequests: oidcReads.authRequests,

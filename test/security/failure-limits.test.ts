@@ -36,9 +36,9 @@ describe("failure limits, defaults", () => {
   it("are on by default and request limits are off", () => {
     const c = loadConfig({}, []);
     expect(c.failureLimits).toEqual({
-      signInAddress: { limit: 15, windowS: 60 },
+      signInAddress: { limit: 10, windowS: 10 },
       signInAccount: { limit: 10, windowS: 300 },
-      tokenAddress: { limit: 100, windowS: 60 },
+      tokenAddress: { limit: 600, windowS: 60 },
     });
     expect(c.rateLimits).toEqual({ oauthClient: undefined, oauthAddress: undefined, loginAddress: undefined });
   });
@@ -137,55 +137,21 @@ describe("failure limits against real traffic and attacks", () => {
     }
     expect(Object.fromEntries(statuses)).toEqual({ 200: 1500 });
   });
-
-  it("unknown tokens at introspection, revocation and the API count per address; expired or revoked ones do not lock anybody out", async () => {
-    const from = "127.0.0.5";
-    let status = 0;
-    for (let i = 0; i < 110 && status !== 429; i++) {
-      status = (await oauthPost(t.url, "/oauth/v2/revoke", { token: `guess-${i}`, client_id: "nobody" }, undefined, from)).status;
-    }
-    expect(status).toBe(429);
-    // the API from the same address is refused too, before the token is looked at
-    const api = await new Promise<number>((resolve, reject) => {
-      const req = http.request(`${t.url}/settings/v3alpha/languages`, { headers: { authorization: `Bearer ${t.adminPat}` }, localAddress: from }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
-      req.on("error", reject);
-      req.end();
-    });
-    expect(api).toBe(429);
-    // wrong PATs at the API from another address count likewise
-    let apiStatus = 0;
-    for (let i = 0; i < 110 && apiStatus !== 429; i++) {
-      apiStatus = await new Promise<number>((resolve, reject) => {
-        const req = http.request(
-          `${t.url}/settings/v3alpha/languages`,
-          { headers: { authorization: `Bearer pat_guess${i}` }, localAddress: "127.0.0.6" },
-          (res) => {
-            res.resume();
-            resolve(res.statusCode ?? 0);
-          },
-        );
-        req.on("error", reject);
-        req.end();
-      });
-    }
-    expect(apiStatus).toBe(429);
-    // and the default address was never refused
-    expect((await rest(t.url, "GET", "/settings/v3alpha/languages", { token: t.adminPat })).status).toBe(200);
-  });
 });
 
-describe("a client named by someone else's wrong secrets (finding 9)", () => {
+describe("limits on machine credentials and accounts, with small rules", () => {
   let t: TestServer;
   beforeAll(async () => {
     // a small rule, so that the guessing address is over it within the test's few requests
-    t = await startTestServer({ SVC_RATE_LIMIT_TOKEN_FAILURES_ADDRESS: "5/600" });
+    t = await startTestServer({
+      SVC_RATE_LIMIT_TOKEN_FAILURES_ADDRESS: "5/600",
+      SVC_RATE_LIMIT_SIGNIN_FAILURES_ADDRESS: "",
+      SVC_RATE_LIMIT_SIGNIN_FAILURES_ACCOUNT: "",
+    });
   });
   afterAll(() => t?.close());
 
-  it("is not locked out: only the guessing address is stopped", async () => {
+  it("a client named by someone else's wrong secrets is not locked out: only the guessing address is stopped (finding 9)", async () => {
     const bot = await rest(t.url, "POST", "/resources/v3alpha/users", { token: t.adminPat, body: { username: "victim-bot", machine: { name: "Victim" } } });
     const secret = await rest(t.url, "POST", `/resources/v3alpha/users/${bot.body.details.id}/_generate_secret`, { token: t.adminPat, body: {} });
     const id = secret.body.clientId as string;
@@ -204,5 +170,80 @@ describe("a client named by someone else's wrong secrets (finding 9)", () => {
       const own = await oauthPost(t.url, "/oauth/v2/token", { grant_type: "client_credentials" }, [id, secret.body.clientSecret]);
       expect(own.status, JSON.stringify(own.body)).toBe(200);
     }
+  });
+
+  it("unknown tokens at revocation and the API count per address; another address goes on", async () => {
+    const from = "127.0.0.5";
+    let status = 0;
+    for (let i = 0; i < 10 && status !== 429; i++) {
+      status = (await oauthPost(t.url, "/oauth/v2/revoke", { token: `guess-${i}`, client_id: "nobody" }, undefined, from)).status;
+    }
+    expect(status).toBe(429);
+    // the API from the same address is refused too, before the token is looked at
+    const api = await new Promise<number>((resolve, reject) => {
+      const req = http.request(`${t.url}/settings/v3alpha/languages`, { headers: { authorization: `Bearer ${t.adminPat}` }, localAddress: from }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on("error", reject);
+      req.end();
+    });
+    expect(api).toBe(429);
+    // wrong PATs at the API from another address count likewise
+    let apiStatus = 0;
+    for (let i = 0; i < 10 && apiStatus !== 429; i++) {
+      apiStatus = await new Promise<number>((resolve, reject) => {
+        const req = http.request(
+          `${t.url}/settings/v3alpha/languages`,
+          { headers: { authorization: `Bearer pat_guess${i}` }, localAddress: "127.0.0.6" },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on("error", reject);
+        req.end();
+      });
+    }
+    expect(apiStatus).toBe(429);
+    // and the default address was never refused
+    expect((await rest(t.url, "GET", "/settings/v3alpha/languages", { token: t.adminPat })).status).toBe(200);
+  });
+
+  it("a revoked token, introspected again and again, is no guess: the gateway is not refused", async () => {
+    const project = await rest(t.url, "POST", "/resources/v3alpha/projects", { token: t.adminPat, body: { name: "revoked" } });
+    const api = await rest(t.url, "POST", `/resources/v3alpha/projects/${project.body.details.id}/applications`, {
+      token: t.adminPat,
+      body: { name: "rs", api: { authMethodType: "API_AUTH_METHOD_TYPE_BASIC" } },
+    });
+    const bot = await rest(t.url, "POST", "/resources/v3alpha/users", { token: t.adminPat, body: { username: "revoked-bot", machine: { name: "R" } } });
+    const secret = await rest(t.url, "POST", `/resources/v3alpha/users/${bot.body.details.id}/_generate_secret`, { token: t.adminPat, body: {} });
+    const bb: [string, string] = [secret.body.clientId, secret.body.clientSecret];
+    const issued = await oauthPost(
+      t.url,
+      "/oauth/v2/token",
+      { grant_type: "client_credentials", scope: `urn:svc:iam:org:project:id:${project.body.details.id}:aud` },
+      bb,
+    );
+    expect((await oauthPost(t.url, "/oauth/v2/revoke", { token: issued.body.access_token }, bb)).status).toBe(200);
+    for (let i = 0; i < 10; i++) {
+      const r = await oauthPost(t.url, "/oauth/v2/introspect", { token: issued.body.access_token }, [api.body.clientId, api.body.clientSecret], "127.0.0.7");
+      expect(r.status).toBe(200);
+      expect(r.body.active).toBe(false);
+    }
+  });
+
+  it("the per-account limit answers an unknown login name as it answers a real one (no enumeration)", async () => {
+    await addHuman(t, "alice", PASSWORD);
+    const tries = async (loginName: string, subnet: number) => {
+      const statuses: number[] = [];
+      // from a new address each time: only the account's limit is at work
+      for (let i = 1; i <= 12; i++) statuses.push(await new FormClient(t.url, `127.0.${subnet}.${i}`).signIn(loginName, `wrong-${i}`));
+      return statuses;
+    };
+    const real = await tries("alice", 10);
+    const unknown = await tries("nobody-here", 11);
+    expect(real).toEqual([...Array(10).fill(401), 429, 429]);
+    expect(unknown).toEqual(real);
   });
 });
