@@ -156,8 +156,9 @@ describe("event store", () => {
     expect(seen.a).toEqual(ids);
     expect(seen.b).toEqual(ids);
     // Two subscriptions reading apart would make at least two reads a commit; together they make about one
-    // (and a shared poll now and then).
-    expect(es.stats.logReads - before).toBeLessThan(1.5 * waves);
+    // (and a shared poll now and then: every 500 ms, so a loaded machine, slower through the waves, adds some;
+    // 15 reads for 10 commits were seen on one).
+    expect(es.stats.logReads - before).toBeLessThan(2 * waves);
     await Promise.all(subs.map((x) => x.stop()));
   });
 
