@@ -1,6 +1,7 @@
 import { createContextKey, type HandlerContext } from "@connectrpc/connect";
 import { errors } from "../errors/errors.js";
 import type { InstanceRow, Target } from "../domain/contexts.js";
+import type { Client } from "../domain/forwarded.js";
 import type { MembershipRow } from "../query/tenancy.js";
 
 // The contexts are domain types; named here too for the modules that take them from authorization.
@@ -45,8 +46,8 @@ export interface CallInfo {
 export const callInfoKey = createContextKey<CallInfo | undefined>(undefined, { description: "svc call info" });
 export const hostInstanceKey = createContextKey<InstanceRow | undefined>(undefined, { description: "svc host instance" });
 export const callerKey = createContextKey<Caller | undefined>(undefined, { description: "svc caller" });
-/** The client address a call came from, as its limits key it (src/domain/client-address.ts); set by the transport. */
-export const clientAddressKey = createContextKey<string | undefined>(undefined, { description: "svc client address" });
+/** Who a call comes from (src/web/client.ts: behind trusted proxies what they forwarded); set by the transport. */
+export const clientKey = createContextKey<Client | undefined>(undefined, { description: "svc client" });
 
 /** The call info that the authorization interceptor put in place; handlers of non-public RPCs always have it. */
 export function callInfo(ctx: HandlerContext): CallInfo {

@@ -1,13 +1,14 @@
 import type { Interceptor } from "@connectrpc/connect";
 import type { RequestContext } from "../../gen/svc/object/v3alpha/object_pb.js";
 import type { FailureLimiter } from "../command/failure-limits.js";
+import { addressKey } from "../domain/client-address.js";
 import type { RateRule } from "../domain/rate-rules.js";
 import { errors } from "../errors/errors.js";
 import { isFeatureName, type FeatureQueries } from "../query/features.js";
 import type { InstanceRow, TenancyQueries } from "../query/tenancy.js";
 import { methodInfo, permissionIn } from "../schema/descriptors.js";
 import { contextOf, permissionsAt, uncoveredMembership } from "./permissions.js";
-import { callerKey, callInfoKey, clientAddressKey, hostInstanceKey, type Caller, type Target } from "./context.js";
+import { callerKey, callInfoKey, clientKey, hostInstanceKey, type Caller, type Target } from "./context.js";
 import type { TokenVerifiers } from "./verifier.js";
 
 export interface AuthDeps {
@@ -60,11 +61,13 @@ export async function authenticateCall(
 export function createAuthenticationInterceptor(deps: AuthDeps): Interceptor {
   return (next) => async (req) => {
     if (methodInfo(req.method).isPublic) return next(req);
+    const client = req.contextValues.get(clientKey);
     const { instance, caller } = await authenticateCall(deps, {
-      // HTTP/1.1 carries the Host header; HTTP/2 the :authority, which Connect puts into the URL.
-      host: req.header.get("host") ?? new URL(req.url).host,
+      // The client's host (behind a trusted proxy, the one it forwarded); else HTTP/1.1's Host header or HTTP/2's
+      // :authority, which Connect puts into the URL.
+      host: client?.host ?? req.header.get("host") ?? new URL(req.url).host,
       authorization: req.header.get("authorization"),
-      address: req.contextValues.get(clientAddressKey),
+      address: client && addressKey(client.address),
     });
     req.contextValues.set(hostInstanceKey, instance);
     req.contextValues.set(callerKey, caller);

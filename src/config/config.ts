@@ -1,9 +1,11 @@
 import { dirname, join, resolve } from "node:path";
 import { dnsServerProblem, type DomainValidationConfig, httpOriginProblem } from "../domain/org-domains.js";
 import { type FailureRules, parseRateRule, type RateRule } from "../domain/rate-rules.js";
+import { TrustedProxies } from "../domain/forwarded.js";
 import { TargetAddressPolicy } from "../domain/target-addresses.js";
 import { parseArgs } from "./cli.js";
 import { tracingFromEnv, type TracingConfig } from "./otel.js";
+import { readTlsPair, type TlsFiles, TlsPairError } from "../crypto/tls-pair.js";
 import { ConfigError } from "./startup-error.js";
 import { VARIABLES, type Variable, type VariableName } from "./variables.js";
 import { readYamlFile } from "./yaml-file.js";
@@ -25,8 +27,10 @@ export interface Config {
   externalDomain: string;
   /** SVC_EXTERNAL_PORT */
   externalPort: number;
-  /** SVC_EXTERNAL_SECURE */
+  /** SVC_EXTERNAL_SECURE (default: true when `tls` is set). */
   externalSecure: boolean;
+  /** SVC_TLS_CERT and SVC_TLS_KEY, absolute (both or neither; checked at load): the port serves TLS. */
+  tls: TlsFiles | undefined;
   /** DATABASE_URL: a postgres:// URL, or undefined for the embedded database. */
   databaseUrl: string | undefined;
   /** SVC_DATA_DIR, absolute. */
@@ -47,6 +51,8 @@ export interface Config {
   firstInstanceOrgName: string;
   /** SVC_TARGET_DENY (checked: names and ranges `TargetAddressPolicy` accepts). */
   targetDeny: string;
+  /** SVC_TRUSTED_PROXIES as given (checked): src/domain/forwarded.ts. */
+  trustedProxies: string;
   /** SVC_DOMAIN_VALIDATION_DNS and SVC_DOMAIN_VALIDATION_HTTP (checked). */
   domainValidation: DomainValidationConfig;
   /** SVC_RATE_LIMIT_*_FAILURES_*: limits on failed attempts (src/command/failure-limits.ts); undefined where off. */
@@ -127,8 +133,9 @@ class Source {
     return n;
   }
 
-  bool(key: VariableName): boolean {
-    const v = this.get(key)!;
+  bool(key: VariableName, fallback?: boolean): boolean {
+    const v = this.get(key) ?? "";
+    if (v === "" && fallback !== undefined) return fallback;
     if (/^(true|1|yes|on)$/i.test(v)) return true;
     if (/^(false|0|no|off)$/i.test(v)) return false;
     throw new ConfigError(`${this.label(key)} must be true or false (or on, off), got "${v}"`);
@@ -170,6 +177,16 @@ function rateRule(s: Source, name: VariableName): RateRule | undefined {
   }
 }
 
+function trustedProxies(s: Source): string {
+  const spec = s.get("SVC_TRUSTED_PROXIES") ?? "";
+  try {
+    new TrustedProxies(spec);
+  } catch (e) {
+    throw new ConfigError(`${s.label("SVC_TRUSTED_PROXIES")}: ${(e as Error).message}`);
+  }
+  return spec;
+}
+
 function targetDeny(s: Source): string {
   const spec = s.get("SVC_TARGET_DENY")!;
   try {
@@ -178,6 +195,30 @@ function targetDeny(s: Source): string {
     throw new ConfigError(`${s.label("SVC_TARGET_DENY")}: ${(e as Error).message}`);
   }
   return spec;
+}
+
+/**
+ * SVC_TLS_CERT and SVC_TLS_KEY: both or neither. The files are read and checked here, so that a wrong path, a
+ * file that is not PEM or a key of another certificate stops the start with one line naming the variable; the
+ * listener reads them again when it starts and whenever they change (src/server/tls-files.ts).
+ */
+function tlsFiles(s: Source): TlsFiles | undefined {
+  const cert = s.get("SVC_TLS_CERT");
+  const key = s.get("SVC_TLS_KEY");
+  if (cert === undefined && key === undefined) return undefined;
+  if (cert === undefined || key === undefined) {
+    throw new ConfigError(
+      `SVC_TLS_CERT and SVC_TLS_KEY go together: ${cert === undefined ? s.label("SVC_TLS_KEY") : s.label("SVC_TLS_CERT")} is set, ${cert === undefined ? "SVC_TLS_CERT" : "SVC_TLS_KEY"} is not`,
+    );
+  }
+  const files = { certPath: resolve(cert), keyPath: resolve(key) };
+  try {
+    readTlsPair(files);
+  } catch (e) {
+    if (e instanceof TlsPairError) throw new ConfigError(e.message);
+    throw e;
+  }
+  return files;
 }
 
 function domainValidation(s: Source): DomainValidationConfig {
@@ -215,6 +256,7 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = pro
   }
   const level = s.get("SVC_LOG_LEVEL")!;
   if (!LOG_LEVELS.includes(level)) throw new ConfigError(`${s.label("SVC_LOG_LEVEL")} must be one of ${LOG_LEVELS.join(", ")}, got "${level}"`);
+  const tls = tlsFiles(s);
   const corsOrigins = s
     .get("SVC_CORS_ORIGINS")!
     .split(",")
@@ -225,7 +267,9 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = pro
     host: s.get("SVC_HOST")!,
     externalDomain: s.get("SVC_EXTERNAL_DOMAIN")!,
     externalPort: s.int("SVC_EXTERNAL_PORT", 0, 65535, port),
-    externalSecure: s.bool("SVC_EXTERNAL_SECURE"),
+    // Served over TLS, the issuer is https unless SVC_EXTERNAL_SECURE says otherwise.
+    externalSecure: s.bool("SVC_EXTERNAL_SECURE", tls !== undefined),
+    tls,
     databaseUrl,
     dataDir,
     exportDir: resolve(s.get("SVC_EXPORT_DIR") ?? join(dataDir, "exports")),
@@ -236,6 +280,7 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = pro
     firstInstancePasswordPath: join(dirname(resolve(s.get("SVC_FIRSTINSTANCE_PAT_PATH") ?? `${dataDir}/admin.pat`)), "admin.password"),
     firstInstanceOrgName: s.get("SVC_FIRSTINSTANCE_ORG_NAME")!,
     targetDeny: targetDeny(s),
+    trustedProxies: trustedProxies(s),
     domainValidation: domainValidation(s),
     failureLimits: {
       signInAddress: rateRule(s, "SVC_RATE_LIMIT_SIGNIN_FAILURES_ADDRESS"),

@@ -18,7 +18,18 @@ export const VARIABLES = [
   { name: "SVC_HOST", default: "0.0.0.0", meaning: "the address to listen on" },
   { name: "SVC_EXTERNAL_DOMAIN", default: "localhost", meaning: "domain of the first instance; with the port it forms the issuer" },
   { name: "SVC_EXTERNAL_PORT", shown: "SVC_PORT", meaning: "the port clients see" },
-  { name: "SVC_EXTERNAL_SECURE", default: "false", meaning: "true: the issuer is https" },
+  {
+    name: "SVC_EXTERNAL_SECURE",
+    shown: "true with SVC_TLS_CERT, else false",
+    meaning: "true: the issuer is https (TLS here, or at a proxy in front)",
+  },
+  {
+    name: "SVC_TLS_CERT",
+    shown: "unset",
+    meaning:
+      "PEM certificate (chain) file: the port serves TLS (ALPN h2, http/1.1) for every protocol; with SVC_TLS_KEY; changed files are picked up without a restart",
+  },
+  { name: "SVC_TLS_KEY", shown: "unset", meaning: "PEM private key file of SVC_TLS_CERT (unencrypted)" },
   {
     name: "DATABASE_URL",
     shown: "unset",
@@ -38,6 +49,12 @@ export const VARIABLES = [
     meaning: "its initial password (changed at first sign-in); unset: the first start generates one into admin.password beside the PAT (mode 0600)",
   },
   { name: "SVC_FIRSTINSTANCE_ORG_NAME", default: "Default", meaning: "name of the first instance's default organisation" },
+  {
+    name: "SVC_TRUSTED_PROXIES",
+    shown: "none",
+    meaning:
+      "addresses and CIDR ranges of reverse proxies (comma-separated) believed about Forwarded / X-Forwarded-For, -Proto and -Host: the client address (limits, logs) is the nearest one in the chain that is not a trusted proxy, and their scheme and host make the issuer; from any other peer those headers are ignored",
+  },
   {
     name: "SVC_TARGET_DENY",
     // The one place of the default: the address policy (src/domain/target-addresses.ts) takes it from here.

@@ -71,7 +71,7 @@ export function registerRecoveryPages<C extends RecoveryPageContext>(ui: Fastify
   async function limited(req: FastifyRequest, reply: FastifyReply, c: C): Promise<boolean> {
     const rule = deps.rateLimit?.address;
     if (!rule) return false;
-    const verdict = await deps.rateLimit!.limiter.hit(`login:addr:${addressKey(req.ip)}`, rule);
+    const verdict = await deps.rateLimit!.limiter.hit(`login:addr:${addressKey(req.client.address)}`, rule);
     if (verdict.allowed) return false;
     reply.header("retry-after", String(verdict.retryAfterS));
     c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.tooManyRequests), 429);

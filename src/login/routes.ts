@@ -8,7 +8,6 @@ import type { RateLimiter } from "../command/rate-limits.js";
 import { signIn, terminateSessions } from "../command/sessions.js";
 import { addTotp, checkTotp, hasVerifiedTotp, mfaInitSkippedAt, skipMfaInit, verifyTotp } from "../command/totp.js";
 import { createHuman, setPassword } from "../command/users.js";
-import QRCode from "qrcode";
 import type { SecretBox } from "../crypto/secrets.js";
 import { hashPassword } from "../crypto/password.js";
 import type { EventStore } from "../eventstore/eventstore.js";
@@ -22,7 +21,7 @@ import type { ProjectionCache } from "../query/cache.js";
 import { SessionQueries, type SessionLifetimes } from "../query/sessions.js";
 import { UserQueries } from "../query/users.js";
 import type { Database } from "../storage/database.js";
-import { AGENT_COOKIE, cookiesOf, crossOriginPost, hashAgent, nulParameter, ownOriginOf } from "../web/browser.js";
+import { AGENT_COOKIE, addStrictTransport, cookiesOf, crossOriginPost, hashAgent, nulParameter, ownOriginOf } from "../web/browser.js";
 import * as pages from "../web/pages.js";
 import { registerOtpCodePages } from "./otp-codes.js";
 import { registerRecoveryPages } from "./recovery.js";
@@ -111,9 +110,10 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
     ui.addHook("onSend", async (req, reply) => {
       // Pages are never cached; a route that says how it may be (stylesheets, branding files) keeps its say.
       reply.headers({ ...securityHeaders, "cache-control": reply.getHeader("cache-control") ?? securityHeaders["cache-control"] });
+      addStrictTransport(req, reply, deps.secureCookies);
       // The security settings may let origins frame the login UI (enable_iframe_embedding, allowed_origins):
       // then CSP frame-ancestors names them and X-Frame-Options (which cannot name several) is left out.
-      const instance = await tenancy.instanceByDomain(hostnameOf(req.headers.host ?? ""));
+      const instance = await tenancy.instanceByDomain(hostnameOf(req.client.host));
       if (!instance) return;
       const security = await settings.values("security", inheritanceChain({ type: "instance", instanceId: instance.id }));
       if (!security.enable_iframe_embedding) return;
@@ -132,7 +132,7 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
     }
     // A blocked instance's pages say so (429), before anything else.
     ui.addHook("preHandler", async (req, reply) => {
-      const instance = await tenancy.instanceByDomain(hostnameOf(req.headers.host ?? ""));
+      const instance = await tenancy.instanceByDomain(hostnameOf(req.client.host));
       // Its stylesheets and branding files still load, so that the page saying so looks like the others.
       if (!instance?.blocked || /\/(style|branding)\.css$|\/assets\//.test(req.url.split("?")[0]!)) return;
       return refuse(req, reply, instance, 429, "instanceBlocked");
@@ -140,12 +140,12 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
     // No field of these forms needs U+0000, and PostgreSQL refuses it in text: a 400 page, before any lookup.
     ui.addHook("preHandler", async (req, reply) => {
       if (!nulParameter(req.query) && !nulParameter(req.body)) return;
-      return refuse(req, reply, await tenancy.instanceByDomain(hostnameOf(req.headers.host ?? "")), 400, "badRequest");
+      return refuse(req, reply, await tenancy.instanceByDomain(hostnameOf(req.client.host)), 400, "badRequest");
     });
 
     /** Everything a page needs about the request: instance, language, CSRF token, browser sessions. */
     async function contextOf(req: FastifyRequest, reply: FastifyReply) {
-      const instance = await tenancy.instanceByDomain(hostnameOf(req.headers.host ?? ""));
+      const instance = await tenancy.instanceByDomain(hostnameOf(req.client.host));
       const fields: Fields = req.method === "POST" ? ((req.body as Fields | undefined) ?? {}) : (req.query as Fields);
       const returnTo = safeReturn(fields.return_to, ownOriginOf(req, deps.secureCookies));
       // The organisation the application asked for: its texts, branding and languages, and only its users.
@@ -179,7 +179,7 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
       // Where this request's failed sign-in steps count: its client address, and the account a step names.
       const limits: SignInLimits | undefined = deps.failures && {
         limiter: deps.failures.limiter,
-        address: deps.failures.rules.signInAddress && { key: `signin:addr:${addressKey(req.ip)}`, rule: deps.failures.rules.signInAddress },
+        address: deps.failures.rules.signInAddress && { key: `signin:addr:${addressKey(req.client.address)}`, rule: deps.failures.rules.signInAddress },
         account: deps.failures.rules.signInAccount,
       };
       /** The page for a step refused while its address or account is over its failures (429, Retry-After). */
@@ -307,6 +307,8 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
         issuer: instance.name,
         accountName: who.loginName,
       });
+      // imported at the first enrolment, not at every start (docs/drafts/build.md, "Idle memory")
+      const { default: QRCode } = await import("qrcode");
       const qrSvg = await QRCode.toString(enrolment.uri, { type: "svg", errorCorrectionLevel: "M", margin: 2 });
       const user = await users.byId(instance.id, who.userId);
       const login = await settings.values("login", inheritanceChain({ type: "org", instanceId: instance.id, orgId: user?.orgId ?? "" }));
@@ -350,7 +352,7 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
         const c = await contextOf(req, reply);
         // Every form post counts, before anything is checked (a wrong password costs the same as a right one).
         if (deps.rateLimit?.address) {
-          const verdict = await deps.rateLimit.limiter.hit(`login:addr:${addressKey(req.ip)}`, deps.rateLimit.address);
+          const verdict = await deps.rateLimit.limiter.hit(`login:addr:${addressKey(req.client.address)}`, deps.rateLimit.address);
           if (!verdict.allowed) {
             reply.header("retry-after", String(verdict.retryAfterS));
             return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.tooManyRequests), 429);
@@ -369,7 +371,7 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
     );
     // Branding files of the Host's instance, by content: never change, so cached for a year.
     ui.get(`${LOGIN_PATH}/assets/:sha256`, async (req, reply) => {
-      const instance = await tenancy.instanceByDomain(hostnameOf(req.headers.host ?? ""));
+      const instance = await tenancy.instanceByDomain(hostnameOf(req.client.host));
       const { sha256 } = req.params as { sha256: string };
       const asset =
         instance && /^[0-9a-f]{64}$/.test(sha256)
@@ -380,7 +382,7 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
     });
     // The instance's branding: revalidated on every page (no-cache), so that an activation shows at once.
     ui.get(`${LOGIN_PATH}/branding.css`, async (req, reply) => {
-      const instance = await tenancy.instanceByDomain(hostnameOf(req.headers.host ?? ""));
+      const instance = await tenancy.instanceByDomain(hostnameOf(req.client.host));
       // ?org=: the page was for an organisation's users (only an organisation of this instance counts).
       const orgParam = (req.query as Fields).org;
       const org = instance && orgParam ? await tenancy.orgById(instance.id, orgParam.slice(0, 200)) : null;

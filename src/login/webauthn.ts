@@ -40,8 +40,8 @@ export interface WebauthnKit<C extends RecoveryPageContext> {
 
 /** The relying party as this request reached the server: its host name is the RP ID, scheme and host the origin. */
 function relyingPartyOf(reply: FastifyReply, instance: InstanceRow): RelyingParty {
-  const host = reply.request.headers.host ?? "";
-  return { id: hostnameOf(host), origin: `${reply.request.protocol}://${host}`, name: instance.name };
+  const { host, secure } = reply.request.client;
+  return { id: hostnameOf(host), origin: `${secure ? "https" : "http"}://${host}`, name: instance.name };
 }
 
 /** The credential the page's script posted, or undefined for anything that is not a JSON object. */

@@ -79,8 +79,9 @@ export interface RequestScope {
 
 /** The instance of the request's Host, and its issuer; undefined for an unknown host. */
 export async function scopeOf(deps: Pick<OidcDeps, "tenancy" | "secure">, req: FastifyRequest): Promise<RequestScope | undefined> {
-  const host = req.headers.host ?? "";
+  // Behind a trusted proxy, the scheme and host it forwarded (an instance's domain, or the request is not served).
+  const { host, secure } = req.client;
   const instance = await deps.tenancy.instanceByDomain(hostnameOf(host));
   if (!instance || !/^[A-Za-z0-9.:[\]-]+$/.test(host)) return undefined;
-  return { instance, issuer: `${deps.secure ? "https" : "http"}://${host.toLowerCase()}` };
+  return { instance, issuer: `${deps.secure || secure ? "https" : "http"}://${host.toLowerCase()}` };
 }

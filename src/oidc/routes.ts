@@ -6,7 +6,7 @@ import { discovery, jwks } from "./discovery.js";
 import { OAuthError, oauth } from "./errors.js";
 import { token } from "./grants/index.js";
 import { introspect } from "./introspection.js";
-import { nulParameter } from "../web/browser.js";
+import { addStrictTransport, nulParameter } from "../web/browser.js";
 import { paramsOf, parseForm } from "./params.js";
 import { errorPage } from "./responses.js";
 import { revoke } from "./revocation.js";
@@ -97,7 +97,7 @@ export function registerOidc(app: FastifyInstance, deps: OidcDeps, limits?: OAut
         const s = await scopeOf(deps, req);
         if (!s) return reply.status(404).send({ error: "not_found", error_description: "no instance is served at this host" });
         if (s.instance.blocked) return reply.status(429).send(BLOCKED);
-        const address = addressKey(req.ip);
+        const address = addressKey(req.client.address);
         // Failures of this address's guessable credentials: refused before anything is checked while over.
         const failureKeys = limits?.failures && (opts.limited || opts.bearer) ? [{ key: `token:addr:${address}`, rule: limits.failures.address }] : [];
         try {
@@ -165,6 +165,7 @@ export function registerOidc(app: FastifyInstance, deps: OidcDeps, limits?: OAut
     /** Browser endpoints: an unknown host is a page, not JSON; each handler answers itself. */
     const page =
       (handler: (s: RequestScope, req: FastifyRequest, reply: FastifyReply) => Promise<unknown>) => async (req: FastifyRequest, reply: FastifyReply) => {
+        addStrictTransport(req, reply, deps.secure);
         const s = await scopeOf(deps, req);
         if (!s) return reply.status(404).type("text/plain").send("no instance is served at this host");
         if (s.instance.blocked) return reply.status(429).header("cache-control", "no-store").send(BLOCKED);

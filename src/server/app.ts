@@ -47,9 +47,10 @@ import { registerAllReducers } from "../command/all-reducers.js";
 import { allEventTypes } from "../command/events.js";
 import { registerLoginUi } from "../login/routes.js";
 import { registerPortability } from "../api/portability/routes.js";
-import { clientAddressKey } from "../authz/context.js";
+import { clientKey } from "../authz/context.js";
 import { FailureLimiter } from "../command/failure-limits.js";
-import { addressKey } from "../domain/client-address.js";
+import { TrustedProxies } from "../domain/forwarded.js";
+import { decorateClient } from "../web/client.js";
 import { ReplayGuard } from "../command/replay.js";
 import type { SigningKeyPolicy } from "../command/signing-keys.js";
 import { Clients } from "../oidc/clients.js";
@@ -90,7 +91,7 @@ import { withoutSecrets } from "./log-redaction.js";
 const NO_CORS_PATHS = ["/oauth/v2/authorize", "/oidc/v1/end_session", "/ui/", "/metrics"];
 
 export interface RunningServer {
-  /** http://<host>:<port> the server listens on. */
+  /** http://<host>:<port> the server listens on (https:// with SVC_TLS_CERT). */
   url: string;
   port: number;
   app: FastifyInstance;
@@ -295,15 +296,26 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
             level: config.logLevel,
             redact: ["req.headers.authorization"],
             hooks: { streamWrite: withoutSecrets },
+            // The client as the server believes it (behind trusted proxies, the address they forwarded).
+            serializers: {
+              req: (req: FastifyRequest) => ({ method: req.method, url: req.url, host: req.client.host, remoteAddress: req.client.address }),
+            },
             ...(opts.logStream ? { stream: opts.logStream } : {}),
           },
-    serverFactory: (handler) => new DualProtocolServer(handler as never, config.shutdownGraceMs) as unknown as http.Server,
+    // SVC_TLS_CERT / SVC_TLS_KEY: TLS on the same port, for every protocol; the files are watched for renewals.
+    serverFactory: (handler) =>
+      new DualProtocolServer(
+        handler as never,
+        config.shutdownGraceMs,
+        config.tls && { files: config.tls, log: { warn: log.warn, info: (obj, msg) => logger?.info(obj, msg) } },
+      ) as unknown as http.Server,
     bodyLimit: BODY_LIMIT,
     // Path parameters are validated by the protos (execution IDs run to 1000 characters, URL-encoded more).
     routerOptions: { maxParamLength: 4096 },
     return503OnClosing: false,
   });
   logger = app.log;
+  decorateClient(app, new TrustedProxies(config.trustedProxies));
   // Pages a browser navigates to (authorize, end session, the login UI) are never readable cross-origin
   // (RFC 9700 §2.6); APIs, the token, userinfo, introspection, revocation and keys endpoints are. Each route
   // is marked when it is added, so no request pays for the decision.
@@ -332,8 +344,9 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   await app.register(fastifyCors, corsOptions);
   // A preflight to a page is not found, as the OPTIONS route of @fastify/cors answers when CORS is off.
   for (const path of NO_CORS_PATHS) app.options(path.endsWith("/") ? `${path}*` : path, { config: { cors: false } }, (_req, reply) => reply.callNotFound());
-  // Every call knows its client address (the failure limits); the observer's values carry the request too.
-  const contextValues = (req: FastifyRequest) => (observe.contextValues?.(req) ?? createContextValues()).set(clientAddressKey, addressKey(req.ip));
+  // Every call knows its client (the failure limits, the instance of a forwarded host); the observer's values
+  // carry the request too.
+  const contextValues = (req: FastifyRequest) => (observe.contextValues?.(req) ?? createContextValues()).set(clientKey, req.client);
   await app.register(fastifyConnectPlugin, { routes, ...connectOptions, contextValues });
   const router = createConnectRouter(connectOptions);
   routes(router);
@@ -400,7 +413,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   const shownHost = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
   let closing: Promise<void> | undefined;
   return {
-    url: `http://${shownHost}:${port}`,
+    url: `${config.tls ? "https" : "http"}://${shownHost}:${port}`,
     port,
     app,
     db,

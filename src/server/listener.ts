@@ -1,6 +1,10 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
+import tls from "node:tls";
+import { readTlsPair, type TlsFiles, TlsPairError } from "../crypto/tls-pair.js";
+import { StartupError } from "../config/startup-error.js";
+import { type TlsLog, TlsFileWatcher } from "./tls-files.js";
 
 type Handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => void;
 
@@ -51,11 +55,24 @@ function headerListSize(raw: string[]): number {
   return n;
 }
 
+/** SVC_TLS_CERT / SVC_TLS_KEY: the port serves TLS; the files are watched while it listens. */
+export interface ListenerTls {
+  files: TlsFiles;
+  log: TlsLog;
+  /** How often the files are read besides the directory watch (default 5 s). */
+  pollMs?: number;
+}
+
 /**
  * One port for every protocol. Node's cleartext HTTP/2 server cannot fall back to HTTP/1.1, so each new
  * connection is sniffed: a client that opens with the HTTP/2 preface (gRPC, h2c prior knowledge) goes to the
  * HTTP/2 server, anything else (REST, gRPC-web, Connect over HTTP/1.1, browsers) to the HTTP/1.1 server.
  * Both hand requests to the same handler (Fastify's).
+ *
+ * With TLS (SVC_TLS_CERT, SVC_TLS_KEY) every connection is TLS: a `tls.Server` that never listens itself takes
+ * each accepted socket through the handshake, and ALPN decides instead of the first bytes: `h2` to the same
+ * HTTP/2 server, `http/1.1` or no ALPN to the same HTTP/1.1 server. A changed certificate is set on that
+ * `tls.Server` for the connections that follow.
  *
  * close() stops accepting, lets in-flight requests and streams finish, closes idle connections as they
  * become idle, and destroys what is left after the grace period.
@@ -68,12 +85,38 @@ export class DualProtocolServer extends net.Server {
   private readonly undecided = new Set<net.Socket>();
   private readonly sessions = new Set<http2.ServerHttp2Session>();
   private draining = false;
+  /** With TLS: the handshakes; undefined: cleartext. */
+  readonly tls: tls.Server | undefined;
+  private readonly tlsWatcher: TlsFileWatcher | undefined;
 
   constructor(
     handler: Handler,
     private readonly graceMs = 10_000,
+    tlsOptions?: ListenerTls,
   ) {
     super({ pauseOnConnect: true });
+    if (tlsOptions) {
+      let pair: ReturnType<typeof readTlsPair>;
+      try {
+        pair = readTlsPair(tlsOptions.files);
+      } catch (e) {
+        // Checked when the configuration was loaded; changed since.
+        throw e instanceof TlsPairError ? new StartupError(e.message) : e;
+      }
+      const server = tls.createServer({ cert: pair.cert, key: pair.key, ALPNProtocols: ["h2", "http/1.1"] });
+      server.on("secureConnection", (socket: tls.TLSSocket) => this.routeSecure(socket));
+      // A failed handshake concerns that connection only (the socket is destroyed by tls itself).
+      server.on("tlsClientError", () => {});
+      this.tls = server;
+      this.tlsWatcher = new TlsFileWatcher(
+        tlsOptions.files,
+        pair,
+        (next) => server.setSecureContext({ cert: next.cert, key: next.key }),
+        tlsOptions.log,
+        tlsOptions.pollMs,
+      );
+      this.once("listening", () => this.tlsWatcher?.start());
+    }
     this.h1 = http.createServer(handler as http.RequestListener);
     this.h1.keepAliveTimeout = IDLE_MS;
     this.h2 = http2.createServer({ settings: { maxHeaderListSize: MAX_HEADER_BYTES } }, (req, res) => {
@@ -121,6 +164,11 @@ export class DualProtocolServer extends net.Server {
       this.undecided.delete(socket);
     });
     socket.on("error", () => socket.destroy());
+    if (this.tls) {
+      // Undecided until the handshake is done (routeSecure); tls reads the paused socket itself.
+      this.tls.emit("connection", socket);
+      return;
+    }
     let seen = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
       seen = Buffer.concat([seen, chunk]);
@@ -144,8 +192,24 @@ export class DualProtocolServer extends net.Server {
     socket.resume();
   }
 
+  /** A finished TLS handshake: ALPN chooses the server; the raw socket below closes with the TLS socket. */
+  private routeSecure(socket: tls.TLSSocket) {
+    const raw = (socket as { _parent?: net.Socket })._parent;
+    if (raw) this.undecided.delete(raw);
+    if (this.draining) {
+      socket.destroy();
+      return;
+    }
+    this.sockets.add(socket);
+    socket.on("close", () => this.sockets.delete(socket));
+    socket.on("error", () => socket.destroy());
+    if (socket.alpnProtocol === "h2") this.h2.emit("connection", socket);
+    else this.h1.emit("connection", socket);
+  }
+
   override close(cb?: (err?: Error) => void): this {
     this.draining = true;
+    this.tlsWatcher?.stop();
     super.close(cb);
     for (const s of this.sessions) s.close();
     for (const socket of this.undecided) socket.destroy();

@@ -148,7 +148,7 @@ export async function startObserving(config: Config, sources: { pool?: PoolStats
       httpVersion: request.raw.httpVersion,
       host: request.hostname || undefined,
       port: request.port ?? undefined,
-      clientAddress: request.ip,
+      clientAddress: request.client.address,
       headers: request.headers,
       rpc,
     });

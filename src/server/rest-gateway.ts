@@ -3,8 +3,7 @@ import { Code, ConnectError, createContextValues, type ConnectRouter } from "@co
 import { readAllBytes, type UniversalHandler } from "@connectrpc/connect/protocol";
 import { codeFromString } from "@connectrpc/connect/protocol-connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { clientAddressKey } from "../authz/context.js";
-import { addressKey } from "../domain/client-address.js";
+import { clientKey } from "../authz/context.js";
 import { httpStatusOf } from "../errors/errors.js";
 import { checkJson } from "./decoding.js";
 import { HTTP_STATUS_HEADER, methodInfo } from "../schema/descriptors.js";
@@ -205,8 +204,8 @@ export function registerRestGateway(app: FastifyInstance, router: ConnectRouter)
             header,
             body: json,
             signal: abort.signal,
-            // Only the client address: the gateway notes the call's code itself (no request for the observer).
-            contextValues: createContextValues().set(clientAddressKey, addressKey(req.ip)),
+            // Only the client: the gateway notes the call's code itself (no request for the observer).
+            contextValues: createContextValues().set(clientKey, req.client),
           } as Parameters<UniversalHandler>[0]);
           const answer = await collect(res.body as AsyncIterable<Uint8Array> | undefined);
           if (res.status !== 200) {

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 
 /**
  * What the login UI and the OIDC provider's browser endpoints share about the browser itself: its cookies,
@@ -34,9 +34,31 @@ export function agentHashOf(req: FastifyRequest): string | undefined {
  * https (SVC_EXTERNAL_SECURE: TLS may end at a proxy in front, so the request itself may be plain http).
  */
 export function ownOriginOf(req: FastifyRequest, secure: boolean): string {
-  const origin = `${secure ? "https" : req.protocol}://${req.headers.host ?? ""}`;
+  const origin = `${secure || req.client.secure ? "https" : "http"}://${req.client.host}`;
   // As browsers write it (lower case, no default port), so that it compares with their Origin header.
   return URL.canParse(origin) ? new URL(origin).origin : origin;
+}
+
+/**
+ * Strict-Transport-Security of the pages (login UI, the OIDC provider's browser endpoints): a year, the common
+ * value (and the floor for browsers' preload lists); without includeSubDomains, since other hosts under the domain
+ * are not this server's to decide for.
+ */
+export const STRICT_TRANSPORT = "max-age=31536000";
+
+/**
+ * Whether the browser reached this server over https, for Strict-Transport-Security: the request came over this
+ * server's own TLS (SVC_TLS_CERT) or a trusted proxy says its client used https (`req.client.secure`), or
+ * SVC_EXTERNAL_SECURE says TLS ends in front of the server. Browsers ignore the header when it arrives over plain
+ * http, so it is harmless on a request that reached a proxy-fronted server directly.
+ */
+export function reachedOverHttps(req: FastifyRequest, externalSecure: boolean): boolean {
+  return externalSecure || req.client.secure;
+}
+
+/** Adds Strict-Transport-Security to a page's answer when the browser reached it over https. */
+export function addStrictTransport(req: FastifyRequest, reply: FastifyReply, externalSecure: boolean): void {
+  if (reachedOverHttps(req, externalSecure)) reply.header("strict-transport-security", STRICT_TRANSPORT);
 }
 
 /**

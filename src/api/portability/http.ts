@@ -21,7 +21,7 @@ export interface Authenticated {
 
 /** As every RPC is authenticated (src/authz/interceptor.ts): the Host's instance, the token's caller bound to it. */
 export function authenticate(deps: HttpAuthDeps, req: FastifyRequest): Promise<Authenticated> {
-  return authenticateCall(deps, { host: req.headers.host, authorization: req.headers.authorization, address: addressKey(req.ip) });
+  return authenticateCall(deps, { host: req.client.host, authorization: req.headers.authorization, address: addressKey(req.client.address) });
 }
 
 /** PERMISSION_DENIED unless the caller holds `permission` in `target`. */
