@@ -2,8 +2,16 @@
 # Start time and idle memory of the server on a fresh embedded data directory (or DATABASE_URL when set):
 # first start to the ready line, idle 10 s, then PSS of the node process and of the embedded PostgreSQL
 # (postmaster and its children), then a restart on the same directory. Usage: bash bench/start-and-memory.sh
+# It runs the compiled server (node dist/src/main.js, built first when stale, the build not timed);
+# BENCH_RUN=tsx runs the sources through tsx instead (node --import tsx src/main.ts), as npm start did before.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${BENCH_RUN:-dist}" = tsx ]; then
+  server=(node --import tsx src/main.ts)
+else
+  node -e 'import("./scripts/build.mjs").then((b) => b.ensureBuilt())'
+  server=(node dist/src/main.js)
+fi
 dir=$(mktemp -d)
 log=$(mktemp)
 trap 'rm -rf "$dir" "$log"' EXIT
@@ -11,7 +19,7 @@ pss() { awk '/^Pss:/ {print $2}' "/proc/$1/smaps_rollup" 2>/dev/null || echo 0; 
 start() {
   : >"$log"
   local t0=$(date +%s.%N)
-  SVC_PORT=0 SVC_DATA_DIR="$dir" SVC_LOG_LEVEL=warn node --import tsx src/main.ts >"$log" 2>&1 &
+  SVC_PORT=0 SVC_DATA_DIR="$dir" SVC_LOG_LEVEL=warn "${server[@]}" >"$log" 2>&1 &
   pid=$!
   until grep -q "listening on" "$log"; do
     kill -0 "$pid" 2>/dev/null || { cat "$log"; exit 1; }
@@ -31,5 +39,5 @@ fi
 kill -TERM "$pid"; wait "$pid" || true
 start
 kill -TERM "$pid"; wait "$pid" || true
-printf 'first start to ready %.1f s; restart to ready %.1f s; idle PSS: node %d MB, embedded PostgreSQL %d MB\n' \
-  "$first" "$elapsed" $((node_kb / 1024)) $((pg_kb / 1024))
+printf '%s: first start to ready %.1f s; restart to ready %.1f s; idle PSS: node %d MB, embedded PostgreSQL %d MB\n' \
+  "${server[*]}" "$first" "$elapsed" $((node_kb / 1024)) $((pg_kb / 1024))

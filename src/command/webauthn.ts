@@ -1,12 +1,8 @@
-import {
-  type AuthenticationResponseJSON,
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from "@simplewebauthn/server";
 import { errors } from "../errors/errors.js";
 import type { EventStore } from "../eventstore/eventstore.js";
@@ -15,6 +11,9 @@ import type { Database } from "../storage/database.js";
 import type { ChangeDetails } from "./aggregate.js";
 import { changeHuman } from "./humans.js";
 import { orgRemoved, userRemoved, webauthnKeyAdded, webauthnKeyRemoved, webauthnKeyUsed } from "./events.js";
+
+/** @simplewebauthn/server (with its ASN.1 libraries, about 25 MB), imported at the first ceremony rather than at every start (docs/drafts/build.md, "Idle memory"). */
+const simpleWebauthn = () => import("@simplewebauthn/server");
 
 /**
  * WebAuthn credentials: security keys as a second factor ("u2f", user presence) and passkeys for passwordless
@@ -57,7 +56,7 @@ export async function startWebauthnRegistration(
 ): Promise<PublicKeyCredentialCreationOptionsJSON> {
   const existing = await listWebauthnKeys(db, a.instanceId, a.user.id);
   const passkey = a.purpose === "passwordless";
-  return generateRegistrationOptions({
+  return (await simpleWebauthn()).generateRegistrationOptions({
     rpName: a.rp.name,
     rpID: a.rp.id,
     userName: a.user.username,
@@ -90,15 +89,17 @@ export async function finishWebauthnRegistration(
   },
 ): Promise<{ keyId: string; details: ChangeDetails }> {
   const passkey = a.purpose === "passwordless";
-  const verification = await verifyRegistrationResponse({
-    response: a.response,
-    expectedChallenge: a.challenge,
-    expectedOrigin: a.rp.origin,
-    expectedRPID: a.rp.id,
-    requireUserVerification: passkey,
-  }).catch((e: Error) => {
-    throw errors.invalidArgument("WEBAUTHN-r3g1", `credential: ${e.message.slice(0, 200)}`);
-  });
+  const verification = await (await simpleWebauthn())
+    .verifyRegistrationResponse({
+      response: a.response,
+      expectedChallenge: a.challenge,
+      expectedOrigin: a.rp.origin,
+      expectedRPID: a.rp.id,
+      requireUserVerification: passkey,
+    })
+    .catch((e: Error) => {
+      throw errors.invalidArgument("WEBAUTHN-r3g1", `credential: ${e.message.slice(0, 200)}`);
+    });
   if (!verification.verified) throw errors.invalidArgument("WEBAUTHN-r3g2", "credential: the attestation does not verify");
   const { credential } = verification.registrationInfo;
   const keyId = newId();
@@ -140,7 +141,7 @@ export async function startWebauthnLogin(
   a: { instanceId: string; userId?: string; rp: RelyingParty; purpose: WebauthnPurpose },
 ): Promise<PublicKeyCredentialRequestOptionsJSON> {
   const keys = a.userId ? await listWebauthnKeys(db, a.instanceId, a.userId, a.purpose) : [];
-  return generateAuthenticationOptions({
+  return (await simpleWebauthn()).generateAuthenticationOptions({
     rpID: a.rp.id,
     timeout: TIMEOUT_MS,
     allowCredentials: keys.map((k) => ({ id: k.credentialId, transports: k.transports })),
@@ -161,14 +162,16 @@ export async function finishWebauthnLogin(
   const credentialId = typeof a.response?.id === "string" ? a.response.id : "";
   const key = await db.prisma.userWebauthnKey.findUnique({ where: { instanceId_credentialId: { instanceId: a.instanceId, credentialId } } });
   if (!key || key.passwordless !== (a.purpose === "passwordless") || (a.userId && key.userId !== a.userId)) return undefined;
-  const verification = await verifyAuthenticationResponse({
-    response: a.response,
-    expectedChallenge: a.challenge,
-    expectedOrigin: a.rp.origin,
-    expectedRPID: a.rp.id,
-    credential: { id: key.credentialId, publicKey: fromB64url(key.publicKey), counter: Number(key.counter), transports: key.transports },
-    requireUserVerification: key.passwordless,
-  }).catch(() => undefined);
+  const verification = await (await simpleWebauthn())
+    .verifyAuthenticationResponse({
+      response: a.response,
+      expectedChallenge: a.challenge,
+      expectedOrigin: a.rp.origin,
+      expectedRPID: a.rp.id,
+      credential: { id: key.credentialId, publicKey: fromB64url(key.publicKey), counter: Number(key.counter), transports: key.transports },
+      requireUserVerification: key.passwordless,
+    })
+    .catch(() => undefined);
   if (!verification?.verified) return undefined;
   await es.execute((w) =>
     w.push(a.instanceId, key.userId, [

@@ -22,7 +22,7 @@ const COMMANDS: Record<Command, string> = {
 
 const HINT = "run with --help for usage";
 
-/** The command line after `node src/main.ts`. Strict: an argument nobody reads is a mistake worth a clear error. */
+/** The command line after `svc` (`node dist/src/main.js`, `node --import tsx src/main.ts`). Strict: an argument nobody reads is a mistake worth a clear error. */
 export function parseArgs(argv: readonly string[]): Args {
   const args: Args = { command: "start", configFile: undefined, help: false };
   let command: string | undefined;
@@ -62,9 +62,9 @@ export function parseArgs(argv: readonly string[]): Args {
 export function usage(): string {
   const commands = Object.entries(COMMANDS).map(([c, what]) => `  ${c.padEnd(9)}${what}`);
   return [
-    "Usage: node --import tsx src/main.ts [start|migrate] [--config <file.yaml>]",
-    "       node --import tsx src/main.ts recover --user <login name|id> [--instance <id|domain>] [--new-password]",
-    "       npm start [-- --config <file.yaml>]   |   npm run migrate",
+    "Usage: npx svc [start|migrate] [--config <file.yaml>]",
+    "       npx svc recover --user <login name|id> [--instance <id|domain>] [--new-password]",
+    "       npm start [-- --config <file.yaml>]   |   npm run migrate   |   node dist/src/main.js [...] (after npm run build)",
     "",
     "Commands:",
     ...commands,

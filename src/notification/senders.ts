@@ -1,4 +1,3 @@
-import nodemailer from "nodemailer";
 import { SIGNATURE_HEADER, signPayload } from "../actions/caller.js";
 import { type HttpSmsConfig, type SmtpConfig, TWILIO_DEFAULT_BASE_URL, type TwilioSmsConfig } from "../domain/notification-providers.js";
 import { OutboundFailure, type OutboundHttp } from "../net/outbound-http.js";
@@ -32,6 +31,11 @@ export class SendFailure extends Error {
 const TIMEOUT_MS = 15_000;
 
 /** The system's default mail server (SVC_SMTP_URL / SVC_SMTP_FROM). */
+/** nodemailer, imported at the first mail rather than at every start (docs/drafts/build.md, "Idle memory"). */
+async function loadNodemailer() {
+  return (await import("nodemailer")).default;
+}
+
 export interface SmtpDefault {
   url: string;
   from: string;
@@ -41,8 +45,9 @@ export interface SmtpDefault {
  * An instance's SMTP server is reached through the outbound client's checks (SVC_TARGET_DENY, for the host as
  * written and after DNS), as its targets and SMS providers are: instance administrators choose these hosts.
  */
-function transportOf(p: SmtpConfig, password: string, outbound: OutboundHttp) {
+async function transportOf(p: SmtpConfig, password: string, outbound: OutboundHttp) {
   const port = p.port || (p.tls === "tls" ? 465 : 587);
+  const nodemailer = await loadNodemailer();
   return nodemailer.createTransport({
     host: p.host,
     getSocket: (_options, callback) =>
@@ -72,7 +77,7 @@ function failure(e: unknown, what: string): SendFailure {
 /** Sends through an instance's SMTP provider. */
 export async function sendMailVia(p: UsableProvider, mail: Mail, outbound: OutboundHttp): Promise<void> {
   const c = p.config as SmtpConfig;
-  const t = transportOf(c, p.secret, outbound);
+  const t = await transportOf(c, p.secret, outbound);
   try {
     await t.sendMail({
       from: c.senderName ? { name: c.senderName, address: c.senderAddress } : c.senderAddress,
@@ -93,6 +98,7 @@ export async function sendMailVia(p: UsableProvider, mail: Mail, outbound: Outbo
 export async function sendMailViaDefault(d: SmtpDefault, mail: Mail): Promise<void> {
   const u = new URL(d.url);
   const secure = u.protocol === "smtps:";
+  const nodemailer = await loadNodemailer();
   const t = nodemailer.createTransport({
     host: u.hostname.replace(/^\[|\]$/g, ""),
     port: u.port ? Number(u.port) : secure ? 465 : 587,

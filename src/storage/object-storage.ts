@@ -4,8 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve, isAbsolute } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import { Storage } from "@google-cloud/storage";
+import type { S3Client } from "@aws-sdk/client-s3";
 import type { TargetAddressPolicy } from "../domain/target-addresses.js";
 import { errors } from "../errors/errors.js";
 import { guardedAgents, OutboundFailure } from "../net/outbound-http.js";
@@ -99,12 +98,15 @@ async function writePrivateFile(target: string, chunks: AsyncIterable<string>): 
  * execution targets do (the cloud metadata address, or a database beside the server, is never reached through
  * an export): an address written in the endpoint here, a name after DNS in the agents of src/net.
  */
-function s3Of(at: S3Location, field: string, policy: TargetAddressPolicy): { client: S3Client; bucket: string; key: string } {
+async function s3Of(at: S3Location, field: string, policy: TargetAddressPolicy): Promise<{ client: S3Client; bucket: string; key: string }> {
   const endpoint = required(at.endpoint, `${field}.endpoint`);
   const url = /^https?:\/\//.test(endpoint) ? endpoint : `${at.ssl ? "https" : "http"}://${endpoint}`;
   if (!URL.canParse(url)) throw invalid(`${field}.endpoint`, "must be host:port or a URL");
   const problem = policy.urlProblem(url);
   if (problem) throw invalid(`${field}.endpoint`, problem);
+  // The SDKs are imported at their first use: loaded at start they cost every server about 35 MB and 0.4 s
+  // (docs/drafts/build.md, "Idle memory").
+  const { S3Client } = await import("@aws-sdk/client-s3");
   const client = new S3Client({
     requestHandler: guardedAgents(policy),
     endpoint: url,
@@ -122,7 +124,7 @@ function s3Of(at: S3Location, field: string, policy: TargetAddressPolicy): { cli
   return { client, bucket: required(at.bucket, `${field}.bucket`), key: required(at.path, `${field}.path`) };
 }
 
-function gcsOf(at: GcsLocation, field: string) {
+async function gcsOf(at: GcsLocation, field: string) {
   let credentials: Record<string, unknown>;
   try {
     credentials = JSON.parse(Buffer.from(required(at.serviceaccountJson, `${field}.serviceaccount_json`), "base64").toString("utf8"));
@@ -139,6 +141,7 @@ function gcsOf(at: GcsLocation, field: string) {
     throw invalid(`${field}.serviceaccount_json`, 'must be a service account\'s key (type "service_account" with client_email and private_key)');
   if (c.universe_domain !== undefined && c.universe_domain !== "googleapis.com")
     throw invalid(`${field}.serviceaccount_json`, "universe_domain other than googleapis.com is not accepted");
+  const { Storage } = await import("@google-cloud/storage");
   const storage = new Storage({ credentials, projectId: String(credentials.project_id ?? "") || undefined });
   return storage.bucket(required(at.bucket, `${field}.bucket`)).file(required(at.path, `${field}.path`));
 }
@@ -174,8 +177,8 @@ export async function writeExport(
     return;
   }
   // Checked before anything is written.
-  const s3 = loc.kind === "s3" ? s3Of(loc.at, field, policy) : undefined;
-  const gcs = loc.kind === "gcs" ? gcsOf(loc.at, field) : undefined;
+  const s3 = loc.kind === "s3" ? await s3Of(loc.at, field, policy) : undefined;
+  const gcs = loc.kind === "gcs" ? await gcsOf(loc.at, field) : undefined;
   const dir = await mkdtemp(join(tmpdir(), "svc-export-"));
   try {
     const spool = join(dir, "export.json");
@@ -183,6 +186,7 @@ export async function writeExport(
     const size = (await stat(spool)).size;
     try {
       if (s3) {
+        const { PutObjectCommand } = await import("@aws-sdk/client-s3");
         await s3.client.send(
           new PutObjectCommand({ Bucket: s3.bucket, Key: s3.key, Body: createReadStream(spool), ContentLength: size, ContentType: "application/json" }),
         );
@@ -210,7 +214,8 @@ export async function readImport(exportDir: string, instanceId: string, loc: Loc
     }
   }
   if (loc.kind === "s3") {
-    const s3 = s3Of(loc.at, field, policy);
+    const s3 = await s3Of(loc.at, field, policy);
+    const { GetObjectCommand } = await import("@aws-sdk/client-s3");
     try {
       const out = await s3.client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: s3.key }));
       return await out.Body!.transformToString("utf8");
@@ -220,7 +225,7 @@ export async function readImport(exportDir: string, instanceId: string, loc: Loc
       s3.client.destroy();
     }
   }
-  const file = gcsOf(loc.at, field);
+  const file = await gcsOf(loc.at, field);
   try {
     const [data] = await file.download({ validation: false });
     return data.toString("utf8");

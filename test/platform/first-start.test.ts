@@ -156,13 +156,14 @@ describe("npm start", () => {
       npm.stderr!.on("data", onData);
       npm.once("exit", () => reject(new Error(`npm exited before the server was ready:\n${out}`)));
     });
-    // npm runs the script through sh -c "exec node ...": node itself is npm's child.
+    // npm runs the script through sh -c "exec node bin/svc.js": node itself is npm's child, and it runs the
+    // compiled server in its own process (building dist/ first if it must).
     const server = Number(
       execFileSync("pgrep", ["-P", String(npm.pid)], { encoding: "utf8" })
         .trim()
         .split("\n")[0],
     );
-    expect(readFileSync(`/proc/${server}/cmdline`, "utf8")).toContain("src/main.ts");
+    expect(readFileSync(`/proc/${server}/cmdline`, "utf8")).toContain("bin/svc.js");
     const exited = new Promise<number | null>((resolve) => npm.once("exit", (code) => resolve(code)));
     npm.kill("SIGTERM");
     expect(await exited).toBe(0);
