@@ -2,7 +2,8 @@
 # Start time and idle memory of the server on a fresh embedded data directory (or DATABASE_URL when set):
 # first start to the ready line, idle 10 s, then PSS of the node process and of the embedded PostgreSQL
 # (postmaster and its children), then a restart on the same directory. Usage: bash bench/start-and-memory.sh
-# It runs the compiled server (node dist/src/main.js, built first when stale, the build not timed);
+# It runs the compiled server as npm start does (bin/svc.js with its V8 flag; dist/ built first when stale, the
+# build not timed);
 # BENCH_RUN=tsx runs the sources through tsx instead (node --import tsx src/main.ts), as npm start did before.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,7 +11,7 @@ if [ "${BENCH_RUN:-dist}" = tsx ]; then
   server=(node --import tsx src/main.ts)
 else
   node -e 'import("./scripts/build.mjs").then((b) => b.ensureBuilt())'
-  server=(node dist/src/main.js)
+  server=(bin/svc.js)
 fi
 dir=$(mktemp -d)
 log=$(mktemp)

@@ -218,7 +218,7 @@ describe.skipIf(testDb !== "embedded")("compose.yaml and the Containerfile", () 
     expect(imageUid).toBeGreaterThan(0);
     expect(imageEnv("SVC_PORT")).toBe("8080");
     expect(imageEnv("SVC_DATA_DIR")).toBe("/var/lib/svc");
-    expect(entrypoint).toEqual(["node", "/app/dist/src/main.js"]);
+    expect(entrypoint).toEqual(["/app/bin/svc.js"]);
   });
 
   it("the Containerfile is multi-stage from a base ARG, runs the compiled server as a non-root user with the data directory a volume and a health check", () => {
