@@ -49,6 +49,17 @@ export const callerKey = createContextKey<Caller | undefined>(undefined, { descr
 /** Who a call comes from (src/web/client.ts: behind trusted proxies what they forwarded); set by the transport. */
 export const clientKey = createContextKey<Client | undefined>(undefined, { description: "svc client" });
 
+/**
+ * Who the call comes from and which host it addressed (behind trusted proxies, what they forwarded): the
+ * transport puts it in every call's context; a call made without it (in process) has the headers it has.
+ */
+export function clientOf(ctx: HandlerContext): Client {
+  const known = ctx.values.get(clientKey);
+  if (known) return known;
+  const host = ctx.requestHeader.get("host") ?? ctx.requestHeader.get(":authority") ?? "";
+  return { address: "", secure: false, host };
+}
+
 /** The call info that the authorization interceptor put in place; handlers of non-public RPCs always have it. */
 export function callInfo(ctx: HandlerContext): CallInfo {
   const info = ctx.values.get(callInfoKey);

@@ -1,7 +1,7 @@
 import { dirname, join, resolve } from "node:path";
 import { dnsServerProblem, type DomainValidationConfig, httpOriginProblem } from "../domain/org-domains.js";
 import { type FailureRules, parseRateRule, type RateRule } from "../domain/rate-rules.js";
-import { TrustedProxies } from "../domain/forwarded.js";
+import { type ForwardedHeaders, forwardedHeaderFamilies, TrustedProxies } from "../domain/forwarded.js";
 import { TargetAddressPolicy } from "../domain/target-addresses.js";
 import { parseArgs } from "./cli.js";
 import { tracingFromEnv, type TracingConfig } from "./otel.js";
@@ -51,8 +51,8 @@ export interface Config {
   firstInstanceOrgName: string;
   /** SVC_TARGET_DENY (checked: names and ranges `TargetAddressPolicy` accepts). */
   targetDeny: string;
-  /** SVC_TRUSTED_PROXIES as given (checked): src/domain/forwarded.ts. */
-  trustedProxies: string;
+  /** SVC_TRUSTED_PROXIES as given (checked) and SVC_TRUSTED_PROXIES_HEADER: src/domain/forwarded.ts. */
+  trustedProxies: { spec: string; headers: ForwardedHeaders };
   /** SVC_DOMAIN_VALIDATION_DNS and SVC_DOMAIN_VALIDATION_HTTP (checked). */
   domainValidation: DomainValidationConfig;
   /** SVC_RATE_LIMIT_*_FAILURES_*: limits on failed attempts (src/command/failure-limits.ts); undefined where off. */
@@ -177,14 +177,18 @@ function rateRule(s: Source, name: VariableName): RateRule | undefined {
   }
 }
 
-function trustedProxies(s: Source): string {
+function trustedProxies(s: Source): { spec: string; headers: ForwardedHeaders } {
   const spec = s.get("SVC_TRUSTED_PROXIES") ?? "";
   try {
     new TrustedProxies(spec);
   } catch (e) {
     throw new ConfigError(`${s.label("SVC_TRUSTED_PROXIES")}: ${(e as Error).message}`);
   }
-  return spec;
+  const headers = s.get("SVC_TRUSTED_PROXIES_HEADER")!.trim().toLowerCase();
+  if (!forwardedHeaderFamilies.includes(headers as ForwardedHeaders)) {
+    throw new ConfigError(`${s.label("SVC_TRUSTED_PROXIES_HEADER")} must be ${forwardedHeaderFamilies.join(" or ")}, got "${headers}"`);
+  }
+  return { spec, headers: headers as ForwardedHeaders };
 }
 
 function targetDeny(s: Source): string {

@@ -56,6 +56,12 @@ export const VARIABLES = [
       "addresses and CIDR ranges of reverse proxies (comma-separated) believed about Forwarded / X-Forwarded-For, -Proto and -Host: the client address (limits, logs) is the nearest one in the chain that is not a trusted proxy, and their scheme and host make the issuer; from any other peer those headers are ignored",
   },
   {
+    name: "SVC_TRUSTED_PROXIES_HEADER",
+    default: "x-forwarded",
+    meaning:
+      "which headers the trusted proxies write: x-forwarded (X-Forwarded-For, -Proto, -Host) or forwarded (RFC 7239); only that family is read, since proxies pass on what a client sent in the other",
+  },
+  {
     name: "SVC_TARGET_DENY",
     // The one place of the default: the address policy (src/domain/target-addresses.ts) takes it from here.
     default: "loopback,private,link-local,unspecified",

@@ -13,13 +13,25 @@ export interface Client {
   host: string;
 }
 
+/**
+ * Which headers the proxies write (SVC_TRUSTED_PROXIES_HEADER): one family only. Proxies pass on what the client
+ * sent in the family they do not write, so a server reading both would believe a client's own `Forwarded` over
+ * the proxy's `X-Forwarded-For`.
+ */
+export type ForwardedHeaders = "x-forwarded" | "forwarded";
+
+export const forwardedHeaderFamilies: readonly ForwardedHeaders[] = ["x-forwarded", "forwarded"];
+
 /** The peers believed about forwarding headers: addresses and CIDR ranges (SVC_TRUSTED_PROXIES); empty: nobody. */
 export class TrustedProxies {
   private readonly list = new BlockList();
   readonly none: boolean;
 
   /** Throws an Error naming an item that is neither an address nor a CIDR range. */
-  constructor(spec = "") {
+  constructor(
+    spec = "",
+    readonly headers: ForwardedHeaders = "x-forwarded",
+  ) {
     const items = spec
       .split(",")
       .map((s) => s.trim())
@@ -29,11 +41,11 @@ export class TrustedProxies {
       const address = plainAddress(net ?? "");
       const family = isIP(address);
       const max = family === 4 ? 32 : 128;
-      const prefix = bits === undefined ? max : Number(bits);
-      if (!family || extra !== undefined || !/^\d+$/.test(String(prefix)) || prefix > max) {
+      // the prefix as written: digits only ("10.0.0.1/" is not /0, nor "0x8" 8)
+      if (!family || extra !== undefined || (bits !== undefined && !/^\d{1,3}$/.test(bits)) || Number(bits ?? max) > max) {
         throw new Error(`"${item}" is neither an address nor a CIDR range`);
       }
-      this.list.addSubnet(address, prefix, family === 4 ? "ipv4" : "ipv6");
+      this.list.addSubnet(address, Number(bits ?? max), family === 4 ? "ipv4" : "ipv6");
     }
     this.none = items.length === 0;
   }
@@ -60,13 +72,14 @@ const single = (v: string | string[] | undefined) => (Array.isArray(v) ? v.join(
 /**
  * The request's client: its socket's peer, unless the peer is a trusted proxy; then the nearest address in the
  * forwarded chain that is not a trusted proxy (walking from the peer towards the client), with the scheme and
- * host the nearest trusted proxy reports. `Forwarded` (RFC 7239) when present, else `X-Forwarded-For`,
- * `-Proto` and `-Host`. A chain of trusted proxies only ends at its first address.
+ * host the nearest trusted proxy (the peer) reports. The headers of the one family the proxies write:
+ * `X-Forwarded-For`, `-Proto` and `-Host`, or `Forwarded` (RFC 7239). A chain of trusted proxies only ends at its
+ * first address.
  */
 export function resolveClient(peer: { address: string; encrypted: boolean; host: string }, headers: Headers, trusted: TrustedProxies): Client {
   const direct: Client = { address: plainAddress(peer.address), secure: peer.encrypted, host: peer.host };
   if (!trusted.trusts(peer.address)) return direct;
-  const hops = forwardedHops(headers);
+  const hops = trusted.headers === "forwarded" ? forwardedElements(headers) : xForwardedHops(headers);
   if (!hops.length) return direct;
   let address = direct.address;
   for (let i = hops.length - 1; i >= 0; i--) {
@@ -76,8 +89,9 @@ export function resolveClient(peer: { address: string; encrypted: boolean; host:
     if (!next || !isIP(next)) break;
     address = next;
   }
-  const proto = lastOf(hops, "proto")?.toLowerCase();
-  const host = lastOf(hops, "host");
+  // What the peer itself appended: the last element. Earlier ones are other hops' words, a client's included.
+  const proto = hops[hops.length - 1]!.proto?.toLowerCase();
+  const host = hops[hops.length - 1]!.host;
   return {
     address,
     secure: proto === undefined ? peer.encrypted : proto === "https",
@@ -85,16 +99,14 @@ export function resolveClient(peer: { address: string; encrypted: boolean; host:
   };
 }
 
-/** What the nearest proxy that says it reports (the proxies' own statements come last). */
-function lastOf(hops: Hop[], key: "proto" | "host"): string | undefined {
-  for (let i = hops.length - 1; i >= 0; i--) if (hops[i]![key]) return hops[i]![key];
-  return undefined;
+/** The hops of `Forwarded`, client first. */
+function forwardedElements(headers: Headers): Hop[] {
+  const forwarded = single(headers.forwarded);
+  return forwarded ? forwarded.split(",").map(parseForwardedElement) : [];
 }
 
-/** The hops of `Forwarded`, else of the `X-Forwarded-*` headers, client first. */
-function forwardedHops(headers: Headers): Hop[] {
-  const forwarded = single(headers.forwarded);
-  if (forwarded) return forwarded.split(",").map(parseForwardedElement);
+/** The hops of `X-Forwarded-For`, client first; the last (the peer's own statement) with `-Proto` and `-Host`. */
+function xForwardedHops(headers: Headers): Hop[] {
   const fors = (single(headers["x-forwarded-for"]) ?? "")
     .split(",")
     .map((s) => s.trim())

@@ -242,7 +242,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
         tenancy,
         authRequests: oidcReads.authRequests,
         clients: oidcReads.oauthClients,
-        issuerOf: (host) => `${config.externalSecure ? "https" : "http"}://${host.toLowerCase()}`,
+        issuerOf: (client) => `${config.externalSecure || client.secure ? "https" : "http"}://${client.host.toLowerCase()}`,
       }),
     ),
     mount(S.project, projectService({ es, db, cache, tenancy })),
@@ -315,7 +315,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     return503OnClosing: false,
   });
   logger = app.log;
-  decorateClient(app, new TrustedProxies(config.trustedProxies));
+  decorateClient(app, new TrustedProxies(config.trustedProxies.spec, config.trustedProxies.headers));
   // Pages a browser navigates to (authorize, end session, the login UI) are never readable cross-origin
   // (RFC 9700 §2.6); APIs, the token, userinfo, introspection, revocation and keys endpoints are. Each route
   // is marked when it is added, so no request pays for the decision.

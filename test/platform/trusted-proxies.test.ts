@@ -2,7 +2,8 @@ import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/config.js";
 import { resolveClient, TrustedProxies } from "../../src/domain/forwarded.js";
-import { addHuman } from "../oidc/rp.js";
+import { addHuman, webApp } from "../oidc/rp.js";
+import { rest } from "../support/clients.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 /**
@@ -38,23 +39,45 @@ describe("the client behind trusted proxies", () => {
     expect(resolveClient(peer("::ffff:10.1.2.3"), headers, trusted).address).toBe("203.0.113.7");
   });
 
-  it("reads RFC 7239 Forwarded, quoted, with ports and IPv6, before X-Forwarded-*", () => {
-    const forwarded = 'for="[2001:db8:cafe::17]:4711";proto=https;host=id.example.org, for=192.0.2.1:8080';
-    expect(resolveClient(peer("192.0.2.1"), { forwarded, "x-forwarded-for": "9.9.9.9" }, trusted)).toEqual({
+  it("reads RFC 7239 Forwarded, quoted, with ports and IPv6, when the proxies write that family", () => {
+    const viaForwarded = new TrustedProxies("10.0.0.0/8, 192.0.2.1, 2001:db8::/32", "forwarded");
+    const forwarded = 'for="[2001:db8:cafe::17]:4711", for=192.0.2.1:8080;proto=https;host=id.example.org';
+    expect(resolveClient(peer("192.0.2.1"), { forwarded, "x-forwarded-for": "9.9.9.9" }, viaForwarded)).toEqual({
       address: "2001:db8:cafe::17",
       secure: true,
       host: "id.example.org",
     });
     // unknown or obfuscated: the chain says no more, the last known address stands
-    expect(resolveClient(peer("10.1.2.3"), { forwarded: "for=unknown, for=10.0.0.7" }, trusted).address).toBe("10.0.0.7");
-    expect(resolveClient(peer("10.1.2.3"), { forwarded: "for=_hidden" }, trusted).address).toBe("10.1.2.3");
+    expect(resolveClient(peer("10.1.2.3"), { forwarded: "for=unknown, for=10.0.0.7" }, viaForwarded).address).toBe("10.0.0.7");
+    expect(resolveClient(peer("10.1.2.3"), { forwarded: "for=_hidden" }, viaForwarded).address).toBe("10.1.2.3");
   });
 
-  it("refuses a bad SVC_TRUSTED_PROXIES naming the variable and the item; none by default", () => {
+  it("reads one family only: a client's own Forwarded does not beat the proxy's X-Forwarded-For (review of issue 26)", () => {
+    const spoof = { "x-forwarded-for": "203.0.113.9", forwarded: "for=198.51.100.77;host=other.example;proto=https" };
+    expect(resolveClient(peer("10.1.2.3"), spoof, trusted)).toEqual({ address: "203.0.113.9", secure: false, host: "id.example.com" });
+    const viaForwarded = new TrustedProxies("10.0.0.0/8", "forwarded");
+    const other = { forwarded: "for=203.0.113.9", "x-forwarded-for": "198.51.100.77" };
+    expect(resolveClient(peer("10.1.2.3"), other, viaForwarded).address).toBe("203.0.113.9");
+  });
+
+  it("takes scheme and host only from what the peer itself appended, not from hops before it", () => {
+    const viaForwarded = new TrustedProxies("10.0.0.0/8", "forwarded");
+    const forwarded = "for=1.1.1.1;host=other.example, for=203.0.113.9;proto=https";
+    expect(resolveClient(peer("10.1.2.3"), { forwarded }, viaForwarded)).toEqual({ address: "203.0.113.9", secure: true, host: "id.example.com" });
+  });
+
+  it("refuses a bad SVC_TRUSTED_PROXIES or _HEADER naming the variable and the item; none by default", () => {
     expect(() => loadConfig({ SVC_TRUSTED_PROXIES: "10.0.0.0/8, proxy.local" }, [])).toThrow(
       /SVC_TRUSTED_PROXIES.*"proxy.local" is neither an address nor a CIDR range/,
     );
-    expect(new TrustedProxies(loadConfig({}, []).trustedProxies).none).toBe(true);
+    // a prefix as written, digits only: "10.0.0.1/" must not trust everyone as /0, "/-0" must not crash node
+    for (const bad of ["10.0.0.1/", "10.0.0.0/-0", "10.0.0.0/0x8", "10.0.0.0/1e1", "10.0.0.0/ 8", "10.0.0.0/33"]) {
+      expect(() => loadConfig({ SVC_TRUSTED_PROXIES: bad }, []), bad).toThrow(/SVC_TRUSTED_PROXIES.*neither an address nor a CIDR range/);
+    }
+    expect(() => loadConfig({ SVC_TRUSTED_PROXIES_HEADER: "x-real-ip" }, [])).toThrow(/SVC_TRUSTED_PROXIES_HEADER must be x-forwarded or forwarded/);
+    const none = loadConfig({}, []).trustedProxies;
+    expect(new TrustedProxies(none.spec, none.headers).none).toBe(true);
+    expect(none.headers).toBe("x-forwarded");
   });
 });
 
@@ -136,8 +159,39 @@ describe("a server behind a trusted proxy", () => {
     expect((await request(t.url, "/.well-known/openid-configuration", { headers: { "x-forwarded-host": "evil.example" } })).status).toBe(404);
   });
 
+  it("the sessions API's callback names the forwarded issuer (RFC 9207 iss)", async () => {
+    const loginClient = (await t.serviceUser("login-client", [{ type: "instance", id: t.instanceId, roles: ["IAM_LOGIN_CLIENT"] }])).token;
+    expect(
+      (await rest(t.url, "PATCH", "/settings/v3alpha/login", { token: t.adminPat, body: { customLoginUrl: { set: "https://login.example.com/ui" } } })).status,
+    ).toBe(200);
+    const app = await webApp(t, { origin: "https://rp.example.com" });
+    const authorize = new URLSearchParams({
+      client_id: app.clientId,
+      redirect_uri: "https://rp.example.com/cb",
+      response_type: "code",
+      scope: "openid",
+      code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+      code_challenge_method: "S256",
+    });
+    const started = await request(t.url, `/oauth/v2/authorize?${authorize}`, { headers: { "x-svc-login-client": "custom" } });
+    const authRequest = new URL(started.headers.location!).searchParams.get("authRequest")!;
+    const api = (method: string, path: string, body: unknown) =>
+      rest(t.url, method, `/resources/v3alpha${path}`, {
+        token: loginClient,
+        body,
+        headers: { "x-forwarded-proto": "https", "x-forwarded-host": "localhost" },
+      });
+    const session = await api("POST", "/sessions", { checks: { user: { loginName: "office" }, password: { password: PASSWORD } } });
+    expect(session.status, JSON.stringify(session.body)).toBe(201);
+    const callback = await api("POST", `/auth_requests/${authRequest}/_callback`, {
+      session: { sessionId: session.body.details.id, sessionToken: session.body.sessionToken },
+    });
+    expect(callback.status, JSON.stringify(callback.body)).toBe(200);
+    expect(new URL(callback.body.callbackUrl).searchParams.get("iss")).toBe("https://localhost");
+  });
+
   it("logs the forwarded client address", async () => {
-    await request(t.url, "/healthz", { headers: { forwarded: "for=203.0.113.99" } });
+    await request(t.url, "/healthz", { headers: { "x-forwarded-for": "203.0.113.99" } });
     expect(lines.some((l) => l.includes('"remoteAddress":"203.0.113.99"'))).toBe(true);
   });
 });

@@ -17,7 +17,8 @@ import {
   SessionSchema,
   SetSessionResponseSchema,
 } from "../../../gen/svc/resources/session/v3alpha/session_service_pb.js";
-import { callInfo } from "../../authz/context.js";
+import { callInfo, clientOf } from "../../authz/context.js";
+import type { Client } from "../../domain/forwarded.js";
 import { hostnameOf } from "../../authz/interceptor.js";
 import {
   checkSession,
@@ -52,7 +53,8 @@ export interface SessionServiceDeps extends SessionDeps {
   clients: OAuthClientQueries;
   tenancy: TenancyQueries;
   /** The OIDC issuer for a request's Host (the `iss` of the authorization response, RFC 9207). */
-  issuerOf(host: string): string;
+  /** The issuer as the client addressed it (scheme and host; behind trusted proxies, the forwarded ones). */
+  issuerOf(client: Client): string;
 }
 
 function checksOf(c: Checks | undefined): SessionChecks {
@@ -70,7 +72,7 @@ function checksOf(c: Checks | undefined): SessionChecks {
 /** The challenges asked for; WebAuthn options are made for the domain the request reached (its RP ID). */
 function challengesOf(c: RequestChallenges | undefined, ctx: HandlerContext): { challenges?: SessionChallenges } {
   if (!c) return {};
-  const rpId = hostnameOf(ctx.requestHeader.get("host") ?? ctx.requestHeader.get(":authority") ?? "");
+  const rpId = hostnameOf(clientOf(ctx).host);
   return {
     challenges: {
       otpEmail: c.otpEmail,
@@ -244,7 +246,7 @@ export function sessionService(deps: SessionServiceDeps): ServiceImpl<typeof Ses
         expiresAt: new Date(Date.now() + CODE_LIFETIME_MS),
       });
       if (!succeeded) throw errors.failedPrecondition("AUTHR-d0ne", "the authorization request was completed already");
-      const iss = deps.issuerOf(ctx.requestHeader.get("host") ?? "");
+      const iss = deps.issuerOf(clientOf(ctx));
       return create(CreateCallbackResponseSchema, { callbackUrl: callbackUrl(request, { code, state: request.state ?? "", iss }) });
     },
   };

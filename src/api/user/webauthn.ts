@@ -13,6 +13,7 @@ import {
   type RemoveWebauthnKeyRequest,
   type StartWebauthnRegistrationRequest,
 } from "../../../gen/svc/resources/user/v3alpha/user_service_pb.js";
+import { clientOf } from "../../authz/context.js";
 import { hostnameOf } from "../../authz/interceptor.js";
 import type { ChangeDetails } from "../../command/aggregate.js";
 import * as webauthn from "../../command/webauthn.js";
@@ -39,7 +40,7 @@ export function webauthnHandlers(
   resolve: (ctx: HandlerContext, id: string) => Promise<Resolved>,
   details: (d: ChangeDetails) => ReturnType<typeof toResourceDetails>,
 ) {
-  const rpIdOf = (ctx: HandlerContext) => hostnameOf(ctx.requestHeader.get("host") ?? ctx.requestHeader.get(":authority") ?? "");
+  const rpIdOf = (ctx: HandlerContext) => hostnameOf(clientOf(ctx).host);
 
   async function requireAllowed(instanceId: string, orgId: string, passwordless: boolean) {
     const login = await deps.settings.values("login", inheritanceChain({ type: "org", instanceId, orgId }));
