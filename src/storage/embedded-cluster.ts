@@ -2,9 +2,13 @@ import { execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import {
   chmodSync,
+  chownSync,
+  closeSync,
+  constants,
   existsSync,
   lchownSync,
   lstatSync,
+  openSync,
   readdirSync,
   type Stats,
   mkdirSync,
@@ -15,9 +19,9 @@ import {
   rmSync,
   statSync,
   symlinkSync,
-  writeFileSync,
+  writeSync,
 } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { StartupError } from "../config/startup-error.js";
 import type { RunAs } from "./embedded-binaries.js";
 
@@ -58,6 +62,10 @@ export function clusterDirOf(pgPath: string): string {
  *   `SYSTEM_DIR/clusters/<hash of the data dir's path>-<random>/pg`, and `<data dir>/pg` becomes a symbolic link
  *   to it. A cluster already in `<data dir>/pg` (a restored backup) is moved there (a rename: same filesystem).
  * Everything else of the data directory (master key, admin.pat, admin.password, postgres.log) stays in it.
+ *
+ * As root, nothing another user could have placed is acted on (root would chown, write or start PostgreSQL on
+ * it): the data directory must be root's and writable by no one else, a `pg` directory root's or PostgreSQL's
+ * user's and writable by no one else, and a `pg` link must lead to exactly `SYSTEM_DIR/clusters/<id>/pg`.
  */
 export function placeCluster(dataDir: string, runAs: RunAs | undefined): string {
   const dir = clusterPlace(dataDir, runAs);
@@ -67,13 +75,32 @@ export function placeCluster(dataDir: string, runAs: RunAs | undefined): string 
 
 function clusterPlace(dataDir: string, runAs: RunAs | undefined): string {
   const link = join(dataDir, "pg");
+  if (runAs) {
+    const why = notRootsAlone(statSync(dataDir), [0]);
+    if (why) {
+      throw new StartupError(
+        `SVC_DATA_DIR ${dataDir} ${why}, and this process is root: root would act on what others put in it (pg); use a directory of root's that no one else can write (chown root ${dataDir} && chmod go-w ${dataDir}), or run as that directory's owner`,
+      );
+    }
+  }
   let entry: "link" | "dir" | "none" = "none";
+  let st: Stats | undefined;
   try {
-    entry = lstatSync(link).isSymbolicLink() ? "link" : "dir";
+    st = lstatSync(link);
+    entry = st.isSymbolicLink() ? "link" : "dir";
   } catch {
     // none yet
   }
-  if (entry === "link") return linkedCluster(dataDir, link);
+  if (entry === "link") return linkedCluster(dataDir, link, runAs);
+  if (runAs && st) {
+    // A cluster of another user's (its postgresql.conf can run commands) is not handed to PostgreSQL's user.
+    const why = notRootsAlone(st, [0, runAs.uid]);
+    if (why) {
+      throw new StartupError(
+        `SVC_DATA_DIR ${dataDir}: pg ${why}, and this process is root: PostgreSQL would run what others put in it; check it, then run chown -R ${runAs.name}:${runAs.name} ${link} && chmod -R go-w ${link}, or remove it`,
+      );
+    }
+  }
   if (!runAs || reachable(dataDir, runAs)) return link;
 
   const real = realpathSync(dataDir);
@@ -87,9 +114,14 @@ function clusterPlace(dataDir: string, runAs: RunAs | undefined): string {
   const home = join(clusters, `${hashOf(real)}-${randomBytes(4).toString("hex")}`);
   mkdirSync(home, { mode: 0o711 });
   chmodSync(home, 0o711);
-  writeFileSync(join(home, OWNER_FILE), `${real}\n`, { mode: 0o644 });
+  writeOwnerFile(home, real);
   const cluster = join(home, "pg");
-  if (entry === "dir") {
+  if (entry === "none") {
+    // Made before the link: a link whose cluster is missing then always means a lost cluster, never a first
+    // start that stopped before initdb (initdb's result is renamed onto this empty directory).
+    mkdirSync(cluster, { mode: 0o700 });
+    chownSync(cluster, runAs.uid, runAs.gid);
+  } else {
     try {
       renameSync(link, cluster);
     } catch (err) {
@@ -114,18 +146,47 @@ function clusterPlace(dataDir: string, runAs: RunAs | undefined): string {
   return cluster;
 }
 
-/** The cluster `<data dir>/pg` links to; refused when it is gone, or when it is another data directory's. */
-function linkedCluster(dataDir: string, link: string): string {
+/**
+ * The cluster `<data dir>/pg` links to; refused when it is gone (its `clusters/<id>/` left or not: the master
+ * key and admin.pat belong to that database), or when it is another data directory's. As root, only a link to
+ * exactly `SYSTEM_DIR/clusters/<id>/pg` is followed (its real path), where no one but root can plant anything.
+ */
+function linkedCluster(dataDir: string, link: string, runAs: RunAs | undefined): string {
   const target = clusterDirOf(link);
-  // The target's directory without the cluster: a first start that stopped before initdb finished.
-  if (!existsSync(target) && !existsSync(dirname(target))) {
+  if (!existsSync(target)) {
     throw new StartupError(
       `SVC_DATA_DIR ${dataDir}: pg links to ${target}, which does not exist: restore the cluster there from a backup, or remove the link ${link} to start on an empty database`,
     );
   }
-  const ownerFile = join(dirname(target), OWNER_FILE);
-  if (!existsSync(ownerFile)) return target;
+  const home = dirname(target);
+  if (runAs) {
+    const clusters = realpathSync(systemDir("clusters", (dir, why) => `${dir}: ${why}`));
+    if (basename(target) !== "pg" || dirname(home) !== clusters) {
+      throw new StartupError(
+        `SVC_DATA_DIR ${dataDir}: pg links to ${target}, which is not a cluster in ${SYSTEM_DIR}/clusters: this process is root and follows no other link; remove the link ${link} (to move a cluster here, replace the link with the cluster itself, as cp -rL restores it)`,
+      );
+    }
+    for (const [path, owners] of [
+      [home, [0]],
+      [target, [0, runAs.uid]],
+    ] as const) {
+      const why = notRootsAlone(lstatSync(path), owners);
+      if (why) throw new StartupError(`${path} ${why}: no one but root may change ${SYSTEM_DIR}; check it, then remove it or restore its owner and mode`);
+    }
+  }
+  const ownerFile = join(home, OWNER_FILE);
+  let record: Stats;
+  try {
+    record = lstatSync(ownerFile);
+  } catch {
+    return target;
+  }
   const real = realpathSync(dataDir);
+  if (runAs && (!record.isFile() || record.uid !== 0 || record.nlink !== 1)) {
+    throw new StartupError(
+      `${ownerFile} is not a file of root's: it records the data directory the cluster belongs to; check it, then replace it (rm ${ownerFile} && echo ${real} > ${ownerFile})`,
+    );
+  }
   const recorded = readFileSync(ownerFile, "utf8").trim();
   if (recorded === real) return target;
   // A copy of a data directory that kept the link (cp -a, tar without -h) would share the original's cluster.
@@ -134,12 +195,34 @@ function linkedCluster(dataDir: string, link: string): string {
       `SVC_DATA_DIR ${dataDir} and ${recorded} both lead to the embedded PostgreSQL cluster ${target} (a copy that kept the link pg): copy a data directory following links (cp -rL, tar -h), or remove one of them`,
     );
   }
-  try {
-    writeFileSync(ownerFile, `${real}\n`); // the data directory was moved or renamed
-  } catch {
-    // not root: the record stays as it was
-  }
+  if (runAs) writeOwnerFile(home, real); // the data directory was moved or renamed (not root: it cannot)
   return target;
+}
+
+/** Writes `clusters/<id>/data-dir` (`home` checked to be there), never through a symbolic link. */
+function writeOwnerFile(home: string, real: string): void {
+  const file = join(home, OWNER_FILE);
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_NOFOLLOW | constants.O_CREAT | constants.O_TRUNC | constants.O_WRONLY, 0o644);
+  } catch (err) {
+    throw new StartupError(`${file} cannot be written (${(err as NodeJS.ErrnoException).code}): check it, then remove it`);
+  }
+  try {
+    writeSync(fd, `${real}\n`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Why `st` is not safe for root to act on: owned by none of `owners`, or writable by group or others (a
+ * directory another user can write can have its entries swapped under root's feet). Undefined when safe.
+ */
+function notRootsAlone(st: Stats, owners: readonly number[]): string | undefined {
+  if (!owners.includes(st.uid)) return `belongs to uid ${st.uid}`;
+  if (!st.isSymbolicLink() && (st.mode & 0o022) !== 0) return "can be written by others";
+  return undefined;
 }
 
 /**
@@ -155,7 +238,11 @@ function reachable(dataDir: string, runAs: RunAs): boolean {
 
 /**
  * A cluster restored as root (`cp -rL`, or `tar -x` from another machine) belongs to root, and PostgreSQL's
- * user could not open it: as root, the cluster is handed to the user PostgreSQL runs as.
+ * user could not open it: as root, the cluster is handed to the user PostgreSQL runs as. Only a tree root alone
+ * owns and can write (everything in it root's, no directory writable by group or others, no file with another
+ * hard link): then no one can swap an entry for a link while it is walked. The walk looks first and changes
+ * nothing; then the owners change children before parents, so every directory on the path of a change is still
+ * root's. Anything else is left to the operator, with the command.
  */
 function ownedBy(dir: string, runAs: RunAs): void {
   let st: Stats;
@@ -164,13 +251,21 @@ function ownedBy(dir: string, runAs: RunAs): void {
   } catch {
     return; // no cluster yet: initdb makes it
   }
-  if (!st.isDirectory() || (st.uid === runAs.uid && st.gid === runAs.gid)) return;
+  if (!st.isDirectory() || st.uid === runAs.uid) return;
+  const tree: string[] = [];
   const walk = (path: string) => {
     const s = lstatSync(path);
-    lchownSync(path, runAs.uid, runAs.gid);
+    const why = s.uid !== 0 ? `belongs to uid ${s.uid}` : s.isDirectory() ? notRootsAlone(s, [0]) : s.nlink > 1 ? "has other hard links" : undefined;
+    if (why) {
+      throw new StartupError(
+        `the embedded PostgreSQL cluster ${dir} must belong to the user '${runAs.name}' PostgreSQL runs as, and this process (root) hands over only a cluster root alone owns and can write, but ${path} ${why}: check it, then run chown -R ${runAs.name}:${runAs.name} ${dir}`,
+      );
+    }
+    tree.push(path);
     if (s.isDirectory()) for (const name of readdirSync(path)) walk(join(path, name));
   };
   walk(dir);
+  for (const path of tree.reverse()) lchownSync(path, runAs.uid, runAs.gid);
 }
 
 /** Whether `runAs` can enter `dir` (search permission on it and every parent). */
@@ -190,15 +285,15 @@ export function canEnter(dir: string, runAs: RunAs): boolean {
  */
 export function systemDir(sub: string, failure: (dir: string, why: string) => string): string {
   const dir = join(SYSTEM_DIR, sub);
-  try {
-    for (const d of [SYSTEM_DIR, dir]) {
-      if (!existsSync(d)) {
-        mkdirSync(d, { mode: 0o711 });
-        chmodSync(d, 0o711);
-      }
+  for (const d of [SYSTEM_DIR, dir]) {
+    try {
+      mkdirSync(d, { mode: 0o711 });
+      chmodSync(d, 0o711);
+    } catch (err) {
+      // There already (another root process starting at the same time may just have made it): checked below.
+      if ((err as NodeJS.ErrnoException).code === "EEXIST") continue;
+      throw new StartupError(failure(dir, (err as NodeJS.ErrnoException).code ?? (err as Error).message));
     }
-  } catch (err) {
-    throw new StartupError(failure(dir, (err as NodeJS.ErrnoException).code ?? (err as Error).message));
   }
   for (const d of [dirname(SYSTEM_DIR), SYSTEM_DIR, dir]) {
     const st = lstatSync(d);

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import {
   chmodSync,
+  chownSync,
   cpSync,
   existsSync,
   lstatSync,
@@ -14,18 +15,30 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { StartupError } from "../../src/config/startup-error.js";
 import { postgresRunAs } from "../../src/storage/embedded-binaries.js";
-import { SYSTEM_DIR } from "../../src/storage/embedded-cluster.js";
+import { SYSTEM_DIR, systemDir } from "../../src/storage/embedded-cluster.js";
 import { embeddedUrlOf, startEmbeddedPostgres, type EmbeddedPostgres } from "../../src/storage/embedded.js";
 import { projectRoot } from "../../src/storage/paths.js";
 import { rest } from "../support/clients.js";
 import { testDb } from "../support/database.js";
+
+// Two root servers starting at once on a fresh machine: each sees /var/lib/svc-iam missing, and the other creates
+// it first. The race is made certain here: while `race.systemDirAppearsMissing` is set, existsSync reports the
+// system directory missing although it is there (as it would be for the slower of the two).
+const race = vi.hoisted(() => ({ systemDirAppearsMissing: false }));
+vi.mock("node:fs", async (original) => {
+  const fs = await original<typeof import("node:fs")>();
+  const existsSync = (path: import("node:fs").PathLike) =>
+    race.systemDirAppearsMissing && String(path).startsWith("/var/lib/svc-iam") ? false : fs.existsSync(path);
+  return { ...fs, existsSync, default: { ...fs, existsSync } };
+});
 
 // As root, PostgreSQL runs as the user 'postgres', which cannot enter a directory only root can enter (a clone
 // under /root). These tests build such a place: a 0700 directory with a checkout below it whose PostgreSQL
@@ -286,5 +299,166 @@ describe.skipIf(skip)("as root, in a clone under a directory only root can enter
       expect((err as Error).message).toMatch(/pg links to \/nonexistent\/svc-iam\/pg, which does not exist: restore the cluster there .* or remove the link/);
       expect((err as Error).message).not.toContain("\n");
     });
+  });
+});
+
+// As root, nothing that another user placed is trusted: what root chowns, writes or starts PostgreSQL on is
+// either root's own or under the root-owned system directory. Each test plants what an attacker could, and checks
+// first that the attack did nothing, then that the start stopped in one line saying what to do.
+describe.skipIf(skip)("as root, what another user could have placed is refused", () => {
+  const ATTACKER = 65_534; // nobody
+  const owner = (path: string) => lstatSync(path).uid;
+
+  /** A root-owned directory with a file, and a `data-dir` file next to it: what a planted link would aim at. */
+  function victim(): { dir: string; file: string; record: string } {
+    const home = mkdtempSync(join(priv, "victim-"));
+    const dir = join(home, "etc");
+    mkdirSync(dir, { mode: 0o755 });
+    writeFileSync(join(dir, "passwd"), "root:x:0:0\n", { mode: 0o644 });
+    writeFileSync(join(home, "data-dir"), "precious\n", { mode: 0o600 });
+    return { dir, file: join(dir, "passwd"), record: join(home, "data-dir") };
+  }
+
+  function untouched(v: { dir: string; file: string; record: string }): () => void {
+    return () => {
+      expect(owner(v.dir), `${v.dir} still root's`).toBe(0);
+      expect(owner(v.file), `${v.file} still root's`).toBe(0);
+      expect(readFileSync(v.record, "utf8"), `${v.record} not overwritten`).toBe("precious\n");
+    };
+  }
+
+  /** Starts on `dataDir`: `harmless` checks that nothing happened, then the start must have stopped with `pattern`. */
+  async function refused(dataDir: string, harmless: () => void, pattern: RegExp): Promise<void> {
+    const r = await startEmbeddedPostgres(dataDir).catch((e: unknown) => e);
+    if (r && typeof r === "object" && "stop" in r) await (r as EmbeddedPostgres).stop();
+    harmless();
+    expect(r).toBeInstanceOf(StartupError);
+    expect((r as Error).message).toMatch(pattern);
+    expect((r as Error).message).not.toContain("\n");
+  }
+
+  it("a data directory another user owns (made in /tmp before the server) or anyone can write is refused; its pg link is not followed", async () => {
+    const v = victim();
+    const planted = join(mkdtempSync(join(priv, "planted-")), "data");
+    mkdirSync(planted, { mode: 0o700 });
+    symlinkSync(v.dir, join(planted, "pg"));
+    chownSync(planted, ATTACKER, ATTACKER);
+    await refused(planted, untouched(v), /^SVC_DATA_DIR .* belongs to uid 65534, and this process is root: /);
+
+    const open = join(mkdtempSync(join(priv, "open-")), "data");
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    symlinkSync(v.dir, join(open, "pg"));
+    await refused(open, untouched(v), /^SVC_DATA_DIR .* can be written by others, and this process is root: .*chmod go-w/);
+  });
+
+  it("a pg link that leads anywhere but a cluster in /var/lib/svc-iam/clusters is refused, and nothing there is chowned or written", async () => {
+    const v = victim();
+    const dataDir = join(mkdtempSync(join(priv, "elsewhere-")), "data");
+    mkdirSync(dataDir, { mode: 0o700 });
+    symlinkSync(v.dir, join(dataDir, "pg"));
+    await refused(dataDir, untouched(v), /pg links to .*, which is not a cluster in \/var\/lib\/svc-iam\/clusters: /);
+
+    // Through the system directory's path (`..`) to the victim: the real path counts.
+    rmSync(join(dataDir, "pg"));
+    symlinkSync(`${SYSTEM_DIR}/clusters/../../../..${v.dir}`, join(dataDir, "pg"));
+    await refused(dataDir, untouched(v), /which is not a cluster in \/var\/lib\/svc-iam\/clusters/);
+  });
+
+  it("a pg directory another user owns (a fake cluster with its own archive_command) or can write is refused, not handed to postgres", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "svc-root-start-fake-"));
+    try {
+      const pgDir = join(dataDir, "pg");
+      const files = ["", "PG_VERSION", "postgresql.conf"].map((f) => join(pgDir, f));
+      mkdirSync(pgDir, { mode: 0o700 });
+      writeFileSync(files[1]!, "17\n");
+      writeFileSync(files[2]!, "archive_mode = on\narchive_command = 'cp %p /tmp/stolen-%f'\n");
+      for (const f of files) chownSync(f, ATTACKER, ATTACKER);
+      const stillTheirs = () => {
+        for (const f of files) expect(owner(f), `${f} not handed to postgres`).toBe(ATTACKER);
+      };
+      await refused(dataDir, stillTheirs, /pg belongs to uid 65534, and this process is root: /);
+
+      for (const f of files) chownSync(f, 0, 0);
+      chmodSync(pgDir, 0o777);
+      await refused(dataDir, () => expect(owner(pgDir)).toBe(0), /pg can be written by others, and this process is root: /);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("a cluster with something in it another user owns or can write (where a walk could be raced) is not chowned: the command is printed", async () => {
+    const v = victim();
+    const dataDir = mkdtempSync(join(tmpdir(), "svc-root-start-walk-"));
+    try {
+      const pgDir = join(dataDir, "pg");
+      mkdirSync(join(pgDir, "base"), { recursive: true, mode: 0o700 });
+      writeFileSync(join(pgDir, "PG_VERSION"), "17\n");
+      const nothingChowned = () => {
+        untouched(v)();
+        expect(owner(pgDir)).toBe(0);
+        expect(owner(join(pgDir, "PG_VERSION"))).toBe(0);
+      };
+      // A directory anyone can write: a subdirectory swapped for a link to the victim mid-walk would be chowned.
+      chmodSync(join(pgDir, "base"), 0o777);
+      symlinkSync(v.dir, join(pgDir, "base", "swap"));
+      await refused(dataDir, nothingChowned, new RegExp(`base can be written by others: check it, then run chown -R postgres:postgres ${pgDir}$`));
+
+      // A file of another user's (a restore that kept foreign owners).
+      chmodSync(join(pgDir, "base"), 0o700);
+      rmSync(join(pgDir, "base", "swap"));
+      writeFileSync(join(pgDir, "base", "1"), "");
+      chownSync(join(pgDir, "base", "1"), ATTACKER, ATTACKER);
+      await refused(dataDir, nothingChowned, new RegExp(`base/1 belongs to uid 65534: check it, then run chown -R postgres:postgres ${pgDir}$`));
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  describe("a cluster placed in /var/lib/svc-iam", () => {
+    let dataDir: string;
+    let cluster: string;
+
+    beforeAll(async () => {
+      dataDir = join(mkdtempSync(join(priv, "placed-")), "data");
+      const e = await startEmbeddedPostgres(dataDir);
+      cluster = linkedCluster(dataDir);
+      await e.stop();
+    }, 120_000);
+
+    it("its data-dir record, made a symbolic link to a root file, is not written through", async () => {
+      const v = victim();
+      const record = join(dirname(cluster), "data-dir");
+      const recorded = readFileSync(record, "utf8");
+      rmSync(record);
+      symlinkSync(v.record, record);
+      const renamed = `${dataDir}-renamed`; // the record then differs: it would be updated
+      renameSync(dataDir, renamed);
+      try {
+        await refused(renamed, untouched(v), /data-dir is not a file of root's: /);
+      } finally {
+        rmSync(record);
+        writeFileSync(record, recorded);
+        renameSync(renamed, dataDir);
+      }
+    }, 120_000);
+
+    it("its cluster deleted (the directory left) stops the start in one line, rather than starting an empty database", async () => {
+      rmSync(cluster, { recursive: true, force: true });
+      await refused(
+        dataDir,
+        () => expect(existsSync(cluster), "no new cluster made").toBe(false),
+        /pg links to .*, which does not exist: restore the cluster there .* or remove the link/,
+      );
+    }, 120_000);
+  });
+
+  it("two servers making /var/lib/svc-iam at once: the slower one finds it made, and goes on", () => {
+    race.systemDirAppearsMissing = true;
+    try {
+      expect(systemDir("clusters", (dir, why) => `${dir}: ${why}`)).toBe(join(SYSTEM_DIR, "clusters"));
+    } finally {
+      race.systemDirAppearsMissing = false;
+    }
   });
 });
