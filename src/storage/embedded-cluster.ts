@@ -129,7 +129,7 @@ function clusterPlace(dataDir: string, runAs: RunAs | undefined): string {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "ENOENT") return clusterPlace(dataDir, runAs); // another process moved it first
       throw new StartupError(
-        `SVC_DATA_DIR ${dataDir} cannot be reached by the user '${runAs.name}' that PostgreSQL runs as (this process is root), and its cluster pg/ cannot be moved to ${cluster} (${code}): move it there and leave a link (mv ${link} ${cluster} && ln -s ${cluster} ${link}), make the data directory's parents traversable (chmod o+x), or choose another SVC_DATA_DIR`,
+        `SVC_DATA_DIR ${dataDir} cannot be reached by the user '${runAs.name}' that PostgreSQL runs as (this process is root), and its cluster pg/ cannot be moved to ${cluster} (${code}): move it there and leave a link (mkdir -p ${home} && mv ${link} ${cluster} && ln -s ${cluster} ${link}), make the data directory's parents traversable (chmod o+x), or choose another SVC_DATA_DIR`,
       );
     }
   }
