@@ -5,7 +5,8 @@
 // no throughput measured lost). npm start, npm run migrate, npx svc and the container run this file.
 // `npx svc [start|migrate|recover|--help]`, and what `npm start` and `npm run migrate` run: the compiled server
 // (dist/src/main.js) in this very process, so that SIGTERM reaches it; dist/ is built first when it is missing or
-// older than its sources (scripts/build.mjs, docs/drafts/build.md). The arguments are main's (src/config/cli.ts).
+// was built from other sources (scripts/build.mjs; docs/decisions.md, "Build: When `npm start` builds"). The
+// arguments are main's (src/config/cli.ts).
 import { ensureBuilt } from "../scripts/build.mjs";
 
 try {

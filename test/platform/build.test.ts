@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { projectRoot } from "../../src/storage/paths.js";
 import { freshPostgresDatabase, TEST_MASTERKEY, testDb } from "../support/database.js";
@@ -9,7 +10,8 @@ import { freshPostgresDatabase, TEST_MASTERKEY, testDb } from "../support/databa
 /**
  * The compiled build (docs/drafts/build.md): `npm run build` writes dist/, which runs with plain node (no
  * tsx, no TypeScript at run time); `svc` (bin/svc.js) serves, migrates and prints its usage from it; `npm start`
- * rebuilds a stale dist/ before it serves.
+ * rebuilds a stale dist/ before it serves. What makes dist/ stale is tested on a small project in a temporary
+ * folder (scripts/build.mjs's `root`), so that no source of this checkout is touched.
  */
 const dist = join(projectRoot, "dist");
 const stamp = join(dist, ".build-stamp");
@@ -115,13 +117,94 @@ describe("the compiled build", () => {
 
   it("npm start builds a stale dist/ first, then serves it", { timeout: 120_000 }, async () => {
     if (!existsSync(stamp)) spawnSync("npm", ["run", "build", "--silent"], { cwd: projectRoot });
-    // stale: a source newer than the build (the stamp set back rather than a source touched)
-    const old = new Date(Date.now() - 24 * 3600 * 1000 * 365 * 30);
-    utimesSync(stamp, old, old);
+    // stale: built from other sources (the stamp's digest replaced rather than a source touched)
+    writeFileSync(stamp, "0000 (set by build.test.ts)\n");
     const env = await cleanEnv();
     const server = await serve("npm", ["start", "--silent"], env);
     expect(server.output()).toMatch(/dist\/ is stale: building/);
-    expect(statSync(stamp).mtimeMs).toBeGreaterThan(old.getTime() + 1000);
+    expect(readFileSync(stamp, "utf8")).toMatch(/^[0-9a-f]{64}\nbuilt \S+ from \d+ files\n$/);
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  });
+});
+
+/** scripts/build.mjs's functions run in a child process on another root (no TypeScript types for the .mjs here). */
+const buildScript = pathToFileURL(join(projectRoot, "scripts", "build.mjs")).href;
+function buildModule(root: string, call: "staleness" | "ensureBuilt"): { status: number | null; out: string; err: string } {
+  const code = `import * as b from ${JSON.stringify(buildScript)};
+const r = ${call === "staleness" ? `b.staleness(${JSON.stringify(root)})` : `b.ensureBuilt({ root: ${JSON.stringify(root)} })`};
+process.stdout.write(String(r ?? "current"));`;
+  const r = spawnSync(process.execPath, ["--input-type=module", "-e", code], { env: { ...process.env, NODE_OPTIONS: "" }, encoding: "utf8" });
+  return { status: r.status, out: r.stdout, err: r.stderr };
+}
+
+describe("when dist/ is stale (scripts/build.mjs on a small project in a temporary folder)", () => {
+  const old = new Date("2001-02-03T04:05:06Z");
+
+  /** A project with the layout the build reads (src/, gen/, scripts/svc-migrate.ts, both tsconfigs), built once. */
+  function project(): string {
+    const dir = mkdtempSync(join(tmpdir(), "svc-stale-"));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const write = (rel: string, text: string) => {
+      mkdirSync(join(dir, rel, ".."), { recursive: true });
+      writeFileSync(join(dir, rel), text);
+    };
+    write("package.json", '{ "type": "module" }\n');
+    write("tsconfig.json", JSON.stringify({ compilerOptions: { target: "ES2022", module: "NodeNext", strict: true, rootDir: "." } }));
+    write(
+      "tsconfig.build.json",
+      JSON.stringify({ extends: "./tsconfig.json", compilerOptions: { outDir: "dist" }, include: ["src", "gen", "scripts/svc-migrate.ts"] }),
+    );
+    write("src/main.ts", 'import { g } from "../gen/g.js";\nexport const main: number = g + 1;\n');
+    write("gen/g.ts", "export const g = 1;\n");
+    write("scripts/svc-migrate.ts", "export const migrate = 2;\n");
+    const first = buildModule(dir, "ensureBuilt");
+    expect(first.status, first.err).toBe(0);
+    expect(first.err).toMatch(/dist\/ is missing: building/);
+    expect(existsSync(join(dir, "dist", "src", "main.js"))).toBe(true);
+    expect(buildModule(dir, "staleness").out).toBe("current");
+    return dir;
+  }
+
+  /** Stale now; ensureBuilt rebuilds, and then it is current. */
+  function rebuilds(dir: string) {
+    expect(buildModule(dir, "staleness").out).toBe("stale");
+    const r = buildModule(dir, "ensureBuilt");
+    expect(r.status, r.err).toBe(0);
+    expect(r.err).toMatch(/dist\/ is stale: building/);
+    expect(buildModule(dir, "staleness").out).toBe("current");
+  }
+
+  it("a source changed but with an mtime older than the build (rsync -a, cp -p, a tarball) is rebuilt", { timeout: 120_000 }, () => {
+    const dir = project();
+    const main = join(dir, "src", "main.ts");
+    writeFileSync(main, `${readFileSync(main, "utf8")}export const changedAfterBuild = "marker-1";\n`);
+    utimesSync(main, old, old);
+    rebuilds(dir);
+    expect(readFileSync(join(dir, "dist", "src", "main.js"), "utf8")).toContain("marker-1");
+    // the same size, and an mtime still older than the build but another one: that counts too
+    writeFileSync(main, readFileSync(main, "utf8").replace("marker-1", "marker-2"));
+    const older = new Date(old.getTime() + 1000);
+    utimesSync(main, older, older);
+    rebuilds(dir);
+    expect(readFileSync(join(dir, "dist", "src", "main.js"), "utf8")).toContain("marker-2");
+  });
+
+  it("a file added (with an old mtime) or removed is rebuilt; without sources dist/ is taken as it is", { timeout: 120_000 }, () => {
+    const dir = project();
+    const added = join(dir, "gen", "added.ts");
+    writeFileSync(added, "export const added = 3;\n");
+    utimesSync(added, old, old);
+    utimesSync(join(dir, "gen"), old, old);
+    rebuilds(dir);
+    expect(existsSync(join(dir, "dist", "gen", "added.js"))).toBe(true);
+    rmSync(added);
+    utimesSync(join(dir, "gen"), old, old);
+    rebuilds(dir);
+    expect(existsSync(join(dir, "dist", "gen", "added.js"))).toBe(false);
+    // an installed build: dist/ and none of the sources
+    for (const s of ["src", "gen", "scripts", "tsconfig.json", "tsconfig.build.json"]) rmSync(join(dir, s), { recursive: true });
+    expect(buildModule(dir, "staleness").out).toBe("current");
+    const r = buildModule(dir, "ensureBuilt");
+    expect([r.status, r.err]).toEqual([0, ""]);
   });
 });

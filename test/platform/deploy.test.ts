@@ -1,17 +1,19 @@
-import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { execFile, execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
 import { variable } from "../../src/config/variables.js";
 import { testDb } from "../support/database.js";
+import { startTestServer, type TestServer } from "../support/server.js";
 
 /**
  * The deployment files, read as a cluster or compose would: deploy/kubernetes rendered by `kubectl kustomize`
  * (base and overlays/dev), compose.yaml and the Containerfile parsed. What matters: probes on the right paths and
  * port, a grace period that fits the shutdown, the migration Job's command, secrets only by reference, the
  * PodDisruptionBudget, a non-root read-only container, and that all of them agree with the image. Static files:
- * run once, in the embedded project. Without kubectl (Debian's kubernetes-client) the rendering is skipped with
+ * run once, in the embedded project; the image's health check script alone runs, against a local server. Without kubectl (Debian's kubernetes-client) the rendering is skipped with
  * the reason printed.
  */
 
@@ -257,5 +259,85 @@ describe.skipIf(testDb !== "embedded")("compose.yaml and the Containerfile", () 
     expect(svc.healthcheck.test).toEqual(["CMD", "node", "/app/healthcheck.mjs"]);
     expect(svc.read_only).toBe(true);
     expect(svc.tmpfs).toContain("/tmp");
+  });
+});
+
+/** `node deploy/container/healthcheck.mjs` with only env (and PATH): its exit code and stderr. Asynchronous: the server runs in this process. */
+function healthcheck(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [join(root, "deploy", "container", "healthcheck.mjs")],
+      { env: { PATH: process.env.PATH, ...env }, timeout: 15_000 },
+      (_err, _stdout, stderr) => resolve({ code: child.exitCode, stderr }),
+    );
+  });
+}
+
+describe.skipIf(testDb !== "embedded")("the image's health check (deploy/container/healthcheck.mjs) against a TLS server", () => {
+  let t: TestServer;
+  let dir: string;
+  beforeAll(async () => {
+    // a self-signed certificate: the check does not verify it
+    dir = mkdtempSync(join(tmpdir(), "svc-healthcheck-"));
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-keyout",
+        "key.pem",
+        "-out",
+        "cert.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=localhost",
+      ],
+      {
+        cwd: dir,
+        stdio: "ignore",
+      },
+    );
+    t = await startTestServer({ SVC_TLS_CERT: join(dir, "cert.pem"), SVC_TLS_KEY: join(dir, "key.pem") });
+  }, 120_000);
+  afterAll(async () => {
+    await t?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("TLS and the port in the environment, as the image's ENV and `-e` give them: healthy", async () => {
+    const r = await healthcheck({ SVC_PORT: String(t.port), SVC_HOST: "0.0.0.0", SVC_TLS_CERT: "/anything" });
+    expect(r, r.stderr).toMatchObject({ code: 0 });
+  });
+
+  it("TLS and the port set in a --config file only: plain http to the image's port fails; SVC_HEALTHCHECK_URL makes it healthy", async () => {
+    // what the check sees when the YAML file set both: the image's SVC_PORT and no SVC_TLS_CERT
+    const free = await healthcheck({ SVC_PORT: "1", SVC_HOST: "0.0.0.0" });
+    expect(free.code).toBe(1);
+    expect(free.stderr).toMatch(/health check: .*ECONNREFUSED/);
+    const plain = await healthcheck({ SVC_PORT: String(t.port), SVC_HOST: "0.0.0.0" });
+    expect(plain.code).toBe(1);
+    const url = await healthcheck({ SVC_PORT: "1", SVC_HOST: "0.0.0.0", SVC_HEALTHCHECK_URL: `https://127.0.0.1:${t.port}/readyz` });
+    expect(url, url.stderr).toMatchObject({ code: 0 });
+  });
+
+  it("SVC_HEALTHCHECK_URL: a status other than 200 and a URL that is not http(s) are unhealthy", async () => {
+    expect((await healthcheck({ SVC_HEALTHCHECK_URL: `https://127.0.0.1:${t.port}/no-such-page` })).code).toBe(1);
+    const bad = await healthcheck({ SVC_HEALTHCHECK_URL: `127.0.0.1:${t.port}/readyz` });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/SVC_HEALTHCHECK_URL must be an http or https URL/);
+  });
+
+  it("the Containerfile's comment and the README's container section name SVC_HEALTHCHECK_URL", () => {
+    expect(containerfile).toMatch(/^#.*SVC_HEALTHCHECK_URL=https:\/\/127\.0\.0\.1:\d+\/readyz/m);
+    const readme = readFileSync(join(root, "README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("## Running it in a container"), readme.indexOf("## Development"));
+    expect(section).toContain("SVC_HEALTHCHECK_URL");
   });
 });
