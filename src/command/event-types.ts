@@ -139,7 +139,7 @@ export const machineAdded = user.defineEvent<MachineAdded>("user.machine.added")
 export const machineChanged = user.defineEvent<UserChanges>("user.machine.changed");
 /**
  * Another organisation verified the domain this user's username ended in: the username becomes `username`
- * (`<user ID>@temporary.<instance domain>`) and the user is told by mail (the anchor's "domain claimed").
+ * (`<user ID>@temporary.<instance domain>`) and the user is told by mail (ZITADEL's "domain claimed").
  */
 /** A wrong code of `kind` was given; the code is spent at the limit of wrong tries (src/command/user-codes.ts). */
 export const userCodeFailed = user.defineEvent<{ kind: string }>("user.code.failed");

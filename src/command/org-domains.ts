@@ -18,7 +18,7 @@ import {
 } from "./events.js";
 
 /**
- * An organisation's domains (the anchor's org domains). The generated `<name>.<instance domain>` one is verified
+ * An organisation's domains (ZITADEL's org domains). The generated `<name>.<instance domain>` one is verified
  * and primary from the start and follows renames (orgs.ts); others are added, verified by validation (or at once
  * where the domain settings do not ask for it), made primary, removed. A domain is verified in at most one
  * organisation of an instance: every change that verifies one holds a lock on the name, and verifying it takes

@@ -17,7 +17,7 @@ import { changeHuman } from "./humans.js";
 import { type CodeKind, changeWithCode, newCode } from "./user-codes.js";
 
 /**
- * One-time codes by e-mail and by SMS as second factors at sign-in (the anchor's "OTP Email" and "OTP SMS"):
+ * One-time codes by e-mail and by SMS as second factors at sign-in (ZITADEL's "OTP Email" and "OTP SMS"):
  * a user turns a channel on (with a verified address), the login settings allow it (`otp_email`, `otp_sms`),
  * and each sign-in then sends a fresh code there, which the user types. The code is kept like the other codes
  * (src/command/user-codes.ts: sealed, single use) and works for five minutes.

@@ -7,7 +7,7 @@ import { changeProject } from "./projects.js";
 
 /**
  * Project grants: an organisation grants one of its projects to another organisation with some of its roles
- * (the anchor's ProjectGrant). The events are the project's, so a grant and the roles it names change in one
+ * (ZITADEL's ProjectGrant). The events are the project's, so a grant and the roles it names change in one
  * order. The granted organisation's users may then hold those roles on the project (user-grants.ts).
  */
 type Who = { instanceId: string; projectId: string; creator: string };

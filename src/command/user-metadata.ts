@@ -5,7 +5,7 @@ import { userMetadataRemoved, userMetadataSet } from "./events.js";
 import { changeUser } from "./users.js";
 
 /**
- * Users' metadata: key -> bytes (the anchor's user metadata), on humans and machines. Keys of 1-200
+ * Users' metadata: key -> bytes (ZITADEL's user metadata), on humans and machines. Keys of 1-200
  * characters; values up to 64 KiB; at most 100 entries a user, so that a token's metadata claim stays small.
  */
 export const METADATA_MAX_VALUE = 64 * 1024;

@@ -86,7 +86,7 @@ export function parameterProblem(h: ParsedHash): ParameterProblem | undefined {
     }
     case "pbkdf2": {
       if (!h.digest) return invalid(`${h.name} is not a supported digest (sha1, sha224, sha256, sha384, sha512)`);
-      // Fewer rounds are not a password hash (the anchor's lower bound).
+      // Fewer rounds are not a password hash (ZITADEL's lower bound).
       if (h.rounds < 1000) return invalid(`pbkdf2 rounds must be at least 1000, not ${h.rounds}`);
       if (h.key.length === 0 || h.key.length > 128) return invalid("pbkdf2 hash must be 1 to 128 bytes");
       // Each digest-sized block of the derived key runs all rounds again.

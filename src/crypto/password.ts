@@ -7,7 +7,7 @@ import { verifyOnWorker } from "./hash-worker-pool.js";
  * thread pool, so a login never blocks the event loop (argon2 in JavaScript or WebAssembly would).
  * N = 2^15, r = 8, p = 1 takes 32 MiB and tens of milliseconds: the deliberate cost, measured in bench/.
  *
- * Imported hashes are verified in the forms the anchor product accepts, within cost limits (`hash-parameters.ts`),
+ * Imported hashes are verified in the forms ZITADEL accepts, within cost limits (`hash-parameters.ts`),
  * and rehashed to the default on the next successful login (see `verifyPassword`'s `rehash`). bcrypt and argon2
  * are WebAssembly and run on worker threads (`hash-worker-pool.ts`).
  */

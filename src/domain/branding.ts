@@ -1,7 +1,7 @@
 import type { Property } from "./settings-kinds.js";
 
 /**
- * Branding settings (the anchor's label policy): colours of the login UI and the mails in light and dark mode,
+ * Branding settings (ZITADEL's label policy): colours of the login UI and the mails in light and dark mode,
  * which mode the page follows, whether the product's own branding shows, and custom key-value pairs that the
  * login UI's stylesheet carries as CSS variables. Two kinds share these properties: `branding_preview`, what
  * the API writes, and `branding`, what the login UI and the mails use, copied from the preview by activation.

@@ -1,5 +1,5 @@
 /**
- * The wire shapes of export and import (contract, "Export, import and user import"): the anchor's v1 DataOrg
+ * The wire shapes of export and import (contract, "Export, import and user import"): ZITADEL's v1 DataOrg
  * for what this server has, in canonical protobuf JSON names. Requests may spell fields either way
  * (lowerCamelCase or the proto's snake_case); `camelKeys` makes one spelling of them before anything reads them.
  */
@@ -14,7 +14,7 @@ export interface HumanUserShape {
   passwordChangeRequired?: boolean;
   otpCode?: string;
   idps?: { configId?: string; externalUserId?: string; displayName?: string }[];
-  /** Not in the anchor's import request: the exported user's state (USER_STATE_ACTIVE, _INACTIVE, _LOCKED). */
+  /** Not in ZITADEL's import request: the exported user's state (USER_STATE_ACTIVE, _INACTIVE, _LOCKED). */
   state?: string;
 }
 
@@ -40,7 +40,7 @@ export interface OidcAppShape {
   idTokenRoleAssertion?: boolean;
   idTokenUserinfoAssertion?: boolean;
   clockSkew?: string;
-  /** Not in the anchor's request: the client ID the application had, kept so that relying parties need no change. */
+  /** Not in ZITADEL's request: the client ID the application had, kept so that relying parties need no change. */
   clientId?: string;
 }
 
@@ -61,19 +61,19 @@ export interface DataOrg {
   projectRoles?: { projectId?: string; roleKey?: string; displayName?: string; group?: string }[];
   oidcApps?: { appId?: string; app?: OidcAppShape }[];
   apiApps?: { appId?: string; app?: ApiAppShape }[];
-  /** `userGrantId` is not in the anchor's AddUserGrantRequest: this server keeps the grant's ID too. */
+  /** `userGrantId` is not in ZITADEL's AddUserGrantRequest: this server keeps the grant's ID too. */
   userGrants?: { userGrantId?: string; userId?: string; projectId?: string; roleKeys?: string[] }[];
   orgMembers?: { userId?: string; roles?: string[] }[];
   projectMembers?: { projectId?: string; userId?: string; roles?: string[] }[];
-  /** The anchor's DataProjectGrant: the organisation's projects granted to other organisations. */
+  /** ZITADEL's DataProjectGrant: the organisation's projects granted to other organisations. */
   projectGrants?: { grantId?: string; projectGrant?: { projectId?: string; grantedOrgId?: string; roleKeys?: string[] } }[];
-  /** The anchor's AddProjectGrantMemberRequest. */
+  /** ZITADEL's AddProjectGrantMemberRequest. */
   projectGrantMembers?: { projectId?: string; grantId?: string; userId?: string; roles?: string[] }[];
   /** The organisation's own GitLab identity providers (the only type this server has), without their client secrets. */
   gitlabIdps?: { idpId?: string; idp?: { name?: string; clientId?: string; scopes?: string[]; options?: object; ownerPolicy?: string } }[];
-  /** The anchor's IDPUserLink: a user's account at an identity provider. */
+  /** ZITADEL's IDPUserLink: a user's account at an identity provider. */
   userLinks?: { userId?: string; idpId?: string; providedUserId?: string; providedUserName?: string }[];
-  /** The anchor's SetUserMetadataRequest: `id` the user's, `value` the bytes in base64. */
+  /** ZITADEL's SetUserMetadataRequest: `id` the user's, `value` the bytes in base64. */
   userMetadata?: { id?: string; key?: string; value?: string }[];
   lockoutPolicy?: Record<string, unknown>;
   passwordComplexityPolicy?: Record<string, unknown>;
@@ -144,7 +144,7 @@ export function camelSettings(value: Record<string, unknown>): Record<string, un
 const UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /**
- * A Go duration string ("30m", "1h30m", "90s", "1.5h") in milliseconds, as the anchor's `timeout` takes it;
+ * A Go duration string ("30m", "1h30m", "90s", "1.5h") in milliseconds, as ZITADEL's `timeout` takes it;
  * undefined when it is not one. "0" and "0s" are zero.
  */
 export function parseGoDuration(text: string): number | undefined {
@@ -155,7 +155,7 @@ export function parseGoDuration(text: string): number | undefined {
   return Number.isFinite(ms) ? ms : undefined;
 }
 
-/** Milliseconds as a Go duration string ("30m0s"), the form the anchor's tools write. */
+/** Milliseconds as a Go duration string ("30m0s"), the form ZITADEL's tools write. */
 export function formatGoDuration(ms: number): string {
   const h = Math.floor(ms / 3_600_000);
   const m = Math.floor((ms % 3_600_000) / 60_000);
@@ -163,7 +163,7 @@ export function formatGoDuration(ms: number): string {
   return `${h ? `${h}h` : ""}${h || m ? `${m}m` : ""}${s}s`;
 }
 
-/** This server's values and the anchor's enum names for them, both ways (`wireName`, `fromWire`). */
+/** This server's values and ZITADEL's enum names for them, both ways (`wireName`, `fromWire`). */
 export const wireNames = {
   responseType: { code: "OIDC_RESPONSE_TYPE_CODE", id_token: "OIDC_RESPONSE_TYPE_ID_TOKEN", "id_token token": "OIDC_RESPONSE_TYPE_ID_TOKEN_TOKEN" },
   grantType: {
@@ -191,7 +191,7 @@ export function wireName<K extends keyof Names>(kind: K, value: string): string 
   return (wireNames[kind] as Record<string, string>)[value] ?? value;
 }
 
-/** This server's value of an anchor enum name (the value itself is accepted too); undefined when unknown. */
+/** This server's value of a ZITADEL enum name (the value itself is accepted too); undefined when unknown. */
 export function fromWire<K extends keyof Names>(kind: K, wire: string | undefined): keyof Names[K] | undefined {
   if (wire === undefined) return undefined;
   const map = wireNames[kind] as Record<string, string>;

@@ -4,7 +4,7 @@ import type { DataOrg, HumanUserShape } from "./data-org.js";
  * Keycloak realm export -> import body (contract, anchor-notes §4.3). Users keep their ID, username, names,
  * e-mail and its verified flag; the first password credential becomes `$<algorithm>$<iterations>$<salt>$<hash>`
  * (Keycloak's pbkdf2, pbkdf2-sha256 and pbkdf2-sha512 are the forms the server verifies), a TOTP credential
- * becomes `otpCode` (the anchor's tool drops it). What has no place in the import body (roles, groups, other
+ * becomes `otpCode` (ZITADEL's tool drops it). What has no place in the import body (roles, groups, other
  * credentials) is reported, not converted.
  */
 export interface KeycloakReport {

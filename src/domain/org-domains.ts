@@ -4,7 +4,7 @@ import { isIP } from "node:net";
 
 export type ValidationType = "http" | "dns";
 
-/** Where an organisation publishes a validation token (the anchor's `zitadel-challenge`, under our name). */
+/** Where an organisation publishes a validation token (ZITADEL's `zitadel-challenge`, under our name). */
 export const CHALLENGE_PATH = "/.well-known/svc-challenge/";
 export const CHALLENGE_DNS_PREFIX = "_svc-challenge.";
 

@@ -1,5 +1,5 @@
 /**
- * Scopes that name the organisation an application wants its user from (the anchor's
+ * Scopes that name the organisation an application wants its user from (ZITADEL's
  * `urn:zitadel:iam:org:id:{id}` and `urn:zitadel:iam:org:domain:primary:{domain}`): the login UI shows that
  * organisation's texts and branding, only its users may sign in, and tokens carry the claim of the same name.
  */

@@ -106,7 +106,7 @@ export const settingsKinds = {
   },
   /**
    * Self-registration in the login UI is off unless allowed. Second factors: which ones users may use (the
-   * anchor's names: "otp" TOTP, "otp_email", "otp_sms", "u2f" security keys), whether every sign-in needs one (force_mfa), or only a
+   * ZITADEL's names: "otp" TOTP, "otp_email", "otp_sms", "u2f" security keys), whether every sign-in needs one (force_mfa), or only a
    * sign-in with a local password (force_mfa_local_only), and how long a user may put off setting one up when
    * it is not forced (mfa_init_skip_lifetime, seconds; 0: never asked).
    */

@@ -20,9 +20,9 @@ export interface OtpCodeKit<C extends RecoveryPageContext> {
 }
 
 /**
- * The sign-in step of one-time codes by e-mail or SMS (issue 14; the anchor's OTP Email / OTP SMS): after the
+ * The sign-in step of one-time codes by e-mail or SMS (issue 14; ZITADEL's OTP Email / OTP SMS): after the
  * password, a user who turned a channel on, allowed by the login settings' second_factors, is sent a code and
- * types it; the sign-in completes with amr pwd, otp, mfa (the anchor reports these codes as "otp" too). The
+ * types it; the sign-in completes with amr pwd, otp, mfa (ZITADEL reports these codes as "otp" too). The
  * proven password is carried as a signed, short-lived token as for the TOTP step.
  */
 export function registerOtpCodePages<C extends RecoveryPageContext>(deps: LoginDeps, kit: OtpCodeKit<C>) {

@@ -58,7 +58,7 @@ function credentialOf<T>(fields: Record<string, string>): T | undefined {
 /**
  * Security keys (second factor "u2f": after the password, amr pwd, hwk, mfa) and passkeys (passwordless, when
  * the login settings allow it: amr user, hwk, mfa — a passkey with user verification is two factors, possession
- * and the PIN or biometric, as the anchor counts passwordless as multi-factor), and their registration from the
+ * and the PIN or biometric, as ZITADEL counts passwordless as multi-factor), and their registration from the
  * signed-in page or at the second-factor set-up of a sign-in. Each ceremony's challenge is sealed into its form.
  */
 export function registerWebauthnPages<C extends RecoveryPageContext>(ui: FastifyInstance, deps: LoginDeps, kit: WebauthnKit<C>) {

@@ -13,7 +13,7 @@ const PROJECT_AUDIENCE = /^urn:svc:iam:org:project:id:([A-Za-z0-9_-]{1,200}):aud
 export const API_AUDIENCE = "svc";
 /** The roles of the application's project, in the claim of the same name. */
 export const ROLES_SCOPE = "urn:svc:iam:org:project:roles";
-/** The user's metadata, in the claim of the same name: key -> base64url of the value (the anchor's shape). */
+/** The user's metadata, in the claim of the same name: key -> base64url of the value (ZITADEL's shape). */
 export const METADATA_SCOPE = "urn:svc:iam:user:metadata";
 
 /** Space-separated scopes, each once; unknown ones are invalid_scope (token endpoint) or dropped (authorize). */

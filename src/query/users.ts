@@ -84,7 +84,7 @@ const users: Searchable<UserSearchFilter, P.UserWhereInput, P.UserOrderByWithRel
 
 /**
  * The user a login name names in the instance: the username itself (unique in the instance regardless of case),
- * else `<username>@<domain>` where the domain is a verified domain of the user's organisation (as the anchor resolves
+ * else `<username>@<domain>` where the domain is a verified domain of the user's organisation (as ZITADEL resolves
  * login names). The part before the last `@` is the username, so a username that is itself an e-mail address
  * works in both forms. With `signIn` (the sign-in paths' settings), the bare username does not name a user whose
  * organisation's domain settings ask for the domain (user_login_must_be_domain); the operator's recovery tool

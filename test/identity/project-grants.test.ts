@@ -110,7 +110,7 @@ describe("project grants", () => {
       const { access_token } = (await tokens.json()) as { access_token: string };
       return (await (await fetch(`${t.url}/oidc/v1/userinfo`, { headers: { authorization: `Bearer ${access_token}` } })).json()) as Record<string, unknown>;
     };
-    // The role names the user's organisation, as the anchor's claim does.
+    // The role names the user's organisation, as ZITADEL's claim does.
     expect((await userinfo())["urn:svc:iam:org:project:roles"]).toEqual({ viewer: { [orgB]: expect.any(String) } });
     await ok(api("POST", `/projects/${projectId}/grants/${grantId}/_deactivate`));
     expect((await userinfo())["urn:svc:iam:org:project:roles"]).toBeUndefined();

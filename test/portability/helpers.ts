@@ -2,7 +2,7 @@ import { pbkdf2Sync, randomBytes } from "node:crypto";
 import { rest } from "../support/clients.js";
 import type { TestServer } from "../support/server.js";
 
-/** A pbkdf2 hash in the form the anchor (passwap) and Keycloak migrations write: `$pbkdf2-<digest>$<rounds>$<salt b64>$<hash b64>`. */
+/** A pbkdf2 hash in the form ZITADEL (passwap) and Keycloak migrations write: `$pbkdf2-<digest>$<rounds>$<salt b64>$<hash b64>`. */
 export function pbkdf2Hash(password: string, digest: "sha1" | "sha256" | "sha512" = "sha256", rounds = 27500): string {
   const salt = randomBytes(16);
   const key = pbkdf2Sync(password, salt, rounds, digest === "sha512" ? 64 : 32, digest);

@@ -15,7 +15,7 @@ export interface UserImportDeps extends HttpAuthDeps {
   settings: SettingsQueries;
 }
 
-/** The anchor's ObjectDetails of a change (uint64 sequence as a string, protobuf JSON). */
+/** ZITADEL's ObjectDetails of a change (uint64 sequence as a string, protobuf JSON). */
 export const objectDetails = (d: { sequence: number; changeDate: Date; resourceOwner: string }) => ({
   sequence: String(d.sequence),
   changeDate: d.changeDate.toISOString(),

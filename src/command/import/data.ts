@@ -11,7 +11,7 @@ import { importHumanUsers, importMachineUsers, importUserLinks, importUserMetada
 export { ImportDeadline, type ImportDeps, type ImportRequest, type ImportResult } from "./context.js";
 
 /**
- * The data import (contract, anchor-notes §4.1): organisations with their IDs, then in the anchor's order
+ * The data import (contract, anchor-notes §4.1): organisations with their IDs, then in ZITADEL's order
  * their settings, humans, machines, projects, roles, applications, user grants and members (one step per
  * kind, in this directory). Each object is written by the ordinary command (or its events) in a transaction
  * of its own, with the creator `import:<caller>`, so an object is there whole or not at all; one that fails

@@ -11,7 +11,7 @@ import { idpLinkEvents, type IdpLink } from "../idp-links.js";
 import { checkUsernameFree, type NewHuman } from "../users.js";
 
 /**
- * Imported humans (single-user import, data import, the migration tool's output): the anchor's
+ * Imported humans (single-user import, data import, the migration tool's output): ZITADEL's
  * ImportHumanUserRequest checked field by field, then one transaction of ordinary events under the given ID.
  * Imported objects are marked by their events' creator, `import:<caller's user ID>` (docs/decisions.md).
  */

@@ -58,7 +58,7 @@ export async function importIdps(o: OrgImport): Promise<void> {
 }
 
 /**
- * The organisation's domains as exported (the import is an administrator's and trusted, as the anchor's: a domain
+ * The organisation's domains as exported (the import is an administrator's and trusted, as ZITADEL's: a domain
  * verified there is verified here, unless another organisation of this instance verified it first); the primary
  * one set once verified. A domain the organisation has already is left as it is.
  */
