@@ -1,4 +1,6 @@
+import { forgetDelivery, scheduleDeliveryRetry } from "../command/event-deliveries.js";
 import type { EventStore, StoredEvent } from "../eventstore/eventstore.js";
+import { dueDeliveries } from "../query/event-deliveries.js";
 import type { ActionQueries } from "../query/actions.js";
 import type { Database } from "../storage/database.js";
 import type { Logger, TargetCaller } from "./caller.js";
@@ -53,15 +55,10 @@ export function startEventExecutions(
     const lastError = (err as Error).message ?? String(err);
     if (attempts >= retryPolicy.maxAttempts) {
       log.warn({ position: position.toString(), attempts, reason: lastError }, "event execution given up");
-      await db.prisma.eventDelivery.deleteMany({ where: { position } });
+      await forgetDelivery(db, position);
       return;
     }
-    const nextAttemptAt = new Date(Date.now() + nextDelayMs(attempts));
-    await db.prisma.eventDelivery.upsert({
-      where: { position },
-      create: { position, attempts, nextAttemptAt, lastError },
-      update: { attempts, nextAttemptAt, lastError },
-    });
+    await scheduleDeliveryRetry(db, { position, attempts, nextAttemptAt: new Date(Date.now() + nextDelayMs(attempts)), lastError });
   };
 
   const subscription = es.subscribe(
@@ -82,13 +79,13 @@ export function startEventExecutions(
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
   const retryDue = async () => {
-    const due = await db.prisma.eventDelivery.findMany({ where: { nextAttemptAt: { lte: new Date() } }, orderBy: { position: "asc" }, take: 20 });
+    const due = await dueDeliveries(db, 20);
     for (const d of due) {
       if (stopped) return;
       const event = await es.eventAt(d.position);
       try {
         if (event) await deliver(event);
-        await db.prisma.eventDelivery.deleteMany({ where: { position: d.position } });
+        await forgetDelivery(db, d.position);
       } catch (err) {
         await failed(d.position, d.attempts + 1, err);
       }

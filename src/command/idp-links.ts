@@ -1,4 +1,5 @@
 import { errors } from "../errors/errors.js";
+import type { PayloadOf } from "../eventstore/definition.js";
 import type { EventStore, NewEvent, Tx } from "../eventstore/eventstore.js";
 import { idpLinkAdded, idpRemoved, orgRemoved, userRemoved } from "./events.js";
 
@@ -21,7 +22,7 @@ export async function idpLinkEvents(
   tx: Tx,
   a: { instanceId: string; userId: string; orgId: string; links: IdpLink[]; fieldOf: (i: number) => string },
 ): Promise<NewEvent[]> {
-  const out: NewEvent[] = [];
+  const out: NewEvent<PayloadOf<typeof idpLinkAdded>>[] = [];
   for (const [i, l] of a.links.entries()) {
     const idp = await tx.idp.findFirst({ where: { id: l.idpId, instanceId: { in: [a.instanceId, ""] } }, select: { id: true } });
     if (!idp) throw errors.notFound("LINK-1dp0", `${a.fieldOf(i)}.config_id: identity provider "${l.idpId}" not found`);
@@ -29,7 +30,7 @@ export async function idpLinkEvents(
     if (other && other.userId !== a.userId) {
       throw errors.alreadyExists("LINK-3x1s", `${a.fieldOf(i)}.external_user_id: the account is linked to another user`);
     }
-    if (other || out.some((e) => (e.payload as IdpLink).idpId === l.idpId)) continue;
+    if (other || out.some((e) => e.payload.idpId === l.idpId)) continue;
     out.push(idpLinkAdded.event({ aggregateId: a.userId, resourceOwner: a.orgId }, { ...l }));
   }
   return out;

@@ -1,4 +1,4 @@
-import type { NewEvent } from "./eventstore.js";
+import type { NewEvent, StoredEvent } from "./eventstore.js";
 
 /** The payload of an event that carries nothing: it is stored as `{}`. */
 export type NoPayload = Record<string, never>;
@@ -46,4 +46,13 @@ export function aggregateType<A extends string>(name: A) {
       return { type, aggregateType: name, change, event: (aggregate, ...args) => ({ ...aggregate, ...change(...args) }) };
     },
   };
+}
+
+/**
+ * Whether an event read from the log is one of `definition`'s, its payload then typed by that definition: what
+ * `EventStore.on` does for reducers, for the log's other readers (subscribers). It holds for the same reason:
+ * events of a defined type are appended only through their definition.
+ */
+export function isEventOf<P extends object>(definition: EventDefinition<P>, e: StoredEvent): e is StoredEvent & StoredEvent<P> {
+  return e.type === definition.type;
 }

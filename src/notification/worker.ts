@@ -1,16 +1,19 @@
 import type { SecretBox } from "../crypto/secrets.js";
+import { isEventOf } from "../eventstore/definition.js";
 import {
-  type emailCodeAdded,
+  emailCodeAdded,
   notificationMessageFailed,
-  type passwordCodeAdded,
-  type otpEmailCodeAdded,
-  type otpSmsCodeAdded,
-  type phoneCodeAdded,
-  type unlockCodeAdded,
-  type userDomainClaimed,
+  otpEmailCodeAdded,
+  otpSmsCodeAdded,
+  passwordCodeAdded,
+  phoneCodeAdded,
+  unlockCodeAdded,
+  userDomainClaimed,
 } from "../command/events.js";
+import { type AttemptOutcome, attemptDueMessage, type DueMessage, type QueuedMessage, queueMessages } from "../command/notification-queue.js";
 import type { EventStore, StoredEvent } from "../eventstore/eventstore.js";
 import { inheritanceChain } from "../domain/contexts.js";
+import { countDueMessages, primaryDomainOf, recipientOf } from "../query/notification-messages.js";
 import type { SettingsQueries } from "../query/settings.js";
 import type { Database } from "../storage/database.js";
 import type { Channels } from "./channels.js";
@@ -36,31 +39,22 @@ export interface NotificationWorker {
   idle(): Promise<void>;
 }
 
-type CodePayload = { code: string; expiresAt: string; reason?: "init" | "reset"; returned?: boolean };
-type Planned = { kind: MessageKind; channel: "mail" | "sms" };
+/** A message an event asks for, and its secret: a sealed code, or (a domain claim) the new username, to seal. */
+type Planned = { kind: MessageKind; channel: "mail" | "sms" } & ({ sealedCode: string; expiresAt: string } | { username: string });
 
 /** The messages of an event, if any: the events that ask for a code to be sent. */
 function plan(e: StoredEvent): Planned[] {
-  // A code returned to an API caller is the caller's to send.
-  if ((e.payload as Partial<CodePayload>).returned) return [];
-  switch (e.type) {
-    case "user.email.code_added" satisfies typeof emailCodeAdded.type:
-      return [{ kind: "verifyEmail", channel: "mail" }];
-    case "user.phone.code_added" satisfies typeof phoneCodeAdded.type:
-      return [{ kind: "verifyPhone", channel: "sms" }];
-    case "user.password.code_added" satisfies typeof passwordCodeAdded.type:
-      return [{ kind: (e.payload as CodePayload).reason === "init" ? "initPassword" : "resetPassword", channel: "mail" }];
-    case "user.unlock.code_added" satisfies typeof unlockCodeAdded.type:
-      return [{ kind: "unlockUser", channel: "mail" }];
-    case "user.otp_email.code_added" satisfies typeof otpEmailCodeAdded.type:
-      return [{ kind: "otpEmail", channel: "mail" }];
-    case "user.otp_sms.code_added" satisfies typeof otpSmsCodeAdded.type:
-      return [{ kind: "otpSms", channel: "sms" }];
-    case "user.domain.claimed" satisfies typeof userDomainClaimed.type:
-      return [{ kind: "domainClaimed", channel: "mail" }];
-    default:
-      return [];
-  }
+  const code = (kind: MessageKind, channel: Planned["channel"], p: { code: string; expiresAt: string; returned?: boolean }): Planned[] =>
+    // A code returned to an API caller is the caller's to send.
+    p.returned ? [] : [{ kind, channel, sealedCode: p.code, expiresAt: p.expiresAt }];
+  if (isEventOf(emailCodeAdded, e)) return code("verifyEmail", "mail", e.payload);
+  if (isEventOf(phoneCodeAdded, e)) return code("verifyPhone", "sms", e.payload);
+  if (isEventOf(passwordCodeAdded, e)) return code(e.payload.reason === "init" ? "initPassword" : "resetPassword", "mail", e.payload);
+  if (isEventOf(unlockCodeAdded, e)) return code("unlockUser", "mail", e.payload);
+  if (isEventOf(otpEmailCodeAdded, e)) return code("otpEmail", "mail", e.payload);
+  if (isEventOf(otpSmsCodeAdded, e)) return code("otpSms", "sms", e.payload);
+  if (isEventOf(userDomainClaimed, e)) return [{ kind: "domainClaimed", channel: "mail", username: e.payload.username }];
+  return [];
 }
 
 /** Back-off between attempts: 1 s doubling, at most 5 min apart; given up after 12 attempts (about 20 min). */
@@ -78,17 +72,6 @@ const linkPaths: Record<MessageKind, string> = {
   otpSms: "",
   domainClaimed: "",
 };
-
-interface Row {
-  id: string;
-  instance_id: string;
-  user_id: string;
-  channel: string;
-  kind: string;
-  code: string;
-  expires_at: Date;
-  attempts: number;
-}
 
 /**
  * The notification worker. A durable subscription ("notifications") turns each event that asks for a message
@@ -118,32 +101,25 @@ export function startNotificationWorker(deps: {
   let wake: (() => void) | undefined;
   let busy = false;
 
+  const queued = (e: StoredEvent, p: Planned): QueuedMessage => ({
+    id: `${e.position}/${p.kind}`,
+    instanceId: e.instanceId,
+    userId: e.aggregateId,
+    channel: p.channel,
+    kind: p.kind,
+    // A domain claim carries no code: the new username takes its place (sealed as codes are), for 30 days.
+    ...("username" in p
+      ? { sealedCode: box.seal(p.username), expiresAt: new Date(e.createdAt.getTime() + 30 * 86_400_000) }
+      : { sealedCode: p.sealedCode, expiresAt: new Date(p.expiresAt) }),
+    createdAt: e.createdAt,
+  });
+
   const subscription = es.subscribe(
     "notifications",
     async (events) => {
-      const rows = events.flatMap((e) =>
-        plan(e).map((p) => {
-          const payload = e.payload as CodePayload;
-          // A domain claim carries no code: the new username takes its place (sealed as codes are), for 30 days.
-          const claimed = p.kind === "domainClaimed" ? (e.payload as { username: string }).username : undefined;
-          return {
-            id: `${e.position}/${p.kind}`,
-            instanceId: e.instanceId,
-            userId: e.aggregateId,
-            channel: p.channel,
-            kind: p.kind,
-            code: claimed !== undefined ? box.seal(claimed) : payload.code,
-            expiresAt: claimed !== undefined ? new Date(e.createdAt.getTime() + 30 * 86_400_000) : new Date(payload.expiresAt),
-            status: "pending",
-            attempts: 0,
-            nextAttemptAt: e.createdAt,
-            lastError: "",
-            createdAt: e.createdAt,
-          };
-        }),
-      );
-      if (rows.length) {
-        await db.prisma.notificationMessage.createMany({ data: rows, skipDuplicates: true });
+      const messages = events.flatMap((e) => plan(e).map((p) => queued(e, p)));
+      if (messages.length) {
+        await queueMessages(db, messages);
         wake?.();
       }
     },
@@ -155,84 +131,79 @@ export function startNotificationWorker(deps: {
     },
   );
 
-  const render = async (r: Row) => {
-    const user = await db.prisma.user.findFirst({ where: { id: r.user_id, instanceId: r.instance_id } });
+  const render = async (m: DueMessage) => {
+    const user = await recipientOf(db, m.instanceId, m.userId);
     if (!user) throw new SendFailure("the user no longer exists", true);
     // Links point at the instance's primary domain.
-    const instance = await db.prisma.instance.findUnique({ where: { id: r.instance_id }, select: { primaryDomain: true } });
-    const kind = r.kind as MessageKind;
-    const code = box.open(r.code);
+    const domain = await primaryDomainOf(db, m.instanceId);
+    const kind = m.kind as MessageKind;
+    const code = box.open(m.sealedCode);
     const defaultPort = deps.link.secure ? 443 : 80;
-    const base = `${deps.link.secure ? "https" : "http"}://${instance?.primaryDomain ?? "localhost"}${deps.link.port === defaultPort ? "" : `:${deps.link.port}`}`;
+    const base = `${deps.link.secure ? "https" : "http"}://${domain ?? "localhost"}${deps.link.port === defaultPort ? "" : `:${deps.link.port}`}`;
     const link = linkPaths[kind] ? `${base}${linkPaths[kind]}?${new URLSearchParams({ userId: user.id, code })}` : "";
-    const minutes = String(Math.max(1, Math.round((r.expires_at.getTime() - Date.now()) / 60_000)));
+    const minutes = String(Math.max(1, Math.round((m.expiresAt.getTime() - Date.now()) / 60_000)));
     const name = user.givenName || user.displayName || user.loginName;
     // The texts and branding of the user's organisation (inherited from the instance and the system).
-    const chain = inheritanceChain({ type: "org", instanceId: r.instance_id, orgId: user.orgId });
+    const chain = inheritanceChain({ type: "org", instanceId: m.instanceId, orgId: user.orgId });
     const [texts, branding] = await Promise.all([deps.settings.values("text", chain), deps.settings.values("branding", chain)]);
     const vars = { name, code, link, minutes, ...(kind === "domainClaimed" ? { username: code } : {}) };
-    const m = renderMessage(kind, user.preferredLanguage ?? "en", vars, texts, branding.primary_color);
-    return { user, m };
+    return { user, message: renderMessage(kind, user.preferredLanguage ?? "en", vars, texts, branding.primary_color) };
   };
 
-  const send = async (r: Row) => {
-    const { user, m } = await render(r);
-    if (r.channel === "mail") {
+  const send = async (m: DueMessage) => {
+    const { user, message } = await render(m);
+    if (m.channel === "mail") {
       if (!user.email) throw new SendFailure("the user has no e-mail address", true);
-      await channels.mail(r.instance_id, { to: user.email, subject: m.subject, text: m.text, html: m.html });
+      await channels.mail(m.instanceId, { to: user.email, subject: message.subject, text: message.text, html: message.html });
     } else {
       if (!user.phone) throw new SendFailure("the user has no phone number", true);
-      await channels.sms(r.instance_id, { to: user.phone, text: m.text, language: m.language });
+      await channels.sms(m.instanceId, { to: user.phone, text: message.text, language: message.language });
+    }
+  };
+
+  /** Sends a claimed message and decides what became of it: sent, retried later with back-off, or given up. */
+  const attempt = async (m: DueMessage): Promise<AttemptOutcome> => {
+    const attempts = m.attempts + 1;
+    try {
+      if (m.expiresAt.getTime() <= Date.now()) throw new SendFailure("the code expired before it could be sent", true);
+      await send(m);
+      return { status: "sent", attempts };
+    } catch (err) {
+      const reason = (err as Error).message ?? String(err);
+      const permanent = err instanceof SendFailure && err.permanent;
+      if (permanent || attempts >= messageRetry.maxAttempts) return { status: "failed", attempts, reason };
+      return { status: "retry", attempts, reason, nextAttemptAt: new Date(Date.now() + delayAfter(attempts)) };
     }
   };
 
   /** Claims and delivers one due message; false when none is due. */
   const deliverOne = async (): Promise<boolean> => {
-    let failedEvent: { row: Row; reason: string; attempts: number } | undefined;
-    const found = await db.prisma.$transaction(
-      async (tx) => {
-        const rows = await tx.$queryRaw<Row[]>`
-          SELECT id, instance_id, user_id, channel, kind, code, expires_at, attempts FROM notification_messages
-          WHERE status = 'pending' AND next_attempt_at <= now() ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED`;
-        const r = rows[0];
-        if (!r) return false;
-        const attempts = r.attempts + 1;
-        try {
-          if (r.expires_at.getTime() <= Date.now()) throw new SendFailure("the code expired before it could be sent", true);
-          await send(r);
-          await tx.notificationMessage.update({ where: { id: r.id }, data: { status: "sent", attempts, sentAt: new Date(), lastError: "" } });
-          stats.sent++;
-        } catch (err) {
-          const reason = (err as Error).message ?? String(err);
-          const permanent = err instanceof SendFailure && err.permanent;
-          if (permanent || attempts >= messageRetry.maxAttempts) {
-            await tx.notificationMessage.update({ where: { id: r.id }, data: { status: "failed", attempts, lastError: reason } });
-            failedEvent = { row: r, reason, attempts };
-            stats.failed++;
-          } else {
-            const nextAttemptAt = new Date(Date.now() + delayAfter(attempts));
-            await tx.notificationMessage.update({ where: { id: r.id }, data: { attempts, nextAttemptAt, lastError: reason } });
-            stats.retried++;
-            log.warn({ message: r.id, kind: r.kind, attempts, reason }, "notification not sent, will retry");
-          }
-        }
-        return true;
-      },
-      { maxWait: 10_000, timeout: 120_000 },
-    );
-    if (failedEvent) {
-      const { row, reason, attempts } = failedEvent;
-      log.warn({ message: row.id, kind: row.kind, attempts, reason }, "notification given up");
-      await es.execute(async (w) => {
-        await w.push(row.instance_id, "system", [
-          notificationMessageFailed.event(
-            { aggregateId: row.id, resourceOwner: row.instance_id },
-            { userId: row.user_id, channel: row.channel, kind: row.kind, attempts, reason },
-          ),
-        ]);
-      });
+    const claimed = await attemptDueMessage(db, attempt);
+    if (!claimed) return false;
+    const { message: m, outcome } = claimed;
+    switch (outcome.status) {
+      case "sent":
+        stats.sent++;
+        break;
+      case "retry":
+        stats.retried++;
+        log.warn({ message: m.id, kind: m.kind, attempts: outcome.attempts, reason: outcome.reason }, "notification not sent, will retry");
+        break;
+      case "failed": {
+        stats.failed++;
+        const { attempts, reason } = outcome;
+        log.warn({ message: m.id, kind: m.kind, attempts, reason }, "notification given up");
+        await es.execute(async (w) => {
+          await w.push(m.instanceId, "system", [
+            notificationMessageFailed.event(
+              { aggregateId: m.id, resourceOwner: m.instanceId },
+              { userId: m.userId, channel: m.channel, kind: m.kind, attempts, reason },
+            ),
+          ]);
+        });
+      }
     }
-    return found;
+    return true;
   };
 
   let loop: Promise<void> = Promise.resolve();
@@ -270,7 +241,7 @@ export function startNotificationWorker(deps: {
     async idle() {
       await subscription.caughtUp();
       for (;;) {
-        const due = await db.prisma.notificationMessage.count({ where: { status: "pending", nextAttemptAt: { lte: new Date() } } });
+        const due = await countDueMessages(db);
         if (!due && !busy) return;
         await new Promise((r) => setTimeout(r, 50));
       }

@@ -103,10 +103,15 @@ describe("failure limits against real traffic and attacks", () => {
   });
 
   it("unknown login names count as failures too", async () => {
+    // All at once, so that the bucket's refill (one a second) cannot keep up however slow the machine: twenty
+    // failures put the address ten seconds over its burst of ten, and the next try is refused.
     const attacker = new FormClient(t.url, "127.0.0.3");
-    const statuses: number[] = [];
-    for (let i = 0; i < 20; i++) statuses.push(await attacker.signIn(`nobody-${i}`, "x"));
-    expect(statuses).toContain(429);
+    const statuses = await Promise.all(Array.from({ length: 20 }, (_, i) => new FormClient(t.url, "127.0.0.3").signIn(`nobody-${i}`, "x")));
+    expect(
+      statuses.every((s) => s === 401 || s === 429),
+      String(statuses),
+    ).toBe(true);
+    expect(await attacker.signIn("nobody-else", "x")).toBe(429);
   });
 
   it("a gateway introspecting 1,500 tokens a minute with its own client is never refused", async () => {

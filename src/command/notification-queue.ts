@@ -1,0 +1,101 @@
+import type { Database } from "../storage/database.js";
+
+/** A message the notification worker plans for an event, to queue. */
+export interface QueuedMessage {
+  /** "<event position>/<message kind>": each event gives each of its messages once. */
+  id: string;
+  instanceId: string;
+  userId: string;
+  channel: "mail" | "sms";
+  /** The notification's `MessageKind`. */
+  kind: string;
+  /** The code or link secret, sealed with the master key. */
+  sealedCode: string;
+  expiresAt: Date;
+  /** When the event was appended: the message is due from then. */
+  createdAt: Date;
+}
+
+/** Queues messages as pending; one already queued (its event redelivered) is left as it is (ON CONFLICT DO NOTHING). */
+export async function queueMessages(db: Database, messages: QueuedMessage[]): Promise<void> {
+  const data = messages.map(({ sealedCode, ...m }) => ({ ...m, code: sealedCode, status: "pending", attempts: 0, nextAttemptAt: m.createdAt, lastError: "" }));
+  await db.prisma.notificationMessage.createMany({ data, skipDuplicates: true });
+}
+
+/** A pending message whose next attempt is due, claimed for that attempt. */
+export interface DueMessage {
+  id: string;
+  instanceId: string;
+  userId: string;
+  channel: string;
+  kind: string;
+  sealedCode: string;
+  expiresAt: Date;
+  /** Attempts made before this one. */
+  attempts: number;
+}
+
+/** What became of an attempt, counting it: the worker decides, the queue records. */
+export type AttemptOutcome =
+  | { status: "sent"; attempts: number }
+  | { status: "failed"; attempts: number; reason: string }
+  | { status: "retry"; attempts: number; reason: string; nextAttemptAt: Date };
+
+interface DueRow {
+  id: string;
+  instance_id: string;
+  user_id: string;
+  channel: string;
+  kind: string;
+  code: string;
+  expires_at: Date;
+  attempts: number;
+}
+
+/**
+ * Claims the message due longest and attempts it, in one transaction: the row stays locked (FOR UPDATE SKIP
+ * LOCKED) while `attempt` runs, so other processes skip it, and a process that dies mid-attempt rolls back
+ * and leaves it pending for the next claim. The outcome is recorded in the same transaction. Undefined when
+ * no message is due.
+ */
+export function attemptDueMessage(
+  db: Database,
+  attempt: (m: DueMessage) => Promise<AttemptOutcome>,
+): Promise<{ message: DueMessage; outcome: AttemptOutcome } | undefined> {
+  return db.prisma.$transaction(
+    async (tx) => {
+      const rows = await tx.$queryRaw<DueRow[]>`
+        SELECT id, instance_id, user_id, channel, kind, code, expires_at, attempts FROM notification_messages
+        WHERE status = 'pending' AND next_attempt_at <= now() ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED`;
+      const r = rows[0];
+      if (!r) return undefined;
+      const message: DueMessage = {
+        id: r.id,
+        instanceId: r.instance_id,
+        userId: r.user_id,
+        channel: r.channel,
+        kind: r.kind,
+        sealedCode: r.code,
+        expiresAt: r.expires_at,
+        attempts: r.attempts,
+      };
+      const outcome = await attempt(message);
+      await tx.notificationMessage.update({ where: { id: message.id }, data: outcomeColumns(outcome) });
+      return { message, outcome };
+    },
+    // Sending may take a while (SMTP, SMS providers), and the row stays locked meanwhile.
+    { maxWait: 10_000, timeout: 120_000 },
+  );
+}
+
+/** The columns an outcome changes: a retry stays pending with its next attempt set. */
+function outcomeColumns(o: AttemptOutcome) {
+  switch (o.status) {
+    case "sent":
+      return { status: "sent", attempts: o.attempts, sentAt: new Date(), lastError: "" };
+    case "failed":
+      return { status: "failed", attempts: o.attempts, lastError: o.reason };
+    case "retry":
+      return { attempts: o.attempts, nextAttemptAt: o.nextAttemptAt, lastError: o.reason };
+  }
+}
