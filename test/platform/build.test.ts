@@ -69,7 +69,7 @@ function files(dir: string): string[] {
 
 describe("the compiled build", () => {
   it("npm run build writes dist/, which imports neither tsx nor a .ts file", { timeout: 120_000 }, () => {
-    const r = spawnSync("npm", ["run", "build", "--silent"], { cwd: projectRoot, encoding: "utf8" });
+    const r = spawnSync("npm", ["run", "build", "--silent"], { cwd: projectRoot, encoding: "utf8", timeout: 110_000 });
     expect(r.status, r.stderr).toBe(0);
     for (const f of ["src/main.js", "scripts/svc-migrate.js", "gen/prisma/client.js", ".build-stamp"]) expect(existsSync(join(dist, f)), f).toBe(true);
     const js = files(dist).filter((f) => f.endsWith(".js"));
@@ -102,7 +102,7 @@ describe("the compiled build", () => {
     expect(pkg.bin.svc).toBe("bin/svc.js");
     expect(pkg.dependencies.tsx, "tsx is not needed at run time").toBeUndefined();
     const env = await cleanEnv();
-    const help = spawnSync(process.execPath, ["bin/svc.js", "--help"], { cwd: projectRoot, env, encoding: "utf8" });
+    const help = spawnSync(process.execPath, ["bin/svc.js", "--help"], { cwd: projectRoot, env, encoding: "utf8", timeout: 50_000 });
     expect(help.status, help.stderr).toBe(0);
     expect(help.stdout).toMatch(/^Usage: npx svc \[start\|migrate\]/);
     expect(help.stdout).toContain("recover");
@@ -133,7 +133,7 @@ function buildModule(root: string, call: "staleness" | "ensureBuilt"): { status:
   const code = `import * as b from ${JSON.stringify(buildScript)};
 const r = ${call === "staleness" ? `b.staleness(${JSON.stringify(root)})` : `b.ensureBuilt({ root: ${JSON.stringify(root)} })`};
 process.stdout.write(String(r ?? "current"));`;
-  const r = spawnSync(process.execPath, ["--input-type=module", "-e", code], { env: { ...process.env, NODE_OPTIONS: "" }, encoding: "utf8" });
+  const r = spawnSync(process.execPath, ["--input-type=module", "-e", code], { env: { ...process.env, NODE_OPTIONS: "" }, encoding: "utf8", timeout: 50_000 });
   return { status: r.status, out: r.stdout, err: r.stderr };
 }
 

@@ -74,6 +74,7 @@ describe("the server process", () => {
           cwd: join(import.meta.dirname, "..", ".."),
           env: { ...process.env, SVC_DATA_DIR: dir, ...(env.DATABASE_URL ? { DATABASE_URL: env.DATABASE_URL, SVC_MASTERKEY: TEST_MASTERKEY } : {}) },
           encoding: "utf8",
+          timeout: 50_000,
         });
       const first = run();
       expect(first.status).toBe(0);

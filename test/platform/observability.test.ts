@@ -309,7 +309,7 @@ describe("the OTEL_* variables and SVC_METRICS", () => {
         const loaded = Object.keys(require.cache).filter((k) => /@opentelemetry|prom-client/.test(k));
         console.log(JSON.stringify({ interceptors: o.interceptors.length, otel: loaded.some((k) => k.includes("@opentelemetry/sdk-trace")), prom: loaded.some((k) => k.includes("prom-client")) }));
         await o.close();`;
-      const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: projectRoot, encoding: "utf8" });
+      const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: projectRoot, encoding: "utf8", timeout: 50_000 });
       expect(r.status, r.stderr).toBe(0);
       return JSON.parse(r.stdout.trim().split("\n").pop()!);
     };
