@@ -211,3 +211,39 @@ export function readableWhere<W>(scope: ReadScope, orgColumn: string, projectCol
   const inOrgs = { [orgColumn]: { in: scope.orgIds } };
   return (projectColumn ? { OR: [inOrgs, { [projectColumn]: { in: scope.projectIds } }] } : inOrgs) as W;
 }
+
+/** A page of a search in domain terms: the rows, the window they fill, the total of the filter and the projections' state. */
+export interface SearchPage<R> {
+  rows: R[];
+  skip: number;
+  take: number;
+  total: number;
+  state: { position: bigint; at: Date | undefined };
+}
+
+/**
+ * `search` for queries that take no API message: the window comes read already (`listWindow` in the API layer),
+ * and the page goes back as plain values (the API makes ListDetails of it with `listDetails`). The same plan,
+ * count cache and reading through the filter as `search`.
+ */
+export async function searchWindow<F extends ProtoFilter, W, O, R, N extends number>(
+  db: Database,
+  cache: ProjectionCache,
+  s: Searchable<F, W, O, R, N>,
+  scope: W[],
+  req: Omit<SearchRequest<F, N>, "query">,
+  window: ListWindow,
+): Promise<SearchPage<R>> {
+  const { where, orderBy } = searchPlan(s, scope, req);
+  const { skip, take, order } = window;
+  const counted = cache.get(`count:${countKey(s.table, where)}`, () => countMatches(db, s, where), s.sources);
+  const page = async () =>
+    findRows(db, s, { where, orderBy: orderBy(order), skip, take, throughFilter: await readThroughFilter(db, s.table, where, counted, { skip, take }) });
+  const [rows, total, state] = await Promise.all([page(), counted, projectionState(db, cache)]);
+  return { rows, skip, take, total, state };
+}
+
+/** A Prisma filter for text containing `value` literally (`%` and `_` as themselves), for queries that take plain text. */
+export function containsLiteral(value: string) {
+  return { contains: likeLiteral(value) };
+}

@@ -66,3 +66,12 @@ export class SettingsQueries {
     return { values, details: { sequence: own?.sequence ?? 0, changeDate: own?.changeDate, owner } };
   }
 }
+
+/**
+ * What one context itself set of the kind ({} for nothing), read from the table rather than the cache: a
+ * command copying it (branding's activation) must copy what the last write stored.
+ */
+export async function storedValuesOf(db: Database, kind: SettingsKind, owner: ContextOwner): Promise<StoredValues> {
+  const row = await db.prisma.setting.findUnique({ where: { kind_ownerType_ownerId: { kind, ownerType: owner.type, ownerId: owner.id } } });
+  return (row?.values ?? {}) as StoredValues;
+}

@@ -178,3 +178,9 @@ export class UserSchemaQueries {
     return search(this.db, this.cache, userSchemas, [{ instanceId }], req);
   }
 }
+
+/** Whether the user must change its password before signing in, read fresh: a sign-in decides on it. */
+export async function mustChangePassword(db: Database, userId: string): Promise<boolean> {
+  const user = await db.prisma.user.findUnique({ where: { id: userId }, select: { passwordChangeRequired: true } });
+  return !!user?.passwordChangeRequired;
+}

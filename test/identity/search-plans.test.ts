@@ -16,8 +16,11 @@ import { ActionQueries } from "../../src/query/actions.js";
 import { ApplicationQueries } from "../../src/query/applications.js";
 import { ProjectionCache } from "../../src/query/cache.js";
 import { IdpQueries } from "../../src/query/idps.js";
+import { InstanceQueries } from "../../src/query/instances.js";
 import { MembershipQueries } from "../../src/query/memberships.js";
+import { OrgDomainQueries } from "../../src/query/org-domains.js";
 import { OrgQueries } from "../../src/query/orgs.js";
+import { ProjectGrantQueries } from "../../src/query/project-grants.js";
 import { ProjectQueries } from "../../src/query/projects.js";
 import { UserGrantQueries } from "../../src/query/user-grants.js";
 import { UserQueries } from "../../src/query/users.js";
@@ -233,6 +236,37 @@ describe("search plans: every filter and sort column is served by an index", () 
     const instance = { type: "instance" as const, id: t.instanceId, instanceId: t.instanceId };
     await expectIndexOrder("idps", () => new IdpQueries(db).search(cache(), instance, {}));
     await expectIndexFilter("idps", "name", () => new IdpQueries(db).search(cache(), instance, { filters: [f("name", contains)] }));
+  });
+
+  it("project grants, organisation domains, instances: their scopes and filters", async () => {
+    await pool.query(
+      `INSERT INTO project_grants (id, instance_id, project_id, org_id, granted_org_id, role_keys, state, sequence, created_at, change_date)
+       SELECT 'pg' || n, $1, 'p' || (n % 2000), 'o' || (n % 40), 'o' || (n / 2000 + 100), '{}', 'active', 1, now() - n * interval '1 second', now()
+       FROM generate_series(1, 4000) n`,
+      [t.instanceId],
+    );
+    await pool.query(
+      `INSERT INTO org_domains (org_id, instance_id, domain, verified, sequence, created_at, change_date)
+       SELECT 'o' || (n % 400), $1, md5('d' || n) || '.example', n % 2 = 0, 1, now() - n * interval '1 second', now() FROM generate_series(1, 4000) n`,
+      [t.instanceId],
+    );
+    await pool.query("ANALYZE project_grants; ANALYZE org_domains");
+    const window = { skip: 0, take: 100, order: "desc" as const };
+    const grants = (filters: never[]) => new ProjectGrantQueries(db, new ProjectionCache()).search(t.instanceId, all, [], filters, window);
+    await expectIndexOrder("project_grants", () => grants([]));
+    await expectIndexFilter("project_grants", "project_id", () => grants([f("projectId", "p7")]));
+    await expectIndexFilter("project_grants", "granted_org_id", () => grants([f("grantedOrgId", "o101")]));
+    // One organisation's domains, found through the primary key (organisation, domain); they are few, so sorted.
+    await expectIndexFilter("org_domains", "org_id", () =>
+      new OrgDomainQueries(db, new ProjectionCache()).search("o7", { domainContains: "a_b%", verifiedOnly: true }, window),
+    );
+    // The system's instances are few: the filters are served, the order is sorted.
+    await expectIndexFilter("instances", "id", () =>
+      new InstanceQueries(db, new ProjectionCache()).search([{ filter: { case: "inIds", value: [t.instanceId] } }], window),
+    );
+    await expectIndexFilter("instances", "id", () =>
+      new InstanceQueries(db, new ProjectionCache()).search([{ filter: { case: "domain", value: "nowhere.example" } }], window),
+    );
   });
 });
 

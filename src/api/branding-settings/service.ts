@@ -13,10 +13,9 @@ import { callInfo } from "../../authz/context.js";
 import { addBrandingAsset } from "../../command/branding-assets.js";
 import { changeSettings } from "../../command/settings.js";
 import type { AssetKind } from "../../domain/branding.js";
-import { ownerOf } from "../../domain/contexts.js";
-import type { StoredValues } from "../../domain/settings.js";
+import { ownerOf, type ContextOwner } from "../../domain/contexts.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
-import type { SettingsQueries } from "../../query/settings.js";
+import { storedValuesOf, type SettingsQueries } from "../../query/settings.js";
 import type { Database } from "../../storage/database.js";
 import { toSettingsDetails } from "../convert.js";
 import { assertMatches, carriedBy, resolveSettings, setProperties, setSettings } from "../settings-properties.js";
@@ -32,11 +31,8 @@ export function brandingSettingsService(deps: { es: EventStore; db: Database; se
     assertMatches(kind, SetBrandingSchema, carriedBy("set"), { settable: true });
     assertMatches(kind, ResolvedBrandingSchema, carriedBy("value"));
   }
-  const ownValues = async (kind: "branding" | "branding_preview", owner: { type: string; id: string }) => {
-    // Read from the table, not the cache: activation must copy what the last SetBranding stored.
-    const row = await db.prisma.setting.findUnique({ where: { kind_ownerType_ownerId: { kind, ownerType: owner.type, ownerId: owner.id } } });
-    return (row?.values ?? {}) as StoredValues;
-  };
+  // Read from the table, not the cache: activation must copy what the last SetBranding stored.
+  const ownValues = (kind: "branding" | "branding_preview", owner: ContextOwner) => storedValuesOf(db, kind, owner);
   return {
     async setBranding(req, ctx) {
       return create(SetBrandingResponseSchema, { details: await setProperties(ctx, es, "branding_preview", SetBrandingSchema, req.settings!) });

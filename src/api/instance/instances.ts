@@ -1,7 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext } from "@connectrpc/connect";
-import type { Instance as InstanceRow, Prisma as P } from "../../../gen/prisma/client.js";
 import {
   AddInstanceDomainResponseSchema,
   type AddInstanceDomainRequest,
@@ -34,7 +33,8 @@ import {
 import { passwordHashOf } from "../../command/users.js";
 import { errors } from "../../errors/errors.js";
 import type { StoredEvent } from "../../eventstore/eventstore.js";
-import { listDetails, listWindow, projectionState } from "../../query/list.js";
+import type { InstanceFilter, InstanceQueries, InstanceView } from "../../query/instances.js";
+import { listDetails, listWindow } from "../../query/list.js";
 import { passwordRules } from "../../query/password-rules.js";
 import { toResourceDetails } from "../convert.js";
 import type { InstanceDeps } from "./service.js";
@@ -50,9 +50,9 @@ const detailsOf = (e: StoredEvent) =>
   toResourceDetails({ id: e.aggregateId, sequence: e.sequence, changeDate: e.createdAt, resourceOwner: e.aggregateId }, "instance");
 
 /** The instances' life cycle in the system API (limits: service.ts). */
-export function instanceHandlers(deps: InstanceDeps) {
+export function instanceHandlers(deps: InstanceDeps, instances: InstanceQueries) {
   const creator = (ctx: HandlerContext) => callInfo(ctx).caller.userId;
-  const toInstance = (row: InstanceRow, domains: string[]) =>
+  const toInstance = (row: InstanceView, domains: string[]) =>
     create(InstanceSchema, {
       details: toResourceDetails({ id: row.id, sequence: row.sequence, changeDate: row.changeDate, resourceOwner: row.id }, "instance"),
       name: row.name,
@@ -63,8 +63,8 @@ export function instanceHandlers(deps: InstanceDeps) {
       ...(row.auditLogRetentionS ? { auditLogRetention: durationFromMs(row.auditLogRetentionS * 1000) } : {}),
     });
   const domainsOf = async (ids: string[]) => {
-    const rows = await deps.db.prisma.instanceDomain.findMany({ where: { instanceId: { in: ids } }, orderBy: { domain: "asc" } });
-    return (id: string) => rows.filter((r) => r.instanceId === id).map((r) => r.domain);
+    const byInstance = await instances.domainsOf(ids);
+    return (id: string) => byInstance.get(id) ?? [];
   };
   return {
     async createInstance(req: CreateInstanceRequest, ctx: HandlerContext) {
@@ -91,31 +91,24 @@ export function instanceHandlers(deps: InstanceDeps) {
     },
 
     async getInstance(req: GetInstanceRequest) {
-      const row = await deps.db.prisma.instance.findUnique({ where: { id: req.instanceId } });
+      const row = await instances.byId(req.instanceId);
       if (!row) throw errors.notFound("INST-n0t1", `instance "${req.instanceId}" not found`);
       return create(GetInstanceResponseSchema, { instance: toInstance(row, (await domainsOf([row.id]))(row.id)) });
     },
 
     async searchInstances(req: SearchInstancesRequest) {
-      const and: P.InstanceWhereInput[] = [];
-      for (const f of req.filters) {
-        if (f.filter.case === "inIds") and.push({ id: { in: f.filter.value.ids } });
-        if (f.filter.case === "domain") {
-          const served = await deps.db.prisma.instanceDomain.findUnique({ where: { domain: f.filter.value.toLowerCase() } });
-          and.push({ id: served?.instanceId ?? "" });
-        }
-      }
-      const where: P.InstanceWhereInput = { AND: and };
-      const { skip, take, order } = listWindow(req.query);
-      const [rows, total, state] = await Promise.all([
-        deps.db.prisma.instance.findMany({ where, orderBy: [{ createdAt: order }, { id: order }], skip, take }),
-        deps.db.prisma.instance.count({ where }),
-        projectionState(deps.db, deps.cache),
-      ]);
-      const domains = await domainsOf(rows.map((r) => r.id));
+      const filters = req.filters.flatMap((f): InstanceFilter[] =>
+        f.filter.case === "inIds"
+          ? [{ filter: { case: "inIds", value: f.filter.value.ids } }]
+          : f.filter.case === "domain"
+            ? [{ filter: { case: "domain", value: f.filter.value } }]
+            : [],
+      );
+      const page = await instances.search(filters, listWindow(req.query));
+      const domains = await domainsOf(page.rows.map((r) => r.id));
       return create(SearchInstancesResponseSchema, {
-        details: listDetails({ take, skip, returned: rows.length, total, state }),
-        result: rows.map((r) => toInstance(r, domains(r.id))),
+        details: listDetails({ ...page, returned: page.rows.length }),
+        result: page.rows.map((r) => toInstance(r, domains(r.id))),
       });
     },
 
@@ -147,7 +140,7 @@ export function instanceHandlers(deps: InstanceDeps) {
       const events = await setPrimaryInstanceDomain(deps.es, { instanceId: req.instanceId, creator: creator(ctx), domain: req.domain });
       const e = events.at(-1);
       // Already primary: nothing was written, the instance's current details answer.
-      const row = e ? undefined : await deps.db.prisma.instance.findUniqueOrThrow({ where: { id: req.instanceId } });
+      const row = e ? undefined : await instances.byIdOrThrow(req.instanceId);
       const details = e
         ? detailsOf(e)
         : toResourceDetails({ id: row!.id, sequence: row!.sequence, changeDate: row!.changeDate, resourceOwner: row!.id }, "instance");

@@ -13,6 +13,7 @@ import { type LimitsChange, setInstanceLimits } from "../../command/instance-lim
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { ProjectionCache } from "../../query/cache.js";
+import { InstanceQueries } from "../../query/instances.js";
 import type { SettingsQueries } from "../../query/settings.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
@@ -41,17 +42,18 @@ function changeOf(l: Limits, field: string): LimitsChange {
 
 /** Instances in the system context: their limits (block, audit log retention), one or several at once. */
 export function instanceService(deps: InstanceDeps): ServiceImpl<typeof InstanceService> {
+  const instances = new InstanceQueries(deps.db, deps.cache);
   const limit = async (creator: string, items: { instanceId: string; limits: Limits; field: string }[]) => {
     const limits = items.map((i) => ({ instanceId: i.instanceId, field: i.field, change: changeOf(i.limits, i.field) }));
     await setInstanceLimits(deps.es, { creator, limits });
-    const rows = await deps.db.prisma.instance.findMany({ where: { id: { in: items.map((i) => i.instanceId) } } });
+    const rows = await instances.byIds(items.map((i) => i.instanceId));
     return items.map((i) => {
       const row = rows.find((r) => r.id === i.instanceId)!;
       return toResourceDetails({ id: row.id, sequence: row.sequence, changeDate: row.changeDate, resourceOwner: row.id }, "instance");
     });
   };
   return {
-    ...instanceHandlers(deps),
+    ...instanceHandlers(deps, instances),
     async limit(req, ctx) {
       const [details] = await limit(callInfo(ctx).caller.userId, [{ instanceId: req.instanceId, limits: req.limits!, field: "limits" }]);
       return create(LimitResponseSchema, { details });

@@ -20,6 +20,7 @@ import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { ProjectionCache } from "../../query/cache.js";
 import { MembershipQueries, type MembershipView } from "../../query/memberships.js";
+import { ProjectGrantQueries } from "../../query/project-grants.js";
 import { ProjectQueries } from "../../query/projects.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
@@ -61,6 +62,7 @@ export function membershipService(deps: MembershipDeps): ServiceImpl<typeof Memb
   const { es, tenancy } = deps;
   const memberships = new MembershipQueries(deps.db, deps.cache);
   const projects = new ProjectQueries(deps.db, deps.cache);
+  const projectGrants = new ProjectGrantQueries(deps.db, deps.cache);
 
   /** The permission `<area>.<verb>` in the membership's context. */
   async function authorizeIn(info: CallInfo, type: MemberContextType, contextId: string, verb: "read" | "write" | "delete") {
@@ -70,7 +72,7 @@ export function membershipService(deps: MembershipDeps): ServiceImpl<typeof Memb
     if (type === "org") return info.authorize(await orgTarget(tenancy, instance, contextId), permission);
     // A grant's members are managed where its project is (a grant's own members may read them).
     if (type === "project_grant") {
-      const grant = await deps.db.prisma.projectGrant.findFirst({ where: { id: contextId, instanceId: instance.id } });
+      const grant = await projectGrants.byId(instance.id, contextId);
       if (!grant) throw errors.notFound("MEMB-gr4k", `project grant "${contextId}" not found`);
       if (info.grantsWith(permission).includes(grant.id)) return;
       return authorizeInProject(info, tenancy, grant.orgId, grant.projectId, permission);
@@ -160,7 +162,7 @@ export function membershipService(deps: MembershipDeps): ServiceImpl<typeof Memb
     async listAvailableRoles(req, ctx) {
       const info = callInfo(ctx);
       if (req.projectGrantId) {
-        const grant = await deps.db.prisma.projectGrant.findFirst({ where: { id: req.projectGrantId, instanceId: info.target.instance.id } });
+        const grant = await projectGrants.byId(info.target.instance.id, req.projectGrantId);
         if (!grant) throw errors.notFound("MEMB-gr4l", `project grant "${req.projectGrantId}" not found`);
         return create(ListAvailableRolesResponseSchema, { roles: availableRoles("project_grant") });
       }

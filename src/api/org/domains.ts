@@ -1,6 +1,5 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import type { OrgDomain, Prisma as P } from "../../../gen/prisma/client.js";
 import {
   AddOrganizationDomainResponseSchema,
   DomainValidationType,
@@ -21,7 +20,8 @@ import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { DomainValidator } from "../../net/domain-validation.js";
 import type { ProjectionCache } from "../../query/cache.js";
-import { listDetails, listWindow, projectionState } from "../../query/list.js";
+import { listDetails, listWindow } from "../../query/list.js";
+import { OrgDomainQueries, type OrgDomainView } from "../../query/org-domains.js";
 import { OrgQueries } from "../../query/orgs.js";
 import type { SettingsQueries } from "../../query/settings.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
@@ -40,7 +40,7 @@ export interface OrgDomainDeps {
 
 const types: Record<ValidationType, DomainValidationType> = { http: DomainValidationType.HTTP, dns: DomainValidationType.DNS };
 
-const toDomain = (d: OrgDomain) =>
+const toDomain = (d: OrgDomainView) =>
   create(OrganizationDomainSchema, {
     details: toResourceDetails({ id: d.domain, sequence: d.sequence, changeDate: d.changeDate, resourceOwner: d.orgId }, "org"),
     organizationId: d.orgId,
@@ -55,6 +55,7 @@ const toDomain = (d: OrgDomain) =>
 export function orgDomainService(deps: OrgDomainDeps): ServiceImpl<typeof OrganizationDomainService> {
   const { es, db } = deps;
   const orgs = new OrgQueries(db, deps.cache);
+  const orgDomains = new OrgDomainQueries(db, deps.cache);
   const details = (d: ChangeDetails, domain: string) => toResourceDetails({ ...d, id: domain }, "org");
 
   async function resolve(ctx: HandlerContext, orgId: string) {
@@ -71,7 +72,7 @@ export function orgDomainService(deps: OrgDomainDeps): ServiceImpl<typeof Organi
   }
 
   async function domainRow(orgId: string, domain: string) {
-    const row = await db.prisma.orgDomain.findUnique({ where: { orgId_domain: { orgId, domain: domain.trim().toLowerCase() } } });
+    const row = await orgDomains.byName(orgId, domain);
     if (!row) throw errors.notFound("ODOM-n0t4", `domain "${domain}" of organization "${orgId}" not found`);
     return row;
   }
@@ -92,20 +93,11 @@ export function orgDomainService(deps: OrgDomainDeps): ServiceImpl<typeof Organi
 
     async searchOrganizationDomains(req, ctx) {
       await resolve(ctx, req.organizationId);
-      const where: P.OrgDomainWhereInput = {
-        orgId: req.organizationId,
-        ...(req.domainContains ? { domain: { contains: req.domainContains.toLowerCase() } } : {}),
-        ...(req.verifiedOnly ? { verified: true } : {}),
-      };
-      const { skip, take, order } = listWindow(req.query);
-      const [rows, total, state] = await Promise.all([
-        db.prisma.orgDomain.findMany({ where, orderBy: [{ createdAt: order }, { domain: order }], skip, take }),
-        db.prisma.orgDomain.count({ where }),
-        projectionState(db, deps.cache),
-      ]);
+      const criteria = { domainContains: req.domainContains, verifiedOnly: req.verifiedOnly };
+      const page = await orgDomains.search(req.organizationId, criteria, listWindow(req.query));
       return create(SearchOrganizationDomainsResponseSchema, {
-        details: listDetails({ take, skip, returned: rows.length, total, state }),
-        result: rows.map(toDomain),
+        details: listDetails({ ...page, returned: page.rows.length }),
+        result: page.rows.map(toDomain),
       });
     },
 

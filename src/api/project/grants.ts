@@ -1,6 +1,5 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import type { Prisma as P, ProjectGrant } from "../../../gen/prisma/client.js";
 import { State } from "../../../gen/svc/resources/object/v3alpha/object_pb.js";
 import {
   CreateProjectGrantResponseSchema,
@@ -24,14 +23,15 @@ import type { ChangeDetails } from "../../command/aggregate.js";
 import { createProjectGrant, patchProjectGrant, removeProjectGrant, setProjectGrantState } from "../../command/project-grants.js";
 import { errors } from "../../errors/errors.js";
 import type { ProjectionCache } from "../../query/cache.js";
-import { listDetails, listWindow, projectionState } from "../../query/list.js";
+import { listDetails, listWindow } from "../../query/list.js";
+import { ProjectGrantQueries, type ProjectGrantFilter, type ProjectGrantView } from "../../query/project-grants.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
 import { readableScope } from "../scope.js";
 
 type Resolve = (ctx: HandlerContext, id: string) => Promise<{ args: { instanceId: string; id: string; creator: string } }>;
 
-const toGet = (g: ProjectGrant) =>
+const toGet = (g: ProjectGrantView) =>
   create(GetProjectGrantSchema, {
     details: toResourceDetails({ id: g.id, sequence: g.sequence, changeDate: g.changeDate, resourceOwner: g.orgId }, "org"),
     id: g.id,
@@ -46,6 +46,7 @@ const toGet = (g: ProjectGrant) =>
  * there); searches show the grants of projects the caller may read and the grants made to its organisations.
  */
 export function projectGrantHandlers(deps: { db: Database; es: Parameters<typeof createProjectGrant>[0]; cache: ProjectionCache }, resolve: Resolve) {
+  const grants = new ProjectGrantQueries(deps.db, deps.cache);
   const details = (d: ChangeDetails) => toResourceDetails(d, "org");
   const who = async (ctx: HandlerContext, projectId: string) => {
     const { args } = await resolve(ctx, projectId);
@@ -63,7 +64,7 @@ export function projectGrantHandlers(deps: { db: Database; es: Parameters<typeof
     },
     async getProjectGrant(req: GetProjectGrantRequest, ctx: HandlerContext) {
       await resolve(ctx, req.projectId);
-      const g = await deps.db.prisma.projectGrant.findFirst({ where: { id: req.grantId, projectId: req.projectId } });
+      const g = await grants.ofProject(req.projectId, req.grantId);
       if (!g) throw errors.notFound("PGRT-n0t1", `grant "${req.grantId}" of project "${req.projectId}" not found`);
       return create(GetProjectGrantResponseSchema, { grant: toGet(g) });
     },
@@ -72,29 +73,15 @@ export function projectGrantHandlers(deps: { db: Database; es: Parameters<typeof
       const readable = readableScope(info, "project.grant.read");
       // Also the grants the caller is a member of.
       const own = info.grantsWith("project.grant.read");
-      const scope: P.ProjectGrantWhereInput =
-        readable.orgIds === "all"
-          ? {}
-          : {
-              OR: [
-                { orgId: { in: readable.orgIds } },
-                { grantedOrgId: { in: readable.orgIds } },
-                { projectId: { in: readable.projectIds } },
-                { id: { in: own } },
-              ],
-            };
-      const filters = req.filters.map(
-        (f): P.ProjectGrantWhereInput =>
-          f.filter.case === "projectId" ? { projectId: f.filter.value } : f.filter.case === "grantedOrganizationId" ? { grantedOrgId: f.filter.value } : {},
+      const filters = req.filters.flatMap((f): ProjectGrantFilter[] =>
+        f.filter.case === "projectId"
+          ? [{ filter: { case: "projectId", value: f.filter.value } }]
+          : f.filter.case === "grantedOrganizationId"
+            ? [{ filter: { case: "grantedOrgId", value: f.filter.value } }]
+            : [],
       );
-      const where: P.ProjectGrantWhereInput = { AND: [{ instanceId: info.target.instance.id }, scope, ...filters] };
-      const { skip, take, order } = listWindow(req.query);
-      const [rows, total, state] = await Promise.all([
-        deps.db.prisma.projectGrant.findMany({ where, orderBy: [{ createdAt: order }, { id: order }], skip, take }),
-        deps.db.prisma.projectGrant.count({ where }),
-        projectionState(deps.db, deps.cache),
-      ]);
-      return create(SearchProjectGrantsResponseSchema, { details: listDetails({ take, skip, returned: rows.length, total, state }), result: rows.map(toGet) });
+      const page = await grants.search(info.target.instance.id, readable, own, filters, listWindow(req.query));
+      return create(SearchProjectGrantsResponseSchema, { details: listDetails({ ...page, returned: page.rows.length }), result: page.rows.map(toGet) });
     },
     async deactivateProjectGrant(req: DeactivateProjectGrantRequest, ctx: HandlerContext) {
       const d = await setProjectGrantState(deps.es, { ...(await who(ctx, req.projectId)), grantId: req.grantId, active: false });

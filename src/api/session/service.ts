@@ -38,6 +38,7 @@ import type { StoredEvent } from "../../eventstore/eventstore.js";
 import { staleSignIn, type AuthRequestQueries, type StoredAuthorization } from "../../query/auth-requests.js";
 import type { OAuthClientQueries } from "../../query/oauth-clients.js";
 import { SessionSearch } from "../../query/sessions.js";
+import { mustChangePassword } from "../../query/users.js";
 import type { ProjectionCache } from "../../query/cache.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import { toResourceDetails } from "../convert.js";
@@ -220,9 +221,7 @@ export function sessionService(deps: SessionServiceDeps): ServiceImpl<typeof Ses
       if ((login.force_mfa || login.force_mfa_local_only) && !session.amr.includes("mfa"))
         throw errors.failedPrecondition("AUTHR-mfa0", "session: the organisation requires a second factor (check a TOTP code)");
       // As the built-in login UI: a password that must be changed signs nobody in until it is.
-      const mustChange =
-        factors.password &&
-        (await deps.db.prisma.user.findUnique({ where: { id: user.id }, select: { passwordChangeRequired: true } }))?.passwordChangeRequired;
+      const mustChange = factors.password && (await mustChangePassword(deps.db, user.id));
       if (mustChange)
         throw errors.failedPrecondition(
           "AUTHR-pwch",

@@ -11,6 +11,7 @@ import {
 } from "../../../gen/svc/resources/user/v3alpha/user_service_pb.js";
 import type { ChangeDetails } from "../../command/aggregate.js";
 import { removeUserMetadata, setUserMetadata } from "../../command/user-metadata.js";
+import { userMetadataOf } from "../../query/user-metadata.js";
 import type { toResourceDetails } from "../convert.js";
 import type { UserDeps } from "./service.js";
 
@@ -31,7 +32,7 @@ export function metadataHandlers(
     },
     async listUserMetadata(req: ListUserMetadataRequest, ctx: HandlerContext) {
       const { args } = await resolve(ctx, req.id);
-      const rows = await deps.db.prisma.userMetadata.findMany({ where: { userId: args.id }, orderBy: { key: "asc" } });
+      const rows = await userMetadataOf(deps.db, args.id);
       return create(ListUserMetadataResponseSchema, { metadata: rows.map((r) => create(UserMetadataEntrySchema, { key: r.key, value: r.value })) });
     },
     async removeUserMetadata(req: RemoveUserMetadataRequest, ctx: HandlerContext) {

@@ -18,6 +18,7 @@ import type { ProjectionCache } from "../../query/cache.js";
 import { ProjectQueries } from "../../query/projects.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import { UserGrantQueries, type UserGrantView } from "../../query/user-grants.js";
+import { UserQueries } from "../../query/users.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
 import { authorizeInProject, readableScope } from "../scope.js";
@@ -39,6 +40,7 @@ export function userGrantService(deps: UserGrantDeps): ServiceImpl<typeof UserGr
   const { es, tenancy } = deps;
   const grants = new UserGrantQueries(deps.db, deps.cache);
   const projects = new ProjectQueries(deps.db, deps.cache);
+  const users = new UserQueries(deps.db, deps.cache);
   const details = (d: ChangeDetails) => toResourceDetails(d, "org");
 
   /**
@@ -69,7 +71,7 @@ export function userGrantService(deps: UserGrantDeps): ServiceImpl<typeof UserGr
       const g = req.grant!;
       const project = await projects.byId(info.target.instance.id, g.projectId);
       if (!project) throw errors.notFound("GRANT-pr0k", `project "${g.projectId}" not found`);
-      const user = await deps.db.prisma.user.findFirst({ where: { id: g.userId, instanceId: project.instanceId }, select: { orgId: true } });
+      const user = await users.byId(project.instanceId, g.userId);
       await authorizeOn(info, project, user?.orgId);
       const d = await createUserGrant(es, {
         instanceId: project.instanceId,
