@@ -226,6 +226,8 @@ describe.skipIf(skipReason !== undefined)("the container image (Containerfile, p
     await run("podman", [...opts.global, "volume", "rm", "--force", volume]);
     // the image of this run (its layers stay in podman's build cache for the next run)
     if (!prebuilt) await run("podman", [...opts.global, "image", "rm", image]);
+    // the build stages of earlier runs (untagged, 1.5 GB each): kept for an hour as the next run's cache, then freed
+    await run("podman", [...opts.global, "image", "prune", "--force", "--filter", "until=1h"]);
   }, 2 * MIN);
 
   /** Starts a container of the image with the data volume, on a free loopback port; its URL. */
