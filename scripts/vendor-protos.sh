@@ -7,6 +7,9 @@ mkdir -p proto/google/api
 for f in annotations http field_behavior; do
   cp node_modules/google-proto-files/google/api/$f.proto proto/google/api/$f.proto
 done
+# google.rpc.ErrorInfo: the detail that carries a server fault's reference (src/errors/errors.ts).
+mkdir -p proto/google/rpc
+cp node_modules/google-proto-files/google/rpc/error_details.proto proto/google/rpc/error_details.proto
 
 # gRPC reflection v1alpha is v1 under another package name.
 mkdir -p proto/grpc/reflection/v1alpha

@@ -7,6 +7,7 @@ import { errors } from "../errors/errors.js";
 import { isFeatureName, type FeatureQueries } from "../query/features.js";
 import type { InstanceRow, TenancyQueries } from "../query/tenancy.js";
 import { methodInfo, permissionIn } from "../schema/descriptors.js";
+import { refuseBlockedInstance } from "./blocked.js";
 import { contextOf, permissionsAt, uncoveredMembership } from "./permissions.js";
 import { callerKey, callInfoKey, clientKey, hostInstanceKey, type Caller, type Target } from "./context.js";
 import type { TokenVerifiers } from "./verifier.js";
@@ -120,8 +121,7 @@ export function createAuthorizationInterceptor(deps: AuthDeps): Interceptor {
     if (!host || !caller) throw errors.internal("AUTHZ-0rdr", "authorization ran before authentication");
     const message = req.stream ? {} : (req.message as unknown as Record<string, unknown>);
     const target = await resolveTarget(deps, host, caller, message, info.permission);
-    // A blocked instance serves nothing but the system API (which unblocks it).
-    if (target.type !== "system" && target.instance.blocked) throw errors.resourceExhausted("LIMIT-bl0k", `the instance is blocked`);
+    refuseBlockedInstance(target);
     const permissions = permissionsIn(caller, target, deps.rolePermissions);
     if (!info.permission) throw errors.permissionDenied("AUTHZ-n0pm", `${req.method.name} declares no permission`);
     // A resource_context handler must check before it answers: authorize, or scope a search (scopeOf,

@@ -1,8 +1,13 @@
+import { randomUUID } from "node:crypto";
+import type { JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { errorToJson } from "@connectrpc/connect/protocol-connect";
+import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 
 /**
  * The one error type of the API is ConnectError. Every error carries an ID unique to the place that throws
- * it ("LANG-3k9d"), so a log line or a client report leads to one line of code.
+ * it ("LANG-3k9d"), so a log line or a client report leads to one line of code. A fault that is not one of ours
+ * (unexpectedFault, below) carries instead the reference of the log line that holds its stack.
  */
 function make(code: Code) {
   return (id: string, message: string, cause?: unknown) => new ConnectError(`${message} (${id})`, code, undefined, undefined, cause);
@@ -21,35 +26,39 @@ export const errors = {
   internal: make(Code.Internal),
 };
 
-/** HTTP status of each gRPC code, as the contract fixes it for REST. */
-export function httpStatusOf(code: Code): number {
-  switch (code) {
-    case Code.InvalidArgument:
-    case Code.FailedPrecondition:
-    case Code.OutOfRange:
-      return 400;
-    case Code.Unauthenticated:
-      return 401;
-    case Code.PermissionDenied:
-      return 403;
-    case Code.NotFound:
-      return 404;
-    case Code.AlreadyExists:
-    case Code.Aborted:
-      return 409;
-    case Code.ResourceExhausted:
-      return 429;
-    case Code.Canceled:
-      return 499;
-    case Code.Unimplemented:
-      return 501;
-    case Code.Unavailable:
-      return 503;
-    case Code.DeadlineExceeded:
-      return 504;
-    default:
-      return 500;
-  }
+/** Where an unexpected fault is logged: a Fastify request's logger, or the app's. */
+export interface ErrorLog {
+  error(obj: object, msg: string): void;
+}
+
+/** The ErrorInfo of a server fault: its reason and domain, the reference under `metadata.reference`. */
+export const FAULT_REASON = "UNEXPECTED_FAULT";
+export const FAULT_DOMAIN = "svc-iam";
+
+/**
+ * The one answer to a fault that is not the caller's (a bug, a database failure), wherever it is caught: the
+ * fault is logged with its stack under a new reference (`ref` in the log line, with `context`), and the client
+ * gets INTERNAL "internal error" with that reference as a google.rpc.ErrorInfo detail and nothing of the
+ * internal text (SQL, driver messages). Every 5xx so leaves a log line that the reference finds.
+ */
+export function unexpectedFault(log: ErrorLog, err: unknown, context: object = {}): ConnectError {
+  const ref = randomUUID();
+  log.error({ ...context, err, ref }, "request failed on the server's side");
+  const detail = { desc: ErrorInfoSchema, value: { reason: FAULT_REASON, domain: FAULT_DOMAIN, metadata: { reference: ref } } };
+  return new ConnectError("internal error", Code.Internal, undefined, [detail]);
+}
+
+/** The reference an error of unexpectedFault carries, else undefined. */
+export function referenceOf(err: ConnectError): string | undefined {
+  return err.findDetails(ErrorInfoSchema).find((d) => d.reason === FAULT_REASON && d.domain === FAULT_DOMAIN)?.metadata.reference;
+}
+
+/**
+ * The contract's status object of an error, as the REST gateway and the JSON-only routes answer it: the gRPC
+ * code number, the message, and the details as the Connect protocol writes them ({type, value, debug}).
+ */
+export function statusObjectOf(err: ConnectError): { code: Code; message: string; details: JsonValue[] } {
+  return { code: err.code, message: err.rawMessage, details: (errorToJson(err, undefined).details as JsonValue[] | undefined) ?? [] };
 }
 
 /**

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type http from "node:http";
 import type { DescFile } from "@bufbuild/protobuf";
 import { createConnectRouter, createContextValues, cors as connectCors, type Interceptor } from "@connectrpc/connect";
@@ -40,6 +39,7 @@ import { startEventExecutions } from "../actions/event-worker.js";
 import { FunctionExecutions } from "../actions/functions.js";
 import { createExecutionInterceptor } from "../actions/interceptor.js";
 import { createAuthenticationInterceptor, createAuthorizationInterceptor } from "../authz/interceptor.js";
+import { referenceOf, unexpectedFault } from "../errors/errors.js";
 import { createErrorLogInterceptor } from "../errors/log-unexpected.js";
 import { defaultRolePermissions } from "../domain/roles.js";
 import { PersonalAccessTokenVerifier, TokenVerifiers } from "../authz/verifier.js";
@@ -286,7 +286,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   // as protobuf JSON and the REST gateway do. Request bodies are checked first anyway (decoding.ts).
   // The same 4 MiB as REST bodies: connect-es would otherwise read up to 4 GiB.
   const connectOptions = { interceptors, jsonOptions: { alwaysEmitImplicit: true, ignoreUnknownFields: false }, readMaxBytes: BODY_LIMIT };
-  const routes = routesOf(mounted, BODY_LIMIT);
+  const routes = routesOf(mounted, BODY_LIMIT, log);
 
   const app = Fastify({
     logger:
@@ -327,9 +327,9 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   // Fastify's answer, a server fault is logged under a reference and answered without its internal text.
   app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
     if (err.statusCode && err.statusCode < 500) return reply.send(err);
-    const ref = randomUUID();
-    req.log.error({ err, ref }, "request failed on the server's side");
-    return reply.status(500).send({ error: "server_error", error_description: `internal error, reference ${ref}` });
+    // RFC 6749's JSON: the fault's reference (unexpectedFault, as every API answers it) in the description.
+    const fault = unexpectedFault(req.log, err);
+    return reply.status(500).send({ error: "server_error", error_description: `${fault.rawMessage}, reference ${referenceOf(fault)}` });
   });
   // Header lists joined once: @fastify/cors joins arrays again for every answer.
   const corsOptions = {

@@ -9,7 +9,7 @@ import {
 import * as connectProtocol from "@connectrpc/connect/protocol-connect";
 import * as grpcProtocol from "@connectrpc/connect/protocol-grpc";
 import * as grpcWebProtocol from "@connectrpc/connect/protocol-grpc-web";
-import { errors } from "../errors/errors.js";
+import { type ErrorLog, errors, unexpectedFault } from "../errors/errors.js";
 
 /**
  * Unary gRPC and gRPC-web calls served through connect-es's Connect unary path. connect-es runs even a unary gRPC call
@@ -138,7 +138,7 @@ function failure(protocol: Enveloped, error: ConnectError, trailer = new Headers
   return protocol.answer(new Headers({ "content-type": protocol.contentType }), undefined, trailer);
 }
 
-function unaryEnveloped(handler: UniversalHandler, maxBytes: number): UniversalHandler {
+function unaryEnveloped(handler: UniversalHandler, maxBytes: number, log: ErrorLog): UniversalHandler {
   const wrapped = async (req: UniversalServerRequest): Promise<UniversalServerResponse> => {
     const protocol = req.method === "POST" ? envelopedOf(req.header.get("content-type")) : undefined;
     const encoding = req.header.get(grpcProtocol.headerEncoding);
@@ -158,13 +158,17 @@ function unaryEnveloped(handler: UniversalHandler, maxBytes: number): UniversalH
     try {
       return await envelopedResponse(await handler({ ...req, body: createAsyncIterable([message]) }), protocol);
     } catch (e) {
-      return failure(protocol, e instanceof ConnectError ? e : errors.internal("GRPC-f4i1", "internal error", e));
+      return failure(protocol, e instanceof ConnectError ? e : unexpectedFault(log, e, { where: "gRPC unary" }));
     }
   };
   return Object.assign(wrapped, handler);
 }
 
-/** Serves the router's unary methods' plain gRPC and gRPC-web calls through the Connect unary path (see above). */
-export function serveUnaryGrpcAsConnect(router: ConnectRouter, maxBytes: number): void {
-  for (const [i, h] of router.handlers.entries()) if (h.method.methodKind === "unary") router.handlers[i] = unaryEnveloped(h, maxBytes);
+/** Without the server's logger, a fault's line (with its reference) goes to stderr. */
+/**
+ * Serves the router's unary methods' plain gRPC and gRPC-web calls through the Connect unary path (see above).
+ * `log`: where a fault outside the handler's interceptors (which log their own) is logged under its reference.
+ */
+export function serveUnaryGrpcAsConnect(router: ConnectRouter, maxBytes: number, log: ErrorLog): void {
+  for (const [i, h] of router.handlers.entries()) if (h.method.methodKind === "unary") router.handlers[i] = unaryEnveloped(h, maxBytes, log);
 }

@@ -1,10 +1,10 @@
 import { ScalarType, type DescField, type DescMessage, type DescMethod, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextValues, type ConnectRouter } from "@connectrpc/connect";
 import { readAllBytes, type UniversalHandler } from "@connectrpc/connect/protocol";
-import { codeFromString } from "@connectrpc/connect/protocol-connect";
+import { codeFromString, codeToHttpStatus } from "@connectrpc/connect/protocol-connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { clientKey } from "../authz/context.js";
-import { httpStatusOf } from "../errors/errors.js";
+import { statusObjectOf, unexpectedFault } from "../errors/errors.js";
 import { checkJson } from "./decoding.js";
 import { HTTP_STATUS_HEADER, methodInfo } from "../schema/descriptors.js";
 import { noteRpcCode, type RestRouteConfig } from "./observe.js";
@@ -130,7 +130,13 @@ export function requestJson(route: RestRoute, query: Record<string, unknown>, bo
 
 function sendError(reply: FastifyReply, code: Code, message: string, details: unknown[] = []) {
   noteRpcCode(reply.request, code);
-  return reply.status(httpStatusOf(code)).header("content-type", "application/json").send({ code, message, details });
+  return reply.status(codeToHttpStatus(code)).header("content-type", "application/json").send({ code, message, details });
+}
+
+/** A ConnectError as the status object, with its details (an unexpected fault's reference among them). */
+function sendConnectError(reply: FastifyReply, err: ConnectError) {
+  const { code, message, details } = statusObjectOf(err);
+  return sendError(reply, code, message, details);
 }
 
 /** The answer's bytes, sent on as they are (decoding them to a string only for Fastify to encode it again cost a copy of each). */
@@ -163,8 +169,7 @@ export function registerRestGateway(app: FastifyInstance, router: ConnectRouter)
       if (err instanceof BadRequest) return sendError(reply, Code.InvalidArgument, err.message);
       const status = (err as { statusCode?: number }).statusCode;
       if (status && status >= 400 && status < 500) return sendError(reply, Code.InvalidArgument, err.message);
-      reply.log.error({ err }, "REST gateway failure");
-      return sendError(reply, Code.Internal, "internal error");
+      return sendConnectError(reply, unexpectedFault(reply.log, err, { where: "REST gateway" }));
     });
     for (const route of routes) {
       const handler = handlers.get(route.method)!;
@@ -183,7 +188,7 @@ export function registerRestGateway(app: FastifyInstance, router: ConnectRouter)
             checkJson(route.method.input, json);
           } catch (e) {
             if (e instanceof BadRequest) return sendError(reply, Code.InvalidArgument, e.message);
-            if (e instanceof ConnectError) return sendError(reply, e.code, e.rawMessage);
+            if (e instanceof ConnectError) return sendConnectError(reply, e);
             throw e;
           }
           const header = new Headers();

@@ -26,6 +26,7 @@ import { OrganizationDomainService } from "../../gen/svc/resources/org/v3alpha/o
 import { TextSettingsService } from "../../gen/svc/settings/text/v3alpha/text_service_pb.js";
 import { BrandingSettingsService } from "../../gen/svc/settings/branding/v3alpha/branding_service_pb.js";
 import { checkRequestsFirst } from "./decoding.js";
+import type { ErrorLog } from "../errors/errors.js";
 import { serveUnaryGrpcAsConnect } from "./grpc-unary.js";
 
 /** A service and its implementation. The list of them is the registry everything else derives from. */
@@ -71,11 +72,11 @@ export const serviceDescriptors = {
  * Routes of every mounted service; each handler checks its request before connect-es decodes it (decoding.ts),
  * and unary methods answer plain gRPC calls through the Connect unary path (grpc-unary.ts).
  */
-export function routesOf(mounted: Mounted[], readMaxBytes: number) {
+export function routesOf(mounted: Mounted[], readMaxBytes: number, log: ErrorLog) {
   return (router: ConnectRouter) => {
     for (const m of mounted) router.service(m.service, m.impl as never);
     checkRequestsFirst(router);
-    serveUnaryGrpcAsConnect(router, readMaxBytes);
+    serveUnaryGrpcAsConnect(router, readMaxBytes, log);
   };
 }
 

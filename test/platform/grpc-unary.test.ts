@@ -202,7 +202,7 @@ describe("unary gRPC through the Connect unary path", () => {
       timeouts.push(req.header.get("connect-timeout-ms"));
       return inner(req);
     }, inner);
-    serveUnaryGrpcAsConnect(router, 1024);
+    serveUnaryGrpcAsConnect(router, 1024, { error: () => {} });
     const handler = router.handlers[0]!;
     const message = toBinary(HealthCheckRequestSchema, create(HealthCheckRequestSchema, {}));
     const request = (body: Uint8Array, header: Record<string, string> = {}) => ({

@@ -1,11 +1,13 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import { codeToHttpStatus } from "@connectrpc/connect/protocol-connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Caller, Target } from "../../authz/context.js";
+import { refuseBlockedInstance } from "../../authz/blocked.js";
 import { type AuthDeps, authenticateCall, permissionsIn } from "../../authz/interceptor.js";
 import { addressKey } from "../../domain/client-address.js";
 import type { InstanceRow } from "../../domain/contexts.js";
 import { TimedOut } from "../../domain/data-org.js";
-import { errors, httpStatusOf } from "../../errors/errors.js";
+import { errors, statusObjectOf, unexpectedFault } from "../../errors/errors.js";
 
 /**
  * The older admin and management APIs are JSON over HTTP only (contract): plain Fastify routes, not RPCs.
@@ -24,15 +26,25 @@ export function authenticate(deps: HttpAuthDeps, req: FastifyRequest): Promise<A
   return authenticateCall(deps, { host: req.client.host, authorization: req.headers.authorization, address: addressKey(req.client.address) });
 }
 
-/** PERMISSION_DENIED unless the caller holds `permission` in `target`. */
+/**
+ * As every RPC is authorized (src/authz/interceptor.ts): RESOURCE_EXHAUSTED when `target` is in a blocked
+ * instance, then PERMISSION_DENIED unless the caller holds `permission` in `target`.
+ */
 export function authorize(deps: HttpAuthDeps, caller: Caller, target: Target, permission: string): void {
+  refuseBlockedInstance(target);
   if (!permissionsIn(caller, target, deps.rolePermissions).has(permission)) {
     throw errors.permissionDenied("PORT-d3ny", `missing permission ${permission} in the ${target.type} context`);
   }
 }
 
 export function sendStatus(reply: FastifyReply, code: Code, message: string, details: unknown[] = []) {
-  return reply.status(httpStatusOf(code)).header("content-type", "application/json").send({ code, message, details });
+  return reply.status(codeToHttpStatus(code)).header("content-type", "application/json").send({ code, message, details });
+}
+
+/** A ConnectError as the status object, with its details (an unexpected fault's reference among them). */
+function sendConnectError(reply: FastifyReply, err: ConnectError) {
+  const { code, message, details } = statusObjectOf(err);
+  return sendStatus(reply, code, message, details);
 }
 
 /**
@@ -56,7 +68,7 @@ export function registerJsonRoutes(
       }
     });
     scope.setErrorHandler((err: Error & { statusCode?: number; code?: unknown }, req, reply) => {
-      if (err instanceof ConnectError) return sendStatus(reply, err.code, err.rawMessage, []);
+      if (err instanceof ConnectError) return sendConnectError(reply, err);
       if (err instanceof TimedOut) return sendStatus(reply, Code.DeadlineExceeded, err.message, err.details);
       if (err.statusCode === 413) {
         return reply.status(413).send({
@@ -66,8 +78,7 @@ export function registerJsonRoutes(
         });
       }
       if (err.statusCode && err.statusCode < 500) return sendStatus(reply, Code.InvalidArgument, err.message);
-      req.log.error({ err }, "portability request failed");
-      return sendStatus(reply, Code.Internal, "internal error");
+      return sendConnectError(reply, unexpectedFault(req.log, err, { where: "portability" }));
     });
     for (const r of routes) {
       scope.post(r.url, { bodyLimit }, async (req, reply) => {
