@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { type Clock, systemClock } from "../domain/clock.js";
 import type { RateRule } from "../domain/rate-rules.js";
 import type { Database } from "../storage/database.js";
 import type { RateVerdict } from "./rate-limits.js";
@@ -12,15 +13,15 @@ export interface FailureKey {
 /**
  * Adds one failure's share of its window to each key's time: a token bucket kept as the moment its allowance is
  * whole again (the "theoretical arrival time" of GCRA). One row per key, one statement for all of a request's
- * keys, atomic without a lock; the database's clock for all processes.
+ * keys, atomic without a lock; on the server's clock (src/domain/clock.ts), which tests move.
  */
 const FAIL = `
   INSERT INTO failure_limits AS f (key, tat)
-  SELECT k, now() + make_interval(secs => s) FROM unnest($1::text[], $2::float8[]) AS x(k, s)
-  ON CONFLICT (key) DO UPDATE SET tat = GREATEST(f.tat, now()) + (EXCLUDED.tat - now())
-  RETURNING key, EXTRACT(EPOCH FROM tat - now())::float8 AS ahead`;
+  SELECT k, $3::timestamptz + make_interval(secs => s) FROM unnest($1::text[], $2::float8[]) AS x(k, s)
+  ON CONFLICT (key) DO UPDATE SET tat = GREATEST(f.tat, $3::timestamptz) + (EXCLUDED.tat - $3::timestamptz)
+  RETURNING key, EXTRACT(EPOCH FROM tat - $3::timestamptz)::float8 AS ahead`;
 
-const READ = `SELECT key, EXTRACT(EPOCH FROM tat - now())::float8 AS ahead FROM failure_limits WHERE key = ANY($1::text[]) AND tat > now()`;
+const READ = `SELECT key, EXTRACT(EPOCH FROM tat - $2::timestamptz)::float8 AS ahead FROM failure_limits WHERE key = ANY($1::text[]) AND tat > $2::timestamptz`;
 
 /** What this process read or wrote of a key less than this long ago is trusted without asking the database. */
 const FRESH_MS = 1000;
@@ -52,16 +53,16 @@ export class FailureLimiter {
 
   constructor(
     private readonly db: Database,
-    private readonly now: () => number = Date.now,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /** Whether another failure is allowed under every key; when not, Retry-After is the longest wait. */
   async check(keys: readonly FailureKey[]): Promise<RateVerdict> {
     if (!keys.length) return ALLOWED;
-    const now = this.now();
+    const now = this.clock.now();
     const stale = keys.map((k) => storedKey(k.key)).filter((k) => !this.freshAt(k, now));
     if (stale.length) {
-      const { rows } = await this.db.pool.query<{ key: string; ahead: number }>(READ, [stale]);
+      const { rows } = await this.db.pool.query<{ key: string; ahead: number }>(READ, [stale, new Date(now)]);
       const read = new Map(rows.map((r) => [r.key, Number(r.ahead)]));
       for (const k of stale) this.remember(k, read.get(k) ?? 0, now);
     }
@@ -73,12 +74,12 @@ export class FailureLimiter {
     const unique = new Map<string, RateRule>();
     for (const k of keys) if (!unique.has(storedKey(k.key))) unique.set(storedKey(k.key), k.rule);
     if (!unique.size) return;
-    const { rows } = await this.db.pool.query<{ key: string; ahead: number }>(FAIL, [[...unique.keys()], [...unique.values()].map(intervalS)]);
-    const now = this.now();
+    const now = this.clock.now();
+    const { rows } = await this.db.pool.query<{ key: string; ahead: number }>(FAIL, [[...unique.keys()], [...unique.values()].map(intervalS), new Date(now)]);
     for (const r of rows) this.remember(r.key, Number(r.ahead), now);
     if (++this.sinceCleanup >= 1000) {
       this.sinceCleanup = 0;
-      void this.db.pool.query("DELETE FROM failure_limits WHERE tat < now()").catch(() => {});
+      void this.db.pool.query("DELETE FROM failure_limits WHERE tat < $1::timestamptz", [new Date(now)]).catch(() => {});
     }
   }
 

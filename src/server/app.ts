@@ -39,6 +39,7 @@ import { startEventExecutions } from "../actions/event-worker.js";
 import { FunctionExecutions } from "../actions/functions.js";
 import { createExecutionInterceptor } from "../actions/interceptor.js";
 import { createAuthenticationInterceptor, createAuthorizationInterceptor } from "../authz/interceptor.js";
+import { type Clock, systemClock } from "../domain/clock.js";
 import { referenceOf, unexpectedFault } from "../errors/errors.js";
 import { createErrorLogInterceptor } from "../errors/log-unexpected.js";
 import { defaultRolePermissions } from "../domain/roles.js";
@@ -121,6 +122,8 @@ export interface StartOptions {
   logStream?: { write(line: string): void };
   /** How execution targets' host names are resolved (tests: names of their own); default the system's resolver. */
   resolveHost?: ResolveHost;
+  /** The time of every time-based decision (src/domain/clock.ts); tests move it. Default the system's. */
+  clock?: Clock;
 }
 
 function allFiles(mounted: Mounted[]): DescFile[] {
@@ -193,7 +196,8 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   });
   const replay = new ReplayGuard(db);
   // SVC_RATE_LIMIT_*_FAILURES_*: failed attempts at guessable secrets, in the database for every process on it.
-  const failureLimiter = new FailureLimiter(db);
+  const clock = opts.clock ?? systemClock;
+  const failureLimiter = new FailureLimiter(db, clock);
   const failures = { limiter: failureLimiter, rules: config.failureLimits };
   // The API's checks of a user's secrets (the sessions API, ChangePassword) count per account: their caller is a
   // service that speaks for many addresses.

@@ -1,0 +1,23 @@
+import type { Clock } from "../../src/domain/clock.js";
+
+/**
+ * A clock the test moves (`startTestServer(env, { clock })`): it starts at the real time and goes on with it,
+ * shifted by every `advance`; `freeze` stops it, so that nothing a test asserts depends on how fast the machine
+ * answers.
+ */
+export class MovableClock implements Clock {
+  private offset = 0;
+  private frozenAt: number | undefined;
+
+  now(): number {
+    return (this.frozenAt ?? Date.now()) + this.offset;
+  }
+
+  advance(ms: number): void {
+    this.offset += ms;
+  }
+
+  freeze(): void {
+    this.frozenAt ??= Date.now();
+  }
+}
