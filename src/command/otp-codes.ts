@@ -1,3 +1,4 @@
+import { Code, ConnectError } from "@connectrpc/connect";
 import type { SecretBox } from "../crypto/secrets.js";
 import { errors } from "../errors/errors.js";
 import type { EventStore } from "../eventstore/eventstore.js";
@@ -90,7 +91,7 @@ export async function checkLoginCode(
     await changeWithCode(es, box, { ...a, creator: a.userId }, c, () => [events[a.channel].checked.change()]);
     return true;
   } catch (e) {
-    if ((e as { code?: number }).code === 3) return false;
+    if (e instanceof ConnectError && e.code === Code.InvalidArgument) return false;
     throw e;
   }
 }

@@ -1,6 +1,6 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { isTooManyFailures, limitedSignIn, type SignInLimits, type TooManyFailures } from "../command/failure-limits.js";
-import { changePasswordWithCurrent, type Lockout } from "../command/login.js";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { isTooManyFailures, limitedSignIn } from "../command/failure-limits.js";
+import { changePasswordWithCurrent } from "../command/login.js";
 import {
   codeEvents,
   codeWorked,
@@ -18,33 +18,7 @@ import type { InstanceRow } from "../query/tenancy.js";
 import { userByLoginName } from "../query/users.js";
 import * as pages from "../web/pages.js";
 import * as recoveryPages from "../web/recovery-pages.js";
-import type { LoginDeps } from "./routes.js";
-
-/**
- * The login UI's verification and recovery pages (issue 14): verify an e-mail address with the mailed link or
- * the typed code, set the initial password from its mailed link, "forgot password" (request and link), and
- * change the password of a signed-in account. routes.ts registers them with its own helpers.
- */
-export interface RecoveryPageContext {
-  instance: InstanceRow | null;
-  fields: Record<string, string>;
-  page: pages.PageContext;
-  send(html: string, status?: number): unknown;
-  /** Where this request's failed sign-in steps count (its client address, the account a step names). */
-  limits: SignInLimits | undefined;
-  /** The 429 page for a step refused while over its failures. */
-  tooMany(refused: TooManyFailures): unknown;
-}
-
-export interface RecoveryKit<C extends RecoveryPageContext> {
-  contextOf(req: FastifyRequest, reply: FastifyReply): Promise<C>;
-  /** A form post: rate-limited per address, CSRF-checked, in a known instance. */
-  post(path: string, handler: (c: C, reply: FastifyReply, instance: InstanceRow) => Promise<unknown>): void;
-  /** The lockout settings a failed check of the current password counts under. */
-  lockoutOf(instanceId: string): Lockout;
-  /** The signed-in account of this browser that the request names by `sessionId`. */
-  accountOf(c: C, instanceId: string): Promise<{ userId: string; sessionId: string; loginName: string } | undefined>;
-}
+import { type Ctx, LOGIN_PATH, type LoginKit } from "./kit.js";
 
 /** The forgot-password answer takes this long, found or not, so its timing says nothing either. */
 export const RESET_ANSWER_MS = 300;
@@ -54,21 +28,25 @@ export const RESET_ANSWER_MS = 300;
  * request when not. True when the request was answered here (the code failed, or too many failures): a page sent
  * is no value to test (an awaited reply resolves to undefined), hence the boolean.
  */
-async function answeredFailure<C extends RecoveryPageContext>(c: C, userId: string, attempt: () => Promise<boolean>, invalid: () => unknown): Promise<boolean> {
+async function answeredFailure(c: Ctx, userId: string, attempt: () => Promise<boolean>, invalid: () => unknown): Promise<boolean> {
   const outcome = await limitedSignIn(c.limits, userId || undefined, async () => (await attempt()) || undefined);
   if (outcome === true) return false;
   await (isTooManyFailures(outcome) ? c.tooMany(outcome) : invalid());
   return true;
 }
 
-const PATH = "/ui/login";
-
-export function registerRecoveryPages<C extends RecoveryPageContext>(ui: FastifyInstance, deps: LoginDeps, kit: RecoveryKit<C>): void {
+/**
+ * The login UI's verification and recovery pages (issue 14): verify an e-mail address with the mailed link or
+ * the typed code, set the initial password from its mailed link, "forgot password" (request and link), change
+ * the password of a signed-in account, and unlock a locked one.
+ */
+export function registerRecovery(kit: LoginKit): void {
+  const { ui, deps } = kit;
   const { es, db, settings, box } = deps;
-  const field = (c: C, name: string, max = 200) => (c.fields[name] ?? "").slice(0, max);
+  const field = (c: Ctx, name: string, max = 200) => (c.fields[name] ?? "").slice(0, max);
 
   /** A GET that uses a code counts against the address like a form post (same key), so links cannot be guessed faster. */
-  async function limited(req: FastifyRequest, reply: FastifyReply, c: C): Promise<boolean> {
+  async function limited(req: FastifyRequest, reply: FastifyReply, c: Ctx): Promise<boolean> {
     const rule = deps.rateLimit?.address;
     if (!rule) return false;
     const verdict = await deps.rateLimit!.limiter.hit(`login:addr:${addressKey(req.client.address)}`, rule);
@@ -79,7 +57,7 @@ export function registerRecoveryPages<C extends RecoveryPageContext>(ui: Fastify
   }
 
   // E-mail verification: the mailed link (code in the query) verifies at once; the form takes a typed code.
-  async function verifyEmail(c: C, instance: InstanceRow) {
+  async function verifyEmail(c: Ctx, instance: InstanceRow) {
     const userId = field(c, "userId");
     const code = field(c, "code", 40);
     const failed = await answeredFailure(
@@ -92,18 +70,18 @@ export function registerRecoveryPages<C extends RecoveryPageContext>(ui: Fastify
     return c.send(recoveryPages.doneWithSignInPage(c.page, c.page.t.emailVerifyTitle, c.page.t.emailVerified));
   }
 
-  ui.get(`${PATH}/email/verify`, async (req, reply) => {
+  ui.get(`${LOGIN_PATH}/email/verify`, async (req, reply) => {
     const c = await kit.contextOf(req, reply);
     if (!c.instance || !c.fields.userId) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notFound), 404);
     if (!c.fields.code) return c.send(recoveryPages.verifyEmailPage(c.page, { userId: field(c, "userId") }));
     if (await limited(req, reply, c)) return reply;
     return verifyEmail(c, c.instance);
   });
-  kit.post(`${PATH}/email/verify`, (c, _reply, instance) => verifyEmail(c, instance));
+  kit.post(`${LOGIN_PATH}/email/verify`, (c, _reply, instance) => verifyEmail(c, instance));
 
   // The links to set a password (initial or reset): the page shows its form only for a valid code.
-  const linkInvalid = (c: C) => c.send(recoveryPages.doneWithSignInPage(c.page, c.page.t.setPasswordTitle, c.page.t.linkInvalid), 400);
-  const showSetPassword = async (req: FastifyRequest, reply: FastifyReply, c: C, action: string) => {
+  const linkInvalid = (c: Ctx) => c.send(recoveryPages.doneWithSignInPage(c.page, c.page.t.setPasswordTitle, c.page.t.linkInvalid), 400);
+  const showSetPassword = async (req: FastifyRequest, reply: FastifyReply, c: Ctx, action: string) => {
     if (!c.instance) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notFound), 404);
     if (await limited(req, reply, c)) return reply;
     const userId = field(c, "userId");
@@ -118,11 +96,11 @@ export function registerRecoveryPages<C extends RecoveryPageContext>(ui: Fastify
     if (failed) return;
     return c.send(recoveryPages.setPasswordPage(c.page, { action, userId, code }));
   };
-  const setPassword = async (c: C, instance: InstanceRow, action: string) => {
+  const setPassword = async (c: Ctx, instance: InstanceRow, action: string) => {
     const userId = field(c, "userId");
     const code = field(c, "code", 40);
-    const user = await db.prisma.user.findUnique({ where: { id: userId } });
-    if (user?.instanceId !== instance.id) return linkInvalid(c);
+    const user = await kit.users.byId(instance.id, userId);
+    if (!user) return linkInvalid(c);
     const again = (error: string) => c.send(recoveryPages.setPasswordPage(c.page, { action, userId, code, error }), 400);
     const password = field(c, "newPassword", 1000);
     if (password !== field(c, "confirmPassword", 1000)) return again(c.page.t.passwordsDiffer);
@@ -139,16 +117,16 @@ export function registerRecoveryPages<C extends RecoveryPageContext>(ui: Fastify
     return c.send(recoveryPages.doneWithSignInPage(c.page, c.page.t.setPasswordTitle, c.page.t.passwordSet));
   };
 
-  ui.get(`${PATH}/password/init`, async (req, reply) => showSetPassword(req, reply, await kit.contextOf(req, reply), `${PATH}/password/init`));
-  kit.post(`${PATH}/password/init`, (c, _reply, instance) => setPassword(c, instance, `${PATH}/password/init`));
+  ui.get(`${LOGIN_PATH}/password/init`, async (req, reply) => showSetPassword(req, reply, await kit.contextOf(req, reply), `${LOGIN_PATH}/password/init`));
+  kit.post(`${LOGIN_PATH}/password/init`, (c, _reply, instance) => setPassword(c, instance, `${LOGIN_PATH}/password/init`));
 
   // Forgot password: without a code in the link, the page asks the login name.
-  ui.get(`${PATH}/password/reset`, async (req, reply) => {
+  ui.get(`${LOGIN_PATH}/password/reset`, async (req, reply) => {
     const c = await kit.contextOf(req, reply);
-    if (c.fields.userId || c.fields.code) return showSetPassword(req, reply, c, `${PATH}/password/reset`);
+    if (c.fields.userId || c.fields.code) return showSetPassword(req, reply, c, `${LOGIN_PATH}/password/reset`);
     return c.send(recoveryPages.resetRequestPage(c.page, { loginName: field(c, "loginName") }));
   });
-  kit.post(`${PATH}/password/reset`, (c, _reply, instance) => setPassword(c, instance, `${PATH}/password/reset`));
+  kit.post(`${LOGIN_PATH}/password/reset`, (c, _reply, instance) => setPassword(c, instance, `${LOGIN_PATH}/password/reset`));
 
   // The same answer after RESET_ANSWER_MS, whether or not the account exists or can get a mail. The lookup and
   // the code run beside the wait and are not awaited by the answer: a write that is slow on a loaded server would
@@ -158,7 +136,7 @@ export function registerRecoveryPages<C extends RecoveryPageContext>(ui: Fastify
   ui.addHook("onClose", async () => {
     await Promise.allSettled([...resetWork]);
   });
-  kit.post(`${PATH}/password/reset/request`, async (c, _reply, instance) => {
+  kit.post(`${LOGIN_PATH}/password/reset/request`, async (c, _reply, instance) => {
     const loginName = field(c, "loginName").trim();
     const work = (async () => {
       const user = await userByLoginName(db, instance.id, loginName, settings);
@@ -175,19 +153,20 @@ export function registerRecoveryPages<C extends RecoveryPageContext>(ui: Fastify
   });
 
   // Change password when signed in: the account is one of this browser's sessions; the current password proves it.
-  ui.get(`${PATH}/password/edit`, async (req, reply) => {
+  ui.get(`${LOGIN_PATH}/password/edit`, async (req, reply) => {
     const c = await kit.contextOf(req, reply);
     const account = c.instance ? await kit.accountOf(c, c.instance.id) : undefined;
     if (!account) return c.send(pages.loginNamePage(c.page, { canRegister: false }), 400);
     return c.send(recoveryPages.editPasswordPage(c.page, { sessionId: account.sessionId, loginName: account.loginName }));
   });
-  kit.post(`${PATH}/password/edit`, async (c, _reply, instance) => {
+  kit.post(`${LOGIN_PATH}/password/edit`, async (c, _reply, instance) => {
     const account = await kit.accountOf(c, instance.id);
     if (!account) return c.send(pages.loginNamePage(c.page, { canRegister: false }), 400);
     const again = (error: string) => c.send(recoveryPages.editPasswordPage(c.page, { sessionId: account.sessionId, loginName: account.loginName, error }), 400);
     const password = field(c, "newPassword", 1000);
     if (password !== field(c, "confirmPassword", 1000)) return again(c.page.t.passwordsDiffer);
-    const user = await db.prisma.user.findUniqueOrThrow({ where: { id: account.userId } });
+    const user = await kit.users.byId(instance.id, account.userId);
+    if (!user) throw new Error(`the signed-in user ${account.userId} is not found`);
     const problem = (await passwordRules(settings, instance.id, user.orgId)).problem(password);
     if (problem) return again(problem);
     const passwordHash = await hashPassword(password);
@@ -204,12 +183,12 @@ export function registerRecoveryPages<C extends RecoveryPageContext>(ui: Fastify
   });
 
   // The unlock link of the lock mail: the page asks for a click, the post unlocks.
-  ui.get(`${PATH}/unlock`, async (req, reply) => {
+  ui.get(`${LOGIN_PATH}/unlock`, async (req, reply) => {
     const c = await kit.contextOf(req, reply);
     if (!c.instance) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notFound), 404);
     return c.send(recoveryPages.unlockPage(c.page, { userId: field(c, "userId"), code: field(c, "code", 40) }));
   });
-  kit.post(`${PATH}/unlock`, async (c, _reply, instance) => {
+  kit.post(`${LOGIN_PATH}/unlock`, async (c, _reply, instance) => {
     const userId = field(c, "userId");
     const failed = await answeredFailure(
       c,

@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { Code } from "@connectrpc/connect";
+import type { FastifyReply } from "fastify";
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server";
 import { hostnameOf } from "../authz/interceptor.js";
 import {
@@ -10,13 +11,11 @@ import {
   startWebauthnRegistration,
   type WebauthnPurpose,
 } from "../command/webauthn.js";
-import { inheritanceChain } from "../domain/contexts.js";
 import type { InstanceRow } from "../query/tenancy.js";
-import { UserQueries } from "../query/users.js";
 import * as pages from "../web/pages.js";
 import { webauthnPage, webauthnScript } from "../web/webauthn-pages.js";
-import type { RecoveryPageContext } from "./recovery.js";
-import type { LoginDeps } from "./routes.js";
+import type { Finish } from "./finish.js";
+import { type Ctx, LOGIN_PATH, type LoginKit, refusedWith, type SecondFactorStep, type SignedInUser } from "./kit.js";
 
 /**
  * A ceremony's challenge, sealed into the page, is good for as long as the browser's prompt (5 minutes) and a bit,
@@ -24,18 +23,10 @@ import type { LoginDeps } from "./routes.js";
  */
 const CEREMONY_TTL_MS = 10 * 60_000;
 
-type SignedInUser = { id: string; orgId: string; username: string; displayName: string };
-
-export interface WebauthnKit<C extends RecoveryPageContext> {
-  contextOf(req: FastifyRequest, reply: FastifyReply): Promise<C>;
-  post(path: string, handler: (c: C, reply: FastifyReply, instance: InstanceRow) => Promise<unknown>): void;
-  /** Completes the sign-in with the methods used. */
-  finish(c: C, reply: FastifyReply, instance: InstanceRow, user: SignedInUser, amr: string[]): Promise<unknown>;
-  accountOf(c: C, instanceId: string): Promise<{ userId: string; sessionId: string; loginName: string; authTime: Date } | undefined>;
-  /** Whether the account signed in recently enough to add a key; else it was sent to sign in again (answered). */
-  signedInRecently(c: C, account: { authTime: Date; loginName: string }): Promise<boolean>;
-  /** The user of a sign-in waiting for its second factor's set-up (`pending`), and whether it was forced. */
-  mfaInitPending(c: C, instance: InstanceRow): Promise<{ user: SignedInUser; forced: boolean } | undefined>;
+/** The security-key step after the password, and the key set-up a sign-in may have to go through. */
+export interface WebauthnStep extends SecondFactorStep {
+  /** A forced second factor when security keys are the only one allowed: register one before the sign-in completes. */
+  setupAtSignIn(c: Ctx, reply: FastifyReply, instance: InstanceRow, user: SignedInUser, pending: string): Promise<unknown>;
 }
 
 /** The relying party as this request reached the server: its host name is the RP ID, scheme and host the origin. */
@@ -61,12 +52,11 @@ function credentialOf<T>(fields: Record<string, string>): T | undefined {
  * and the PIN or biometric, as ZITADEL counts passwordless as multi-factor), and their registration from the
  * signed-in page or at the second-factor set-up of a sign-in. Each ceremony's challenge is sealed into its form.
  */
-export function registerWebauthnPages<C extends RecoveryPageContext>(ui: FastifyInstance, deps: LoginDeps, kit: WebauthnKit<C>) {
-  const { es, db, settings, signer } = deps;
-  const users = new UserQueries(db, deps.cache);
-  const loginSettings = (instanceId: string, orgId?: string) =>
-    settings.values("login", inheritanceChain(orgId ? { type: "org", instanceId, orgId } : { type: "instance", instanceId }));
-  const startOver = (c: C, status = 401) => c.send(pages.loginNamePage(c.page, { canRegister: false, error: c.page.t.wrongCredentials }), status);
+export function registerWebauthn(kit: LoginKit, finish: Finish): WebauthnStep {
+  const { ui, deps } = kit;
+  const { es, db, signer } = deps;
+  const { users, loginSettings } = kit;
+  const startOver = (c: Ctx, status = 401) => c.send(pages.loginNamePage(c.page, { canRegister: false, error: c.page.t.wrongCredentials }), status);
   /**
    * Uses up the challenge of an opened ceremony; false when it was answered before. The signature counter does not
    * stop a resubmitted or captured form: synced passkeys report 0 at every use, and then it is not checked. Used up
@@ -74,11 +64,11 @@ export function registerWebauthnPages<C extends RecoveryPageContext>(ui: Fastify
    */
   const firstAnswer = (proof: Record<string, unknown>) => deps.replay.firstUse(`webauthn:${String(proof.i)}:${String(proof.ch)}`, Number(proof.exp) / 1000);
 
-  ui.get("/ui/login/webauthn.js", async (_req, reply) =>
+  ui.get(`${LOGIN_PATH}/webauthn.js`, async (_req, reply) =>
     reply.type("text/javascript; charset=utf-8").header("cache-control", "public, max-age=3600").send(webauthnScript),
   );
 
-  async function secondFactorPage(c: C, reply: FastifyReply, instance: InstanceRow, user: SignedInUser, error?: string) {
+  async function secondFactorPage(c: Ctx, reply: FastifyReply, instance: InstanceRow, user: SignedInUser, error?: string) {
     const rp = relyingPartyOf(reply, instance);
     const options = await startWebauthnLogin(db, { instanceId: instance.id, userId: user.id, rp, purpose: "u2f" });
     const pending = signer.seal("webauthn-2fa", { u: user.id, i: instance.id, ch: options.challenge }, CEREMONY_TTL_MS);
@@ -88,7 +78,7 @@ export function registerWebauthnPages<C extends RecoveryPageContext>(ui: Fastify
       intro: t.webauthnIntro,
       mode: "get",
       options,
-      action: "/ui/login/webauthn/login",
+      action: `${LOGIN_PATH}/webauthn/login`,
       extra: { pending },
       loginName: user.username,
       ...(error ? { error } : {}),
@@ -96,7 +86,7 @@ export function registerWebauthnPages<C extends RecoveryPageContext>(ui: Fastify
     return c.send(page, error ? 401 : 200);
   }
 
-  kit.post("/ui/login/webauthn/login", async (c, reply, instance) => {
+  kit.post(`${LOGIN_PATH}/webauthn/login`, async (c, reply, instance) => {
     const proof = signer.open("webauthn-2fa", c.fields.pending);
     const user = proof && proof.i === instance.id ? await users.byId(instance.id, String(proof.u)) : null;
     if (user?.state !== "active") return startOver(c);
@@ -107,10 +97,10 @@ export function registerWebauthnPages<C extends RecoveryPageContext>(ui: Fastify
       (await firstAnswer(proof!)) &&
       (await finishWebauthnLogin(es, db, { instanceId: instance.id, userId: user.id, rp, challenge: String(proof!.ch), purpose: "u2f", response }));
     if (!ok) return secondFactorPage(c, reply, instance, user, c.page.t.webauthnWrong);
-    return kit.finish(c, reply, instance, user, ["pwd", "hwk", "mfa"]);
+    return finish(c, reply, instance, user, ["pwd", "hwk", "mfa"]);
   });
 
-  async function passkeyPage(c: C, reply: FastifyReply, instance: InstanceRow, error?: string) {
+  async function passkeyPage(c: Ctx, reply: FastifyReply, instance: InstanceRow, error?: string) {
     const rp = relyingPartyOf(reply, instance);
     const options = await startWebauthnLogin(db, { instanceId: instance.id, rp, purpose: "passwordless" });
     const pending = signer.seal("passkey", { i: instance.id, ch: options.challenge }, CEREMONY_TTL_MS);
@@ -120,23 +110,23 @@ export function registerWebauthnPages<C extends RecoveryPageContext>(ui: Fastify
       intro: t.passkeyIntro,
       mode: "get",
       options,
-      action: "/ui/login/passkey",
+      action: `${LOGIN_PATH}/passkey`,
       extra: { pending },
       ...(error ? { error } : {}),
     });
     return c.send(page, error ? 401 : 200);
   }
 
-  const notAllowed = (c: C) => c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notFound), 404);
+  const notAllowed = (c: Ctx) => c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notFound), 404);
 
   // Passwordless: no login name, the authenticator offers its passkeys for this RP ID.
-  ui.get("/ui/login/passkey", async (req, reply) => {
+  ui.get(`${LOGIN_PATH}/passkey`, async (req, reply) => {
     const c = await kit.contextOf(req, reply);
     if (!c.instance || !(await loginSettings(c.instance.id)).passwordless_allowed) return notAllowed(c);
     return passkeyPage(c, reply, c.instance);
   });
 
-  kit.post("/ui/login/passkey", async (c, reply, instance) => {
+  kit.post(`${LOGIN_PATH}/passkey`, async (c, reply, instance) => {
     const proof = signer.open("passkey", c.fields.pending);
     if (!proof || proof.i !== instance.id || !(await loginSettings(instance.id)).passwordless_allowed) return notAllowed(c);
     const response = credentialOf<AuthenticationResponseJSON>(c.fields);
@@ -151,11 +141,11 @@ export function registerWebauthnPages<C extends RecoveryPageContext>(ui: Fastify
     if (!user || !(await deps.tenancy.usableUser(user.id)) || !(await loginSettings(instance.id, user.orgId)).passwordless_allowed) {
       return passkeyPage(c, reply, instance, c.page.t.webauthnWrong);
     }
-    return kit.finish(c, reply, instance, user, ["user", "hwk", "mfa"]);
+    return finish(c, reply, instance, user, ["user", "hwk", "mfa"]);
   });
 
   /** Who registers: a signed-in account of this browser (sessionId) or a sign-in at its second-factor set-up (pending). */
-  async function registrantOf(c: C, instance: InstanceRow) {
+  async function registrantOf(c: Ctx, instance: InstanceRow) {
     if (c.fields.pending) {
       const pending = await kit.mfaInitPending(c, instance);
       return pending ? { user: pending.user, extra: { pending: String(c.fields.pending) } as Record<string, string> } : undefined;
@@ -170,7 +160,7 @@ export function registerWebauthnPages<C extends RecoveryPageContext>(ui: Fastify
     return purpose === "passwordless" ? login.passwordless_allowed : login.second_factors.includes("u2f");
   }
 
-  kit.post("/ui/login/webauthn/setup", async (c, reply, instance) => {
+  kit.post(`${LOGIN_PATH}/webauthn/setup`, async (c, reply, instance) => {
     const who = await registrantOf(c, instance);
     if (!who) return startOver(c, 400);
     if ("account" in who && who.account && !(await kit.signedInRecently(c, who.account))) return;
@@ -180,7 +170,7 @@ export function registerWebauthnPages<C extends RecoveryPageContext>(ui: Fastify
   });
 
   /** The registration ceremony's page; `extra` says whose (sessionId of a signed-in account, or a sign-in's pending). */
-  async function setupPage(c: C, reply: FastifyReply, instance: InstanceRow, user: SignedInUser, purpose: WebauthnPurpose, extra: Record<string, string>) {
+  async function setupPage(c: Ctx, reply: FastifyReply, instance: InstanceRow, user: SignedInUser, purpose: WebauthnPurpose, extra: Record<string, string>) {
     const rp = relyingPartyOf(reply, instance);
     const options = await startWebauthnRegistration(db, { instanceId: instance.id, user, rp, purpose });
     const ceremony = signer.seal("webauthn-setup", { u: user.id, i: instance.id, ch: options.challenge, p: purpose }, CEREMONY_TTL_MS);
@@ -191,13 +181,13 @@ export function registerWebauthnPages<C extends RecoveryPageContext>(ui: Fastify
         intro: t.webauthnSetupIntro,
         mode: "create",
         options,
-        action: "/ui/login/webauthn/setup/verify",
+        action: `${LOGIN_PATH}/webauthn/setup/verify`,
         extra: { ...extra, ceremony },
       }),
     );
   }
 
-  kit.post("/ui/login/webauthn/setup/verify", async (c, reply, instance) => {
+  kit.post(`${LOGIN_PATH}/webauthn/setup/verify`, async (c, reply, instance) => {
     const who = await registrantOf(c, instance);
     const proof = signer.open("webauthn-setup", c.fields.ceremony);
     if (!who || !proof || proof.i !== instance.id || proof.u !== who.user.id) return startOver(c, 400);
@@ -217,23 +207,20 @@ export function registerWebauthnPages<C extends RecoveryPageContext>(ui: Fastify
         response,
       });
     } catch (e) {
-      const code = (e as { code?: number }).code;
-      if (code !== 3 && code !== 6) throw e;
+      if (!refusedWith(e, Code.InvalidArgument, Code.AlreadyExists)) throw e;
       return refused();
     }
     // At the set-up of a sign-in, the key just registered is the second factor of this sign-in.
-    if (c.fields.pending) return kit.finish(c, reply, instance, who.user, ["pwd", "hwk", "mfa"]);
+    if (c.fields.pending) return finish(c, reply, instance, who.user, ["pwd", "hwk", "mfa"]);
     return c.send(pages.messagePage(c.page, c.page.t.webauthnTitle, c.page.t.webauthnAdded));
   });
 
   return {
-    /** A forced second factor when security keys are the only one allowed: register one before the sign-in completes. */
-    setupAtSignIn(c: C, reply: FastifyReply, instance: InstanceRow, user: SignedInUser, pending: string): Promise<unknown> {
+    setupAtSignIn(c, reply, instance, user, pending) {
       return setupPage(c, reply, instance, user, "u2f", { pending });
     },
-    /** The security-key step after the password, when allowed and the user has one; else undefined. */
-    /** Whether the key step was offered: its page sent (a sent reply is no value to test, hence the boolean). */
-    async offer(c: C, reply: FastifyReply, instance: InstanceRow, user: SignedInUser, allowedFactors: readonly string[]): Promise<boolean> {
+    /** The security-key step after the password, when allowed and the user has one. */
+    async offer(c, reply, instance, user, allowedFactors) {
       if (!allowedFactors.includes("u2f")) return false;
       if (!(await listWebauthnKeys(db, instance.id, user.id, "u2f")).length) return false;
       await secondFactorPage(c, reply, instance, user);

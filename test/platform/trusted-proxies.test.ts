@@ -4,6 +4,7 @@ import { loadConfig } from "../../src/config/config.js";
 import { resolveClient, TrustedProxies } from "../../src/domain/forwarded.js";
 import { addHuman, webApp } from "../oidc/rp.js";
 import { rest } from "../support/clients.js";
+import { MovableClock } from "../support/clock.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 /**
@@ -107,11 +108,14 @@ describe("a server behind a trusted proxy", () => {
   let t: TestServer;
   const lines: string[] = [];
   const PASSWORD = "Correct!horse9";
+  // time stands still, so that the limits' buckets do not refill between guesses on a slow machine
+  const clock = new MovableClock();
+  clock.freeze();
   beforeAll(async () => {
     // 127.0.0.1 is the proxy; the failure limits at their defaults
     t = await startTestServer(
       { SVC_TRUSTED_PROXIES: "127.0.0.1", SVC_RATE_LIMIT_SIGNIN_FAILURES_ADDRESS: "", SVC_LOG_LEVEL: "info" },
-      { logger: true, logStream: { write: (line) => void lines.push(line) } },
+      { logger: true, logStream: { write: (line) => void lines.push(line) }, clock },
     );
     for (const name of ["office", "u0", "u1", "u2", "u3", "u4"]) await addHuman(t, name, PASSWORD);
   });

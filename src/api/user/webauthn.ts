@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { HandlerContext } from "@connectrpc/connect";
+import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import type { RegistrationResponseJSON } from "@simplewebauthn/server";
 import {
   FinishWebauthnRegistrationResponseSchema,
@@ -108,9 +108,11 @@ export function webauthnHandlers(
           name: req.name,
           response,
         })
-        .catch((e: { code?: number; rawMessage?: string; message?: string }) => {
+        .catch((e: unknown) => {
           // The command names `credential`; over the API that is the credential_json field.
-          if (e.code === 3) throw errors.invalidArgument("WEBAUTHN-j5n3", `credential_json${String(e.rawMessage ?? e.message).replace(/^.*?credential/, "")}`);
+          if (e instanceof ConnectError && e.code === Code.InvalidArgument) {
+            throw errors.invalidArgument("WEBAUTHN-j5n3", `credential_json${e.rawMessage.replace(/^.*?credential/, "")}`);
+          }
           throw e;
         });
       return create(FinishWebauthnRegistrationResponseSchema, { details: details(r.details), keyId: r.keyId });

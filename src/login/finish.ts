@@ -1,0 +1,30 @@
+import type { FastifyReply } from "fastify";
+import { signIn } from "../command/sessions.js";
+import type { InstanceRow } from "../query/tenancy.js";
+import { AGENT_COOKIE, hashAgent } from "../web/browser.js";
+import * as pages from "../web/pages.js";
+import { continueTo, type Ctx, type LoginKit, type SignedInUser } from "./kit.js";
+import { newCookieValue } from "./signing.js";
+
+/** Completes a sign-in with the methods used (amr). */
+export type Finish = (c: Ctx, reply: FastifyReply, instance: InstanceRow, user: SignedInUser, amr?: string[]) => Promise<unknown>;
+
+/**
+ * The last step of every sign-in: the browser signed in as `user` (its agent cookie set when new), and on to where
+ * the flow wants to go, the OIDC provider's callback told the session (303), or else the signed-in page.
+ */
+export function finishStep(kit: LoginKit): Finish {
+  const { es } = kit.deps;
+  return async (c, reply, instance, user, amr = ["pwd"]) => {
+    let agent = c.cookies[AGENT_COOKIE];
+    if (!agent) {
+      agent = newCookieValue();
+      c.setCookies.push(kit.cookie(AGENT_COOKIE, agent, { sameSite: "Lax", path: "/" }));
+    }
+    // The application asked for users of one organisation: no one else signs in for it (the callback checks too).
+    if (c.org !== undefined && c.org?.id !== user.orgId) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notInOrganization), 403);
+    const sessionId = await signIn(es, kit.sessions, { instanceId: instance.id, agentHash: hashAgent(agent), userId: user.id, orgId: user.orgId, amr });
+    if (c.page.carry.return_to) return kit.redirect(c, reply, continueTo(c.page.carry.return_to, sessionId));
+    return c.send(pages.signedInPage(c.page, { loginName: user.username, displayName: user.displayName, sessionId }));
+  };
+}
