@@ -1,13 +1,10 @@
 import type { Prisma as P } from "../../gen/prisma/client.js";
-import { ExecutionType, type Condition, type ExecutionSearchFilter } from "../../gen/svc/resources/action/v3alpha/execution_pb.js";
-import { TargetFieldName, type TargetSearchFilter } from "../../gen/svc/resources/action/v3alpha/target_pb.js";
 import type { TargetConfig } from "../domain/targets.js";
 import type { SecretBox } from "../crypto/secrets.js";
-import { errors } from "../errors/errors.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
 import { readFrom, readRow, tableSources } from "./sources.js";
-import { search, textFilter, type SearchRequest, type Searchable } from "./list.js";
+import { search, textFilter, type ListWindow, type SearchRequest, type Searchable, type TextCriterion } from "./list.js";
 
 export type TargetRow = Awaited<ReturnType<Database["prisma"]["target"]["findFirstOrThrow"]>>;
 export type ExecutionRow = Awaited<ReturnType<Database["prisma"]["execution"]["findFirstOrThrow"]>>;
@@ -37,26 +34,28 @@ export interface CallableTarget extends TargetConfig {
   signingKey: string;
 }
 
-/** The ID of the execution of a condition (the API knows the methods and events conditions name). */
-export type ConditionId = (c: Condition, field: string) => string;
+/** What a target search filters by. */
+export type TargetFilter = { case: "name"; value: TextCriterion } | { case: "inIds"; value: string[] };
 
-const targets: Searchable<TargetSearchFilter, P.TargetWhereInput, P.TargetOrderByWithRelationInput, TargetView, TargetFieldName> = {
+export type TargetSort = "id" | "creationDate" | "changeDate" | "name" | "targetType" | "url" | "timeout" | "async" | "interruptOnError";
+
+const targets: Searchable<TargetFilter, P.TargetWhereInput, P.TargetOrderByWithRelationInput, TargetView, TargetSort> = {
   table: "target",
   sources: tableSources.target,
   filters: {
-    name: (v) => ({ name: textFilter(v.name, v.method) }),
-    inIds: (v) => ({ id: { in: v.ids } }),
+    name: (v) => ({ name: textFilter(v) }),
+    inIds: (ids) => ({ id: { in: ids } }),
   },
   sortColumns: {
-    [TargetFieldName.ID]: "id",
-    [TargetFieldName.CREATION_DATE]: "createdAt",
-    [TargetFieldName.CHANGE_DATE]: "changeDate",
-    [TargetFieldName.NAME]: "name",
-    [TargetFieldName.TARGET_TYPE]: "targetType",
-    [TargetFieldName.URL]: "url",
-    [TargetFieldName.TIMEOUT]: "timeoutMs",
-    [TargetFieldName.ASYNC]: "isAsync",
-    [TargetFieldName.INTERRUPT_ON_ERROR]: "interruptOnError",
+    id: "id",
+    creationDate: "createdAt",
+    changeDate: "changeDate",
+    name: "name",
+    targetType: "targetType",
+    url: "url",
+    timeout: "timeoutMs",
+    async: "isAsync",
+    interruptOnError: "interruptOnError",
   },
   defaultSort: "createdAt",
   tieBreaker: ["id"],
@@ -65,34 +64,29 @@ const targets: Searchable<TargetSearchFilter, P.TargetWhereInput, P.TargetOrderB
   select: targetColumns,
 };
 
-const executionTypes: Record<ExecutionType, string | undefined> = {
-  [ExecutionType.UNSPECIFIED]: undefined,
-  [ExecutionType.REQUEST]: "request",
-  [ExecutionType.RESPONSE]: "response",
-  [ExecutionType.EVENT]: "event",
-  [ExecutionType.FUNCTION]: "function",
-};
+/**
+ * What an execution search filters by: `inConditions` the IDs of the conditions' executions, `executionType` the
+ * type of condition (request, response, event, function).
+ */
+export type ExecutionFilter =
+  | { case: "inConditions"; value: string[] }
+  | { case: "executionType"; value: string }
+  | { case: "target"; value: string }
+  | { case: "include"; value: string };
 
-// The conditions filter needs the API's reading of a condition: declared per search.
-const executions = (
-  conditionId: ConditionId,
-): Searchable<ExecutionSearchFilter, P.ExecutionWhereInput, P.ExecutionOrderByWithRelationInput, ExecutionView> => ({
+const executions: Searchable<ExecutionFilter, P.ExecutionWhereInput, P.ExecutionOrderByWithRelationInput, ExecutionView> = {
   table: "execution",
   sources: tableSources.execution,
   filters: {
-    inConditions: (v, field) => ({ id: { in: v.conditions.map((c, j) => conditionId(c, `${field}.in_conditions.conditions[${j}]`)) } }),
-    executionType: (v, field) => {
-      const type = executionTypes[v.type];
-      if (!type) throw errors.invalidArgument("EXEC-typ1", `invalid ${field}.execution_type.type: an execution type is required`);
-      return { conditionType: type };
-    },
-    target: (v) => ({ targets: { has: v.id } }),
-    include: (v) => ({ includes: { has: v.include } }),
+    inConditions: (ids) => ({ id: { in: ids } }),
+    executionType: (conditionType) => ({ conditionType }),
+    target: (id) => ({ targets: { has: id } }),
+    include: (id) => ({ includes: { has: id } }),
   },
   defaultSort: "createdAt",
   tieBreaker: ["id"],
   select: executionColumns,
-});
+};
 
 // Includes are acyclic (checked on write); this bounds a walk anyway.
 const MAX_INCLUDE_DEPTH = 10;
@@ -108,12 +102,12 @@ export class ActionQueries {
     return this.db.prisma.target.findFirst({ where: { instanceId, id } });
   }
 
-  searchTargets(instanceId: string, req: SearchRequest<TargetSearchFilter, TargetFieldName>) {
-    return search(this.db, this.cache, targets, [{ instanceId }], req);
+  searchTargets(instanceId: string, req: SearchRequest<TargetFilter, TargetSort>, window: ListWindow) {
+    return search(this.db, this.cache, targets, [{ instanceId }], req, window);
   }
 
-  searchExecutions(instanceId: string, req: SearchRequest<ExecutionSearchFilter, number>, conditionId: ConditionId) {
-    return search(this.db, this.cache, executions(conditionId), [{ instanceId }], req);
+  searchExecutions(instanceId: string, req: SearchRequest<ExecutionFilter>, window: ListWindow) {
+    return search(this.db, this.cache, executions, [{ instanceId }], req, window);
   }
 
   /**

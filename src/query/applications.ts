@@ -1,9 +1,8 @@
 import type { Application, Prisma as P } from "../../gen/prisma/client.js";
-import type { ApplicationSearchFilter } from "../../gen/svc/resources/application/v3alpha/application_pb.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
 import { tableSources } from "./sources.js";
-import { readableWhere, search, textFilter, type ReadScope, type SearchRequest, type Searchable } from "./list.js";
+import { readableWhere, search, textFilter, type ListWindow, type ReadScope, type SearchRequest, type Searchable, type TextCriterion } from "./list.js";
 
 export type ApplicationRow = Application;
 
@@ -23,14 +22,17 @@ const applicationColumns = {
 } satisfies P.ApplicationSelect;
 export type ApplicationView = P.ApplicationGetPayload<{ select: typeof applicationColumns }>;
 
+/** What an application search filters by. */
+export type ApplicationFilter = { case: "inIds"; value: string[] } | { case: "name"; value: TextCriterion } | { case: "projectId"; value: string };
+
 // The request names no sorting field: newest first, by default.
-const applications: Searchable<ApplicationSearchFilter, P.ApplicationWhereInput, P.ApplicationOrderByWithRelationInput, ApplicationView> = {
+const applications: Searchable<ApplicationFilter, P.ApplicationWhereInput, P.ApplicationOrderByWithRelationInput, ApplicationView> = {
   table: "application",
   sources: tableSources.application,
   filters: {
-    inIds: (v) => ({ id: { in: v.ids } }),
-    name: (v) => ({ name: textFilter(v.name, v.method) }),
-    projectId: (v) => ({ projectId: v.projectId }),
+    inIds: (ids) => ({ id: { in: ids } }),
+    name: (v) => ({ name: textFilter(v) }),
+    projectId: (projectId) => ({ projectId }),
   },
   defaultSort: "createdAt",
   tieBreaker: ["id"],
@@ -49,7 +51,7 @@ export class ApplicationQueries {
   }
 
   /** Applications of projects in readable organisations and of projects the caller is a member of. */
-  search(instanceId: string, readable: ReadScope, req: SearchRequest<ApplicationSearchFilter, number>) {
-    return search(this.db, this.cache, applications, [{ instanceId }, readableWhere(readable, "orgId", "projectId")], req);
+  search(instanceId: string, readable: ReadScope, req: SearchRequest<ApplicationFilter>, window: ListWindow) {
+    return search(this.db, this.cache, applications, [{ instanceId }, readableWhere(readable, "orgId", "projectId")], req, window);
   }
 }

@@ -1,37 +1,41 @@
-import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { Event, Prisma as P } from "../../gen/prisma/client.js";
-import type { EventSearchFilter } from "../../gen/svc/resources/event/v3alpha/event_service_pb.js";
-import type { ListDetails, ListQuery } from "../../gen/svc/resources/object/v3alpha/object_pb.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
-import { listDetails, listWindow, projectionState } from "./list.js";
+import { projectionState, type ListWindow, type SearchPage } from "./list.js";
 
 /** Counting a long log costs more than a page: the total is exact up to this many. */
 export const AUDIT_COUNT_CAP = 10_000;
 
 type Where = P.EventWhereInput;
 
-function whereOf(f: EventSearchFilter): Where {
-  const c = f.filter;
+/** What the audit log filters by: `fromPosition` is exclusive, `creationDate` inclusive at both ends. */
+export type EventFilter =
+  | { case: "aggregateTypes"; value: string[] }
+  | { case: "aggregateId"; value: string }
+  | { case: "eventTypes"; value: string[] }
+  | { case: "editorUserId"; value: string }
+  | { case: "creationDate"; value: { since?: Date | undefined; until?: Date | undefined } }
+  | { case: "fromPosition"; value: bigint }
+  | { case: "resourceOwner"; value: string };
+
+function whereOf(c: EventFilter): Where {
   switch (c.case) {
     case "aggregateTypes":
-      return { aggregateType: { in: c.value.types } };
+      return { aggregateType: { in: c.value } };
     case "aggregateId":
       return { aggregateId: c.value };
     case "eventTypes":
-      return { type: { in: c.value.types } };
+      return { type: { in: c.value } };
     case "editorUserId":
       return { creator: c.value };
     case "creationDate":
       return {
-        createdAt: { ...(c.value.since ? { gte: timestampDate(c.value.since) } : {}), ...(c.value.until ? { lte: timestampDate(c.value.until) } : {}) },
+        createdAt: { ...(c.value.since ? { gte: c.value.since } : {}), ...(c.value.until ? { lte: c.value.until } : {}) },
       };
     case "fromPosition":
       return { position: { gt: c.value } };
     case "resourceOwner":
       return { resourceOwner: c.value };
-    default:
-      return {};
   }
 }
 
@@ -45,19 +49,16 @@ export class AuditLog {
     private readonly cache: ProjectionCache,
   ) {}
 
-  async search(
-    instance: { id: string; auditLogRetentionS: number | null },
-    req: { filters: EventSearchFilter[]; query?: ListQuery | undefined },
-  ): Promise<{ rows: Event[]; details: ListDetails }> {
+  async search(instance: { id: string; auditLogRetentionS: number | null }, filters: EventFilter[], window: ListWindow): Promise<SearchPage<Event>> {
     const retained: Where = instance.auditLogRetentionS ? { createdAt: { gte: new Date(Date.now() - instance.auditLogRetentionS * 1000) } } : {};
-    const where: Where = { AND: [{ instanceId: instance.id }, retained, ...req.filters.map(whereOf)] };
+    const where: Where = { AND: [{ instanceId: instance.id }, retained, ...filters.map(whereOf)] };
     // Never cached: the retention's cutoff moves with the clock, and every event of the instance changes the total.
-    const { skip, take, order } = listWindow(req.query);
+    const { skip, take, order } = window;
     const [rows, counted, state] = await Promise.all([
       this.db.prisma.event.findMany({ where, orderBy: { position: order }, skip, take }),
       this.db.prisma.event.findMany({ where, select: { position: true }, take: AUDIT_COUNT_CAP }),
       projectionState(this.db, this.cache),
     ]);
-    return { rows, details: listDetails({ take, skip, returned: rows.length, total: counted.length, state }) };
+    return { rows, skip, take, total: counted.length, state };
   }
 }

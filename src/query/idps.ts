@@ -1,9 +1,20 @@
 import type { Prisma as P } from "../../gen/prisma/client.js";
-import { IDPFieldName, type IDPSearchFilter } from "../../gen/svc/resources/idp/v3alpha/idp_pb.js";
-import { State, type ListDetails } from "../../gen/svc/resources/object/v3alpha/object_pb.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
-import { countKey, countMatches, findRows, search, searchPage, searchPlan, textFilter, type SearchRequest, type Searchable } from "./list.js";
+import {
+  countKey,
+  countMatches,
+  findRows,
+  search,
+  searchPage,
+  searchPlan,
+  textFilter,
+  type ListWindow,
+  type SearchPage,
+  type SearchRequest,
+  type Searchable,
+  type TextCriterion,
+} from "./list.js";
 import { tableSources } from "./sources.js";
 import { effectiveActive, isAtOrAbove, parentOf, pathBelow, policyKey, sameContext, type ContextRef, type Policy } from "./reuse.js";
 
@@ -42,15 +53,20 @@ export interface IdpView<R extends IdpListRow = IdpRow> {
   parent?: { context: ContextRef; active: boolean };
 }
 
-const idps: Searchable<IDPSearchFilter, P.IdpWhereInput, P.IdpOrderByWithRelationInput, IdpListRow, IDPFieldName> = {
+/** What a provider search filters by; `state` is the effective state as the searching context sees it (undefined: none matches). */
+export type IdpFilter = { case: "id"; value: string } | { case: "name"; value: TextCriterion } | { case: "state"; value: "active" | "inactive" | undefined };
+
+export type IdpSort = "name";
+
+const idps: Searchable<IdpFilter, P.IdpWhereInput, P.IdpOrderByWithRelationInput, IdpListRow, IdpSort> = {
   table: "idp",
   sources: tableSources.idp,
   // The state filter is not here: the effective state depends on the policies along the way (IdpQueries.search).
   filters: {
-    id: (v) => ({ id: v.id }),
-    name: (v) => ({ name: textFilter(v.name, v.method) }),
+    id: (id) => ({ id }),
+    name: (v) => ({ name: textFilter(v) }),
   },
-  sortColumns: { [IDPFieldName.IDP_FIELD_NAME_NAME]: "name" },
+  sortColumns: { name: "name" },
   defaultSort: "createdAt",
   tieBreaker: ["id"],
   select: idpColumns,
@@ -110,38 +126,23 @@ export class IdpQueries {
    * The providers a search from `from` returns, as `from` sees them. `cache` keeps totals until the next
    * committed event (app.ts builds IdpQueries from the database alone).
    */
-  async search(
-    cache: ProjectionCache,
-    from: ContextRef,
-    req: SearchRequest<IDPSearchFilter, IDPFieldName>,
-  ): Promise<{ views: IdpView<IdpListRow>[]; details: ListDetails }> {
+  async search(cache: ProjectionCache, from: ContextRef, req: SearchRequest<IdpFilter, IdpSort>, window: ListWindow): Promise<SearchPage<IdpView<IdpListRow>>> {
     const scope = [scopeOf(from)];
-    const states = (req.filters ?? []).flatMap((f) => (f.filter.case === "state" ? [f.filter.value.state] : []));
-    if (!states.length && from.type === "instance") {
-      const { rows, details } = await this.searchFromInstance(cache, from.id, req);
-      return { views: await this.views(rows, from), details };
-    }
+    const states = (req.filters ?? []).flatMap((f) => (f.case === "state" ? [f.value] : []));
     if (!states.length) {
-      const { rows, details } = await search(this.db, cache, idps, scope, req);
-      return { views: await this.views(rows, from), details };
+      const page =
+        from.type === "instance" ? await this.searchFromInstance(cache, from.id, req, window) : await search(this.db, cache, idps, scope, req, window);
+      return { ...page, rows: await this.views(page.rows, from) };
     }
     // The effective state depends on the policies along the way: every match is read, filtered after they are
     // applied, and paged here.
     const { where, orderBy } = searchPlan(idps, scope, req);
-    const { rows, details } = await searchPage(
-      this.db,
-      cache,
-      req.query,
-      countKey("idp-state", { where, from, states }),
-      idps.sources,
-      ({ skip, take, order }) => {
-        const matching = findRows(this.db, idps, { where, orderBy: orderBy(order) })
-          .then((all) => this.views(all, from))
-          .then((views) => views.filter((v) => states.every((s) => (v.active ? State.EFFECTIVE_STATE_ACTIVE : State.EFFECTIVE_STATE_INACTIVE) === s)));
-        return [() => matching.then((m) => m.slice(skip, skip + take)), () => matching.then((m) => m.length)];
-      },
-    );
-    return { views: rows, details };
+    return searchPage(this.db, cache, window, countKey("idp-state", { where, from, states }), idps.sources, ({ skip, take, order }) => {
+      const matching = findRows(this.db, idps, { where, orderBy: orderBy(order) })
+        .then((all) => this.views(all, from))
+        .then((views) => views.filter((v) => states.every((s) => (v.active ? "active" : "inactive") === s)));
+      return [() => matching.then((m) => m.slice(skip, skip + take)), () => matching.then((m) => m.length)];
+    });
   }
 
   /**
@@ -150,11 +151,11 @@ export class IdpQueries {
    * cannot read two ranges of one index in one order (it would sort every provider of the instance), so each
    * range is read up to the end of the page and the two are merged here.
    */
-  private searchFromInstance(cache: ProjectionCache, instanceId: string, req: SearchRequest<IDPSearchFilter, IDPFieldName>) {
+  private searchFromInstance(cache: ProjectionCache, instanceId: string, req: SearchRequest<IdpFilter, IdpSort>, window: ListWindow) {
     const { where, orderBy } = searchPlan(idps, [], req);
     const within = (id: string): P.IdpWhereInput => ({ AND: [{ instanceId: id }, where] });
     const all: P.IdpWhereInput = { AND: [{ instanceId: { in: ["", instanceId] } }, where] };
-    return searchPage(this.db, cache, req.query, countKey(idps.table, all), idps.sources, ({ skip, take, order }) => {
+    return searchPage(this.db, cache, window, countKey(idps.table, all), idps.sources, ({ skip, take, order }) => {
       const by = orderBy(order);
       const range = (id: string) => findRows(this.db, idps, { where: within(id), orderBy: by, take: skip + take });
       const rows = Promise.all([range(""), range(instanceId)]).then(([system, own]) => mergeOrdered(system, own, by).slice(skip, skip + take));

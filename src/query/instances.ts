@@ -1,7 +1,7 @@
 import type { Instance, Prisma as P } from "../../gen/prisma/client.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
-import { searchWindow, type ListWindow, type Searchable } from "./list.js";
+import { search, type ListWindow, type Searchable } from "./list.js";
 import { tableSources } from "./sources.js";
 
 export type InstanceFullRow = Instance;
@@ -20,10 +20,10 @@ const instanceColumns = {
 export type InstanceView = P.InstanceGetPayload<{ select: typeof instanceColumns }>;
 
 /** What an instance search filters by: its IDs, or a domain it serves. */
-export type InstanceFilter = { filter: { case: "inIds"; value: string[] } } | { filter: { case: "domain"; value: string } };
+export type InstanceFilter = { case: "inIds"; value: string[] } | { case: "domain"; value: string };
 
 /** A domain filter once the instance serving the domain is known (`""`: none serves it, nothing matches). */
-type ResolvedFilter = { filter: { case: "inIds"; value: string[] } } | { filter: { case: "id"; value: string } };
+type ResolvedFilter = { case: "inIds"; value: string[] } | { case: "id"; value: string };
 
 // The system's instances, newest first by default. Few rows: no index serves the creation-date order.
 const instances: Searchable<ResolvedFilter, P.InstanceWhereInput, P.InstanceOrderByWithRelationInput, InstanceView> = {
@@ -70,12 +70,12 @@ export class InstanceQueries {
   async search(filters: InstanceFilter[], window: ListWindow) {
     // The instance a domain names is looked up first: the search's where clause reads the instances table only.
     const resolved = await Promise.all(
-      filters.map(async ({ filter }): Promise<ResolvedFilter> => {
-        if (filter.case === "inIds") return { filter };
+      filters.map(async (filter): Promise<ResolvedFilter> => {
+        if (filter.case === "inIds") return filter;
         const served = await this.db.prisma.instanceDomain.findUnique({ where: { domain: filter.value.toLowerCase() } });
-        return { filter: { case: "id", value: served?.instanceId ?? "" } };
+        return { case: "id", value: served?.instanceId ?? "" };
       }),
     );
-    return searchWindow(this.db, this.cache, instances, [], { filters: resolved }, window);
+    return search(this.db, this.cache, instances, [], { filters: resolved }, window);
   }
 }

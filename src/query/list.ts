@@ -1,23 +1,14 @@
-import { create } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { ListDetailsSchema, TextFilterMethod, type ListDetails, type ListQuery } from "../../gen/svc/resources/object/v3alpha/object_pb.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
 import { countRows, findPage, readThroughFilter } from "./sql-search.js";
 
-export const DEFAULT_LIMIT = 100;
-
 export type Direction = "asc" | "desc";
 
+/** Which rows of a search's order a page holds: `take` rows after the first `skip`, in the direction `order`. */
 export interface ListWindow {
   skip: number;
   take: number;
   order: Direction;
-}
-
-/** ListQuery as the specification has it: limit 100 by default (the validator refuses above 1000), descending by default. */
-export function listWindow(q: ListQuery | undefined): ListWindow {
-  return { skip: Number(q?.offset ?? 0n), take: q?.limit || DEFAULT_LIMIT, order: q?.asc ? "asc" : "desc" };
 }
 
 /**
@@ -26,109 +17,122 @@ export function listWindow(q: ListQuery | undefined): ListWindow {
  */
 const likeLiteral = (value: string) => value.replace(/[\\%_]/g, "\\$&");
 
-/** A Prisma string filter for a TextFilterMethod (the indexes that serve each: docs/decisions.md, "Searches flat in the data size"). */
-export function textFilter(value: string, method: TextFilterMethod) {
+/** How a searched text matches a column. */
+export type TextMatch =
+  | "equals"
+  | "equalsIgnoreCase"
+  | "startsWith"
+  | "startsWithIgnoreCase"
+  | "contains"
+  | "containsIgnoreCase"
+  | "endsWith"
+  | "endsWithIgnoreCase";
+
+/** A text filter's criterion: the text, and how it matches. */
+export interface TextCriterion {
+  text: string;
+  match: TextMatch;
+}
+
+/** A Prisma string filter for a text criterion (the indexes that serve each: docs/decisions.md, "Searches flat in the data size"). */
+export function textFilter({ text, match }: TextCriterion) {
   const insensitive = { mode: "insensitive" as const };
-  const pattern = likeLiteral(value);
-  switch (method) {
-    case TextFilterMethod.EQUALS_IGNORE_CASE:
+  const pattern = likeLiteral(text);
+  switch (match) {
+    case "equalsIgnoreCase":
       return { equals: pattern, ...insensitive };
-    case TextFilterMethod.STARTS_WITH:
+    case "startsWith":
       return { startsWith: pattern };
-    case TextFilterMethod.STARTS_WITH_IGNORE_CASE:
+    case "startsWithIgnoreCase":
       return { startsWith: pattern, ...insensitive };
-    case TextFilterMethod.CONTAINS:
+    case "contains":
       return { contains: pattern };
-    case TextFilterMethod.CONTAINS_IGNORE_CASE:
+    case "containsIgnoreCase":
       return { contains: pattern, ...insensitive };
-    case TextFilterMethod.ENDS_WITH:
+    case "endsWith":
       return { endsWith: pattern };
-    case TextFilterMethod.ENDS_WITH_IGNORE_CASE:
+    case "endsWithIgnoreCase":
       return { endsWith: pattern, ...insensitive };
     default:
-      return { equals: value };
+      // Equality is no LIKE pattern: the text as it is.
+      return { equals: text };
   }
 }
 
 /** The latest event the projections have reduced (they are updated in its transaction). */
-export function projectionState(db: Database, cache: ProjectionCache): Promise<{ position: bigint; at: Date | undefined }> {
+export function projectionState(db: Database, cache: ProjectionCache): Promise<ProjectionState> {
   return cache.get("projection-state", async () => {
     const e = await db.prisma.event.findFirst({ orderBy: { position: "desc" }, select: { position: true, createdAt: true } });
     return { position: e?.position ?? 0n, at: e?.createdAt };
   });
 }
 
-export function listDetails(args: {
-  take: number;
+/** The projections' state a page was read at: the latest event reduced, and when it was committed. */
+export interface ProjectionState {
+  position: bigint;
+  at: Date | undefined;
+}
+
+/** A page of a search: the rows, the window they fill, the total of the filter and the projections' state (the API makes ListDetails of it). */
+export interface SearchPage<R> {
+  rows: R[];
   skip: number;
-  returned: number;
+  take: number;
   total: number;
-  state: { position: bigint; at: Date | undefined };
-}): ListDetails {
-  return create(ListDetailsSchema, {
-    appliedLimit: args.take,
-    endOfList: args.skip + args.returned >= args.total,
-    totalResult: BigInt(args.total),
-    processedSequence: args.state.position,
-    ...(args.state.at ? { timestamp: timestampFromDate(args.state.at) } : {}),
-  });
+  state: ProjectionState;
 }
 
 /**
- * One page of a search: the rows and the total of the same filter, and ListDetails that say so truthfully.
- * Every search pages here. `fetch` gets the window (offset, limit, direction) and returns a function that reads
- * the page, given the total as it will be known (it may wait for it to choose its plan), and one that counts.
- * The total of a filter is kept until the next committed event of one of `sources` (the aggregate types whose
- * events write the tables counted): counting a large table is the costly half of paging through it. `countKey`
- * names the filter, e.g. the table and its where clause.
+ * One page of a search: the rows and the total of the same filter. Every search pages here. `fetch` gets the
+ * window (offset, limit, direction) and returns a function that reads the page, given the total as it will be
+ * known (it may wait for it to choose its plan), and one that counts. The total of a filter is kept until the
+ * next committed event of one of `sources` (the aggregate types whose events write the tables counted):
+ * counting a large table is the costly half of paging through it. `countKey` names the filter, e.g. the table
+ * and its where clause.
  */
 export async function searchPage<R>(
   db: Database,
   cache: ProjectionCache,
-  query: ListQuery | undefined,
+  window: ListWindow,
   countKey: string,
   sources: readonly string[],
   fetch: (w: ListWindow) => [(total: Promise<number>) => Promise<R[]>, () => Promise<number>],
-): Promise<{ rows: R[]; details: ListDetails }> {
-  const window = listWindow(query);
+): Promise<SearchPage<R>> {
   const [page, count] = fetch(window);
   const counted = cache.get(`count:${countKey}`, count, sources);
   const [rows, total, state] = await Promise.all([page(counted), counted, projectionState(db, cache)]);
-  return { rows, details: listDetails({ take: window.take, skip: window.skip, returned: rows.length, total, state }) };
+  return { rows, skip: window.skip, take: window.take, total, state };
 }
 
 /** The name of a search's filter for the count cache: the table and its where clause. */
 export const countKey = (table: string, where: unknown) => `${table}:${JSON.stringify(where)}`;
 
-/** What a search asks for, as the proto search requests carry it. */
-export interface SearchRequest<F, N extends number> {
+/** One criterion of a search: its kind (`case`) and what it asks for (`value`). */
+export interface Criterion {
+  case: string;
+  value: unknown;
+}
+
+/** What a search asks for: all of the criteria, sorted by a field of the resource's (its default when absent). */
+export interface SearchRequest<F extends Criterion, S extends string = never> {
   filters?: F[];
-  sortingColumn?: N;
-  query?: ListQuery | undefined;
+  sort?: S | undefined;
 }
 
-/** A proto search filter: its criterion is the oneof `filter`. */
-export interface ProtoFilter {
-  filter: { case: string | undefined; value?: unknown };
-}
-
-/**
- * The where clause of each filter case; `field` is the filter's path in the request (`filters[2]`) for errors.
- * A case without an entry restricts nothing here (the IDPs' effective state is filtered after the policies).
- */
-export type FilterMapping<F extends ProtoFilter, W> = {
-  [C in NonNullable<F["filter"]["case"]>]?: (value: Extract<F["filter"], { case: C }>["value"], field: string) => W;
+/** The where clause of each criterion. A case without an entry restricts nothing here (the IDPs' effective state is filtered after the policies). */
+export type FilterMapping<F extends Criterion, W> = {
+  [C in F["case"]]?: (value: Extract<F, { case: C }>["value"]) => W;
 };
 
 type Column<O> = keyof O & string;
 
 /**
- * A searchable projection, declared once: how the request's filters and sorting field map to the table, and
- * how its rows are found and counted. `search` runs it. Every filter and sort column has an index that serves
- * it (prisma/schema.prisma), and a page reads only the columns a response shows (`select`), through the pool
+ * A searchable projection, declared once: how the criteria and the sorting field map to the table, and how its
+ * rows are found and counted. `search` runs it. Every filter and sort column has an index that serves it
+ * (prisma/schema.prisma), and a page reads only the columns a response shows (`select`), through the pool
  * (sql-search.ts).
  */
-export interface Searchable<F extends ProtoFilter, W, O, R, N extends number = number> {
+export interface Searchable<F extends Criterion, W, O, R, S extends string = never> {
   /** Names the table in the count cache. */
   table: string;
   /**
@@ -138,7 +142,7 @@ export interface Searchable<F extends ProtoFilter, W, O, R, N extends number = n
   sources: readonly string[];
   filters: FilterMapping<F, W>;
   /** The column of each sorting field; a field without one (and none at all) sorts by `defaultSort`. */
-  sortColumns?: Partial<Record<N, Column<O>>>;
+  sortColumns?: Partial<Record<S, Column<O>>>;
   defaultSort: Column<O>;
   /**
    * Unique together within a search's scope: sorted after any other column, so that rows with equal values
@@ -153,14 +157,13 @@ export interface Searchable<F extends ProtoFilter, W, O, R, N extends number = n
   readonly row?: R;
 }
 
-/** The where clause (the scope, e.g. the instance and what the caller may read, and the filters) and the order of a search. */
-export function searchPlan<F extends ProtoFilter, W, O, R, N extends number>(s: Searchable<F, W, O, R, N>, scope: W[], req: SearchRequest<F, N>) {
-  const filters = (req.filters ?? []).map((f, i) => {
-    const c = f.filter.case;
-    const where = c && Object.hasOwn(s.filters, c) ? (s.filters[c as keyof FilterMapping<F, W>] as (value: unknown, field: string) => W) : undefined;
-    return where ? where(f.filter.value, `filters[${i}]`) : ({} as W);
+/** The where clause (the scope, e.g. the instance and what the caller may read, and the criteria) and the order of a search. */
+export function searchPlan<F extends Criterion, W, O, R, S extends string>(s: Searchable<F, W, O, R, S>, scope: W[], req: SearchRequest<F, S>) {
+  const filters = (req.filters ?? []).map((f) => {
+    const where = Object.hasOwn(s.filters, f.case) ? (s.filters[f.case as F["case"]] as (value: unknown) => W) : undefined;
+    return where ? where(f.value) : ({} as W);
   });
-  const column = (req.sortingColumn === undefined ? undefined : s.sortColumns?.[req.sortingColumn]) ?? s.defaultSort;
+  const column = (req.sort === undefined ? undefined : s.sortColumns?.[req.sort]) ?? s.defaultSort;
   const unique = s.unique ?? (s.tieBreaker.length === 1 ? s.tieBreaker : []);
   const columns = unique.includes(column) ? [column] : [column, ...s.tieBreaker.filter((c) => c !== column)];
   return {
@@ -170,15 +173,16 @@ export function searchPlan<F extends ProtoFilter, W, O, R, N extends number>(s: 
 }
 
 /** A page of a declared search within `scope`. */
-export function search<F extends ProtoFilter, W, O, R, N extends number>(
+export function search<F extends Criterion, W, O, R, S extends string>(
   db: Database,
   cache: ProjectionCache,
-  s: Searchable<F, W, O, R, N>,
+  s: Searchable<F, W, O, R, S>,
   scope: W[],
-  req: SearchRequest<F, N>,
-): Promise<{ rows: R[]; details: ListDetails }> {
+  req: SearchRequest<F, S>,
+  window: ListWindow,
+): Promise<SearchPage<R>> {
   const { where, orderBy } = searchPlan(s, scope, req);
-  return searchPage(db, cache, req.query, countKey(s.table, where), s.sources, ({ skip, take, order }) => [
+  return searchPage(db, cache, window, countKey(s.table, where), s.sources, ({ skip, take, order }) => [
     async (total) =>
       findRows(db, s, { where, orderBy: orderBy(order), skip, take, throughFilter: await readThroughFilter(db, s.table, where, total, { skip, take }) }),
     () => countMatches(db, s, where),
@@ -186,16 +190,16 @@ export function search<F extends ProtoFilter, W, O, R, N extends number>(
 }
 
 /** Rows of a declared search's table, its `select`ed columns, in Prisma's row form. */
-export function findRows<F extends ProtoFilter, W, O, R, N extends number>(
+export function findRows<F extends Criterion, W, O, R, S extends string>(
   db: Database,
-  s: Searchable<F, W, O, R, N>,
+  s: Searchable<F, W, O, R, S>,
   args: { where: W; orderBy: O[]; skip?: number; take?: number; throughFilter?: boolean },
 ): Promise<R[]> {
   return findPage<R>(db, s.table, s.select, { ...args, orderBy: args.orderBy as Record<string, Direction>[] });
 }
 
 /** How many rows of a declared search's table match. */
-export function countMatches<F extends ProtoFilter, W, O, R, N extends number>(db: Database, s: Searchable<F, W, O, R, N>, where: W): Promise<number> {
+export function countMatches<F extends Criterion, W, O, R, S extends string>(db: Database, s: Searchable<F, W, O, R, S>, where: W): Promise<number> {
   return countRows(db, s.table, where);
 }
 
@@ -210,37 +214,6 @@ export function readableWhere<W>(scope: ReadScope, orgColumn: string, projectCol
   if (scope.orgIds === "all") return {} as W;
   const inOrgs = { [orgColumn]: { in: scope.orgIds } };
   return (projectColumn ? { OR: [inOrgs, { [projectColumn]: { in: scope.projectIds } }] } : inOrgs) as W;
-}
-
-/** A page of a search in domain terms: the rows, the window they fill, the total of the filter and the projections' state. */
-export interface SearchPage<R> {
-  rows: R[];
-  skip: number;
-  take: number;
-  total: number;
-  state: { position: bigint; at: Date | undefined };
-}
-
-/**
- * `search` for queries that take no API message: the window comes read already (`listWindow` in the API layer),
- * and the page goes back as plain values (the API makes ListDetails of it with `listDetails`). The same plan,
- * count cache and reading through the filter as `search`.
- */
-export async function searchWindow<F extends ProtoFilter, W, O, R, N extends number>(
-  db: Database,
-  cache: ProjectionCache,
-  s: Searchable<F, W, O, R, N>,
-  scope: W[],
-  req: Omit<SearchRequest<F, N>, "query">,
-  window: ListWindow,
-): Promise<SearchPage<R>> {
-  const { where, orderBy } = searchPlan(s, scope, req);
-  const { skip, take, order } = window;
-  const counted = cache.get(`count:${countKey(s.table, where)}`, () => countMatches(db, s, where), s.sources);
-  const page = async () =>
-    findRows(db, s, { where, orderBy: orderBy(order), skip, take, throughFilter: await readThroughFilter(db, s.table, where, counted, { skip, take }) });
-  const [rows, total, state] = await Promise.all([page(), counted, projectionState(db, cache)]);
-  return { rows, skip, take, total, state };
 }
 
 /** A Prisma filter for text containing `value` literally (`%` and `_` as themselves), for queries that take plain text. */

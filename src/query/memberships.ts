@@ -1,8 +1,7 @@
 import type { Membership, Prisma as P } from "../../gen/prisma/client.js";
-import type { MembershipContext, MembershipSearchFilter } from "../../gen/svc/resources/membership/v3alpha/membership_service_pb.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
-import { search, type SearchRequest, type Searchable } from "./list.js";
+import { search, type ListWindow, type SearchRequest, type Searchable } from "./list.js";
 import { tableSources } from "./sources.js";
 
 export type MembershipRow = Membership;
@@ -11,8 +10,11 @@ export type MembershipRow = Membership;
 const membershipColumns = { userId: true, contextType: true, contextId: true, roles: true, sequence: true, changeDate: true } satisfies P.MembershipSelect;
 export type MembershipView = P.MembershipGetPayload<{ select: typeof membershipColumns }>;
 
-/** The membership's context as the projection stores it (the API turns its oneof into this). */
-export type ContextOf = (c: MembershipContext, field: string) => { type: string; contextId: string };
+/** What a membership search filters by; a context as the projection stores it. */
+export type MembershipFilter =
+  | { case: "userId"; value: string }
+  | { case: "role"; value: string }
+  | { case: "context"; value: { type: string; contextId: string } };
 
 /** Whose members a search may read, as the caller's permissions have it. */
 export interface MemberVisibility {
@@ -29,25 +31,19 @@ export interface MemberVisibility {
   grants: string[];
 }
 
-// The context filter needs the API's reading of a context: declared per search.
-const memberships = (
-  contextOf: ContextOf,
-): Searchable<MembershipSearchFilter, P.MembershipWhereInput, P.MembershipOrderByWithRelationInput, MembershipView> => ({
+const memberships: Searchable<MembershipFilter, P.MembershipWhereInput, P.MembershipOrderByWithRelationInput, MembershipView> = {
   table: "membership",
   sources: tableSources.membership,
   filters: {
-    userId: (v) => ({ userId: v }),
-    role: (v) => ({ roles: { has: v } }),
-    context: (v, field) => {
-      const c = contextOf(v, `${field}.context`);
-      return { contextType: c.type, contextId: c.contextId };
-    },
+    userId: (userId) => ({ userId }),
+    role: (role) => ({ roles: { has: role } }),
+    context: (c) => ({ contextType: c.type, contextId: c.contextId }),
   },
   // Recently changed first, by default; a membership is one user in one context.
   defaultSort: "changeDate",
   tieBreaker: ["userId", "contextType", "contextId"],
   select: membershipColumns,
-});
+};
 
 /** Reads of memberships (TenancyQueries has a user's memberships for authorization). */
 export class MembershipQueries {
@@ -65,7 +61,7 @@ export class MembershipQueries {
   }
 
   /** Memberships of the instance and its organisations and projects that `visible` allows; never the system's. */
-  async search(instanceId: string, visible: MemberVisibility, req: SearchRequest<MembershipSearchFilter, number>, contextOf: ContextOf) {
+  async search(instanceId: string, visible: MemberVisibility, req: SearchRequest<MembershipFilter>, window: ListWindow) {
     const readable: P.MembershipWhereInput[] = [];
     if (visible.instance) readable.push({ contextType: "instance" });
     readable.push({ contextType: "org", ...(visible.orgs === "all" ? {} : { contextId: { in: visible.orgs } }) });
@@ -89,6 +85,6 @@ export class MembershipQueries {
       readable.push({ contextType: "project_grant", contextId: { in: [...grantIds, ...visible.grants] } });
     }
     const scope: P.MembershipWhereInput[] = [{ instanceId, contextType: { not: "system" } }, { OR: readable }];
-    return search(this.db, this.cache, memberships(contextOf), scope, req);
+    return search(this.db, this.cache, memberships, scope, req, window);
   }
 }

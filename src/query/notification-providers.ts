@@ -1,11 +1,9 @@
 import type { Prisma as P } from "../../gen/prisma/client.js";
-import { ProviderFieldName, type ProviderSearchFilter } from "../../gen/svc/resources/notification/v3alpha/provider_pb.js";
-import { State } from "../../gen/svc/resources/object/v3alpha/object_pb.js";
 import type { SecretBox } from "../crypto/secrets.js";
 import type { ProviderConfig, ProviderKind, ProviderType } from "../domain/notification-providers.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
-import { search, textFilter, type SearchRequest, type Searchable } from "./list.js";
+import { search, textFilter, type ListWindow, type SearchRequest, type Searchable, type TextCriterion } from "./list.js";
 import { readFrom, tableSources } from "./sources.js";
 
 /** The columns of a provider's answer: not its secret. */
@@ -30,26 +28,23 @@ export interface UsableProvider {
   secret: string;
 }
 
-const providers: Searchable<
-  ProviderSearchFilter,
-  P.NotificationProviderWhereInput,
-  P.NotificationProviderOrderByWithRelationInput,
-  ProviderView,
-  ProviderFieldName
-> = {
+/** What a provider search filters by. */
+export type ProviderFilter =
+  | { case: "description"; value: TextCriterion }
+  | { case: "inIds"; value: string[] }
+  | { case: "state"; value: "active" | "inactive" };
+
+export type ProviderSort = "id" | "creationDate" | "changeDate" | "description";
+
+const providers: Searchable<ProviderFilter, P.NotificationProviderWhereInput, P.NotificationProviderOrderByWithRelationInput, ProviderView, ProviderSort> = {
   table: "notificationProvider",
   sources: tableSources.notificationProvider,
   filters: {
-    description: (v) => ({ description: textFilter(v.description, v.method) }),
-    inIds: (v) => ({ id: { in: v.ids } }),
-    state: (v) => (v.state === State.EFFECTIVE_STATE_ACTIVE ? { active: true } : { active: false }),
+    description: (v) => ({ description: textFilter(v) }),
+    inIds: (ids) => ({ id: { in: ids } }),
+    state: (state) => ({ active: state === "active" }),
   },
-  sortColumns: {
-    [ProviderFieldName.ID]: "id",
-    [ProviderFieldName.CREATION_DATE]: "createdAt",
-    [ProviderFieldName.CHANGE_DATE]: "changeDate",
-    [ProviderFieldName.DESCRIPTION]: "description",
-  },
+  sortColumns: { id: "id", creationDate: "createdAt", changeDate: "changeDate", description: "description" },
   defaultSort: "createdAt",
   tieBreaker: ["id"],
   select: providerColumns,
@@ -66,8 +61,8 @@ export class NotificationProviderQueries {
     return this.db.prisma.notificationProvider.findFirst({ where: { instanceId, kind, id }, select: providerColumns });
   }
 
-  search(instanceId: string, kind: ProviderKind, req: SearchRequest<ProviderSearchFilter, ProviderFieldName>) {
-    return search(this.db, this.cache, providers, [{ instanceId, kind }], req);
+  search(instanceId: string, kind: ProviderKind, req: SearchRequest<ProviderFilter, ProviderSort>, window: ListWindow) {
+    return search(this.db, this.cache, providers, [{ instanceId, kind }], req, window);
   }
 
   /** A provider with its secret opened, for sending (the `_test` RPCs, the notification worker). */

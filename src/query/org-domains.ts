@@ -1,7 +1,7 @@
 import type { OrgDomain, Prisma as P } from "../../gen/prisma/client.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
-import { containsLiteral, searchWindow, type ListWindow, type Searchable } from "./list.js";
+import { containsLiteral, search, type ListWindow, type Searchable } from "./list.js";
 import { tableSources } from "./sources.js";
 
 export type OrgDomainRow = OrgDomain;
@@ -25,7 +25,7 @@ export interface OrgDomainCriteria {
   verifiedOnly: boolean;
 }
 
-type OrgDomainFilter = { filter: { case: "domainContains"; value: string } } | { filter: { case: "verified"; value: boolean } };
+type OrgDomainFilter = { case: "domainContains"; value: string } | { case: "verified"; value: boolean };
 
 // Searched within one organisation, where the domain is unique: the primary key (organisation, domain) finds them.
 const domains: Searchable<OrgDomainFilter, P.OrgDomainWhereInput, P.OrgDomainOrderByWithRelationInput, OrgDomainView> = {
@@ -55,9 +55,9 @@ export class OrgDomainQueries {
 
   search(orgId: string, criteria: OrgDomainCriteria, window: ListWindow) {
     const filters: OrgDomainFilter[] = [
-      ...(criteria.domainContains ? [{ filter: { case: "domainContains" as const, value: criteria.domainContains } }] : []),
-      ...(criteria.verifiedOnly ? [{ filter: { case: "verified" as const, value: true } }] : []),
+      ...(criteria.domainContains ? [{ case: "domainContains" as const, value: criteria.domainContains }] : []),
+      ...(criteria.verifiedOnly ? [{ case: "verified" as const, value: true }] : []),
     ];
-    return searchWindow(this.db, this.cache, domains, [{ orgId }], { filters }, window);
+    return search(this.db, this.cache, domains, [{ orgId }], { filters }, window);
   }
 }

@@ -1,9 +1,8 @@
 import type { Org, Prisma as P } from "../../gen/prisma/client.js";
-import { OrganizationFieldName, OrganizationState, type OrganizationSearchFilter } from "../../gen/svc/resources/org/v3alpha/org_pb.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
 import { tableSources } from "./sources.js";
-import { readableWhere, search, textFilter, type ReadScope, type SearchRequest, type Searchable } from "./list.js";
+import { readableWhere, search, textFilter, type ListWindow, type ReadScope, type SearchRequest, type Searchable, type TextCriterion } from "./list.js";
 
 export type OrgRow = Org;
 
@@ -11,21 +10,25 @@ export type OrgRow = Org;
 const orgColumns = { id: true, instanceId: true, name: true, state: true, primaryDomain: true, sequence: true, changeDate: true } satisfies P.OrgSelect;
 export type OrgView = P.OrgGetPayload<{ select: typeof orgColumns }>;
 
-const orgs: Searchable<OrganizationSearchFilter, P.OrgWhereInput, P.OrgOrderByWithRelationInput, OrgView, OrganizationFieldName> = {
+/** What an organisation search filters by; `domain` is the primary domain. */
+export type OrgFilter =
+  | { case: "inIds"; value: string[] }
+  | { case: "name"; value: TextCriterion }
+  | { case: "domain"; value: TextCriterion }
+  | { case: "state"; value: "active" | "inactive" };
+
+export type OrgSort = "id" | "creationDate" | "changeDate" | "name";
+
+const orgs: Searchable<OrgFilter, P.OrgWhereInput, P.OrgOrderByWithRelationInput, OrgView, OrgSort> = {
   table: "org",
   sources: tableSources.org,
   filters: {
-    inIds: (v) => ({ id: { in: v.ids } }),
-    name: (v) => ({ name: textFilter(v.name, v.method) }),
-    domain: (v) => ({ primaryDomain: textFilter(v.domain, v.method) }),
-    state: (v) => ({ state: v.state === OrganizationState.INACTIVE ? "inactive" : "active" }),
+    inIds: (ids) => ({ id: { in: ids } }),
+    name: (v) => ({ name: textFilter(v) }),
+    domain: (v) => ({ primaryDomain: textFilter(v) }),
+    state: (state) => ({ state }),
   },
-  sortColumns: {
-    [OrganizationFieldName.ID]: "id",
-    [OrganizationFieldName.CREATION_DATE]: "createdAt",
-    [OrganizationFieldName.CHANGE_DATE]: "changeDate",
-    [OrganizationFieldName.NAME]: "name",
-  },
+  sortColumns: { id: "id", creationDate: "createdAt", changeDate: "changeDate", name: "name" },
   defaultSort: "createdAt",
   tieBreaker: ["id"],
   // Names are unique in an instance: sorted by alone, so that the (instance, name) index serves the sort.
@@ -44,7 +47,7 @@ export class OrgQueries {
     return this.db.prisma.org.findFirst({ where: { id, instanceId } });
   }
 
-  search(instanceId: string, readable: ReadScope, req: SearchRequest<OrganizationSearchFilter, OrganizationFieldName>) {
-    return search(this.db, this.cache, orgs, [{ instanceId }, readableWhere(readable, "id")], req);
+  search(instanceId: string, readable: ReadScope, req: SearchRequest<OrgFilter, OrgSort>, window: ListWindow) {
+    return search(this.db, this.cache, orgs, [{ instanceId }, readableWhere(readable, "id")], req, window);
   }
 }

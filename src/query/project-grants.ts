@@ -1,7 +1,7 @@
 import type { Prisma as P, ProjectGrant } from "../../gen/prisma/client.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
-import { searchWindow, type ListWindow, type ReadScope, type Searchable } from "./list.js";
+import { search, type ListWindow, type ReadScope, type Searchable } from "./list.js";
 import { tableSources } from "./sources.js";
 
 export type ProjectGrantRow = ProjectGrant;
@@ -20,7 +20,7 @@ const grantColumns = {
 export type ProjectGrantView = P.ProjectGrantGetPayload<{ select: typeof grantColumns }>;
 
 /** What a project grant search filters by: the project, the organisation granted to. */
-export type ProjectGrantFilter = { filter: { case: "projectId"; value: string } } | { filter: { case: "grantedOrgId"; value: string } };
+export type ProjectGrantFilter = { case: "projectId"; value: string } | { case: "grantedOrgId"; value: string };
 
 // Newest first by default: the index (instance, created, id) serves the order.
 const grants: Searchable<ProjectGrantFilter, P.ProjectGrantWhereInput, P.ProjectGrantOrderByWithRelationInput, ProjectGrantView> = {
@@ -68,6 +68,6 @@ export class ProjectGrantQueries {
               { id: { in: ownGrantIds } },
             ],
           };
-    return searchWindow(this.db, this.cache, grants, [{ instanceId }, scope], { filters }, window);
+    return search(this.db, this.cache, grants, [{ instanceId }, scope], { filters }, window);
   }
 }

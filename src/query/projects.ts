@@ -1,10 +1,8 @@
 import type { Prisma as P, Project, ProjectRole } from "../../gen/prisma/client.js";
-import type { ListQuery } from "../../gen/svc/resources/object/v3alpha/object_pb.js";
-import { ProjectFieldName, type ProjectSearchFilter } from "../../gen/svc/resources/project/v3alpha/project_pb.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
 import { readRow, tableSources } from "./sources.js";
-import { readableWhere, search, textFilter, type ReadScope, type SearchRequest, type Searchable } from "./list.js";
+import { readableWhere, search, textFilter, type ListWindow, type ReadScope, type SearchRequest, type Searchable, type TextCriterion } from "./list.js";
 
 export type ProjectRow = Project;
 export type ProjectRoleRow = ProjectRole;
@@ -22,20 +20,20 @@ const projectColumns = {
 } satisfies P.ProjectSelect;
 export type ProjectView = P.ProjectGetPayload<{ select: typeof projectColumns }>;
 
-const projects: Searchable<ProjectSearchFilter, P.ProjectWhereInput, P.ProjectOrderByWithRelationInput, ProjectView, ProjectFieldName> = {
+/** What a project search filters by. */
+export type ProjectFilter = { case: "inIds"; value: string[] } | { case: "name"; value: TextCriterion } | { case: "organizationId"; value: string };
+
+export type ProjectSort = "id" | "creationDate" | "changeDate" | "name";
+
+const projects: Searchable<ProjectFilter, P.ProjectWhereInput, P.ProjectOrderByWithRelationInput, ProjectView, ProjectSort> = {
   table: "project",
   sources: tableSources.project,
   filters: {
-    inIds: (v) => ({ id: { in: v.ids } }),
-    name: (v) => ({ name: textFilter(v.name, v.method) }),
-    organizationId: (v) => ({ orgId: v.organizationId }),
+    inIds: (ids) => ({ id: { in: ids } }),
+    name: (v) => ({ name: textFilter(v) }),
+    organizationId: (orgId) => ({ orgId }),
   },
-  sortColumns: {
-    [ProjectFieldName.ID]: "id",
-    [ProjectFieldName.CREATION_DATE]: "createdAt",
-    [ProjectFieldName.CHANGE_DATE]: "changeDate",
-    [ProjectFieldName.NAME]: "name",
-  },
+  sortColumns: { id: "id", creationDate: "createdAt", changeDate: "changeDate", name: "name" },
   defaultSort: "createdAt",
   tieBreaker: ["id"],
   select: projectColumns,
@@ -74,13 +72,13 @@ export class ProjectQueries {
   }
 
   /** Projects of readable organisations and those the caller is a member of. */
-  search(instanceId: string, readable: ReadScope, req: SearchRequest<ProjectSearchFilter, ProjectFieldName>) {
-    return search(this.db, this.cache, projects, [{ instanceId }, readableWhere(readable, "orgId", "id")], req);
+  search(instanceId: string, readable: ReadScope, req: SearchRequest<ProjectFilter, ProjectSort>, window: ListWindow) {
+    return search(this.db, this.cache, projects, [{ instanceId }, readableWhere(readable, "orgId", "id")], req, window);
   }
 
   /** The project's roles, by key; `keyPrefix` ignores case. */
-  searchRoles(projectId: string, keyPrefix: string, query: ListQuery | undefined) {
+  searchRoles(projectId: string, keyPrefix: string, window: ListWindow) {
     const scope: P.ProjectRoleWhereInput[] = [{ projectId }, ...(keyPrefix ? [{ key: { startsWith: keyPrefix, mode: "insensitive" as const } }] : [])];
-    return search(this.db, this.cache, roles, scope, { query });
+    return search(this.db, this.cache, roles, scope, {}, window);
   }
 }

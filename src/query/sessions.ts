@@ -1,9 +1,7 @@
 import type { LoginSession, Prisma as P } from "../../gen/prisma/client.js";
-import type { ListDetails } from "../../gen/svc/resources/object/v3alpha/object_pb.js";
-import type { SessionSearchFilter } from "../../gen/svc/resources/session/v3alpha/session_service_pb.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
-import { search, type SearchRequest, type Searchable } from "./list.js";
+import { search, type ListWindow, type SearchPage, type SearchRequest, type Searchable } from "./list.js";
 import { readRow, tableSources } from "./sources.js";
 import { TenancyQueries } from "./tenancy.js";
 
@@ -141,12 +139,15 @@ export interface SessionWithUser {
   user: { loginName: string; orgId: string } | undefined;
 }
 
-const sessions: Searchable<SessionSearchFilter, P.LoginSessionWhereInput, P.LoginSessionOrderByWithRelationInput, LoginSession> = {
+/** What a session search filters by. */
+export type SessionFilter = { case: "inIds"; value: string[] } | { case: "userId"; value: string };
+
+const sessions: Searchable<SessionFilter, P.LoginSessionWhereInput, P.LoginSessionOrderByWithRelationInput, LoginSession> = {
   table: "loginSession",
   sources: tableSources.loginSession,
   filters: {
-    inIds: (v) => ({ id: { in: v.ids } }),
-    userId: (v) => ({ userId: v }),
+    inIds: (ids) => ({ id: { in: ids } }),
+    userId: (userId) => ({ userId }),
   },
   defaultSort: "createdAt",
   tieBreaker: ["id"],
@@ -159,9 +160,9 @@ export class SessionSearch {
     private readonly cache: ProjectionCache,
   ) {}
 
-  async search(instanceId: string, req: SearchRequest<SessionSearchFilter, number>): Promise<{ rows: SessionWithUser[]; details: ListDetails }> {
-    const { rows, details } = await search(this.db, this.cache, sessions, [{ instanceId }], req);
-    return { rows: await this.withUsers(rows), details };
+  async search(instanceId: string, req: SearchRequest<SessionFilter>, window: ListWindow): Promise<SearchPage<SessionWithUser>> {
+    const page = await search(this.db, this.cache, sessions, [{ instanceId }], req, window);
+    return { ...page, rows: await this.withUsers(page.rows) };
   }
 
   async byIds(instanceId: string, ids: string[]): Promise<SessionWithUser[]> {

@@ -1,9 +1,8 @@
 import type { Prisma as P, UserGrant } from "../../gen/prisma/client.js";
-import type { UserGrantSearchFilter } from "../../gen/svc/resources/usergrant/v3alpha/user_grant_service_pb.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
 import { tableSources } from "./sources.js";
-import { readableWhere, search, type ReadScope, type SearchRequest, type Searchable } from "./list.js";
+import { readableWhere, search, type ListWindow, type ReadScope, type SearchRequest, type Searchable } from "./list.js";
 
 export type UserGrantRow = UserGrant;
 
@@ -11,14 +10,17 @@ export type UserGrantRow = UserGrant;
 const grantColumns = { id: true, orgId: true, userId: true, projectId: true, roleKeys: true, sequence: true, changeDate: true } satisfies P.UserGrantSelect;
 export type UserGrantView = P.UserGrantGetPayload<{ select: typeof grantColumns }>;
 
+/** What a user grant search filters by. */
+export type UserGrantFilter = { case: "userId"; value: string } | { case: "projectId"; value: string } | { case: "roleKey"; value: string };
+
 // The request names no sorting field: newest first, by default.
-const grants: Searchable<UserGrantSearchFilter, P.UserGrantWhereInput, P.UserGrantOrderByWithRelationInput, UserGrantView> = {
+const grants: Searchable<UserGrantFilter, P.UserGrantWhereInput, P.UserGrantOrderByWithRelationInput, UserGrantView> = {
   table: "userGrant",
   sources: tableSources.userGrant,
   filters: {
-    userId: (v) => ({ userId: v }),
-    projectId: (v) => ({ projectId: v }),
-    roleKey: (v) => ({ roleKeys: { has: v } }),
+    userId: (userId) => ({ userId }),
+    projectId: (projectId) => ({ projectId }),
+    roleKey: (key) => ({ roleKeys: { has: key } }),
   },
   defaultSort: "createdAt",
   tieBreaker: ["id"],
@@ -55,7 +57,7 @@ export class UserGrantQueries {
    * Grants on projects in readable organisations, on projects the caller is a member of, and, through project grants
    * the caller is a member of (`grantIds`), those of the granted organisation's users on the granted project.
    */
-  async search(instanceId: string, readable: ReadScope, req: SearchRequest<UserGrantSearchFilter, number>, grantIds: string[] = []) {
+  async search(instanceId: string, readable: ReadScope, req: SearchRequest<UserGrantFilter>, window: ListWindow, grantIds: string[] = []) {
     const viaGrants = grantIds.length
       ? (await this.db.prisma.projectGrant.findMany({ where: { id: { in: grantIds }, instanceId, state: "active" } })).map((g) => ({
           projectId: g.projectId,
@@ -65,7 +67,7 @@ export class UserGrantQueries {
     const scope: P.UserGrantWhereInput = viaGrants.length
       ? { OR: [readableWhere(readable, "orgId", "projectId"), ...viaGrants] }
       : readableWhere(readable, "orgId", "projectId");
-    return search(this.db, this.cache, grants, [{ instanceId }, scope], req);
+    return search(this.db, this.cache, grants, [{ instanceId }, scope], req, window);
   }
 
   /** Whether one of these project grants (active) lets its members manage the grants of `userOrgId`'s users on the project. */

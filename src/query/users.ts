@@ -1,13 +1,10 @@
 import type { Prisma as P, User, UserSchema } from "../../gen/prisma/client.js";
-import { State } from "../../gen/svc/resources/object/v3alpha/object_pb.js";
-import type { UserSchemaSearchFilter } from "../../gen/svc/resources/userschema/v3alpha/user_schema_service_pb.js";
-import { UserFieldName, UserState, UserType, type UserSearchFilter } from "../../gen/svc/resources/user/v3alpha/user_pb.js";
 import { inheritanceChain } from "../domain/contexts.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
 import type { SettingsQueries } from "./settings.js";
 import { readRow, tableSources } from "./sources.js";
-import { readableWhere, search, textFilter, type ReadScope, type SearchRequest, type Searchable } from "./list.js";
+import { readableWhere, search, textFilter, type ListWindow, type ReadScope, type SearchRequest, type Searchable, type TextCriterion } from "./list.js";
 
 export type UserRow = User;
 
@@ -45,35 +42,42 @@ const userColumns = {
 /** A user as searches return it. */
 export type UserView = P.UserGetPayload<{ select: typeof userColumns }>;
 
-/** The projection's user states as the API names them: in its filters and its answers. */
-export const userStates: Record<string, UserState> = {
-  active: UserState.ACTIVE,
-  inactive: UserState.INACTIVE,
-  locked: UserState.LOCKED,
-  initial: UserState.INITIAL,
-};
+/** The states of a user as the projection stores them. */
+export type UserStateName = "active" | "inactive" | "locked" | "initial";
 
-const users: Searchable<UserSearchFilter, P.UserWhereInput, P.UserOrderByWithRelationInput, UserView, UserFieldName> = {
+/** What a user search filters by; the state "" (one the API does not name) matches no user. */
+export type UserFilter =
+  | { case: "inIds"; value: string[] }
+  | { case: "username"; value: TextCriterion }
+  | { case: "displayName"; value: TextCriterion }
+  | { case: "email"; value: TextCriterion }
+  | { case: "state"; value: UserStateName | "" }
+  | { case: "type"; value: "human" | "machine" }
+  | { case: "organizationId"; value: string };
+
+export type UserSort = "id" | "creationDate" | "changeDate" | "username" | "displayName" | "email" | "state" | "type";
+
+const users: Searchable<UserFilter, P.UserWhereInput, P.UserOrderByWithRelationInput, UserView, UserSort> = {
   table: "user",
   sources: tableSources.user,
   filters: {
-    inIds: (v) => ({ id: { in: v.ids } }),
-    username: (v) => ({ username: textFilter(v.username, v.method) }),
-    displayName: (v) => ({ displayName: textFilter(v.displayName, v.method) }),
-    email: (v) => ({ email: textFilter(v.address, v.method) }),
-    state: (v) => ({ state: Object.keys(userStates).find((k) => userStates[k] === v.state) ?? "" }),
-    type: (v) => ({ kind: v.type === UserType.MACHINE ? "machine" : "human" }),
-    organizationId: (v) => ({ orgId: v.organizationId }),
+    inIds: (ids) => ({ id: { in: ids } }),
+    username: (v) => ({ username: textFilter(v) }),
+    displayName: (v) => ({ displayName: textFilter(v) }),
+    email: (v) => ({ email: textFilter(v) }),
+    state: (state) => ({ state }),
+    type: (kind) => ({ kind }),
+    organizationId: (orgId) => ({ orgId }),
   },
   sortColumns: {
-    [UserFieldName.ID]: "id",
-    [UserFieldName.CREATION_DATE]: "createdAt",
-    [UserFieldName.CHANGE_DATE]: "changeDate",
-    [UserFieldName.USERNAME]: "loginName",
-    [UserFieldName.DISPLAY_NAME]: "displayName",
-    [UserFieldName.EMAIL]: "email",
-    [UserFieldName.STATE]: "state",
-    [UserFieldName.TYPE]: "kind",
+    id: "id",
+    creationDate: "createdAt",
+    changeDate: "changeDate",
+    username: "loginName",
+    displayName: "displayName",
+    email: "email",
+    state: "state",
+    type: "kind",
   },
   defaultSort: "createdAt",
   tieBreaker: ["id"],
@@ -139,8 +143,8 @@ export class UserQueries {
     );
   }
 
-  search(instanceId: string, readable: ReadScope, req: SearchRequest<UserSearchFilter, UserFieldName>) {
-    return search(this.db, this.cache, users, [{ instanceId }, readableWhere(readable, "orgId")], req);
+  search(instanceId: string, readable: ReadScope, req: SearchRequest<UserFilter, UserSort>, window: ListWindow) {
+    return search(this.db, this.cache, users, [{ instanceId }, readableWhere(readable, "orgId")], req, window);
   }
 
   /** A machine user's keys and personal access tokens, oldest first: what describes them, not the public key or token hash. */
@@ -151,13 +155,16 @@ export class UserQueries {
   }
 }
 
-const userSchemas: Searchable<UserSchemaSearchFilter, P.UserSchemaWhereInput, P.UserSchemaOrderByWithRelationInput, UserSchema> = {
+/** What a user schema search filters by. */
+export type UserSchemaFilter = { case: "inIds"; value: string[] } | { case: "type"; value: string } | { case: "state"; value: "active" | "inactive" };
+
+const userSchemas: Searchable<UserSchemaFilter, P.UserSchemaWhereInput, P.UserSchemaOrderByWithRelationInput, UserSchema> = {
   table: "userSchema",
   sources: tableSources.userSchema,
   filters: {
-    inIds: (v) => ({ id: { in: v.ids } }),
-    type: (v) => ({ type: v }),
-    state: (v) => ({ state: v === State.EFFECTIVE_STATE_INACTIVE ? "inactive" : "active" }),
+    inIds: (ids) => ({ id: { in: ids } }),
+    type: (type) => ({ type }),
+    state: (state) => ({ state }),
   },
   defaultSort: "createdAt",
   tieBreaker: ["id"],
@@ -174,8 +181,8 @@ export class UserSchemaQueries {
     return this.db.prisma.userSchema.findFirst({ where: { id, instanceId } });
   }
 
-  search(instanceId: string, req: SearchRequest<UserSchemaSearchFilter, number>) {
-    return search(this.db, this.cache, userSchemas, [{ instanceId }], req);
+  search(instanceId: string, req: SearchRequest<UserSchemaFilter>, window: ListWindow) {
+    return search(this.db, this.cache, userSchemas, [{ instanceId }], req, window);
   }
 }
 

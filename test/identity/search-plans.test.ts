@@ -9,14 +9,16 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PrismaClient } from "../../gen/prisma/client.js";
-import { TextFilterMethod } from "../../gen/svc/resources/object/v3alpha/object_pb.js";
 import { TargetFieldName } from "../../gen/svc/resources/action/v3alpha/target_pb.js";
-import { UserFieldName, UserState, UserType } from "../../gen/svc/resources/user/v3alpha/user_pb.js";
+import { UserFieldName } from "../../gen/svc/resources/user/v3alpha/user_pb.js";
+import { targetSearchOf } from "../../src/api/action/search.js";
+import { userSearchOf } from "../../src/api/user/search.js";
 import { ActionQueries } from "../../src/query/actions.js";
 import { ApplicationQueries } from "../../src/query/applications.js";
 import { ProjectionCache } from "../../src/query/cache.js";
 import { IdpQueries } from "../../src/query/idps.js";
 import { InstanceQueries } from "../../src/query/instances.js";
+import type { ListWindow, TextMatch } from "../../src/query/list.js";
 import { MembershipQueries } from "../../src/query/memberships.js";
 import { OrgDomainQueries } from "../../src/query/org-domains.js";
 import { OrgQueries } from "../../src/query/orgs.js";
@@ -35,7 +37,8 @@ let prisma: ReturnType<typeof loggingClient>;
 let captured: { sql: string; params: unknown[] }[] = [];
 let db: Database;
 const all = { orgIds: "all" as const, projectIds: [] };
-const f = (c: string, value: unknown) => ({ filter: { case: c, value } }) as never;
+const f = (c: string, value: unknown) => ({ case: c, value }) as never;
+const window: ListWindow = { skip: 0, take: 100, order: "desc" };
 
 beforeAll(async () => {
   t = await startTestServer();
@@ -155,70 +158,75 @@ async function expectIndexOrder(table: string, run: () => Promise<unknown>) {
 
 // Values as selective as a search for someone's name: a few characters of one of the seeded names.
 const methods = Object.entries({
-  EQUALS: "c4ca42",
-  EQUALS_IGNORE_CASE: "C4CA42",
-  STARTS_WITH: "c4ca42",
-  STARTS_WITH_IGNORE_CASE: "C4CA42",
-  CONTAINS: "a0b923",
-  CONTAINS_IGNORE_CASE: "A0B923",
-  ENDS_WITH: "75849b",
-  ENDS_WITH_IGNORE_CASE: "75849B",
-}) as [keyof typeof TextFilterMethod, string][];
+  equals: "c4ca42",
+  equalsIgnoreCase: "C4CA42",
+  startsWith: "c4ca42",
+  startsWithIgnoreCase: "C4CA42",
+  contains: "a0b923",
+  containsIgnoreCase: "A0B923",
+  endsWith: "75849b",
+  endsWithIgnoreCase: "75849B",
+}) as [TextMatch, string][];
 
 describe("search plans: every filter and sort column is served by an index", () => {
-  const users = (req: object, scope: object = all) => new UserQueries(db, new ProjectionCache()).search(t.instanceId, scope as never, req);
-  const targets = (req: object) => new ActionQueries(db, new ProjectionCache(), {} as never).searchTargets(t.instanceId, req);
+  const users = (req: object, scope: object = all, w = window) => new UserQueries(db, new ProjectionCache()).search(t.instanceId, scope as never, req, w);
+  const targets = (req: object) => new ActionQueries(db, new ProjectionCache(), {} as never).searchTargets(t.instanceId, req, window);
 
   it("users: text filters on username, display name and email, every method", async () => {
-    for (const [name, value] of methods) {
-      const method = TextFilterMethod[name];
-      await expectIndexFilter("users", "username", () => users({ filters: [f("username", { username: value, method })] }));
-      await expectIndexFilter("users", "display_name", () => users({ filters: [f("displayName", { displayName: value, method })] }));
-      await expectIndexFilter("users", "email", () => users({ filters: [f("email", { address: value, method })] }));
+    for (const [match, text] of methods) {
+      await expectIndexFilter("users", "username", () => users({ filters: [f("username", { text, match })] }));
+      await expectIndexFilter("users", "display_name", () => users({ filters: [f("displayName", { text, match })] }));
+      await expectIndexFilter("users", "email", () => users({ filters: [f("email", { text, match })] }));
     }
     // A username prefix is a range of the b-tree with text_pattern_ops, whatever the database's collation.
-    const prefix = { username: "c4ca42", method: TextFilterMethod.STARTS_WITH };
+    const prefix = { text: "c4ca42", match: "startsWith" };
     await expectIndexFilter("users", /^users_instance_id_username_idx: .*username ~>=~ /, () => users({ filters: [f("username", prefix)] }));
   });
 
   it("users: state, type, organisation, IDs, and the organisation a caller may read", async () => {
-    await expectIndexFilter("users", "state", () => users({ filters: [f("state", { state: UserState.LOCKED })] }));
-    await expectIndexFilter("users", "kind", () => users({ filters: [f("type", { type: UserType.MACHINE })] }));
-    await expectIndexFilter("users", "org_id", () => users({ filters: [f("organizationId", { organizationId: "o1" })] }));
-    await expectIndexFilter("users", "id", () => users({ filters: [f("inIds", { ids: ["u1", "u2"] })] }));
+    await expectIndexFilter("users", "state", () => users({ filters: [f("state", "locked")] }));
+    await expectIndexFilter("users", "kind", () => users({ filters: [f("type", "machine")] }));
+    await expectIndexFilter("users", "org_id", () => users({ filters: [f("organizationId", "o1")] }));
+    await expectIndexFilter("users", "id", () => users({ filters: [f("inIds", ["u1", "u2"])] }));
     await expectIndexOrder("users", () => users({}, { orgIds: ["o1"], projectIds: [] }));
   });
 
   it("users: every sort column, both directions", async () => {
+    // Every sorting field of the API, as the API names it to the query.
     for (const column of Object.values(UserFieldName).filter((v): v is UserFieldName => typeof v === "number")) {
-      await expectIndexOrder("users", () => users({ sortingColumn: column }));
-      await expectIndexOrder("users", () => users({ sortingColumn: column, query: { limit: 10, asc: true } }));
+      const { sort } = userSearchOf({ filters: [], sortingColumn: column } as never);
+      await expectIndexOrder("users", () => users({ sort }));
+      await expectIndexOrder("users", () => users({ sort }, all, { skip: 0, take: 10, order: "asc" }));
     }
   });
 
   it("targets: name filters, every method, and every sort column", async () => {
-    for (const [name, value] of methods) {
-      await expectIndexFilter("targets", "name", () => targets({ filters: [f("name", { name: value, method: TextFilterMethod[name] })] }));
+    for (const [match, text] of methods) {
+      await expectIndexFilter("targets", "name", () => targets({ filters: [f("name", { text, match })] }));
     }
     for (const column of Object.values(TargetFieldName).filter((v): v is TargetFieldName => typeof v === "number")) {
-      await expectIndexOrder("targets", () => targets({ sortingColumn: column }));
+      await expectIndexOrder("targets", () => targets(targetSearchOf({ filters: [], sortingColumn: column } as never)));
     }
   });
 
   it("the other resources: default orders and name filters", async () => {
     const cache = () => new ProjectionCache();
-    const contains = { name: "A0B923", method: TextFilterMethod.CONTAINS_IGNORE_CASE };
-    await expectIndexOrder("orgs", () => new OrgQueries(db, cache()).search(t.instanceId, all, {}));
-    await expectIndexFilter("orgs", "name", () => new OrgQueries(db, cache()).search(t.instanceId, all, { filters: [f("name", contains)] }));
+    const contains = { text: "A0B923", match: "containsIgnoreCase" };
+    await expectIndexOrder("orgs", () => new OrgQueries(db, cache()).search(t.instanceId, all, {}, window));
+    await expectIndexFilter("orgs", "name", () => new OrgQueries(db, cache()).search(t.instanceId, all, { filters: [f("name", contains)] }, window));
     await expectIndexFilter("orgs", "primary_domain", () =>
-      new OrgQueries(db, cache()).search(t.instanceId, all, { filters: [f("domain", { domain: "6f75849b.example", method: TextFilterMethod.ENDS_WITH })] }),
+      new OrgQueries(db, cache()).search(t.instanceId, all, { filters: [f("domain", { text: "6f75849b.example", match: "endsWith" })] }, window),
     );
-    await expectIndexOrder("projects", () => new ProjectQueries(db, cache()).search(t.instanceId, all, {}));
-    await expectIndexFilter("projects", "name", () => new ProjectQueries(db, cache()).search(t.instanceId, all, { filters: [f("name", contains)] }));
-    await expectIndexOrder("applications", () => new ApplicationQueries(db, cache()).search(t.instanceId, all, {}));
-    await expectIndexFilter("applications", "name", () => new ApplicationQueries(db, cache()).search(t.instanceId, all, { filters: [f("name", contains)] }));
-    await expectIndexOrder("user_grants", () => new UserGrantQueries(db, cache()).search(t.instanceId, all, {}));
-    await expectIndexFilter("user_grants", "role_keys", () => new UserGrantQueries(db, cache()).search(t.instanceId, all, { filters: [f("roleKey", "r7")] }));
+    await expectIndexOrder("projects", () => new ProjectQueries(db, cache()).search(t.instanceId, all, {}, window));
+    await expectIndexFilter("projects", "name", () => new ProjectQueries(db, cache()).search(t.instanceId, all, { filters: [f("name", contains)] }, window));
+    await expectIndexOrder("applications", () => new ApplicationQueries(db, cache()).search(t.instanceId, all, {}, window));
+    await expectIndexFilter("applications", "name", () =>
+      new ApplicationQueries(db, cache()).search(t.instanceId, all, { filters: [f("name", contains)] }, window),
+    );
+    await expectIndexOrder("user_grants", () => new UserGrantQueries(db, cache()).search(t.instanceId, all, {}, window));
+    await expectIndexFilter("user_grants", "role_keys", () =>
+      new UserGrantQueries(db, cache()).search(t.instanceId, all, { filters: [f("roleKey", "r7")] }, window),
+    );
     const visible = {
       instance: true,
       orgs: "all" as const,
@@ -228,14 +236,13 @@ describe("search plans: every filter and sort column is served by an index", () 
       grantProjects: [],
       grants: [],
     };
-    const contextOf = () => ({ type: "org", contextId: t.defaultOrgId });
-    await expectIndexOrder("memberships", () => new MembershipQueries(db, cache()).search(t.instanceId, visible, {}, contextOf));
+    await expectIndexOrder("memberships", () => new MembershipQueries(db, cache()).search(t.instanceId, visible, {}, window));
     await expectIndexFilter("memberships", "roles", () =>
-      new MembershipQueries(db, cache()).search(t.instanceId, visible, { filters: [f("role", "ORG_OWNER")] }, contextOf),
+      new MembershipQueries(db, cache()).search(t.instanceId, visible, { filters: [f("role", "ORG_OWNER")] }, window),
     );
     const instance = { type: "instance" as const, id: t.instanceId, instanceId: t.instanceId };
-    await expectIndexOrder("idps", () => new IdpQueries(db).search(cache(), instance, {}));
-    await expectIndexFilter("idps", "name", () => new IdpQueries(db).search(cache(), instance, { filters: [f("name", contains)] }));
+    await expectIndexOrder("idps", () => new IdpQueries(db).search(cache(), instance, {}, window));
+    await expectIndexFilter("idps", "name", () => new IdpQueries(db).search(cache(), instance, { filters: [f("name", contains)] }, window));
   });
 
   it("project grants, organisation domains, instances: their scopes and filters", async () => {
@@ -251,7 +258,6 @@ describe("search plans: every filter and sort column is served by an index", () 
       [t.instanceId],
     );
     await pool.query("ANALYZE project_grants; ANALYZE org_domains");
-    const window = { skip: 0, take: 100, order: "desc" as const };
     const grants = (filters: never[]) => new ProjectGrantQueries(db, new ProjectionCache()).search(t.instanceId, all, [], filters, window);
     await expectIndexOrder("project_grants", () => grants([]));
     await expectIndexFilter("project_grants", "project_id", () => grants([f("projectId", "p7")]));
@@ -261,11 +267,9 @@ describe("search plans: every filter and sort column is served by an index", () 
       new OrgDomainQueries(db, new ProjectionCache()).search("o7", { domainContains: "a_b%", verifiedOnly: true }, window),
     );
     // The system's instances are few: the filters are served, the order is sorted.
+    await expectIndexFilter("instances", "id", () => new InstanceQueries(db, new ProjectionCache()).search([{ case: "inIds", value: [t.instanceId] }], window));
     await expectIndexFilter("instances", "id", () =>
-      new InstanceQueries(db, new ProjectionCache()).search([{ filter: { case: "inIds", value: [t.instanceId] } }], window),
-    );
-    await expectIndexFilter("instances", "id", () =>
-      new InstanceQueries(db, new ProjectionCache()).search([{ filter: { case: "domain", value: "nowhere.example" } }], window),
+      new InstanceQueries(db, new ProjectionCache()).search([{ case: "domain", value: "nowhere.example" }], window),
     );
   });
 });
@@ -286,17 +290,15 @@ describe("a page of few text matches that lie far along the order", () => {
     // A pool of its own: the table's size estimate that earlier searches read is kept for a minute per pool.
     const fresh = { ...db, pool: { query: (text: string, values?: unknown[]) => db.pool.query(text, values) } as unknown as pg.Pool };
     const run = () =>
-      new UserQueries(fresh, new ProjectionCache()).search(t.instanceId, all, {
-        filters: [f("username", { username: "zz-", method: TextFilterMethod.STARTS_WITH })],
-      });
+      new UserQueries(fresh, new ProjectionCache()).search(t.instanceId, all, { filters: [f("username", { text: "zz-", match: "startsWith" })] }, window);
     const [page] = (await plans("users", run, [])).filter((p) => p.sql.includes("ORDER BY"));
     const conds = page!.nodes.filter((n) => n["Index Name"]).map((n) => `${n["Index Name"]}: ${n["Index Cond"] ?? ""}`);
     expect(
       conds.some((c) => c.includes("username")),
       `${page!.sql}\n${conds.join("\n")}`,
     ).toBe(true);
-    const { rows, details } = await run();
-    expect(details.totalResult).toBe(111n);
+    const { rows, total } = await run();
+    expect(total).toBe(111);
     // Newest first: user n was created n seconds before zz-0
     expect(rows.slice(0, 12).map((r) => r.username)).toEqual(["zz-15", ...Array.from({ length: 10 }, (_, i) => `zz-${150 + i}`), "zz-1500"]);
     expect(rows).toHaveLength(100);
@@ -306,8 +308,9 @@ describe("a page of few text matches that lie far along the order", () => {
 describe("searches read only what they answer with, and match literally", () => {
   it("reads no password hash, signing key or other column the answer does not show", async () => {
     captured = [];
-    await new UserQueries(db, new ProjectionCache()).search(t.instanceId, all, { query: { limit: 1 } as never });
-    await new ActionQueries(db, new ProjectionCache(), {} as never).searchTargets(t.instanceId, { query: { limit: 1 } as never });
+    const one: ListWindow = { skip: 0, take: 1, order: "desc" };
+    await new UserQueries(db, new ProjectionCache()).search(t.instanceId, all, {}, one);
+    await new ActionQueries(db, new ProjectionCache(), {} as never).searchTargets(t.instanceId, {}, one);
     const pages = captured.filter((c) => /FROM "public"\."(users|targets)" WHERE .* ORDER BY/.test(c.sql));
     expect(pages).toHaveLength(2);
     for (const column of ["password_hash", "password_failures", "login_name", "signing_key"]) {
@@ -322,14 +325,14 @@ describe("searches read only what they answer with, and match literally", () => 
               ('lit2', $1, $2, 'litXaYYb', 'litxayyb', 'human', 'initial', 'x', 1, now(), now())`,
       [t.instanceId, t.defaultOrgId],
     );
-    const names = async (username: string, method: TextFilterMethod) =>
-      (await new UserQueries(db, new ProjectionCache()).search(t.instanceId, all, { filters: [f("username", { username, method })] })).rows.map(
+    const names = async (text: string, match: TextMatch) =>
+      (await new UserQueries(db, new ProjectionCache()).search(t.instanceId, all, { filters: [f("username", { text, match })] }, window)).rows.map(
         (r) => r.username,
       );
-    expect(await names("lit_a%b", TextFilterMethod.STARTS_WITH)).toEqual(["lit_a%b"]);
-    expect(await names("LIT_A%B", TextFilterMethod.EQUALS_IGNORE_CASE)).toEqual(["lit_a%b"]);
-    expect(await names("_a%", TextFilterMethod.CONTAINS)).toEqual(["lit_a%b"]);
-    expect(await names("%B", TextFilterMethod.ENDS_WITH_IGNORE_CASE)).toEqual(["lit_a%b"]);
-    expect((await names("lit", TextFilterMethod.STARTS_WITH)).sort()).toEqual(["litXaYYb", "lit_a%b"]);
+    expect(await names("lit_a%b", "startsWith")).toEqual(["lit_a%b"]);
+    expect(await names("LIT_A%B", "equalsIgnoreCase")).toEqual(["lit_a%b"]);
+    expect(await names("_a%", "contains")).toEqual(["lit_a%b"]);
+    expect(await names("%B", "endsWithIgnoreCase")).toEqual(["lit_a%b"]);
+    expect((await names("lit", "startsWith")).sort()).toEqual(["litXaYYb", "lit_a%b"]);
   });
 });

@@ -23,6 +23,10 @@ const rank: Record<string, number> = {
   validation: 2.5,
   command: 3,
   query: 4,
+  // One module per projection table: the handlers that write it, from the events; query derives its cache sources from them.
+  projections: 4.2,
+  // The event definitions: commands append them, projections reduce them, the log's readers read them.
+  events: 4.5,
   eventstore: 5,
   storage: 6,
   // Outbound HTTP and DNS to addresses users chose (execution targets, domain validation), under the address policy.
@@ -74,8 +78,40 @@ function importsAgainstLayers(): string[] {
   return out.sort();
 }
 
+/**
+ * The layers that talk to the database; every other layer reads through query/ and writes through command/
+ * (whose events' projections/ write the projection tables).
+ */
+const databaseLayers = new Set(["query", "command", "projections", "storage", "eventstore"]);
+
+/** A Prisma delegate's call (`db.prisma.user.findMany(`, `tx.user.update(`), raw SQL, or a transaction of its own. */
+const databaseCall =
+  /\b(?:prisma|tx)\.\w+\.(?:find\w*|count|aggregate|groupBy|create\w*|update\w*|upsert|delete\w*)\(|\$(?:queryRaw|executeRaw|transaction)\w*\b|\bsql\.query\(/;
+
+/** Lines matching `pattern` in the files of the given layers, as "file:line: text". */
+function linesMatching(pattern: RegExp, inLayer: (layer: string) => boolean): string[] {
+  const out: string[] = [];
+  for (const file of sourceFiles(src)) {
+    if (!inLayer(layerOf(file))) continue;
+    readFileSync(file, "utf8")
+      .split("\n")
+      .forEach((line, i) => {
+        if (!/^\s*(?:\/\/|\*)/.test(line) && pattern.test(line)) out.push(`${relative(src, file)}:${i + 1}: ${line.trim()}`);
+      });
+  }
+  return out;
+}
+
 describe("layers", () => {
   it("no module imports a layer above its own, or a sibling request layer", () => {
     expect(importsAgainstLayers()).toEqual([]);
+  });
+
+  it("only query/, command/, projections/, storage/ and eventstore/ call the database", () => {
+    expect(linesMatching(databaseCall, (layer) => !databaseLayers.has(layer))).toEqual([]);
+  });
+
+  it("query/ speaks domain types: no API message (gen/svc) is imported there", () => {
+    expect(linesMatching(/from\s+"(?:\.\.\/)+gen\/svc\//, (layer) => layer === "query")).toEqual([]);
   });
 });

@@ -22,11 +22,13 @@ import type { TargetAddressPolicy } from "../../domain/target-addresses.js";
 import type { SecretBox } from "../../crypto/secrets.js";
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
-import type { ActionQueries, ConditionId } from "../../query/actions.js";
+import type { ActionQueries } from "../../query/actions.js";
 import type { ProjectionCache } from "../../query/cache.js";
 import type { Database } from "../../storage/database.js";
 import { HTTP_STATUS_HEADER } from "../../schema/descriptors.js";
+import { listDetails, listWindow } from "../list.js";
 import { targetChangesOf, targetConfigOf, toDetails, toGetExecution, toGetTarget } from "./convert.js";
+import { executionSearchOf, targetSearchOf } from "./search.js";
 
 export interface ActionDeps {
   es: EventStore;
@@ -77,8 +79,8 @@ export function actionService(deps: ActionDeps): ServiceImpl<typeof ActionServic
     },
 
     async searchTargets(req, ctx) {
-      const { rows, details } = await actions.searchTargets(instanceOf(ctx).instanceId, req);
-      return create(SearchTargetsResponseSchema, { details, sortingColumn: req.sortingColumn, result: rows.map(toGetTarget) });
+      const page = await actions.searchTargets(instanceOf(ctx).instanceId, targetSearchOf(req), listWindow(req.query));
+      return create(SearchTargetsResponseSchema, { details: listDetails(page), sortingColumn: req.sortingColumn, result: page.rows.map(toGetTarget) });
     },
 
     async putExecution(req, ctx) {
@@ -96,9 +98,8 @@ export function actionService(deps: ActionDeps): ServiceImpl<typeof ActionServic
     },
 
     async searchExecutions(req, ctx) {
-      const conditionId: ConditionId = (c, field) => executionIdOf(c, catalogue, field).id;
-      const { rows, details } = await actions.searchExecutions(instanceOf(ctx).instanceId, req, conditionId);
-      return create(SearchExecutionsResponseSchema, { details, result: rows.map(toGetExecution) });
+      const page = await actions.searchExecutions(instanceOf(ctx).instanceId, executionSearchOf(req, catalogue), listWindow(req.query));
+      return create(SearchExecutionsResponseSchema, { details: listDetails(page), result: page.rows.map(toGetExecution) });
     },
 
     async listAvailableExecutionFunctions() {

@@ -25,8 +25,10 @@ import { ProjectQueries } from "../../query/projects.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
+import { listDetails, listWindow } from "../list.js";
 import { authorizeInProject, loadAuthorized, readableScope } from "../scope.js";
 import { appConfigOf, toGetApplication } from "./convert.js";
+import { applicationSearchOf } from "./search.js";
 
 export interface ApplicationDeps {
   es: EventStore;
@@ -102,8 +104,8 @@ export function applicationService(deps: ApplicationDeps): ServiceImpl<typeof Ap
 
     async searchApplications(req, ctx) {
       const info = callInfo(ctx);
-      const { rows, details } = await applications.search(info.target.instance.id, readableScope(info, "project.app.read"), req);
-      return create(SearchApplicationsResponseSchema, { details, result: rows.map(toGetApplication) });
+      const page = await applications.search(info.target.instance.id, readableScope(info, "project.app.read"), applicationSearchOf(req), listWindow(req.query));
+      return create(SearchApplicationsResponseSchema, { details: listDetails(page), result: page.rows.map(toGetApplication) });
     },
 
     async deactivateApplication(req, ctx) {

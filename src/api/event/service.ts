@@ -1,7 +1,8 @@
 import { create } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
+  type EventSearchFilter,
   type EventService,
   EventSchema,
   ListEventTypesResponseSchema,
@@ -10,18 +11,35 @@ import {
 import { callInfo } from "../../authz/context.js";
 import { allEventDefinitions, allEventTypes } from "../../command/events.js";
 import { redactPayload } from "../../domain/redaction.js";
-import type { AuditLog } from "../../query/audit-log.js";
+import type { AuditLog, EventFilter } from "../../query/audit-log.js";
+import { criteriaOf, listDetails, listWindow, type SetFilter } from "../list.js";
 import type { JsonObject } from "@bufbuild/protobuf";
 
 const aggregateTypes = [...new Set(allEventDefinitions.map((d) => d.aggregateType))].sort();
+
+function eventFilterOf(f: SetFilter<EventSearchFilter>): EventFilter {
+  switch (f.case) {
+    case "aggregateTypes":
+    case "eventTypes":
+      return { case: f.case, value: f.value.types };
+    case "creationDate":
+      return {
+        case: "creationDate",
+        value: { since: f.value.since && timestampDate(f.value.since), until: f.value.until && timestampDate(f.value.until) },
+      };
+    default:
+      // The IDs, the editor, the position: as they are.
+      return f;
+  }
+}
 
 /** The audit log (proto svc.resources.event.v3alpha): the caller's instance's events, redacted. */
 export function eventService(deps: { auditLog: AuditLog }): ServiceImpl<typeof EventService> {
   return {
     async searchEvents(req, ctx) {
       const { target } = callInfo(ctx);
-      const { rows, details } = await deps.auditLog.search(target.instance, req);
-      const result = rows.map((e) =>
+      const page = await deps.auditLog.search(target.instance, criteriaOf(req.filters, eventFilterOf), listWindow(req.query));
+      const result = page.rows.map((e) =>
         create(EventSchema, {
           position: BigInt(e.position),
           type: e.type,
@@ -34,7 +52,7 @@ export function eventService(deps: { auditLog: AuditLog }): ServiceImpl<typeof E
           payload: redactPayload(e.payload ?? {}) as JsonObject,
         }),
       );
-      return create(SearchEventsResponseSchema, { details, result });
+      return create(SearchEventsResponseSchema, { details: listDetails(page), result });
     },
     async listEventTypes() {
       return create(ListEventTypesResponseSchema, { eventTypes: allEventTypes, aggregateTypes });

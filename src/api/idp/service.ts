@@ -17,9 +17,11 @@ import type { ProjectionCache } from "../../query/cache.js";
 import { ownerOf, type IdpQueries } from "../../query/idps.js";
 import { isAtOrAbove, sameContext, type ContextRef } from "../../query/reuse.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
+import { listDetails, listWindow } from "../list.js";
 import { loadAuthorized } from "../scope.js";
 import type { Database } from "../../storage/database.js";
 import { optionsToJson, policyOf, refOfTarget, toDetails, toGetGitlabIdp, toGetIdp } from "./convert.js";
+import { idpSearchOf } from "./search.js";
 
 export interface IdpDeps {
   es: EventStore;
@@ -138,8 +140,8 @@ export function idpService(deps: IdpDeps): ServiceImpl<typeof IdentityProviderSe
     },
 
     async searchIDPs(req, ctx) {
-      const { views, details } = await idps.search(deps.cache, refOfTarget(callInfo(ctx).target), req);
-      return create(SearchIDPsResponseSchema, { details, sortingColumn: req.sortingColumn, result: views.map(toGetIdp) });
+      const page = await idps.search(deps.cache, refOfTarget(callInfo(ctx).target), idpSearchOf(req), listWindow(req.query));
+      return create(SearchIDPsResponseSchema, { details: listDetails(page), sortingColumn: req.sortingColumn, result: page.rows.map(toGetIdp) });
     },
   };
 }

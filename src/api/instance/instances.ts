@@ -34,7 +34,7 @@ import { passwordHashOf } from "../../command/users.js";
 import { errors } from "../../errors/errors.js";
 import type { StoredEvent } from "../../eventstore/eventstore.js";
 import type { InstanceFilter, InstanceQueries, InstanceView } from "../../query/instances.js";
-import { listDetails, listWindow } from "../../query/list.js";
+import { criteriaOf, listDetails, listWindow } from "../list.js";
 import { passwordRules } from "../../query/password-rules.js";
 import { toResourceDetails } from "../convert.js";
 import type { InstanceDeps } from "./service.js";
@@ -97,17 +97,11 @@ export function instanceHandlers(deps: InstanceDeps, instances: InstanceQueries)
     },
 
     async searchInstances(req: SearchInstancesRequest) {
-      const filters = req.filters.flatMap((f): InstanceFilter[] =>
-        f.filter.case === "inIds"
-          ? [{ filter: { case: "inIds", value: f.filter.value.ids } }]
-          : f.filter.case === "domain"
-            ? [{ filter: { case: "domain", value: f.filter.value } }]
-            : [],
-      );
+      const filters = criteriaOf(req.filters, (f): InstanceFilter => (f.case === "inIds" ? { case: "inIds", value: f.value.ids } : f));
       const page = await instances.search(filters, listWindow(req.query));
       const domains = await domainsOf(page.rows.map((r) => r.id));
       return create(SearchInstancesResponseSchema, {
-        details: listDetails({ ...page, returned: page.rows.length }),
+        details: listDetails(page),
         result: page.rows.map((r) => toInstance(r, domains(r.id))),
       });
     },

@@ -11,6 +11,7 @@ import {
   PatchMembershipResponseSchema,
   SearchMembershipsResponseSchema,
   type MembershipContext,
+  type MembershipSearchFilter,
 } from "../../../gen/svc/resources/membership/v3alpha/membership_service_pb.js";
 import { callInfo, type CallInfo } from "../../authz/context.js";
 import { availableRoles } from "../../domain/roles.js";
@@ -19,12 +20,13 @@ import { addMembership, changeMembership, membershipId, parseMembershipId, remov
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { ProjectionCache } from "../../query/cache.js";
-import { MembershipQueries, type MembershipView } from "../../query/memberships.js";
+import { MembershipQueries, type MembershipFilter, type MembershipView } from "../../query/memberships.js";
 import { ProjectGrantQueries } from "../../query/project-grants.js";
 import { ProjectQueries } from "../../query/projects.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
+import { listDetails, listWindow, searchRequestOf, type SetFilter } from "../list.js";
 import { authorizeInProject, orgTarget } from "../scope.js";
 
 export interface MembershipDeps {
@@ -155,8 +157,10 @@ export function membershipService(deps: MembershipDeps): ServiceImpl<typeof Memb
         grantProjects: info.projectsWith("project.grant.member.read"),
         grants: info.grantsWith("project.grant.member.read"),
       };
-      const { rows, details } = await memberships.search(instanceId, visible, req, (c, field) => contextOf(c, instanceId, field));
-      return create(SearchMembershipsResponseSchema, { details, result: rows.map(toGet) });
+      const criterionOf = (f: SetFilter<MembershipSearchFilter>, field: string): MembershipFilter =>
+        f.case === "context" ? { case: "context", value: contextOf(f.value, instanceId, `${field}.context`) } : f;
+      const page = await memberships.search(instanceId, visible, searchRequestOf(req, criterionOf), listWindow(req.query));
+      return create(SearchMembershipsResponseSchema, { details: listDetails(page), result: page.rows.map(toGet) });
     },
 
     async listAvailableRoles(req, ctx) {

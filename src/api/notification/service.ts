@@ -52,6 +52,8 @@ import { SendFailure, sendMailVia, sendSmsVia } from "../../notification/senders
 import type { NotificationProviderQueries, ProviderView } from "../../query/notification-providers.js";
 import type { SettingsQueries } from "../../query/settings.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
+import { listDetails, listWindow } from "../list.js";
+import { providerSearchOf } from "./search.js";
 
 export interface NotificationProviderDeps {
   es: EventStore;
@@ -252,8 +254,8 @@ export function notificationProviderService(deps: NotificationProviderDeps): Ser
       return create(GetSMTPProviderResponseSchema, { provider: toGetSmtp(row) });
     },
     async searchSMTPProviders(req, ctx) {
-      const { rows, details: d } = await providers.search(instanceOf(ctx).instanceId, "smtp", req);
-      return create(SearchSMTPProvidersResponseSchema, { details: d, sortingColumn: req.sortingColumn, result: rows.map(toGetSmtp) });
+      const page = await providers.search(instanceOf(ctx).instanceId, "smtp", providerSearchOf(req), listWindow(req.query));
+      return create(SearchSMTPProvidersResponseSchema, { details: listDetails(page), sortingColumn: req.sortingColumn, result: page.rows.map(toGetSmtp) });
     },
     async activateSMTPProvider(req, ctx) {
       return create(ActivateSMTPProviderResponseSchema, details(await activateNotificationProvider(es, base(ctx, "smtp", req.id))));
@@ -310,8 +312,8 @@ export function notificationProviderService(deps: NotificationProviderDeps): Ser
       return create(GetSMSProviderResponseSchema, { provider: toGetSms(row) });
     },
     async searchSMSProviders(req, ctx) {
-      const { rows, details: d } = await providers.search(instanceOf(ctx).instanceId, "sms", req);
-      return create(SearchSMSProvidersResponseSchema, { details: d, sortingColumn: req.sortingColumn, result: rows.map(toGetSms) });
+      const page = await providers.search(instanceOf(ctx).instanceId, "sms", providerSearchOf(req), listWindow(req.query));
+      return create(SearchSMSProvidersResponseSchema, { details: listDetails(page), sortingColumn: req.sortingColumn, result: page.rows.map(toGetSms) });
     },
     async activateSMSProvider(req, ctx) {
       return create(ActivateSMSProviderResponseSchema, details(await activateNotificationProvider(es, base(ctx, "sms", req.id))));

@@ -20,7 +20,7 @@ import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { DomainValidator } from "../../net/domain-validation.js";
 import type { ProjectionCache } from "../../query/cache.js";
-import { listDetails, listWindow } from "../../query/list.js";
+import { listDetails, listWindow } from "../list.js";
 import { OrgDomainQueries, type OrgDomainView } from "../../query/org-domains.js";
 import { OrgQueries } from "../../query/orgs.js";
 import type { SettingsQueries } from "../../query/settings.js";
@@ -96,7 +96,7 @@ export function orgDomainService(deps: OrgDomainDeps): ServiceImpl<typeof Organi
       const criteria = { domainContains: req.domainContains, verifiedOnly: req.verifiedOnly };
       const page = await orgDomains.search(req.organizationId, criteria, listWindow(req.query));
       return create(SearchOrganizationDomainsResponseSchema, {
-        details: listDetails({ ...page, returned: page.rows.length }),
+        details: listDetails(page),
         result: page.rows.map(toDomain),
       });
     },

@@ -23,7 +23,9 @@ import { OrgQueries, type OrgRow, type OrgView } from "../../query/orgs.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
+import { listDetails, listWindow } from "../list.js";
 import { loadAuthorized, readableScope } from "../scope.js";
+import { orgSearchOf } from "./search.js";
 
 export interface OrgDeps {
   es: EventStore;
@@ -94,11 +96,11 @@ export function orgService(deps: OrgDeps): ServiceImpl<typeof OrganizationServic
     async searchOrganizations(req, ctx) {
       const info = callInfo(ctx);
       const instance = info.target.instance;
-      const { rows, details } = await orgs.search(instance.id, readableScope(info, "org.read"), req);
+      const page = await orgs.search(instance.id, readableScope(info, "org.read"), orgSearchOf(req), listWindow(req.query));
       return create(SearchOrganizationsResponseSchema, {
-        details,
+        details: listDetails(page),
         sortingColumn: req.sortingColumn,
-        result: rows.map((o) => toGetOrg(o, instance.defaultOrgId)),
+        result: page.rows.map((o) => toGetOrg(o, instance.defaultOrgId)),
       });
     },
 

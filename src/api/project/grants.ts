@@ -23,7 +23,7 @@ import type { ChangeDetails } from "../../command/aggregate.js";
 import { createProjectGrant, patchProjectGrant, removeProjectGrant, setProjectGrantState } from "../../command/project-grants.js";
 import { errors } from "../../errors/errors.js";
 import type { ProjectionCache } from "../../query/cache.js";
-import { listDetails, listWindow } from "../../query/list.js";
+import { criteriaOf, listDetails, listWindow } from "../list.js";
 import { ProjectGrantQueries, type ProjectGrantFilter, type ProjectGrantView } from "../../query/project-grants.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
@@ -73,15 +73,9 @@ export function projectGrantHandlers(deps: { db: Database; es: Parameters<typeof
       const readable = readableScope(info, "project.grant.read");
       // Also the grants the caller is a member of.
       const own = info.grantsWith("project.grant.read");
-      const filters = req.filters.flatMap((f): ProjectGrantFilter[] =>
-        f.filter.case === "projectId"
-          ? [{ filter: { case: "projectId", value: f.filter.value } }]
-          : f.filter.case === "grantedOrganizationId"
-            ? [{ filter: { case: "grantedOrgId", value: f.filter.value } }]
-            : [],
-      );
+      const filters = criteriaOf(req.filters, (f): ProjectGrantFilter => (f.case === "grantedOrganizationId" ? { case: "grantedOrgId", value: f.value } : f));
       const page = await grants.search(info.target.instance.id, readable, own, filters, listWindow(req.query));
-      return create(SearchProjectGrantsResponseSchema, { details: listDetails({ ...page, returned: page.rows.length }), result: page.rows.map(toGet) });
+      return create(SearchProjectGrantsResponseSchema, { details: listDetails(page), result: page.rows.map(toGet) });
     },
     async deactivateProjectGrant(req: DeactivateProjectGrantRequest, ctx: HandlerContext) {
       const d = await setProjectGrantState(deps.es, { ...(await who(ctx, req.projectId)), grantId: req.grantId, active: false });

@@ -25,8 +25,10 @@ import { ProjectQueries, type ProjectView } from "../../query/projects.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
+import { listDetails, listWindow } from "../list.js";
 import { loadAuthorized, orgOfRequest, orgTarget, readableScope } from "../scope.js";
 import { projectGrantHandlers } from "./grants.js";
+import { projectSearchOf } from "./search.js";
 
 export interface ProjectDeps {
   es: EventStore;
@@ -93,8 +95,8 @@ export function projectService(deps: ProjectDeps): ServiceImpl<typeof ProjectSer
 
     async searchProjects(req, ctx) {
       const info = callInfo(ctx);
-      const { rows, details } = await projectQueries.search(info.target.instance.id, readableScope(info, "project.read"), req);
-      return create(SearchProjectsResponseSchema, { details, sortingColumn: req.sortingColumn, result: rows.map(toGetProject) });
+      const page = await projectQueries.search(info.target.instance.id, readableScope(info, "project.read"), projectSearchOf(req), listWindow(req.query));
+      return create(SearchProjectsResponseSchema, { details: listDetails(page), sortingColumn: req.sortingColumn, result: page.rows.map(toGetProject) });
     },
 
     async deactivateProject(req, ctx) {
@@ -128,10 +130,10 @@ export function projectService(deps: ProjectDeps): ServiceImpl<typeof ProjectSer
 
     async searchProjectRoles(req, ctx) {
       const { project } = await resolve(ctx, req.projectId);
-      const { rows, details } = await projectQueries.searchRoles(project.id, req.keyPrefix, req.query);
+      const page = await projectQueries.searchRoles(project.id, req.keyPrefix, listWindow(req.query));
       return create(SearchProjectRolesResponseSchema, {
-        details,
-        result: rows.map((r) => create(ProjectRoleSchema, { key: r.key, displayName: r.displayName, group: r.group })),
+        details: listDetails(page),
+        result: page.rows.map((r) => create(ProjectRoleSchema, { key: r.key, displayName: r.displayName, group: r.group })),
       });
     },
   };

@@ -13,6 +13,7 @@ import {
   GetAuthRequestResponseSchema,
   GetSessionResponseSchema,
   SearchSessionsResponseSchema,
+  type SessionSearchFilter,
   type SessionService,
   SessionSchema,
   SetSessionResponseSchema,
@@ -37,11 +38,12 @@ import { errors } from "../../errors/errors.js";
 import type { StoredEvent } from "../../eventstore/eventstore.js";
 import { staleSignIn, type AuthRequestQueries, type StoredAuthorization } from "../../query/auth-requests.js";
 import type { OAuthClientQueries } from "../../query/oauth-clients.js";
-import { SessionSearch } from "../../query/sessions.js";
+import { SessionSearch, type SessionFilter } from "../../query/sessions.js";
 import { mustChangePassword } from "../../query/users.js";
 import type { ProjectionCache } from "../../query/cache.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
 import { toResourceDetails } from "../convert.js";
+import { listDetails, listWindow, searchRequestOf, type SetFilter } from "../list.js";
 
 /**
  * The sessions API for custom login UIs (proto svc.resources.session.v3alpha): sessions with checks, and the
@@ -97,6 +99,9 @@ function lifetimeOf(d: Parameters<typeof durationMs>[0] | undefined): number | u
 const detailsOf = (e: StoredEvent) =>
   toResourceDetails({ id: e.aggregateId, sequence: e.sequence, changeDate: e.createdAt, resourceOwner: e.resourceOwner }, "org");
 const at = (iso: string | undefined) => (iso ? { verifiedAt: timestampFromDate(new Date(iso)) } : undefined);
+
+/** A session search's criterion in the query's terms: the user's ID is one as it is. */
+const sessionFilterOf = (f: SetFilter<SessionSearchFilter>): SessionFilter => (f.case === "inIds" ? { case: "inIds", value: f.value.ids } : f);
 
 export function toSession(row: LoginSession, user: { loginName: string; orgId: string } | undefined) {
   const f = row.factors as Partial<SessionFactors>;
@@ -170,8 +175,8 @@ export function sessionService(deps: SessionServiceDeps): ServiceImpl<typeof Ses
     },
 
     async searchSessions(req, ctx) {
-      const { rows, details } = await search.search(instanceOf(ctx), req);
-      return create(SearchSessionsResponseSchema, { details, result: rows.map((r) => toSession(r.row, r.user)) });
+      const page = await search.search(instanceOf(ctx), searchRequestOf(req, sessionFilterOf), listWindow(req.query));
+      return create(SearchSessionsResponseSchema, { details: listDetails(page), result: page.rows.map((r) => toSession(r.row, r.user)) });
     },
 
     async deleteSession(req, ctx) {

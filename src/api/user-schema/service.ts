@@ -12,6 +12,7 @@ import {
   PatchUserSchemaResponseSchema,
   ReactivateUserSchemaResponseSchema,
   SearchUserSchemasResponseSchema,
+  type UserSchemaSearchFilter,
   type UserSchemaService,
 } from "../../../gen/svc/resources/userschema/v3alpha/user_schema_service_pb.js";
 import { callInfo } from "../../authz/context.js";
@@ -20,14 +21,27 @@ import { createUserSchema, patchUserSchema, removeUserSchema, setUserSchemaState
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { ProjectionCache } from "../../query/cache.js";
-import { UserSchemaQueries } from "../../query/users.js";
+import { UserSchemaQueries, type UserSchemaFilter } from "../../query/users.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
+import { listDetails, listWindow, searchRequestOf, type SetFilter } from "../list.js";
 
 const authenticatorName = (a: AuthenticatorType) => AuthenticatorType[a]!.toLowerCase();
 const authenticatorOf = (name: string) => AuthenticatorType[name.toUpperCase() as keyof typeof AuthenticatorType] as AuthenticatorType;
 
 /** User schemas (proto svc.resources.userschema.v3alpha), instance-wide. */
+function userSchemaFilterOf(f: SetFilter<UserSchemaSearchFilter>): UserSchemaFilter {
+  switch (f.case) {
+    case "inIds":
+      return { case: "inIds", value: f.value.ids };
+    case "type":
+      return f;
+    case "state":
+      // Any state but INACTIVE asks for the active ones.
+      return { case: "state", value: f.value === State.EFFECTIVE_STATE_INACTIVE ? "inactive" : "active" };
+  }
+}
+
 export function userSchemaService(deps: { es: EventStore; db: Database; cache: ProjectionCache }): ServiceImpl<typeof UserSchemaService> {
   const queries = new UserSchemaQueries(deps.db, deps.cache);
   const who = (ctx: HandlerContext, id = "") => ({ instanceId: callInfo(ctx).target.instance.id, creator: callInfo(ctx).caller.userId, id });
@@ -60,8 +74,8 @@ export function userSchemaService(deps: { es: EventStore; db: Database; cache: P
       return create(GetUserSchemaResponseSchema, { userSchema: toGet(s) });
     },
     async searchUserSchemas(req, ctx) {
-      const { rows, details: d } = await queries.search(callInfo(ctx).target.instance.id, req);
-      return create(SearchUserSchemasResponseSchema, { details: d, result: rows.map(toGet) });
+      const page = await queries.search(callInfo(ctx).target.instance.id, searchRequestOf(req, userSchemaFilterOf), listWindow(req.query));
+      return create(SearchUserSchemasResponseSchema, { details: listDetails(page), result: page.rows.map(toGet) });
     },
     async deactivateUserSchema(req, ctx) {
       return create(DeactivateUserSchemaResponseSchema, { details: details(await setUserSchemaState(deps.es, { ...who(ctx, req.id), active: false })) });

@@ -15,9 +15,17 @@ import {
   type User,
 } from "../../../gen/svc/resources/user/v3alpha/user_pb.js";
 import type { NewHuman, NewMachine, PasswordInput, SchemaData, UserPatch } from "../../command/users.js";
-import { userStates, type UserView } from "../../query/users.js";
+import type { UserStateName, UserView } from "../../query/users.js";
 import { errors } from "../../errors/errors.js";
 import { toResourceDetails } from "../convert.js";
+
+/** The projection's user states as the API names them: in its filters and its answers. */
+export const userStates: Record<string, UserState> = {
+  active: UserState.ACTIVE,
+  inactive: UserState.INACTIVE,
+  locked: UserState.LOCKED,
+  initial: UserState.INITIAL,
+} satisfies Record<UserStateName, UserState>;
 
 export const tokenTypeOf = (t: AccessTokenType): "opaque" | "jwt" => (t === AccessTokenType.JWT ? "jwt" : "opaque");
 

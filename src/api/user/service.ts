@@ -55,9 +55,11 @@ import type { TenancyQueries } from "../../query/tenancy.js";
 import { UserQueries } from "../../query/users.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
+import { listDetails, listWindow } from "../list.js";
 import { loadAuthorized, orgOfRequest, orgTarget, readableScope } from "../scope.js";
 import { newUserOf, passwordInputOf, patchOf, schemaDataOf, toGetUser } from "./convert.js";
 import { metadataHandlers } from "./metadata.js";
+import { userSearchOf } from "./search.js";
 import { webauthnHandlers } from "./webauthn.js";
 
 export interface UserDeps {
@@ -153,8 +155,8 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
 
     async searchUsers(req, ctx) {
       const info = callInfo(ctx);
-      const { rows, details } = await userQueries.search(info.target.instance.id, readableScope(info, "user.read"), req);
-      return create(SearchUsersResponseSchema, { details, sortingColumn: req.sortingColumn, result: rows.map(toGetUser) });
+      const page = await userQueries.search(info.target.instance.id, readableScope(info, "user.read"), userSearchOf(req), listWindow(req.query));
+      return create(SearchUsersResponseSchema, { details: listDetails(page), sortingColumn: req.sortingColumn, result: page.rows.map(toGetUser) });
     },
 
     async lockUser(req, ctx) {

@@ -21,6 +21,7 @@ import { UserGrantQueries, type UserGrantView } from "../../query/user-grants.js
 import { UserQueries } from "../../query/users.js";
 import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
+import { listDetails, listWindow, searchRequestOf } from "../list.js";
 import { authorizeInProject, readableScope } from "../scope.js";
 
 export interface UserGrantDeps {
@@ -100,8 +101,16 @@ export function userGrantService(deps: UserGrantDeps): ServiceImpl<typeof UserGr
 
     async searchUserGrants(req, ctx) {
       const info = callInfo(ctx);
-      const { rows, details } = await grants.search(info.target.instance.id, readableScope(info, "user.grant.read"), req, info.grantsWith("user.grant.read"));
-      return create(SearchUserGrantsResponseSchema, { details, result: rows.map(toGet) });
+      // The filters' criteria are the query's as they are: a user, a project, a role key.
+      const criteria = searchRequestOf(req, (f) => f);
+      const page = await grants.search(
+        info.target.instance.id,
+        readableScope(info, "user.grant.read"),
+        criteria,
+        listWindow(req.query),
+        info.grantsWith("user.grant.read"),
+      );
+      return create(SearchUserGrantsResponseSchema, { details: listDetails(page), result: page.rows.map(toGet) });
     },
   };
 }
