@@ -4,13 +4,25 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { errorToJson } from "@connectrpc/connect/protocol-connect";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 
+/** The domain of this server's google.rpc.ErrorInfo details. */
+export const ERROR_DOMAIN = "svc-iam";
+
 /**
  * The one error type of the API is ConnectError. Every error carries an ID unique to the place that throws
- * it ("LANG-3k9d"), so a log line or a client report leads to one line of code. A fault that is not one of ours
- * (unexpectedFault, below) carries instead the reference of the log line that holds its stack.
+ * it ("LANG-3k9d"), so a log line or a client report leads to one line of code: as an ErrorInfo detail (its
+ * `reason`), which clients can read without parsing text, and at the end of the message, where people read it.
+ * A fault that is not one of ours (unexpectedFault, below) carries instead the reference of the log line that
+ * holds its stack.
  */
 function make(code: Code) {
-  return (id: string, message: string, cause?: unknown) => new ConnectError(`${message} (${id})`, code, undefined, undefined, cause);
+  return (id: string, message: string, cause?: unknown) =>
+    new ConnectError(`${message} (${id})`, code, undefined, [{ desc: ErrorInfoSchema, value: { reason: id, domain: ERROR_DOMAIN } }], cause);
+}
+
+/** The ID of one of our errors (`USER-d0mn`), from its ErrorInfo detail; undefined for any other error. */
+export function errorIdOf(err: unknown): string | undefined {
+  if (!(err instanceof ConnectError)) return undefined;
+  return err.findDetails(ErrorInfoSchema).find((d) => d.domain === ERROR_DOMAIN && d.reason !== FAULT_REASON)?.reason;
 }
 
 export const errors = {
@@ -33,7 +45,6 @@ export interface ErrorLog {
 
 /** The ErrorInfo of a server fault: its reason and domain, the reference under `metadata.reference`. */
 export const FAULT_REASON = "UNEXPECTED_FAULT";
-export const FAULT_DOMAIN = "svc-iam";
 
 /**
  * The one answer to a fault that is not the caller's (a bug, a database failure), wherever it is caught: the
@@ -44,13 +55,13 @@ export const FAULT_DOMAIN = "svc-iam";
 export function unexpectedFault(log: ErrorLog, err: unknown, context: object = {}): ConnectError {
   const ref = randomUUID();
   log.error({ ...context, err, ref }, "request failed on the server's side");
-  const detail = { desc: ErrorInfoSchema, value: { reason: FAULT_REASON, domain: FAULT_DOMAIN, metadata: { reference: ref } } };
+  const detail = { desc: ErrorInfoSchema, value: { reason: FAULT_REASON, domain: ERROR_DOMAIN, metadata: { reference: ref } } };
   return new ConnectError("internal error", Code.Internal, undefined, [detail]);
 }
 
 /** The reference an error of unexpectedFault carries, else undefined. */
 export function referenceOf(err: ConnectError): string | undefined {
-  return err.findDetails(ErrorInfoSchema).find((d) => d.reason === FAULT_REASON && d.domain === FAULT_DOMAIN)?.metadata.reference;
+  return err.findDetails(ErrorInfoSchema).find((d) => d.reason === FAULT_REASON && d.domain === ERROR_DOMAIN)?.metadata.reference;
 }
 
 /**

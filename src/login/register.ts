@@ -1,6 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import { createHuman } from "../command/users.js";
 import { hashPassword } from "../crypto/password.js";
+import { errorIdOf } from "../errors/errors.js";
 import { passwordRules } from "../query/password-rules.js";
 import * as pages from "../web/pages.js";
 import type { Finish } from "./finish.js";
@@ -45,7 +46,7 @@ export function registerRegistration(kit: LoginKit, finish: Finish): void {
       return finish(c, reply, instance, user);
     } catch (e) {
       // taken, or on another organisation's verified domain: the name is not to be had either way
-      if (refusedWith(e, Code.AlreadyExists) || (refusedWith(e, Code.InvalidArgument) && e.rawMessage.endsWith(`(${USERNAME_ON_FOREIGN_DOMAIN})`))) {
+      if (refusedWith(e, Code.AlreadyExists) || errorIdOf(e) === USERNAME_ON_FOREIGN_DOMAIN) {
         return again(c.page.t.usernameTaken);
       }
       if (refusedWith(e, Code.InvalidArgument)) return again(c.page.t.wrongCredentials);

@@ -45,7 +45,11 @@ describe("a blocked instance's export and import", () => {
         const r = await send();
         expect(r.status, `${name}: ${JSON.stringify(r.body)}`).toBe(429);
         expect(r.headers["content-type"]).toContain("application/json");
-        expect(r.body).toEqual({ code: Code.ResourceExhausted, message: "the instance is blocked (LIMIT-bl0k)", details: [] });
+        expect(r.body).toMatchObject({
+          code: Code.ResourceExhausted,
+          message: "the instance is blocked (LIMIT-bl0k)",
+          details: [{ type: "google.rpc.ErrorInfo", debug: { reason: "LIMIT-bl0k", domain: "svc-iam" } }],
+        });
       }
       // The tokens were good: the same calls by a stranger are still refused as unauthenticated, not as blocked.
       expect((await post(t, "/admin/v1/export", { response_output: true }, "")).status).toBe(401);
