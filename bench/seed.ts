@@ -1,7 +1,7 @@
 // Seeds a data dir before the bench server starts: targets appended through the event store (real events,
-// real reducers), 500 per transaction so that 10,000 take seconds, not minutes.
-import { registerAllReducers } from "../src/command/all-reducers.js";
-import { gitlabIdpAdded, humanAdded, targetAdded } from "../src/command/events.js";
+// real projections), 500 per transaction so that 10,000 take seconds, not minutes.
+import { registerProjections } from "../src/projections/index.js";
+import { gitlabIdpAdded, humanAdded, targetAdded } from "../src/events/index.js";
 import { orgAddedEvent, orgDomain } from "../src/command/orgs.js";
 import { SecretBox } from "../src/crypto/secrets.js";
 import { loadMasterKey } from "../src/storage/masterkey.js";
@@ -12,7 +12,7 @@ import { openDatabase } from "../src/storage/database.js";
 const [dataDir, count] = [process.env.SVC_DATA_DIR!, Number(process.env.SEED_TARGETS ?? 10_000)];
 const db = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir });
 const es = new EventStore(db);
-registerAllReducers(es);
+registerProjections(es);
 const box = new SecretBox(await loadMasterKey(db, process.env.SVC_MASTERKEY, dataDir));
 const instance = await db.prisma.instance.findFirstOrThrow();
 for (let done = 0; done < count; done += 500) {

@@ -65,7 +65,7 @@ function databaseError(err: unknown, config: Config): StartupError | undefined {
 async function recover(config: Config, what: { user: string; instance?: string; newPassword: boolean }): Promise<void> {
   const { openDatabase } = await import("./storage/database.js");
   const { EventStore } = await import("./eventstore/eventstore.js");
-  const { registerAllReducers } = await import("./command/all-reducers.js");
+  const { registerProjections } = await import("./projections/index.js");
   const { recoverUser, runningEmbeddedUrl } = await import("./command/recover.js");
   const open = async () => {
     if (config.databaseUrl) return openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
@@ -88,7 +88,7 @@ async function recover(config: Config, what: { user: string; instance?: string; 
   });
   try {
     const es = new EventStore(db);
-    registerAllReducers(es);
+    registerProjections(es);
     const r = await recoverUser(es, db, what);
     console.error(`recovered user ${r.userId} (${r.kind}) of instance ${r.instanceId}${r.unlocked ? ": unlocked" : ": was not locked"}`);
     // the secret alone on stdout, so that `... recover --user x > file` captures just it

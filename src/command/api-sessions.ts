@@ -11,7 +11,7 @@ import type { SettingsQueries } from "../query/settings.js";
 import { usableUserOf } from "../query/tenancy.js";
 import { userByLoginName } from "../query/users.js";
 import type { Database } from "../storage/database.js";
-import { apiSessionChecked, apiSessionCreated, sessionTerminated, type SessionFactors } from "./events.js";
+import { apiSessionChecked, apiSessionCreated, sessionTerminated, type SessionFactors } from "../events/index.js";
 import { isTooManyFailures, limitedSignIn, type SignInLimits, type TooManyFailures } from "./failure-limits.js";
 import { checkPassword, type Lockout } from "./login.js";
 import type { ReplayGuard } from "./replay.js";
@@ -288,41 +288,4 @@ export async function deleteSession(es: EventStore, a: { instanceId: string; cre
     await w.push(a.instanceId, a.creator, [sessionTerminated.event({ aggregateId: a.id, resourceOwner: user?.orgId ?? "" })]);
   });
   return events[0]!;
-}
-
-export function registerApiSessionReducers(es: EventStore): void {
-  es.on(apiSessionCreated, async (tx, e) => {
-    const p = e.payload;
-    await tx.loginSession.create({
-      data: {
-        id: e.aggregateId,
-        instanceId: e.instanceId,
-        // Unique per session: it has no browser; the browser's sessions are found by their agent's hash.
-        agentHash: `api:${e.aggregateId}`,
-        userId: p.userId,
-        authTime: e.createdAt,
-        amr: p.amr,
-        tokenHash: p.tokenHash,
-        factors: p.factors,
-        expiresAt: p.expiresAt ? new Date(p.expiresAt) : null,
-        sequence: e.sequence,
-        createdAt: e.createdAt,
-        changeDate: e.createdAt,
-      },
-    });
-  });
-  es.on(apiSessionChecked, async (tx, e) => {
-    const p = e.payload;
-    await tx.loginSession.update({
-      where: { id: e.aggregateId },
-      data: {
-        amr: p.amr,
-        factors: p.factors,
-        expiresAt: p.expiresAt ? new Date(p.expiresAt) : null,
-        ...(p.authenticated ? { authTime: e.createdAt } : {}),
-        sequence: e.sequence,
-        changeDate: e.createdAt,
-      },
-    });
-  });
 }

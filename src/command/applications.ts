@@ -1,10 +1,10 @@
 import { generateKeyPairSync, randomBytes } from "node:crypto";
-import type { Prisma } from "../../gen/prisma/client.js";
 import { hashPassword } from "../crypto/password.js";
 import { errors } from "../errors/errors.js";
 import type { PayloadOf } from "../eventstore/definition.js";
-import type { EventStore, StoredEvent, Tx } from "../eventstore/eventstore.js";
+import type { EventStore, Tx } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
+import type { ApiConfig, GrantType, OidcConfig } from "../domain/applications.js";
 import { changeAggregate, withUniqueConflict, type ChangeDetails, type Decision } from "./aggregate.js";
 import {
   apiAppAdded,
@@ -16,32 +16,9 @@ import {
   appRemoved,
   appSecretSet,
   oidcAppAdded,
-  type AppAdded,
-} from "./events.js";
-import { credentialRow } from "./user-reducers.js";
+} from "../events/index.js";
 
-export type ResponseType = "code" | "id_token" | "id_token token";
-export type GrantType = "authorization_code" | "implicit" | "refresh_token" | "urn:ietf:params:oauth:grant-type:token-exchange";
-
-// Type aliases, not interfaces: the configuration is stored as JSON, which an interface's type cannot promise.
-export type OidcConfig = {
-  redirectUris: string[];
-  responseTypes: ResponseType[];
-  grantTypes: GrantType[];
-  appType: "web" | "user_agent" | "native";
-  authMethod: "client_secret_basic" | "client_secret_post" | "none" | "private_key_jwt";
-  postLogoutRedirectUris: string[];
-  accessTokenType: "opaque" | "jwt";
-  idTokenUserinfoAssertion: boolean;
-  accessTokenRoleAssertion: boolean;
-  idTokenRoleAssertion: boolean;
-  devMode: boolean;
-  clockSkewMs: number;
-};
-
-export type ApiConfig = {
-  authMethod: "client_secret_basic" | "private_key_jwt";
-};
+export type { ApiConfig, GrantType, OidcConfig, ResponseType } from "../domain/applications.js";
 
 export type AppConfig = { kind: "oidc"; oidc: OidcConfig } | { kind: "api"; api: ApiConfig };
 
@@ -199,49 +176,5 @@ export function removeApplicationKey(es: EventStore, a: { instanceId: string; id
       throw errors.notFound("APP-k3y2", `key "${a.keyId}" of application "${app.id}" not found`);
     }
     return [appKeyRemoved.change({ keyId: a.keyId })];
-  });
-}
-
-export function registerApplicationReducers(es: EventStore): void {
-  const touch = async (tx: Tx, e: StoredEvent<object>, data: Prisma.ApplicationUpdateInput = {}) => {
-    await tx.application.update({ where: { id: e.aggregateId }, data: { ...data, sequence: e.sequence, changeDate: e.createdAt } });
-  };
-  const add = async (tx: Tx, e: StoredEvent<AppAdded<OidcConfig | ApiConfig>>, kind: "oidc" | "api") => {
-    const p = e.payload;
-    await tx.application.create({
-      data: {
-        id: e.aggregateId,
-        instanceId: e.instanceId,
-        orgId: e.resourceOwner,
-        projectId: p.projectId,
-        name: p.name,
-        kind,
-        state: "active",
-        clientId: p.clientId,
-        secretHash: p.secretHash,
-        config: p.config,
-        sequence: e.sequence,
-        createdAt: e.createdAt,
-        changeDate: e.createdAt,
-      },
-    });
-  };
-  es.on(oidcAppAdded, (tx, e) => add(tx, e, "oidc"));
-  es.on(apiAppAdded, (tx, e) => add(tx, e, "api"));
-  es.on(appChanged, (tx, e) => touch(tx, e, { name: e.payload.name, config: e.payload.config }));
-  es.on(appDeactivated, (tx, e) => touch(tx, e, { state: "inactive" }));
-  es.on(appReactivated, (tx, e) => touch(tx, e, { state: "active" }));
-  es.on(appSecretSet, (tx, e) => touch(tx, e, { secretHash: e.payload.secretHash }));
-  es.on(appRemoved, async (tx, e) => {
-    await tx.applicationKey.deleteMany({ where: { applicationId: e.aggregateId } });
-    await tx.application.delete({ where: { id: e.aggregateId } });
-  });
-  es.on(appKeyAdded, async (tx, e) => {
-    await tx.applicationKey.create({ data: { ...credentialRow(e, e.payload.keyId), applicationId: e.aggregateId, publicKey: e.payload.publicKey } });
-    await touch(tx, e);
-  });
-  es.on(appKeyRemoved, async (tx, e) => {
-    await tx.applicationKey.deleteMany({ where: { id: e.payload.keyId, applicationId: e.aggregateId } });
-    await touch(tx, e);
   });
 }

@@ -19,7 +19,7 @@ import {
   type IssuedByCode,
   type RefreshGrant,
   type RefreshRotation,
-} from "./events.js";
+} from "../events/index.js";
 
 /** Of the authorize requests, those that also delete the expired pending ones: often enough to keep few. */
 const SWEEP_CHANCE = 0.01;
@@ -131,48 +131,4 @@ export async function recordIssuedByCode(
     ]),
   );
   return refreshId;
-}
-
-export function registerAuthRequestReducers(es: EventStore): void {
-  es.on(authRequestAdded, async (tx, e) => {
-    const p = e.payload;
-    // The pending row is there already (written at authorize, without an event), unless the log is replayed or
-    // was written before security review #22, when this event came at authorize; then it is added here.
-    await tx.authRequest.upsert({
-      where: { id: e.aggregateId },
-      create: {
-        id: e.aggregateId,
-        instanceId: e.instanceId,
-        clientId: p.clientId,
-        request: p.request,
-        state: "pending",
-        createdAt: e.createdAt,
-        expiresAt: new Date(p.expiresAt),
-      },
-      update: {},
-    });
-  });
-  es.on(authRequestSucceeded, async (tx, e) => {
-    const p = e.payload;
-    // The methods the user proved go with the stored request, where the code grant reads them (`amr`).
-    const row = p.amr ? await tx.authRequest.findUnique({ where: { id: e.aggregateId }, select: { request: true } }) : null;
-    await tx.authRequest.update({
-      where: { id: e.aggregateId },
-      data: {
-        ...(row && p.amr ? { request: { ...(row.request as object), amr: p.amr } } : {}),
-        state: "succeeded",
-        userId: p.userId,
-        sessionId: p.sessionId,
-        authTime: new Date(p.authTime),
-        codeHash: p.codeHash,
-        expiresAt: new Date(p.expiresAt),
-      },
-    });
-  });
-  es.on(authRequestCodeExchanged, async (tx, e) => {
-    await tx.authRequest.update({ where: { id: e.aggregateId }, data: { state: "exchanged" } });
-  });
-  es.on(authRequestTokensIssued, async (tx, e) => {
-    await tx.authRequest.update({ where: { id: e.aggregateId }, data: { issued: e.payload.issued } });
-  });
 }

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { type AssetKind, assetMaxBytes, assetTypeOf } from "../domain/branding.js";
 import { errors } from "../errors/errors.js";
 import type { EventStore } from "../eventstore/eventstore.js";
-import { brandingAssetAdded } from "./events.js";
+import { brandingAssetAdded } from "../events/index.js";
 
 /**
  * Branding files by content: the same file uploaded twice is one asset. The bytes travel in the event, so that
@@ -26,18 +26,4 @@ export async function addBrandingAsset(es: EventStore, a: { instanceId: string; 
     ]);
   });
   return { sha256, contentType };
-}
-
-export function registerBrandingAssetReducers(es: EventStore): void {
-  es.on(brandingAssetAdded, async (tx, e) => {
-    await tx.brandingAsset.create({
-      data: {
-        instanceId: e.instanceId,
-        sha256: e.aggregateId,
-        contentType: e.payload.contentType,
-        data: Buffer.from(e.payload.data, "base64"),
-        createdAt: e.createdAt,
-      },
-    });
-  });
 }

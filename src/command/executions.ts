@@ -2,7 +2,7 @@ import type { ConditionType } from "../domain/conditions.js";
 import { conditionTypeOfId } from "../domain/conditions.js";
 import { errors } from "../errors/errors.js";
 import type { EventStore, EventWriter } from "../eventstore/eventstore.js";
-import { executionRemoved, executionSet } from "./events.js";
+import { executionRemoved, executionSet } from "../events/index.js";
 import { detachFromExecutions, type ResourceDetails } from "./targets.js";
 
 /** Rejects an include that would make `id` reach itself. */

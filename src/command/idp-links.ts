@@ -1,7 +1,7 @@
 import { errors } from "../errors/errors.js";
 import type { PayloadOf } from "../eventstore/definition.js";
-import type { EventStore, NewEvent, Tx } from "../eventstore/eventstore.js";
-import { idpLinkAdded, idpRemoved, orgRemoved, userRemoved } from "./events.js";
+import type { NewEvent, Tx } from "../eventstore/eventstore.js";
+import { idpLinkAdded } from "../events/index.js";
 
 /**
  * Users' accounts at identity providers, as imports bring them (the user import's `idps`, the data import's
@@ -34,17 +34,4 @@ export async function idpLinkEvents(
     out.push(idpLinkAdded.event({ aggregateId: a.userId, resourceOwner: a.orgId }, { ...l }));
   }
   return out;
-}
-
-export function registerIdpLinkReducers(es: EventStore): void {
-  es.on(idpLinkAdded, async (tx, e) => {
-    await tx.userIdpLink.upsert({
-      where: { userId_idpId: { userId: e.aggregateId, idpId: e.payload.idpId } },
-      create: { userId: e.aggregateId, instanceId: e.instanceId, orgId: e.resourceOwner, ...e.payload, createdAt: e.createdAt },
-      update: { externalUserId: e.payload.externalUserId, displayName: e.payload.displayName },
-    });
-  });
-  es.on(userRemoved, async (tx, e) => void (await tx.userIdpLink.deleteMany({ where: { userId: e.aggregateId } })));
-  es.on(orgRemoved, async (tx, e) => void (await tx.userIdpLink.deleteMany({ where: { orgId: e.aggregateId } })));
-  es.on(idpRemoved, async (tx, e) => void (await tx.userIdpLink.deleteMany({ where: { idpId: e.aggregateId } })));
 }

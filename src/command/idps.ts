@@ -4,64 +4,15 @@ import type { PayloadOf } from "../eventstore/definition.js";
 import type { EventStore, EventWriter } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
 import type { ContextRef, Policy } from "../query/reuse.js";
+import type { IdpConfig } from "../domain/idps.js";
 import { changedFields } from "./aggregate.js";
-import { gitlabIdpAdded, gitlabIdpChanged, idpRemoved, idpStatePolicySet } from "./events.js";
+import { gitlabIdpAdded, gitlabIdpChanged, idpRemoved, idpStatePolicySet } from "../events/index.js";
 import type { ResourceDetails } from "./targets.js";
 
-export const GITLAB = 8;
-
-export interface IdpConfig {
-  name: string;
-  /** The provider's options message as proto JSON. */
-  options: object;
-  clientId: string;
-  scopes: string[];
-}
+export { GITLAB, type IdpConfig } from "../domain/idps.js";
 
 export interface IdpDetails extends Omit<ResourceDetails, "instanceId"> {
   owner: ContextRef;
-}
-
-/** Projections of identity providers and of the children's state policies. */
-export function registerIdpReducers(es: EventStore): void {
-  es.on(gitlabIdpAdded, async (tx, e) => {
-    const p = e.payload;
-    await tx.idp.create({
-      data: {
-        id: e.aggregateId,
-        instanceId: e.instanceId,
-        ownerType: p.ownerType,
-        ownerId: p.ownerId,
-        name: p.name,
-        type: GITLAB,
-        ownerPolicy: p.ownerPolicy,
-        options: p.options,
-        clientId: p.clientId,
-        scopes: p.scopes,
-        clientSecret: p.clientSecret ?? null,
-        sequence: e.sequence,
-        createdAt: e.createdAt,
-        changeDate: e.createdAt,
-      },
-    });
-  });
-  es.on(gitlabIdpChanged, async (tx, e) => {
-    await tx.idp.update({ where: { id: e.aggregateId }, data: { ...e.payload, sequence: e.sequence, changeDate: e.createdAt } });
-  });
-  es.on(idpStatePolicySet, async (tx, e) => {
-    const p = e.payload;
-    const key = { idpId_contextType_contextId: { idpId: e.aggregateId, contextType: p.contextType, contextId: p.contextId } };
-    if (p.policy === "inherit") await tx.idpPolicy.deleteMany({ where: { idpId: e.aggregateId, contextType: p.contextType, contextId: p.contextId } });
-    else {
-      const data = { policy: p.policy, sequence: e.sequence, changeDate: e.createdAt };
-      await tx.idpPolicy.upsert({ where: key, create: { idpId: e.aggregateId, contextType: p.contextType, contextId: p.contextId, ...data }, update: data });
-    }
-    await tx.idp.update({ where: { id: e.aggregateId }, data: { sequence: e.sequence, changeDate: e.createdAt } });
-  });
-  es.on(idpRemoved, async (tx, e) => {
-    await tx.idpPolicy.deleteMany({ where: { idpId: e.aggregateId } });
-    await tx.idp.delete({ where: { id: e.aggregateId } });
-  });
 }
 
 /** The instance an event of a provider belongs to: "" for the system's. */

@@ -1,6 +1,6 @@
 import { errors } from "../errors/errors.js";
 import type { EventStore, StoredEvent } from "../eventstore/eventstore.js";
-import { instanceLimitsSet } from "./events.js";
+import { instanceLimitsSet } from "../events/index.js";
 
 /** What a Limit call changes: a property absent stays as it is; `auditLogRetentionS` null removes the retention. */
 export interface LimitsChange {

@@ -12,7 +12,7 @@ import {
   instanceChanged,
   instanceRemoved,
   settingsAggregateId,
-} from "./events.js";
+} from "../events/index.js";
 import { orgAddedEvent, orgDomain } from "./orgs.js";
 import { machineUserEvents, memberEvent, patEvents } from "./users.js";
 

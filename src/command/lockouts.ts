@@ -1,29 +1,8 @@
 import type { EventStore } from "../eventstore/eventstore.js";
-import { userLocked, userRemoved, userUnlocked } from "./events.js";
+import { userUnlocked } from "../events/index.js";
 
 /** The creator of the unlock that ends a temporary lockout: nobody did it, the time ran out. */
 export const LOCKOUT_EXPIRY_CREATOR = "SYSTEM:lockout-expired";
-
-/**
- * Temporary lockouts (the lockout settings' `lockout_duration`, as Keycloak's): a lock with an `until` is kept
- * in `temporary_lockouts`; any unlock or the user's removal drops it. A lock without `until` (an administrator's,
- * or with the permanent lockout) has no row and lasts until an unlock.
- */
-export function registerLockoutReducers(es: EventStore): void {
-  es.on(userLocked, async (tx, e) => {
-    const until = e.payload.until ? new Date(e.payload.until) : undefined;
-    if (until && !Number.isNaN(until.getTime())) {
-      await tx.temporaryLockout.upsert({ where: { userId: e.aggregateId }, create: { userId: e.aggregateId, until }, update: { until } });
-    } else {
-      await tx.temporaryLockout.deleteMany({ where: { userId: e.aggregateId } });
-    }
-  });
-  const drop = async (tx: Parameters<Parameters<typeof es.on>[1]>[0], e: { aggregateId: string }) => {
-    await tx.temporaryLockout.deleteMany({ where: { userId: e.aggregateId } });
-  };
-  es.on(userUnlocked, drop);
-  es.on(userRemoved, drop);
-}
 
 /**
  * Ends the lock of a temporarily locked user whose time is up (`user.user.unlocked`, which also clears the

@@ -12,7 +12,7 @@ import { isTooManyFailures, limitedSignIn, type SignInLimits, type TooManyFailur
 import { changeHuman } from "./humans.js";
 import { endExpiredLockout } from "./lockouts.js";
 import { codeEvents } from "./user-codes.js";
-import { passwordChanged, passwordCheckFailed, passwordCheckSucceeded, totpCheckFailed, userLocked } from "./events.js";
+import { passwordChanged, passwordCheckFailed, passwordCheckSucceeded, totpCheckFailed, userLocked } from "../events/index.js";
 
 /** Verified against when there is no user, so that an unknown login name costs the same time as a wrong password. */
 let decoy: Promise<string> | undefined;

@@ -1,26 +1,10 @@
 import { availableRoles } from "../domain/roles.js";
 import { errors } from "../errors/errors.js";
-import type { EventDefinition } from "../eventstore/definition.js";
-import type { EventStore, StoredEvent, Tx } from "../eventstore/eventstore.js";
+import type { EventStore, Tx } from "../eventstore/eventstore.js";
 import type { ChangeDetails } from "./aggregate.js";
-import * as events from "./events.js";
-import type { ContextType, MemberRemoved, MemberRoles } from "./events.js";
+import { memberEvents, type MemberContextType } from "../events/index.js";
 
-export type MemberContextType = ContextType | "project" | "project_grant";
-
-interface MemberEvents {
-  added: EventDefinition<MemberRoles>;
-  changed: EventDefinition<MemberRoles>;
-  removed: EventDefinition<MemberRemoved>;
-}
-
-const memberEvents: Record<MemberContextType, MemberEvents> = {
-  system: { added: events.systemMemberAdded, changed: events.systemMemberChanged, removed: events.systemMemberRemoved },
-  instance: { added: events.instanceMemberAdded, changed: events.instanceMemberChanged, removed: events.instanceMemberRemoved },
-  org: { added: events.orgMemberAdded, changed: events.orgMemberChanged, removed: events.orgMemberRemoved },
-  project: { added: events.projectMemberAdded, changed: events.projectMemberChanged, removed: events.projectMemberRemoved },
-  project_grant: { added: events.projectGrantMemberAdded, changed: events.projectGrantMemberChanged, removed: events.projectGrantMemberRemoved },
-};
+export type { MemberContextType };
 
 /** A membership's ID: derived from what makes it unique, the context and the user. */
 export const membershipId = (type: MemberContextType, contextId: string, userId: string) => `${type}:${contextId}:${userId}`;
@@ -107,35 +91,3 @@ async function writeMembership(es: EventStore, t: Target, roles: string[] | unde
 export const addMembership = (es: EventStore, t: Target, roles: string[]) => writeMembership(es, t, roles, "add");
 export const changeMembership = (es: EventStore, t: Target, roles: string[]) => writeMembership(es, t, roles, "change");
 export const removeMembership = (es: EventStore, t: Target) => writeMembership(es, t, undefined, "remove");
-
-/** Projections of memberships in every kind of context. */
-export function registerMembershipReducers(es: EventStore): void {
-  for (const [type, defs] of Object.entries(memberEvents) as [MemberContextType, MemberEvents][]) {
-    const contextIdOf = (aggregateId: string) => (type === "system" ? "" : aggregateId);
-    // The context's own projection follows its aggregate's sequence, which member events advance.
-    const touchContext = async (tx: Tx, e: StoredEvent<object>) => {
-      const data = { sequence: e.sequence, changeDate: e.createdAt };
-      if (type === "instance") await tx.instance.update({ where: { id: e.aggregateId }, data });
-      if (type === "org") await tx.org.update({ where: { id: e.aggregateId }, data });
-      if (type === "project") await tx.project.update({ where: { id: e.aggregateId }, data });
-      // A project grant's own row follows the project's events; its members have an aggregate of their own.
-    };
-    const upsert = async (tx: Tx, e: StoredEvent<MemberRoles>) => {
-      const { userId, roles } = e.payload;
-      const contextId = contextIdOf(e.aggregateId);
-      const data = { roles, sequence: e.sequence, changeDate: e.createdAt };
-      await tx.membership.upsert({
-        where: { userId_contextType_contextId: { userId, contextType: type, contextId } },
-        create: { instanceId: e.instanceId, userId, contextType: type, contextId, ...data },
-        update: data,
-      });
-      await touchContext(tx, e);
-    };
-    es.on(defs.added, upsert);
-    es.on(defs.changed, upsert);
-    es.on(defs.removed, async (tx, e) => {
-      await tx.membership.deleteMany({ where: { userId: e.payload.userId, contextType: type, contextId: contextIdOf(e.aggregateId) } });
-      await touchContext(tx, e);
-    });
-  }
-}

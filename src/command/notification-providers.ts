@@ -11,7 +11,7 @@ import {
   notificationProviderChanged,
   notificationProviderDeactivated,
   notificationProviderRemoved,
-} from "./events.js";
+} from "../events/index.js";
 
 const AGGREGATE = "notification_provider";
 
@@ -122,42 +122,4 @@ export async function deactivateNotificationProvider(es: EventStore, args: { ins
 
 export async function deleteNotificationProvider(es: EventStore, args: { instanceId: string; creator: string; id: string; kind: ProviderKind }) {
   return changeAggregate(es, { ...existing(args), decide: () => [notificationProviderRemoved.change()] });
-}
-
-/** Projections of the providers. */
-export function registerNotificationProviderReducers(es: EventStore): void {
-  es.on(notificationProviderAdded, async (tx, e) => {
-    const p = e.payload;
-    await tx.notificationProvider.create({
-      data: {
-        id: e.aggregateId,
-        instanceId: e.instanceId,
-        kind: p.kind,
-        providerType: p.providerType,
-        description: p.description,
-        config: p.config as object,
-        secret: p.secret,
-        active: false,
-        sequence: e.sequence,
-        createdAt: e.createdAt,
-        changeDate: e.createdAt,
-      },
-    });
-  });
-  es.on(notificationProviderChanged, async (tx, e) => {
-    const { config, ...rest } = e.payload;
-    await tx.notificationProvider.update({
-      where: { id: e.aggregateId },
-      data: { ...rest, ...(config ? { config: config as object } : {}), sequence: e.sequence, changeDate: e.createdAt },
-    });
-  });
-  es.on(notificationProviderActivated, async (tx, e) => {
-    await tx.notificationProvider.update({ where: { id: e.aggregateId }, data: { active: true, sequence: e.sequence, changeDate: e.createdAt } });
-  });
-  es.on(notificationProviderDeactivated, async (tx, e) => {
-    await tx.notificationProvider.update({ where: { id: e.aggregateId }, data: { active: false, sequence: e.sequence, changeDate: e.createdAt } });
-  });
-  es.on(notificationProviderRemoved, async (tx, e) => {
-    await tx.notificationProvider.delete({ where: { id: e.aggregateId } });
-  });
 }

@@ -2,20 +2,17 @@ import type { Org } from "../../gen/prisma/client.js";
 import { randomBytesPooled } from "../crypto/random.js";
 import { domainNameProblem, type ValidationType } from "../domain/org-domains.js";
 import { errors } from "../errors/errors.js";
-import type { EventStore, EventWriter, NewEvent, StoredEvent, Tx } from "../eventstore/eventstore.js";
+import type { EventStore, EventWriter, NewEvent } from "../eventstore/eventstore.js";
 import type { ChangeDetails } from "./aggregate.js";
 import {
-  orgAdded,
-  orgChanged,
   orgDomainAdded,
   orgDomainPrimarySet,
   orgDomainRemoved,
   orgDomainValidationAdded,
   orgDomainValidationFailed,
   orgDomainVerified,
-  orgRemoved,
   userDomainClaimed,
-} from "./events.js";
+} from "../events/index.js";
 
 /**
  * An organisation's domains (ZITADEL's org domains). The generated `<name>.<instance domain>` one is verified
@@ -152,86 +149,5 @@ export async function recordOrgDomainValidation(
     if (row.validationToken !== a.token) throw errors.failedPrecondition("ODOM-t0k3", `a newer validation of "${domain}" was generated: validate again`);
     if (a.problem) return [orgDomainValidationFailed.event(ref(org.id), { domain, reason: a.problem })];
     return [orgDomainVerified.event(ref(org.id), { domain }), ...(await claim(w, org, domain))];
-  });
-}
-
-/** A generated domain row, verified; primary where the organisation has no other primary. */
-function generatedRow(e: StoredEvent<object>, domain: string, isPrimary: boolean) {
-  return {
-    orgId: e.aggregateId,
-    instanceId: e.instanceId,
-    domain,
-    verified: true,
-    isPrimary,
-    generated: true,
-    sequence: e.sequence,
-    createdAt: e.createdAt,
-    changeDate: e.createdAt,
-  };
-}
-
-export function registerOrgDomainReducers(es: EventStore): void {
-  const touchOrg = (tx: Tx, e: StoredEvent<object>, data: { primaryDomain?: string } = {}) =>
-    tx.org.update({ where: { id: e.aggregateId }, data: { ...data, sequence: e.sequence, changeDate: e.createdAt } });
-  const touch = (tx: Tx, e: StoredEvent<{ domain: string }>, data: object) =>
-    tx.orgDomain.update({
-      where: { orgId_domain: { orgId: e.aggregateId, domain: e.payload.domain } },
-      data: { ...data, sequence: e.sequence, changeDate: e.createdAt },
-    });
-
-  es.on(orgAdded, async (tx, e) => {
-    await tx.orgDomain.create({ data: generatedRow(e, e.payload.primaryDomain, true) });
-  });
-  // Events of renames written before organisations had domains carry the new generated domain (orgs.ts).
-  es.on(orgChanged, async (tx, e) => {
-    if (!e.payload.primaryDomain) return;
-    await tx.orgDomain.deleteMany({ where: { orgId: e.aggregateId, generated: true } });
-    await tx.orgDomain.create({ data: generatedRow(e, e.payload.primaryDomain, true) });
-  });
-  es.on(orgDomainAdded, async (tx, e) => {
-    const p = e.payload;
-    await tx.orgDomain.create({
-      data: {
-        orgId: e.aggregateId,
-        instanceId: e.instanceId,
-        domain: p.domain,
-        verified: p.verified,
-        generated: !!p.generated,
-        sequence: e.sequence,
-        createdAt: e.createdAt,
-        changeDate: e.createdAt,
-      },
-    });
-    await touchOrg(tx, e);
-  });
-  es.on(orgDomainValidationAdded, async (tx, e) => {
-    await touch(tx, e, { validationType: e.payload.validationType, validationToken: e.payload.token });
-    await touchOrg(tx, e);
-  });
-  es.on(orgDomainValidationFailed, async (tx, e) => {
-    await touch(tx, e, {});
-    await touchOrg(tx, e);
-  });
-  es.on(orgDomainVerified, async (tx, e) => {
-    await touch(tx, e, { verified: true, validationToken: "" });
-    await touchOrg(tx, e);
-  });
-  es.on(orgDomainPrimarySet, async (tx, e) => {
-    await tx.orgDomain.updateMany({ where: { orgId: e.aggregateId, isPrimary: true }, data: { isPrimary: false } });
-    await touch(tx, e, { isPrimary: true });
-    await touchOrg(tx, e, { primaryDomain: e.payload.domain });
-  });
-  es.on(orgDomainRemoved, async (tx, e) => {
-    await tx.orgDomain.delete({ where: { orgId_domain: { orgId: e.aggregateId, domain: e.payload.domain } } });
-    await touchOrg(tx, e);
-  });
-  es.on(orgRemoved, async (tx, e) => {
-    await tx.orgDomain.deleteMany({ where: { orgId: e.aggregateId } });
-  });
-  es.on(userDomainClaimed, async (tx, e) => {
-    await tx.user.update({
-      where: { id: e.aggregateId },
-      data: { username: e.payload.username, loginName: e.payload.username.toLowerCase(), sequence: e.sequence, changeDate: e.createdAt },
-    });
   });
 }

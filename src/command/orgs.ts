@@ -1,9 +1,7 @@
-import type { Prisma } from "../../gen/prisma/client.js";
 import { errors } from "../errors/errors.js";
-import type { EventStore, NewEvent, StoredEvent, Tx } from "../eventstore/eventstore.js";
+import type { EventStore, NewEvent, Tx } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
 import { changeAggregate, withUniqueConflict, type ChangeDetails } from "./aggregate.js";
-import { removeUsersData } from "./user-reducers.js";
 import {
   instanceDefaultOrgSet,
   orgAdded,
@@ -14,7 +12,7 @@ import {
   orgDomainRemoved,
   orgReactivated,
   orgRemoved,
-} from "./events.js";
+} from "../events/index.js";
 
 /** An organisation owns itself. */
 export function orgAddedEvent(orgId: string, name: string, primaryDomain: string): NewEvent {
@@ -140,35 +138,4 @@ export async function setDefaultOrg(es: EventStore, a: { instanceId: string; org
     return { id: org.id, sequence: e!.sequence, changeDate: e!.createdAt, instanceId: a.instanceId, resourceOwner: a.instanceId };
   });
   return result;
-}
-
-/** Projections of organisations beyond their creation (reducers.ts adds them). */
-export function registerOrgReducers(es: EventStore): void {
-  const touch = async (tx: Tx, e: StoredEvent<object>, data: Prisma.OrgUpdateInput) => {
-    await tx.org.update({ where: { id: e.aggregateId }, data: { ...data, sequence: e.sequence, changeDate: e.createdAt } });
-  };
-  es.on(orgChanged, (tx, e) => touch(tx, e, { name: e.payload.name, primaryDomain: e.payload.primaryDomain }));
-  es.on(orgDeactivated, (tx, e) => touch(tx, e, { state: "inactive" }));
-  es.on(orgReactivated, (tx, e) => touch(tx, e, { state: "active" }));
-  es.on(orgRemoved, async (tx, e) => {
-    // The organisation's users go with it: their credentials, and every membership in it or of them.
-    const users = (await tx.user.findMany({ where: { orgId: e.aggregateId }, select: { id: true } })).map((u) => u.id);
-    await removeUsersData(tx, users);
-    await tx.userGrant.deleteMany({ where: { orgId: e.aggregateId } });
-    // Projects and their applications go with the organisation too.
-    const projects = (await tx.project.findMany({ where: { orgId: e.aggregateId }, select: { id: true } })).map((p) => p.id);
-    const apps = (await tx.application.findMany({ where: { projectId: { in: projects } }, select: { id: true } })).map((a) => a.id);
-    await tx.applicationKey.deleteMany({ where: { applicationId: { in: apps } } });
-    await tx.application.deleteMany({ where: { id: { in: apps } } });
-    await tx.projectRole.deleteMany({ where: { projectId: { in: projects } } });
-    const grantsGone = { OR: [{ projectId: { in: projects } }, { grantedOrgId: e.aggregateId }] };
-    const grants = await tx.projectGrant.findMany({ where: grantsGone, select: { id: true } });
-    await tx.membership.deleteMany({ where: { contextType: "project_grant", contextId: { in: grants.map((g) => g.id) } } });
-    await tx.projectGrant.deleteMany({ where: grantsGone });
-    await tx.membership.deleteMany({ where: { contextType: "project", contextId: { in: projects } } });
-    await tx.project.deleteMany({ where: { id: { in: projects } } });
-    await tx.membership.deleteMany({ where: { contextType: "org", contextId: e.aggregateId } });
-    await tx.user.deleteMany({ where: { orgId: e.aggregateId } });
-    await tx.org.delete({ where: { id: e.aggregateId } });
-  });
 }

@@ -13,7 +13,7 @@ import {
   otpSmsCheckSucceeded,
   otpSmsCodeAdded,
   otpSmsRemoved,
-} from "./events.js";
+} from "../events/index.js";
 import { changeHuman } from "./humans.js";
 import { type CodeKind, changeWithCode, newCode } from "./user-codes.js";
 

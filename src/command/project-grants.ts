@@ -1,8 +1,7 @@
-import type { Tx } from "../eventstore/eventstore.js";
 import type { EventStore, EventWriter } from "../eventstore/eventstore.js";
 import { errors } from "../errors/errors.js";
 import { newId } from "../ids.js";
-import { projectGrantAdded, projectGrantChanged, projectGrantDeactivated, projectGrantReactivated, projectGrantRemoved, projectRoleRemoved } from "./events.js";
+import { projectGrantAdded, projectGrantChanged, projectGrantDeactivated, projectGrantReactivated, projectGrantRemoved } from "../events/index.js";
 import { changeProject } from "./projects.js";
 
 /**
@@ -66,54 +65,5 @@ export function removeProjectGrant(es: EventStore, a: Who & { grantId: string })
   return changeProject(es, { instanceId: a.instanceId, id: a.projectId, creator: a.creator }, async (p, w) => {
     const g = await grantOf(w, p.id, a.grantId);
     return [projectGrantRemoved.change({ grantId: g.id })];
-  });
-}
-
-/** The user grants on `projectId` of the users of `orgId`, keeping only `keep` keys (all: none kept). */
-async function trimUserGrants(tx: Tx, projectId: string, orgId: string, keep: (key: string) => boolean) {
-  const users = (await tx.user.findMany({ where: { orgId }, select: { id: true } })).map((u) => u.id);
-  for (const g of await tx.userGrant.findMany({ where: { projectId, userId: { in: users } } })) {
-    const roleKeys = g.roleKeys.filter(keep);
-    if (roleKeys.length !== g.roleKeys.length) await tx.userGrant.update({ where: { id: g.id }, data: { roleKeys } });
-  }
-}
-
-export function registerProjectGrantReducers(es: EventStore): void {
-  const touch = (tx: Tx, id: string, data: object, e: { sequence: number; createdAt: Date }) =>
-    tx.projectGrant.update({ where: { id }, data: { ...data, sequence: e.sequence, changeDate: e.createdAt } });
-  es.on(projectGrantAdded, async (tx, e) => {
-    const p = e.payload;
-    await tx.projectGrant.create({
-      data: {
-        id: p.grantId,
-        instanceId: e.instanceId,
-        projectId: e.aggregateId,
-        orgId: e.resourceOwner,
-        grantedOrgId: p.grantedOrgId,
-        roleKeys: p.roleKeys,
-        state: "active",
-        sequence: e.sequence,
-        createdAt: e.createdAt,
-        changeDate: e.createdAt,
-      },
-    });
-  });
-  es.on(projectGrantChanged, async (tx, e) => {
-    const g = await touch(tx, e.payload.grantId, { roleKeys: e.payload.roleKeys }, e);
-    await trimUserGrants(tx, g.projectId, g.grantedOrgId, (k) => e.payload.roleKeys.includes(k));
-  });
-  es.on(projectGrantDeactivated, (tx, e) => touch(tx, e.payload.grantId, { state: "inactive" }, e).then(() => {}));
-  es.on(projectGrantReactivated, (tx, e) => touch(tx, e.payload.grantId, { state: "active" }, e).then(() => {}));
-  es.on(projectGrantRemoved, async (tx, e) => {
-    const g = await tx.projectGrant.delete({ where: { id: e.payload.grantId } });
-    await tx.membership.deleteMany({ where: { contextType: "project_grant", contextId: g.id } });
-    const users = (await tx.user.findMany({ where: { orgId: g.grantedOrgId }, select: { id: true } })).map((u) => u.id);
-    await tx.userGrant.deleteMany({ where: { projectId: g.projectId, userId: { in: users } } });
-  });
-  // A role removed from the project leaves its grants too (its user grants: projects.ts).
-  es.on(projectRoleRemoved, async (tx, e) => {
-    for (const g of await tx.projectGrant.findMany({ where: { projectId: e.aggregateId, roleKeys: { has: e.payload.key } } })) {
-      await tx.projectGrant.update({ where: { id: g.id }, data: { roleKeys: g.roleKeys.filter((k) => k !== e.payload.key) } });
-    }
   });
 }

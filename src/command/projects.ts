@@ -1,7 +1,7 @@
 import { errors } from "../errors/errors.js";
-import type { Prisma } from "../../gen/prisma/client.js";
-import type { EventStore, StoredEvent, Tx } from "../eventstore/eventstore.js";
+import type { EventStore, Tx } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
+import type { ProjectConfig, RoleConfig } from "../domain/projects.js";
 import { changeAggregate, changedFields, withUniqueConflict, type ChangeDetails, type Decision } from "./aggregate.js";
 import {
   projectAdded,
@@ -12,19 +12,9 @@ import {
   projectRoleAdded,
   projectRoleChanged,
   projectRoleRemoved,
-} from "./events.js";
+} from "../events/index.js";
 
-export interface ProjectConfig {
-  name: string;
-  projectRoleAssertion: boolean;
-  projectRoleCheck: boolean;
-}
-
-export interface RoleConfig {
-  key: string;
-  displayName: string;
-  group: string;
-}
+export type { ProjectConfig, RoleConfig } from "../domain/projects.js";
 
 type ProjectRow = NonNullable<Awaited<ReturnType<Tx["project"]["findUnique"]>>>;
 
@@ -117,62 +107,5 @@ export function removeRole(es: EventStore, a: { instanceId: string; id: string; 
     const role = await w.tx.projectRole.findUnique({ where: { projectId_key: { projectId: p.id, key: a.key } } });
     if (!role) throw errors.notFound("PROJ-r0l5", `role "${a.key}" of project "${p.id}" not found`);
     return [projectRoleRemoved.change({ key: a.key })];
-  });
-}
-
-export function registerProjectReducers(es: EventStore): void {
-  const touch = async (tx: Tx, e: StoredEvent<object>, data: Prisma.ProjectUpdateInput = {}) => {
-    await tx.project.update({ where: { id: e.aggregateId }, data: { ...data, sequence: e.sequence, changeDate: e.createdAt } });
-  };
-  es.on(projectAdded, async (tx, e) => {
-    const p = e.payload;
-    await tx.project.create({
-      data: {
-        id: e.aggregateId,
-        instanceId: e.instanceId,
-        orgId: e.resourceOwner,
-        name: p.name,
-        state: "active",
-        projectRoleAssertion: p.projectRoleAssertion,
-        projectRoleCheck: p.projectRoleCheck,
-        sequence: e.sequence,
-        createdAt: e.createdAt,
-        changeDate: e.createdAt,
-      },
-    });
-  });
-  es.on(projectChanged, (tx, e) => touch(tx, e, e.payload));
-  es.on(projectDeactivated, (tx, e) => touch(tx, e, { state: "inactive" }));
-  es.on(projectReactivated, (tx, e) => touch(tx, e, { state: "active" }));
-  es.on(projectRemoved, async (tx, e) => {
-    const apps = (await tx.application.findMany({ where: { projectId: e.aggregateId }, select: { id: true } })).map((x) => x.id);
-    await tx.applicationKey.deleteMany({ where: { applicationId: { in: apps } } });
-    await tx.application.deleteMany({ where: { projectId: e.aggregateId } });
-    await tx.projectRole.deleteMany({ where: { projectId: e.aggregateId } });
-    await tx.userGrant.deleteMany({ where: { projectId: e.aggregateId } });
-    const grants = await tx.projectGrant.findMany({ where: { projectId: e.aggregateId }, select: { id: true } });
-    await tx.membership.deleteMany({ where: { contextType: "project_grant", contextId: { in: grants.map((g) => g.id) } } });
-    await tx.projectGrant.deleteMany({ where: { projectId: e.aggregateId } });
-    await tx.membership.deleteMany({ where: { contextType: "project", contextId: e.aggregateId } });
-    await tx.project.delete({ where: { id: e.aggregateId } });
-  });
-  es.on(projectRoleAdded, async (tx, e) => {
-    const { key, displayName, group } = e.payload;
-    await tx.projectRole.create({ data: { projectId: e.aggregateId, key, displayName, group, createdAt: e.createdAt } });
-    await touch(tx, e);
-  });
-  es.on(projectRoleChanged, async (tx, e) => {
-    const { key, ...changes } = e.payload;
-    await tx.projectRole.update({ where: { projectId_key: { projectId: e.aggregateId, key } }, data: changes });
-    await touch(tx, e);
-  });
-  es.on(projectRoleRemoved, async (tx, e) => {
-    const { key } = e.payload;
-    await tx.projectRole.delete({ where: { projectId_key: { projectId: e.aggregateId, key } } });
-    // The role leaves every grant that held it.
-    for (const g of await tx.userGrant.findMany({ where: { projectId: e.aggregateId, roleKeys: { has: key } } })) {
-      await tx.userGrant.update({ where: { id: g.id }, data: { roleKeys: g.roleKeys.filter((k) => k !== key) } });
-    }
-    await touch(tx, e);
   });
 }

@@ -1,7 +1,7 @@
 import type { EventStore } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
 import type { SessionQueries } from "../query/sessions.js";
-import { sessionAdded, sessionReauthenticated, sessionTerminated } from "./events.js";
+import { sessionAdded, sessionReauthenticated, sessionTerminated } from "../events/index.js";
 
 /**
  * Browser sessions: one per account a browser signed in with. Signing in again with the same account refreshes
@@ -63,31 +63,4 @@ export async function useSession(es: EventStore, sessions: SessionQueries, sessi
     await es.execute((w) => w.tx.loginSession.updateMany({ where: { id: sessionId }, data: { usedAt: new Date(now) } }));
   }
   return alive;
-}
-
-export function registerSessionReducers(es: EventStore): void {
-  es.on(sessionAdded, async (tx, e) => {
-    await tx.loginSession.create({
-      data: {
-        id: e.aggregateId,
-        instanceId: e.instanceId,
-        agentHash: e.payload.agentHash,
-        userId: e.payload.userId,
-        authTime: e.createdAt,
-        amr: e.payload.amr ?? ["pwd"],
-        sequence: e.sequence,
-        createdAt: e.createdAt,
-        changeDate: e.createdAt,
-      },
-    });
-  });
-  es.on(sessionReauthenticated, async (tx, e) => {
-    await tx.loginSession.update({
-      where: { id: e.aggregateId },
-      data: { authTime: e.createdAt, amr: e.payload.amr ?? ["pwd"], sequence: e.sequence, changeDate: e.createdAt },
-    });
-  });
-  es.on(sessionTerminated, async (tx, e) => {
-    await tx.loginSession.deleteMany({ where: { id: e.aggregateId } });
-  });
 }

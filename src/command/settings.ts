@@ -1,31 +1,15 @@
 import type { ContextOwner } from "../domain/contexts.js";
 import { applyChange, effectiveChange, type SettingsChange, type StoredValues } from "../domain/settings.js";
-import { settingsKindNames, settingsKinds, type SettingsKind } from "../domain/settings-kinds.js";
-import type { EventDefinition } from "../eventstore/definition.js";
+import type { SettingsKind } from "../domain/settings-kinds.js";
 import type { EventStore, NewEvent, StoredEvent } from "../eventstore/eventstore.js";
 import { Batches } from "./batches.js";
-import { allEventDefinitions, settingsAggregateId, type SettingsSet } from "./events.js";
+import { settingsAggregateId, settingsEvents } from "../events/index.js";
 
 export interface SettingsDetails {
   sequence: number;
   changeDate: Date | undefined;
   owner: ContextOwner;
 }
-
-type SettingsEvent = EventDefinition<SettingsSet, "settings">;
-
-/**
- * The event definition of each kind: the one event-types.ts defines under the type the registry names. Every
- * `settings` event carries the SettingsSet payload, so the aggregate type is what is checked; a registry entry
- * without its definition stops the server at start.
- */
-const settingsEvents = Object.fromEntries(
-  settingsKindNames.map((kind) => {
-    const def = allEventDefinitions.find((d) => d.type === settingsKinds[kind].event);
-    if (def?.aggregateType !== "settings") throw new Error(`the ${kind} settings' event ${settingsKinds[kind].event} is not defined in event-types.ts`);
-    return [kind, def as unknown as SettingsEvent];
-  }),
-) as Record<SettingsKind, SettingsEvent>;
 
 interface SettingsWrite {
   kind: SettingsKind;
@@ -114,22 +98,4 @@ async function writeSettings(es: EventStore, writes: SettingsWrite[]): Promise<S
     return out;
   });
   return result;
-}
-
-/** One projection row per kind and owning context: what that context itself set. */
-export function registerSettingsReducers(es: EventStore): void {
-  for (const kind of settingsKindNames) {
-    // `applyChange` in one statement: the stored values merged with `set` (a top-level merge, as jsonb's ||
-    // does), minus the `reset` keys.
-    es.on(settingsEvents[kind], async (_tx, e, sql) => {
-      const { ownerType, ownerId, set, reset } = e.payload;
-      await sql.query(
-        `INSERT INTO settings (kind, owner_type, owner_id, instance_id, values, sequence, change_date)
-         VALUES ($1, $2, $3, $4, $5::jsonb - $6::text[], $7, $8)
-         ON CONFLICT (kind, owner_type, owner_id)
-         DO UPDATE SET values = (settings.values || $5::jsonb) - $6::text[], sequence = excluded.sequence, change_date = excluded.change_date`,
-        [kind, ownerType, ownerId, e.instanceId, JSON.stringify(set ?? {}), reset ?? [], e.sequence, e.createdAt],
-      );
-    });
-  }
 }

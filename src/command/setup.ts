@@ -6,7 +6,7 @@ import { hashPassword } from "../crypto/password.js";
 import { StartupError } from "../config/startup-error.js";
 import type { EventStore, EventWriter, Tx } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
-import { instanceAdded, instanceDomainAdded, instanceDomainPrimarySet } from "./events.js";
+import { instanceAdded, instanceDomainAdded, instanceDomainPrimarySet } from "../events/index.js";
 import { newInstanceEvents } from "./instances.js";
 import { memberEvent } from "./users.js";
 

@@ -3,7 +3,7 @@ import type { SecretBox } from "../crypto/secrets.js";
 import type { EventStore } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
 import { SIGNING_GRACE_MS } from "../query/signing-keys.js";
-import { signingKeyAdded } from "./events.js";
+import { signingKeyAdded } from "../events/index.js";
 
 /** How keys are made: sealed with the master key, signing for `signMs`, published `maxTokenMs` longer. */
 export interface SigningKeyPolicy {
@@ -59,24 +59,4 @@ async function addSigningKey(es: EventStore, policy: SigningKeyPolicy, instanceI
     return kid;
   });
   return result;
-}
-
-export function registerSigningKeyReducers(es: EventStore): void {
-  es.on(signingKeyAdded, async (tx, e) => {
-    const p = e.payload;
-    // A newer key ends the signing time of the older ones (their public keys stay published).
-    await tx.signingKey.updateMany({ where: { instanceId: e.instanceId, useUntil: { gt: e.createdAt } }, data: { useUntil: e.createdAt } });
-    await tx.signingKey.create({
-      data: {
-        id: p.kid,
-        instanceId: e.instanceId,
-        algorithm: p.algorithm,
-        privateKey: p.privateKey,
-        publicJwk: p.publicJwk,
-        useUntil: new Date(p.useUntil),
-        publishUntil: new Date(p.publishUntil),
-        createdAt: e.createdAt,
-      },
-    });
-  });
 }

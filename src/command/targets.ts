@@ -6,7 +6,7 @@ import { errors, isUniqueViolation } from "../errors/errors.js";
 import type { EventStore, EventWriter, NewEvent } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
 import { changedFields } from "./aggregate.js";
-import { executionRemoved, executionSet, targetAdded, targetChanged, targetRemoved } from "./events.js";
+import { executionRemoved, executionSet, targetAdded, targetChanged, targetRemoved } from "../events/index.js";
 
 export interface ResourceDetails {
   id: string;

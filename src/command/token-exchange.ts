@@ -1,6 +1,6 @@
 import type { EventStore } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
-import { refreshTokenAdded, userImpersonated, type ActorClaim, type RefreshGrant, type RefreshRotation } from "./events.js";
+import { refreshTokenAdded, userImpersonated, type ActorClaim, type RefreshGrant, type RefreshRotation } from "../events/index.js";
 
 /**
  * What a token exchange (RFC 8693) writes, in one transaction: the refresh token it issued (with `offline_access`),

@@ -1,6 +1,6 @@
 import type { EventStore } from "../eventstore/eventstore.js";
 import { graceAnswer } from "../query/tokens.js";
-import { accessTokenRevoked, refreshTokenAdded, refreshTokenRenewed, refreshTokenRevoked, type RefreshRotation } from "./events.js";
+import { accessTokenRevoked, refreshTokenRenewed, refreshTokenRevoked, type RefreshRotation } from "../events/index.js";
 
 /** An access token to revoke: its ID, and its expiry in seconds (the revocation is kept until then). */
 export type AccessTokenRef = { jti: string; exp: number };
@@ -84,53 +84,4 @@ export async function renewRefreshToken(
     await es.execute((w) => w.tx.refreshTokenGrace.deleteMany({ where: { instanceId: a.instanceId, expiresAt: { lt: new Date() } } })).catch(() => undefined);
   }
   return result;
-}
-
-export function registerTokenReducers(es: EventStore): void {
-  es.on(accessTokenRevoked, async (tx, e) => {
-    const expiresAt = new Date(e.payload.exp * 1000);
-    await tx.revokedToken.upsert({ where: { jti: e.aggregateId }, create: { jti: e.aggregateId, instanceId: e.instanceId, expiresAt }, update: {} });
-  });
-  es.on(refreshTokenAdded, async (tx, e) => {
-    const p = e.payload;
-    await tx.refreshToken.create({
-      data: {
-        id: e.aggregateId,
-        instanceId: e.instanceId,
-        tokenHash: p.tokenHash,
-        previousHashes: [],
-        clientId: p.clientId,
-        applicationId: p.applicationId,
-        userId: p.userId,
-        scopes: p.scopes,
-        audience: p.audience,
-        sessionId: p.sessionId,
-        authTime: new Date(p.authTime),
-        amr: p.amr,
-        accessJti: p.accessJti,
-        accessExpires: new Date(p.accessExpires),
-        idleExpiresAt: new Date(p.idleExpiresAt),
-        expiresAt: new Date(p.expiresAt),
-        createdAt: e.createdAt,
-      },
-    });
-  });
-  es.on(refreshTokenRenewed, async (tx, e) => {
-    const p = e.payload;
-    const row = await tx.refreshToken.findUniqueOrThrow({ where: { id: e.aggregateId } });
-    await tx.refreshToken.update({
-      where: { id: e.aggregateId },
-      data: {
-        tokenHash: p.tokenHash,
-        // The replaced token is remembered: using it again is reuse, and revokes the grant.
-        previousHashes: [...row.previousHashes, row.tokenHash],
-        accessJti: p.accessJti,
-        accessExpires: new Date(p.accessExpires),
-        idleExpiresAt: new Date(p.idleExpiresAt),
-      },
-    });
-  });
-  es.on(refreshTokenRevoked, async (tx, e) => {
-    await tx.refreshToken.update({ where: { id: e.aggregateId }, data: { revoked: true } });
-  });
 }

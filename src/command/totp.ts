@@ -6,7 +6,7 @@ import type { EventStore } from "../eventstore/eventstore.js";
 import type { Database } from "../storage/database.js";
 import type { ChangeDetails } from "./aggregate.js";
 import { changeHuman } from "./humans.js";
-import { mfaInitSkipped, orgRemoved, totpAdded, totpCheckSucceeded, totpRemoved, totpVerified, userRemoved } from "./events.js";
+import { mfaInitSkipped, totpAdded, totpCheckSucceeded, totpRemoved, totpVerified } from "../events/index.js";
 import { limitedSignIn, type SignInLimits, type TooManyFailures } from "./failure-limits.js";
 import { countFailedCheck, type Lockout } from "./login.js";
 import type { ReplayGuard } from "./replay.js";
@@ -130,39 +130,5 @@ export async function checkTotp(
       return true as const;
     });
     return result;
-  });
-}
-
-export function registerTotpReducers(es: EventStore): void {
-  es.on(totpAdded, async (tx, e) => {
-    const data = {
-      instanceId: e.instanceId,
-      orgId: e.resourceOwner,
-      secret: e.payload.secret,
-      verified: false,
-      sequence: e.sequence,
-      createdAt: e.createdAt,
-      changeDate: e.createdAt,
-    };
-    await tx.userTotp.upsert({ where: { userId: e.aggregateId }, create: { userId: e.aggregateId, ...data }, update: data });
-  });
-  es.on(totpVerified, async (tx, e) => {
-    await tx.userTotp.update({ where: { userId: e.aggregateId }, data: { verified: true, sequence: e.sequence, changeDate: e.createdAt } });
-  });
-  es.on(totpRemoved, async (tx, e) => {
-    await tx.userTotp.deleteMany({ where: { userId: e.aggregateId } });
-  });
-  es.on(mfaInitSkipped, async (tx, e) => {
-    const data = { instanceId: e.instanceId, orgId: e.resourceOwner, skippedAt: e.createdAt };
-    await tx.userMfaInitSkip.upsert({ where: { userId: e.aggregateId }, create: { userId: e.aggregateId, ...data }, update: data });
-  });
-  es.on(userRemoved, async (tx, e) => {
-    await tx.userTotp.deleteMany({ where: { userId: e.aggregateId } });
-    await tx.userMfaInitSkip.deleteMany({ where: { userId: e.aggregateId } });
-  });
-  // The organisation's users go with it, and so do their authenticators.
-  es.on(orgRemoved, async (tx, e) => {
-    await tx.userTotp.deleteMany({ where: { orgId: e.aggregateId } });
-    await tx.userMfaInitSkip.deleteMany({ where: { orgId: e.aggregateId } });
   });
 }

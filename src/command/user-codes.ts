@@ -4,6 +4,7 @@ import type { SecretBox } from "../crypto/secrets.js";
 import { errors } from "../errors/errors.js";
 import type { EventChange } from "../eventstore/definition.js";
 import type { EventStore, EventWriter } from "../eventstore/eventstore.js";
+import type { CodeKind } from "../domain/user-codes.js";
 import type { ChangeDetails } from "./aggregate.js";
 import { changeHuman } from "./humans.js";
 import {
@@ -16,7 +17,7 @@ import {
   unlockCodeAdded,
   userCodeFailed,
   userUnlocked,
-} from "./events.js";
+} from "../events/index.js";
 
 /**
  * Codes sent to a user to prove an address or to set a password (issue 14): e-mail verification, phone
@@ -25,7 +26,7 @@ import {
  * `user_codes` keeps the latest per kind. A code is checked under the user's lock and consumed by the event it
  * allows, so it works once; a newer code replaces it; it expires.
  */
-export type CodeKind = "email" | "phone" | "password" | "unlock" | "otp_email" | "otp_sms";
+export { type CodeKind, MAX_CODE_FAILURES } from "../domain/user-codes.js";
 
 /**
  * How long a code works: three days for the initial password and a day for an unlock (the mail may be read
@@ -94,12 +95,6 @@ export async function resendCode(es: EventStore, box: SecretBox, a: Who & { kind
   });
   return { details, code: a.returnCode ? code : undefined };
 }
-
-/**
- * Wrong tries a code takes before it is spent: a six-digit code then falls to guessing once in 200,000 codes
- * sent, however fast the guesses come (each code is sent to the user, which a guesser cannot repeat unnoticed).
- */
-export const MAX_CODE_FAILURES = 5;
 
 const wrongCode = (field: string) => errors.invalidArgument("UCODE-c0de", `invalid ${field}: the code is wrong, used or expired`);
 

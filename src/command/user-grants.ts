@@ -2,7 +2,7 @@ import { errors } from "../errors/errors.js";
 import type { EventStore, EventWriter, Tx } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
 import { changeAggregate, withUniqueConflict, type ChangeDetails, type Decision } from "./aggregate.js";
-import { userGrantAdded, userGrantChanged, userGrantRemoved } from "./events.js";
+import { userGrantAdded, userGrantChanged, userGrantRemoved } from "../events/index.js";
 
 const granted = (userId: string, projectId: string) => errors.alreadyExists("GRANT-3x1s", `user "${userId}" already has a grant of project "${projectId}"`);
 
@@ -84,28 +84,4 @@ export function patchUserGrant(es: EventStore, a: { instanceId: string; id: stri
 
 export function removeUserGrant(es: EventStore, a: { instanceId: string; id: string; creator: string }) {
   return changeGrant(es, a, () => [userGrantRemoved.change()]);
-}
-
-export function registerUserGrantReducers(es: EventStore): void {
-  es.on(userGrantAdded, async (tx, e) => {
-    const user = await tx.user.findUnique({ where: { id: e.payload.userId }, select: { orgId: true } });
-    await tx.userGrant.create({
-      data: {
-        id: e.aggregateId,
-        instanceId: e.instanceId,
-        orgId: e.resourceOwner,
-        userOrgId: user?.orgId ?? "",
-        ...e.payload,
-        sequence: e.sequence,
-        createdAt: e.createdAt,
-        changeDate: e.createdAt,
-      },
-    });
-  });
-  es.on(userGrantChanged, async (tx, e) => {
-    await tx.userGrant.update({ where: { id: e.aggregateId }, data: { roleKeys: e.payload.roleKeys, sequence: e.sequence, changeDate: e.createdAt } });
-  });
-  es.on(userGrantRemoved, async (tx, e) => {
-    await tx.userGrant.deleteMany({ where: { id: e.aggregateId } });
-  });
 }

@@ -1,7 +1,7 @@
-import type { EventStore, StoredEvent, Tx } from "../eventstore/eventstore.js";
+import type { EventStore } from "../eventstore/eventstore.js";
 import { errors } from "../errors/errors.js";
 import type { ChangeDetails } from "./aggregate.js";
-import { userMetadataRemoved, userMetadataSet } from "./events.js";
+import { userMetadataRemoved, userMetadataSet } from "../events/index.js";
 import { changeUser } from "./users.js";
 
 /**
@@ -44,24 +44,5 @@ export function removeUserMetadata(es: EventStore, a: { instanceId: string; user
     const there = await w.tx.userMetadata.findUnique({ where: { userId_key: { userId: a.userId, key: a.key } } });
     if (!there) throw errors.notFound("META-n0tf", `user "${a.userId}" has no metadata "${a.key.slice(0, 200)}"`);
     return [userMetadataRemoved.change({ key: a.key })];
-  });
-}
-
-/** The user's projection row follows its aggregate's sequence (what a read's and a change's details report). */
-const touchUser = (tx: Tx, e: StoredEvent<object>) => tx.user.update({ where: { id: e.aggregateId }, data: { sequence: e.sequence, changeDate: e.createdAt } });
-
-export function registerUserMetadataReducers(es: EventStore): void {
-  es.on(userMetadataSet, async (tx, e) => {
-    const value = Buffer.from(e.payload.value, "base64");
-    await tx.userMetadata.upsert({
-      where: { userId_key: { userId: e.aggregateId, key: e.payload.key } },
-      create: { userId: e.aggregateId, key: e.payload.key, value, instanceId: e.instanceId, orgId: e.resourceOwner, changeDate: e.createdAt },
-      update: { value, changeDate: e.createdAt },
-    });
-    await touchUser(tx, e);
-  });
-  es.on(userMetadataRemoved, async (tx, e) => {
-    await tx.userMetadata.deleteMany({ where: { userId: e.aggregateId, key: e.payload.key } });
-    await touchUser(tx, e);
   });
 }

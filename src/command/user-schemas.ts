@@ -12,7 +12,7 @@ import {
   userSchemaDeactivated,
   userSchemaReactivated,
   userSchemaRemoved,
-} from "./events.js";
+} from "../events/index.js";
 
 /**
  * User schemas (instance-wide): a type name, a JSON Schema (draft 2020-12, src/domain/json-schemas.ts) and the
@@ -100,39 +100,4 @@ export async function schemaDataChange(w: EventWriter, a: { instanceId: string; 
   const problem = dataProblem(`${s.id}:${s.revision}`, s.schema as object, a.data);
   if (problem) throw errors.invalidArgument("USCH-d4ta", `invalid data${problem.path}: ${problem.message}`);
   return userSchemaDataSet.change({ schemaId: s.id, schemaRevision: s.revision, data: a.data });
-}
-
-export function registerUserSchemaReducers(es: EventStore): void {
-  es.on(userSchemaAdded, async (tx, e) => {
-    const c = e.payload;
-    await tx.userSchema.create({
-      data: {
-        id: e.aggregateId,
-        instanceId: e.instanceId,
-        type: c.type,
-        schema: c.schema,
-        possibleAuthenticators: c.possibleAuthenticators,
-        state: "active",
-        revision: 1,
-        sequence: e.sequence,
-        createdAt: e.createdAt,
-        changeDate: e.createdAt,
-      },
-    });
-  });
-  const touch = (tx: Parameters<Parameters<typeof es.on>[1]>[0], id: string, data: object, e: { sequence: number; createdAt: Date }) =>
-    tx.userSchema.update({ where: { id }, data: { ...data, sequence: e.sequence, changeDate: e.createdAt } });
-  es.on(userSchemaChanged, (tx, e) => touch(tx, e.aggregateId, e.payload, e).then(() => {}));
-  es.on(userSchemaDeactivated, (tx, e) => touch(tx, e.aggregateId, { state: "inactive" }, e).then(() => {}));
-  es.on(userSchemaReactivated, (tx, e) => touch(tx, e.aggregateId, { state: "active" }, e).then(() => {}));
-  es.on(userSchemaRemoved, async (tx, e) => {
-    await tx.userSchema.delete({ where: { id: e.aggregateId } });
-  });
-  es.on(userSchemaDataSet, async (tx, e) => {
-    const p = e.payload;
-    await tx.user.update({
-      where: { id: e.aggregateId },
-      data: { schemaId: p.schemaId, schemaRevision: p.schemaRevision, data: p.data, sequence: e.sequence, changeDate: e.createdAt },
-    });
-  });
 }

@@ -32,7 +32,7 @@ import {
   userUnlocked,
   type ContextType,
   type UserChanges,
-} from "./events.js";
+} from "../events/index.js";
 
 export interface HumanProfile {
   givenName: string;

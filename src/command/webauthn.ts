@@ -10,7 +10,7 @@ import { newId } from "../ids.js";
 import type { Database } from "../storage/database.js";
 import type { ChangeDetails } from "./aggregate.js";
 import { changeHuman } from "./humans.js";
-import { orgRemoved, userRemoved, webauthnKeyAdded, webauthnKeyRemoved, webauthnKeyUsed } from "./events.js";
+import { webauthnKeyAdded, webauthnKeyRemoved, webauthnKeyUsed } from "../events/index.js";
 
 /** @simplewebauthn/server (with its ASN.1 libraries, about 25 MB), imported at the first ceremony rather than at every start (docs/drafts/build.md, "Idle memory"). */
 const simpleWebauthn = () => import("@simplewebauthn/server");
@@ -179,42 +179,4 @@ export async function finishWebauthnLogin(
     ]),
   );
   return { userId: key.userId, orgId: key.orgId };
-}
-
-export function registerWebauthnReducers(es: EventStore): void {
-  es.on(webauthnKeyAdded, async (tx, e) => {
-    const p = e.payload;
-    await tx.userWebauthnKey.create({
-      data: {
-        id: p.keyId,
-        userId: e.aggregateId,
-        instanceId: e.instanceId,
-        orgId: e.resourceOwner,
-        credentialId: p.credentialId,
-        publicKey: p.publicKey,
-        counter: BigInt(p.counter),
-        transports: p.transports,
-        name: p.name,
-        passwordless: p.passwordless,
-        sequence: e.sequence,
-        createdAt: e.createdAt,
-        changeDate: e.createdAt,
-      },
-    });
-  });
-  es.on(webauthnKeyUsed, async (tx, e) => {
-    await tx.userWebauthnKey.updateMany({
-      where: { id: e.payload.keyId },
-      data: { counter: BigInt(e.payload.counter), sequence: e.sequence, changeDate: e.createdAt },
-    });
-  });
-  es.on(webauthnKeyRemoved, async (tx, e) => {
-    await tx.userWebauthnKey.deleteMany({ where: { id: e.payload.keyId } });
-  });
-  es.on(userRemoved, async (tx, e) => {
-    await tx.userWebauthnKey.deleteMany({ where: { userId: e.aggregateId } });
-  });
-  es.on(orgRemoved, async (tx, e) => {
-    await tx.userWebauthnKey.deleteMany({ where: { orgId: e.aggregateId } });
-  });
 }

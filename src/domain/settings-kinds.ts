@@ -3,7 +3,7 @@
  * its changes are stored with. The rest is derived (settings.ts): the change a set/reset request makes, the
  * command that writes it, the reducer of its event, the resolution along system > instance > organisation
  * with the owner of each value, and the API services, which only map their protos onto these names.
- * A new kind: an entry here, its event in src/command/event-types.ts, its row in docs/events.md, its protos.
+ * A new kind: an entry here, its event in src/events/definitions.ts, its row in docs/events.md, its protos.
  */
 import { brandingProperties } from "./branding.js";
 import { textProperties } from "./texts/settings.js";
@@ -34,7 +34,7 @@ export interface Property<T extends PropertyType = PropertyType> {
 }
 
 export interface KindDeclaration {
-  /** The event type that stores a change; src/command/event-types.ts defines it with the SettingsSet payload. */
+  /** The event type that stores a change; src/events/definitions.ts defines it with the SettingsSet payload. */
   readonly event: string;
   readonly properties: Readonly<Record<string, Property>>;
 }

@@ -9,7 +9,7 @@ import {
   phoneCodeAdded,
   unlockCodeAdded,
   userDomainClaimed,
-} from "../command/events.js";
+} from "../events/index.js";
 import { type AttemptOutcome, attemptDueMessage, type DueMessage, type QueuedMessage, queueMessages } from "../command/notification-queue.js";
 import type { EventStore, StoredEvent } from "../eventstore/eventstore.js";
 import { inheritanceChain } from "../domain/contexts.js";

@@ -1,6 +1,6 @@
 import { acrOf } from "./acr.js";
 import type { User } from "../../gen/prisma/client.js";
-import type { RefreshGrant, RefreshRotation } from "../command/events.js";
+import type { RefreshGrant, RefreshRotation } from "../events/index.js";
 import { extraScopeClaims, roleClaims, userClaims } from "./claims.js";
 import type { OAuthClient } from "./clients.js";
 import type { OidcDeps, RequestScope } from "./context.js";

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { ActorClaim } from "../command/events.js";
+import type { ActorClaim } from "../events/index.js";
 import { useSession } from "../command/sessions.js";
 import { ensureSigningKey, type SigningKeyPolicy } from "../command/signing-keys.js";
 import { randomBytesPooled } from "../crypto/random.js";

@@ -1,3 +1,4 @@
+import type { Policy } from "../domain/idps.js";
 /**
  * Reusable resources across system > instance > org: who sees a resource, and its effective state in a
  * context. Pure functions over the owner, the owner's policy and the children's policies.
@@ -14,7 +15,7 @@ export interface ContextRef {
   instanceId: string;
 }
 
-export type Policy = "activate" | "deactivate" | "inherit";
+export type { Policy };
 
 const depth: Record<Level, number> = { system: 0, instance: 1, org: 2 };
 

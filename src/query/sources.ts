@@ -1,50 +1,30 @@
+import { allProjections, type ProjectionTable } from "../projections/index.js";
 import type { Source } from "./cache.js";
 
-/**
- * For each projection table: the aggregate types whose events' reducers write it (`src/command/*`), its own
- * aggregate first. A cached read names these as its sources, so that an event drops exactly the entries it
- * may have changed. Cascades count: removing an organisation deletes its users, so `user` lists `org`.
- * `test/platform/cache-sources.test.ts` checks this table against the reducers.
- */
-export const tableSources = {
-  instance: ["instance"],
-  instanceDomain: ["instance"],
-  org: ["org"],
-  orgDomain: ["org"],
-  user: ["user", "org"],
-  machineKey: ["user", "org"],
-  personalAccessToken: ["user", "org"],
-  loginSession: ["session", "user", "org"],
-  brandingAsset: ["branding_asset"],
-  userTotp: ["user", "org"],
-  userWebauthnKey: ["user", "org"],
-  userCode: ["user", "org"],
-  userOtpChannel: ["user", "org"],
-  userIdpLink: ["user", "org", "idp"],
-  userMetadata: ["user", "org"],
-  userSchema: ["user_schema"],
-  projectGrant: ["project", "org"],
-  userMfaInitSkip: ["user", "org"],
-  temporaryLockout: ["user"],
-  membership: ["system", "instance", "org", "project", "project_grant", "user"],
-  project: ["project", "org"],
-  projectRole: ["project", "org"],
-  application: ["application", "project", "org"],
-  applicationKey: ["application", "project", "org"],
-  userGrant: ["usergrant", "user", "project", "org"],
-  authRequest: ["auth_request"],
-  refreshToken: ["refresh_token"],
-  revokedToken: ["oidc_token"],
-  signingKey: ["signing_keys"],
-  setting: ["settings"],
-  target: ["target"],
-  execution: ["execution"],
-  idp: ["idp"],
-  idpPolicy: ["idp"],
-  notificationProvider: ["notification_provider"],
-} as const satisfies Record<string, readonly string[]>;
+export type Table = ProjectionTable;
 
-export type Table = keyof typeof tableSources;
+/** The aggregate types that write a table, its own first. */
+type Sources = readonly [own: string, ...others: string[]];
+
+/**
+ * For each projection table: the aggregate types of the events its projection handles (`src/projections/`), in
+ * the order of its handlers, so its own aggregate first. A cached read names these as its sources, so that an
+ * event drops exactly the entries it may have changed. Cascades count: removing an organisation deletes its
+ * users, so the user projection handles `org.org.removed` and `user` lists `org`. (The removal of an instance,
+ * which takes every row of it, is no table's: src/projections/cascade.ts.) `test/platform/cache-sources.test.ts`
+ * checks that each projection writes its own table only.
+ */
+export const tableSources: Readonly<Record<Table, Sources>> = sourcesOfProjections();
+
+function sourcesOfProjections(): Record<Table, Sources> {
+  const out = {} as Record<Table, Sources>;
+  for (const p of allProjections) {
+    const [own, ...others] = new Set(p.handlers.map((h) => h.event.aggregateType));
+    if (own === undefined) throw new Error(`the ${p.table} projection handles no event`);
+    out[p.table] = [own, ...others];
+  }
+  return out;
+}
 
 const combined = new Map<string, readonly Source[]>();
 

@@ -44,8 +44,8 @@ import { referenceOf, unexpectedFault } from "../errors/errors.js";
 import { createErrorLogInterceptor } from "../errors/log-unexpected.js";
 import { defaultRolePermissions } from "../domain/roles.js";
 import { PersonalAccessTokenVerifier, TokenVerifiers } from "../authz/verifier.js";
-import { registerAllReducers } from "../command/all-reducers.js";
-import { allEventTypes } from "../command/events.js";
+import { registerProjections } from "../projections/index.js";
+import { allEventTypes } from "../events/index.js";
 import { registerLoginUi } from "../login/routes.js";
 import { registerPortability } from "../api/portability/routes.js";
 import { clientKey } from "../authz/context.js";
@@ -151,7 +151,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
 
 async function serve(config: Config, db: Database, opts: StartOptions): Promise<RunningServer> {
   const es = new EventStore(db);
-  registerAllReducers(es);
+  registerProjections(es);
   // Processes starting together on one database migrate, check the key and create the first instance one
   // after the other: the second finds everything done.
   const { masterKey, firstInstance } = await withSetupLock(db, async (session) => {

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { emailCodeAdded } from "../../src/command/events.js";
+import { emailCodeAdded } from "../../src/events/index.js";
 import { SecretBox } from "../../src/crypto/secrets.js";
 import { EventStore } from "../../src/eventstore/eventstore.js";
 import { openDatabase } from "../../src/storage/database.js";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { emailCodeAdded, passwordCodeAdded, phoneCodeAdded } from "../../src/command/events.js";
+import { emailCodeAdded, passwordCodeAdded, phoneCodeAdded } from "../../src/events/index.js";
 import type { RunningServer } from "../../src/server/app.js";
 import { rest } from "../support/clients.js";
 import { startTestServer, type TestServer } from "../support/server.js";

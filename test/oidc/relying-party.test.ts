@@ -3,7 +3,7 @@ import * as client from "openid-client";
 import { decodeJwt } from "jose";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { refreshTokenAdded } from "../../src/command/events.js";
+import { refreshTokenAdded } from "../../src/events/index.js";
 import { newId } from "../../src/ids.js";
 import { sha256 } from "../../src/oidc/tokens.js";
 import { launchChromium } from "../support/browser.js";

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { allEventTypes } from "../../src/command/events.js";
+import { allEventTypes } from "../../src/events/index.js";
 import { projectRoot } from "../../src/storage/paths.js";
 
 describe("documentation", () => {

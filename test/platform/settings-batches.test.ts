@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { changeSettings } from "../../src/command/settings.js";
-import { settingsAggregateId } from "../../src/command/events.js";
+import { settingsAggregateId } from "../../src/events/index.js";
 import { applyChange, type SettingsChange, type StoredValues } from "../../src/domain/settings.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 

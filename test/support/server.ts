@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { addOrg } from "../../src/command/orgs.js";
 import { addServiceUser } from "../../src/command/users.js";
 import { loadConfig } from "../../src/config/config.js";
-import type { ContextType } from "../../src/command/events.js";
+import type { ContextType } from "../../src/events/index.js";
 import { startServer, type RunningServer, type StartOptions } from "../../src/server/app.js";
 import { freshPostgresDatabase, TEST_MASTERKEY, testDb } from "./database.js";
 

@@ -9,7 +9,7 @@ import {
   SearchEventsResponseSchema,
 } from "../../../gen/svc/resources/event/v3alpha/event_service_pb.js";
 import { callInfo } from "../../authz/context.js";
-import { allEventDefinitions, allEventTypes } from "../../command/events.js";
+import { allEventDefinitions, allEventTypes } from "../../events/index.js";
 import { redactPayload } from "../../domain/redaction.js";
 import type { AuditLog, EventFilter } from "../../query/audit-log.js";
 import { criteriaOf, listDetails, listWindow, type SetFilter } from "../list.js";

@@ -32,7 +32,7 @@ import {
   type SessionDeps,
 } from "../../command/api-sessions.js";
 import { CODE_LIFETIME_MS, succeedAuthRequest } from "../../command/auth-requests.js";
-import type { SessionFactors } from "../../command/events.js";
+import type { SessionFactors } from "../../events/index.js";
 import { inheritanceChain } from "../../domain/contexts.js";
 import { errors } from "../../errors/errors.js";
 import type { StoredEvent } from "../../eventstore/eventstore.js";

@@ -6,7 +6,7 @@ import { errors } from "../../errors/errors.js";
 import type { EventStore, NewEvent } from "../../eventstore/eventstore.js";
 import { newId } from "../../ids.js";
 import { withUniqueConflict, type ChangeDetails } from "../aggregate.js";
-import { humanAdded, totpAdded, totpVerified, userDeactivated, userLocked } from "../events.js";
+import { humanAdded, totpAdded, totpVerified, userDeactivated, userLocked } from "../../events/index.js";
 import { idpLinkEvents, type IdpLink } from "../idp-links.js";
 import { checkUsernameFree, type NewHuman } from "../users.js";
 

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import { exchangeCode, recordIssuedByCode } from "../../command/auth-requests.js";
-import type { IssuedByCode } from "../../command/events.js";
+import type { IssuedByCode } from "../../events/index.js";
 import { revokeAccessTokens, revokeRefreshToken } from "../../command/tokens.js";
 import type { AuthMethod } from "../clients.js";
 import type { OidcDeps, RequestScope } from "../context.js";

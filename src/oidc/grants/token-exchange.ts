@@ -1,7 +1,7 @@
 import type { FastifyRequest } from "fastify";
 import { permissionsIn } from "../../authz/interceptor.js";
 import { describeMembership, uncoveredMembership } from "../../authz/permissions.js";
-import type { ActorClaim, RefreshGrant, RefreshRotation } from "../../command/events.js";
+import type { ActorClaim, RefreshGrant, RefreshRotation } from "../../events/index.js";
 import { recordTokenExchange } from "../../command/token-exchange.js";
 import { inheritanceChain } from "../../domain/contexts.js";
 import { defaultRolePermissions } from "../../domain/roles.js";

@@ -1,16 +1,15 @@
 /**
  * Every event the server writes, each defined once: type, aggregate type and payload. docs/events.md
- * describes them; `events.ts` lists them. Payloads are JSON (see `aggregateType`); changing a field here
+ * describes them; `index.ts` lists them. Payloads are JSON (see `aggregateType`); changing a field here
  * changes what is stored, so old events keep the old names: add fields, do not rename them.
  */
-import { aggregateType } from "../eventstore/definition.js";
-import type { ContextRef, Policy } from "../query/reuse.js";
-import type { ApiConfig, OidcConfig } from "./applications.js";
-import type { IdpConfig } from "./idps.js";
-import type { ProjectConfig, RoleConfig } from "./projects.js";
-import type { TargetConfig } from "../domain/targets.js";
-import type { ProviderFields } from "../domain/notification-providers.js";
+import type { ApiConfig, OidcConfig } from "../domain/applications.js";
 import type { ContextType } from "../domain/contexts.js";
+import type { IdpConfig, Policy } from "../domain/idps.js";
+import type { ProviderFields } from "../domain/notification-providers.js";
+import type { ProjectConfig, RoleConfig } from "../domain/projects.js";
+import type { TargetConfig } from "../domain/targets.js";
+import { aggregateType } from "../eventstore/definition.js";
 
 export type { ContextType };
 
@@ -340,11 +339,11 @@ export const executionRemoved = execution.defineEvent("action.execution.removed"
 // Identity providers
 
 /** `clientSecret`: encrypted with the master key; absent when none was given. */
-export type IdpOwnerFields = { ownerType: ContextRef["type"]; ownerId: string; ownerPolicy: Policy; clientSecret?: string };
+export type IdpOwnerFields = { ownerType: ContextType; ownerId: string; ownerPolicy: Policy; clientSecret?: string };
 export const gitlabIdpAdded = idp.defineEvent<IdpConfig & IdpOwnerFields>("idp.gitlab.added");
 export const gitlabIdpChanged = idp.defineEvent<Partial<IdpConfig> & Partial<Pick<IdpOwnerFields, "ownerPolicy" | "clientSecret">>>("idp.gitlab.changed");
 /** A child context's own policy; `inherit` removes it. */
-export const idpStatePolicySet = idp.defineEvent<{ contextType: ContextRef["type"]; contextId: string; policy: Policy }>("idp.state_policy.set");
+export const idpStatePolicySet = idp.defineEvent<{ contextType: ContextType; contextId: string; policy: Policy }>("idp.state_policy.set");
 export const idpRemoved = idp.defineEvent("idp.idp.removed");
 
 // Notification providers (SMTP, SMS) of an instance

@@ -1,0 +1,165 @@
+import type { Prisma } from "../../gen/prisma/client.js";
+import type { StoredEvent, Tx } from "../eventstore/eventstore.js";
+import {
+  emailCodeAdded,
+  emailVerified,
+  humanAdded,
+  humanChanged,
+  keyAdded,
+  keyRemoved,
+  machineAdded,
+  machineChanged,
+  orgRemoved,
+  otpEmailCodeAdded,
+  otpSmsCodeAdded,
+  passwordChanged,
+  passwordCheckFailed,
+  passwordCheckSucceeded,
+  passwordCodeAdded,
+  patAdded,
+  patRemoved,
+  phoneCodeAdded,
+  phoneVerified,
+  secretRemoved,
+  secretSet,
+  totpCheckFailed,
+  totpCheckSucceeded,
+  unlockCodeAdded,
+  userCodeFailed,
+  userDeactivated,
+  userDomainClaimed,
+  userLocked,
+  userMetadataRemoved,
+  userMetadataSet,
+  userReactivated,
+  userRemoved,
+  userSchemaDataSet,
+  userUnlocked,
+  type HumanAdded,
+  type MachineAdded,
+  type UserChanges,
+} from "../events/index.js";
+import { defineProjection } from "./projection.js";
+
+/** A user's details (sequence, change date) are those of its newest event, whichever table the event is about. */
+const touch = async (tx: Tx, e: StoredEvent<object>, data: Prisma.UserUpdateInput = {}): Promise<void> => {
+  await tx.user.update({ where: { id: e.aggregateId }, data: { ...data, sequence: e.sequence, changeDate: e.createdAt } });
+};
+
+// Both kinds share the row; the fields of the other kind stay empty (null).
+const addUser = async (tx: Tx, e: StoredEvent<object>, kind: "human" | "machine", p: Partial<HumanAdded> & Partial<MachineAdded> & { username: string }) => {
+  const passwordHash = p.passwordHash ?? null;
+  await tx.user.create({
+    data: {
+      id: e.aggregateId,
+      instanceId: e.instanceId,
+      orgId: e.resourceOwner,
+      username: p.username,
+      loginName: p.username.toLowerCase(),
+      kind,
+      state: kind === "human" && !passwordHash ? "initial" : "active",
+      displayName: p.displayName || p.username,
+      givenName: p.givenName ?? null,
+      familyName: p.familyName ?? null,
+      nickName: p.nickName ?? null,
+      preferredLanguage: p.preferredLanguage ?? null,
+      email: p.email ?? null,
+      emailVerified: !!p.emailVerified,
+      phone: p.phone ?? null,
+      phoneVerified: !!p.phoneVerified,
+      passwordHash,
+      passwordChangeRequired: !!p.passwordChangeRequired,
+      passwordChanged: passwordHash ? e.createdAt : null,
+      description: p.description ?? null,
+      accessTokenType: p.accessTokenType ?? "opaque",
+      sequence: e.sequence,
+      createdAt: e.createdAt,
+      changeDate: e.createdAt,
+    },
+  });
+};
+
+const changeUser = async (tx: Tx, e: StoredEvent<UserChanges>) => {
+  // The projection's columns, named one by one: a field a change event does not define is not projected.
+  const p = e.payload;
+  await touch(tx, e, {
+    username: p.username,
+    ...(p.username !== undefined ? { loginName: p.username.toLowerCase() } : {}),
+    displayName: p.displayName,
+    givenName: p.givenName,
+    familyName: p.familyName,
+    nickName: p.nickName,
+    preferredLanguage: p.preferredLanguage,
+    email: p.email,
+    emailVerified: p.emailVerified,
+    phone: p.phone,
+    phoneVerified: p.phoneVerified,
+    description: p.description,
+    accessTokenType: p.accessTokenType,
+  });
+};
+
+// Unlocking and reactivating return to "initial" when a human still has no password.
+const back = async (tx: Tx, e: StoredEvent<object>) => {
+  const u = await tx.user.findUniqueOrThrow({ where: { id: e.aggregateId }, select: { kind: true, passwordHash: true } });
+  await touch(tx, e, { state: u.kind === "human" && !u.passwordHash ? "initial" : "active", passwordFailures: 0, otpFailures: 0 });
+};
+
+/** Users, both kinds; their credentials, codes and other rows are in their own tables. */
+export const users = defineProjection("user", 1, (on) => {
+  on(humanAdded, (tx, e) => addUser(tx, e, "human", e.payload));
+  on(machineAdded, (tx, e) => addUser(tx, e, "machine", e.payload));
+  on(humanChanged, changeUser);
+  on(machineChanged, changeUser);
+  on(userLocked, (tx, e) => touch(tx, e, { state: "locked" }));
+  on(userDeactivated, (tx, e) => touch(tx, e, { state: "inactive" }));
+  on(userUnlocked, back);
+  on(userReactivated, back);
+  // What is kept per user goes in each table's projection: credentials, second factors, pending codes, links,
+  // metadata, sessions, grants and memberships.
+  on(userRemoved, async (tx, e) => {
+    await tx.user.delete({ where: { id: e.aggregateId } });
+  });
+  on(passwordChanged, async (tx, e) => {
+    const u = await tx.user.findUniqueOrThrow({ where: { id: e.aggregateId }, select: { state: true } });
+    await touch(tx, e, {
+      passwordHash: e.payload.passwordHash,
+      passwordChangeRequired: e.payload.changeRequired,
+      passwordChanged: e.createdAt,
+      passwordFailures: 0,
+      ...(u.state === "initial" ? { state: "active" } : {}),
+    });
+  });
+  on(passwordCheckSucceeded, (tx, e) => touch(tx, e, { passwordFailures: 0 }));
+  on(passwordCheckFailed, (tx, e) => touch(tx, e, { passwordFailures: { increment: 1 } }));
+  on(totpCheckFailed, (tx, e) => touch(tx, e, { otpFailures: { increment: 1 } }));
+  on(totpCheckSucceeded, (tx, e) => touch(tx, e, { otpFailures: 0 }));
+  on(secretSet, (tx, e) => touch(tx, e, { secretHash: e.payload.secretHash }));
+  on(secretRemoved, (tx, e) => touch(tx, e, { secretHash: null }));
+  // Events about the user's rows in other tables advance its sequence.
+  on(keyAdded, (tx, e) => touch(tx, e));
+  on(keyRemoved, (tx, e) => touch(tx, e));
+  on(patAdded, (tx, e) => touch(tx, e));
+  on(patRemoved, (tx, e) => touch(tx, e));
+  on(userMetadataSet, (tx, e) => touch(tx, e));
+  on(userMetadataRemoved, (tx, e) => touch(tx, e));
+  on(emailCodeAdded, (tx, e) => touch(tx, e));
+  on(phoneCodeAdded, (tx, e) => touch(tx, e));
+  on(passwordCodeAdded, (tx, e) => touch(tx, e));
+  on(unlockCodeAdded, (tx, e) => touch(tx, e));
+  on(otpEmailCodeAdded, (tx, e) => touch(tx, e));
+  on(otpSmsCodeAdded, (tx, e) => touch(tx, e));
+  on(userCodeFailed, (tx, e) => touch(tx, e));
+  // A used code is gone (user-code.ts), and the address it proved is verified.
+  on(emailVerified, (tx, e) => touch(tx, e, { emailVerified: true }));
+  on(phoneVerified, (tx, e) => touch(tx, e, { phoneVerified: true }));
+  on(userSchemaDataSet, (tx, e) => {
+    const p = e.payload;
+    return touch(tx, e, { schemaId: p.schemaId, schemaRevision: p.schemaRevision, data: p.data });
+  });
+  on(userDomainClaimed, (tx, e) => touch(tx, e, { username: e.payload.username, loginName: e.payload.username.toLowerCase() }));
+  // The organisation's users go with it (their rows in other tables: each table's projection).
+  on(orgRemoved, async (tx, e) => {
+    await tx.user.deleteMany({ where: { orgId: e.aggregateId } });
+  });
+});
