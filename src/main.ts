@@ -58,15 +58,13 @@ function databaseError(err: unknown, config: Config): StartupError | undefined {
 }
 
 /**
- * `recover`: unlock a user and give it new credentials with database access alone (src/command/recover.ts).
- * With the embedded database a running server owns the data directory; the recovery then connects to that
- * server's PostgreSQL as a client through its socket, else it starts the embedded server itself.
+ * The database for a tool beside the server (`recover`, `projections rebuild`). With the embedded database a
+ * running server owns the data directory; the tool then connects to that server's PostgreSQL as a client
+ * through its socket, else it starts the embedded server itself.
  */
-async function recover(config: Config, what: { user: string; instance?: string; newPassword: boolean }): Promise<void> {
+async function openForTool(config: Config) {
   const { openDatabase } = await import("./storage/database.js");
-  const { EventStore } = await import("./eventstore/eventstore.js");
-  const { registerProjections } = await import("./projections/index.js");
-  const { recoverUser, runningEmbeddedUrl } = await import("./command/recover.js");
+  const { runningEmbeddedUrl } = await import("./command/recover.js");
   const open = async () => {
     if (config.databaseUrl) return openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
     const running = runningEmbeddedUrl(config.dataDir);
@@ -83,9 +81,17 @@ async function recover(config: Config, what: { user: string; instance?: string; 
     }
     return openDatabase({ dataDir: config.dataDir, poolSize: 2 });
   };
-  const db = await open().catch((err: unknown) => {
+  return open().catch((err: unknown) => {
     throw databaseError(err, config) ?? err;
   });
+}
+
+/** `recover`: unlock a user and give it new credentials with database access alone (src/command/recover.ts). */
+async function recover(config: Config, what: { user: string; instance?: string; newPassword: boolean }): Promise<void> {
+  const { EventStore } = await import("./eventstore/eventstore.js");
+  const { registerProjections } = await import("./projections/index.js");
+  const { recoverUser } = await import("./command/recover.js");
+  const db = await openForTool(config);
   try {
     const es = new EventStore(db);
     registerProjections(es);
@@ -100,6 +106,24 @@ async function recover(config: Config, what: { user: string; instance?: string; 
       console.error("a new password follows (it must be changed at the next sign-in); it is shown once");
       console.log(r.password);
     }
+  } finally {
+    await db.close();
+  }
+}
+
+/** `projections rebuild [table ...]`: the named projection tables (default all) from the event log (src/projections/rebuild.ts). */
+async function rebuild(config: Config, tables: string[]): Promise<void> {
+  const { allProjections } = await import("./projections/index.js");
+  const { rebuildProjections } = await import("./projections/rebuild.js");
+  const known = allProjections.map((p) => p.table as string);
+  const unknown = tables.filter((t) => !known.includes(t));
+  if (unknown.length) throw new StartupError(`no projection "${unknown.join('", "')}"; the projections are: ${known.join(", ")}`);
+  const db = await openForTool(config);
+  try {
+    const started = performance.now();
+    const r = await rebuildProjections(db, tables as (typeof allProjections)[number]["table"][]);
+    for (const t of r.tables) console.log(`rebuilt ${t.table} (version ${t.version}): ${t.rows} rows`);
+    console.log(`replayed ${r.events} events in ${Math.round(performance.now() - started)} ms`);
   } finally {
     await db.close();
   }
@@ -135,6 +159,11 @@ async function main() {
   if (args.command === "recover") {
     failing = "cannot recover";
     await recover(config, args.recover!);
+    return;
+  }
+  if (args.command === "projections") {
+    failing = "cannot rebuild";
+    await rebuild(config, args.rebuild ?? []);
     return;
   }
   await checkPort(config);

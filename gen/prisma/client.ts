@@ -264,3 +264,10 @@ export type UserSchema = Prisma.UserSchemaModel
  * 
  */
 export type ProjectGrant = Prisma.ProjectGrantModel
+/**
+ * Model ProjectionState
+ * The version of each projection's handlers that wrote its table (src/projections/rebuild.ts): a table whose
+ * projection has a newer version is rebuilt from the event log at start, and `svc projections rebuild`
+ * records here what it rebuilt.
+ */
+export type ProjectionState = Prisma.ProjectionStateModel

@@ -1,7 +1,7 @@
 import { ConfigError } from "./startup-error.js";
 import { describeVariables } from "./variables.js";
 
-export type Command = "start" | "migrate" | "recover";
+export type Command = "start" | "migrate" | "recover" | "projections";
 
 export interface Args {
   command: Command;
@@ -10,6 +10,8 @@ export interface Args {
   help: boolean;
   /** `recover`: the user to unlock (login name or ID), the instance (ID or domain; default the first), a new password. */
   recover?: { user: string; instance?: string; newPassword: boolean };
+  /** `projections rebuild [table ...]`: the tables named (none: every projection). */
+  rebuild?: string[];
 }
 
 const COMMANDS: Record<Command, string> = {
@@ -17,7 +19,10 @@ const COMMANDS: Record<Command, string> = {
   migrate: "apply pending database migrations and exit",
   recover:
     "operator recovery with database access, no token: --user <login name|id> [--instance <id|domain>] [--new-password];\n" +
-    "           unlocks the user, gives a service user a new PAT, with --new-password a human user a generated one (printed)",
+    "              unlocks the user, gives a service user a new PAT, with --new-password a human user a generated one (printed)",
+  projections:
+    "rebuild [<table> ...]: rebuild projection tables (default all) from the event log, on a running system too;\n" +
+    "              writes that arrive meanwhile wait for it and are kept",
 };
 
 const HINT = "run with --help for usage";
@@ -42,9 +47,16 @@ export function parseArgs(argv: readonly string[]): Args {
       recover[a.slice(2) as "user" | "instance"] = value;
     } else if (a === "--new-password") {
       recover.newPassword = true;
-    } else if (Object.hasOwn(COMMANDS, a)) {
-      if (command !== undefined) throw new ConfigError(`one command at most, got "${command}" and "${a}"; ${HINT}`);
+    } else if (Object.hasOwn(COMMANDS, a) && command === undefined) {
       command = a;
+      if (a === "projections") {
+        if (argv[i + 1] !== "rebuild") throw new ConfigError(`projections needs a subcommand: projections rebuild [<table> ...]; ${HINT}`);
+        i++;
+        args.rebuild = [];
+        while (argv[i + 1] !== undefined && !argv[i + 1]!.startsWith("-")) args.rebuild.push(argv[++i]!);
+      }
+    } else if (Object.hasOwn(COMMANDS, a)) {
+      throw new ConfigError(`one command at most, got "${command}" and "${a}"; ${HINT}`);
     } else {
       throw new ConfigError(`unknown ${a.startsWith("-") ? "option" : "argument"} "${a}"; ${HINT}`);
     }
@@ -60,10 +72,11 @@ export function parseArgs(argv: readonly string[]): Args {
 }
 
 export function usage(): string {
-  const commands = Object.entries(COMMANDS).map(([c, what]) => `  ${c.padEnd(9)}${what}`);
+  const commands = Object.entries(COMMANDS).map(([c, what]) => `  ${c.padEnd(12)}${what}`);
   return [
     "Usage: npx svc [start|migrate] [--config <file.yaml>]",
     "       npx svc recover --user <login name|id> [--instance <id|domain>] [--new-password]",
+    "       npx svc projections rebuild [<table> ...]",
     "       npm start [-- --config <file.yaml>]   |   npm run migrate   |   node dist/src/main.js [...] (after npm run build)",
     "",
     "Commands:",

@@ -286,6 +286,18 @@ function toStored(r: EventRecord): StoredEvent & { tx: bigint } {
   };
 }
 
+/**
+ * The events of these types after `after`, in position order, `limit` at most, read on `sql` (a projection's
+ * rebuild reads them in its own transaction, under its lock: src/projections/rebuild.ts).
+ */
+export async function eventsOfTypes(sql: Sql, types: readonly string[], after: bigint, limit: number): Promise<StoredEvent[]> {
+  const { rows } = await sql.query<EventRecord>(
+    `SELECT ${EVENT_COLUMNS} FROM events WHERE type = ANY($1::text[]) AND position > $2 ORDER BY position LIMIT $3`,
+    [types, after.toString(), limit],
+  );
+  return rows.map(toStored);
+}
+
 /** Append-only events with per-aggregate sequences, a global position, projections and durable subscriptions. */
 export class EventStore {
   private readonly reducers = new Map<string, Reducer[]>();

@@ -96,6 +96,41 @@ export const allProjections = [
 /** The projection tables. */
 export type ProjectionTable = (typeof allProjections)[number]["table"];
 
+/**
+ * The other tables each projection's handlers read (related.ts, and the grants a user grant or membership
+ * follows): a rebuild replays these with the reader, so that each handler reads them as they were at its event
+ * (test/platform/cache-sources.test.ts checks this list against what the handlers read).
+ */
+export const projectionReads: Partial<Record<ProjectionTable, readonly ProjectionTable[]>> = {
+  applicationKey: ["application", "project"],
+  application: ["project"],
+  loginSession: ["user"],
+  machineKey: ["user"],
+  membership: ["project", "projectGrant", "user"],
+  personalAccessToken: ["user"],
+  projectGrant: ["project"],
+  projectRole: ["project"],
+  userCode: ["user"],
+  userGrant: ["projectGrant", "user"],
+  userIdpLink: ["user"],
+  userMetadata: ["user"],
+  userOtpChannel: ["user"],
+  userTotp: ["user"],
+  userWebauthnKey: ["user"],
+};
+
+/** The projections a rebuild of `tables` replays: those and every table they read, transitively, in handler order. */
+export function rebuildSet(tables: readonly ProjectionTable[]): (typeof allProjections)[number][] {
+  const wanted = new Set<ProjectionTable>();
+  const add = (t: ProjectionTable) => {
+    if (wanted.has(t)) return;
+    wanted.add(t);
+    for (const r of projectionReads[t] ?? []) add(r);
+  };
+  for (const t of tables) add(t);
+  return allProjections.filter((p) => wanted.has(p.table));
+}
+
 /** Registers every projection's handlers, and the instance's cascade, with the event store (at start-up). */
 export function registerProjections(es: EventStore): void {
   for (const h of instanceCascade.handlers) es.on(h.event, h.reduce);

@@ -45,6 +45,7 @@ import { createErrorLogInterceptor } from "../errors/log-unexpected.js";
 import { defaultRolePermissions } from "../domain/roles.js";
 import { PersonalAccessTokenVerifier, TokenVerifiers } from "../authz/verifier.js";
 import { registerProjections } from "../projections/index.js";
+import { outdatedProjections, rebuildProjections } from "../projections/rebuild.js";
 import { allEventTypes } from "../events/index.js";
 import { registerLoginUi } from "../login/routes.js";
 import { registerPortability } from "../api/portability/routes.js";
@@ -154,10 +155,13 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   registerProjections(es);
   // Processes starting together on one database migrate, check the key and create the first instance one
   // after the other: the second finds everything done.
-  const { masterKey, firstInstance } = await withSetupLock(db, async (session) => {
+  const { masterKey, firstInstance, rebuilt } = await withSetupLock(db, async (session) => {
     await applyMigrations(session);
+    // A projection whose handlers changed (a newer version) is rebuilt from the log before anything reads it.
+    const outdated = await outdatedProjections(db);
+    const rebuilt = outdated.length ? (await rebuildProjections(db, outdated)).tables : [];
     const key = await loadMasterKey(db, config.masterKey, config.dataDir);
-    return { masterKey: key, firstInstance: await ensureFirstInstance(es, config) };
+    return { masterKey: key, firstInstance: await ensureFirstInstance(es, config), rebuilt };
   });
   const box = new SecretBox(masterKey);
   const cache = new ProjectionCache();
@@ -319,6 +323,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     return503OnClosing: false,
   });
   logger = app.log;
+  if (rebuilt.length) app.log.info({ projections: rebuilt }, "rebuilt projections from the event log: their handlers' version changed");
   decorateClient(app, new TrustedProxies(config.trustedProxies.spec, config.trustedProxies.headers));
   // Pages a browser navigates to (authorize, end session, the login UI) are never readable cross-origin
   // (RFC 9700 §2.6); APIs, the token, userinfo, introspection, revocation and keys endpoints are. Each route

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { EventDefinition } from "../../src/eventstore/definition.js";
 import type { EventStore, Reducer } from "../../src/eventstore/eventstore.js";
-import { allProjections, instanceCascade, registerProjections } from "../../src/projections/index.js";
+import { allProjections, instanceCascade, projectionReads, registerProjections } from "../../src/projections/index.js";
 import { ProjectionCache } from "../../src/query/cache.js";
 import { readFrom, readRow, tableSources } from "../../src/query/sources.js";
 
@@ -34,8 +34,8 @@ function emptyFields(): unknown {
   return new Proxy({}, { get: (_t, key) => (key === "then" ? undefined : "") });
 }
 
-/** A transaction that records which tables a reducer writes. */
-function recordingTx(written: Set<string>) {
+/** A transaction that records which tables a reducer writes, and (`read`) which it reads. */
+function recordingTx(written: Set<string>, read = new Set<string>()) {
   return new Proxy(
     {},
     {
@@ -44,7 +44,7 @@ function recordingTx(written: Set<string>) {
           {},
           {
             get: (_m, op) => async () => {
-              if (WRITES.has(String(op))) written.add(String(model));
+              (WRITES.has(String(op)) ? written : read).add(String(model));
               return anything();
             },
           },
@@ -97,6 +97,24 @@ describe("cache sources", () => {
     expect(silent).toEqual(["userGrant <- project.grant.changed"]);
     // The instance's removal, which takes every table's rows (found in the catalogue), is the one handler besides.
     expect(instanceCascade.handlers.map((h) => h.event.type)).toEqual(["instance.instance.removed"]);
+  });
+
+  it("a rebuild replays with each projection the tables its handlers read (projectionReads)", async () => {
+    const models = modelsByTable();
+    const reads: Record<string, string[]> = {};
+    for (const p of allProjections) {
+      const read = new Set<string>();
+      for (const h of p.handlers) {
+        for (const payload of [anything(), emptyFields()]) {
+          const event = { ...(anything() as object), aggregateType: h.event.aggregateType, type: h.event.type, payload, aggregateId: "1", instanceId: "1" };
+          await h.reduce(recordingTx(new Set(), read) as never, event as never, recordingSql(new Set(), models) as never).catch(() => {});
+        }
+      }
+      read.delete(p.table);
+      if (read.size) reads[p.table] = [...read].sort();
+    }
+    const declared = Object.fromEntries(Object.entries(projectionReads).map(([t, r]) => [t, [...r!].sort()]));
+    expect(reads).toEqual(declared);
   });
 
   it("name, for every table a reducer writes, the aggregate type of the events it reduces", async () => {

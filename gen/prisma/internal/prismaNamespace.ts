@@ -440,7 +440,8 @@ export const ModelName = {
   BrandingAsset: 'BrandingAsset',
   UserMetadata: 'UserMetadata',
   UserSchema: 'UserSchema',
-  ProjectGrant: 'ProjectGrant'
+  ProjectGrant: 'ProjectGrant',
+  ProjectionState: 'ProjectionState'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -456,7 +457,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "orgDomain" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "refreshToken" | "refreshTokenGrace" | "revokedToken" | "usedJwtId" | "rateLimitCount" | "failureLimit" | "temporaryLockout" | "masterKeyVerifier" | "notificationProvider" | "userTotp" | "userWebauthnKey" | "userMfaInitSkip" | "notificationMessage" | "userCode" | "userOtpChannel" | "userIdpLink" | "brandingAsset" | "userMetadata" | "userSchema" | "projectGrant"
+    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "orgDomain" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "refreshToken" | "refreshTokenGrace" | "revokedToken" | "usedJwtId" | "rateLimitCount" | "failureLimit" | "temporaryLockout" | "masterKeyVerifier" | "notificationProvider" | "userTotp" | "userWebauthnKey" | "userMfaInitSkip" | "notificationMessage" | "userCode" | "userOtpChannel" | "userIdpLink" | "brandingAsset" | "userMetadata" | "userSchema" | "projectGrant" | "projectionState"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -3716,6 +3717,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    ProjectionState: {
+      payload: Prisma.$ProjectionStatePayload<ExtArgs>
+      fields: Prisma.ProjectionStateFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ProjectionStateFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectionStatePayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ProjectionStateFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectionStatePayload>
+        }
+        findFirst: {
+          args: Prisma.ProjectionStateFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectionStatePayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ProjectionStateFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectionStatePayload>
+        }
+        findMany: {
+          args: Prisma.ProjectionStateFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectionStatePayload>[]
+        }
+        create: {
+          args: Prisma.ProjectionStateCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectionStatePayload>
+        }
+        createMany: {
+          args: Prisma.ProjectionStateCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ProjectionStateCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectionStatePayload>[]
+        }
+        delete: {
+          args: Prisma.ProjectionStateDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectionStatePayload>
+        }
+        update: {
+          args: Prisma.ProjectionStateUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectionStatePayload>
+        }
+        deleteMany: {
+          args: Prisma.ProjectionStateDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ProjectionStateUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ProjectionStateUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectionStatePayload>[]
+        }
+        upsert: {
+          args: Prisma.ProjectionStateUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ProjectionStatePayload>
+        }
+        aggregate: {
+          args: Prisma.ProjectionStateAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateProjectionState>
+        }
+        groupBy: {
+          args: Prisma.ProjectionStateGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ProjectionStateGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ProjectionStateCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ProjectionStateCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -4378,6 +4453,16 @@ export const ProjectGrantScalarFieldEnum = {
 export type ProjectGrantScalarFieldEnum = (typeof ProjectGrantScalarFieldEnum)[keyof typeof ProjectGrantScalarFieldEnum]
 
 
+export const ProjectionStateScalarFieldEnum = {
+  name: 'name',
+  version: 'version',
+  rebuiltAt: 'rebuiltAt',
+  position: 'position'
+} as const
+
+export type ProjectionStateScalarFieldEnum = (typeof ProjectionStateScalarFieldEnum)[keyof typeof ProjectionStateScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -4731,6 +4816,7 @@ export type GlobalOmitConfig = {
   userMetadata?: Prisma.UserMetadataOmit
   userSchema?: Prisma.UserSchemaOmit
   projectGrant?: Prisma.ProjectGrantOmit
+  projectionState?: Prisma.ProjectionStateOmit
 }
 
 /* Types for Logging */

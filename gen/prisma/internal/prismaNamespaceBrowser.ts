@@ -94,7 +94,8 @@ export const ModelName = {
   BrandingAsset: 'BrandingAsset',
   UserMetadata: 'UserMetadata',
   UserSchema: 'UserSchema',
-  ProjectGrant: 'ProjectGrant'
+  ProjectGrant: 'ProjectGrant',
+  ProjectionState: 'ProjectionState'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -734,6 +735,16 @@ export const ProjectGrantScalarFieldEnum = {
 } as const
 
 export type ProjectGrantScalarFieldEnum = (typeof ProjectGrantScalarFieldEnum)[keyof typeof ProjectGrantScalarFieldEnum]
+
+
+export const ProjectionStateScalarFieldEnum = {
+  name: 'name',
+  version: 'version',
+  rebuiltAt: 'rebuiltAt',
+  position: 'position'
+} as const
+
+export type ProjectionStateScalarFieldEnum = (typeof ProjectionStateScalarFieldEnum)[keyof typeof ProjectionStateScalarFieldEnum]
 
 
 export const SortOrder = {
