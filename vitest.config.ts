@@ -12,9 +12,18 @@ export default defineConfig({
     maxWorkers: 3,
     globalSetup: ["test/support/global-teardown.ts"],
     hookTimeout: 60_000,
-    projects: databases.map((db) => ({
-      extends: true,
-      test: { name: db, include: ["test/**/*.test.ts"], env: { SVC_TEST_DB: db } },
-    })),
+    projects: [
+      ...databases.map((db) => ({
+        extends: true,
+        test: { name: db, include: ["test/**/*.test.ts"], exclude: ["test/**/*.timing.test.ts"], env: { SVC_TEST_DB: db } },
+      })),
+      // Assertions on elapsed time (an answer no faster for unknown names, a target cut at its timeout): run
+      // alone, one file at a time, after the others (package.json's test script), so that a loaded machine does
+      // not decide them. `vitest run --project timing` runs them by themselves.
+      {
+        extends: true,
+        test: { name: "timing", include: ["test/**/*.timing.test.ts"], env: { SVC_TEST_DB: "embedded" }, fileParallelism: false },
+      },
+    ],
   },
 });

@@ -1,4 +1,5 @@
 import { hashToken } from "../crypto/tokens.js";
+import { type Clock, systemClock } from "../domain/clock.js";
 import type { TenancyQueries } from "../query/tenancy.js";
 import type { Caller } from "./context.js";
 
@@ -15,14 +16,18 @@ export interface TokenVerifier {
 }
 
 export class PersonalAccessTokenVerifier implements TokenVerifier {
-  constructor(private readonly queries: TenancyQueries) {}
+  constructor(
+    private readonly queries: TenancyQueries,
+    /** The time tokens expire by. */
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   async verify(token: string) {
     if (!token.startsWith("pat_")) return undefined;
     const owner = await this.queries.tokenOwner(hashToken(token));
     // no PAT has this hash: a guess (or a removed PAT, which no one can tell from one)
     if (!owner) return undefined;
-    if (owner.expiresAt && owner.expiresAt.getTime() <= Date.now()) return null;
+    if (owner.expiresAt && owner.expiresAt.getTime() <= this.clock.now()) return null;
     return { userId: owner.userId, instanceId: owner.instanceId, orgId: owner.orgId };
   }
 }

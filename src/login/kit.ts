@@ -7,6 +7,7 @@ import type { RateLimiter } from "../command/rate-limits.js";
 import type { ReplayGuard } from "../command/replay.js";
 import type { SecretBox } from "../crypto/secrets.js";
 import { addressKey } from "../domain/client-address.js";
+import type { Clock } from "../domain/clock.js";
 import { inheritanceChain } from "../domain/contexts.js";
 import type { FailureRules, RateRule } from "../domain/rate-rules.js";
 import { defaultsOf, type SettingsValues } from "../domain/settings-kinds.js";
@@ -49,6 +50,8 @@ export interface LoginDeps {
   failures?: { limiter: FailureLimiter; rules: FailureRules };
   /** Uses up accepted TOTP codes. */
   replay: ReplayGuard;
+  /** The time of the lifetime decisions: sessions, recent sign-ins, skipped set-ups (src/domain/clock.ts). */
+  clock: Clock;
 }
 
 export const LOGIN_PATH = "/ui/login";
@@ -170,7 +173,7 @@ const chainOf = (instanceId: string, orgId?: string) => inheritanceChain(orgId ?
 /** Sets up the login UI's scope `ui` (form parser, hooks) and returns the kit its steps use. */
 export function createLoginKit(ui: FastifyInstance, deps: LoginDeps): LoginKit {
   const { db, tenancy, settings, signer } = deps;
-  const sessions = new SessionQueries(db, deps.cache, deps.sessionLifetimes);
+  const sessions = new SessionQueries(db, deps.cache, deps.sessionLifetimes, deps.clock);
   const users = new UserQueries(db, deps.cache);
   const authRequests = new AuthRequestQueries(db);
   const cookie = (name: string, value: string, opts: { sameSite: "Lax" | "Strict"; path: string; maxAge?: number }) =>
@@ -303,7 +306,7 @@ export function createLoginKit(ui: FastifyInstance, deps: LoginDeps): LoginKit {
    * must not let whoever sits at it add their own authenticator to the account).
    */
   async function signedInRecently(c: Ctx, account: { authTime: Date; loginName: string }): Promise<boolean> {
-    if (Date.now() - account.authTime.getTime() <= RECENT_SIGN_IN_MS) return true;
+    if (deps.clock.now() - account.authTime.getTime() <= RECENT_SIGN_IN_MS) return true;
     await c.send(pages.passwordPage(c.page, { loginName: account.loginName, error: c.page.t.signInAgain }), 401);
     return false;
   }

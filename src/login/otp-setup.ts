@@ -95,7 +95,7 @@ export function registerOtpSetup(kit: LoginKit, finish: Finish): OtpSetupStep {
     async due(instanceId, userId, lifetimeSeconds) {
       if (lifetimeSeconds <= 0) return false;
       const skipped = await mfaInitSkippedAt(db, instanceId, userId);
-      return !skipped || Date.now() - skipped.getTime() >= lifetimeSeconds * 1000;
+      return !skipped || kit.deps.clock.now() - skipped.getTime() >= lifetimeSeconds * 1000;
     },
     atSignIn(c, instance, user, forced) {
       const pending = kit.sealMfaInit(user.id, instance.id, forced);

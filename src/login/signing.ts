@@ -1,5 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { fromBase64url } from "../crypto/tokens.js";
+import { type Clock, systemClock } from "../domain/clock.js";
 
 /**
  * The name of the login UI's CSRF cookie: a random value the server sets in the browser before any sign-in (a
@@ -17,10 +18,14 @@ export const csrfCookieName = (secure: boolean) => (secure ? "__Host-svc_csrf" :
  * The key is derived from the master key.
  */
 export class Signer {
-  constructor(private readonly key: Buffer) {}
+  constructor(
+    private readonly key: Buffer,
+    /** The time statements expire by. */
+    private readonly clock: Clock = systemClock,
+  ) {}
 
-  static fromMasterKey(masterKey: Buffer): Signer {
-    return new Signer(createHmac("sha256", masterKey).update("svc login ui v1").digest());
+  static fromMasterKey(masterKey: Buffer, clock: Clock = systemClock): Signer {
+    return new Signer(createHmac("sha256", masterKey).update("svc login ui v1").digest(), clock);
   }
 
   private mac(purpose: string, value: string): Buffer {
@@ -41,7 +46,7 @@ export class Signer {
 
   /** A signed, expiring statement ("this browser proved the password of user X"). */
   seal(purpose: string, data: Record<string, unknown>, ttlMs: number): string {
-    const body = Buffer.from(JSON.stringify({ ...data, exp: Date.now() + ttlMs })).toString("base64url");
+    const body = Buffer.from(JSON.stringify({ ...data, exp: this.clock.now() + ttlMs })).toString("base64url");
     return `${body}.${this.mac(purpose, body).toString("base64url")}`;
   }
 
@@ -53,7 +58,7 @@ export class Signer {
     const given = fromBase64url(sig);
     if (!given || given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
     const data = JSON.parse(Buffer.from(body, "base64url").toString()) as Record<string, unknown>;
-    return typeof data.exp === "number" && data.exp > Date.now() ? data : undefined;
+    return typeof data.exp === "number" && data.exp > this.clock.now() ? data : undefined;
   }
 }
 

@@ -95,10 +95,11 @@ export async function authorize(deps: OidcDeps, s: RequestScope, req: FastifyReq
       instanceId: s.instance.id,
       clientId: client.clientId,
       request,
-      expiresAt: new Date(Date.now() + deps.tokens.lifetimes.authRequestMs),
+      expiresAt: new Date(deps.clock.now() + deps.tokens.lifetimes.authRequestMs),
     });
     const sessions = await browserSessions(deps, s, req);
-    const fresh = sessions.filter((x) => !olderThanMaxAge(request.maxAge, x.authTime));
+    const now = deps.clock.now();
+    const fresh = sessions.filter((x) => !olderThanMaxAge(request.maxAge, x.authTime, now));
     const hinted = request.hintSub ? fresh.filter((x) => x.userId === request.hintSub) : fresh;
     if (request.prompt.includes("none")) {
       if (!sessions.length || !fresh.length) throw oauth.loginRequired("the user is not signed in (or not recently enough), and prompt is none");
@@ -201,7 +202,7 @@ async function browserSessions(deps: OidcDeps, s: RequestScope, req: FastifyRequ
 export async function callback(deps: OidcDeps, s: RequestScope, req: FastifyRequest, reply: FastifyReply) {
   const q = req.query as Record<string, string>;
   const found = q.id ? await deps.authRequests.byId(s.instance.id, q.id) : null;
-  if (found?.state !== "pending" || found.expiresAt.getTime() < Date.now()) {
+  if (found?.state !== "pending" || found.expiresAt.getTime() < deps.clock.now()) {
     return errorPage(reply, 400, "invalid_request", REQUEST_GONE);
   }
   const request = found.request as unknown as ValidatedRequest;
@@ -218,7 +219,7 @@ export async function callback(deps: OidcDeps, s: RequestScope, req: FastifyRequ
   if (!session) return fail(oauth.loginRequired("the user did not sign in"));
   // prompt=login and max_age need an authentication made for this request (or recent enough): the login UI may
   // hand back any session of the browser, an old one too (security review #18).
-  const stale = staleSignIn(request, found.createdAt, session.authTime);
+  const stale = staleSignIn(request, found.createdAt, session.authTime, deps.clock.now());
   if (stale) return fail(oauth.loginRequired(`the user did not sign in again (${stale})`));
   return complete(deps, s, reply, found.id, client, request, session);
 }
@@ -254,7 +255,7 @@ async function complete(
     authTime: session.authTime,
     amr: session.amr,
     codeHash: code ? sha256(code) : null,
-    expiresAt: new Date(Date.now() + CODE_LIFETIME_MS),
+    expiresAt: new Date(deps.clock.now() + CODE_LIFETIME_MS),
   });
   // Another callback for the same request was first (a double submit), or the request expired meanwhile.
   if (!succeeded) return errorPage(reply, 400, "invalid_request", REQUEST_GONE);

@@ -3,6 +3,7 @@ import type { FastifyRequest } from "fastify";
 import type { ApiConfig, OidcConfig } from "../command/applications.js";
 import type { ReplayGuard } from "../command/replay.js";
 import { hashPassword, verifyPassword } from "../crypto/password.js";
+import { type Clock, systemClock } from "../domain/clock.js";
 import type { OAuthClientQueries } from "../query/oauth-clients.js";
 import type { TenancyQueries } from "../query/tenancy.js";
 import { oauth } from "./errors.js";
@@ -100,6 +101,8 @@ export class Clients {
     private readonly queries: OAuthClientQueries,
     private readonly replay: ReplayGuard,
     private readonly tenancy: Pick<TenancyQueries, "usableUser">,
+    /** The time client assertions are checked at. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /** An application by its client ID. */
@@ -203,7 +206,7 @@ export class Clients {
     if (!client?.active || client.authMethod !== "private_key_jwt") throw oauth.invalidClient("unknown client, or it does not use private_key_jwt");
     const ok = verifyRs256(jwt, await this.queries.verificationKeys({ applicationId: client.id }));
     if (!ok) throw oauth.invalidClient("client_assertion: the signature does not verify with the client's keys");
-    checkAssertionTimes(p, "client_assertion", (d) => oauth.invalidClient(d));
+    checkAssertionTimes(p, "client_assertion", (d) => oauth.invalidClient(d), this.clock.now());
     const aud = Array.isArray(p.aud) ? p.aud : [p.aud];
     if (!aud.some((a) => a === issuer || a === endpoint)) throw oauth.invalidClient("client_assertion: aud must be the issuer or the endpoint");
     await this.replay.use(`client:${client.clientId}:${String(p.jti ?? "")}`, Number(p.exp), () =>
@@ -217,9 +220,9 @@ export class Clients {
 let decoy: Promise<string> | undefined;
 const decoyHash = () => (decoy ??= hashPassword("decoy client secret"));
 
-/** exp required and in the future; iat not in the future and at most an hour old; nbf passed. */
-export function checkAssertionTimes(p: Record<string, unknown>, what: string, fail: (d: string) => Error): void {
-  const now = Math.floor(Date.now() / 1000);
+/** exp required and in the future; iat not in the future and at most an hour old; nbf passed (at `nowMs`). */
+export function checkAssertionTimes(p: Record<string, unknown>, what: string, fail: (d: string) => Error, nowMs: number): void {
+  const now = Math.floor(nowMs / 1000);
   if (typeof p.exp !== "number" || p.exp + CLOCK_SKEW_S < now) throw fail(`${what}: expired or without exp`);
   if (typeof p.iat !== "number" || p.iat > now + CLOCK_SKEW_S || now - p.iat > MAX_ASSERTION_AGE_S)
     throw fail(`${what}: iat missing, in the future or older than an hour`);

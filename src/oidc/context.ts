@@ -3,6 +3,7 @@ import type { FunctionExecutions } from "../actions/functions.js";
 import { hostnameOf } from "../authz/interceptor.js";
 import type { ReplayGuard } from "../command/replay.js";
 import type { SecretBox } from "../crypto/secrets.js";
+import { type Clock, systemClock } from "../domain/clock.js";
 import type { EventStore } from "../eventstore/eventstore.js";
 import { AuthRequestQueries } from "../query/auth-requests.js";
 import type { ProjectionCache } from "../query/cache.js";
@@ -32,16 +33,16 @@ export interface OidcQueries {
   oauthClients: OAuthClientQueries;
 }
 
-export function oidcQueries(db: Database, cache: ProjectionCache, box: SecretBox, sessionLifetimes: SessionLifetimes): OidcQueries {
+export function oidcQueries(db: Database, cache: ProjectionCache, box: SecretBox, sessionLifetimes: SessionLifetimes, clock: Clock = systemClock): OidcQueries {
   return {
-    keys: new SigningKeyQueries(db, cache, box),
+    keys: new SigningKeyQueries(db, cache, box, clock),
     authRequests: new AuthRequestQueries(db),
     tokenQueries: new TokenQueries(db, cache),
-    sessions: new SessionQueries(db, cache, sessionLifetimes),
+    sessions: new SessionQueries(db, cache, sessionLifetimes, clock),
     users: new UserQueries(db, cache),
     projects: new ProjectQueries(db, cache),
     userGrants: new UserGrantQueries(db, cache),
-    oauthClients: new OAuthClientQueries(db, cache),
+    oauthClients: new OAuthClientQueries(db, cache, clock),
   };
 }
 
@@ -58,6 +59,8 @@ export interface OidcDeps extends OidcQueries {
   box: SecretBox;
   /** true: the issuer is https (SVC_EXTERNAL_SECURE). */
   secure: boolean;
+  /** The time of every expiry and max_age decision (src/domain/clock.ts). */
+  clock: Clock;
 }
 
 export const paths = {

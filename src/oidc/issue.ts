@@ -145,7 +145,7 @@ export async function issueUserTokens(
     tokenHash: sha256(token),
     accessJti: access.claims.jti,
     accessExpires: new Date(access.claims.exp * 1000).toISOString(),
-    idleExpiresAt: new Date(Date.now() + deps.tokens.lifetimes.refreshIdleMs).toISOString(),
+    idleExpiresAt: new Date(deps.clock.now() + deps.tokens.lifetimes.refreshIdleMs).toISOString(),
   };
   const grant: RefreshGrant = {
     clientId: client.clientId,
@@ -156,7 +156,7 @@ export async function issueUserTokens(
     sessionId: a.sessionId,
     authTime: a.authTime.toISOString(),
     amr: a.amr,
-    expiresAt: new Date(Date.now() + deps.tokens.lifetimes.refreshAbsoluteMs).toISOString(),
+    expiresAt: new Date(deps.clock.now() + deps.tokens.lifetimes.refreshAbsoluteMs).toISOString(),
   };
   return { response: out, access, refresh, grant };
 }

@@ -3,6 +3,7 @@ import type { ActorClaim } from "../events/index.js";
 import { useSession } from "../command/sessions.js";
 import { ensureSigningKey, type SigningKeyPolicy } from "../command/signing-keys.js";
 import { randomBytesPooled } from "../crypto/random.js";
+import { type Clock, systemClock } from "../domain/clock.js";
 import type { EventStore } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
 import type { SigningKey } from "../query/signing-keys.js";
@@ -85,6 +86,8 @@ export class Tokens {
     private readonly keyPolicy: SigningKeyPolicy,
     private readonly opaque: OpaqueTokens,
     readonly lifetimes: Lifetimes,
+    /** The time tokens are issued at and expire by. */
+    readonly clock: Clock = systemClock,
   ) {}
 
   /**
@@ -107,7 +110,7 @@ export class Tokens {
     given: Omit<AccessClaims, "iat" | "exp" | "jti">,
     /** Claims a function added, first in the token (the caller keeps them off the token's own). */
     added: Record<string, unknown> = {},
-    now = Date.now(),
+    now = this.clock.now(),
   ) {
     await this.mayAct(given.sub, instanceId);
     // A token bound to a session is a use of it (its idle lifetime starts again), and is not made once it has ended.
@@ -120,7 +123,7 @@ export class Tokens {
     return { token: signJwt({ ...claims, aud: claims.aud }, key, "at+jwt"), claims };
   }
 
-  async idToken(instanceId: string, claims: Record<string, unknown>, now = Date.now()): Promise<string> {
+  async idToken(instanceId: string, claims: Record<string, unknown>, now = this.clock.now()): Promise<string> {
     await this.mayAct(String(claims.sub), instanceId);
     const key = await this.signingKey(instanceId);
     return signJwt({ ...claims, iat: seconds(now), exp: seconds(now + this.lifetimes.idTokenMs) }, key);
@@ -162,7 +165,7 @@ export class Tokens {
       claims = accessClaimsOf(jwt.payload);
     }
     if (!claims || claims["urn:svc:iam:instance:id"] !== instanceId) return undefined;
-    if (claims.exp * 1000 <= Date.now()) return undefined;
+    if (claims.exp * 1000 <= this.clock.now()) return undefined;
     if (await this.q.tokenQueries.isRevoked(claims.jti)) return undefined;
     if (claims.sid && !(await useSession(this.es, this.q.sessions, claims.sid))) return undefined;
     // Every subject is a user (see `mayAct`): a removed one is as inactive as a deactivated one.

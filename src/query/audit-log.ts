@@ -1,4 +1,5 @@
 import type { Event, Prisma as P } from "../../gen/prisma/client.js";
+import { type Clock, systemClock } from "../domain/clock.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
 import { projectionState, type ListWindow, type SearchPage } from "./list.js";
@@ -47,10 +48,12 @@ export class AuditLog {
   constructor(
     private readonly db: Database,
     private readonly cache: ProjectionCache,
+    /** The time the retention counts back from. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   async search(instance: { id: string; auditLogRetentionS: number | null }, filters: EventFilter[], window: ListWindow): Promise<SearchPage<Event>> {
-    const retained: Where = instance.auditLogRetentionS ? { createdAt: { gte: new Date(Date.now() - instance.auditLogRetentionS * 1000) } } : {};
+    const retained: Where = instance.auditLogRetentionS ? { createdAt: { gte: new Date(this.clock.now() - instance.auditLogRetentionS * 1000) } } : {};
     const where: Where = { AND: [{ instanceId: instance.id }, retained, ...filters.map(whereOf)] };
     // Never cached: the retention's cutoff moves with the clock, and every event of the instance changes the total.
     const { skip, take, order } = window;

@@ -23,7 +23,7 @@ export interface StoredAuthorization {
 const SIGN_IN_SLACK_MS = 1000;
 
 /** Whether a sign-in at `authTime` is older than `maxAge` seconds (no max_age: never). */
-export function olderThanMaxAge(maxAge: number | undefined, authTime: Date, now = Date.now()): boolean {
+export function olderThanMaxAge(maxAge: number | undefined, authTime: Date, now: number): boolean {
   return maxAge !== undefined && now - authTime.getTime() > maxAge * 1000;
 }
 
@@ -37,7 +37,7 @@ export function staleSignIn(
   request: Pick<StoredAuthorization, "prompt" | "maxAge">,
   requestedAt: Date,
   authTime: Date,
-  now = Date.now(),
+  now: number,
 ): "prompt=login" | "max_age" | undefined {
   if (authTime.getTime() >= requestedAt.getTime() - SIGN_IN_SLACK_MS) return undefined;
   if (request.prompt.includes("login")) return "prompt=login";

@@ -1,5 +1,6 @@
 import { createPublicKey, type KeyObject } from "node:crypto";
 import type { Application, User } from "../../gen/prisma/client.js";
+import { type Clock, systemClock } from "../domain/clock.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
 import { readFrom, readRow } from "./sources.js";
@@ -15,6 +16,8 @@ export class OAuthClientQueries {
   constructor(
     private readonly db: Database,
     private readonly cache: ProjectionCache,
+    /** The time keys expire by. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /** An application by its client ID. */
@@ -60,7 +63,7 @@ export class OAuthClientQueries {
       },
       "userId" in owner ? readRow("machineKey", owner.userId) : readRow("applicationKey", owner.applicationId),
     );
-    const now = Date.now();
+    const now = this.clock.now();
     return (kid) => keys.find((k) => k.id === kid && (!k.expiresAt || k.expiresAt.getTime() > now))?.key;
   }
 }

@@ -1,4 +1,5 @@
 import type { LoginSession, Prisma as P } from "../../gen/prisma/client.js";
+import { type Clock, systemClock } from "../domain/clock.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
 import { search, type ListWindow, type SearchPage, type SearchRequest, type Searchable } from "./list.js";
@@ -56,6 +57,8 @@ export class SessionQueries {
     private readonly db: Database,
     private readonly cache: ProjectionCache,
     private readonly lifetimes: SessionLifetimes,
+    /** The time of the lifetime decisions when the caller gives none. */
+    private readonly clock: Clock = systemClock,
   ) {
     this.tenancy = new TenancyQueries(db, cache);
   }
@@ -69,7 +72,7 @@ export class SessionQueries {
   }
 
   /** Whether the session exists and has not ended (logout, its expiry, idle or absolute lifetime); every token check of a session's token asks. */
-  async active(sessionId: string, now = Date.now()): Promise<boolean> {
+  async active(sessionId: string, now = this.clock.now()): Promise<boolean> {
     return (await this.standing(sessionId, now)).alive;
   }
 
@@ -79,7 +82,7 @@ export class SessionQueries {
    * event, so the cached row does not hear of uses recorded by other processes: before calling a session ended
    * for idleness, the row is read again.
    */
-  async standing(sessionId: string, now = Date.now()): Promise<{ alive: boolean; recordUse: boolean }> {
+  async standing(sessionId: string, now = this.clock.now()): Promise<{ alive: boolean; recordUse: boolean }> {
     const life = await this.life(sessionId);
     if (!life || life.ended) return { alive: false, recordUse: false };
     if (this.endOf(life) <= now) {
@@ -118,7 +121,7 @@ export class SessionQueries {
    * users may act (`usableUser`: active, in an active organisation), newest first: the login UI's account chooser
    * and the OIDC provider's prompt handling (browser SSO) read the same list.
    */
-  async ofBrowser(instanceId: string, agentHash: string, now = Date.now()): Promise<BrowserSession[]> {
+  async ofBrowser(instanceId: string, agentHash: string, now = this.clock.now()): Promise<BrowserSession[]> {
     const rows = await this.db.prisma.loginSession.findMany({ where: { instanceId, agentHash }, orderBy: { authTime: "desc" } });
     const live = rows.filter((x) => this.endOf(lifeOf(x)) > now);
     const usable = await Promise.all(live.map((x) => this.tenancy.usableUser(x.userId)));

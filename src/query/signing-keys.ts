@@ -1,5 +1,6 @@
 import { createPrivateKey, createPublicKey, type KeyObject } from "node:crypto";
 import type { SecretBox } from "../crypto/secrets.js";
+import { type Clock, systemClock } from "../domain/clock.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
 import { readFrom } from "./sources.js";
@@ -34,6 +35,8 @@ export class SigningKeyQueries {
     private readonly db: Database,
     private readonly cache: ProjectionCache,
     private readonly box: SecretBox,
+    /** The time the schedule is read at: which key signs, which are published. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   private rows(instanceId: string) {
@@ -46,7 +49,7 @@ export class SigningKeyQueries {
 
   /** The keys still published, newest first, as the web key API lists them. */
   async listed(instanceId: string) {
-    return (await this.rows(instanceId)).filter((r) => r.publishUntil.getTime() > Date.now());
+    return (await this.rows(instanceId)).filter((r) => r.publishUntil.getTime() > this.clock.now());
   }
 
   /** The keys to publish: every key whose tokens may still be valid. */
@@ -59,7 +62,7 @@ export class SigningKeyQueries {
 
   /** The key that signs now; undefined when none may (none made yet, or the newest one's time is up). */
   async signer(instanceId: string): Promise<SigningKey | undefined> {
-    const current = (await this.rows(instanceId)).find((r) => r.useUntil.getTime() > Date.now() + SIGNING_GRACE_MS);
+    const current = (await this.rows(instanceId)).find((r) => r.useUntil.getTime() > this.clock.now() + SIGNING_GRACE_MS);
     if (!current) return undefined;
     return {
       kid: current.id,

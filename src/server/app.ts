@@ -184,29 +184,37 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   // SMS providers' URLs are an instance administrator's choice: they go out as targets do.
   const outbound = new OutboundHttp(targetPolicy, opts.resolveHost);
   const channels = new Channels(notificationProviders, config.smtp, outbound);
+  // The time of every time-based decision (src/domain/clock.ts); tests move it.
+  const clock = opts.clock ?? systemClock;
   const verifiers = new TokenVerifiers(tenancy);
-  verifiers.add(new PersonalAccessTokenVerifier(tenancy));
+  verifiers.add(new PersonalAccessTokenVerifier(tenancy, clock));
   const o = config.oidc;
   const keyPolicy: SigningKeyPolicy = { box, signMs: o.signingKeyS * 1000, maxTokenMs: Math.max(o.accessTokenS, o.idTokenS) * 1000 };
   const sessionLifetimes = { idleMs: config.sessions.idleS * 1000, maxMs: config.sessions.maxS * 1000 };
-  const oidcReads = oidcQueries(db, cache, box, sessionLifetimes);
-  const tokens = new Tokens(es, { ...oidcReads, tenancy }, keyPolicy, new OpaqueTokens(masterKey), {
-    accessTokenMs: o.accessTokenS * 1000,
-    idTokenMs: o.idTokenS * 1000,
-    refreshIdleMs: o.refreshIdleS * 1000,
-    refreshAbsoluteMs: o.refreshAbsoluteS * 1000,
-    refreshGraceMs: o.refreshGraceS * 1000,
-    authRequestMs: 30 * 60_000,
-  });
+  const oidcReads = oidcQueries(db, cache, box, sessionLifetimes, clock);
+  const tokens = new Tokens(
+    es,
+    { ...oidcReads, tenancy },
+    keyPolicy,
+    new OpaqueTokens(masterKey),
+    {
+      accessTokenMs: o.accessTokenS * 1000,
+      idTokenMs: o.idTokenS * 1000,
+      refreshIdleMs: o.refreshIdleS * 1000,
+      refreshAbsoluteMs: o.refreshAbsoluteS * 1000,
+      refreshGraceMs: o.refreshGraceS * 1000,
+      authRequestMs: 30 * 60_000,
+    },
+    clock,
+  );
   const replay = new ReplayGuard(db);
   // SVC_RATE_LIMIT_*_FAILURES_*: failed attempts at guessable secrets, in the database for every process on it.
-  const clock = opts.clock ?? systemClock;
   const failureLimiter = new FailureLimiter(db, clock);
   const failures = { limiter: failureLimiter, rules: config.failureLimits };
   // The API's checks of a user's secrets (the sessions API, ChangePassword) count per account: their caller is a
   // service that speaks for many addresses.
   const accountLimits = config.failureLimits.signInAccount && { limiter: failureLimiter, account: config.failureLimits.signInAccount };
-  const clients = new Clients(oidcReads.oauthClients, replay, tenancy);
+  const clients = new Clients(oidcReads.oauthClients, replay, tenancy, clock);
   verifiers.add(new OidcAccessTokenVerifier(tokens, tenancy));
 
   const mounted: Mounted[] = [];
@@ -233,8 +241,8 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     mount(S.idp, idpService({ es, db, cache, box, idps: new IdpQueries(db), tenancy })),
     mount(S.org, orgService({ es, db, cache, tenancy, externalDomain: config.externalDomain })),
     mount(S.orgDomain, orgDomainService({ es, db, cache, tenancy, settings, validator: domainValidator })),
-    mount(S.user, userService({ es, db, cache, settings, tenancy, box, limits: accountLimits })),
-    mount(S.event, eventService({ auditLog: new AuditLog(db, cache) })),
+    mount(S.user, userService({ es, db, cache, settings, tenancy, box, limits: accountLimits, clock })),
+    mount(S.event, eventService({ auditLog: new AuditLog(db, cache, clock) })),
     mount(S.instance, instanceService({ es, db, cache, settings })),
     mount(S.userSchema, userSchemaService({ es, db, cache })),
     mount(
@@ -250,14 +258,15 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
         tenancy,
         authRequests: oidcReads.authRequests,
         clients: oidcReads.oauthClients,
+        clock,
         issuerOf: (client) => `${config.externalSecure || client.secure ? "https" : "http"}://${client.host.toLowerCase()}`,
       }),
     ),
     mount(S.project, projectService({ es, db, cache, tenancy })),
-    mount(S.application, applicationService({ es, db, cache, tenancy })),
+    mount(S.application, applicationService({ es, db, cache, tenancy, clock })),
     mount(S.membership, membershipService({ es, db, cache, tenancy })),
     mount(S.userGrant, userGrantService({ es, db, cache, tenancy })),
-    mount(S.webKey, webKeyService({ es, keys: oidcReads.keys, keyPolicy })),
+    mount(S.webKey, webKeyService({ es, keys: oidcReads.keys, keyPolicy, clock })),
     mount(S.feature, featureService({ es, settings })),
     mount(S.health, healthService({ serviceNames, ready })),
   );
@@ -364,7 +373,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   const limiter = new RateLimiter(db);
   registerOidc(
     app,
-    { ...oidcReads, es, tenancy, settings, tokens, clients, replay, functions, box, secure: config.externalSecure },
+    { ...oidcReads, es, tenancy, settings, tokens, clients, replay, functions, box, secure: config.externalSecure, clock },
     {
       limiter,
       client: config.rateLimits.oauthClient,
@@ -379,12 +388,13 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     tenancy,
     settings,
     box,
-    signer: Signer.fromMasterKey(masterKey),
+    signer: Signer.fromMasterKey(masterKey, clock),
     secureCookies: config.externalSecure,
     sessionLifetimes,
     rateLimit: { limiter, address: config.rateLimits.loginAddress },
     failures,
     replay,
+    clock,
   });
 
   // Export, import and user import: JSON over HTTP only (contract); bodies up to 32 MiB, more from files.

@@ -1,57 +1,27 @@
 import { Code } from "@connectrpc/connect";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ActionService } from "../../gen/svc/resources/action/v3alpha/action_service_pb.js";
-import { LanguageSettingsService } from "../../gen/svc/settings/language/v3alpha/language_service_pb.js";
-import { call, connectClient, expectCode, rest } from "../support/clients.js";
-import { startTestServer, type TestServer } from "../support/server.js";
-import { TargetServer, verifySignature, type Behaviour } from "../support/targets.js";
+import { call, expectCode, rest } from "../support/clients.js";
+import type { TestServer } from "../support/server.js";
+import { verifySignature } from "../support/targets.js";
 import { create } from "@bufbuild/protobuf";
+import { LanguageSettingsService } from "../../gen/svc/settings/language/v3alpha/language_service_pb.js";
+import { executionsFixture, LANG } from "./executions-fixture.js";
 
+let f: Awaited<ReturnType<typeof executionsFixture>>;
 let t: TestServer;
-let api: ReturnType<typeof connectClient<typeof ActionService>>;
-let lang: ReturnType<typeof connectClient<typeof LanguageSettingsService>>;
-const LANG = "svc.settings.language.v3alpha.LanguageSettingsService";
-const receivers: TargetServer[] = [];
-
+let api: typeof f.api;
+let lang: typeof f.lang;
 beforeAll(async () => {
-  t = await startTestServer();
-  api = connectClient(ActionService, t.url, t.adminPat);
-  lang = connectClient(LanguageSettingsService, t.url, t.adminPat);
+  f = await executionsFixture();
+  ({ t, api, lang } = f);
 });
 afterAll(() => t?.close());
-afterEach(async () => {
-  // each test leaves no execution behind
-  const all = await api.searchExecutions({ query: { limit: 1000 } });
-  for (const x of all.result) await api.deleteExecution({ id: x.details!.id }).catch(() => {});
-  for (const r of receivers.splice(0)) await r.stop();
-});
+// each test leaves no execution behind
+afterEach(() => f.reset());
 
-async function receiver(behaviour?: Behaviour) {
-  const r = await new TargetServer(behaviour).start();
-  receivers.push(r);
-  return r;
-}
-
-type Kind = { type?: "webhook" | "rr"; timeout?: string; mode?: "async" | "interrupt" };
-let n = 0;
-async function target(r: TargetServer, kind: Kind = {}) {
-  const body: Record<string, unknown> = {
-    name: `rt-${n++}`,
-    [kind.type === "rr" ? "restRequestResponse" : "restWebhook"]: { url: r.url },
-    timeout: kind.timeout ?? "5s",
-  };
-  if (kind.mode === "async") body.isAsync = true;
-  if (kind.mode === "interrupt") body.interruptOnError = true;
-  const res = await rest(t.url, "POST", "/resources/v3alpha/targets", { token: t.adminPat, body });
-  expect(res.status).toBe(201);
-  return { id: res.body.details.id as string, key: res.body.signingKey as string };
-}
-
-async function onRequest(method: string, targets: string[], includes: string[] = []) {
-  const condition = method === "all" ? { request: { all: true } } : method.includes("/") ? { request: { method } } : { request: { service: method } };
-  const res = await rest(t.url, "POST", "/resources/v3alpha/executions", { token: t.adminPat, body: { condition, targets, includes } });
-  expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
-}
+const receiver: typeof f.receiver = (...a) => f.receiver(...a);
+const target: typeof f.target = (...a) => f.target(...a);
+const onRequest: typeof f.onRequest = (...a) => f.onRequest(...a);
 
 describe("request and response executions", () => {
   it("POST the contract's payload with a signature the receiver can verify", async () => {
@@ -129,31 +99,6 @@ describe("request and response executions", () => {
     const viaRest = await rest(t.url, "GET", "/settings/v3alpha/languages", { token: t.adminPat });
     expect(viaRest.status).toBe(400);
     expect(viaRest.body.code).toBe(Code.FailedPrecondition);
-  });
-
-  it("cut a slow target at its timeout", async () => {
-    const slow = await receiver(() => ({ delayMs: 3000 }));
-    const cut = await target(slow, { timeout: "0.2s", mode: "interrupt" });
-    await onRequest(`/${LANG}/ResolveLanguages`, [cut.id]);
-    const t0 = Date.now();
-    const err = await expectCode(lang.resolveLanguages({}), Code.FailedPrecondition);
-    expect(Date.now() - t0).toBeLessThan(2000);
-    expect(err.rawMessage).toContain("did not answer within 200 ms");
-    const tolerant = await target(slow, { timeout: "0.2s" });
-    await onRequest(`/${LANG}/ResolveLanguages`, [tolerant.id]);
-    const t1 = Date.now();
-    await lang.resolveLanguages({});
-    expect(Date.now() - t1).toBeLessThan(2000);
-  });
-
-  it("do not wait for an async target", async () => {
-    const slow = await receiver(() => ({ delayMs: 1500, status: 500 }));
-    const fire = await target(slow, { mode: "async" });
-    await onRequest(`/${LANG}/ResolveLanguages`, [fire.id]);
-    const t0 = Date.now();
-    await lang.resolveLanguages({});
-    expect(Date.now() - t0).toBeLessThan(1000);
-    await slow.waitFor(1);
   });
 
   it("use only the most specific execution (method, then service, then all), includes expanded in place", async () => {

@@ -3,17 +3,20 @@ import QRCode from "qrcode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../support/browser.js";
 import { startTestServer, type TestServer } from "../support/server.js";
+import { MovableClock } from "../support/clock.js";
 import { addHuman, newPage, signInOnPage, startCodeFlow, startRedirectCatcher, webApp } from "../oidc/rp.js";
 import { totpCode, unusedTotpCode, wrongTotpCode } from "../support/totp.js";
 
 let t: TestServer;
+/** The server's time: max_age is decided by it. */
+const clock = new MovableClock();
 let browser: Browser;
 let rp: Awaited<ReturnType<typeof startRedirectCatcher>>;
 let web: Awaited<ReturnType<typeof webApp>>;
 const PASSWORD = "Secr3t!pass";
 
 beforeAll(async () => {
-  t = await startTestServer();
+  t = await startTestServer({}, { clock });
   browser = await launchChromium();
   rp = await startRedirectCatcher();
   web = await webApp(t, rp);
@@ -96,7 +99,7 @@ describe("TOTP through the login UI", () => {
     expect([...(claims.amr as string[])].sort()).toEqual(["mfa", "otp", "pwd"]);
 
     // So does a max_age the session's sign-in is older than.
-    await new Promise((r) => setTimeout(r, 1100));
+    clock.advance(1100);
     finish = await startFlow(fresh.page, { max_age: "1" });
     await signInOnPage(fresh.page, "tina", PASSWORD);
     expect(await fresh.page.textContent("h1")).toBe("Authenticator code");

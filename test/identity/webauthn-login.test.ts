@@ -3,9 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../support/browser.js";
 import { rest } from "../support/clients.js";
 import { startTestServer, type TestServer } from "../support/server.js";
+import { MovableClock } from "../support/clock.js";
 import { addHuman, newPage, signInOnPage, startCodeFlow, startRedirectCatcher, webApp } from "../oidc/rp.js";
 
 let t: TestServer;
+/** The server's time: max_age is decided by it. */
+const clock = new MovableClock();
 let browser: Browser;
 let rp: Awaited<ReturnType<typeof startRedirectCatcher>>;
 let web: Awaited<ReturnType<typeof webApp>>;
@@ -16,7 +19,7 @@ const base = () => t.url.replace("127.0.0.1", "localhost");
 const patchLogin = (body: object) => rest(t.url, "PATCH", "/settings/v3alpha/login", { token: t.adminPat, body });
 
 beforeAll(async () => {
-  t = await startTestServer();
+  t = await startTestServer({}, { clock });
   browser = await launchChromium();
   rp = await startRedirectCatcher();
   web = await webApp(t, rp);
@@ -95,7 +98,7 @@ describe("WebAuthn through the login UI", () => {
     expect(introspection.acr).toBe("urn:svc:acr:mfa");
 
     // A max_age the session's sign-in is older than asks for both factors again too.
-    await new Promise((r) => setTimeout(r, 1100));
+    clock.advance(1100);
     const again = await startFlow(page, { max_age: "1" });
     await signInOnPage(page, "keya", PASSWORD);
     expect(await page.textContent("h1")).toBe("Security key");

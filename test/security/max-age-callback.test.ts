@@ -3,6 +3,7 @@ import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rest } from "../support/clients.js";
 import { startTestServer, type TestServer } from "../support/server.js";
+import { MovableClock } from "../support/clock.js";
 import { addHuman, createApp, rpConfig } from "../oidc/rp.js";
 
 // Security review #18: the browser callback checked only prompt=login. alice signs in; seconds later the client asks
@@ -13,6 +14,8 @@ import { addHuman, createApp, rpConfig } from "../oidc/rp.js";
 const PASSWORD = "Secr3t!pass";
 const FORM = { "content-type": "application/x-www-form-urlencoded" };
 let t: TestServer;
+// The server's time: max_age and auth requests are decided by it, so the tests move it instead of waiting.
+const clock = new MovableClock();
 let web: Awaited<ReturnType<typeof createApp>>;
 let config: client.Configuration;
 
@@ -30,7 +33,7 @@ async function loginPage(location: string, agent: string) {
 }
 
 beforeAll(async () => {
-  t = await startTestServer();
+  t = await startTestServer({}, { clock });
   await addHuman(t, "alice", PASSWORD);
   web = await createApp(t, "web", {
     redirectUris: ["https://rp.example.com/cb"],
@@ -55,7 +58,11 @@ describe("security review #18: max_age at the browser callback", () => {
     const agent = String(signedIn.headers["set-cookie"]).split(";")[0]!;
     const sessionId = new URL(signedIn.headers.location!, t.url).searchParams.get("session")!;
 
-    await new Promise((r) => setTimeout(r, 2500));
+    // max_age=1 is decided by the server's clock: moved past it. The callback's rule (a sign-in made for the request,
+    // up to a second before it arrived) compares the request's creation with the sign-in, both stamped by the
+    // commands with the real time: more than that second must really pass.
+    await new Promise((r) => setTimeout(r, 1100));
+    clock.advance(1500);
     // max_age=1: the session is too old, so the browser is sent to sign in again
     const aged = await rest(t.url, "GET", `/oauth/v2/authorize?${authorizeParams({ max_age: "1", state: "s-18" })}`, { headers: { cookie: agent } });
     expect(aged.status).toBe(303);
@@ -89,7 +96,7 @@ describe("security review #18: max_age at the browser callback", () => {
     });
     const agent = String(signedIn.headers["set-cookie"]).split(";")[0]!;
     // a slow browser: the sign-in is more than max_age old when the callback sees it, but it was made for this request
-    await new Promise((r) => setTimeout(r, 1200));
+    clock.advance(1200);
     const back = await rest(t.url, "GET", signedIn.headers.location!, { headers: { cookie: agent } });
     const tokens = await client.authorizationCodeGrant(config, new URL(back.headers.location!));
     expect(Math.floor(Date.now() / 1000) - (decodeJwt(tokens.id_token!).auth_time as number)).toBeLessThan(10);

@@ -17,6 +17,7 @@ import {
 import { callInfo } from "../../authz/context.js";
 import type { ChangeDetails } from "../../command/aggregate.js";
 import * as apps from "../../command/applications.js";
+import type { Clock } from "../../domain/clock.js";
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import { ApplicationQueries } from "../../query/applications.js";
@@ -35,6 +36,8 @@ export interface ApplicationDeps {
   db: Database;
   cache: ProjectionCache;
   tenancy: TenancyQueries;
+  /** The time expirations are checked against (src/domain/clock.ts). */
+  clock: Clock;
 }
 
 export function applicationService(deps: ApplicationDeps): ServiceImpl<typeof ApplicationService> {
@@ -60,7 +63,7 @@ export function applicationService(deps: ApplicationDeps): ServiceImpl<typeof Ap
   const expiryOf = (t: Parameters<typeof timestampDate>[0] | undefined) => {
     if (!t) return null;
     const d = timestampDate(t);
-    if (d.getTime() <= Date.now()) throw errors.invalidArgument("APP-3xp1", "invalid expiration_date: must be in the future");
+    if (d.getTime() <= deps.clock.now()) throw errors.invalidArgument("APP-3xp1", "invalid expiration_date: must be in the future");
     return d;
   };
 

@@ -33,6 +33,7 @@ import {
 } from "../../command/api-sessions.js";
 import { CODE_LIFETIME_MS, succeedAuthRequest } from "../../command/auth-requests.js";
 import type { SessionFactors } from "../../events/index.js";
+import type { Clock } from "../../domain/clock.js";
 import { inheritanceChain } from "../../domain/contexts.js";
 import { errors } from "../../errors/errors.js";
 import type { StoredEvent } from "../../eventstore/eventstore.js";
@@ -55,6 +56,8 @@ export interface SessionServiceDeps extends SessionDeps {
   authRequests: AuthRequestQueries;
   clients: OAuthClientQueries;
   tenancy: TenancyQueries;
+  /** The time of the auth requests' expiry and max_age decisions (src/domain/clock.ts). */
+  clock: Clock;
   /** The OIDC issuer for a request's Host (the `iss` of the authorization response, RFC 9207). */
   /** The issuer as the client addressed it (scheme and host; behind trusted proxies, the forwarded ones). */
   issuerOf(client: Client): string;
@@ -138,7 +141,7 @@ export function sessionService(deps: SessionServiceDeps): ServiceImpl<typeof Ses
   const creatorOf = (ctx: HandlerContext) => callInfo(ctx).caller.userId;
   const pendingRequest = async (instanceId: string, id: string) => {
     const found = await deps.authRequests.byId(instanceId, id);
-    if (found?.state !== "pending" || found.expiresAt < new Date())
+    if (found?.state !== "pending" || found.expiresAt.getTime() < deps.clock.now())
       throw errors.notFound("AUTHR-n0tf", `auth request "${id.slice(0, 200)}" not found, completed or expired`);
     return found;
   };
@@ -233,7 +236,7 @@ export function sessionService(deps: SessionServiceDeps): ServiceImpl<typeof Ses
           "session: the user must change its password first (ChangePassword with the current password), then check the new one",
         );
       // prompt=login and max_age: a credential proved for this request, or recently enough (the browser callback's rule).
-      const stale = staleSignIn(request, found.createdAt, session.authTime);
+      const stale = staleSignIn(request, found.createdAt, session.authTime, deps.clock.now());
       if (stale === "prompt=login")
         throw errors.failedPrecondition("AUTHR-l0gn", "session: the request asks for a new sign-in (prompt=login); check the credentials again");
       if (stale === "max_age")
@@ -247,7 +250,7 @@ export function sessionService(deps: SessionServiceDeps): ServiceImpl<typeof Ses
         authTime: session.authTime,
         amr: session.amr,
         codeHash: createHash("sha256").update(code).digest("base64url"),
-        expiresAt: new Date(Date.now() + CODE_LIFETIME_MS),
+        expiresAt: new Date(deps.clock.now() + CODE_LIFETIME_MS),
       });
       if (!succeeded) throw errors.failedPrecondition("AUTHR-d0ne", "the authorization request was completed already");
       const iss = deps.issuerOf(clientOf(ctx));

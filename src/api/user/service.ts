@@ -46,6 +46,7 @@ import * as codes from "../../command/user-codes.js";
 import * as users from "../../command/users.js";
 import { hashPassword } from "../../crypto/password.js";
 import type { SecretBox } from "../../crypto/secrets.js";
+import type { Clock } from "../../domain/clock.js";
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { ProjectionCache } from "../../query/cache.js";
@@ -72,6 +73,8 @@ export interface UserDeps {
   box: SecretBox;
   /** Failed checks of a current password per account (SVC_RATE_LIMIT_SIGNIN_FAILURES_ACCOUNT). */
   limits?: SignInLimits | undefined;
+  /** The time expirations are checked against (src/domain/clock.ts). */
+  clock: Clock;
 }
 
 export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
@@ -293,7 +296,7 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
 
     async addMachineKey(req, ctx) {
       const { args } = await resolve(ctx, req.id);
-      const expiresAt = expiryOf(req.expirationDate, "expiration_date");
+      const expiresAt = expiryOf(req.expirationDate, "expiration_date", deps.clock);
       const r = await users.addMachineKey(es, { ...args, expiresAt });
       return create(AddMachineKeyResponseSchema, { details: details(r.details), keyId: r.keyId, keyContent: r.keyContent });
     },
@@ -305,7 +308,7 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
 
     async addPersonalAccessToken(req, ctx) {
       const { args } = await resolve(ctx, req.id);
-      const expiresAt = expiryOf(req.expirationDate, "expiration_date");
+      const expiresAt = expiryOf(req.expirationDate, "expiration_date", deps.clock);
       const r = await users.addPersonalAccessToken(es, { ...args, expiresAt });
       return create(AddPersonalAccessTokenResponseSchema, { details: details(r.details), tokenId: r.tokenId, token: r.token });
     },
@@ -334,9 +337,9 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
 
 const codeArgs = (a: { instanceId: string; id: string; creator: string }) => ({ instanceId: a.instanceId, userId: a.id, creator: a.creator });
 
-function expiryOf(t: Parameters<typeof timestampDate>[0] | undefined, field: string): Date | null {
+function expiryOf(t: Parameters<typeof timestampDate>[0] | undefined, field: string, clock: Clock): Date | null {
   if (!t) return null;
   const d = timestampDate(t);
-  if (d.getTime() <= Date.now()) throw errors.invalidArgument("USER-3xp1", `invalid ${field}: must be in the future`);
+  if (d.getTime() <= clock.now()) throw errors.invalidArgument("USER-3xp1", `invalid ${field}: must be in the future`);
   return d;
 }

@@ -59,7 +59,7 @@ export function webauthnHandlers(
     } catch {
       throw wrong();
     }
-    if (v.u !== userId || v.i !== instanceId || typeof v.exp !== "number" || v.exp < Date.now() || typeof v.ch !== "string" || typeof v.rp !== "string") {
+    if (v.u !== userId || v.i !== instanceId || typeof v.exp !== "number" || v.exp < deps.clock.now() || typeof v.ch !== "string" || typeof v.rp !== "string") {
       throw wrong();
     }
     return { ch: v.ch, p: v.p === true, rp: v.rp };
@@ -80,7 +80,7 @@ export function webauthnHandlers(
       const purpose = req.passwordless ? "passwordless" : "u2f";
       const options = await webauthn.startWebauthnRegistration(deps.db, { instanceId: args.instanceId, user, rp: { ...rp, name: rp.id }, purpose });
       const token = deps.box.seal(
-        JSON.stringify({ ch: options.challenge, p: req.passwordless, u: user.id, i: args.instanceId, rp: rp.id, exp: Date.now() + REGISTRATION_TTL_MS }),
+        JSON.stringify({ ch: options.challenge, p: req.passwordless, u: user.id, i: args.instanceId, rp: rp.id, exp: deps.clock.now() + REGISTRATION_TTL_MS }),
       );
       return create(StartWebauthnRegistrationResponseSchema, { optionsJson: JSON.stringify(options), registrationToken: token });
     },

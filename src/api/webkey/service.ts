@@ -9,15 +9,16 @@ import {
 } from "../../../gen/svc/resources/webkey/v3alpha/webkey_service_pb.js";
 import { callInfo } from "../../authz/context.js";
 import { rotateSigningKey, type SigningKeyPolicy } from "../../command/signing-keys.js";
+import type { Clock } from "../../domain/clock.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
 import type { SigningKeyQueries } from "../../query/signing-keys.js";
 
-export function webKeyService(deps: { es: EventStore; keys: SigningKeyQueries; keyPolicy: SigningKeyPolicy }): ServiceImpl<typeof WebKeyService> {
+export function webKeyService(deps: { es: EventStore; keys: SigningKeyQueries; keyPolicy: SigningKeyPolicy; clock: Clock }): ServiceImpl<typeof WebKeyService> {
   return {
     async listWebKeys(_req, ctx) {
       const instanceId = callInfo(ctx).target.instance.id;
       const keys = await deps.keys.listed(instanceId);
-      const now = Date.now();
+      const now = deps.clock.now();
       return create(ListWebKeysResponseSchema, {
         result: keys.map((k, i) =>
           create(WebKeySchema, {

@@ -38,7 +38,7 @@ export async function handler(deps: OidcDeps, s: RequestScope, req: FastifyReque
   if (found.state === "exchanged") throw await replay((found.issued ?? undefined) as IssuedByCode | undefined);
   // Checked before the code is used up, so that a wrong request cannot burn a valid code.
   if (found.clientId !== client.clientId) throw oauth.invalidGrant("the code was issued to another client");
-  if (found.expiresAt.getTime() < Date.now() || found.state !== "succeeded" || !found.userId) throw oauth.invalidGrant("the code is invalid or expired");
+  if (found.expiresAt.getTime() < deps.clock.now() || found.state !== "succeeded" || !found.userId) throw oauth.invalidGrant("the code is invalid or expired");
   if (params.redirect_uri !== request.redirectUri) throw oauth.invalidGrant("redirect_uri does not match the one of the authorization request");
   if (request.codeChallenge) {
     if (!params.code_verifier || !/^[A-Za-z0-9._~-]{43,128}$/.test(params.code_verifier)) throw oauth.invalidGrant("code_verifier is missing or malformed");

@@ -24,7 +24,7 @@ export async function handler(deps: OidcDeps, s: RequestScope, _req: FastifyRequ
   if (!client?.active) throw oauth.invalidGrant("assertion: unknown or inactive user");
   const ok = verifyRs256(jwt, await deps.oauthClients.verificationKeys({ userId: client.id }));
   if (!ok) throw oauth.invalidGrant("assertion: the signature does not verify with the user's keys");
-  checkAssertionTimes(p, "assertion", (d) => oauth.invalidGrant(d));
+  checkAssertionTimes(p, "assertion", (d) => oauth.invalidGrant(d), deps.clock.now());
   const aud = Array.isArray(p.aud) ? p.aud : [p.aud];
   if (!aud.some((a) => a === s.issuer || a === `${s.issuer}${paths.token}`)) throw oauth.invalidGrant("assertion: aud must contain the issuer");
   await deps.replay.use(`jwt-profile:${client.id}:${String(p.jti ?? "")}`, Number(p.exp), () => oauth.invalidGrant("assertion: jti missing or already used"));

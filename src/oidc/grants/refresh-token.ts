@@ -29,7 +29,7 @@ export async function handler(deps: OidcDeps, s: RequestScope, req: FastifyReque
     const replaced = await deps.tokenQueries.refreshReplacing(s.instance.id, hash);
     if (replaced && replaced.clientId === client.clientId) {
       // A retry of the refresh that replaced it, within the grace window: that refresh's answer again.
-      const sealed = graceAnswer(await deps.tokenQueries.refreshGrace(replaced.id), replaced, hash);
+      const sealed = graceAnswer(await deps.tokenQueries.refreshGrace(replaced.id), replaced, hash, deps.clock.now());
       if (sealed) {
         await usable(deps, s, replaced);
         scopesOf(params, replaced);
@@ -53,7 +53,7 @@ export async function handler(deps: OidcDeps, s: RequestScope, req: FastifyReque
     resourceOwner: user.orgId,
     presentedHash: hash,
     rotation: issued.refresh!,
-    ...(graceMs > 0 ? { grace: { response: deps.box.seal(JSON.stringify(issued.response)), expiresAt: new Date(Date.now() + graceMs) } } : {}),
+    ...(graceMs > 0 ? { grace: { response: deps.box.seal(JSON.stringify(issued.response)), expiresAt: new Date(deps.clock.now() + graceMs) } } : {}),
   });
   if (renewal.renewed) return issued.response;
   // A concurrent use of the same token renewed it first: within the window its answer is this one's too.
@@ -70,7 +70,7 @@ export async function handler(deps: OidcDeps, s: RequestScope, req: FastifyReque
  * like every token of the session) only while the session lasts.
  */
 async function usable(deps: OidcDeps, s: RequestScope, row: RefreshTokenRow) {
-  const now = Date.now();
+  const now = deps.clock.now();
   if (row.expiresAt.getTime() < now || row.idleExpiresAt.getTime() < now) throw oauth.invalidGrant("the refresh token expired");
   // A refresh is a use of its session (its idle lifetime starts again).
   const sessionActive = row.sessionId ? await useSession(deps.es, deps.sessions, row.sessionId) : false;

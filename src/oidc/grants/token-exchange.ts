@@ -136,7 +136,7 @@ export async function handler(deps: OidcDeps, s: RequestScope, req: FastifyReque
   if (withRefresh && issued.access) {
     const token = randomToken();
     issued.response.refresh_token = token;
-    const now = Date.now();
+    const now = deps.clock.now();
     refresh = {
       resourceOwner: subject.user.orgId,
       rotation: {
@@ -224,7 +224,7 @@ async function verifyPresented(deps: OidcDeps, s: RequestScope, client: OAuthCli
     const keys = jwt && jwt.header.typ !== "at+jwt" ? await deps.keys.published(s.instance.id) : [];
     if (!jwt || !verifyRs256(jwt, (kid) => keys.find((k) => k.kid === kid)?.key)) throw invalid();
     const p = jwt.payload;
-    if (p.iss !== s.issuer || typeof p.exp !== "number" || p.exp * 1000 <= Date.now()) throw invalid();
+    if (p.iss !== s.issuer || typeof p.exp !== "number" || p.exp * 1000 <= deps.clock.now()) throw invalid();
     const aud = (Array.isArray(p.aud) ? p.aud : [p.aud]).filter((a): a is string => typeof a === "string");
     // Only the client the ID token was issued to (OIDC Core §2: azp, else its one audience) may exchange it, not
     // any client of the project: ID tokens are no bearer credentials and travel in URLs (id_token_hint).
@@ -251,7 +251,7 @@ async function verifyPresented(deps: OidcDeps, s: RequestScope, client: OAuthCli
     const p = jwt.payload;
     if (p.iss !== client.clientId) throw invalid("must be issued (iss) by the client");
     if (!verifyRs256(jwt, await deps.oauthClients.verificationKeys({ applicationId: client.id }))) throw invalid("is not signed by a key of the client");
-    checkAssertionTimes(p, name, refused);
+    checkAssertionTimes(p, name, refused, deps.clock.now());
     const aud = Array.isArray(p.aud) ? p.aud : [p.aud];
     if (!aud.some((a) => a === s.issuer || a === `${s.issuer}${paths.token}`)) throw invalid("must name this issuer in aud");
     const user = await activeUser(p.sub);
