@@ -31,3 +31,8 @@ export function toResourceDetails(
     resourceOwner: toOwner({ type: ownerType, id: d.resourceOwner }),
   });
 }
+
+/** Details of a projection row of an organisation's resource (`id`: the resource's, which is the row's ID or its key). */
+export function orgRowDetails(id: string, row: { sequence: number; changeDate: Date; orgId: string }): ResourceDetails {
+  return toResourceDetails({ id, sequence: row.sequence, changeDate: row.changeDate, resourceOwner: row.orgId }, "org");
+}

@@ -23,14 +23,7 @@ export async function queueMessages(db: Database, messages: QueuedMessage[]): Pr
 }
 
 /** A pending message whose next attempt is due, claimed for that attempt. */
-export interface DueMessage {
-  id: string;
-  instanceId: string;
-  userId: string;
-  channel: string;
-  kind: string;
-  sealedCode: string;
-  expiresAt: Date;
+export interface DueMessage extends Omit<QueuedMessage, "createdAt"> {
   /** Attempts made before this one. */
   attempts: number;
 }
@@ -40,17 +33,6 @@ export type AttemptOutcome =
   | { status: "sent"; attempts: number }
   | { status: "failed"; attempts: number; reason: string }
   | { status: "retry"; attempts: number; reason: string; nextAttemptAt: Date };
-
-interface DueRow {
-  id: string;
-  instance_id: string;
-  user_id: string;
-  channel: string;
-  kind: string;
-  code: string;
-  expires_at: Date;
-  attempts: number;
-}
 
 /**
  * Claims the message due longest and attempts it, in one transaction: the row stays locked (FOR UPDATE SKIP
@@ -64,21 +46,12 @@ export function attemptDueMessage(
 ): Promise<{ message: DueMessage; outcome: AttemptOutcome } | undefined> {
   return db.prisma.$transaction(
     async (tx) => {
-      const rows = await tx.$queryRaw<DueRow[]>`
-        SELECT id, instance_id, user_id, channel, kind, code, expires_at, attempts FROM notification_messages
+      // The columns under the message's names (the code is stored sealed).
+      const [message] = await tx.$queryRaw<DueMessage[]>`
+        SELECT id, instance_id AS "instanceId", user_id AS "userId", channel, kind, code AS "sealedCode", expires_at AS "expiresAt", attempts
+        FROM notification_messages
         WHERE status = 'pending' AND next_attempt_at <= now() ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED`;
-      const r = rows[0];
-      if (!r) return undefined;
-      const message: DueMessage = {
-        id: r.id,
-        instanceId: r.instance_id,
-        userId: r.user_id,
-        channel: r.channel,
-        kind: r.kind,
-        sealedCode: r.code,
-        expiresAt: r.expires_at,
-        attempts: r.attempts,
-      };
+      if (!message) return undefined;
       const outcome = await attempt(message);
       await tx.notificationMessage.update({ where: { id: message.id }, data: outcomeColumns(outcome) });
       return { message, outcome };

@@ -2,7 +2,7 @@ import type { EventStore } from "../eventstore/eventstore.js";
 import { errors } from "../errors/errors.js";
 import type { ChangeDetails } from "./aggregate.js";
 import { userMetadataRemoved, userMetadataSet } from "../events/index.js";
-import { changeUser } from "./users.js";
+import { changeUser } from "./user-aggregate.js";
 
 /**
  * Users' metadata: key -> bytes (ZITADEL's user metadata), on humans and machines. Keys of 1-200

@@ -8,8 +8,9 @@ import { newId } from "../ids.js";
 import type { SecretBox } from "../crypto/secrets.js";
 import { revokeRefreshToken } from "./tokens.js";
 import { codesForHuman } from "./user-codes.js";
+import { changeUser } from "./user-aggregate.js";
 import { schemaDataChange } from "./user-schemas.js";
-import { changeAggregate, changedFields, withUniqueConflict, type ChangeDetails, type Decision } from "./aggregate.js";
+import { changedFields, withUniqueConflict, type ChangeDetails } from "./aggregate.js";
 import {
   humanAdded,
   humanChanged,
@@ -167,18 +168,6 @@ export async function createMachine(
         { username: m.username, displayName: m.name, description: m.description ?? "", accessTokenType: m.accessTokenType },
       ),
     ],
-  });
-}
-
-/** The common shape of every change to one user. */
-export function changeUser(es: EventStore, a: { instanceId: string; id: string; creator: string }, decide: Decision<UserRow, "user">) {
-  return changeAggregate(es, {
-    aggregateType: "user",
-    ...a,
-    load: (w) => w.tx.user.findUnique({ where: { id: a.id } }),
-    notFound: () => errors.notFound("USER-n0tf", `user "${a.id}" not found`),
-    ownerOf: (u) => u.orgId,
-    decide,
   });
 }
 

@@ -68,21 +68,26 @@ export function registerWebauthn(kit: LoginKit, finish: Finish): WebauthnStep {
     reply.type("text/javascript; charset=utf-8").header("cache-control", "public, max-age=3600").send(webauthnScript),
   );
 
-  async function secondFactorPage(c: Ctx, reply: FastifyReply, instance: InstanceRow, user: SignedInUser, error?: string) {
+  /**
+   * A sign-in ceremony's page, its challenge sealed into the form: the security key after the password (`user`:
+   * the signed-in user's keys) or a passkey (no user: the authenticator offers its passkeys for this RP ID). A
+   * wrong answer comes back to it with `error` (401) and a new challenge.
+   */
+  async function signInPage(c: Ctx, reply: FastifyReply, instance: InstanceRow, user: SignedInUser | undefined, error?: string) {
     const rp = relyingPartyOf(reply, instance);
-    const options = await startWebauthnLogin(db, { instanceId: instance.id, userId: user.id, rp, purpose: "u2f" });
-    const pending = signer.seal("webauthn-2fa", { u: user.id, i: instance.id, ch: options.challenge }, CEREMONY_TTL_MS);
+    const options = await startWebauthnLogin(db, { instanceId: instance.id, userId: user?.id, rp, purpose: user ? "u2f" : "passwordless" });
+    const challenge = { i: instance.id, ch: options.challenge };
     const t = c.page.t;
-    const page = webauthnPage(c.page, {
-      title: t.webauthnTitle,
-      intro: t.webauthnIntro,
-      mode: "get",
-      options,
-      action: `${LOGIN_PATH}/webauthn/login`,
-      extra: { pending },
-      loginName: user.username,
-      ...(error ? { error } : {}),
-    });
+    const step = user
+      ? {
+          pending: signer.seal("webauthn-2fa", { u: user.id, ...challenge }, CEREMONY_TTL_MS),
+          texts: { title: t.webauthnTitle, intro: t.webauthnIntro, action: `${LOGIN_PATH}/webauthn/login`, loginName: user.username },
+        }
+      : {
+          pending: signer.seal("passkey", challenge, CEREMONY_TTL_MS),
+          texts: { title: t.passkeySignIn, intro: t.passkeyIntro, action: `${LOGIN_PATH}/passkey` },
+        };
+    const page = webauthnPage(c.page, { ...step.texts, mode: "get", options, extra: { pending: step.pending }, ...(error ? { error } : {}) });
     return c.send(page, error ? 401 : 200);
   }
 
@@ -96,26 +101,9 @@ export function registerWebauthn(kit: LoginKit, finish: Finish): WebauthnStep {
       response &&
       (await firstAnswer(proof!)) &&
       (await finishWebauthnLogin(es, db, { instanceId: instance.id, userId: user.id, rp, challenge: String(proof!.ch), purpose: "u2f", response }));
-    if (!ok) return secondFactorPage(c, reply, instance, user, c.page.t.webauthnWrong);
+    if (!ok) return signInPage(c, reply, instance, user, c.page.t.webauthnWrong);
     return finish(c, reply, instance, user, ["pwd", "hwk", "mfa"]);
   });
-
-  async function passkeyPage(c: Ctx, reply: FastifyReply, instance: InstanceRow, error?: string) {
-    const rp = relyingPartyOf(reply, instance);
-    const options = await startWebauthnLogin(db, { instanceId: instance.id, rp, purpose: "passwordless" });
-    const pending = signer.seal("passkey", { i: instance.id, ch: options.challenge }, CEREMONY_TTL_MS);
-    const t = c.page.t;
-    const page = webauthnPage(c.page, {
-      title: t.passkeySignIn,
-      intro: t.passkeyIntro,
-      mode: "get",
-      options,
-      action: `${LOGIN_PATH}/passkey`,
-      extra: { pending },
-      ...(error ? { error } : {}),
-    });
-    return c.send(page, error ? 401 : 200);
-  }
 
   const notAllowed = (c: Ctx) => c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notFound), 404);
 
@@ -123,7 +111,7 @@ export function registerWebauthn(kit: LoginKit, finish: Finish): WebauthnStep {
   ui.get(`${LOGIN_PATH}/passkey`, async (req, reply) => {
     const c = await kit.contextOf(req, reply);
     if (!c.instance || !(await loginSettings(c.instance.id)).passwordless_allowed) return notAllowed(c);
-    return passkeyPage(c, reply, c.instance);
+    return signInPage(c, reply, c.instance, undefined);
   });
 
   kit.post(`${LOGIN_PATH}/passkey`, async (c, reply, instance) => {
@@ -139,7 +127,7 @@ export function registerWebauthn(kit: LoginKit, finish: Finish): WebauthnStep {
     // The user's organisation may turn passwordless off even where the instance allows it.
     // As every sign-in: the user able to act (active, in an active organisation).
     if (!user || !(await deps.tenancy.usableUser(user.id)) || !(await loginSettings(instance.id, user.orgId)).passwordless_allowed) {
-      return passkeyPage(c, reply, instance, c.page.t.webauthnWrong);
+      return signInPage(c, reply, instance, undefined, c.page.t.webauthnWrong);
     }
     return finish(c, reply, instance, user, ["user", "hwk", "mfa"]);
   });
@@ -223,7 +211,7 @@ export function registerWebauthn(kit: LoginKit, finish: Finish): WebauthnStep {
     async offer(c, reply, instance, user, allowedFactors) {
       if (!allowedFactors.includes("u2f")) return false;
       if (!(await listWebauthnKeys(db, instance.id, user.id, "u2f")).length) return false;
-      await secondFactorPage(c, reply, instance, user);
+      await signInPage(c, reply, instance, user);
       return true;
     },
   };

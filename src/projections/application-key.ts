@@ -1,24 +1,24 @@
-import { appKeyAdded, appKeyRemoved, appRemoved, orgRemoved, projectRemoved } from "../events/index.js";
+import * as events from "../events/index.js";
 import { credentialRow, defineProjection } from "./projection.js";
 import { appsOfProjects, projectsOfOrg } from "./related.js";
 
 /** Applications' key pairs: only the public key is stored. */
 export const applicationKeys = defineProjection("applicationKey", 1, (on) => {
-  on(appKeyAdded, async (tx, e) => {
+  on(events.appKeyAdded, async (tx, e) => {
     await tx.applicationKey.create({ data: { ...credentialRow(e, e.payload.keyId), applicationId: e.aggregateId, publicKey: e.payload.publicKey } });
   });
-  on(appKeyRemoved, async (tx, e) => {
+  on(events.appKeyRemoved, async (tx, e) => {
     await tx.applicationKey.deleteMany({ where: { id: e.payload.keyId, applicationId: e.aggregateId } });
   });
-  on(appRemoved, async (tx, e) => {
+  on(events.appRemoved, async (tx, e) => {
     await tx.applicationKey.deleteMany({ where: { applicationId: e.aggregateId } });
   });
   // Reads the project's applications: before applications.
-  on(projectRemoved, async (tx, e) => {
+  on(events.projectRemoved, async (tx, e) => {
     await tx.applicationKey.deleteMany({ where: { applicationId: { in: await appsOfProjects(tx, [e.aggregateId]) } } });
   });
   // Reads the organisation's projects and their applications: before applications and projects.
-  on(orgRemoved, async (tx, e) => {
+  on(events.orgRemoved, async (tx, e) => {
     await tx.applicationKey.deleteMany({ where: { applicationId: { in: await appsOfProjects(tx, await projectsOfOrg(tx, e.aggregateId)) } } });
   });
 });

@@ -1,9 +1,9 @@
-import { authRequestAdded, authRequestCodeExchanged, authRequestSucceeded, authRequestTokensIssued } from "../events/index.js";
+import * as events from "../events/index.js";
 import { defineProjection } from "./projection.js";
 
 /** The OIDC provider's authorization requests, from authorize to the code's exchange. */
 export const authRequests = defineProjection("authRequest", 1, (on) => {
-  on(authRequestAdded, async (tx, e) => {
+  on(events.authRequestAdded, async (tx, e) => {
     const p = e.payload;
     // The pending row is there already (written at authorize, without an event), unless the log is replayed or
     // was written before security review #22, when this event came at authorize; then it is added here.
@@ -21,7 +21,7 @@ export const authRequests = defineProjection("authRequest", 1, (on) => {
       update: {},
     });
   });
-  on(authRequestSucceeded, async (tx, e) => {
+  on(events.authRequestSucceeded, async (tx, e) => {
     const p = e.payload;
     // The methods the user proved go with the stored request, where the code grant reads them (`amr`).
     const row = p.amr ? await tx.authRequest.findUnique({ where: { id: e.aggregateId }, select: { request: true } }) : null;
@@ -38,10 +38,10 @@ export const authRequests = defineProjection("authRequest", 1, (on) => {
       },
     });
   });
-  on(authRequestCodeExchanged, async (tx, e) => {
+  on(events.authRequestCodeExchanged, async (tx, e) => {
     await tx.authRequest.update({ where: { id: e.aggregateId }, data: { state: "exchanged" } });
   });
-  on(authRequestTokensIssued, async (tx, e) => {
+  on(events.authRequestTokensIssued, async (tx, e) => {
     await tx.authRequest.update({ where: { id: e.aggregateId }, data: { issued: e.payload.issued } });
   });
 });

@@ -1,9 +1,9 @@
-import { brandingAssetAdded } from "../events/index.js";
+import * as events from "../events/index.js";
 import { defineProjection } from "./projection.js";
 
 /** Uploaded branding files, by their SHA-256. */
 export const brandingAssets = defineProjection("brandingAsset", 1, (on) => {
-  on(brandingAssetAdded, async (tx, e) => {
+  on(events.brandingAssetAdded, async (tx, e) => {
     await tx.brandingAsset.create({
       data: {
         instanceId: e.instanceId,

@@ -5,13 +5,13 @@
  * table's projection, so not among the sources of a table's reads (query/sources.ts): the removed instance's
  * requests are refused before any read.
  */
-import { instanceRemoved } from "../events/index.js";
+import * as events from "../events/index.js";
 import { collectHandlers } from "./projection.js";
 
 export const instanceCascade = {
   name: "instance cascade",
   handlers: collectHandlers((on) => {
-    on(instanceRemoved, async (_tx, e, sql) => {
+    on(events.instanceRemoved, async (_tx, e, sql) => {
       const { rows } = await sql.query<{ table_name: string }>(
         "SELECT table_name FROM information_schema.columns WHERE table_schema = current_schema() AND column_name = 'instance_id' AND table_name <> 'events'",
       );

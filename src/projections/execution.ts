@@ -1,9 +1,9 @@
-import { executionRemoved, executionSet } from "../events/index.js";
+import * as events from "../events/index.js";
 import { defineProjection } from "./projection.js";
 
 /** Executions: the targets called on a condition. */
 export const executions = defineProjection("execution", 1, (on) => {
-  on(executionSet, async (tx, e) => {
+  on(events.executionSet, async (tx, e) => {
     const p = e.payload;
     const key = { instanceId_id: { instanceId: e.instanceId, id: e.aggregateId } };
     const data = { targets: p.targets, includes: p.includes, sequence: e.sequence, changeDate: e.createdAt };
@@ -13,7 +13,7 @@ export const executions = defineProjection("execution", 1, (on) => {
       update: data,
     });
   });
-  on(executionRemoved, async (tx, e) => {
+  on(events.executionRemoved, async (tx, e) => {
     await tx.execution.delete({ where: { instanceId_id: { instanceId: e.instanceId, id: e.aggregateId } } });
   });
 });

@@ -1,9 +1,9 @@
-import { idpRemoved, idpStatePolicySet } from "../events/index.js";
+import * as events from "../events/index.js";
 import { defineProjection } from "./projection.js";
 
 /** The children's own state policies of identity providers (`inherit`: no row). */
 export const idpPolicies = defineProjection("idpPolicy", 1, (on) => {
-  on(idpStatePolicySet, async (tx, e) => {
+  on(events.idpStatePolicySet, async (tx, e) => {
     const p = e.payload;
     const key = { idpId_contextType_contextId: { idpId: e.aggregateId, contextType: p.contextType, contextId: p.contextId } };
     if (p.policy === "inherit") await tx.idpPolicy.deleteMany({ where: { idpId: e.aggregateId, contextType: p.contextType, contextId: p.contextId } });
@@ -12,7 +12,7 @@ export const idpPolicies = defineProjection("idpPolicy", 1, (on) => {
       await tx.idpPolicy.upsert({ where: key, create: { idpId: e.aggregateId, contextType: p.contextType, contextId: p.contextId, ...data }, update: data });
     }
   });
-  on(idpRemoved, async (tx, e) => {
+  on(events.idpRemoved, async (tx, e) => {
     await tx.idpPolicy.deleteMany({ where: { idpId: e.aggregateId } });
   });
 });

@@ -1,10 +1,10 @@
 import { GITLAB } from "../domain/idps.js";
-import { gitlabIdpAdded, gitlabIdpChanged, idpRemoved, idpStatePolicySet } from "../events/index.js";
+import * as events from "../events/index.js";
 import { defineProjection } from "./projection.js";
 
 /** Identity providers (the client secret sealed). */
 export const idps = defineProjection("idp", 1, (on) => {
-  on(gitlabIdpAdded, async (tx, e) => {
+  on(events.gitlabIdpAdded, async (tx, e) => {
     const p = e.payload;
     await tx.idp.create({
       data: {
@@ -25,14 +25,14 @@ export const idps = defineProjection("idp", 1, (on) => {
       },
     });
   });
-  on(gitlabIdpChanged, async (tx, e) => {
+  on(events.gitlabIdpChanged, async (tx, e) => {
     await tx.idp.update({ where: { id: e.aggregateId }, data: { ...e.payload, sequence: e.sequence, changeDate: e.createdAt } });
   });
   // A child context's policy (idp-policy.ts) advances the provider's sequence.
-  on(idpStatePolicySet, async (tx, e) => {
+  on(events.idpStatePolicySet, async (tx, e) => {
     await tx.idp.update({ where: { id: e.aggregateId }, data: { sequence: e.sequence, changeDate: e.createdAt } });
   });
-  on(idpRemoved, async (tx, e) => {
+  on(events.idpRemoved, async (tx, e) => {
     await tx.idp.delete({ where: { id: e.aggregateId } });
   });
 });

@@ -1,10 +1,10 @@
-import { apiSessionChecked, apiSessionCreated, orgRemoved, sessionAdded, sessionReauthenticated, sessionTerminated, userRemoved } from "../events/index.js";
+import * as events from "../events/index.js";
 import { defineProjection } from "./projection.js";
 import { usersOfOrg } from "./related.js";
 
 /** The login UI's browser sessions and the sessions API's sessions. */
 export const loginSessions = defineProjection("loginSession", 1, (on) => {
-  on(sessionAdded, async (tx, e) => {
+  on(events.sessionAdded, async (tx, e) => {
     await tx.loginSession.create({
       data: {
         id: e.aggregateId,
@@ -19,16 +19,16 @@ export const loginSessions = defineProjection("loginSession", 1, (on) => {
       },
     });
   });
-  on(sessionReauthenticated, async (tx, e) => {
+  on(events.sessionReauthenticated, async (tx, e) => {
     await tx.loginSession.update({
       where: { id: e.aggregateId },
       data: { authTime: e.createdAt, amr: e.payload.amr ?? ["pwd"], sequence: e.sequence, changeDate: e.createdAt },
     });
   });
-  on(sessionTerminated, async (tx, e) => {
+  on(events.sessionTerminated, async (tx, e) => {
     await tx.loginSession.deleteMany({ where: { id: e.aggregateId } });
   });
-  on(apiSessionCreated, async (tx, e) => {
+  on(events.apiSessionCreated, async (tx, e) => {
     const p = e.payload;
     await tx.loginSession.create({
       data: {
@@ -48,7 +48,7 @@ export const loginSessions = defineProjection("loginSession", 1, (on) => {
       },
     });
   });
-  on(apiSessionChecked, async (tx, e) => {
+  on(events.apiSessionChecked, async (tx, e) => {
     const p = e.payload;
     await tx.loginSession.update({
       where: { id: e.aggregateId },
@@ -62,11 +62,11 @@ export const loginSessions = defineProjection("loginSession", 1, (on) => {
       },
     });
   });
-  on(userRemoved, async (tx, e) => {
+  on(events.userRemoved, async (tx, e) => {
     await tx.loginSession.deleteMany({ where: { userId: { in: [e.aggregateId] } } });
   });
   // Reads the organisation's users: before users.
-  on(orgRemoved, async (tx, e) => {
+  on(events.orgRemoved, async (tx, e) => {
     await tx.loginSession.deleteMany({ where: { userId: { in: await usersOfOrg(tx, e.aggregateId) } } });
   });
 });

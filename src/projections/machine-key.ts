@@ -1,20 +1,20 @@
-import { keyAdded, keyRemoved, orgRemoved, userRemoved } from "../events/index.js";
+import * as events from "../events/index.js";
 import { credentialRow, defineProjection } from "./projection.js";
 import { usersOfOrg } from "./related.js";
 
 /** Machine users' key pairs: only the public key is stored. */
 export const machineKeys = defineProjection("machineKey", 1, (on) => {
-  on(keyAdded, async (tx, e) => {
+  on(events.keyAdded, async (tx, e) => {
     await tx.machineKey.create({ data: { ...credentialRow(e, e.payload.keyId), userId: e.aggregateId, publicKey: e.payload.publicKey } });
   });
-  on(keyRemoved, async (tx, e) => {
+  on(events.keyRemoved, async (tx, e) => {
     await tx.machineKey.deleteMany({ where: { id: e.payload.keyId, userId: e.aggregateId } });
   });
-  on(userRemoved, async (tx, e) => {
+  on(events.userRemoved, async (tx, e) => {
     await tx.machineKey.deleteMany({ where: { userId: { in: [e.aggregateId] } } });
   });
   // Reads the organisation's users: before users.
-  on(orgRemoved, async (tx, e) => {
+  on(events.orgRemoved, async (tx, e) => {
     await tx.machineKey.deleteMany({ where: { userId: { in: await usersOfOrg(tx, e.aggregateId) } } });
   });
 });

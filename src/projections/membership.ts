@@ -1,18 +1,18 @@
 import type { StoredEvent, Tx } from "../eventstore/eventstore.js";
-import { type MemberContextType, type MemberRoles, memberEvents, orgRemoved, projectGrantRemoved, projectRemoved, userRemoved } from "../events/index.js";
+import * as events from "../events/index.js";
 import { defineProjection } from "./projection.js";
 import { grantsOfOrg, projectsOfOrg, usersOfOrg } from "./related.js";
 
 /** The context's ID of a member event's aggregate: the system has none. */
-const contextIdOf = (type: MemberContextType, aggregateId: string) => (type === "system" ? "" : aggregateId);
+const contextIdOf = (type: events.MemberContextType, aggregateId: string) => (type === "system" ? "" : aggregateId);
 
 /**
  * Users' memberships of a context (system, instance, organisation, project, project grant) with their roles.
  * The context's own row follows the member events' sequence in its projection (instance.ts, org.ts, project.ts).
  */
 export const memberships = defineProjection("membership", 1, (on) => {
-  for (const [type, defs] of Object.entries(memberEvents) as [MemberContextType, (typeof memberEvents)[MemberContextType]][]) {
-    const upsert = async (tx: Tx, e: StoredEvent<MemberRoles>) => {
+  for (const [type, defs] of Object.entries(events.memberEvents) as [events.MemberContextType, (typeof events.memberEvents)[events.MemberContextType]][]) {
+    const upsert = async (tx: Tx, e: StoredEvent<events.MemberRoles>) => {
       const { userId, roles } = e.payload;
       const contextId = contextIdOf(type, e.aggregateId);
       const data = { roles, sequence: e.sequence, changeDate: e.createdAt };
@@ -28,12 +28,12 @@ export const memberships = defineProjection("membership", 1, (on) => {
       await tx.membership.deleteMany({ where: { userId: e.payload.userId, contextType: type, contextId: contextIdOf(type, e.aggregateId) } });
     });
   }
-  on(userRemoved, async (tx, e) => {
+  on(events.userRemoved, async (tx, e) => {
     await tx.membership.deleteMany({ where: { userId: { in: [e.aggregateId] } } });
   });
   // Every membership in the organisation or of its users, and in its projects and the grants that go with them.
   // Reads the organisation's users, projects and project grants: before users, projects and project grants.
-  on(orgRemoved, async (tx, e) => {
+  on(events.orgRemoved, async (tx, e) => {
     await tx.membership.deleteMany({ where: { userId: { in: await usersOfOrg(tx, e.aggregateId) } } });
     const projects = await projectsOfOrg(tx, e.aggregateId);
     const grants = await tx.projectGrant.findMany({ where: grantsOfOrg(e.aggregateId, projects), select: { id: true } });
@@ -42,12 +42,12 @@ export const memberships = defineProjection("membership", 1, (on) => {
     await tx.membership.deleteMany({ where: { contextType: "org", contextId: e.aggregateId } });
   });
   // Reads the project's grants: before project grants.
-  on(projectRemoved, async (tx, e) => {
+  on(events.projectRemoved, async (tx, e) => {
     const grants = await tx.projectGrant.findMany({ where: { projectId: e.aggregateId }, select: { id: true } });
     await tx.membership.deleteMany({ where: { contextType: "project_grant", contextId: { in: grants.map((g) => g.id) } } });
     await tx.membership.deleteMany({ where: { contextType: "project", contextId: e.aggregateId } });
   });
-  on(projectGrantRemoved, async (tx, e) => {
+  on(events.projectGrantRemoved, async (tx, e) => {
     await tx.membership.deleteMany({ where: { contextType: "project_grant", contextId: e.payload.grantId } });
   });
 });

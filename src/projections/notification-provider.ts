@@ -1,15 +1,9 @@
-import {
-  notificationProviderActivated,
-  notificationProviderAdded,
-  notificationProviderChanged,
-  notificationProviderDeactivated,
-  notificationProviderRemoved,
-} from "../events/index.js";
+import * as events from "../events/index.js";
 import { defineProjection } from "./projection.js";
 
 /** An instance's SMTP and SMS providers (the secret sealed). */
 export const notificationProviders = defineProjection("notificationProvider", 1, (on) => {
-  on(notificationProviderAdded, async (tx, e) => {
+  on(events.notificationProviderAdded, async (tx, e) => {
     const p = e.payload;
     await tx.notificationProvider.create({
       data: {
@@ -27,20 +21,20 @@ export const notificationProviders = defineProjection("notificationProvider", 1,
       },
     });
   });
-  on(notificationProviderChanged, async (tx, e) => {
+  on(events.notificationProviderChanged, async (tx, e) => {
     const { config, ...rest } = e.payload;
     await tx.notificationProvider.update({
       where: { id: e.aggregateId },
       data: { ...rest, ...(config ? { config: config as object } : {}), sequence: e.sequence, changeDate: e.createdAt },
     });
   });
-  on(notificationProviderActivated, async (tx, e) => {
+  on(events.notificationProviderActivated, async (tx, e) => {
     await tx.notificationProvider.update({ where: { id: e.aggregateId }, data: { active: true, sequence: e.sequence, changeDate: e.createdAt } });
   });
-  on(notificationProviderDeactivated, async (tx, e) => {
+  on(events.notificationProviderDeactivated, async (tx, e) => {
     await tx.notificationProvider.update({ where: { id: e.aggregateId }, data: { active: false, sequence: e.sequence, changeDate: e.createdAt } });
   });
-  on(notificationProviderRemoved, async (tx, e) => {
+  on(events.notificationProviderRemoved, async (tx, e) => {
     await tx.notificationProvider.delete({ where: { id: e.aggregateId } });
   });
 });

@@ -1,15 +1,5 @@
 import type { StoredEvent, Tx } from "../eventstore/eventstore.js";
-import {
-  orgAdded,
-  orgChanged,
-  orgDomainAdded,
-  orgDomainPrimarySet,
-  orgDomainRemoved,
-  orgDomainValidationAdded,
-  orgDomainValidationFailed,
-  orgDomainVerified,
-  orgRemoved,
-} from "../events/index.js";
+import * as events from "../events/index.js";
 import { defineProjection } from "./projection.js";
 
 /** A generated domain row, verified; primary where the organisation has no other primary. */
@@ -36,16 +26,16 @@ const touch = async (tx: Tx, e: StoredEvent<{ domain: string }>, data: object) =
 
 /** An organisation's domains (src/command/org-domains.ts); the generated one follows the name. */
 export const orgDomains = defineProjection("orgDomain", 1, (on) => {
-  on(orgAdded, async (tx, e) => {
+  on(events.orgAdded, async (tx, e) => {
     await tx.orgDomain.create({ data: generatedRow(e, e.payload.primaryDomain, true) });
   });
   // Events of renames written before organisations had domains carry the new generated domain (orgs.ts).
-  on(orgChanged, async (tx, e) => {
+  on(events.orgChanged, async (tx, e) => {
     if (!e.payload.primaryDomain) return;
     await tx.orgDomain.deleteMany({ where: { orgId: e.aggregateId, generated: true } });
     await tx.orgDomain.create({ data: generatedRow(e, e.payload.primaryDomain, true) });
   });
-  on(orgDomainAdded, async (tx, e) => {
+  on(events.orgDomainAdded, async (tx, e) => {
     const p = e.payload;
     await tx.orgDomain.create({
       data: {
@@ -60,17 +50,17 @@ export const orgDomains = defineProjection("orgDomain", 1, (on) => {
       },
     });
   });
-  on(orgDomainValidationAdded, (tx, e) => touch(tx, e, { validationType: e.payload.validationType, validationToken: e.payload.token }));
-  on(orgDomainValidationFailed, (tx, e) => touch(tx, e, {}));
-  on(orgDomainVerified, (tx, e) => touch(tx, e, { verified: true, validationToken: "" }));
-  on(orgDomainPrimarySet, async (tx, e) => {
+  on(events.orgDomainValidationAdded, (tx, e) => touch(tx, e, { validationType: e.payload.validationType, validationToken: e.payload.token }));
+  on(events.orgDomainValidationFailed, (tx, e) => touch(tx, e, {}));
+  on(events.orgDomainVerified, (tx, e) => touch(tx, e, { verified: true, validationToken: "" }));
+  on(events.orgDomainPrimarySet, async (tx, e) => {
     await tx.orgDomain.updateMany({ where: { orgId: e.aggregateId, isPrimary: true }, data: { isPrimary: false } });
     await touch(tx, e, { isPrimary: true });
   });
-  on(orgDomainRemoved, async (tx, e) => {
+  on(events.orgDomainRemoved, async (tx, e) => {
     await tx.orgDomain.delete({ where: { orgId_domain: { orgId: e.aggregateId, domain: e.payload.domain } } });
   });
-  on(orgRemoved, async (tx, e) => {
+  on(events.orgRemoved, async (tx, e) => {
     await tx.orgDomain.deleteMany({ where: { orgId: e.aggregateId } });
   });
 });

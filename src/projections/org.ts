@@ -1,19 +1,6 @@
 import type { Prisma } from "../../gen/prisma/client.js";
 import type { StoredEvent, Tx } from "../eventstore/eventstore.js";
-import {
-  memberEvents,
-  orgAdded,
-  orgChanged,
-  orgDeactivated,
-  orgDomainAdded,
-  orgDomainPrimarySet,
-  orgDomainRemoved,
-  orgDomainValidationAdded,
-  orgDomainValidationFailed,
-  orgDomainVerified,
-  orgReactivated,
-  orgRemoved,
-} from "../events/index.js";
+import * as events from "../events/index.js";
 import { defineProjection } from "./projection.js";
 
 /** The row follows its aggregate's sequence, which every event of it advances (its domains' and members' too). */
@@ -22,7 +9,7 @@ const touch = async (tx: Tx, e: StoredEvent<object>, data: Prisma.OrgUpdateInput
 };
 
 export const orgs = defineProjection("org", 1, (on) => {
-  on(orgAdded, async (tx, e) => {
+  on(events.orgAdded, async (tx, e) => {
     await tx.org.create({
       data: {
         id: e.aggregateId,
@@ -35,20 +22,20 @@ export const orgs = defineProjection("org", 1, (on) => {
       },
     });
   });
-  on(orgChanged, (tx, e) => touch(tx, e, { name: e.payload.name, primaryDomain: e.payload.primaryDomain }));
-  on(orgDeactivated, (tx, e) => touch(tx, e, { state: "inactive" }));
-  on(orgReactivated, (tx, e) => touch(tx, e, { state: "active" }));
+  on(events.orgChanged, (tx, e) => touch(tx, e, { name: e.payload.name, primaryDomain: e.payload.primaryDomain }));
+  on(events.orgDeactivated, (tx, e) => touch(tx, e, { state: "inactive" }));
+  on(events.orgReactivated, (tx, e) => touch(tx, e, { state: "active" }));
   // Everything of the organisation goes with it, each table in its own projection.
-  on(orgRemoved, async (tx, e) => {
+  on(events.orgRemoved, async (tx, e) => {
     await tx.org.delete({ where: { id: e.aggregateId } });
   });
-  on(orgDomainAdded, (tx, e) => touch(tx, e));
-  on(orgDomainValidationAdded, (tx, e) => touch(tx, e));
-  on(orgDomainValidationFailed, (tx, e) => touch(tx, e));
-  on(orgDomainVerified, (tx, e) => touch(tx, e));
-  on(orgDomainPrimarySet, (tx, e) => touch(tx, e, { primaryDomain: e.payload.domain }));
-  on(orgDomainRemoved, (tx, e) => touch(tx, e));
-  on(memberEvents.org.added, (tx, e) => touch(tx, e));
-  on(memberEvents.org.changed, (tx, e) => touch(tx, e));
-  on(memberEvents.org.removed, (tx, e) => touch(tx, e));
+  on(events.orgDomainAdded, (tx, e) => touch(tx, e));
+  on(events.orgDomainValidationAdded, (tx, e) => touch(tx, e));
+  on(events.orgDomainValidationFailed, (tx, e) => touch(tx, e));
+  on(events.orgDomainVerified, (tx, e) => touch(tx, e));
+  on(events.orgDomainPrimarySet, (tx, e) => touch(tx, e, { primaryDomain: e.payload.domain }));
+  on(events.orgDomainRemoved, (tx, e) => touch(tx, e));
+  on(events.memberEvents.org.added, (tx, e) => touch(tx, e));
+  on(events.memberEvents.org.changed, (tx, e) => touch(tx, e));
+  on(events.memberEvents.org.removed, (tx, e) => touch(tx, e));
 });

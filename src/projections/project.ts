@@ -1,17 +1,6 @@
 import type { Prisma } from "../../gen/prisma/client.js";
 import type { StoredEvent, Tx } from "../eventstore/eventstore.js";
-import {
-  memberEvents,
-  orgRemoved,
-  projectAdded,
-  projectChanged,
-  projectDeactivated,
-  projectReactivated,
-  projectRemoved,
-  projectRoleAdded,
-  projectRoleChanged,
-  projectRoleRemoved,
-} from "../events/index.js";
+import * as events from "../events/index.js";
 import { defineProjection } from "./projection.js";
 import { projectsOfOrg } from "./related.js";
 
@@ -21,7 +10,7 @@ const touch = async (tx: Tx, e: StoredEvent<object>, data: Prisma.ProjectUpdateI
 };
 
 export const projects = defineProjection("project", 1, (on) => {
-  on(projectAdded, async (tx, e) => {
+  on(events.projectAdded, async (tx, e) => {
     const p = e.payload;
     await tx.project.create({
       data: {
@@ -38,21 +27,21 @@ export const projects = defineProjection("project", 1, (on) => {
       },
     });
   });
-  on(projectChanged, (tx, e) => touch(tx, e, e.payload));
-  on(projectDeactivated, (tx, e) => touch(tx, e, { state: "inactive" }));
-  on(projectReactivated, (tx, e) => touch(tx, e, { state: "active" }));
+  on(events.projectChanged, (tx, e) => touch(tx, e, e.payload));
+  on(events.projectDeactivated, (tx, e) => touch(tx, e, { state: "inactive" }));
+  on(events.projectReactivated, (tx, e) => touch(tx, e, { state: "active" }));
   // Its applications, roles, grants, user grants and memberships go with it, each in its own projection.
-  on(projectRemoved, async (tx, e) => {
+  on(events.projectRemoved, async (tx, e) => {
     await tx.project.delete({ where: { id: e.aggregateId } });
   });
-  on(projectRoleAdded, (tx, e) => touch(tx, e));
-  on(projectRoleChanged, (tx, e) => touch(tx, e));
-  on(projectRoleRemoved, (tx, e) => touch(tx, e));
-  on(memberEvents.project.added, (tx, e) => touch(tx, e));
-  on(memberEvents.project.changed, (tx, e) => touch(tx, e));
-  on(memberEvents.project.removed, (tx, e) => touch(tx, e));
+  on(events.projectRoleAdded, (tx, e) => touch(tx, e));
+  on(events.projectRoleChanged, (tx, e) => touch(tx, e));
+  on(events.projectRoleRemoved, (tx, e) => touch(tx, e));
+  on(events.memberEvents.project.added, (tx, e) => touch(tx, e));
+  on(events.memberEvents.project.changed, (tx, e) => touch(tx, e));
+  on(events.memberEvents.project.removed, (tx, e) => touch(tx, e));
   // Projects go with their organisation.
-  on(orgRemoved, async (tx, e) => {
+  on(events.orgRemoved, async (tx, e) => {
     await tx.project.deleteMany({ where: { id: { in: await projectsOfOrg(tx, e.aggregateId) } } });
   });
 });

@@ -1,9 +1,9 @@
-import { refreshTokenAdded, refreshTokenRenewed, refreshTokenRevoked } from "../events/index.js";
+import * as events from "../events/index.js";
 import { defineProjection } from "./projection.js";
 
 /** Refresh tokens: the current token's hash and those it replaced. */
 export const refreshTokens = defineProjection("refreshToken", 1, (on) => {
-  on(refreshTokenAdded, async (tx, e) => {
+  on(events.refreshTokenAdded, async (tx, e) => {
     const p = e.payload;
     await tx.refreshToken.create({
       data: {
@@ -27,7 +27,7 @@ export const refreshTokens = defineProjection("refreshToken", 1, (on) => {
       },
     });
   });
-  on(refreshTokenRenewed, async (tx, e) => {
+  on(events.refreshTokenRenewed, async (tx, e) => {
     const p = e.payload;
     const row = await tx.refreshToken.findUniqueOrThrow({ where: { id: e.aggregateId } });
     await tx.refreshToken.update({
@@ -42,7 +42,7 @@ export const refreshTokens = defineProjection("refreshToken", 1, (on) => {
       },
     });
   });
-  on(refreshTokenRevoked, async (tx, e) => {
+  on(events.refreshTokenRevoked, async (tx, e) => {
     await tx.refreshToken.update({ where: { id: e.aggregateId }, data: { revoked: true } });
   });
 });

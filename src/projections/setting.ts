@@ -1,5 +1,5 @@
 import { settingsKindNames } from "../domain/settings-kinds.js";
-import { settingsEvents } from "../events/index.js";
+import * as events from "../events/index.js";
 import { defineProjection } from "./projection.js";
 
 /** One row per kind and owning context: what that context itself set. */
@@ -7,7 +7,7 @@ export const settings = defineProjection("setting", 1, (on) => {
   for (const kind of settingsKindNames) {
     // `applyChange` in one statement: the stored values merged with `set` (a top-level merge, as jsonb's ||
     // does), minus the `reset` keys. A hot path (bench/writes.ts): without Prisma.
-    on(settingsEvents[kind], async (_tx, e, sql) => {
+    on(events.settingsEvents[kind], async (_tx, e, sql) => {
       const { ownerType, ownerId, set, reset } = e.payload;
       await sql.query(
         `INSERT INTO settings (kind, owner_type, owner_id, instance_id, values, sequence, change_date)

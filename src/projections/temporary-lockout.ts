@@ -1,5 +1,5 @@
 import type { Tx } from "../eventstore/eventstore.js";
-import { userLocked, userRemoved, userUnlocked } from "../events/index.js";
+import * as events from "../events/index.js";
 import { defineProjection } from "./projection.js";
 
 const drop = async (tx: Tx, e: { aggregateId: string }) => {
@@ -12,7 +12,7 @@ const drop = async (tx: Tx, e: { aggregateId: string }) => {
  * permanent lockout) has no row and lasts until an unlock (src/command/lockouts.ts).
  */
 export const temporaryLockouts = defineProjection("temporaryLockout", 1, (on) => {
-  on(userLocked, async (tx, e) => {
+  on(events.userLocked, async (tx, e) => {
     const until = e.payload.until ? new Date(e.payload.until) : undefined;
     if (until && !Number.isNaN(until.getTime())) {
       await tx.temporaryLockout.upsert({ where: { userId: e.aggregateId }, create: { userId: e.aggregateId, until }, update: { until } });
@@ -20,6 +20,6 @@ export const temporaryLockouts = defineProjection("temporaryLockout", 1, (on) =>
       await drop(tx, e);
     }
   });
-  on(userUnlocked, drop);
-  on(userRemoved, drop);
+  on(events.userUnlocked, drop);
+  on(events.userRemoved, drop);
 });

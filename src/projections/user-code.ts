@@ -1,23 +1,6 @@
 import { type CodeKind, MAX_CODE_FAILURES } from "../domain/user-codes.js";
 import type { StoredEvent, Tx } from "../eventstore/eventstore.js";
-import {
-  emailCodeAdded,
-  emailVerified,
-  humanChanged,
-  orgRemoved,
-  otpEmailCheckSucceeded,
-  otpEmailCodeAdded,
-  otpSmsCheckSucceeded,
-  otpSmsCodeAdded,
-  passwordChanged,
-  passwordCodeAdded,
-  phoneCodeAdded,
-  phoneVerified,
-  unlockCodeAdded,
-  userCodeFailed,
-  userRemoved,
-  userUnlocked,
-} from "../events/index.js";
+import * as events from "../events/index.js";
 import { defineProjection } from "./projection.js";
 import { usersOfOrg } from "./related.js";
 
@@ -40,38 +23,38 @@ const drop = async (tx: Tx, userId: string, kind: CodeKind) => {
 
 /** The pending code per user and kind (src/command/user-codes.ts). */
 export const userCodes = defineProjection("userCode", 1, (on) => {
-  on(emailCodeAdded, (tx, e) => keep(tx, e, "email"));
-  on(phoneCodeAdded, (tx, e) => keep(tx, e, "phone"));
-  on(passwordCodeAdded, (tx, e) => keep(tx, e, "password"));
-  on(unlockCodeAdded, (tx, e) => keep(tx, e, "unlock"));
-  on(otpEmailCodeAdded, (tx, e) => keep(tx, e, "otp_email"));
-  on(otpSmsCodeAdded, (tx, e) => keep(tx, e, "otp_sms"));
-  on(userCodeFailed, async (tx, e) => {
+  on(events.emailCodeAdded, (tx, e) => keep(tx, e, "email"));
+  on(events.phoneCodeAdded, (tx, e) => keep(tx, e, "phone"));
+  on(events.passwordCodeAdded, (tx, e) => keep(tx, e, "password"));
+  on(events.unlockCodeAdded, (tx, e) => keep(tx, e, "unlock"));
+  on(events.otpEmailCodeAdded, (tx, e) => keep(tx, e, "otp_email"));
+  on(events.otpSmsCodeAdded, (tx, e) => keep(tx, e, "otp_sms"));
+  on(events.userCodeFailed, async (tx, e) => {
     const kind = e.payload.kind as CodeKind;
     const row = await tx.userCode.update({ where: { userId_kind: { userId: e.aggregateId, kind } }, data: { failures: { increment: 1 } } });
     if (row.failures >= MAX_CODE_FAILURES) await drop(tx, e.aggregateId, kind);
   });
-  on(otpEmailCheckSucceeded, (tx, e) => drop(tx, e.aggregateId, "otp_email"));
-  on(otpSmsCheckSucceeded, (tx, e) => drop(tx, e.aggregateId, "otp_sms"));
+  on(events.otpEmailCheckSucceeded, (tx, e) => drop(tx, e.aggregateId, "otp_email"));
+  on(events.otpSmsCheckSucceeded, (tx, e) => drop(tx, e.aggregateId, "otp_sms"));
   // However the user was unlocked (the mailed link, an administrator, the lockout's time), the link is done.
-  on(userUnlocked, (tx, e) => drop(tx, e.aggregateId, "unlock"));
+  on(events.userUnlocked, (tx, e) => drop(tx, e.aggregateId, "unlock"));
   // A used code is gone (the address it proved is verified: user.ts).
-  on(emailVerified, (tx, e) => drop(tx, e.aggregateId, "email"));
-  on(phoneVerified, (tx, e) => drop(tx, e.aggregateId, "phone"));
+  on(events.emailVerified, (tx, e) => drop(tx, e.aggregateId, "email"));
+  on(events.phoneVerified, (tx, e) => drop(tx, e.aggregateId, "phone"));
   // Any new password (not a rehash of the same one) ends a pending reset or initial-password code.
-  on(passwordChanged, async (tx, e) => {
+  on(events.passwordChanged, async (tx, e) => {
     if (!e.payload.rehashed) await drop(tx, e.aggregateId, "password");
   });
   // A code proves only the address it was sent to.
-  on(humanChanged, async (tx, e) => {
+  on(events.humanChanged, async (tx, e) => {
     if (e.payload.email !== undefined || e.payload.emailVerified) await drop(tx, e.aggregateId, "email");
     if (e.payload.phone !== undefined || e.payload.phoneVerified) await drop(tx, e.aggregateId, "phone");
   });
-  on(userRemoved, async (tx, e) => {
+  on(events.userRemoved, async (tx, e) => {
     await tx.userCode.deleteMany({ where: { userId: e.aggregateId } });
   });
   // Reads the organisation's users: before users.
-  on(orgRemoved, async (tx, e) => {
+  on(events.orgRemoved, async (tx, e) => {
     await tx.userCode.deleteMany({ where: { userId: { in: await usersOfOrg(tx, e.aggregateId) } } });
     await tx.userCode.deleteMany({ where: { orgId: e.aggregateId } });
   });

@@ -1,15 +1,5 @@
 import type { Tx } from "../eventstore/eventstore.js";
-import {
-  orgRemoved,
-  projectGrantChanged,
-  projectGrantRemoved,
-  projectRemoved,
-  projectRoleRemoved,
-  userGrantAdded,
-  userGrantChanged,
-  userGrantRemoved,
-  userRemoved,
-} from "../events/index.js";
+import * as events from "../events/index.js";
 import { defineProjection } from "./projection.js";
 import { usersOfOrg } from "./related.js";
 
@@ -27,7 +17,7 @@ const grantOf = (tx: Tx, grantId: string) => tx.projectGrant.findUnique({ where:
 
 /** Users' grants of a project's roles. */
 export const userGrants = defineProjection("userGrant", 1, (on) => {
-  on(userGrantAdded, async (tx, e) => {
+  on(events.userGrantAdded, async (tx, e) => {
     const user = await tx.user.findUnique({ where: { id: e.payload.userId }, select: { orgId: true } });
     await tx.userGrant.create({
       data: {
@@ -42,39 +32,39 @@ export const userGrants = defineProjection("userGrant", 1, (on) => {
       },
     });
   });
-  on(userGrantChanged, async (tx, e) => {
+  on(events.userGrantChanged, async (tx, e) => {
     await tx.userGrant.update({ where: { id: e.aggregateId }, data: { roleKeys: e.payload.roleKeys, sequence: e.sequence, changeDate: e.createdAt } });
   });
-  on(userGrantRemoved, async (tx, e) => {
+  on(events.userGrantRemoved, async (tx, e) => {
     await tx.userGrant.deleteMany({ where: { id: e.aggregateId } });
   });
-  on(userRemoved, async (tx, e) => {
+  on(events.userRemoved, async (tx, e) => {
     await tx.userGrant.deleteMany({ where: { userId: { in: [e.aggregateId] } } });
   });
-  on(projectRemoved, async (tx, e) => {
+  on(events.projectRemoved, async (tx, e) => {
     await tx.userGrant.deleteMany({ where: { projectId: e.aggregateId } });
   });
   // The role leaves every grant that held it.
-  on(projectRoleRemoved, async (tx, e) => {
+  on(events.projectRoleRemoved, async (tx, e) => {
     const { key } = e.payload;
     for (const g of await tx.userGrant.findMany({ where: { projectId: e.aggregateId, roleKeys: { has: key } } })) {
       await tx.userGrant.update({ where: { id: g.id }, data: { roleKeys: g.roleKeys.filter((k) => k !== key) } });
     }
   });
   // Keys left out of a project grant leave the granted organisation's user grants on the project.
-  on(projectGrantChanged, async (tx, e) => {
+  on(events.projectGrantChanged, async (tx, e) => {
     const g = await grantOf(tx, e.payload.grantId);
     if (g) await trimUserGrants(tx, g.projectId, g.grantedOrgId, (k) => e.payload.roleKeys.includes(k));
   });
   // The granted organisation's user grants on the project go with the grant. Reads the grant: before project grants.
-  on(projectGrantRemoved, async (tx, e) => {
+  on(events.projectGrantRemoved, async (tx, e) => {
     const g = await grantOf(tx, e.payload.grantId);
     if (!g) return;
     const users = await usersOfOrg(tx, g.grantedOrgId);
     await tx.userGrant.deleteMany({ where: { projectId: g.projectId, userId: { in: users } } });
   });
   // Grants of the organisation's users, and those it owns. Reads the organisation's users: before users.
-  on(orgRemoved, async (tx, e) => {
+  on(events.orgRemoved, async (tx, e) => {
     await tx.userGrant.deleteMany({ where: { userId: { in: await usersOfOrg(tx, e.aggregateId) } } });
     await tx.userGrant.deleteMany({ where: { orgId: e.aggregateId } });
   });

@@ -1,10 +1,10 @@
-import { orgRemoved, userMetadataRemoved, userMetadataSet, userRemoved } from "../events/index.js";
+import * as events from "../events/index.js";
 import { defineProjection } from "./projection.js";
 import { usersOfOrg } from "./related.js";
 
 /** Users' metadata entries (the value's bytes). */
 export const userMetadata = defineProjection("userMetadata", 1, (on) => {
-  on(userMetadataSet, async (tx, e) => {
+  on(events.userMetadataSet, async (tx, e) => {
     const value = Buffer.from(e.payload.value, "base64");
     await tx.userMetadata.upsert({
       where: { userId_key: { userId: e.aggregateId, key: e.payload.key } },
@@ -12,14 +12,14 @@ export const userMetadata = defineProjection("userMetadata", 1, (on) => {
       update: { value, changeDate: e.createdAt },
     });
   });
-  on(userMetadataRemoved, async (tx, e) => {
+  on(events.userMetadataRemoved, async (tx, e) => {
     await tx.userMetadata.deleteMany({ where: { userId: e.aggregateId, key: e.payload.key } });
   });
-  on(userRemoved, async (tx, e) => {
+  on(events.userRemoved, async (tx, e) => {
     await tx.userMetadata.deleteMany({ where: { userId: { in: [e.aggregateId] } } });
   });
   // Reads the organisation's users: before users.
-  on(orgRemoved, async (tx, e) => {
+  on(events.orgRemoved, async (tx, e) => {
     await tx.userMetadata.deleteMany({ where: { userId: { in: await usersOfOrg(tx, e.aggregateId) } } });
   });
 });

@@ -1,5 +1,5 @@
 import type { StoredEvent, Tx } from "../eventstore/eventstore.js";
-import { orgRemoved, otpEmailAdded, otpEmailRemoved, otpSmsAdded, otpSmsRemoved, userRemoved } from "../events/index.js";
+import * as events from "../events/index.js";
 import { defineProjection } from "./projection.js";
 import { usersOfOrg } from "./related.js";
 
@@ -17,15 +17,15 @@ const channelOff = (channel: string) => async (tx: Tx, e: StoredEvent<object>) =
 
 /** The one-time-code factors (e-mail, SMS) a user turned on. */
 export const userOtpChannels = defineProjection("userOtpChannel", 1, (on) => {
-  on(otpEmailAdded, channelOn("email"));
-  on(otpEmailRemoved, channelOff("email"));
-  on(otpSmsAdded, channelOn("sms"));
-  on(otpSmsRemoved, channelOff("sms"));
-  on(userRemoved, async (tx, e) => {
+  on(events.otpEmailAdded, channelOn("email"));
+  on(events.otpEmailRemoved, channelOff("email"));
+  on(events.otpSmsAdded, channelOn("sms"));
+  on(events.otpSmsRemoved, channelOff("sms"));
+  on(events.userRemoved, async (tx, e) => {
     await tx.userOtpChannel.deleteMany({ where: { userId: e.aggregateId } });
   });
   // Reads the organisation's users: before users.
-  on(orgRemoved, async (tx, e) => {
+  on(events.orgRemoved, async (tx, e) => {
     await tx.userOtpChannel.deleteMany({ where: { userId: { in: await usersOfOrg(tx, e.aggregateId) } } });
     await tx.userOtpChannel.deleteMany({ where: { orgId: e.aggregateId } });
   });

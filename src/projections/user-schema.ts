@@ -1,5 +1,5 @@
 import type { Tx } from "../eventstore/eventstore.js";
-import { userSchemaAdded, userSchemaChanged, userSchemaDeactivated, userSchemaReactivated, userSchemaRemoved } from "../events/index.js";
+import * as events from "../events/index.js";
 import { defineProjection } from "./projection.js";
 
 const touch = async (tx: Tx, id: string, data: object, e: { sequence: number; createdAt: Date }) => {
@@ -8,7 +8,7 @@ const touch = async (tx: Tx, id: string, data: object, e: { sequence: number; cr
 
 /** JSON Schemas users may be created with (a user's data: user.ts). */
 export const userSchemas = defineProjection("userSchema", 1, (on) => {
-  on(userSchemaAdded, async (tx, e) => {
+  on(events.userSchemaAdded, async (tx, e) => {
     const c = e.payload;
     await tx.userSchema.create({
       data: {
@@ -25,10 +25,10 @@ export const userSchemas = defineProjection("userSchema", 1, (on) => {
       },
     });
   });
-  on(userSchemaChanged, (tx, e) => touch(tx, e.aggregateId, e.payload, e));
-  on(userSchemaDeactivated, (tx, e) => touch(tx, e.aggregateId, { state: "inactive" }, e));
-  on(userSchemaReactivated, (tx, e) => touch(tx, e.aggregateId, { state: "active" }, e));
-  on(userSchemaRemoved, async (tx, e) => {
+  on(events.userSchemaChanged, (tx, e) => touch(tx, e.aggregateId, e.payload, e));
+  on(events.userSchemaDeactivated, (tx, e) => touch(tx, e.aggregateId, { state: "inactive" }, e));
+  on(events.userSchemaReactivated, (tx, e) => touch(tx, e.aggregateId, { state: "active" }, e));
+  on(events.userSchemaRemoved, async (tx, e) => {
     await tx.userSchema.delete({ where: { id: e.aggregateId } });
   });
 });

@@ -1,10 +1,10 @@
-import { orgRemoved, totpAdded, totpRemoved, totpVerified, userRemoved } from "../events/index.js";
+import * as events from "../events/index.js";
 import { defineProjection } from "./projection.js";
 import { usersOfOrg } from "./related.js";
 
 /** Users' TOTP authenticators (the secret sealed). */
 export const userTotps = defineProjection("userTotp", 1, (on) => {
-  on(totpAdded, async (tx, e) => {
+  on(events.totpAdded, async (tx, e) => {
     const data = {
       instanceId: e.instanceId,
       orgId: e.resourceOwner,
@@ -16,17 +16,17 @@ export const userTotps = defineProjection("userTotp", 1, (on) => {
     };
     await tx.userTotp.upsert({ where: { userId: e.aggregateId }, create: { userId: e.aggregateId, ...data }, update: data });
   });
-  on(totpVerified, async (tx, e) => {
+  on(events.totpVerified, async (tx, e) => {
     await tx.userTotp.update({ where: { userId: e.aggregateId }, data: { verified: true, sequence: e.sequence, changeDate: e.createdAt } });
   });
-  on(totpRemoved, async (tx, e) => {
+  on(events.totpRemoved, async (tx, e) => {
     await tx.userTotp.deleteMany({ where: { userId: e.aggregateId } });
   });
-  on(userRemoved, async (tx, e) => {
+  on(events.userRemoved, async (tx, e) => {
     await tx.userTotp.deleteMany({ where: { userId: e.aggregateId } });
   });
   // The organisation's users go with it, and so do their authenticators. Reads the organisation's users: before users.
-  on(orgRemoved, async (tx, e) => {
+  on(events.orgRemoved, async (tx, e) => {
     await tx.userTotp.deleteMany({ where: { userId: { in: await usersOfOrg(tx, e.aggregateId) } } });
     await tx.userTotp.deleteMany({ where: { orgId: e.aggregateId } });
   });

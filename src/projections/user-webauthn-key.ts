@@ -1,4 +1,4 @@
-import { orgRemoved, userRemoved, webauthnKeyAdded, webauthnKeyRemoved, webauthnKeyUsed } from "../events/index.js";
+import * as events from "../events/index.js";
 import { defineProjection } from "./projection.js";
 import { usersOfOrg } from "./related.js";
 
@@ -7,7 +7,7 @@ import { usersOfOrg } from "./related.js";
  * could never be registered again.
  */
 export const userWebauthnKeys = defineProjection("userWebauthnKey", 1, (on) => {
-  on(webauthnKeyAdded, async (tx, e) => {
+  on(events.webauthnKeyAdded, async (tx, e) => {
     const p = e.payload;
     await tx.userWebauthnKey.create({
       data: {
@@ -27,20 +27,20 @@ export const userWebauthnKeys = defineProjection("userWebauthnKey", 1, (on) => {
       },
     });
   });
-  on(webauthnKeyUsed, async (tx, e) => {
+  on(events.webauthnKeyUsed, async (tx, e) => {
     await tx.userWebauthnKey.updateMany({
       where: { id: e.payload.keyId },
       data: { counter: BigInt(e.payload.counter), sequence: e.sequence, changeDate: e.createdAt },
     });
   });
-  on(webauthnKeyRemoved, async (tx, e) => {
+  on(events.webauthnKeyRemoved, async (tx, e) => {
     await tx.userWebauthnKey.deleteMany({ where: { id: e.payload.keyId } });
   });
-  on(userRemoved, async (tx, e) => {
+  on(events.userRemoved, async (tx, e) => {
     await tx.userWebauthnKey.deleteMany({ where: { userId: e.aggregateId } });
   });
   // Reads the organisation's users: before users.
-  on(orgRemoved, async (tx, e) => {
+  on(events.orgRemoved, async (tx, e) => {
     await tx.userWebauthnKey.deleteMany({ where: { userId: { in: await usersOfOrg(tx, e.aggregateId) } } });
     await tx.userWebauthnKey.deleteMany({ where: { orgId: e.aggregateId } });
   });

@@ -1,44 +1,6 @@
 import type { Prisma } from "../../gen/prisma/client.js";
 import type { StoredEvent, Tx } from "../eventstore/eventstore.js";
-import {
-  emailCodeAdded,
-  emailVerified,
-  humanAdded,
-  humanChanged,
-  keyAdded,
-  keyRemoved,
-  machineAdded,
-  machineChanged,
-  orgRemoved,
-  otpEmailCodeAdded,
-  otpSmsCodeAdded,
-  passwordChanged,
-  passwordCheckFailed,
-  passwordCheckSucceeded,
-  passwordCodeAdded,
-  patAdded,
-  patRemoved,
-  phoneCodeAdded,
-  phoneVerified,
-  secretRemoved,
-  secretSet,
-  totpCheckFailed,
-  totpCheckSucceeded,
-  unlockCodeAdded,
-  userCodeFailed,
-  userDeactivated,
-  userDomainClaimed,
-  userLocked,
-  userMetadataRemoved,
-  userMetadataSet,
-  userReactivated,
-  userRemoved,
-  userSchemaDataSet,
-  userUnlocked,
-  type HumanAdded,
-  type MachineAdded,
-  type UserChanges,
-} from "../events/index.js";
+import * as events from "../events/index.js";
 import { defineProjection } from "./projection.js";
 
 /** A user's details (sequence, change date) are those of its newest event, whichever table the event is about. */
@@ -47,7 +9,12 @@ const touch = async (tx: Tx, e: StoredEvent<object>, data: Prisma.UserUpdateInpu
 };
 
 // Both kinds share the row; the fields of the other kind stay empty (null).
-const addUser = async (tx: Tx, e: StoredEvent<object>, kind: "human" | "machine", p: Partial<HumanAdded> & Partial<MachineAdded> & { username: string }) => {
+const addUser = async (
+  tx: Tx,
+  e: StoredEvent<object>,
+  kind: "human" | "machine",
+  p: Partial<events.HumanAdded> & Partial<events.MachineAdded> & { username: string },
+) => {
   const passwordHash = p.passwordHash ?? null;
   await tx.user.create({
     data: {
@@ -79,7 +46,7 @@ const addUser = async (tx: Tx, e: StoredEvent<object>, kind: "human" | "machine"
   });
 };
 
-const changeUser = async (tx: Tx, e: StoredEvent<UserChanges>) => {
+const changeUser = async (tx: Tx, e: StoredEvent<events.UserChanges>) => {
   // The projection's columns, named one by one: a field a change event does not define is not projected.
   const p = e.payload;
   await touch(tx, e, {
@@ -107,20 +74,20 @@ const back = async (tx: Tx, e: StoredEvent<object>) => {
 
 /** Users, both kinds; their credentials, codes and other rows are in their own tables. */
 export const users = defineProjection("user", 1, (on) => {
-  on(humanAdded, (tx, e) => addUser(tx, e, "human", e.payload));
-  on(machineAdded, (tx, e) => addUser(tx, e, "machine", e.payload));
-  on(humanChanged, changeUser);
-  on(machineChanged, changeUser);
-  on(userLocked, (tx, e) => touch(tx, e, { state: "locked" }));
-  on(userDeactivated, (tx, e) => touch(tx, e, { state: "inactive" }));
-  on(userUnlocked, back);
-  on(userReactivated, back);
+  on(events.humanAdded, (tx, e) => addUser(tx, e, "human", e.payload));
+  on(events.machineAdded, (tx, e) => addUser(tx, e, "machine", e.payload));
+  on(events.humanChanged, changeUser);
+  on(events.machineChanged, changeUser);
+  on(events.userLocked, (tx, e) => touch(tx, e, { state: "locked" }));
+  on(events.userDeactivated, (tx, e) => touch(tx, e, { state: "inactive" }));
+  on(events.userUnlocked, back);
+  on(events.userReactivated, back);
   // What is kept per user goes in each table's projection: credentials, second factors, pending codes, links,
   // metadata, sessions, grants and memberships.
-  on(userRemoved, async (tx, e) => {
+  on(events.userRemoved, async (tx, e) => {
     await tx.user.delete({ where: { id: e.aggregateId } });
   });
-  on(passwordChanged, async (tx, e) => {
+  on(events.passwordChanged, async (tx, e) => {
     const u = await tx.user.findUniqueOrThrow({ where: { id: e.aggregateId }, select: { state: true } });
     await touch(tx, e, {
       passwordHash: e.payload.passwordHash,
@@ -130,36 +97,36 @@ export const users = defineProjection("user", 1, (on) => {
       ...(u.state === "initial" ? { state: "active" } : {}),
     });
   });
-  on(passwordCheckSucceeded, (tx, e) => touch(tx, e, { passwordFailures: 0 }));
-  on(passwordCheckFailed, (tx, e) => touch(tx, e, { passwordFailures: { increment: 1 } }));
-  on(totpCheckFailed, (tx, e) => touch(tx, e, { otpFailures: { increment: 1 } }));
-  on(totpCheckSucceeded, (tx, e) => touch(tx, e, { otpFailures: 0 }));
-  on(secretSet, (tx, e) => touch(tx, e, { secretHash: e.payload.secretHash }));
-  on(secretRemoved, (tx, e) => touch(tx, e, { secretHash: null }));
+  on(events.passwordCheckSucceeded, (tx, e) => touch(tx, e, { passwordFailures: 0 }));
+  on(events.passwordCheckFailed, (tx, e) => touch(tx, e, { passwordFailures: { increment: 1 } }));
+  on(events.totpCheckFailed, (tx, e) => touch(tx, e, { otpFailures: { increment: 1 } }));
+  on(events.totpCheckSucceeded, (tx, e) => touch(tx, e, { otpFailures: 0 }));
+  on(events.secretSet, (tx, e) => touch(tx, e, { secretHash: e.payload.secretHash }));
+  on(events.secretRemoved, (tx, e) => touch(tx, e, { secretHash: null }));
   // Events about the user's rows in other tables advance its sequence.
-  on(keyAdded, (tx, e) => touch(tx, e));
-  on(keyRemoved, (tx, e) => touch(tx, e));
-  on(patAdded, (tx, e) => touch(tx, e));
-  on(patRemoved, (tx, e) => touch(tx, e));
-  on(userMetadataSet, (tx, e) => touch(tx, e));
-  on(userMetadataRemoved, (tx, e) => touch(tx, e));
-  on(emailCodeAdded, (tx, e) => touch(tx, e));
-  on(phoneCodeAdded, (tx, e) => touch(tx, e));
-  on(passwordCodeAdded, (tx, e) => touch(tx, e));
-  on(unlockCodeAdded, (tx, e) => touch(tx, e));
-  on(otpEmailCodeAdded, (tx, e) => touch(tx, e));
-  on(otpSmsCodeAdded, (tx, e) => touch(tx, e));
-  on(userCodeFailed, (tx, e) => touch(tx, e));
+  on(events.keyAdded, (tx, e) => touch(tx, e));
+  on(events.keyRemoved, (tx, e) => touch(tx, e));
+  on(events.patAdded, (tx, e) => touch(tx, e));
+  on(events.patRemoved, (tx, e) => touch(tx, e));
+  on(events.userMetadataSet, (tx, e) => touch(tx, e));
+  on(events.userMetadataRemoved, (tx, e) => touch(tx, e));
+  on(events.emailCodeAdded, (tx, e) => touch(tx, e));
+  on(events.phoneCodeAdded, (tx, e) => touch(tx, e));
+  on(events.passwordCodeAdded, (tx, e) => touch(tx, e));
+  on(events.unlockCodeAdded, (tx, e) => touch(tx, e));
+  on(events.otpEmailCodeAdded, (tx, e) => touch(tx, e));
+  on(events.otpSmsCodeAdded, (tx, e) => touch(tx, e));
+  on(events.userCodeFailed, (tx, e) => touch(tx, e));
   // A used code is gone (user-code.ts), and the address it proved is verified.
-  on(emailVerified, (tx, e) => touch(tx, e, { emailVerified: true }));
-  on(phoneVerified, (tx, e) => touch(tx, e, { phoneVerified: true }));
-  on(userSchemaDataSet, (tx, e) => {
+  on(events.emailVerified, (tx, e) => touch(tx, e, { emailVerified: true }));
+  on(events.phoneVerified, (tx, e) => touch(tx, e, { phoneVerified: true }));
+  on(events.userSchemaDataSet, (tx, e) => {
     const p = e.payload;
     return touch(tx, e, { schemaId: p.schemaId, schemaRevision: p.schemaRevision, data: p.data });
   });
-  on(userDomainClaimed, (tx, e) => touch(tx, e, { username: e.payload.username, loginName: e.payload.username.toLowerCase() }));
+  on(events.userDomainClaimed, (tx, e) => touch(tx, e, { username: e.payload.username, loginName: e.payload.username.toLowerCase() }));
   // The organisation's users go with it (their rows in other tables: each table's projection).
-  on(orgRemoved, async (tx, e) => {
+  on(events.orgRemoved, async (tx, e) => {
     await tx.user.deleteMany({ where: { orgId: e.aggregateId } });
   });
 });

@@ -14,7 +14,7 @@ import {
 } from "../../../gen/svc/resources/application/v3alpha/application_pb.js";
 import type { ApiConfig, AppConfig, GrantType, OidcConfig, ResponseType } from "../../command/applications.js";
 import type { ApplicationView } from "../../query/applications.js";
-import { toResourceDetails } from "../convert.js";
+import { orgRowDetails } from "../convert.js";
 
 /** Two-way maps between the proto enums and the names the OAuth specifications use. */
 function twoWay<E extends number, N extends string>(pairs: [E, N][], fallback: N) {
@@ -118,7 +118,7 @@ export function toGetApplication(a: ApplicationView) {
         }
       : { case: "api" as const, value: { authMethodType: apiAuthMethods.value(c.authMethod) } };
   return create(GetApplicationSchema, {
-    details: toResourceDetails({ id: a.id, sequence: a.sequence, changeDate: a.changeDate, resourceOwner: a.orgId }, "org"),
+    details: orgRowDetails(a.id, a),
     projectId: a.projectId,
     state: a.state === "inactive" ? ApplicationState.INACTIVE : ApplicationState.ACTIVE,
     application: { name: a.name, type },

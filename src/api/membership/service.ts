@@ -18,23 +18,13 @@ import { availableRoles } from "../../domain/roles.js";
 import type { ChangeDetails } from "../../command/aggregate.js";
 import { addMembership, changeMembership, membershipId, parseMembershipId, removeMembership, type MemberContextType } from "../../command/memberships.js";
 import { errors } from "../../errors/errors.js";
-import type { EventStore } from "../../eventstore/eventstore.js";
-import type { ProjectionCache } from "../../query/cache.js";
 import { MembershipQueries, type MembershipFilter, type MembershipView } from "../../query/memberships.js";
 import { ProjectGrantQueries } from "../../query/project-grants.js";
 import { ProjectQueries } from "../../query/projects.js";
-import type { TenancyQueries } from "../../query/tenancy.js";
-import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
+import type { ResourceDeps } from "../deps.js";
 import { listDetails, listWindow, searchRequestOf, type SetFilter } from "../list.js";
 import { authorizeInProject, orgTarget } from "../scope.js";
-
-export interface MembershipDeps {
-  es: EventStore;
-  db: Database;
-  cache: ProjectionCache;
-  tenancy: TenancyQueries;
-}
 
 /** The permission prefix of members of each kind of context: iam.member.write, org.member.read, ... */
 const areaOf: Record<MemberContextType, string> = {
@@ -60,7 +50,7 @@ function contextOf(c: MembershipContext | undefined, instanceId: string, field: 
   }
 }
 
-export function membershipService(deps: MembershipDeps): ServiceImpl<typeof MembershipService> {
+export function membershipService(deps: ResourceDeps): ServiceImpl<typeof MembershipService> {
   const { es, tenancy } = deps;
   const memberships = new MembershipQueries(deps.db, deps.cache);
   const projects = new ProjectQueries(deps.db, deps.cache);

@@ -14,21 +14,13 @@ import {
   type SMTPProvider,
 } from "../../../gen/svc/resources/notification/v3alpha/provider_pb.js";
 import {
-  ActivateSMSProviderResponseSchema,
-  ActivateSMTPProviderResponseSchema,
   CreateSMSProviderResponseSchema,
   CreateSMTPProviderResponseSchema,
-  DeactivateSMSProviderResponseSchema,
-  DeactivateSMTPProviderResponseSchema,
-  DeleteSMSProviderResponseSchema,
-  DeleteSMTPProviderResponseSchema,
-  GetSMSProviderResponseSchema,
-  GetSMTPProviderResponseSchema,
   type NotificationProviderService,
   PatchSMSProviderResponseSchema,
   PatchSMTPProviderResponseSchema,
-  SearchSMSProvidersResponseSchema,
-  SearchSMTPProvidersResponseSchema,
+  type SearchSMSProvidersRequest,
+  type SearchSMTPProvidersRequest,
   TestSMSProviderResponseSchema,
   TestSMTPProviderResponseSchema,
 } from "../../../gen/svc/resources/notification/v3alpha/provider_service_pb.js";
@@ -180,6 +172,23 @@ export function notificationProviderService(deps: NotificationProviderDeps): Ser
     return row;
   };
   const details = (d: ChangeDetails) => ({ details: toDetails(d) });
+  /** The methods both kinds have alike, but for the kind and its view's message: delete, get, search, (de)activate. */
+  const kindMethods = <V>(kind: ProviderKind, toGet: (v: ProviderView) => V) => ({
+    delete: async (req: { id: string }, ctx: HandlerContext) => details(await deleteNotificationProvider(es, base(ctx, kind, req.id))),
+    get: async (req: { id: string }, ctx: HandlerContext) => ({
+      provider: toGet(await found(kind, req.id, providers.provider(instanceOf(ctx).instanceId, kind, req.id))),
+    }),
+    search: async (req: SearchSMTPProvidersRequest | SearchSMSProvidersRequest, ctx: HandlerContext) => {
+      const page = await providers.search(instanceOf(ctx).instanceId, kind, providerSearchOf(req), listWindow(req.query));
+      return { details: listDetails(page), sortingColumn: req.sortingColumn, result: page.rows.map(toGet) };
+    },
+    activate: async (req: { id: string }, ctx: HandlerContext) => details(await activateNotificationProvider(es, base(ctx, kind, req.id))),
+    deactivate: async (req: { id: string }, ctx: HandlerContext) => details(await deactivateNotificationProvider(es, base(ctx, kind, req.id))),
+    /** The provider with its secret opened, for a test message. */
+    usable: (id: string, ctx: HandlerContext) => found(kind, id, providers.usable(instanceOf(ctx).instanceId, kind, id)),
+  });
+  const smtp = kindMethods("smtp", toGetSmtp);
+  const sms = kindMethods("sms", toGetSms);
   /** Sends the test message; a failure is FAILED_PRECONDITION with the reason (the provider's answer). */
   const test = async (send: () => Promise<void>) => {
     try {
@@ -246,25 +255,13 @@ export function notificationProviderService(deps: NotificationProviderDeps): Ser
       });
       return create(PatchSMTPProviderResponseSchema, details(d));
     },
-    async deleteSMTPProvider(req, ctx) {
-      return create(DeleteSMTPProviderResponseSchema, details(await deleteNotificationProvider(es, base(ctx, "smtp", req.id))));
-    },
-    async getSMTPProvider(req, ctx) {
-      const row = await found("smtp", req.id, providers.provider(instanceOf(ctx).instanceId, "smtp", req.id));
-      return create(GetSMTPProviderResponseSchema, { provider: toGetSmtp(row) });
-    },
-    async searchSMTPProviders(req, ctx) {
-      const page = await providers.search(instanceOf(ctx).instanceId, "smtp", providerSearchOf(req), listWindow(req.query));
-      return create(SearchSMTPProvidersResponseSchema, { details: listDetails(page), sortingColumn: req.sortingColumn, result: page.rows.map(toGetSmtp) });
-    },
-    async activateSMTPProvider(req, ctx) {
-      return create(ActivateSMTPProviderResponseSchema, details(await activateNotificationProvider(es, base(ctx, "smtp", req.id))));
-    },
-    async deactivateSMTPProvider(req, ctx) {
-      return create(DeactivateSMTPProviderResponseSchema, details(await deactivateNotificationProvider(es, base(ctx, "smtp", req.id))));
-    },
+    deleteSMTPProvider: smtp.delete,
+    getSMTPProvider: smtp.get,
+    searchSMTPProviders: smtp.search,
+    activateSMTPProvider: smtp.activate,
+    deactivateSMTPProvider: smtp.deactivate,
     async testSMTPProvider(req, ctx) {
-      const p = await found("smtp", req.id, providers.usable(instanceOf(ctx).instanceId, "smtp", req.id));
+      const p = await smtp.usable(req.id, ctx);
       await test(() =>
         sendMailVia(
           p,
@@ -304,25 +301,13 @@ export function notificationProviderService(deps: NotificationProviderDeps): Ser
       });
       return create(PatchSMSProviderResponseSchema, details(d));
     },
-    async deleteSMSProvider(req, ctx) {
-      return create(DeleteSMSProviderResponseSchema, details(await deleteNotificationProvider(es, base(ctx, "sms", req.id))));
-    },
-    async getSMSProvider(req, ctx) {
-      const row = await found("sms", req.id, providers.provider(instanceOf(ctx).instanceId, "sms", req.id));
-      return create(GetSMSProviderResponseSchema, { provider: toGetSms(row) });
-    },
-    async searchSMSProviders(req, ctx) {
-      const page = await providers.search(instanceOf(ctx).instanceId, "sms", providerSearchOf(req), listWindow(req.query));
-      return create(SearchSMSProvidersResponseSchema, { details: listDetails(page), sortingColumn: req.sortingColumn, result: page.rows.map(toGetSms) });
-    },
-    async activateSMSProvider(req, ctx) {
-      return create(ActivateSMSProviderResponseSchema, details(await activateNotificationProvider(es, base(ctx, "sms", req.id))));
-    },
-    async deactivateSMSProvider(req, ctx) {
-      return create(DeactivateSMSProviderResponseSchema, details(await deactivateNotificationProvider(es, base(ctx, "sms", req.id))));
-    },
+    deleteSMSProvider: sms.delete,
+    getSMSProvider: sms.get,
+    searchSMSProviders: sms.search,
+    activateSMSProvider: sms.activate,
+    deactivateSMSProvider: sms.deactivate,
     async testSMSProvider(req, ctx) {
-      const p = await found("sms", req.id, providers.usable(instanceOf(ctx).instanceId, "sms", req.id));
+      const p = await sms.usable(req.id, ctx);
       await test(() => sendSmsVia(p, { to: req.receiverPhone, text: "This is a test message: the SMS provider works.", language: "en" }, deps.outbound));
       return create(TestSMSProviderResponseSchema, {});
     },

@@ -17,23 +17,16 @@ import { addOrgDomain, generateOrgDomainValidation, recordOrgDomainValidation, r
 import { inheritanceChain } from "../../domain/contexts.js";
 import type { ValidationType } from "../../domain/org-domains.js";
 import { errors } from "../../errors/errors.js";
-import type { EventStore } from "../../eventstore/eventstore.js";
 import type { DomainValidator } from "../../net/domain-validation.js";
-import type { ProjectionCache } from "../../query/cache.js";
 import { listDetails, listWindow } from "../list.js";
 import { OrgDomainQueries, type OrgDomainView } from "../../query/org-domains.js";
 import { OrgQueries } from "../../query/orgs.js";
 import type { SettingsQueries } from "../../query/settings.js";
-import type { TenancyQueries } from "../../query/tenancy.js";
-import type { Database } from "../../storage/database.js";
-import { toResourceDetails } from "../convert.js";
+import { orgRowDetails, toResourceDetails } from "../convert.js";
+import type { ResourceDeps } from "../deps.js";
 import { loadAuthorized } from "../scope.js";
 
-export interface OrgDomainDeps {
-  es: EventStore;
-  db: Database;
-  cache: ProjectionCache;
-  tenancy: TenancyQueries;
+export interface OrgDomainDeps extends ResourceDeps {
   settings: SettingsQueries;
   validator: DomainValidator;
 }
@@ -42,7 +35,7 @@ const types: Record<ValidationType, DomainValidationType> = { http: DomainValida
 
 const toDomain = (d: OrgDomainView) =>
   create(OrganizationDomainSchema, {
-    details: toResourceDetails({ id: d.domain, sequence: d.sequence, changeDate: d.changeDate, resourceOwner: d.orgId }, "org"),
+    details: orgRowDetails(d.domain, d),
     organizationId: d.orgId,
     domain: d.domain,
     isVerified: d.verified,

@@ -17,21 +17,14 @@ import { type CallInfo, callInfo } from "../../authz/context.js";
 import type { ChangeDetails } from "../../command/aggregate.js";
 import { changeOrg, createOrg, setDefaultOrg } from "../../command/orgs.js";
 import { errors } from "../../errors/errors.js";
-import type { EventStore } from "../../eventstore/eventstore.js";
-import type { ProjectionCache } from "../../query/cache.js";
 import { OrgQueries, type OrgRow, type OrgView } from "../../query/orgs.js";
-import type { TenancyQueries } from "../../query/tenancy.js";
-import type { Database } from "../../storage/database.js";
 import { toResourceDetails } from "../convert.js";
+import type { ResourceDeps } from "../deps.js";
 import { listDetails, listWindow } from "../list.js";
 import { loadAuthorized, readableScope } from "../scope.js";
 import { orgSearchOf } from "./search.js";
 
-export interface OrgDeps {
-  es: EventStore;
-  db: Database;
-  cache: ProjectionCache;
-  tenancy: TenancyQueries;
+export interface OrgDeps extends ResourceDeps {
   /** SVC_EXTERNAL_DOMAIN: the domain generated organisation domains end in, where the instance has it. */
   externalDomain: string;
 }

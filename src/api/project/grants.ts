@@ -26,14 +26,14 @@ import type { ProjectionCache } from "../../query/cache.js";
 import { criteriaOf, listDetails, listWindow } from "../list.js";
 import { ProjectGrantQueries, type ProjectGrantFilter, type ProjectGrantView } from "../../query/project-grants.js";
 import type { Database } from "../../storage/database.js";
-import { toResourceDetails } from "../convert.js";
+import { orgRowDetails, toResourceDetails } from "../convert.js";
 import { readableScope } from "../scope.js";
 
 type Resolve = (ctx: HandlerContext, id: string) => Promise<{ args: { instanceId: string; id: string; creator: string } }>;
 
 const toGet = (g: ProjectGrantView) =>
   create(GetProjectGrantSchema, {
-    details: toResourceDetails({ id: g.id, sequence: g.sequence, changeDate: g.changeDate, resourceOwner: g.orgId }, "org"),
+    details: orgRowDetails(g.id, g),
     id: g.id,
     projectId: g.projectId,
     grantedOrganizationId: g.grantedOrgId,

@@ -19,32 +19,22 @@ import { callInfo } from "../../authz/context.js";
 import type { ChangeDetails } from "../../command/aggregate.js";
 import * as projects from "../../command/projects.js";
 import { errors } from "../../errors/errors.js";
-import type { EventStore } from "../../eventstore/eventstore.js";
-import type { ProjectionCache } from "../../query/cache.js";
 import { ProjectQueries, type ProjectView } from "../../query/projects.js";
-import type { TenancyQueries } from "../../query/tenancy.js";
-import type { Database } from "../../storage/database.js";
-import { toResourceDetails } from "../convert.js";
+import { orgRowDetails, toResourceDetails } from "../convert.js";
+import type { ResourceDeps } from "../deps.js";
 import { listDetails, listWindow } from "../list.js";
 import { loadAuthorized, orgOfRequest, orgTarget, readableScope } from "../scope.js";
 import { projectGrantHandlers } from "./grants.js";
 import { projectSearchOf } from "./search.js";
 
-export interface ProjectDeps {
-  es: EventStore;
-  db: Database;
-  cache: ProjectionCache;
-  tenancy: TenancyQueries;
-}
-
 const toGetProject = (p: ProjectView) =>
   create(GetProjectSchema, {
-    details: toResourceDetails({ id: p.id, sequence: p.sequence, changeDate: p.changeDate, resourceOwner: p.orgId }, "org"),
+    details: orgRowDetails(p.id, p),
     project: { name: p.name, projectRoleAssertion: p.projectRoleAssertion, projectRoleCheck: p.projectRoleCheck },
     state: p.state === "inactive" ? ProjectState.INACTIVE : ProjectState.ACTIVE,
   });
 
-export function projectService(deps: ProjectDeps): ServiceImpl<typeof ProjectService> {
+export function projectService(deps: ResourceDeps): ServiceImpl<typeof ProjectService> {
   const { es, tenancy } = deps;
   const projectQueries = new ProjectQueries(deps.db, deps.cache);
   const details = (d: ChangeDetails) => toResourceDetails(d, "org");

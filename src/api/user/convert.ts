@@ -17,7 +17,7 @@ import {
 import type { NewHuman, NewMachine, PasswordInput, SchemaData, UserPatch } from "../../command/users.js";
 import type { UserStateName, UserView } from "../../query/users.js";
 import { errors } from "../../errors/errors.js";
-import { toResourceDetails } from "../convert.js";
+import { orgRowDetails } from "../convert.js";
 
 /** The projection's user states as the API names them: in its filters and its answers. */
 export const userStates: Record<string, UserState> = {
@@ -98,7 +98,7 @@ export function toGetUser(u: UserView): GetUser {
   // Fields named one by one: spreading a row into an object literal with one more key takes V8's slow path,
   // about 6 µs a row (a third of a search page's CPU, docs/performance.md).
   const base = create(GetUserSchema, {
-    details: toResourceDetails({ id: u.id, sequence: u.sequence, changeDate: u.changeDate, resourceOwner: u.orgId }, "org"),
+    details: orgRowDetails(u.id, u),
     state: userStates[u.state] ?? UserState.UNSPECIFIED,
     username: u.username,
   });

@@ -13,31 +13,21 @@ import { type CallInfo, callInfo } from "../../authz/context.js";
 import type { ChangeDetails } from "../../command/aggregate.js";
 import { createUserGrant, patchUserGrant, removeUserGrant } from "../../command/user-grants.js";
 import { errors } from "../../errors/errors.js";
-import type { EventStore } from "../../eventstore/eventstore.js";
-import type { ProjectionCache } from "../../query/cache.js";
 import { ProjectQueries } from "../../query/projects.js";
-import type { TenancyQueries } from "../../query/tenancy.js";
 import { UserGrantQueries, type UserGrantView } from "../../query/user-grants.js";
 import { UserQueries } from "../../query/users.js";
-import type { Database } from "../../storage/database.js";
-import { toResourceDetails } from "../convert.js";
+import { orgRowDetails, toResourceDetails } from "../convert.js";
+import type { ResourceDeps } from "../deps.js";
 import { listDetails, listWindow, searchRequestOf } from "../list.js";
 import { authorizeInProject, readableScope } from "../scope.js";
 
-export interface UserGrantDeps {
-  es: EventStore;
-  db: Database;
-  cache: ProjectionCache;
-  tenancy: TenancyQueries;
-}
-
 const toGet = (g: UserGrantView) =>
   create(GetUserGrantSchema, {
-    details: toResourceDetails({ id: g.id, sequence: g.sequence, changeDate: g.changeDate, resourceOwner: g.orgId }, "org"),
+    details: orgRowDetails(g.id, g),
     grant: { userId: g.userId, projectId: g.projectId, roleKeys: g.roleKeys },
   });
 
-export function userGrantService(deps: UserGrantDeps): ServiceImpl<typeof UserGrantService> {
+export function userGrantService(deps: ResourceDeps): ServiceImpl<typeof UserGrantService> {
   const { es, tenancy } = deps;
   const grants = new UserGrantQueries(deps.db, deps.cache);
   const projects = new ProjectQueries(deps.db, deps.cache);
