@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import type { JsonValue } from "@bufbuild/protobuf";
+import { create, createRegistry, fromBinary, type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf";
+import { base64Encode } from "@bufbuild/protobuf/wire";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { errorToJson } from "@connectrpc/connect/protocol-connect";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 
 /** The domain of this server's google.rpc.ErrorInfo details. */
@@ -66,11 +66,26 @@ export function referenceOf(err: ConnectError): string | undefined {
 
 /**
  * The contract's status object of an error, as the REST gateway and the JSON-only routes answer it: the gRPC
- * code number, the message, and the details as the Connect protocol writes them ({type, value, debug}).
+ * code number, the message, and the details as google.rpc.Status JSON has them (`@type` and the fields).
  */
 export function statusObjectOf(err: ConnectError): { code: Code; message: string; details: JsonValue[] } {
-  return { code: err.code, message: err.rawMessage, details: (errorToJson(err, undefined).details as JsonValue[] | undefined) ?? [] };
+  return { code: err.code, message: err.rawMessage, details: err.details.map(detailJson) };
 }
+
+/**
+ * A detail as google.rpc.Status's JSON has it (protojson's Any: `@type` and the message's fields), as
+ * grpc-gateway writes it and as the import's own details are written (command/import/context.ts).
+ */
+function detailJson(d: ConnectError["details"][number]): JsonValue {
+  if ("desc" in d) return { "@type": `type.googleapis.com/${d.desc.typeName}`, ...(toJson(d.desc, create(d.desc, d.value)) as JsonObject) };
+  // a detail as the Connect protocol carried it (the REST gateway's call): decoded when its type is known here
+  const desc = knownDetails.getMessage(d.type);
+  if (desc) return { "@type": `type.googleapis.com/${d.type}`, ...(toJson(desc, fromBinary(desc, d.value)) as JsonObject) };
+  return { "@type": `type.googleapis.com/${d.type}`, value: base64Encode(d.value) };
+}
+
+/** The detail types this server attaches. */
+const knownDetails = createRegistry(ErrorInfoSchema);
 
 /**
  * A unique-constraint violation, optionally on the given model: Prisma's P2002, or PostgreSQL's 23505 on

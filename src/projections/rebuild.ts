@@ -53,6 +53,18 @@ export const sqlTables: Record<ProjectionTable, string> = {
   projectGrant: "project_grants",
 };
 
+/**
+ * What some tables hold that no event gives back, and a rebuild therefore keeps: the OIDC provider's pending
+ * authorization requests (rows written at authorize without an event, security review #22; the events of a
+ * request begin at its callback) and a browser session's last use (`used_at`, written on every use without an
+ * event: command/sessions.ts). `rows`: a condition for rows kept as they are; `columns`: columns restored by key
+ * after the replay.
+ */
+const withoutEvents: Partial<Record<ProjectionTable, { rows?: string; columns?: { key: string; names: string[] } }>> = {
+  authRequest: { rows: "state = 'pending'" },
+  loginSession: { columns: { key: "id", names: ["used_at"] } },
+};
+
 /** What a rebuild did to one table. */
 export interface Rebuilt {
   table: ProjectionTable;
@@ -69,9 +81,44 @@ const quoted = (table: ProjectionTable) => `"${sqlTables[table]}"`;
  */
 export async function rebuildProjections(db: Database, tables: readonly ProjectionTable[] = []): Promise<{ tables: Rebuilt[]; events: number }> {
   const chosen = tables.length ? rebuildSet(tables) : [...allProjections];
+  return retryOnLockConflict(() => replay(db, chosen));
+}
+
+/** PostgreSQL's codes for a deadlock (40P01) and a lock not granted within lock_timeout (55P03). */
+const isLockConflict = (err: unknown) => ["40P01", "55P03"].includes((err as { code?: string })?.code ?? "");
+
+/**
+ * A rebuild locks several tables that commands write in their own order, so it may deadlock with one (the
+ * rebuild, waiting first, is the one PostgreSQL aborts) or wait long behind one: it then gives way, and tries
+ * again after a pause, up to LOCK_ATTEMPTS times.
+ */
+async function retryOnLockConflict<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (err) {
+      if (!isLockConflict(err) || attempt >= LOCK_ATTEMPTS) throw err;
+      await new Promise((r) => setTimeout(r, 50 * attempt + Math.random() * 100));
+    }
+  }
+}
+
+const LOCK_ATTEMPTS = 20;
+
+function replay(db: Database, chosen: readonly (typeof allProjections)[number][]): Promise<{ tables: Rebuilt[]; events: number }> {
   return db.transaction(async (sql) => {
+    // Each lock waits 2 s at most: writers of these tables wait for the whole rebuild, so it does not also queue.
+    await sql.query("SET LOCAL lock_timeout = '2s'");
     await sql.query(`LOCK TABLE ${chosen.map((p) => quoted(p.table)).join(", ")} IN EXCLUSIVE MODE`);
-    for (const p of chosen) await sql.query(`DELETE FROM ${quoted(p.table)}`);
+    await sql.query("SET LOCAL lock_timeout = 0");
+    for (const p of chosen) {
+      const kept = withoutEvents[p.table];
+      if (kept?.columns) {
+        const { key, names } = kept.columns;
+        await sql.query(`CREATE TEMP TABLE "kept_${p.table}" ON COMMIT DROP AS SELECT ${[key, ...names].join(", ")} FROM ${quoted(p.table)}`);
+      }
+      await sql.query(`DELETE FROM ${quoted(p.table)}${kept?.rows ? ` WHERE NOT (${kept.rows})` : ""}`);
+    }
 
     // An instance's removal empties every table of its rows (cascade.ts); here, only the chosen tables'.
     const { rows: withInstance } = await sql.query<{ table_name: string }>(
@@ -98,6 +145,13 @@ export async function rebuildProjections(db: Database, tables: readonly Projecti
       after = batch.at(-1)!.position;
     }
 
+    for (const p of chosen) {
+      const columns = withoutEvents[p.table]?.columns;
+      if (!columns) continue;
+      const set = columns.names.map((n) => `${n} = k.${n}`).join(", ");
+      await sql.query(`UPDATE ${quoted(p.table)} t SET ${set} FROM "kept_${p.table}" k WHERE t.${columns.key} = k.${columns.key}`);
+    }
+
     const out: Rebuilt[] = [];
     for (const p of chosen) {
       const { rows } = await sql.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${quoted(p.table)}`);
@@ -115,11 +169,18 @@ export async function rebuildProjections(db: Database, tables: readonly Projecti
 }
 
 /**
- * The projections whose version is newer than the one recorded for their table. A table without a record was
- * written by version 1 (the versions began with it), so a new database rebuilds nothing.
+ * The projections whose table was written by an older version of their handlers, or by none (a projection
+ * added since). The versions began at 1 with every table then existing: a database without any record gets a
+ * record of version 1 for each, and so rebuilds nothing.
  */
 export async function outdatedProjections(db: Database): Promise<ProjectionTable[]> {
+  await db.pool.query(
+    `INSERT INTO projection_states (name, version, rebuilt_at, position)
+     SELECT name, 1, now(), 0 FROM unnest($1::text[]) AS name WHERE NOT EXISTS (SELECT 1 FROM projection_states)
+     ON CONFLICT (name) DO NOTHING`,
+    [allProjections.map((p) => p.table)],
+  );
   const { rows } = await db.pool.query<{ name: string; version: number }>("SELECT name, version FROM projection_states");
   const recorded = new Map(rows.map((r) => [r.name, r.version]));
-  return allProjections.filter((p) => p.version > (recorded.get(p.table) ?? 1)).map((p) => p.table);
+  return allProjections.filter((p) => p.version > (recorded.get(p.table) ?? 0)).map((p) => p.table);
 }

@@ -1,7 +1,7 @@
 import { ScalarType, type DescField, type DescMessage, type DescMethod, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextValues, type ConnectRouter } from "@connectrpc/connect";
 import { readAllBytes, type UniversalHandler } from "@connectrpc/connect/protocol";
-import { codeFromString, codeToHttpStatus } from "@connectrpc/connect/protocol-connect";
+import { codeToHttpStatus, errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { clientKey } from "../authz/context.js";
 import { statusObjectOf, unexpectedFault } from "../errors/errors.js";
@@ -214,14 +214,8 @@ export function registerRestGateway(app: FastifyInstance, router: ConnectRouter)
           } as Parameters<UniversalHandler>[0]);
           const answer = await collect(res.body as AsyncIterable<Uint8Array> | undefined);
           if (res.status !== 200) {
-            let parsed: { code?: string; message?: string; details?: unknown[] } = {};
-            try {
-              parsed = JSON.parse(answer.toString("utf8"));
-            } catch {
-              // a non-JSON error body: report the HTTP status alone
-            }
-            const code = (parsed.code && codeFromString(parsed.code)) || Code.Unknown;
-            return sendError(reply, code, parsed.message ?? "", parsed.details ?? []);
+            // The Connect error, details included, as the status object (a body that is not one: UNKNOWN).
+            return sendConnectError(reply, errorFromJsonBytes(answer, undefined, new ConnectError("", Code.Unknown)));
           }
           const override = Number(res.header?.get(HTTP_STATUS_HEADER));
           noteRpcCode(req, 0);

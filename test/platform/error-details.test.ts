@@ -19,7 +19,7 @@ describe("an error of ours", () => {
     expect(res.body.code).toBe(Code.NotFound);
     const id = /\(([A-Z0-9]+-\w+)\)$/.exec(res.body.message)?.[1];
     expect(id, res.body.message).toBeTruthy();
-    expect(res.body.details).toEqual([expect.objectContaining({ type: "google.rpc.ErrorInfo", debug: { reason: id, domain: "svc-iam", metadata: {} } })]);
+    expect(res.body.details).toEqual([{ "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: id, domain: "svc-iam" }]);
 
     for (const protocol of ["connect-h1", "connect-h2", "grpc-web"] as const) {
       const err = await expectCode(

@@ -2,6 +2,8 @@ import { readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApplication, type OidcConfig } from "../../src/command/applications.js";
+import { addAuthRequest } from "../../src/command/auth-requests.js";
+import { codesForHuman } from "../../src/command/user-codes.js";
 import { addMembership } from "../../src/command/memberships.js";
 import { addOrgDomain } from "../../src/command/org-domains.js";
 import { changeOrg } from "../../src/command/orgs.js";
@@ -11,6 +13,8 @@ import { createUserGrant } from "../../src/command/user-grants.js";
 import { setUserMetadata } from "../../src/command/user-metadata.js";
 import { addMachineKey, addPersonalAccessToken, createHuman, createMachine, deleteUser } from "../../src/command/users.js";
 import { hashPassword } from "../../src/crypto/password.js";
+import { humanAdded } from "../../src/events/index.js";
+import { newId } from "../../src/ids.js";
 import { allProjections, type ProjectionTable } from "../../src/projections/index.js";
 import { outdatedProjections, rebuildProjections, sqlTables } from "../../src/projections/rebuild.js";
 import { runCli } from "../support/cli.js";
@@ -152,6 +156,69 @@ describe("projections rebuilt from the event log", () => {
     expect(unknown.code).toBe(1);
     expect(unknown.errorLines.join("\n")).toMatch(/no projection "nonsense"; the projections are: .*membership/);
   }, 120_000);
+
+  it("keeps what no event gives back: pending authorization requests, a session's last use", async () => {
+    const es = t.server.es;
+    const pending = await addAuthRequest(es, {
+      instanceId: t.instanceId,
+      clientId: "c",
+      request: { scopes: ["openid"] },
+      expiresAt: new Date(Date.now() + 60_000),
+    });
+    expect(await new FormClient(t.url).signIn("ann-Gamma", PASSWORD)).toBe(200);
+    const session = await t.server.db.prisma.loginSession.findFirstOrThrow({ where: { userId: { not: "" } }, orderBy: { createdAt: "desc" } });
+    const usedAt = new Date(Date.now() - 5_000);
+    // what a use of the session writes (command/sessions.ts), without an event
+    await es.execute((w) => w.tx.loginSession.updateMany({ where: { id: session.id }, data: { usedAt } }));
+    await rebuildProjections(t.server.db);
+    expect(await t.server.db.prisma.authRequest.findUnique({ where: { id: pending } })).toMatchObject({ state: "pending", clientId: "c" });
+    expect((await t.server.db.prisma.loginSession.findUniqueOrThrow({ where: { id: session.id } })).usedAt).toEqual(usedAt);
+  });
+
+  it("gives way to a command holding one of its tables and tries again (no deadlock error)", async () => {
+    const es = t.server.es;
+    const userId = newId();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let wroteUser!: () => void;
+    const userWritten = new Promise<void>((r) => (wroteUser = r));
+    let attempts = 0;
+    // users first, then user_codes, in one transaction, as createHuman with codes writes them: the rebuild of
+    // user codes (with the users it reads) takes user_codes first, then waits for users
+    const writer = es.execute(async (w) => {
+      attempts++;
+      await w.push(t.instanceId, "test", [
+        humanAdded.event({ aggregateId: userId, resourceOwner: t.defaultOrgId }, {
+          username: `lock-${userId}`,
+          givenName: "L",
+          familyName: "K",
+          displayName: "L K",
+          email: "lock@example.com",
+          emailVerified: false,
+        } as never),
+      ]);
+      wroteUser();
+      if (attempts === 1) await gate;
+      const codes = codesForHuman(t.server.box, { email: "lock@example.com", emailVerified: false, needsPassword: true });
+      await w.push(t.instanceId, "test", codes.map((c) => ({ ...c, aggregateId: userId, resourceOwner: t.defaultOrgId })) as never);
+    });
+    await userWritten;
+    const rebuild = rebuildProjections(t.server.db, ["userCode"]);
+    await new Promise((r) => setTimeout(r, 300));
+    release();
+    await Promise.all([writer, rebuild]);
+    expect(await t.server.db.prisma.userCode.count({ where: { userId } })).toBeGreaterThan(0);
+    expect(await t.server.db.prisma.user.count({ where: { id: userId } })).toBe(1);
+  }, 60_000);
+
+  it("at start, a projection without a record (added since) or with an older version is outdated; a new database is not", async () => {
+    expect(await outdatedProjections(t.server.db)).toEqual([]);
+    await t.server.db.pool.query("DELETE FROM projection_states WHERE name = 'userMetadata'");
+    await t.server.db.pool.query("UPDATE projection_states SET version = 0 WHERE name = 'target'");
+    expect((await outdatedProjections(t.server.db)).sort()).toEqual(["target", "userMetadata"]);
+    await rebuildProjections(t.server.db, ["target", "userMetadata"]);
+    expect(await outdatedProjections(t.server.db)).toEqual([]);
+  });
 
   it("names its SQL tables as schema.prisma maps them", () => {
     const schema = readFileSync(new URL("../../prisma/schema.prisma", import.meta.url), "utf8");

@@ -1,5 +1,4 @@
-import { create, fromBinary } from "@bufbuild/protobuf";
-import { base64Decode } from "@bufbuild/protobuf/wire";
+import { create, fromJson } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ActionService, SearchTargetsRequestSchema } from "../../gen/svc/resources/action/v3alpha/action_service_pb.js";
@@ -38,13 +37,16 @@ describe("a fault on the server's side", () => {
       expect(res.body.message).toBe("internal error");
       expect(res.body.details).toHaveLength(1);
       const [detail] = res.body.details;
-      expect(detail).toMatchObject({
-        type: "google.rpc.ErrorInfo",
-        debug: { reason: "UNEXPECTED_FAULT", domain: "svc-iam", metadata: { reference: expect.stringMatching(UUID) } },
+      expect(detail).toEqual({
+        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+        reason: "UNEXPECTED_FAULT",
+        domain: "svc-iam",
+        metadata: { reference: expect.stringMatching(UUID) },
       });
-      const ref = detail.debug.metadata.reference as string;
-      // The binary value is the standard message, the same reference in it.
-      expect(fromBinary(ErrorInfoSchema, base64Decode(detail.value)).metadata).toEqual({ reference: ref });
+      const ref = detail.metadata.reference as string;
+      // google.rpc.Status's JSON: the standard message's fields beside its @type.
+      const { "@type": _type, ...fields } = detail;
+      expect(fromJson(ErrorInfoSchema, fields).metadata).toEqual({ reference: ref });
       expect(faultLine(ref).method).toBe("svc.resources.action.v3alpha.ActionService/SearchTargets");
       expect(JSON.stringify(res.body)).not.toMatch(/targets|relation|prisma/i);
 
@@ -79,14 +81,14 @@ describe("a fault on the server's side at the JSON-only routes", () => {
         message: "internal error",
         details: [
           {
-            type: "google.rpc.ErrorInfo",
-            value: expect.any(String),
-            debug: { reason: "UNEXPECTED_FAULT", domain: "svc-iam", metadata: { reference: expect.stringMatching(UUID) } },
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            reason: "UNEXPECTED_FAULT",
+            domain: "svc-iam",
+            metadata: { reference: expect.stringMatching(UUID) },
           },
         ],
       });
-      const ref = res.body.details[0].debug.metadata.reference as string;
-      expect(fromBinary(ErrorInfoSchema, base64Decode(res.body.details[0].value)).metadata).toEqual({ reference: ref });
+      const ref = res.body.details[0].metadata.reference as string;
       expect(faultLine(ref).where).toBe("portability");
     } finally {
       await t.server.db.execScript(`ALTER TABLE "user_metadata_away" RENAME TO "user_metadata"`);

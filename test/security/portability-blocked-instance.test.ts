@@ -48,7 +48,7 @@ describe("a blocked instance's export and import", () => {
         expect(r.body).toMatchObject({
           code: Code.ResourceExhausted,
           message: "the instance is blocked (LIMIT-bl0k)",
-          details: [{ type: "google.rpc.ErrorInfo", debug: { reason: "LIMIT-bl0k", domain: "svc-iam" } }],
+          details: [{ "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: "LIMIT-bl0k", domain: "svc-iam" }],
         });
       }
       // The tokens were good: the same calls by a stranger are still refused as unauthenticated, not as blocked.

@@ -68,7 +68,11 @@ export function registerJsonRoutes(
       }
     });
     scope.setErrorHandler((err: Error & { statusCode?: number; code?: unknown }, req, reply) => {
-      if (err instanceof ConnectError) return sendConnectError(reply, err);
+      if (err instanceof ConnectError) {
+        // Our own server-side errors (a storage that failed, an import step's fault) leave a log line as every 5xx does.
+        if (codeToHttpStatus(err.code) >= 500) req.log.error({ err }, "portability request failed on the server's side");
+        return sendConnectError(reply, err);
+      }
       if (err instanceof TimedOut) return sendStatus(reply, Code.DeadlineExceeded, err.message, err.details);
       if (err.statusCode === 413) {
         return reply.status(413).send({
