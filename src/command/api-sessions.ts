@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 import type { User } from "../../gen/prisma/client.js";
 import type { SecretBox } from "../crypto/secrets.js";
+import { dateOf } from "../domain/clock.js";
 import { inheritanceChain } from "../domain/contexts.js";
 import { errors } from "../errors/errors.js";
 import type { EventStore, StoredEvent } from "../eventstore/eventstore.js";
@@ -91,7 +92,7 @@ function notTooMany<T>(outcome: T | TooManyFailures): T {
 
 /** The factors after `checks` on `user` (the password and TOTP checked now), and the amr they make. */
 async function applyChecks(deps: SessionDeps, instanceId: string, user: User, factors: SessionFactors, checks: SessionChecks) {
-  const now = new Date().toISOString();
+  const now = dateOf(deps.es.clock).toISOString();
   const next: SessionFactors = { ...factors };
   const lockout: Lockout = {
     instanceId,
@@ -145,7 +146,7 @@ async function applyChecks(deps: SessionDeps, instanceId: string, user: User, fa
 /** The assertion checked against the session's pending challenge (which it uses up); INVALID_ARGUMENT naming the field. */
 async function checkWebAuthN(deps: SessionDeps, instanceId: string, user: User, factors: SessionFactors, check: NonNullable<SessionChecks["webAuthN"]>) {
   const pending = factors.webAuthNChallenge;
-  if (!pending || new Date(pending.expiresAt) <= new Date())
+  if (!pending || new Date(pending.expiresAt).getTime() <= deps.es.clock.now())
     throw errors.invalidArgument("SESS-wa01", "invalid checks.web_auth_n: the session has no open WebAuthn challenge (ask for one with challenges.web_auth_n)");
   const originProblem = webauthn.originProblem(check.origin, pending.rpId);
   if (originProblem) throw errors.invalidArgument("SESS-wa02", `invalid checks.web_auth_n.origin: ${originProblem}`);
@@ -165,7 +166,7 @@ async function checkWebAuthN(deps: SessionDeps, instanceId: string, user: User, 
   });
   if (passed?.userId !== user.id)
     throw errors.invalidArgument("SESS-wa04", "invalid checks.web_auth_n.credential_json: the credential is not the user's, or does not answer the challenge");
-  return { checkedAt: new Date().toISOString(), userVerified: pending.userVerified };
+  return { checkedAt: dateOf(deps.es.clock).toISOString(), userVerified: pending.userVerified };
 }
 
 /**
@@ -184,7 +185,7 @@ async function webAuthNChallenge(deps: SessionDeps, instanceId: string, user: Us
     challenge: options.challenge,
     rpId: asked.rpId,
     userVerified: asked.userVerified,
-    expiresAt: new Date(Date.now() + WEBAUTHN_CHALLENGE_MS).toISOString(),
+    expiresAt: new Date(deps.es.clock.now() + WEBAUTHN_CHALLENGE_MS).toISOString(),
   };
   return { options, pending };
 }
@@ -206,7 +207,7 @@ async function sendChallenges(deps: SessionDeps, instanceId: string, user: User,
   }
 }
 
-const expiryOf = (lifetimeS: number | undefined) => (lifetimeS === undefined ? null : new Date(Date.now() + lifetimeS * 1000).toISOString());
+const expiryOf = (lifetimeS: number | undefined, now: number) => (lifetimeS === undefined ? null : new Date(now + lifetimeS * 1000).toISOString());
 
 /** A new session for the user of `checks.user`, with the other checks passed; its ID and token. */
 export async function createSession(
@@ -215,7 +216,7 @@ export async function createSession(
 ) {
   if (!a.checks.user) throw errors.invalidArgument("SESS-n0us", "invalid checks.user: is required to create a session");
   const user = await findUser(deps, a.instanceId, a.checks.user);
-  const { factors, amr } = await applyChecks(deps, a.instanceId, user, { user: { id: user.id, checkedAt: new Date().toISOString() } }, a.checks);
+  const { factors, amr } = await applyChecks(deps, a.instanceId, user, { user: { id: user.id, checkedAt: dateOf(deps.es.clock).toISOString() } }, a.checks);
   await sendChallenges(deps, a.instanceId, user, a.challenges);
   const webAuthN = a.challenges?.webAuthN ? await webAuthNChallenge(deps, a.instanceId, user, a.challenges.webAuthN) : undefined;
   if (webAuthN) factors.webAuthNChallenge = webAuthN.pending;
@@ -225,7 +226,7 @@ export async function createSession(
     w.push(a.instanceId, a.creator, [
       apiSessionCreated.event(
         { aggregateId: id, resourceOwner: user.orgId },
-        { userId: user.id, tokenHash: hashOf(token), factors, amr, expiresAt: expiryOf(a.lifetimeS) },
+        { userId: user.id, tokenHash: hashOf(token), factors, amr, expiresAt: expiryOf(a.lifetimeS, deps.es.clock.now()) },
       ),
     ]),
   );
@@ -237,7 +238,7 @@ export async function checkSession(
   deps: SessionDeps,
   a: { instanceId: string; creator: string; id: string; token: string; checks: SessionChecks; lifetimeS?: number; challenges?: SessionChallenges },
 ) {
-  const row = await usableSession(deps.db, a.instanceId, a.id, a.token);
+  const row = await usableSession(deps.db, a.instanceId, a.id, a.token, deps.es.clock.now());
   const user = await findUser(deps, a.instanceId, { userId: row.userId });
   if (a.checks.user) {
     const named = await findUser(deps, a.instanceId, a.checks.user);
@@ -247,7 +248,7 @@ export async function checkSession(
   await sendChallenges(deps, a.instanceId, user, a.challenges);
   const webAuthN = a.challenges?.webAuthN ? await webAuthNChallenge(deps, a.instanceId, user, a.challenges.webAuthN) : undefined;
   if (webAuthN) factors.webAuthNChallenge = webAuthN.pending;
-  const expiresAt = a.lifetimeS === undefined ? (row.expiresAt?.toISOString() ?? null) : expiryOf(a.lifetimeS);
+  const expiresAt = a.lifetimeS === undefined ? (row.expiresAt?.toISOString() ?? null) : expiryOf(a.lifetimeS, deps.es.clock.now());
   // The WebAuthn challenge the assertion answered, as read before the lock.
   const answered = a.checks.webAuthN ? (row.factors as SessionFactors).webAuthNChallenge?.challenge : undefined;
   const { events } = await deps.es.execute(async (w) => {
@@ -270,10 +271,14 @@ export async function checkSession(
   return { token: a.token, event: events[0]!, webAuthNOptions: webAuthN?.options };
 }
 
-/** A session of this instance that has not ended and whose token is `token`; else NOT_FOUND (one answer for all three). */
-export async function usableSession(db: Database, instanceId: string, id: string, token: string) {
+/**
+ * A session of this instance that has not ended at `now` (ms; the server's clock, the system's by default) and
+ * whose token is `token`; else NOT_FOUND (one answer for all three).
+ */
+export async function usableSession(db: Database, instanceId: string, id: string, token: string, now = Date.now()) {
   const row = await db.prisma.loginSession.findUnique({ where: { id } });
-  const usable = row && row.instanceId === instanceId && row.tokenHash && (!row.expiresAt || row.expiresAt > new Date()) && tokenMatches(row.tokenHash, token);
+  const usable =
+    row && row.instanceId === instanceId && row.tokenHash && (!row.expiresAt || row.expiresAt.getTime() > now) && tokenMatches(row.tokenHash, token);
   if (!usable) throw errors.notFound("SESS-n0tf", `session "${id.slice(0, 200)}" not found, ended, or the session token is wrong`);
   return row;
 }

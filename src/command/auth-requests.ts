@@ -8,6 +8,7 @@
  * `oidc.auth_request.added` is appended when a user signs in for it, together with `oidc.auth_request.succeeded`:
  * the log keeps the requests someone signed in for, and no others.
  */
+import { dateOf } from "../domain/clock.js";
 import type { EventStore } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
 import {
@@ -30,6 +31,9 @@ const SWEEP_CHANCE = 0.01;
  */
 export async function addAuthRequest(es: EventStore, a: { instanceId: string; clientId: string; request: object; expiresAt: Date }): Promise<string> {
   const id = newId();
+  // The real time, not the clock's: the callback compares it with the session's auth time (`staleSignIn`), which
+  // is its event's created_at, set by the database. On the moved clock of a test, a sign-in made for the request
+  // would look older than the request. (The expiry, `expiresAt`, is the clock's, as are its checks below.)
   await es.execute((w) =>
     w.tx.authRequest.create({
       data: { id, instanceId: a.instanceId, clientId: a.clientId, request: a.request, state: "pending", createdAt: new Date(), expiresAt: a.expiresAt },
@@ -41,7 +45,7 @@ export async function addAuthRequest(es: EventStore, a: { instanceId: string; cl
 
 /** Deletes the pending requests that expired unused (index `auth_requests_state_expires_at_idx`): nobody can complete them. */
 export async function sweepExpiredRequests(es: EventStore): Promise<number> {
-  const { result } = await es.execute((w) => w.tx.authRequest.deleteMany({ where: { state: "pending", expiresAt: { lt: new Date() } } }));
+  const { result } = await es.execute((w) => w.tx.authRequest.deleteMany({ where: { state: "pending", expiresAt: { lt: dateOf(es.clock) } } }));
   return result.count;
 }
 
@@ -69,7 +73,7 @@ export async function succeedAuthRequest(
   const { result } = await es.execute(async (w) => {
     await w.lock(a.instanceId, "auth_request", a.id);
     const row = await w.tx.authRequest.findUnique({ where: { id: a.id } });
-    if (row?.instanceId !== a.instanceId || row.state !== "pending" || row.expiresAt.getTime() <= Date.now()) return false;
+    if (row?.instanceId !== a.instanceId || row.state !== "pending" || row.expiresAt.getTime() <= w.clock.now()) return false;
     const ref = { aggregateId: a.id, resourceOwner: a.instanceId };
     // A request stored while "added" was still appended at authorize (before the upgrade) has it already.
     const added = (await w.sequenceOf(a.instanceId, "auth_request", a.id)) > 0;

@@ -1,3 +1,4 @@
+import { dateOf } from "../domain/clock.js";
 import type { EventStore } from "../eventstore/eventstore.js";
 import { userUnlocked } from "../events/index.js";
 
@@ -11,7 +12,7 @@ export const LOCKOUT_EXPIRY_CREATOR = "SYSTEM:lockout-expired";
  * nothing needs a timer, and a user who never comes back stays locked in the projection, harmlessly.
  */
 export async function endExpiredLockout(es: EventStore, a: { instanceId: string; userId: string; orgId: string; now?: Date }): Promise<boolean> {
-  const now = a.now ?? new Date();
+  const now = a.now ?? dateOf(es.clock);
   const { result } = await es.execute(async (w) => {
     await w.lock(a.instanceId, "user", a.userId);
     const fresh = await w.tx.user.findUnique({ where: { id: a.userId }, select: { state: true } });

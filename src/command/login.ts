@@ -110,7 +110,7 @@ export async function countFailedCheck(es: EventStore, a: Lockout, user: User, k
     const fresh = await w.tx.user.findUnique({ where: { id: user.id } });
     if (fresh?.state !== "active") return;
     const lock = limit > 0 && failed.count(fresh) + 1 >= limit;
-    const until = lockS > 0 ? { until: new Date(Date.now() + lockS * 1000).toISOString() } : {};
+    const until = lockS > 0 ? { until: new Date(w.clock.now() + lockS * 1000).toISOString() } : {};
     // Only to a verified address: an unverified one may not be the user's, and the link unlocks the account.
     const unlockMail = lock && a.box && fresh.email && fresh.emailVerified ? [{ ...ref, ...codeEvents.unlock(a.box) }] : [];
     await w.push(a.instanceId, user.id, [

@@ -76,7 +76,7 @@ export async function loginCodeChannel(db: Database, allowed: readonly string[],
 export async function sendLoginCode(es: EventStore, box: SecretBox, a: { instanceId: string; userId: string; channel: OtpChannel }): Promise<void> {
   const code = newCode(codeKind(a.channel));
   await changeHuman(es, { ...a, creator: a.userId }, "a one-time code", () => [
-    events[a.channel].code.change({ code: box.seal(code), expiresAt: new Date(Date.now() + OTP_CODE_LIFETIME_MS).toISOString() }),
+    events[a.channel].code.change({ code: box.seal(code), expiresAt: new Date(es.clock.now() + OTP_CODE_LIFETIME_MS).toISOString() }),
   ]);
 }
 

@@ -1,3 +1,4 @@
+import { type Clock, dateOf, systemClock } from "../domain/clock.js";
 import type { Database } from "../storage/database.js";
 import { Batches } from "./batches.js";
 
@@ -23,7 +24,11 @@ interface Use {
 export class ReplayGuard {
   private readonly batches = new Batches<Use, boolean>((_, uses) => this.insert(uses), 1000);
 
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    /** The time of the sweep's cutoff: the server's clock. */
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   async use(key: string, expSeconds: number, refused: () => Error): Promise<void> {
     if (!(await this.firstUse(key, expSeconds))) throw refused();
@@ -47,7 +52,7 @@ export class ReplayGuard {
       ON CONFLICT (key) DO NOTHING RETURNING key`;
     const inserted = new Set(rows.map((r) => r.key));
     // Old entries are of no use once their JWTs expired; an occasional sweep keeps the table small.
-    if (Math.random() < 0.01) void this.db.prisma.usedJwtId.deleteMany({ where: { expiresAt: { lt: new Date() } } }).catch(() => undefined);
+    if (Math.random() < 0.01) void this.db.prisma.usedJwtId.deleteMany({ where: { expiresAt: { lt: dateOf(this.clock) } } }).catch(() => undefined);
     return uses.map((u) => first.get(u.key) === u && inserted.has(u.key));
   }
 }

@@ -56,7 +56,7 @@ export async function terminateSessions(es: EventStore, a: { instanceId: string;
  * has ended. Noted in the cache first, so that uses arriving meanwhile do not write too.
  */
 export async function useSession(es: EventStore, sessions: SessionQueries, sessionId: string): Promise<boolean> {
-  const now = Date.now();
+  const now = es.clock.now();
   const { alive, recordUse } = await sessions.standing(sessionId, now);
   if (alive && recordUse) {
     await sessions.used(sessionId, now);

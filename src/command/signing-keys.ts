@@ -32,14 +32,14 @@ export async function rotateSigningKey(es: EventStore, policy: SigningKeyPolicy,
 async function addSigningKey(es: EventStore, policy: SigningKeyPolicy, instanceId: string, force: boolean): Promise<string | undefined> {
   const kid = newId();
   const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
-  const now = Date.now();
+  const now = es.clock.now();
   const useUntil = new Date(now + policy.signMs);
   const publishUntil = new Date(useUntil.getTime() + policy.maxTokenMs);
   const jwk = { ...publicKey.export({ format: "jwk" }), kid, alg: "RS256", use: "sig" };
   const { result } = await es.execute(async (w) => {
     await w.lock(instanceId, "signing_keys", instanceId);
     if (!force) {
-      const usable = await w.tx.signingKey.findFirst({ where: { instanceId, useUntil: { gt: new Date(Date.now() + SIGNING_GRACE_MS) } } });
+      const usable = await w.tx.signingKey.findFirst({ where: { instanceId, useUntil: { gt: new Date(w.clock.now() + SIGNING_GRACE_MS) } } });
       if (usable) return undefined;
     }
     // The key that signed until now stops signing; its public key stays published for its tokens.

@@ -1,3 +1,4 @@
+import { dateOf } from "../domain/clock.js";
 import type { EventStore } from "../eventstore/eventstore.js";
 import { graceAnswer } from "../query/tokens.js";
 import { accessTokenRevoked, refreshTokenRenewed, refreshTokenRevoked, type RefreshRotation } from "../events/index.js";
@@ -6,15 +7,13 @@ import { accessTokenRevoked, refreshTokenRenewed, refreshTokenRevoked, type Refr
 export type AccessTokenRef = { jti: string; exp: number };
 
 /** The revocation events of the access tokens that have not expired yet (an expired one is refused anyway). */
-function accessRevocations(instanceId: string, tokens: AccessTokenRef[]) {
-  return tokens
-    .filter((t) => t.exp * 1000 > Date.now())
-    .map((t) => accessTokenRevoked.event({ aggregateId: t.jti, resourceOwner: instanceId }, { exp: t.exp }));
+function accessRevocations(instanceId: string, tokens: AccessTokenRef[], now: number) {
+  return tokens.filter((t) => t.exp * 1000 > now).map((t) => accessTokenRevoked.event({ aggregateId: t.jti, resourceOwner: instanceId }, { exp: t.exp }));
 }
 
 /** Revokes access tokens by their IDs. */
 export async function revokeAccessTokens(es: EventStore, a: { instanceId: string; tokens: AccessTokenRef[]; creator: string }): Promise<void> {
-  const events = accessRevocations(a.instanceId, a.tokens);
+  const events = accessRevocations(a.instanceId, a.tokens, es.clock.now());
   if (!events.length) return;
   await es.execute((w) => w.push(a.instanceId, a.creator, events));
 }
@@ -28,7 +27,7 @@ export async function revokeRefreshToken(es: EventStore, a: { instanceId: string
     await w.tx.refreshTokenGrace.deleteMany({ where: { refreshTokenId: a.id } });
     await w.push(a.instanceId, a.creator, [
       refreshTokenRevoked.event({ aggregateId: a.id, resourceOwner: a.instanceId }),
-      ...accessRevocations(a.instanceId, [{ jti: row.accessJti, exp: Math.floor(row.accessExpires.getTime() / 1000) }]),
+      ...accessRevocations(a.instanceId, [{ jti: row.accessJti, exp: Math.floor(row.accessExpires.getTime() / 1000) }], w.clock.now()),
     ]);
   });
 }
@@ -81,7 +80,9 @@ export async function renewRefreshToken(
   // The answers of windows that have closed are of no use: an occasional sweep (its own statement, outside the
   // rotation's transaction and lock) keeps the table small.
   if (result.renewed && Math.random() < 0.02) {
-    await es.execute((w) => w.tx.refreshTokenGrace.deleteMany({ where: { instanceId: a.instanceId, expiresAt: { lt: new Date() } } })).catch(() => undefined);
+    await es
+      .execute((w) => w.tx.refreshTokenGrace.deleteMany({ where: { instanceId: a.instanceId, expiresAt: { lt: dateOf(es.clock) } } }))
+      .catch(() => undefined);
   }
   return result;
 }

@@ -25,12 +25,13 @@ function totpOf(secretBase32: string, issuer: string, label: string): TOTP {
   return new TOTP({ issuer, label, algorithm: "SHA1", digits: DIGITS, period: PERIOD, secret: Secret.fromBase32(secretBase32) });
 }
 
-export function codeMatches(secretBase32: string, code: string): boolean {
-  return matchedStep(secretBase32, code) !== undefined;
+/** Whether `code` is the secret's code at `now` (ms: the server's clock; the system's by default), within the drift window. */
+export function codeMatches(secretBase32: string, code: string, now = Date.now()): boolean {
+  return matchedStep(secretBase32, code, now) !== undefined;
 }
 
-/** The time step (30 s periods since the epoch) whose code this is, within the drift window; undefined: none. */
-function matchedStep(secretBase32: string, code: string, now = Date.now()): number | undefined {
+/** The time step (30 s periods since the epoch) whose code this is at `now`, within the drift window; undefined: none. */
+function matchedStep(secretBase32: string, code: string, now: number): number | undefined {
   const token = code.replace(/\s/g, "");
   if (!/^\d{6}$/.test(token)) return undefined;
   const delta = totpOf(secretBase32, "", "").validate({ token, window: WINDOW, timestamp: now });
@@ -70,7 +71,7 @@ export function verifyTotp(es: EventStore, box: SecretBox, a: { instanceId: stri
     const row = await w.tx.userTotp.findUnique({ where: { userId: u.id } });
     if (!row) throw errors.notFound("TOTP-p5w2", `user "${u.id}" has no TOTP authenticator to verify`);
     if (row.verified) throw errors.failedPrecondition("TOTP-b8c3", `the TOTP authenticator of user "${u.id}" is already verified`);
-    if (!codeMatches(box.open(row.secret), a.code)) throw errors.invalidArgument("TOTP-v4z6", "code: the code is not valid");
+    if (!codeMatches(box.open(row.secret), a.code, w.clock.now())) throw errors.invalidArgument("TOTP-v4z6", "code: the code is not valid");
     return [totpVerified.change()];
   });
 }
@@ -118,7 +119,7 @@ export async function checkTotp(
   return limitedSignIn(a.limits, a.user.id, async () => {
     const row = await db.prisma.userTotp.findUnique({ where: { userId: a.user.id } });
     if (!row || row.instanceId !== a.instanceId || !row.verified) return undefined;
-    const step = matchedStep(box.open(row.secret), a.code);
+    const step = matchedStep(box.open(row.secret), a.code, es.clock.now());
     const fresh = step !== undefined && (await replay.firstUse(`totp:${a.user.id}:${step}`, (step + WINDOW + 1) * PERIOD));
     if (!fresh) return countFailedCheck(es, a, a.user, "totp");
     const ref = { aggregateId: a.user.id, resourceOwner: a.user.orgId };

@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from "../domain/clock.js";
 import { errors, isUniqueViolation } from "../errors/errors.js";
 import type { Prisma as PrismaNamespace } from "../../gen/prisma/client.js";
 import type { Database } from "../storage/database.js";
@@ -132,6 +133,8 @@ export class EventWriter {
     /** The transaction's connection, for hot statements without Prisma's cost. */
     readonly sql: Sql,
     private readonly reducers: Map<string, Reducer[]>,
+    /** The time of the command's decisions (expiries, lockouts, key rotation): the store's clock. */
+    readonly clock: Clock = systemClock,
   ) {}
 
   private static key(instanceId: string, type: string, id: string) {
@@ -313,7 +316,14 @@ export class EventStore {
   private notices = 0;
   private lastRead: { cursor: Cursor; notices: number; startedAt: number; rows: Promise<(StoredEvent & { tx: bigint })[]> } | undefined;
 
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    /**
+     * The time of the commands' decisions (src/domain/clock.ts): the server's clock, which tests move. Also
+     * their writers' (`EventWriter.clock`). Not the events' `created_at`, which the database sets.
+     */
+    readonly clock: Clock = systemClock,
+  ) {}
 
   /**
    * Registers a projection reducer for an event (at start-up). The reducer sees the payload typed by the
@@ -350,7 +360,7 @@ export class EventStore {
       const started = performance.now();
       try {
         const out = await this.db.transaction(async (sql) => {
-          const writer = new EventWriter(this.db.writer, sql, this.reducers);
+          const writer = new EventWriter(this.db.writer, sql, this.reducers, this.clock);
           const result = await command(writer);
           return { result, events: writer.pushed };
         });

@@ -151,7 +151,9 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
 }
 
 async function serve(config: Config, db: Database, opts: StartOptions): Promise<RunningServer> {
-  const es = new EventStore(db);
+  // The time of every time-based decision (src/domain/clock.ts); tests move it.
+  const clock = opts.clock ?? systemClock;
+  const es = new EventStore(db, clock);
   registerProjections(es);
   // Processes starting together on one database migrate, check the key and create the first instance one
   // after the other: the second finds everything done.
@@ -184,8 +186,6 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   // SMS providers' URLs are an instance administrator's choice: they go out as targets do.
   const outbound = new OutboundHttp(targetPolicy, opts.resolveHost);
   const channels = new Channels(notificationProviders, config.smtp, outbound);
-  // The time of every time-based decision (src/domain/clock.ts); tests move it.
-  const clock = opts.clock ?? systemClock;
   const verifiers = new TokenVerifiers(tenancy);
   verifiers.add(new PersonalAccessTokenVerifier(tenancy, clock));
   const o = config.oidc;
@@ -207,7 +207,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     },
     clock,
   );
-  const replay = new ReplayGuard(db);
+  const replay = new ReplayGuard(db, clock);
   // SVC_RATE_LIMIT_*_FAILURES_*: failed attempts at guessable secrets, in the database for every process on it.
   const failureLimiter = new FailureLimiter(db, clock);
   const failures = { limiter: failureLimiter, rules: config.failureLimits };

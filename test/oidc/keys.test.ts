@@ -1,15 +1,18 @@
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MovableClock } from "../support/clock.js";
 import { rest } from "../support/clients.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 // Scheduled rotation: a key signs for SVC_OIDC_SIGNING_KEY_LIFETIME; a key within a minute of its end is not
-// chosen any more, so a 62-second lifetime makes the next key take over after about 2 seconds.
+// chosen any more, so a 62-second lifetime makes the next key take over after about 2 seconds of the server's
+// clock, which the test moves.
 let t: TestServer;
+const clock = new MovableClock();
 let secret: string;
 
 beforeAll(async () => {
-  t = await startTestServer({ SVC_OIDC_SIGNING_KEY_LIFETIME: "62", SVC_OIDC_ACCESS_TOKEN_LIFETIME: "600" });
+  t = await startTestServer({ SVC_OIDC_SIGNING_KEY_LIFETIME: "62", SVC_OIDC_ACCESS_TOKEN_LIFETIME: "600" }, { clock });
   const m = await rest(t.url, "POST", "/resources/v3alpha/users", {
     token: t.adminPat,
     body: { username: "rotor", machine: { name: "Rotor", accessTokenType: "ACCESS_TOKEN_TYPE_JWT" } },
@@ -29,7 +32,7 @@ const tokenNow = async () =>
 describe("signing keys on a schedule", () => {
   it("a new key takes over when the current one's time is up; the old one stays published for its tokens", async () => {
     const first = await tokenNow();
-    await new Promise((r) => setTimeout(r, 2500));
+    clock.advance(2500);
     const second = await tokenNow();
     const [a, b] = [decodeProtectedHeader(first).kid, decodeProtectedHeader(second).kid];
     expect(a).not.toBe(b);

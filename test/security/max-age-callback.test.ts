@@ -59,8 +59,9 @@ describe("security review #18: max_age at the browser callback", () => {
     const sessionId = new URL(signedIn.headers.location!, t.url).searchParams.get("session")!;
 
     // max_age=1 is decided by the server's clock: moved past it. The callback's rule (a sign-in made for the request,
-    // up to a second before it arrived) compares the request's creation with the sign-in, both stamped by the
-    // commands with the real time: more than that second must really pass.
+    // up to a second before it arrived) compares the request's creation with the sign-in's auth time: the session
+    // event's created_at, set by the database, and so the request's is the real time too (command/auth-requests.ts).
+    // More than that second must really pass.
     await new Promise((r) => setTimeout(r, 1100));
     clock.advance(1500);
     // max_age=1: the session is too old, so the browser is sent to sign in again

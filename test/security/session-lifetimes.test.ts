@@ -1,13 +1,20 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { addHuman, codeOverHttp, createApp } from "../oidc/rp.js";
+import { MovableClock } from "../support/clock.js";
 import { rest } from "../support/clients.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 // Security review #14: sessions ended, but the tokens bound to them (sid) did not, and browser sessions never
 // ended at all. Short lifetimes through the configuration: a browser session lives 4 s unused, 10 s at most
 // (long enough for a sign-in and a code redemption on a busy machine).
+//
+// The lifetimes are decided on the server's clock, which the tests move instead of waiting. A browser session's
+// auth time, though, is its event's created_at, set by the database with the real time: moved past a lifetime, the
+// clock would age every session signed in after it. So each test starts on the real time (`reset`), and the one
+// whose rule compares a new sign-in's auth time with the clock waits for real (see there).
 let t: TestServer;
+const clock = new MovableClock();
 let web: Awaited<ReturnType<typeof createApp>>;
 const PASSWORD = "Secr3t!pass";
 const REDIRECT = "https://rp.example.com/cb";
@@ -45,7 +52,7 @@ async function signIn(username: string) {
 }
 
 beforeAll(async () => {
-  t = await startTestServer({ SVC_SESSION_IDLE: String(IDLE_MS / 1000), SVC_SESSION_LIFETIME: String(MAX_MS / 1000) });
+  t = await startTestServer({ SVC_SESSION_IDLE: String(IDLE_MS / 1000), SVC_SESSION_LIFETIME: String(MAX_MS / 1000) }, { clock });
   web = await createApp(t, "web", {
     redirectUris: [REDIRECT],
     grantTypes: ["OIDC_GRANT_TYPE_AUTHORIZATION_CODE", "OIDC_GRANT_TYPE_REFRESH_TOKEN"],
@@ -55,13 +62,14 @@ beforeAll(async () => {
   await addHuman(t, "erin", PASSWORD);
 });
 afterAll(() => t?.close());
+afterEach(() => clock.reset());
 
 describe("session lifetimes bound tokens (security review #14)", () => {
   it("a browser session left unused ends with its tokens and SSO; an offline refresh token is not bound to it", async () => {
     const signedIn = await signIn("erin");
     expect(await introspect(signedIn.access)).toMatchObject({ active: true });
 
-    await sleep(IDLE_MS + 1000);
+    clock.advance(IDLE_MS + 1000);
 
     expect((await introspect(signedIn.access)).active).toBe(false);
     expect((await rest(t.url, "GET", "/oidc/v1/userinfo", { token: signedIn.access })).status).toBe(401);
@@ -78,7 +86,9 @@ describe("session lifetimes bound tokens (security review #14)", () => {
   });
 
   it("signing in again after the end starts a new session: the ended one's tokens stay dead", async () => {
-    // found in review: the browser's row was re-authenticated, and with it the sid its old tokens carry
+    // found in review: the browser's row was re-authenticated, and with it the sid its old tokens carry.
+    // Real time must pass here: a revived session's auth time would be the database's, so on a moved clock it
+    // would look as ended as the old one, and the revival could not show.
     const signedIn = await signIn("erin");
     await sleep(IDLE_MS + 1000);
     expect((await introspect(signedIn.access)).active).toBe(false);
@@ -94,16 +104,18 @@ describe("session lifetimes bound tokens (security review #14)", () => {
   });
 
   it("use keeps a browser session past its idle time, but not past its absolute lifetime", async () => {
-    const started = Date.now();
+    const started = clock.now();
     const signedIn = await signIn("erin");
     let lastActive = 0;
     let ended = 0;
-    while (!ended && Date.now() - started < MAX_MS + 6000) {
-      if ((await introspect(signedIn.access)).active) lastActive = Date.now();
-      else ended = Date.now();
-      await sleep(250);
+    // Used every STEP_MS of the server's clock (a few of them per idle lifetime).
+    const STEP_MS = 1000;
+    while (!ended && clock.now() - started < MAX_MS + 6000) {
+      if ((await introspect(signedIn.access)).active) lastActive = clock.now();
+      else ended = clock.now();
+      clock.advance(STEP_MS);
     }
-    // Used every quarter second: alive well past the idle lifetime, ended by the absolute one.
+    // Alive well past the idle lifetime, ended by the absolute one.
     expect(lastActive - started).toBeGreaterThan(IDLE_MS + 1500);
     expect(ended).toBeGreaterThan(0);
     expect(ended - started).toBeLessThan(MAX_MS + 4000);
@@ -117,7 +129,7 @@ describe("session lifetimes bound tokens (security review #14)", () => {
       body: { checks: { user: { loginName: "erin" }, password: { password: PASSWORD } }, lifetime: "4s" },
     });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
-    const createdAt = Date.now();
+    const createdAt = clock.now();
     const session = { sessionId: created.body.details.id as string, sessionToken: created.body.sessionToken as string };
     const callback = await rest(t.url, "POST", `/resources/v3alpha/auth_requests/${authRequest}/_callback`, { token: t.adminPat, body: { session } });
     expect(callback.status, JSON.stringify(callback.body)).toBe(200);
@@ -126,11 +138,11 @@ describe("session lifetimes bound tokens (security review #14)", () => {
     expect(issued.status, JSON.stringify(issued.body)).toBe(200);
 
     let active = true;
-    while (active && Date.now() - createdAt < 8000) {
+    while (active && clock.now() - createdAt < 8000) {
       active = (await introspect(issued.body.access_token)).active;
-      if (active) await sleep(250);
+      if (active) clock.advance(250);
     }
     expect(active).toBe(false);
-    expect(Date.now() - createdAt).toBeGreaterThan(3500);
+    expect(clock.now() - createdAt).toBeGreaterThan(3500);
   });
 });

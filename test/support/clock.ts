@@ -20,4 +20,14 @@ export class MovableClock implements Clock {
   freeze(): void {
     this.frozenAt ??= Date.now();
   }
+
+  /**
+   * Back to the real time, running. For a test whose moves would age what later tests of the same server begin:
+   * a browser session's auth time is its event's created_at, set by the database with the real time, while its
+   * idle and absolute lifetimes are decided on this clock (test/security/session-lifetimes.test.ts).
+   */
+  reset(): void {
+    this.offset = 0;
+    this.frozenAt = undefined;
+  }
 }
