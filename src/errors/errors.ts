@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { create, createRegistry, fromBinary, type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { base64Encode } from "@bufbuild/protobuf/wire";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 
 /** The domain of this server's google.rpc.ErrorInfo details. */
@@ -82,6 +83,11 @@ function detailJson(d: ConnectError["details"][number]): JsonValue {
   const desc = knownDetails.getMessage(d.type);
   if (desc) return { "@type": `type.googleapis.com/${d.type}`, ...(toJson(desc, fromBinary(desc, d.value)) as JsonObject) };
   return { "@type": `type.googleapis.com/${d.type}`, value: base64Encode(d.value) };
+}
+
+/** The error a Connect error body carries (the REST gateway's call), or UNKNOWN when the body is not one. */
+export function errorOfConnectJson(body: Uint8Array): ConnectError {
+  return errorFromJsonBytes(body, undefined, new ConnectError("", Code.Unknown));
 }
 
 /** The detail types this server attaches. */

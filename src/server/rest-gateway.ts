@@ -1,10 +1,10 @@
 import { ScalarType, type DescField, type DescMessage, type DescMethod, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextValues, type ConnectRouter } from "@connectrpc/connect";
 import { readAllBytes, type UniversalHandler } from "@connectrpc/connect/protocol";
-import { codeToHttpStatus, errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
+import { codeToHttpStatus } from "@connectrpc/connect/protocol-connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { clientKey } from "../authz/context.js";
-import { statusObjectOf, unexpectedFault } from "../errors/errors.js";
+import { errorOfConnectJson, statusObjectOf, unexpectedFault } from "../errors/errors.js";
 import { checkJson } from "./decoding.js";
 import { HTTP_STATUS_HEADER, methodInfo } from "../schema/descriptors.js";
 import { noteRpcCode, type RestRouteConfig } from "./observe.js";
@@ -215,7 +215,7 @@ export function registerRestGateway(app: FastifyInstance, router: ConnectRouter)
           const answer = await collect(res.body as AsyncIterable<Uint8Array> | undefined);
           if (res.status !== 200) {
             // The Connect error, details included, as the status object (a body that is not one: UNKNOWN).
-            return sendConnectError(reply, errorFromJsonBytes(answer, undefined, new ConnectError("", Code.Unknown)));
+            return sendConnectError(reply, errorOfConnectJson(answer));
           }
           const override = Number(res.header?.get(HTTP_STATUS_HEADER));
           noteRpcCode(req, 0);
