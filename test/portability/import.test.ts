@@ -174,7 +174,8 @@ describe("mail on import", () => {
     // The same import again: nothing new, no second mail.
     expect((await importOrgs(orgs)).body.errors).toEqual([]);
     await mail.waitFor(before + 3);
-    await new Promise((r) => setTimeout(r, 2000));
+    // every message the imports' events asked for is handled: a second mail would be here by now
+    await t.server.notifications.idle();
     const got = mail.received.slice(before);
     expect(got.flatMap((m) => m.to).sort()).toEqual([
       "unverified-no-password@example.com",
