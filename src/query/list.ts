@@ -215,8 +215,3 @@ export function readableWhere<W>(scope: ReadScope, orgColumn: string, projectCol
   const inOrgs = { [orgColumn]: { in: scope.orgIds } };
   return (projectColumn ? { OR: [inOrgs, { [projectColumn]: { in: scope.projectIds } }] } : inOrgs) as W;
 }
-
-/** A Prisma filter for text containing `value` literally (`%` and `_` as themselves), for queries that take plain text. */
-export function containsLiteral(value: string) {
-  return { contains: likeLiteral(value) };
-}

@@ -1,7 +1,7 @@
 import type { OrgDomain, Prisma as P } from "../../gen/prisma/client.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
-import { containsLiteral, search, type ListWindow, type Searchable } from "./list.js";
+import { search, textFilter, type ListWindow, type Searchable } from "./list.js";
 import { tableSources } from "./sources.js";
 
 export type OrgDomainRow = OrgDomain;
@@ -33,7 +33,7 @@ const domains: Searchable<OrgDomainFilter, P.OrgDomainWhereInput, P.OrgDomainOrd
   sources: tableSources.orgDomain,
   filters: {
     // Domains are stored in lower case: a search ignores case.
-    domainContains: (text) => ({ domain: containsLiteral(text.toLowerCase()) }),
+    domainContains: (text) => ({ domain: textFilter({ text: text.toLowerCase(), match: "contains" }) }),
     verified: (verified) => ({ verified }),
   },
   defaultSort: "createdAt",

@@ -17,7 +17,7 @@ import { humanAdded } from "../../src/events/index.js";
 import { newId } from "../../src/ids.js";
 import { allProjections, type ProjectionTable } from "../../src/projections/index.js";
 import { outdatedProjections, rebuildProjections, sqlTables } from "../../src/projections/rebuild.js";
-import { runCli } from "../support/cli.js";
+import { runCli, spawnMain } from "../support/cli.js";
 import { TEST_MASTERKEY } from "../support/database.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { FormClient } from "../security/browser-form.js";
@@ -219,6 +219,59 @@ describe("projections rebuilt from the event log", () => {
     await rebuildProjections(t.server.db, ["target", "userMetadata"]);
     expect(await outdatedProjections(t.server.db)).toEqual([]);
   });
+
+  it("a rebuild killed with kill -9 before its commit changes nothing", async () => {
+    const url = (t.server.db.connection as { connectionString?: string }).connectionString;
+    const env = { SVC_DATA_DIR: dirname(t.server.firstInstance.passwordFile!), ...(url ? { DATABASE_URL: url, SVC_MASTERKEY: TEST_MASTERKEY } : {}) };
+    const pool = t.server.db.pool;
+    // a row no event carries: a rebuild that commits removes it, one that does not leaves it
+    await pool.query(
+      "INSERT INTO org_domains (org_id, instance_id, domain, verified, is_primary, generated, validation_type, validation_token, sequence, created_at, change_date) SELECT org_id, instance_id, 'planted.example', false, false, false, '', '', 0, now(), now() FROM org_domains LIMIT 1",
+    );
+    // hold the rebuild at its last write (its record), after it emptied and refilled the table
+    const holder = await pool.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query("SELECT 1 FROM projection_states WHERE name = 'orgDomain' FOR UPDATE");
+      const rebuild = spawnMain(["projections", "rebuild", "orgDomain"], env);
+      const exited = new Promise<NodeJS.Signals | null>((r) => rebuild.on("exit", (_code, signal) => r(signal)));
+      let waiting: number | undefined;
+      for (let i = 0; i < 200 && waiting === undefined; i++) {
+        const { rows } = await pool.query<{ pid: number }>(
+          "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO projection_states%'",
+        );
+        waiting = rows[0]?.pid;
+        if (waiting === undefined) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(waiting, "the rebuild reached its last write").toBeDefined();
+      rebuild.kill("SIGKILL");
+      expect(await exited).toBe("SIGKILL");
+      await holder.query("ROLLBACK");
+      for (let i = 0; i < 100; i++) {
+        const { rows } = await pool.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1", [waiting]);
+        if (!rows.length) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    } finally {
+      holder.release();
+    }
+    expect((await pool.query("SELECT count(*)::int AS n FROM org_domains WHERE domain = 'planted.example'")).rows).toEqual([{ n: 1 }]);
+    await rebuildProjections(t.server.db, ["orgDomain"]);
+    expect((await pool.query("SELECT count(*)::int AS n FROM org_domains WHERE domain = 'planted.example'")).rows).toEqual([{ n: 0 }]);
+  }, 90_000);
+
+  it("a server starting on a table that an older version wrote rebuilds it before it serves", async () => {
+    await t.server.db.pool.query("UPDATE projection_states SET version = 0, rebuilt_at = now() - interval '1 day' WHERE name = 'orgDomain'");
+    const before = await rowsOf("orgDomain");
+    await t.stop();
+    t = await t.restart();
+    const { rows } = await t.server.db.pool.query(
+      "SELECT version, rebuilt_at > now() - interval '1 minute' AS fresh FROM projection_states WHERE name = 'orgDomain'",
+    );
+    expect(rows).toEqual([{ version: 1, fresh: true }]);
+    expect(await rowsOf("orgDomain")).toEqual(before);
+    expect(await new FormClient(t.url).signIn("ann-Alpha", PASSWORD)).toBe(200);
+  }, 60_000);
 
   it("names its SQL tables as schema.prisma maps them", () => {
     const schema = readFileSync(new URL("../../prisma/schema.prisma", import.meta.url), "utf8");

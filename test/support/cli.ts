@@ -13,7 +13,8 @@ function cleanEnv(env: Record<string, string>): Record<string, string> {
   return { ...out, SVC_LOG_LEVEL: "warn", ...env };
 }
 
-function spawnMain(args: string[], env: Record<string, string>): ChildProcess {
+/** `src/main.ts` with arguments and a clean environment, running (a test signals or kills it itself). */
+export function spawnMain(args: string[], env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], { cwd: root, env: cleanEnv(env), stdio: ["ignore", "pipe", "pipe"] });
 }
 
