@@ -368,7 +368,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   await app.register(fastifyConnectPlugin, { routes, ...connectOptions, contextValues });
   const router = createConnectRouter(connectOptions);
   routes(router);
-  registerRestGateway(app, router);
+  registerRestGateway(app, router, BODY_LIMIT);
   // SVC_RATE_LIMIT_*: counts in the database, shared by every process on it.
   const limiter = new RateLimiter(db);
   registerOidc(

@@ -5,6 +5,7 @@ import type { EventStore } from "../eventstore/eventstore.js";
 import type { CacheStats, MessageStats, Metrics, PoolStats, Recorder, SubscriberLag } from "../observability/metrics.js";
 import type { RequestSpan, Tracing, TracingLog } from "../observability/tracing.js";
 import type { Mounted } from "./services.js";
+import { observeRpcCodes, type RestRouteConfig } from "../http/rpc-code.js";
 
 /**
  * Metrics and traces of requests, hooked into Fastify where a request ends: one `onResponse` hook per route,
@@ -40,21 +41,7 @@ const CODE_NAMES = [
   "UNAUTHENTICATED",
 ];
 
-declare module "fastify" {
-  interface FastifyRequest {
-    /** The RPC's outcome as noted on the way (0: OK, else Connect's code; -1: none yet). Only on observed servers. */
-    svcRpcCode: number;
-  }
-}
-
-/** Whether any server of this process observes requests: otherwise nothing is noted. */
-let observing = false;
 const kRequest = createContextKey<FastifyRequest | undefined>(undefined, { description: "the Fastify request of an RPC" });
-
-/** The outcome of an RPC (0: OK, else Connect's code), as the caller gets it. */
-export function noteRpcCode(request: FastifyRequest, code: Code | 0): void {
-  if (observing) request.svcRpcCode = code;
-}
 
 /** The same from inside Connect: a no-op unless requests are observed (the context then carries the request). */
 export function noteRpcCodeIn(values: ContextValues, code: Code): void {
@@ -63,11 +50,6 @@ export function noteRpcCodeIn(values: ContextValues, code: Code): void {
 }
 
 export const isObserved = (values: ContextValues): boolean => values.get(kRequest) !== undefined;
-
-/** What the REST gateway marks its routes with: the RPC behind the route and its google.api.http template. */
-export interface RestRouteConfig {
-  svcRpc: { service: string; method: string; template: string };
-}
 
 /**
  * Each running subscription of this process: how far its handled cursor is behind the newest committed event,
@@ -118,7 +100,7 @@ export async function startObserving(config: Config, sources: { pool?: PoolStats
   if (!metrics && !tracing) {
     return { interceptors: [], contextValues: undefined, register: () => {}, watch: () => {}, watchMessages: () => {}, close: async () => {} };
   }
-  observing = true;
+  observeRpcCodes();
   // Not async: a call without a Fastify request in its context (REST: the gateway notes its code) passes through as is.
   const notingCodes: Interceptor = (next) => (req) => {
     const request = req.contextValues.get(kRequest);

@@ -1,13 +1,13 @@
 import { ScalarType, type DescField, type DescMessage, type DescMethod, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextValues, type ConnectRouter } from "@connectrpc/connect";
 import { readAllBytes, type UniversalHandler } from "@connectrpc/connect/protocol";
-import { codeToHttpStatus } from "@connectrpc/connect/protocol-connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { clientKey } from "../authz/context.js";
-import { errorOfConnectJson, statusObjectOf, unexpectedFault } from "../errors/errors.js";
+import { errorOfConnectJson } from "../errors/errors.js";
 import { checkJson } from "./decoding.js";
+import { BadRequest, registerJsonScope, sendConnectError, sendStatus } from "../http/json-edge.js";
 import { HTTP_STATUS_HEADER, methodInfo } from "../schema/descriptors.js";
-import { noteRpcCode, type RestRouteConfig } from "./observe.js";
+import { noteRpcCode, type RestRouteConfig } from "../http/rpc-code.js";
 
 export interface RestRoute {
   method: DescMethod;
@@ -38,8 +38,6 @@ export function restRoutesOf(method: DescMethod): RestRoute[] {
     return [{ method, verb, template: p.value, fastifyPath, variables, body: r.body }];
   });
 }
-
-class BadRequest extends Error {}
 
 function fieldByName(desc: DescMessage, name: string): DescField {
   const f = desc.fields.find((x) => x.name === name || x.jsonName === name);
@@ -128,17 +126,6 @@ export function requestJson(route: RestRoute, query: Record<string, unknown>, bo
   return json;
 }
 
-function sendError(reply: FastifyReply, code: Code, message: string, details: unknown[] = []) {
-  noteRpcCode(reply.request, code);
-  return reply.status(codeToHttpStatus(code)).header("content-type", "application/json").send({ code, message, details });
-}
-
-/** A ConnectError as the status object, with its details (an unexpected fault's reference among them). */
-function sendConnectError(reply: FastifyReply, err: ConnectError) {
-  const { code, message, details } = statusObjectOf(err);
-  return sendError(reply, code, message, details);
-}
-
 /** The answer's bytes, sent on as they are (decoding them to a string only for Fastify to encode it again cost a copy of each). */
 async function collect(body: AsyncIterable<Uint8Array> | undefined): Promise<Buffer> {
   const bytes = body ? await readAllBytes(body, Number.MAX_SAFE_INTEGER) : new Uint8Array(0);
@@ -150,27 +137,10 @@ async function collect(body: AsyncIterable<Uint8Array> | undefined): Promise<Buf
  * JSON request, so REST passes exactly the interceptors (tenancy, authentication, validation, authorization,
  * executions) that gRPC, gRPC-web and Connect calls pass.
  */
-export function registerRestGateway(app: FastifyInstance, router: ConnectRouter): RestRoute[] {
+export function registerRestGateway(app: FastifyInstance, router: ConnectRouter, bodyLimit: number): RestRoute[] {
   const handlers = new Map<DescMethod, UniversalHandler>(router.handlers.map((h) => [h.method, h]));
   const routes = router.handlers.flatMap((h) => restRoutesOf(h.method));
-  app.register(async (scope) => {
-    // Bodies of any JSON content type; an empty body is an absent body.
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser("*", { parseAs: "string" }, (_req, text, done) => {
-      const s = String(text).trim();
-      if (!s) return done(null, undefined);
-      try {
-        done(null, JSON.parse(s));
-      } catch (e) {
-        done(new BadRequest(`the body is not valid JSON: ${(e as Error).message}`), undefined);
-      }
-    });
-    scope.setErrorHandler((err: Error, _req, reply) => {
-      if (err instanceof BadRequest) return sendError(reply, Code.InvalidArgument, err.message);
-      const status = (err as { statusCode?: number }).statusCode;
-      if (status && status >= 400 && status < 500) return sendError(reply, Code.InvalidArgument, err.message);
-      return sendConnectError(reply, unexpectedFault(reply.log, err, { where: "REST gateway" }));
-    });
+  registerJsonScope(app, { bodyLimit, where: "REST gateway" }, (scope) => {
     for (const route of routes) {
       const handler = handlers.get(route.method)!;
       const info = methodInfo(route.method);
@@ -187,7 +157,7 @@ export function registerRestGateway(app: FastifyInstance, router: ConnectRouter)
             // Here rather than in connect-es, which would name the message type instead of the field.
             checkJson(route.method.input, json);
           } catch (e) {
-            if (e instanceof BadRequest) return sendError(reply, Code.InvalidArgument, e.message);
+            if (e instanceof BadRequest) return sendStatus(reply, Code.InvalidArgument, e.message);
             if (e instanceof ConnectError) return sendConnectError(reply, e);
             throw e;
           }

@@ -33,3 +33,39 @@ describe("an error of ours", () => {
     }
   });
 });
+
+describe("one JSON edge for the REST gateway and the older admin and management APIs", () => {
+  const paths = ["/resources/v3alpha/targets", "/admin/v1/import"];
+
+  it("refuse a body that is not JSON alike, naming what is wrong", async () => {
+    for (const path of paths) {
+      const res = await rest(t.url, "POST", path, { token: t.adminPat, body: "{not json" });
+      expect(res.status, path).toBe(400);
+      expect(res.body.code, path).toBe(Code.InvalidArgument);
+      expect(res.body.message, path).toMatch(/^the body is not valid JSON/);
+      expect(res.body.details, path).toEqual([]);
+    }
+  });
+
+  it("refuse a body over their limit alike: 413, RESOURCE_EXHAUSTED, the limit named", async () => {
+    const gateway = await rest(t.url, "POST", "/resources/v3alpha/targets", { token: t.adminPat, body: JSON.stringify({ name: "x".repeat(5 * 2 ** 20) }) });
+    expect(gateway.status).toBe(413);
+    expect(gateway.body).toMatchObject({ code: Code.ResourceExhausted, message: "the body is larger than 4 MiB", details: [] });
+    const older = await rest(t.url, "POST", "/admin/v1/import", {
+      token: t.adminPat,
+      body: JSON.stringify({ data_orgs: { orgs: [{ name: "x".repeat(33 * 2 ** 20) }] } }),
+    });
+    expect(older.status).toBe(413);
+    expect(older.body.code).toBe(Code.ResourceExhausted);
+    expect(older.body.message).toMatch(/^the body is larger than 32 MiB: import larger data from a file/);
+  });
+
+  it("answer a missing token alike, with the error's ID as a detail", async () => {
+    for (const path of paths) {
+      const res = await rest(t.url, "POST", path, { body: {} });
+      expect(res.status, path).toBe(401);
+      expect(res.body.code, path).toBe(Code.Unauthenticated);
+      expect(res.body.details[0]?.["@type"], path).toBe("type.googleapis.com/google.rpc.ErrorInfo");
+    }
+  });
+});

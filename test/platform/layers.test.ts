@@ -15,6 +15,8 @@ const rank: Record<string, number> = {
   login: 1,
   // What the login UI and the OIDC provider's pages share: HTML, texts, the browser's cookies.
   web: 1.5,
+  // The HTTP edge of JSON routes that are not RPCs' own (the REST gateway's, the older admin APIs'): body reading, status objects.
+  http: 1.5,
   // Executions run after authorization and validation, and use both.
   actions: 2,
   // Messages out (mail, SMS): the notification providers' senders, the worker; the API's _test RPCs and the login use them.

@@ -1,13 +1,12 @@
-import { Code, ConnectError } from "@connectrpc/connect";
-import { codeToHttpStatus } from "@connectrpc/connect/protocol-connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Caller, Target } from "../../authz/context.js";
 import { refuseBlockedInstance } from "../../authz/blocked.js";
 import { type AuthDeps, authenticateCall, permissionsIn } from "../../authz/interceptor.js";
 import { addressKey } from "../../domain/client-address.js";
 import type { InstanceRow } from "../../domain/contexts.js";
-import { TimedOut } from "../../domain/data-org.js";
-import { errors, statusObjectOf, unexpectedFault } from "../../errors/errors.js";
+import { errors } from "../../errors/errors.js";
+import { registerJsonScope } from "../../http/json-edge.js";
+import { noteRpcCode, type RestRouteConfig } from "../../http/rpc-code.js";
 
 /**
  * The older admin and management APIs are JSON over HTTP only (contract): plain Fastify routes, not RPCs.
@@ -37,58 +36,30 @@ export function authorize(deps: HttpAuthDeps, caller: Caller, target: Target, pe
   }
 }
 
-export function sendStatus(reply: FastifyReply, code: Code, message: string, details: unknown[] = []) {
-  return reply.status(codeToHttpStatus(code)).header("content-type", "application/json").send({ code, message, details });
-}
-
-/** A ConnectError as the status object, with its details (an unexpected fault's reference among them). */
-function sendConnectError(reply: FastifyReply, err: ConnectError) {
-  const { code, message, details } = statusObjectOf(err);
-  return sendStatus(reply, code, message, details);
+/** One older API's route: a POST with a JSON object body (an empty body is {}), named for metrics and traces as an RPC. */
+export interface JsonRoute {
+  url: string;
+  /** The RPC it is in ZITADEL's API (`zitadel.admin.v1.AdminService/ExportData`), as the metrics name it. */
+  rpc: { service: string; method: string };
+  handler: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 }
 
 /**
- * Registers JSON routes in a scope of their own: any JSON content type, an empty body as {}, bodies up to
- * `bodyLimit`, errors as status objects (a body too large is 413 naming the limit and the alternatives).
+ * Registers the routes on the server's one JSON edge (src/server/json-edge.ts), as the REST gateway's are: the
+ * same body reading and error writing, bodies up to `bodyLimit` (a larger one is 413 naming the alternatives).
  */
-export function registerJsonRoutes(
-  app: FastifyInstance,
-  bodyLimit: number,
-  routes: { url: string; handler: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown> }[],
-): void {
-  app.register(async (scope) => {
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser("*", { parseAs: "string", bodyLimit }, (_req, text, done) => {
-      const s = String(text).trim();
-      if (!s) return done(null, {});
-      try {
-        done(null, JSON.parse(s));
-      } catch (e) {
-        done(errors.invalidArgument("HTTP-j50n", `the body is not valid JSON: ${(e as Error).message}`), undefined);
-      }
-    });
-    scope.setErrorHandler((err: Error & { statusCode?: number; code?: unknown }, req, reply) => {
-      if (err instanceof ConnectError) {
-        // Our own server-side errors (a storage that failed, an import step's fault) leave a log line as every 5xx does.
-        if (codeToHttpStatus(err.code) >= 500) req.log.error({ err }, "portability request failed on the server's side");
-        return sendConnectError(reply, err);
-      }
-      if (err instanceof TimedOut) return sendStatus(reply, Code.DeadlineExceeded, err.message, err.details);
-      if (err.statusCode === 413) {
-        return reply.status(413).send({
-          code: Code.InvalidArgument,
-          message: `the body is larger than ${bodyLimit / 2 ** 20} MiB: import larger data from a file (data_orgs_local, data_orgs_s3, data_orgs_gcs)`,
-          details: [],
-        });
-      }
-      if (err.statusCode && err.statusCode < 500) return sendStatus(reply, Code.InvalidArgument, err.message);
-      return sendConnectError(reply, unexpectedFault(req.log, err, { where: "portability" }));
-    });
+export function registerJsonRoutes(app: FastifyInstance, bodyLimit: number, routes: JsonRoute[]): void {
+  const largerBodies = "import larger data from a file (data_orgs_local, data_orgs_s3, data_orgs_gcs)";
+  registerJsonScope(app, { bodyLimit, largerBodies, where: "portability" }, (scope) => {
     for (const r of routes) {
-      scope.post(r.url, { bodyLimit }, async (req, reply) => {
+      const config: RestRouteConfig = { svcRpc: { ...r.rpc, template: r.url } };
+      scope.post(r.url, { config }, async (req, reply) => {
+        req.body ??= {};
         const body = req.body;
-        if (!body || typeof body !== "object" || Array.isArray(body)) throw errors.invalidArgument("HTTP-b0dy", "the body must be a JSON object");
-        return r.handler(req, reply);
+        if (typeof body !== "object" || Array.isArray(body)) throw errors.invalidArgument("HTTP-b0dy", "the body must be a JSON object");
+        const answer = await r.handler(req, reply);
+        noteRpcCode(req, 0);
+        return answer;
       });
     }
   });

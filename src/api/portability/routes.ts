@@ -97,7 +97,7 @@ async function exportData(deps: PortabilityDeps, req: FastifyRequest, reply: Fas
   const { instance, caller } = await authenticate(deps, req);
   authorize(deps, caller, { type: "instance", instance }, "iam.export");
   const body = camelKeys(req.body) as Record<string, unknown>;
-  const deadline = Date.now() + timeoutOf(body.timeout);
+  const deadline = deps.es.clock.now() + timeoutOf(body.timeout);
   const output = locationIn(body, outputs, "output");
   const options = {
     orgIds: stringList(body.orgIds, "org_ids"),
@@ -105,7 +105,7 @@ async function exportData(deps: PortabilityDeps, req: FastifyRequest, reply: Fas
     withPasswords: body.withPasswords === true,
     withOtp: body.withOtp === true,
     checkDeadline: () => {
-      if (Date.now() >= deadline) throw new TimedOut("the export's timeout ran out before it was complete; nothing was written");
+      if (deps.es.clock.now() >= deadline) throw new TimedOut("the export's timeout ran out before it was complete; nothing was written");
     },
   };
   const chunks = () => exportChunks(new ExportQueries(deps.db), deps.box, instance.id, options);
@@ -121,7 +121,7 @@ async function importRequest(deps: PortabilityDeps, req: FastifyRequest) {
   const { instance, caller } = await authenticate(deps, req);
   authorize(deps, caller, { type: "instance", instance }, "iam.import");
   const body = camelKeys(req.body) as Record<string, unknown>;
-  const deadline = Date.now() + timeoutOf(body.timeout);
+  const deadline = deps.es.clock.now() + timeoutOf(body.timeout);
   const inline = (["dataOrgs", "dataOrgsv1"] as const).filter((k) => body[k] !== undefined && body[k] !== null);
   const file = locationIn(body, inputs, "data");
   if (inline.length + (file ? 1 : 0) !== 1) {
@@ -147,11 +147,14 @@ async function importRequest(deps: PortabilityDeps, req: FastifyRequest) {
   return importData(deps, { instanceId: instance.id, instanceDomain: domain, creator: importCreator(caller.userId), orgs, deadline });
 }
 
+const admin = (method: string) => ({ service: "zitadel.admin.v1.AdminService", method });
+const management = (method: string) => ({ service: "zitadel.management.v1.ManagementService", method });
+
 /** POST /admin/v1/export, /admin/v1/import and /management/v1/users/human/_import (JSON over HTTP only). */
 export function registerPortability(app: FastifyInstance, deps: PortabilityDeps): void {
   registerJsonRoutes(app, deps.importBodyLimit, [
-    { url: "/admin/v1/export", handler: (req, reply) => exportData(deps, req, reply) },
-    { url: "/admin/v1/import", handler: (req) => importRequest(deps, req) },
-    { url: "/management/v1/users/human/_import", handler: (req) => importHumanUser(deps, req) },
+    { url: "/admin/v1/export", rpc: admin("ExportData"), handler: (req, reply) => exportData(deps, req, reply) },
+    { url: "/admin/v1/import", rpc: admin("ImportData"), handler: (req) => importRequest(deps, req) },
+    { url: "/management/v1/users/human/_import", rpc: management("ImportHumanUser"), handler: (req) => importHumanUser(deps, req) },
   ]);
 }
