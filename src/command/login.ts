@@ -112,7 +112,7 @@ export async function countFailedCheck(es: EventStore, a: Lockout, user: User, k
     const lock = limit > 0 && failed.count(fresh) + 1 >= limit;
     const until = lockS > 0 ? { until: new Date(w.clock.now() + lockS * 1000).toISOString() } : {};
     // Only to a verified address: an unverified one may not be the user's, and the link unlocks the account.
-    const unlockMail = lock && a.box && fresh.email && fresh.emailVerified ? [{ ...ref, ...codeEvents.unlock(a.box) }] : [];
+    const unlockMail = lock && a.box && fresh.email && fresh.emailVerified ? [{ ...ref, ...codeEvents.unlock(a.box, w.clock.now()) }] : [];
     await w.push(a.instanceId, user.id, [
       failed.event.event(ref),
       ...(lock ? [userLocked.event(ref, { reason: "too many failed password checks", ...until })] : []),

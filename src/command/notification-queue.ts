@@ -12,18 +12,20 @@ export interface QueuedMessage {
   /** The code or link secret, sealed with the master key. */
   sealedCode: string;
   expiresAt: Date;
-  /** When the event was appended: the message is due from then. */
+  /** When the event was appended. */
   createdAt: Date;
+  /** When it is first due: when it was queued, on the server's clock (the worker's), which decides what is due. */
+  dueAt: Date;
 }
 
 /** Queues messages as pending; one already queued (its event redelivered) is left as it is (ON CONFLICT DO NOTHING). */
 export async function queueMessages(db: Database, messages: QueuedMessage[]): Promise<void> {
-  const data = messages.map(({ sealedCode, ...m }) => ({ ...m, code: sealedCode, status: "pending", attempts: 0, nextAttemptAt: m.createdAt, lastError: "" }));
+  const data = messages.map(({ sealedCode, dueAt, ...m }) => ({ ...m, code: sealedCode, status: "pending", attempts: 0, nextAttemptAt: dueAt, lastError: "" }));
   await db.prisma.notificationMessage.createMany({ data, skipDuplicates: true });
 }
 
 /** A pending message whose next attempt is due, claimed for that attempt. */
-export interface DueMessage extends Omit<QueuedMessage, "createdAt"> {
+export interface DueMessage extends Omit<QueuedMessage, "createdAt" | "dueAt"> {
   /** Attempts made before this one. */
   attempts: number;
 }
@@ -42,6 +44,7 @@ export type AttemptOutcome =
  */
 export function attemptDueMessage(
   db: Database,
+  now: Date,
   attempt: (m: DueMessage) => Promise<AttemptOutcome>,
 ): Promise<{ message: DueMessage; outcome: AttemptOutcome } | undefined> {
   return db.prisma.$transaction(
@@ -50,10 +53,10 @@ export function attemptDueMessage(
       const [message] = await tx.$queryRaw<DueMessage[]>`
         SELECT id, instance_id AS "instanceId", user_id AS "userId", channel, kind, code AS "sealedCode", expires_at AS "expiresAt", attempts
         FROM notification_messages
-        WHERE status = 'pending' AND next_attempt_at <= now() ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED`;
+        WHERE status = 'pending' AND next_attempt_at <= ${now} ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED`;
       if (!message) return undefined;
       const outcome = await attempt(message);
-      await tx.notificationMessage.update({ where: { id: message.id }, data: outcomeColumns(outcome) });
+      await tx.notificationMessage.update({ where: { id: message.id }, data: outcomeColumns(outcome, now) });
       return { message, outcome };
     },
     // Sending may take a while (SMTP, SMS providers), and the row stays locked meanwhile.
@@ -62,10 +65,10 @@ export function attemptDueMessage(
 }
 
 /** The columns an outcome changes: a retry stays pending with its next attempt set. */
-function outcomeColumns(o: AttemptOutcome) {
+function outcomeColumns(o: AttemptOutcome, now: Date) {
   switch (o.status) {
     case "sent":
-      return { status: "sent", attempts: o.attempts, sentAt: new Date(), lastError: "" };
+      return { status: "sent", attempts: o.attempts, sentAt: now, lastError: "" };
     case "failed":
       return { status: "failed", attempts: o.attempts, lastError: o.reason };
     case "retry":

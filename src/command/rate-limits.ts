@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from "../domain/clock.js";
 import { createHash } from "node:crypto";
 import type { RateRule } from "../domain/rate-rules.js";
 import type { Database } from "../storage/database.js";
@@ -73,7 +74,8 @@ export class RateLimiter {
 
   constructor(
     private readonly db: Database,
-    private readonly now: () => number = Date.now,
+    /** The server's clock (src/domain/clock.ts): windows start and end on it. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /** Counts one request under `key` and says whether it is within `rule`. */
@@ -87,7 +89,7 @@ export class RateLimiter {
    * A request under a key known to be over its limit is refused at once and counted under none of its keys.
    */
   async check(hits: { key: string; rule: RateRule | undefined }[]): Promise<RateVerdict> {
-    const now = this.now();
+    const now = this.clock.now();
     const request = new Map<string, KeyWindow>();
     for (const { key, rule } of hits) {
       if (!rule) continue;
@@ -117,7 +119,7 @@ export class RateLimiter {
   async flush(): Promise<void> {
     clearTimeout(this.flushing);
     this.flushing = undefined;
-    const now = this.now();
+    const now = this.clock.now();
     const counted: Counted[] = [];
     for (const [key, w] of this.windows) {
       if (w.end <= now) this.windows.delete(key);
@@ -197,7 +199,7 @@ export class RateLimiter {
     for (const c of counted) c.window.known = Math.max(c.window.known, hits.get(c.key) ?? 0);
     if (++this.sinceCleanup >= 1000) {
       this.sinceCleanup = 0;
-      void this.db.pool.query("DELETE FROM rate_limit_counts WHERE expires_at < $1", [new Date(this.now())]).catch(() => {});
+      void this.db.pool.query("DELETE FROM rate_limit_counts WHERE expires_at < $1", [new Date(this.clock.now())]).catch(() => {});
     }
     return hits;
   }

@@ -1,4 +1,5 @@
 import { createHash, randomInt, timingSafeEqual } from "node:crypto";
+import { Code, ConnectError } from "@connectrpc/connect";
 import type { User } from "../../gen/prisma/client.js";
 import type { SecretBox } from "../crypto/secrets.js";
 import { errors } from "../errors/errors.js";
@@ -55,15 +56,16 @@ type HumanRow = User;
 
 /** The events that send new codes, sealed; `returned`: the caller gets the code and nothing is sent. */
 export const codeEvents = {
-  email: (box: SecretBox, code: string, returned = false) =>
-    emailCodeAdded.change({ code: box.seal(code), expiresAt: expiry(codeLifetimeMs.email), ...(returned ? { returned } : {}) }),
-  phone: (box: SecretBox, code: string, returned = false) =>
-    phoneCodeAdded.change({ code: box.seal(code), expiresAt: expiry(codeLifetimeMs.phone), ...(returned ? { returned } : {}) }),
-  password: (box: SecretBox, code: string, reason: "init" | "reset", returned = false) =>
-    passwordCodeAdded.change({ code: box.seal(code), expiresAt: expiry(codeLifetimeMs[reason]), reason, ...(returned ? { returned } : {}) }),
-  unlock: (box: SecretBox) => unlockCodeAdded.change({ code: box.seal(newCode("unlock")), expiresAt: expiry(codeLifetimeMs.unlock) }),
+  email: (box: SecretBox, now: number, code: string, returned = false) =>
+    emailCodeAdded.change({ code: box.seal(code), expiresAt: expiry(now, codeLifetimeMs.email), ...(returned ? { returned } : {}) }),
+  phone: (box: SecretBox, now: number, code: string, returned = false) =>
+    phoneCodeAdded.change({ code: box.seal(code), expiresAt: expiry(now, codeLifetimeMs.phone), ...(returned ? { returned } : {}) }),
+  password: (box: SecretBox, now: number, code: string, reason: "init" | "reset", returned = false) =>
+    passwordCodeAdded.change({ code: box.seal(code), expiresAt: expiry(now, codeLifetimeMs[reason]), reason, ...(returned ? { returned } : {}) }),
+  unlock: (box: SecretBox, now: number) => unlockCodeAdded.change({ code: box.seal(newCode("unlock")), expiresAt: expiry(now, codeLifetimeMs.unlock) }),
 };
-const expiry = (ms: number) => new Date(Date.now() + ms).toISOString();
+/** `now`: the command's clock (EventWriter.clock), which tests move past a code's lifetime. */
+const expiry = (now: number, ms: number) => new Date(now + ms).toISOString();
 
 /**
  * What a new or changed human is sent (users.ts calls it for creations and patches): without a password the
@@ -72,12 +74,13 @@ const expiry = (ms: number) => new Date(Date.now() + ms).toISOString();
  */
 export function codesForHuman(
   box: SecretBox,
+  now: number,
   h: { email?: string | null; emailVerified?: boolean; phone?: string | null; phoneVerified?: boolean; needsPassword?: boolean },
 ): EventChange<object, "user">[] {
   const out: EventChange<object, "user">[] = [];
-  if (h.email && h.needsPassword) out.push(codeEvents.password(box, newCode("password"), "init"));
-  else if (h.email && h.emailVerified === false) out.push(codeEvents.email(box, newCode("email")));
-  if (h.phone && h.phoneVerified === false) out.push(codeEvents.phone(box, newCode("phone")));
+  if (h.email && h.needsPassword) out.push(codeEvents.password(box, now, newCode("password"), "init"));
+  else if (h.email && h.emailVerified === false) out.push(codeEvents.email(box, now, newCode("email")));
+  if (h.phone && h.phoneVerified === false) out.push(codeEvents.phone(box, now, newCode("phone")));
   return out;
 }
 
@@ -86,12 +89,12 @@ type Who = { instanceId: string; userId: string; creator: string };
 /** A new code for the user's e-mail address or phone number, sent, or returned with `returnCode` (custom UIs). */
 export async function resendCode(es: EventStore, box: SecretBox, a: Who & { kind: "email" | "phone"; returnCode?: boolean }) {
   const code = newCode(a.kind);
-  const details = await changeHuman(es, a, `a ${a.kind} code`, (u) => {
+  const details = await changeHuman(es, a, `a ${a.kind} code`, (u, w) => {
     const address = a.kind === "email" ? u.email : u.phone;
     if (!address) throw errors.failedPrecondition("UCODE-n0ad", `user "${u.id}" has no ${a.kind === "email" ? "e-mail address" : "phone number"}`);
     if (a.kind === "email" ? u.emailVerified : u.phoneVerified)
       throw errors.failedPrecondition("UCODE-v3rd", `the ${a.kind} of user "${u.id}" is already verified`);
-    return [codeEvents[a.kind](box, code, !!a.returnCode)];
+    return [codeEvents[a.kind](box, w.clock.now(), code, !!a.returnCode)];
   });
   return { details, code: a.returnCode ? code : undefined };
 }
@@ -99,16 +102,16 @@ export async function resendCode(es: EventStore, box: SecretBox, a: Who & { kind
 const wrongCode = (field: string) => errors.invalidArgument("UCODE-c0de", `invalid ${field}: the code is wrong, used or expired`);
 
 /** The user's pending code of `kind`, and whether `given` is it (compared even without one: the same time either way). */
-async function pendingCode(tx: Pick<EventWriter["tx"], "userCode">, box: SecretBox, u: HumanRow, kind: CodeKind, given: string) {
-  const found = await tx.userCode.findUnique({ where: { userId_kind: { userId: u.id, kind } } });
+async function pendingCode(w: Pick<EventWriter, "tx" | "clock">, box: SecretBox, u: HumanRow, kind: CodeKind, given: string) {
+  const found = await w.tx.userCode.findUnique({ where: { userId_kind: { userId: u.id, kind } } });
   const matches = sameCode(found ? box.open(found.code) : "-", given);
-  const row = found && found.expiresAt.getTime() > Date.now() ? found : null;
+  const row = found && found.expiresAt.getTime() > w.clock.now() ? found : null;
   return { row, matches };
 }
 
 /** The user's pending code of `kind` if `given` is it and it has not expired; else INVALID_ARGUMENT naming `field`. Counts nothing. */
-export async function checkCode(tx: Pick<EventWriter["tx"], "userCode">, box: SecretBox, u: HumanRow, kind: CodeKind, given: string, field: string) {
-  const { row, matches } = await pendingCode(tx, box, u, kind, given);
+export async function checkCode(w: Pick<EventWriter, "tx" | "clock">, box: SecretBox, u: HumanRow, kind: CodeKind, given: string, field: string) {
+  const { row, matches } = await pendingCode(w, box, u, kind, given);
   if (!row || !matches) throw wrongCode(field);
   return row;
 }
@@ -131,7 +134,7 @@ export async function changeWithCode(
 ): Promise<ChangeDetails> {
   let wrong = false;
   const details = await changeHuman(es, a, c.what, async (u, w) => {
-    const { row, matches } = await pendingCode(w.tx, box, u, c.kind, c.given);
+    const { row, matches } = await pendingCode(w, box, u, c.kind, c.given);
     if (!row) throw wrongCode(c.field);
     if (!matches) {
       wrong = true;
@@ -156,9 +159,9 @@ export function verifyCode(es: EventStore, box: SecretBox, a: Who & { kind: "ema
  */
 export async function requestPasswordCode(es: EventStore, box: SecretBox, a: Who & { reason: "init" | "reset"; returnCode?: boolean }) {
   const code = newCode("password");
-  const details = await changeHuman(es, a, "a password code", (u) => {
+  const details = await changeHuman(es, a, "a password code", (u, w) => {
     if (!u.email && !a.returnCode) throw errors.failedPrecondition("UCODE-n0ml", `user "${u.id}" has no e-mail address`);
-    return [codeEvents.password(box, code, a.reason, !!a.returnCode)];
+    return [codeEvents.password(box, w.clock.now(), code, a.reason, !!a.returnCode)];
   });
   return { details, code: a.returnCode ? code : undefined };
 }
@@ -206,7 +209,7 @@ export function codeWorked(change: Promise<unknown>): Promise<boolean> {
   return change.then(
     () => true,
     (e: unknown) => {
-      if ([3, 5, 9].includes((e as { code?: number }).code ?? -1)) return false;
+      if (e instanceof ConnectError && [Code.InvalidArgument, Code.NotFound, Code.FailedPrecondition].includes(e.code)) return false;
       throw e;
     },
   );

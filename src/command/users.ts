@@ -140,7 +140,7 @@ export async function createHuman(
 ): Promise<ChangeDetails> {
   const h = args.human;
   const displayName = h.displayName || `${h.givenName} ${h.familyName}`;
-  const codes = args.box ? codesForHuman(args.box, { ...h, needsPassword: !args.passwordHash }) : [];
+  const codes = args.box ? codesForHuman(args.box, es.clock.now(), { ...h, needsPassword: !args.passwordHash }) : [];
   return addUser(es, {
     ...args,
     username: h.username,
@@ -217,7 +217,7 @@ export function patchUser(es: EventStore, a: { instanceId: string; id: string; c
         if (!a.box || u.kind !== "human") return [change, ...dataChange];
         const emailTouched = changed.email !== undefined || changed.emailVerified === false;
         const phoneTouched = changed.phone !== undefined || changed.phoneVerified === false;
-        const codes = codesForHuman(a.box, {
+        const codes = codesForHuman(a.box, w.clock.now(), {
           email: emailTouched ? (changed.email ?? u.email) : null,
           emailVerified: changed.emailVerified ?? u.emailVerified,
           phone: phoneTouched ? (changed.phone === undefined ? u.phone : changed.phone) : null,

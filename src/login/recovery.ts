@@ -143,7 +143,7 @@ export function registerRecovery(kit: LoginKit): void {
       if (user?.kind === "human" && user.email && user.state !== "inactive") {
         await requestPasswordCode(es, box, { instanceId: instance.id, userId: user.id, creator: user.id, reason: "reset" });
       } else {
-        codeEvents.password(box, newCode("password"), "reset");
+        codeEvents.password(box, es.clock.now(), newCode("password"), "reset");
       }
     })().catch((e: unknown) => ui.log.error({ err: e }, "forgot-password request failed"));
     resetWork.add(work);

@@ -96,6 +96,8 @@ export function startNotificationWorker(deps: {
   pollMs?: number;
 }): NotificationWorker {
   const { db, es, box, channels, log } = deps;
+  // The server's clock (the event store's): back-off, expiry and what is due are decided on it, so tests move it.
+  const now = () => es.clock.now();
   const stats: NotificationStats = { sent: 0, retried: 0, failed: 0 };
   let stopped = false;
   let wake: (() => void) | undefined;
@@ -112,6 +114,7 @@ export function startNotificationWorker(deps: {
       ? { sealedCode: box.seal(p.username), expiresAt: new Date(e.createdAt.getTime() + 30 * 86_400_000) }
       : { sealedCode: p.sealedCode, expiresAt: new Date(p.expiresAt) }),
     createdAt: e.createdAt,
+    dueAt: new Date(now()),
   });
 
   const subscription = es.subscribe(
@@ -141,7 +144,7 @@ export function startNotificationWorker(deps: {
     const defaultPort = deps.link.secure ? 443 : 80;
     const base = `${deps.link.secure ? "https" : "http"}://${domain ?? "localhost"}${deps.link.port === defaultPort ? "" : `:${deps.link.port}`}`;
     const link = linkPaths[kind] ? `${base}${linkPaths[kind]}?${new URLSearchParams({ userId: user.id, code })}` : "";
-    const minutes = String(Math.max(1, Math.round((m.expiresAt.getTime() - Date.now()) / 60_000)));
+    const minutes = String(Math.max(1, Math.round((m.expiresAt.getTime() - now()) / 60_000)));
     const name = user.givenName || user.displayName || user.loginName;
     // The texts and branding of the user's organisation (inherited from the instance and the system).
     const chain = inheritanceChain({ type: "org", instanceId: m.instanceId, orgId: user.orgId });
@@ -165,20 +168,20 @@ export function startNotificationWorker(deps: {
   const attempt = async (m: DueMessage): Promise<AttemptOutcome> => {
     const attempts = m.attempts + 1;
     try {
-      if (m.expiresAt.getTime() <= Date.now()) throw new SendFailure("the code expired before it could be sent", true);
+      if (m.expiresAt.getTime() <= now()) throw new SendFailure("the code expired before it could be sent", true);
       await send(m);
       return { status: "sent", attempts };
     } catch (err) {
       const reason = (err as Error).message ?? String(err);
       const permanent = err instanceof SendFailure && err.permanent;
       if (permanent || attempts >= messageRetry.maxAttempts) return { status: "failed", attempts, reason };
-      return { status: "retry", attempts, reason, nextAttemptAt: new Date(Date.now() + delayAfter(attempts)) };
+      return { status: "retry", attempts, reason, nextAttemptAt: new Date(now() + delayAfter(attempts)) };
     }
   };
 
   /** Claims and delivers one due message; false when none is due. */
   const deliverOne = async (): Promise<boolean> => {
-    const claimed = await attemptDueMessage(db, attempt);
+    const claimed = await attemptDueMessage(db, new Date(now()), attempt);
     if (!claimed) return false;
     const { message: m, outcome } = claimed;
     switch (outcome.status) {
@@ -241,7 +244,7 @@ export function startNotificationWorker(deps: {
     async idle() {
       await subscription.caughtUp();
       for (;;) {
-        const due = await countDueMessages(db);
+        const due = await countDueMessages(db, new Date(now()));
         if (!due && !busy) return;
         await new Promise((r) => setTimeout(r, 50));
       }

@@ -1,7 +1,7 @@
 import type { Database } from "../storage/database.js";
 
 /** How many queued messages (`command/notification-queue.ts`) are pending and due. */
-export function countDueMessages(db: Database, now = new Date()): Promise<number> {
+export function countDueMessages(db: Database, now: Date): Promise<number> {
   return db.prisma.notificationMessage.count({ where: { status: "pending", nextAttemptAt: { lte: now } } });
 }
 

@@ -370,7 +370,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   routes(router);
   registerRestGateway(app, router, BODY_LIMIT);
   // SVC_RATE_LIMIT_*: counts in the database, shared by every process on it.
-  const limiter = new RateLimiter(db);
+  const limiter = new RateLimiter(db, clock);
   registerOidc(
     app,
     { ...oidcReads, es, tenancy, settings, tokens, clients, replay, functions, box, secure: config.externalSecure, clock },

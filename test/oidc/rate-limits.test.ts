@@ -118,7 +118,7 @@ describe("rate limits at the OAuth endpoints and the login forms", () => {
 
   it("counts in fixed windows that end: a new window allows again", async () => {
     let now = Date.UTC(2030, 0, 1, 0, 0, 10);
-    const limiter = new RateLimiter(perClient.server.db, () => now);
+    const limiter = new RateLimiter(perClient.server.db, { now: () => now });
     const rule = { limit: 2, windowS: 30 };
     expect((await limiter.hit("test:window", rule)).allowed).toBe(true);
     expect((await limiter.hit("test:window", rule)).allowed).toBe(true);
@@ -129,7 +129,7 @@ describe("rate limits at the OAuth endpoints and the login forms", () => {
   });
 
   it("counts exactly under concurrency (one atomic upsert per request)", async () => {
-    const limiter = new RateLimiter(perClient.server.db, () => Date.UTC(2030, 0, 1, 0, 0, 10));
+    const limiter = new RateLimiter(perClient.server.db, { now: () => Date.UTC(2030, 0, 1, 0, 0, 10) });
     const rule = { limit: 25, windowS: 600 };
     // Several rounds: answers that come back out of order must each be judged by their own count.
     for (let round = 0; round < 8; round++) {
@@ -146,7 +146,7 @@ describe("rate limits at the OAuth endpoints and the login forms", () => {
         if (held.length === 40) for (const h of held.reverse()) h.release(h.answer);
       });
     };
-    const reversed = new RateLimiter({ pool: { query } } as unknown as Database, () => Date.UTC(2030, 0, 1, 0, 0, 10));
+    const reversed = new RateLimiter({ pool: { query } } as unknown as Database, { now: () => Date.UTC(2030, 0, 1, 0, 0, 10) });
     const verdicts = await Promise.all(Array.from({ length: 40 }, () => reversed.hit("test:concurrent-reversed", rule)));
     expect(verdicts.filter((v) => v.allowed).length).toBe(25);
   });
@@ -154,7 +154,7 @@ describe("rate limits at the OAuth endpoints and the login forms", () => {
   it("counts every key of a request in one statement; the longest wait decides, a key named twice counts once", async () => {
     const { db, statements } = countingDb(perClient.server.db);
     const now = Date.UTC(2030, 0, 1, 0, 0, 10);
-    const limiter = new RateLimiter(db, () => now);
+    const limiter = new RateLimiter(db, { now: () => now });
     const wide = { limit: 3, windowS: 60 };
     const narrow = { limit: 1, windowS: 30 };
     const request = () =>
@@ -183,7 +183,7 @@ describe("rate limits at the OAuth endpoints and the login forms", () => {
   it("refuses a key over its limit without asking the database again until its window ends", async () => {
     const { db, statements } = countingDb(perClient.server.db);
     let now = Date.UTC(2030, 0, 1, 0, 1, 0);
-    const limiter = new RateLimiter(db, () => now);
+    const limiter = new RateLimiter(db, { now: () => now });
     const rule = { limit: 2, windowS: 30 };
     for (let i = 0; i < 2; i++) expect((await limiter.hit("test:flood", rule)).allowed).toBe(true);
     expect(await limiter.hit("test:flood", rule)).toEqual({ allowed: false, retryAfterS: 30 });
@@ -206,7 +206,7 @@ describe("rate limits at the OAuth endpoints and the login forms", () => {
 
   it("far below a large limit counts here and flushes the requests together; near it, counts each exactly", async () => {
     const { db, statements } = countingDb(perClient.server.db);
-    const limiter = new RateLimiter(db, () => Date.UTC(2030, 0, 1, 0, 2, 0));
+    const limiter = new RateLimiter(db, { now: () => Date.UTC(2030, 0, 1, 0, 2, 0) });
     const rule = { limit: 1500, windowS: 600 };
     for (let i = 0; i < 400; i++) expect((await limiter.hit("test:large", rule)).allowed).toBe(true);
     expect(statements()).toBe(0);
@@ -233,7 +233,7 @@ describe("rate limits at the OAuth endpoints and the login forms", () => {
       await answered;
       return answer;
     };
-    const limiter = new RateLimiter({ pool: { query } } as unknown as Database, () => Date.UTC(2030, 0, 1, 0, 4, 0));
+    const limiter = new RateLimiter({ pool: { query } } as unknown as Database, { now: () => Date.UTC(2030, 0, 1, 0, 4, 0) });
     const rule = { limit: 1500, windowS: 600 };
     for (let i = 0; i < 450; i++) await limiter.hit("test:in-flight", rule);
     const flushed = limiter.flush();
@@ -250,7 +250,7 @@ describe("rate limits at the OAuth endpoints and the login forms", () => {
   });
 
   it("Retry-After is the longest wait of the exceeded windows", async () => {
-    const limiter = new RateLimiter(perClient.server.db, () => Date.UTC(2030, 0, 1, 0, 5, 0));
+    const limiter = new RateLimiter(perClient.server.db, { now: () => Date.UTC(2030, 0, 1, 0, 5, 0) });
     const keys = [
       { key: "test:short", rule: { limit: 1, windowS: 30 } },
       { key: "test:long", rule: { limit: 1, windowS: 60 } },
@@ -262,7 +262,7 @@ describe("rate limits at the OAuth endpoints and the login forms", () => {
 
   it("flushes at close and not after, also when the database is gone", async () => {
     const { db, statements } = countingDb(perClient.server.db);
-    const limiter = new RateLimiter(db, () => Date.UTC(2030, 0, 1, 0, 6, 0));
+    const limiter = new RateLimiter(db, { now: () => Date.UTC(2030, 0, 1, 0, 6, 0) });
     const rule = { limit: 100_000, windowS: 600 };
     for (let i = 0; i < 7; i++) await limiter.hit("test:close", rule);
     await limiter.close();
@@ -271,7 +271,7 @@ describe("rate limits at the OAuth endpoints and the login forms", () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(statements()).toBe(1);
     const failing = countingDb(perClient.server.db, 100);
-    const gone = new RateLimiter(failing.db, () => Date.UTC(2030, 0, 1, 0, 6, 0));
+    const gone = new RateLimiter(failing.db, { now: () => Date.UTC(2030, 0, 1, 0, 6, 0) });
     await gone.hit("test:close-gone", rule);
     await gone.close();
     await new Promise((r) => setTimeout(r, 300));
@@ -280,7 +280,7 @@ describe("rate limits at the OAuth endpoints and the login forms", () => {
 
   it("keeps a window for a rule built anew by each request", async () => {
     const { db, statements } = countingDb(perClient.server.db);
-    const limiter = new RateLimiter(db, () => Date.UTC(2030, 0, 1, 0, 7, 0));
+    const limiter = new RateLimiter(db, { now: () => Date.UTC(2030, 0, 1, 0, 7, 0) });
     for (let i = 0; i < 20; i++) await limiter.hit("test:fresh-rule", { limit: 100_000, windowS: 600 });
     await limiter.flush();
     expect(statements()).toBe(1);
@@ -289,7 +289,7 @@ describe("rate limits at the OAuth endpoints and the login forms", () => {
 
   it("keeps the requests counted here when a flush fails, and adds them with the next", async () => {
     const { db, statements } = countingDb(perClient.server.db, 1);
-    const limiter = new RateLimiter(db, () => Date.UTC(2030, 0, 1, 0, 3, 0));
+    const limiter = new RateLimiter(db, { now: () => Date.UTC(2030, 0, 1, 0, 3, 0) });
     const rule = { limit: 100_000, windowS: 600 };
     for (let i = 0; i < 30; i++) await limiter.hit("test:retry", rule);
     await limiter.flush();

@@ -199,7 +199,7 @@ describe("projections rebuilt from the event log", () => {
       ]);
       wroteUser();
       if (attempts === 1) await gate;
-      const codes = codesForHuman(t.server.box, { email: "lock@example.com", emailVerified: false, needsPassword: true });
+      const codes = codesForHuman(t.server.box, w.clock.now(), { email: "lock@example.com", emailVerified: false, needsPassword: true });
       await w.push(t.instanceId, "test", codes.map((c) => ({ ...c, aggregateId: userId, resourceOwner: t.defaultOrgId })) as never);
     });
     await userWritten;

@@ -6,10 +6,11 @@ import { TargetServer } from "./targets.js";
 /** A test server whose instance mails through a real SMTP server and sends SMS to a real HTTP endpoint. */
 export async function startMessagingServer(
   env: Record<string, string> = {},
+  options: Parameters<typeof startTestServer>[1] = {},
 ): Promise<{ t: TestServer; mail: MailServer; sms: TargetServer; close(): Promise<void> }> {
   const mail = await new MailServer().start();
   const sms = await new TargetServer().start();
-  const t = await startTestServer(env);
+  const t = await startTestServer(env, options);
   const admin = { token: t.adminPat };
   const smtp = await rest(t.url, "POST", "/resources/v3alpha/smtp_providers", {
     ...admin,

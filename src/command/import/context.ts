@@ -19,6 +19,7 @@ export interface ImportRequest {
   instanceDomain: string;
   creator: string;
   orgs: DataOrg[];
+  /** On the server's clock (`es.clock`). */
   deadline: number;
 }
 

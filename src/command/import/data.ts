@@ -54,7 +54,7 @@ export function timeoutOf(timeout: unknown, field = "timeout"): number {
 export async function importData(deps: ImportDeps, req: ImportRequest): Promise<ImportResult> {
   const result: ImportResult = { errors: [], success: { orgs: [] } };
   const check = () => {
-    if (Date.now() >= req.deadline) throw new ImportDeadline(result);
+    if (deps.es.clock.now() >= req.deadline) throw new ImportDeadline(result);
   };
   const imported: OrgImport[] = [];
   for (const [i, data] of req.orgs.entries()) {
