@@ -4,12 +4,12 @@ import type { PayloadOf } from "../eventstore/definition.js";
 import type { EventStore, EventWriter } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
 import type { ContextRef, Policy } from "../query/reuse.js";
-import type { IdpConfig } from "../domain/idps.js";
+import { type IdpConfig, type IdpKind, providerTypeOf } from "../domain/idps.js";
 import { changedFields } from "./aggregate.js";
-import { gitlabIdpAdded, gitlabIdpChanged, idpRemoved, idpStatePolicySet } from "../events/index.js";
+import { idpAdded, idpChanged, idpRemoved, idpStatePolicySet } from "../events/index.js";
 import type { ResourceDetails } from "./targets.js";
 
-export { GITLAB, type IdpConfig } from "../domain/idps.js";
+export type { IdpConfig } from "../domain/idps.js";
 
 export interface IdpDetails extends Omit<ResourceDetails, "instanceId"> {
   owner: ContextRef;
@@ -18,23 +18,25 @@ export interface IdpDetails extends Omit<ResourceDetails, "instanceId"> {
 /** The instance an event of a provider belongs to: "" for the system's. */
 const eventInstance = (owner: ContextRef) => (owner.type === "system" ? "" : owner.instanceId);
 
-export async function createGitlabIdp(
+/** A new provider of `kind`; its secret (`secretFieldOf`) sealed. */
+export async function createIdp(
   es: EventStore,
   box: SecretBox,
-  args: { owner: ContextRef; creator: string; config: IdpConfig; ownerPolicy: Policy; clientSecret?: string | undefined; id?: string },
+  args: { kind: IdpKind; owner: ContextRef; creator: string; config: IdpConfig; ownerPolicy: Policy; secret?: string | undefined; id?: string },
 ): Promise<IdpDetails> {
   // A given ID: an import keeps the IDs of the export (users' links name it).
   const id = args.id || newId();
   const { result } = await es.execute(async (w) => {
     const [e] = await w.push(eventInstance(args.owner), args.creator, [
-      gitlabIdpAdded.event(
+      idpAdded.event(
         { aggregateId: id, resourceOwner: args.owner.id },
         {
           ...args.config,
+          type: providerTypeOf[args.kind],
           ownerType: args.owner.type,
           ownerId: args.owner.id,
           ownerPolicy: args.ownerPolicy,
-          ...(args.clientSecret ? { clientSecret: box.seal(args.clientSecret) } : {}),
+          ...(args.secret ? { secret: box.seal(args.secret) } : {}),
         },
       ),
     ]);
@@ -45,26 +47,45 @@ export async function createGitlabIdp(
 
 type IdpRow = Awaited<ReturnType<EventWriter["tx"]["idp"]["findFirstOrThrow"]>>;
 
-/** Changes in the owning context: configuration and the owner's policy. Only what really changes is written. */
+/**
+ * Changes in the owning context: name, options, the owner's policy, the whole configuration (`config`, already
+ * merged with the stored one by the caller) and the secret. Only what really changes is written.
+ */
 export async function patchIdpConfig(
   es: EventStore,
   box: SecretBox,
-  args: { idp: IdpRow; owner: ContextRef; creator: string; changes: Partial<IdpConfig> & { ownerPolicy?: Policy; clientSecret?: string } },
+  args: { idp: IdpRow; owner: ContextRef; creator: string; changes: Partial<IdpConfig> & { ownerPolicy?: Policy; secret?: string } },
 ): Promise<IdpDetails> {
   const { idp, owner } = args;
   const { result } = await es.execute(async (w) => {
     await w.lock(eventInstance(owner), "idp", idp.id);
     const fresh = await w.tx.idp.findUnique({ where: { id: idp.id } });
     if (!fresh) throw errors.notFound("IDP-g0ne", `identity provider "${idp.id}" not found`);
-    const { clientSecret, ...compared } = args.changes;
-    const changed: PayloadOf<typeof gitlabIdpChanged> = changedFields(fresh, compared);
+    const { secret, config, ...compared } = args.changes;
+    const changed: PayloadOf<typeof idpChanged> = changedFields(fresh, compared);
+    if (config !== undefined && !sameJson(fresh.config, config)) changed.config = config;
     // A secret is write-only: a new one is always stored (it cannot be compared without decrypting).
-    if (clientSecret !== undefined) changed.clientSecret = box.seal(clientSecret);
+    if (secret !== undefined) changed.secret = box.seal(secret);
     if (!Object.keys(changed).length) return { id: fresh.id, sequence: fresh.sequence, changeDate: fresh.changeDate, owner };
-    const [e] = await w.push(eventInstance(owner), args.creator, [gitlabIdpChanged.event({ aggregateId: idp.id, resourceOwner: owner.id }, changed)]);
+    const [e] = await w.push(eventInstance(owner), args.creator, [idpChanged.event({ aggregateId: idp.id, resourceOwner: owner.id }, changed)]);
     return { id: idp.id, sequence: e!.sequence, changeDate: e!.createdAt, owner };
   });
   return result;
+}
+
+/** Equal as JSON whatever the order of object keys (jsonb keeps its own order). */
+function sameJson(a: unknown, b: unknown): boolean {
+  const canonical = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(canonical)
+      : v && typeof v === "object"
+        ? Object.fromEntries(
+            Object.entries(v)
+              .sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))
+              .map(([k, x]) => [k, canonical(x)]),
+          )
+        : v;
+  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
 }
 
 /** A child context's own state policy; inherit removes it. */

@@ -1,3 +1,4 @@
+import type { IdpKind } from "./idps.js";
 /**
  * The wire shapes of export and import (contract, "Export, import and user import"): ZITADEL's v1 DataOrg
  * for what this server has, in canonical protobuf JSON names. Requests may spell fields either way
@@ -51,7 +52,7 @@ export interface ApiAppShape {
   clientId?: string;
 }
 
-export interface DataOrg {
+export type DataOrg = {
   orgId?: string;
   org?: { name?: string };
   domains?: { orgId?: string; domainName?: string; isVerified?: boolean; isPrimary?: boolean; validationType?: string }[];
@@ -69,16 +70,16 @@ export interface DataOrg {
   projectGrants?: { grantId?: string; projectGrant?: { projectId?: string; grantedOrgId?: string; roleKeys?: string[] } }[];
   /** ZITADEL's AddProjectGrantMemberRequest. */
   projectGrantMembers?: { projectId?: string; grantId?: string; userId?: string; roles?: string[] }[];
-  /** The organisation's own GitLab identity providers (the only type this server has), without their client secrets. */
-  gitlabIdps?: { idpId?: string; idp?: { name?: string; clientId?: string; scopes?: string[]; options?: object; ownerPolicy?: string } }[];
-  /** ZITADEL's IDPUserLink: a user's account at an identity provider. */
-  userLinks?: { userId?: string; idpId?: string; providedUserId?: string; providedUserName?: string }[];
-  /** ZITADEL's SetUserMetadataRequest: `id` the user's, `value` the bytes in base64. */
-  userMetadata?: { id?: string; key?: string; value?: string }[];
-  lockoutPolicy?: Record<string, unknown>;
-  passwordComplexityPolicy?: Record<string, unknown>;
-  loginPolicy?: Record<string, unknown>;
-}
+  /** The organisation's own identity providers, a list per kind (`idpLists`), without their secrets. */
+} & Partial<Record<IdpListName, ExportedIdp[]>> & {
+    /** ZITADEL's IDPUserLink: a user's account at an identity provider. */
+    userLinks?: { userId?: string; idpId?: string; providedUserId?: string; providedUserName?: string }[];
+    /** ZITADEL's SetUserMetadataRequest: `id` the user's, `value` the bytes in base64. */
+    userMetadata?: { id?: string; key?: string; value?: string }[];
+    lockoutPolicy?: Record<string, unknown>;
+    passwordComplexityPolicy?: Record<string, unknown>;
+    loginPolicy?: Record<string, unknown>;
+  };
 
 export interface ImportError {
   type: string;
@@ -86,7 +87,7 @@ export interface ImportError {
   message: string;
 }
 
-export interface ImportSuccessOrg {
+export type ImportSuccessOrg = {
   orgId: string;
   humanUserIds: string[];
   machineUserIds: string[];
@@ -101,8 +102,33 @@ export interface ImportSuccessOrg {
   projectGrantMembers: { projectId: string; grantId: string; userId: string }[];
   userLinks: { userId: string; idpId: string; externalUserId: string }[];
   userMetadata: { userId: string; key: string }[];
-  gitlabIdps: string[];
   domains: string[];
+} & { gitlabIdps: string[] } & Partial<Record<IdpListName, string[]>>;
+
+/** The export's list of each provider kind (`gitlabIdps` as before every kind existed). */
+export const idpLists = {
+  oidc: "oidcIdps",
+  jwt: "jwtIdps",
+  ldap: "ldapIdps",
+  oauth: "oauthIdps",
+  azure_ad: "azureAdIdps",
+  github: "githubIdps",
+  github_enterprise: "githubEnterpriseIdps",
+  gitlab: "gitlabIdps",
+  gitlab_self_hosted: "gitlabSelfHostedIdps",
+  google: "googleIdps",
+  apple: "appleIdps",
+  saml: "samlIdps",
+} as const satisfies Record<IdpKind, string>;
+export type IdpListName = (typeof idpLists)[IdpKind];
+
+/**
+ * A provider in an export: its ID (users' links name it), and its name, options, owner's policy and the kind's
+ * configuration fields (proto JSON) side by side; never its secret.
+ */
+export interface ExportedIdp {
+  idpId?: string;
+  idp?: { name?: string; options?: object; ownerPolicy?: string; [field: string]: unknown };
 }
 
 /**

@@ -338,10 +338,19 @@ export const executionRemoved = execution.defineEvent("action.execution.removed"
 
 // Identity providers
 
-/** `clientSecret`: encrypted with the master key; absent when none was given. */
-export type IdpOwnerFields = { ownerType: ContextType; ownerId: string; ownerPolicy: Policy; clientSecret?: string };
-export const gitlabIdpAdded = idp.defineEvent<IdpConfig & IdpOwnerFields>("idp.gitlab.added");
-export const gitlabIdpChanged = idp.defineEvent<Partial<IdpConfig> & Partial<Pick<IdpOwnerFields, "ownerPolicy" | "clientSecret">>>("idp.gitlab.changed");
+export type IdpOwnerFields = { ownerType: ContextType; ownerId: string; ownerPolicy: Policy };
+/**
+ * A provider of any kind (`type`: its ProviderType number). `config`: the kind's configuration as proto JSON,
+ * without its secret; `secret`: that (client secret, bind password, private key) encrypted with the master key,
+ * absent when none was given.
+ */
+export const idpAdded = idp.defineEvent<IdpConfig & IdpOwnerFields & { type: number; secret?: string }>("idp.idp.added");
+/** `config` replaces the whole configuration; a present `secret` replaces the stored one. */
+export const idpChanged = idp.defineEvent<Partial<IdpConfig> & { ownerPolicy?: Policy; secret?: string }>("idp.idp.changed");
+/** What the first round wrote for the GitLab kind, still reduced from the log (`clientSecret` sealed). */
+type GitlabConfigV1 = { name: string; options: object; clientId: string; scopes: string[] };
+export const gitlabIdpAdded = idp.defineEvent<GitlabConfigV1 & IdpOwnerFields & { clientSecret?: string }>("idp.gitlab.added");
+export const gitlabIdpChanged = idp.defineEvent<Partial<GitlabConfigV1> & { ownerPolicy?: Policy; clientSecret?: string }>("idp.gitlab.changed");
 /** A child context's own policy; `inherit` removes it. */
 export const idpStatePolicySet = idp.defineEvent<{ contextType: ContextType; contextId: string; policy: Policy }>("idp.state_policy.set");
 export const idpRemoved = idp.defineEvent("idp.idp.removed");

@@ -238,7 +238,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     mount(S.brandingSettings, brandingSettingsService({ es, db, settings })),
     mount(S.action, actionService({ es, db, cache, box, actions, catalogue, targetPolicy })),
     mount(S.notificationProvider, notificationProviderService({ es, box, providers: notificationProviders, settings, tenancy, outbound })),
-    mount(S.idp, idpService({ es, db, cache, box, idps: new IdpQueries(db), tenancy })),
+    mount(S.idp, idpService({ es, db, cache, box, idps: new IdpQueries(db), tenancy, secure: config.externalSecure })),
     mount(S.org, orgService({ es, db, cache, tenancy, externalDomain: config.externalDomain })),
     mount(S.orgDomain, orgDomainService({ es, db, cache, tenancy, settings, validator: domainValidator })),
     mount(S.user, userService({ es, db, cache, settings, tenancy, box, limits: accountLimits, clock })),

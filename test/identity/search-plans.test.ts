@@ -93,8 +93,8 @@ beforeAll(async () => {
      FROM generate_series(1, 4000) n`,
   );
   await seed(
-    `INSERT INTO idps (id, instance_id, owner_type, owner_id, name, type, owner_policy, options, client_id, scopes, sequence, created_at, change_date)
-     SELECT 'i' || n, $1, 'org', 'o' || (n % 40), md5('i' || n), 8, 'activate', '{}', 'c', '{}', 1, now() - n * interval '1 second', now()
+    `INSERT INTO idps (id, instance_id, owner_type, owner_id, name, type, owner_policy, options, config, sequence, created_at, change_date)
+     SELECT 'i' || n, $1, 'org', 'o' || (n % 40), md5('i' || n), 8, 'activate', '{}', '{"clientId":"c"}', 1, now() - n * interval '1 second', now()
      FROM generate_series(1, 2000) n`,
   );
   // Statistics, and the trigram indexes' pending lists merged (as autovacuum would).

@@ -140,7 +140,7 @@ describe("identity providers reused across system > instance > organisations", (
 
   it("keep the client secret write-only and encrypted at rest", async () => {
     const row = await t.server.db.prisma.idp.findUniqueOrThrow({ where: { id: inst } });
-    expect(row.clientSecret).toMatch(/^v1\./);
+    expect(row.secret).toMatch(/^v1\./);
     const events = await t.server.db.prisma.event.findMany({ where: { aggregateId: inst } });
     expect(JSON.stringify(events.map((e) => e.payload))).not.toContain("s3cret-value");
     const viaRest = await rest(t.url, "GET", `/resources/v3alpha/idps/gitlab/${inst}`, { token: t.adminPat });

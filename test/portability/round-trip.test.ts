@@ -3,7 +3,7 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApplication, type OidcConfig } from "../../src/command/applications.js";
 import { idpLinkEvents } from "../../src/command/idp-links.js";
-import { createGitlabIdp } from "../../src/command/idps.js";
+import { createIdp } from "../../src/command/idps.js";
 import { addMembership } from "../../src/command/memberships.js";
 import { addRole, createProject } from "../../src/command/projects.js";
 import { changeSettings } from "../../src/command/settings.js";
@@ -100,15 +100,16 @@ beforeAll(async () => {
   await addMembership(es, { ...base, type: "project", contextId: ids.project, userId: ids.bob }, ["PROJECT_OWNER"]);
   await changeSettings(es, { kind: "lockout", ...base, owner: { type: "org", id: orgId }, change: { set: { max_password_attempts: 7 }, reset: [] } });
   await changeSettings(es, { kind: "password_complexity", ...base, owner: { type: "org", id: orgId }, change: { set: { min_length: 12 }, reset: [] } });
-  const idp = await createGitlabIdp(es, a.server.box, {
+  const idp = await createIdp(es, a.server.box, {
+    kind: "gitlab",
     owner: { type: "org", id: orgId, instanceId: a.instanceId },
     creator: "test",
-    config: { name: "Company GitLab", clientId: "gl-client", scopes: ["openid", "read_user"], options: { isLinkingAllowed: true } },
+    config: { name: "Company GitLab", config: { clientId: "gl-client", scopes: ["openid", "read_user"] }, options: { isLinkingAllowed: true } },
     ownerPolicy: "activate",
-    clientSecret: "gl-client-secret-value",
+    secret: "gl-client-secret-value",
   });
   ids.idp = idp.id;
-  secrets.push("gl-client-secret-value", (await a.server.db.prisma.idp.findUniqueOrThrow({ where: { id: idp.id } })).clientSecret!);
+  secrets.push("gl-client-secret-value", (await a.server.db.prisma.idp.findUniqueOrThrow({ where: { id: idp.id } })).secret!);
   await es.execute(async (w) =>
     w.push(
       a.instanceId,
@@ -251,7 +252,7 @@ describe("export from A, import into B", () => {
       ownerType: "org",
       ownerId: ids.org,
       name: "Company GitLab",
-      clientSecret: null,
+      secret: null,
     });
     expect(await db.userIdpLink.findMany({ where: { userId: ids.alice } })).toMatchObject([
       { idpId: ids.idp, externalUserId: "gl-42", displayName: "alice@gitlab" },

@@ -1,6 +1,6 @@
 import { Secret, TOTP } from "otpauth";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createGitlabIdp } from "../../src/command/idps.js";
+import { createIdp } from "../../src/command/idps.js";
 import { codeMatches } from "../../src/command/totp.js";
 import { codeOverHttp, startRedirectCatcher, webApp } from "../oidc/rp.js";
 import { MailServer } from "../support/smtp.js";
@@ -151,10 +151,11 @@ describe("POST /management/v1/users/human/_import", () => {
   });
 
   it("links the user to accounts at identity providers (idps); the export carries them as userLinks", async () => {
-    const idp = await createGitlabIdp(t.server.es, t.server.box, {
+    const idp = await createIdp(t.server.es, t.server.box, {
+      kind: "gitlab",
       owner: { type: "instance", id: t.instanceId, instanceId: t.instanceId },
       creator: "test",
-      config: { name: "GitLab", options: {}, clientId: "gl-client", scopes: ["openid"] },
+      config: { name: "GitLab", options: {}, config: { clientId: "gl-client", scopes: ["openid"] } },
       ownerPolicy: "activate",
     });
     const idps = [{ configId: idp.id, externalUserId: "gl-4711", displayName: "ada@gitlab" }];

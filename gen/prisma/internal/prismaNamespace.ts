@@ -4047,9 +4047,8 @@ export const IdpScalarFieldEnum = {
   type: 'type',
   ownerPolicy: 'ownerPolicy',
   options: 'options',
-  clientId: 'clientId',
-  scopes: 'scopes',
-  clientSecret: 'clientSecret',
+  config: 'config',
+  secret: 'secret',
   sequence: 'sequence',
   createdAt: 'createdAt',
   changeDate: 'changeDate'

@@ -44,8 +44,7 @@ export type IdpMinAggregateOutputType = {
   name: string | null
   type: number | null
   ownerPolicy: string | null
-  clientId: string | null
-  clientSecret: string | null
+  secret: string | null
   sequence: number | null
   createdAt: Date | null
   changeDate: Date | null
@@ -59,8 +58,7 @@ export type IdpMaxAggregateOutputType = {
   name: string | null
   type: number | null
   ownerPolicy: string | null
-  clientId: string | null
-  clientSecret: string | null
+  secret: string | null
   sequence: number | null
   createdAt: Date | null
   changeDate: Date | null
@@ -75,9 +73,8 @@ export type IdpCountAggregateOutputType = {
   type: number
   ownerPolicy: number
   options: number
-  clientId: number
-  scopes: number
-  clientSecret: number
+  config: number
+  secret: number
   sequence: number
   createdAt: number
   changeDate: number
@@ -103,8 +100,7 @@ export type IdpMinAggregateInputType = {
   name?: true
   type?: true
   ownerPolicy?: true
-  clientId?: true
-  clientSecret?: true
+  secret?: true
   sequence?: true
   createdAt?: true
   changeDate?: true
@@ -118,8 +114,7 @@ export type IdpMaxAggregateInputType = {
   name?: true
   type?: true
   ownerPolicy?: true
-  clientId?: true
-  clientSecret?: true
+  secret?: true
   sequence?: true
   createdAt?: true
   changeDate?: true
@@ -134,9 +129,8 @@ export type IdpCountAggregateInputType = {
   type?: true
   ownerPolicy?: true
   options?: true
-  clientId?: true
-  scopes?: true
-  clientSecret?: true
+  config?: true
+  secret?: true
   sequence?: true
   createdAt?: true
   changeDate?: true
@@ -238,9 +232,8 @@ export type IdpGroupByOutputType = {
   type: number
   ownerPolicy: string
   options: runtime.JsonValue
-  clientId: string
-  scopes: string[]
-  clientSecret: string | null
+  config: runtime.JsonValue
+  secret: string | null
   sequence: number
   createdAt: Date
   changeDate: Date
@@ -278,9 +271,8 @@ export type IdpWhereInput = {
   type?: Prisma.IntFilter<"Idp"> | number
   ownerPolicy?: Prisma.StringFilter<"Idp"> | string
   options?: Prisma.JsonFilter<"Idp">
-  clientId?: Prisma.StringFilter<"Idp"> | string
-  scopes?: Prisma.StringNullableListFilter<"Idp">
-  clientSecret?: Prisma.StringNullableFilter<"Idp"> | string | null
+  config?: Prisma.JsonFilter<"Idp">
+  secret?: Prisma.StringNullableFilter<"Idp"> | string | null
   sequence?: Prisma.IntFilter<"Idp"> | number
   createdAt?: Prisma.DateTimeFilter<"Idp"> | Date | string
   changeDate?: Prisma.DateTimeFilter<"Idp"> | Date | string
@@ -295,9 +287,8 @@ export type IdpOrderByWithRelationInput = {
   type?: Prisma.SortOrder
   ownerPolicy?: Prisma.SortOrder
   options?: Prisma.SortOrder
-  clientId?: Prisma.SortOrder
-  scopes?: Prisma.SortOrder
-  clientSecret?: Prisma.SortOrderInput | Prisma.SortOrder
+  config?: Prisma.SortOrder
+  secret?: Prisma.SortOrderInput | Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -315,9 +306,8 @@ export type IdpWhereUniqueInput = Prisma.AtLeast<{
   type?: Prisma.IntFilter<"Idp"> | number
   ownerPolicy?: Prisma.StringFilter<"Idp"> | string
   options?: Prisma.JsonFilter<"Idp">
-  clientId?: Prisma.StringFilter<"Idp"> | string
-  scopes?: Prisma.StringNullableListFilter<"Idp">
-  clientSecret?: Prisma.StringNullableFilter<"Idp"> | string | null
+  config?: Prisma.JsonFilter<"Idp">
+  secret?: Prisma.StringNullableFilter<"Idp"> | string | null
   sequence?: Prisma.IntFilter<"Idp"> | number
   createdAt?: Prisma.DateTimeFilter<"Idp"> | Date | string
   changeDate?: Prisma.DateTimeFilter<"Idp"> | Date | string
@@ -332,9 +322,8 @@ export type IdpOrderByWithAggregationInput = {
   type?: Prisma.SortOrder
   ownerPolicy?: Prisma.SortOrder
   options?: Prisma.SortOrder
-  clientId?: Prisma.SortOrder
-  scopes?: Prisma.SortOrder
-  clientSecret?: Prisma.SortOrderInput | Prisma.SortOrder
+  config?: Prisma.SortOrder
+  secret?: Prisma.SortOrderInput | Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -357,9 +346,8 @@ export type IdpScalarWhereWithAggregatesInput = {
   type?: Prisma.IntWithAggregatesFilter<"Idp"> | number
   ownerPolicy?: Prisma.StringWithAggregatesFilter<"Idp"> | string
   options?: Prisma.JsonWithAggregatesFilter<"Idp">
-  clientId?: Prisma.StringWithAggregatesFilter<"Idp"> | string
-  scopes?: Prisma.StringNullableListFilter<"Idp">
-  clientSecret?: Prisma.StringNullableWithAggregatesFilter<"Idp"> | string | null
+  config?: Prisma.JsonWithAggregatesFilter<"Idp">
+  secret?: Prisma.StringNullableWithAggregatesFilter<"Idp"> | string | null
   sequence?: Prisma.IntWithAggregatesFilter<"Idp"> | number
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Idp"> | Date | string
   changeDate?: Prisma.DateTimeWithAggregatesFilter<"Idp"> | Date | string
@@ -374,9 +362,8 @@ export type IdpCreateInput = {
   type: number
   ownerPolicy: string
   options: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  clientId: string
-  scopes?: Prisma.IdpCreatescopesInput | string[]
-  clientSecret?: string | null
+  config: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  secret?: string | null
   sequence: number
   createdAt: Date | string
   changeDate: Date | string
@@ -391,9 +378,8 @@ export type IdpUncheckedCreateInput = {
   type: number
   ownerPolicy: string
   options: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  clientId: string
-  scopes?: Prisma.IdpCreatescopesInput | string[]
-  clientSecret?: string | null
+  config: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  secret?: string | null
   sequence: number
   createdAt: Date | string
   changeDate: Date | string
@@ -408,9 +394,8 @@ export type IdpUpdateInput = {
   type?: Prisma.IntFieldUpdateOperationsInput | number
   ownerPolicy?: Prisma.StringFieldUpdateOperationsInput | string
   options?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  clientId?: Prisma.StringFieldUpdateOperationsInput | string
-  scopes?: Prisma.IdpUpdatescopesInput | string[]
-  clientSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  secret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -425,9 +410,8 @@ export type IdpUncheckedUpdateInput = {
   type?: Prisma.IntFieldUpdateOperationsInput | number
   ownerPolicy?: Prisma.StringFieldUpdateOperationsInput | string
   options?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  clientId?: Prisma.StringFieldUpdateOperationsInput | string
-  scopes?: Prisma.IdpUpdatescopesInput | string[]
-  clientSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  secret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -442,9 +426,8 @@ export type IdpCreateManyInput = {
   type: number
   ownerPolicy: string
   options: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  clientId: string
-  scopes?: Prisma.IdpCreatescopesInput | string[]
-  clientSecret?: string | null
+  config: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  secret?: string | null
   sequence: number
   createdAt: Date | string
   changeDate: Date | string
@@ -459,9 +442,8 @@ export type IdpUpdateManyMutationInput = {
   type?: Prisma.IntFieldUpdateOperationsInput | number
   ownerPolicy?: Prisma.StringFieldUpdateOperationsInput | string
   options?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  clientId?: Prisma.StringFieldUpdateOperationsInput | string
-  scopes?: Prisma.IdpUpdatescopesInput | string[]
-  clientSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  secret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -476,9 +458,8 @@ export type IdpUncheckedUpdateManyInput = {
   type?: Prisma.IntFieldUpdateOperationsInput | number
   ownerPolicy?: Prisma.StringFieldUpdateOperationsInput | string
   options?: Prisma.JsonNullValueInput | runtime.InputJsonValue
-  clientId?: Prisma.StringFieldUpdateOperationsInput | string
-  scopes?: Prisma.IdpUpdatescopesInput | string[]
-  clientSecret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  config?: Prisma.JsonNullValueInput | runtime.InputJsonValue
+  secret?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   sequence?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   changeDate?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -493,9 +474,8 @@ export type IdpCountOrderByAggregateInput = {
   type?: Prisma.SortOrder
   ownerPolicy?: Prisma.SortOrder
   options?: Prisma.SortOrder
-  clientId?: Prisma.SortOrder
-  scopes?: Prisma.SortOrder
-  clientSecret?: Prisma.SortOrder
+  config?: Prisma.SortOrder
+  secret?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -514,8 +494,7 @@ export type IdpMaxOrderByAggregateInput = {
   name?: Prisma.SortOrder
   type?: Prisma.SortOrder
   ownerPolicy?: Prisma.SortOrder
-  clientId?: Prisma.SortOrder
-  clientSecret?: Prisma.SortOrder
+  secret?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -529,8 +508,7 @@ export type IdpMinOrderByAggregateInput = {
   name?: Prisma.SortOrder
   type?: Prisma.SortOrder
   ownerPolicy?: Prisma.SortOrder
-  clientId?: Prisma.SortOrder
-  clientSecret?: Prisma.SortOrder
+  secret?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   changeDate?: Prisma.SortOrder
@@ -539,15 +517,6 @@ export type IdpMinOrderByAggregateInput = {
 export type IdpSumOrderByAggregateInput = {
   type?: Prisma.SortOrder
   sequence?: Prisma.SortOrder
-}
-
-export type IdpCreatescopesInput = {
-  set: string[]
-}
-
-export type IdpUpdatescopesInput = {
-  set?: string[]
-  push?: string | string[]
 }
 
 
@@ -561,9 +530,8 @@ export type IdpSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = ru
   type?: boolean
   ownerPolicy?: boolean
   options?: boolean
-  clientId?: boolean
-  scopes?: boolean
-  clientSecret?: boolean
+  config?: boolean
+  secret?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
@@ -578,9 +546,8 @@ export type IdpSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extension
   type?: boolean
   ownerPolicy?: boolean
   options?: boolean
-  clientId?: boolean
-  scopes?: boolean
-  clientSecret?: boolean
+  config?: boolean
+  secret?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
@@ -595,9 +562,8 @@ export type IdpSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extension
   type?: boolean
   ownerPolicy?: boolean
   options?: boolean
-  clientId?: boolean
-  scopes?: boolean
-  clientSecret?: boolean
+  config?: boolean
+  secret?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
@@ -612,15 +578,14 @@ export type IdpSelectScalar = {
   type?: boolean
   ownerPolicy?: boolean
   options?: boolean
-  clientId?: boolean
-  scopes?: boolean
-  clientSecret?: boolean
+  config?: boolean
+  secret?: boolean
   sequence?: boolean
   createdAt?: boolean
   changeDate?: boolean
 }
 
-export type IdpOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "ownerType" | "ownerId" | "name" | "type" | "ownerPolicy" | "options" | "clientId" | "scopes" | "clientSecret" | "sequence" | "createdAt" | "changeDate", ExtArgs["result"]["idp"]>
+export type IdpOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "ownerType" | "ownerId" | "name" | "type" | "ownerPolicy" | "options" | "config" | "secret" | "sequence" | "createdAt" | "changeDate", ExtArgs["result"]["idp"]>
 
 export type $IdpPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "Idp"
@@ -634,9 +599,8 @@ export type $IdpPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = 
     type: number
     ownerPolicy: string
     options: runtime.JsonValue
-    clientId: string
-    scopes: string[]
-    clientSecret: string | null
+    config: runtime.JsonValue
+    secret: string | null
     sequence: number
     createdAt: Date
     changeDate: Date
@@ -1071,9 +1035,8 @@ export interface IdpFieldRefs {
   readonly type: Prisma.FieldRef<"Idp", 'Int'>
   readonly ownerPolicy: Prisma.FieldRef<"Idp", 'String'>
   readonly options: Prisma.FieldRef<"Idp", 'Json'>
-  readonly clientId: Prisma.FieldRef<"Idp", 'String'>
-  readonly scopes: Prisma.FieldRef<"Idp", 'String[]'>
-  readonly clientSecret: Prisma.FieldRef<"Idp", 'String'>
+  readonly config: Prisma.FieldRef<"Idp", 'Json'>
+  readonly secret: Prisma.FieldRef<"Idp", 'String'>
   readonly sequence: Prisma.FieldRef<"Idp", 'Int'>
   readonly createdAt: Prisma.FieldRef<"Idp", 'DateTime'>
   readonly changeDate: Prisma.FieldRef<"Idp", 'DateTime'>

@@ -1,7 +1,6 @@
-import { create, fromJson, toJson, type JsonValue } from "@bufbuild/protobuf";
+import { create, fromJson, type JsonObject, type JsonValue, type Message, toJson } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { OwnerSchema, OwnerType } from "../../../gen/svc/object/v3alpha/object_pb.js";
-import { GetGitLabIDPSchema, GitLabConfigViewSchema, GitLabIDPViewSchema } from "../../../gen/svc/resources/idp/v3alpha/gitlab_pb.js";
 import { GetIDPSchema, IDPSchema, OptionsSchema, type Options } from "../../../gen/svc/resources/idp/v3alpha/idp_pb.js";
 import { DetailsSchema, ParentSchema, State, StatePolicy } from "../../../gen/svc/resources/object/v3alpha/object_pb.js";
 import type { Target } from "../../authz/context.js";
@@ -9,6 +8,7 @@ import type { IdpDetails } from "../../command/idps.js";
 import { errors } from "../../errors/errors.js";
 import type { IdpListRow, IdpView } from "../../query/idps.js";
 import type { ContextRef, Policy } from "../../query/reuse.js";
+import { type KindMessages, viewOfConfig } from "./kinds.js";
 
 const ownerTypes = { system: OwnerType.SYSTEM, instance: OwnerType.INSTANCE, org: OwnerType.ORG } as const;
 export const toOwner = (c: ContextRef) => create(OwnerSchema, { type: ownerTypes[c.type], id: c.id });
@@ -62,11 +62,8 @@ const idpOf = (v: IdpView<IdpListRow>) => create(IDPSchema, { name: v.row.name, 
 
 export const toGetIdp = (v: IdpView<IdpListRow>) => create(GetIDPSchema, { ...common(v), idp: idpOf(v) });
 
-export const toGetGitlabIdp = (v: IdpView) =>
-  create(GetGitLabIDPSchema, {
-    ...common(v),
-    idp: create(GitLabIDPViewSchema, {
-      idp: idpOf(v),
-      config: create(GitLabConfigViewSchema, { clientId: v.row.clientId, scopes: v.row.scopes, hasClientSecret: v.row.clientSecret !== null }),
-    }),
-  });
+/** A get of a provider of kind `k`: the common part, its configuration without the secret, where to register it. */
+export function toGetKind(k: KindMessages, v: IdpView, urls: { callbackUrl: string; serviceProviderMetadataUrl?: string }): Message {
+  const view = create(k.view, { idp: idpOf(v), config: viewOfConfig(k, v.row.config as JsonObject, v.row.secret !== null) });
+  return create(k.get, { ...common(v), idp: view, ...urls });
+}

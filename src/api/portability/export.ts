@@ -1,5 +1,6 @@
 import type { SecretBox } from "../../crypto/secrets.js";
-import { camelSettings, wireName, type DataOrg } from "../../domain/data-org.js";
+import { camelSettings, type DataOrg, type ExportedIdp, type IdpListName, idpLists, wireName } from "../../domain/data-org.js";
+import { kindOfType } from "../../domain/idps.js";
 import type { OidcConfig, ApiConfig } from "../../command/applications.js";
 import type { ExportQueries } from "../../query/export-data.js";
 
@@ -131,10 +132,7 @@ export async function* exportChunks(q: ExportQueries, box: SecretBox, instanceId
       projectGrantMembers: members
         .filter((m) => m.contextType === "project_grant")
         .map((m) => ({ projectId: projectGrants.find((g) => g.id === m.contextId)?.projectId ?? "", grantId: m.contextId, userId: m.userId, roles: m.roles })),
-      gitlabIdps: idps.map((i) => ({
-        idpId: i.id,
-        idp: { name: i.name, clientId: i.clientId, scopes: i.scopes, options: i.options as object, ownerPolicy: i.ownerPolicy },
-      })),
+      ...exportedIdps(idps),
       userLinks: links.map((l) => ({ userId: l.userId, idpId: l.idpId, providedUserId: l.externalUserId, providedUserName: l.displayName })),
       userMetadata: metadata.map((m) => ({ id: m.userId, key: m.key, value: Buffer.from(m.value).toString("base64") })),
     };
@@ -164,4 +162,16 @@ function oidcAppShape(projectId: string, name: string, clientId: string, c: Oidc
     idTokenUserinfoAssertion: c.idTokenUserinfoAssertion,
     clockSkew: `${c.clockSkewMs / 1000}s`,
   };
+}
+
+/** The organisation's providers, a list per kind (`gitlabIdps` always, the others when it has some); no secrets. */
+function exportedIdps(idps: Awaited<ReturnType<ExportQueries["idps"]>>): Partial<Record<IdpListName, ExportedIdp[]>> {
+  const lists: Partial<Record<IdpListName, ExportedIdp[]>> = { gitlabIdps: [] };
+  for (const i of idps) {
+    const kind = kindOfType(i.type);
+    if (!kind) continue;
+    const entry = { idpId: i.id, idp: { name: i.name, ...(i.config as object), options: i.options as object, ownerPolicy: i.ownerPolicy } };
+    lists[idpLists[kind]] = [...(lists[idpLists[kind]] ?? []), entry];
+  }
+  return lists;
 }

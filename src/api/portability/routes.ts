@@ -1,3 +1,4 @@
+import type { JsonObject } from "@bufbuild/protobuf";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { SecretBox } from "../../crypto/secrets.js";
 import { camelKeys, TimedOut, type DataOrg } from "../../domain/data-org.js";
@@ -8,8 +9,10 @@ import { importCreator } from "../../command/import/human.js";
 import { ExportQueries } from "../../query/export-data.js";
 import type { SettingsQueries } from "../../query/settings.js";
 import type { Database } from "../../storage/database.js";
+import type { IdpKind } from "../../domain/idps.js";
 import type { TargetAddressPolicy } from "../../domain/target-addresses.js";
 import { readImport, writeExport, type Location } from "../../storage/object-storage.js";
+import { configOfJson, kindMessages } from "../idp/kinds.js";
 import { exportChunks } from "./export.js";
 import { authenticate, authorize, registerJsonRoutes, type HttpAuthDeps } from "./http.js";
 import { importHumanUser } from "./user-import.js";
@@ -144,7 +147,8 @@ async function importRequest(deps: PortabilityDeps, req: FastifyRequest) {
     orgs = orgsOf(parsed, file.field);
   } else orgs = orgsOf(body[inline[0]!], inline[0] === "dataOrgs" ? "data_orgs" : "data_orgsv1");
   const domain = (await deps.tenancy.domainsOf(instance.id))[0] ?? "localhost";
-  return importData(deps, { instanceId: instance.id, instanceDomain: domain, creator: importCreator(caller.userId), orgs, deadline });
+  const idpConfig = (kind: IdpKind, json: Record<string, unknown>, field: string) => configOfJson(kindMessages[kind], json as JsonObject, field);
+  return importData({ ...deps, idpConfig }, { instanceId: instance.id, instanceDomain: domain, creator: importCreator(caller.userId), orgs, deadline });
 }
 
 const admin = (method: string) => ({ service: "zitadel.admin.v1.AdminService", method });

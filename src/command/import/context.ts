@@ -1,3 +1,4 @@
+import type { IdpKind } from "../../domain/idps.js";
 import { type Code, ConnectError } from "@connectrpc/connect";
 import type { SecretBox } from "../../crypto/secrets.js";
 import { TimedOut, type DataOrg, type ImportError, type ImportSuccessOrg } from "../../domain/data-org.js";
@@ -11,6 +12,11 @@ export interface ImportDeps {
   db: Database;
   box: SecretBox;
   settings: SettingsQueries;
+  /**
+   * An exported provider's configuration (proto JSON of its kind's) checked as a create checks it, without the
+   * secret (which does not travel); INVALID_ARGUMENT naming `field` otherwise. The API's (api/idp/kinds.ts).
+   */
+  idpConfig: (kind: IdpKind, json: Record<string, unknown>, field: string) => { config: object };
 }
 
 export interface ImportRequest {

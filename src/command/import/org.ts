@@ -1,8 +1,9 @@
-import { snakeKeys } from "../../domain/data-org.js";
+import { idpLists, snakeKeys } from "../../domain/data-org.js";
 import { changeOf } from "../../domain/settings.js";
 import { propertiesOf, type SettingsKind } from "../../domain/settings-kinds.js";
 import { errors } from "../../errors/errors.js";
-import { createGitlabIdp } from "../idps.js";
+import { createIdp } from "../idps.js";
+import { IDP_KINDS } from "../../domain/idps.js";
 import { addOrgDomain, setPrimaryOrgDomain } from "../org-domains.js";
 import { changeSettings } from "../settings.js";
 import type { OrgImport } from "./context.js";
@@ -30,30 +31,37 @@ export async function importSettings(o: OrgImport): Promise<void> {
   }
 }
 
-/** The organisation's GitLab identity providers, with their IDs (users' links name them), without client secrets. */
+/**
+ * The organisation's identity providers of every kind, with their IDs (users' links name them), without their
+ * secrets (set them on the target before a provider is used). Each configuration passes the kind's checks as a
+ * create's does (`ImportDeps.idpConfig`).
+ */
 export async function importIdps(o: OrgImport): Promise<void> {
-  for (const [i, entry] of (o.data.gitlabIdps ?? []).entries()) {
-    const idpId = entry.idpId ?? "";
-    await o.each("gitlab_idp", idpId, async () => {
-      if (!idpId) throw errors.invalidArgument("IMPORT-1dp1", `invalid gitlab_idps[${i}].idp_id: is required`);
-      const there = await o.deps.db.prisma.idp.findUnique({ where: { id: idpId }, select: { instanceId: true } });
-      if (there && there.instanceId !== o.req.instanceId) throw errors.alreadyExists("IMPORT-1dp2", `the identity provider ID "${idpId}" is used elsewhere`);
-      if (!there) {
-        const c = entry.idp ?? {};
-        if (!c.name?.trim() || !c.clientId?.trim())
-          throw errors.invalidArgument("IMPORT-1dp3", `invalid gitlab_idps[${i}].idp: name and client_id are required`);
-        const ownerPolicy = c.ownerPolicy === "deactivate" ? "deactivate" : "activate";
-        // Without its client secret, which does not travel: set it on the target before the provider is used.
-        await createGitlabIdp(o.deps.es, o.deps.box, {
-          id: idpId,
-          owner: { type: "org", id: o.orgId, instanceId: o.req.instanceId },
-          creator: o.req.creator,
-          config: { name: c.name.trim(), clientId: c.clientId.trim(), scopes: c.scopes ?? [], options: c.options ?? {} },
-          ownerPolicy,
-        });
-      }
-      o.ok.gitlabIdps.push(idpId);
-    });
+  for (const kind of IDP_KINDS) {
+    const list = idpLists[kind];
+    const field = list.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    for (const [i, entry] of (o.data[list] ?? []).entries()) {
+      const idpId = entry.idpId ?? "";
+      await o.each(field.replace(/s$/, ""), idpId, async () => {
+        if (!idpId) throw errors.invalidArgument("IMPORT-1dp1", `invalid ${field}[${i}].idp_id: is required`);
+        const there = await o.deps.db.prisma.idp.findUnique({ where: { id: idpId }, select: { instanceId: true } });
+        if (there && there.instanceId !== o.req.instanceId) throw errors.alreadyExists("IMPORT-1dp2", `the identity provider ID "${idpId}" is used elsewhere`);
+        if (!there) {
+          const { name, options, ownerPolicy, ...config } = entry.idp ?? {};
+          if (typeof name !== "string" || !name.trim()) throw errors.invalidArgument("IMPORT-1dp3", `invalid ${field}[${i}].idp.name: is required`);
+          const stored = o.deps.idpConfig(kind, config, `${field}[${i}].idp`);
+          await createIdp(o.deps.es, o.deps.box, {
+            id: idpId,
+            kind,
+            owner: { type: "org", id: o.orgId, instanceId: o.req.instanceId },
+            creator: o.req.creator,
+            config: { name: name.trim(), options: options ?? {}, config: stored.config },
+            ownerPolicy: ownerPolicy === "deactivate" ? "deactivate" : "activate",
+          });
+        }
+        o.ok[list] = [...(o.ok[list] ?? []), idpId];
+      });
+    }
   }
 }
 
