@@ -10,6 +10,10 @@ export default defineConfig({
     // waiting on its servers, databases and browser. Measured on this machine: 660 s for the whole suite on both
     // databases with three, 1,876 s with one (docs/decisions.md "Test run time").
     maxWorkers: 3,
+    // A worker runs its files one after another in one module graph instead of importing the whole server
+    // again for each (about a second of import per file, 480 files): the files start and close their own
+    // servers and keep no state in modules (docs/decisions.md "Test run time").
+    isolate: false,
     globalSetup: ["test/support/global-teardown.ts"],
     hookTimeout: 60_000,
     projects: [
