@@ -138,6 +138,11 @@ export type SigningKey = Prisma.SigningKeyModel
  */
 export type AuthRequest = Prisma.AuthRequestModel
 /**
+ * Model IdpIntent
+ * 
+ */
+export type IdpIntent = Prisma.IdpIntentModel
+/**
  * Model RefreshToken
  * 
  */

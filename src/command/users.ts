@@ -11,7 +11,9 @@ import { codesForHuman } from "./user-codes.js";
 import { changeUser } from "./user-aggregate.js";
 import { schemaDataChange } from "./user-schemas.js";
 import { changedFields, withUniqueConflict, type ChangeDetails } from "./aggregate.js";
+import type { IdpLink } from "./idp-links.js";
 import {
+  idpLinkAdded,
   humanAdded,
   humanChanged,
   instanceMemberAdded,
@@ -136,11 +138,15 @@ export async function createHuman(
     passwordChangeRequired?: boolean;
     box?: SecretBox;
     schemaData?: SchemaData;
+    /** Accounts at identity providers the new user is linked to (one created through a provider). */
+    links?: IdpLink[];
   },
 ): Promise<ChangeDetails> {
   const h = args.human;
   const displayName = h.displayName || `${h.givenName} ${h.familyName}`;
-  const codes = args.box ? codesForHuman(args.box, es.clock.now(), { ...h, needsPassword: !args.passwordHash }) : [];
+  // A human linked to an identity provider signs in there: no initial-password mail (an unverified address still gets its code).
+  const needsPassword = !args.passwordHash && !args.links?.length;
+  const codes = args.box ? codesForHuman(args.box, es.clock.now(), { ...h, needsPassword }) : [];
   return addUser(es, {
     ...args,
     username: h.username,
@@ -150,6 +156,7 @@ export async function createHuman(
         { ...h, displayName, passwordHash: args.passwordHash ?? null, passwordChangeRequired: !!args.passwordChangeRequired },
       ),
       ...codes.map((c) => ({ ...c, aggregateId: id, resourceOwner: args.orgId })),
+      ...(args.links ?? []).map((l) => idpLinkAdded.event({ aggregateId: id, resourceOwner: args.orgId }, { ...l })),
     ],
   });
 }

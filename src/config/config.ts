@@ -67,6 +67,8 @@ export interface Config {
   shutdownGraceMs: number;
   /** SVC_DATABASE_POOL_SIZE */
   databasePoolSize: number;
+  /** SVC_IDP_INSECURE_HTTP: external identity providers may be reached over plain http. */
+  idpInsecureHttp: boolean;
   /** SVC_METRICS: serve GET /metrics. */
   metrics: boolean;
   /** SVC_SMTP_URL / SVC_SMTP_FROM: the system's default mail server; undefined: none. */
@@ -301,6 +303,7 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = pro
     shutdownGraceMs: s.int("SVC_SHUTDOWN_GRACE_MS", 0, 600_000),
     databasePoolSize: s.int("SVC_DATABASE_POOL_SIZE", 1, 1000),
     metrics: s.bool("SVC_METRICS"),
+    idpInsecureHttp: s.bool("SVC_IDP_INSECURE_HTTP"),
     smtp: smtpDefault(s.get("SVC_SMTP_URL"), s.get("SVC_SMTP_FROM")),
     tracing: tracingFromEnv(env),
     oidc: {

@@ -133,6 +133,12 @@ export const VARIABLES = [
     meaning: "on: GET /metrics serves Prometheus metrics on the listening port, without authentication (keep it off public routes); off: 404",
   },
   {
+    name: "SVC_IDP_INSECURE_HTTP",
+    default: "off",
+    meaning:
+      "on: external identity providers may be reached over plain http:// (a provider inside a trusted network; their tokens could be read and changed on the way); off: https only",
+  },
+  {
     name: "SVC_SMTP_URL",
     shown: "unset",
     meaning:

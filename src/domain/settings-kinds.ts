@@ -124,6 +124,8 @@ export const settingsKinds = {
       custom_login_url: string("", (v) =>
         v === "" || (/^https?:\/\/\S+$/.test(v) && URL.canParse(v)) ? undefined : `"${v.slice(0, 100)}" is not an absolute http(s) URL`,
       ),
+      /** The login UI offers the identity providers active in the context and completes sign-ins through them (ZITADEL's default: on). */
+      allow_external_idp: bool(true),
     },
   },
   /**

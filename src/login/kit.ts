@@ -12,6 +12,7 @@ import { inheritanceChain } from "../domain/contexts.js";
 import type { FailureRules, RateRule } from "../domain/rate-rules.js";
 import { defaultsOf, type SettingsValues } from "../domain/settings-kinds.js";
 import type { EventStore } from "../eventstore/eventstore.js";
+import type { OidcFederation } from "../federation/oidc.js";
 import { AuthRequestQueries } from "../query/auth-requests.js";
 import type { ProjectionCache } from "../query/cache.js";
 import { passwordRules } from "../query/password-rules.js";
@@ -52,6 +53,8 @@ export interface LoginDeps {
   replay: ReplayGuard;
   /** The time of the lifetime decisions: sessions, recent sign-ins, skipped set-ups (src/domain/clock.ts). */
   clock: Clock;
+  /** Sign-ins at OpenID Connect providers (their requests under the outbound policy). */
+  oidc: OidcFederation;
 }
 
 export const LOGIN_PATH = "/ui/login";
@@ -113,7 +116,16 @@ export interface Ctx {
   limits: SignInLimits | undefined;
   /** The page for a step refused while its address or account is over its failures (429, Retry-After). */
   tooMany(refused: TooManyFailures): FastifyReply;
+  /** This server's origin as the browser reached it (scheme and host, as a trusted proxy forwarded them). */
+  origin: string;
 }
+
+/**
+ * How a sign-in's first factor was proven: a local password, or an external identity provider (federated). The
+ * second factor's step carries it sealed, and the sign-in's amr starts with it.
+ */
+export type FirstFactor = "pwd" | "fed";
+export const firstFactorOf = (sealed: Record<string, unknown> | undefined): FirstFactor => (sealed?.f1 === "fed" ? "fed" : "pwd");
 
 /** A user as a sign-in step knows it. */
 export type SignedInUser = { id: string; orgId: string; username: string; displayName: string };
@@ -127,7 +139,7 @@ export type BrowserAccount = Awaited<ReturnType<SessionQueries["ofBrowser"]>>[nu
  * value to test (awaited, it is undefined), hence the boolean.
  */
 export interface SecondFactorStep {
-  offer(c: Ctx, reply: FastifyReply, instance: InstanceRow, user: SignedInUser, allowed: readonly string[]): Promise<boolean>;
+  offer(c: Ctx, reply: FastifyReply, instance: InstanceRow, user: SignedInUser, allowed: readonly string[], first: FirstFactor): Promise<boolean>;
 }
 
 /** Whether a command refused with one of `codes` (its errors are ConnectErrors, each with a named code). */
@@ -144,7 +156,8 @@ export interface LoginKit {
   sessions: SessionQueries;
   /** A Set-Cookie value, Secure when the server is reached over https. */
   cookie(name: string, value: string, opts: { sameSite: "Lax" | "Strict"; path: string; maxAge?: number }): string;
-  contextOf(req: FastifyRequest, reply: FastifyReply): Promise<Ctx>;
+  /** The page context of a request; `fields` instead of the request's own (a flow resumed from what it carried). */
+  contextOf(req: FastifyRequest, reply: FastifyReply, fields?: Fields): Promise<Ctx>;
   /** A form post: rate-limited per address, CSRF-checked, in a known instance. */
   post(path: string, handler: PostHandler): void;
   /** The branding in force (activated; inherited from the instance and the system). */
@@ -160,9 +173,9 @@ export interface LoginKit {
   /** The lockout settings of the user's organisation, under which failed checks count. */
   lockoutOf(instanceId: string): Lockout;
   /** Seals a sign-in waiting for its second factor's set-up (`pending`), and whether it is forced. */
-  sealMfaInit(userId: string, instanceId: string, forced: boolean): string;
+  sealMfaInit(userId: string, instanceId: string, forced: boolean, first: FirstFactor): string;
   /** The user of a sign-in waiting for its second factor's set-up, and whether it was forced. */
-  mfaInitPending(c: Ctx, instance: InstanceRow): Promise<{ user: SignedInUser; forced: boolean } | undefined>;
+  mfaInitPending(c: Ctx, instance: InstanceRow): Promise<{ user: SignedInUser; forced: boolean; first: FirstFactor } | undefined>;
   /** A 303 on to `location`, with the cookies set so far. */
   redirect(c: Ctx, reply: FastifyReply, location: string): FastifyReply;
 }
@@ -221,10 +234,11 @@ export function createLoginKit(ui: FastifyInstance, deps: LoginDeps): LoginKit {
     return refuse(req, reply, await tenancy.instanceByDomain(hostnameOf(req.client.host)), 400, "badRequest");
   });
 
-  async function contextOf(req: FastifyRequest, reply: FastifyReply): Promise<Ctx> {
+  async function contextOf(req: FastifyRequest, reply: FastifyReply, given?: Fields): Promise<Ctx> {
     const instance = await tenancy.instanceByDomain(hostnameOf(req.client.host));
-    const fields: Fields = req.method === "POST" ? ((req.body as Fields | undefined) ?? {}) : (req.query as Fields);
-    const returnTo = safeReturn(fields.return_to, ownOriginOf(req, deps.secureCookies));
+    const fields: Fields = given ?? (req.method === "POST" ? ((req.body as Fields | undefined) ?? {}) : (req.query as Fields));
+    const origin = ownOriginOf(req, deps.secureCookies);
+    const returnTo = safeReturn(fields.return_to, origin);
     // The organisation the application asked for: its texts, branding and languages, and only its users.
     const org = instance && returnTo ? await requestedOrgOf(instance.id, returnTo) : undefined;
     const orgId = org?.id;
@@ -263,7 +277,7 @@ export function createLoginKit(ui: FastifyInstance, deps: LoginDeps): LoginKit {
       reply.header("retry-after", String(refused.retryAfterS));
       return send(pages.messagePage(page, t.title, t.tooManyRequests), 429);
     };
-    return { instance, fields, page, cookies, send, setCookies, org, limits, tooMany };
+    return { instance, fields, page, cookies, send, setCookies, org, limits, tooMany, origin };
   }
 
   /**
@@ -318,12 +332,13 @@ export function createLoginKit(ui: FastifyInstance, deps: LoginDeps): LoginKit {
     box: deps.box,
   });
 
-  const sealMfaInit = (userId: string, instanceId: string, forced: boolean) => signer.seal("mfa-init", { u: userId, i: instanceId, f: forced }, PENDING_TTL_MS);
+  const sealMfaInit = (userId: string, instanceId: string, forced: boolean, first: FirstFactor) =>
+    signer.seal("mfa-init", { u: userId, i: instanceId, f: forced, f1: first }, PENDING_TTL_MS);
 
   async function mfaInitPending(c: Ctx, instance: InstanceRow) {
     const proof = signer.open("mfa-init", c.fields.pending);
     const user = proof && proof.i === instance.id ? await users.byId(instance.id, String(proof.u)) : null;
-    return user?.state === "active" ? { user, forced: proof!.f === true } : undefined;
+    return user?.state === "active" ? { user, forced: proof!.f === true, first: firstFactorOf(proof) } : undefined;
   }
 
   const post = (path: string, handler: PostHandler) => {

@@ -1,12 +1,13 @@
 import { AGENT_COOKIE } from "../web/browser.js";
 import * as pages from "../web/pages.js";
+import type { ExternalSignIn } from "./idp.js";
 import { LOGIN_PATH, type LoginKit } from "./kit.js";
 
 /**
  * The first step: the login UI's entry page (the browser's accounts to choose from when it is signed in with
  * several, or with one and prompt=select_account) and the login name.
  */
-export function registerLoginName(kit: LoginKit): void {
+export function registerLoginName(kit: LoginKit, external: ExternalSignIn): void {
   kit.ui.get(LOGIN_PATH, async (req, reply) => {
     const c = await kit.contextOf(req, reply);
     if (!c.instance) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notFound), 404);
@@ -15,7 +16,8 @@ export function registerLoginName(kit: LoginKit): void {
     if (accounts.length === 1 && !c.page.carry.return_to) return c.send(pages.signedInPage(c.page, accounts[0]!));
     const login = await kit.loginSettings(c.instance.id);
     const loginName = (c.fields.login_hint ?? "").slice(0, 200);
-    return c.send(pages.loginNamePage(c.page, { canRegister: login.allow_register, loginName, passkey: login.passwordless_allowed }));
+    const providers = await external.providersFor(c, c.instance);
+    return c.send(pages.loginNamePage(c.page, { canRegister: login.allow_register, loginName, passkey: login.passwordless_allowed, providers }));
   });
 
   // The login name alone never says whether the user exists: the password page follows either way.

@@ -3,7 +3,7 @@ import { checkLoginCode, loginCodeChannel, type OtpChannel, sendLoginCode } from
 import { otpCodePage } from "../web/recovery-pages.js";
 import * as pages from "../web/pages.js";
 import type { Finish } from "./finish.js";
-import { type Ctx, LOGIN_PATH, type LoginKit, PENDING_TTL_MS, type SecondFactorStep, type SignedInUser } from "./kit.js";
+import { type Ctx, firstFactorOf, LOGIN_PATH, type LoginKit, PENDING_TTL_MS, type SecondFactorStep, type SignedInUser } from "./kit.js";
 
 /**
  * The sign-in step of one-time codes by e-mail or SMS (issue 14; ZITADEL's OTP Email / OTP SMS): after the
@@ -31,16 +31,16 @@ export function registerOtpCodes(kit: LoginKit, finish: Finish): SecondFactorSte
     if (!checked) {
       return c.send(codePage(c, String(c.fields.pending), user, channel, c.page.t.otpWrong), 401);
     }
-    return finish(c, reply, instance, user, ["pwd", "otp", "mfa"]);
+    return finish(c, reply, instance, user, [firstFactorOf(proof), "otp", "mfa"]);
   });
 
   return {
     /** Sends the code and shows its page when the user has a usable channel `allowed` permits. */
-    async offer(c, _reply, instance, user, allowed) {
+    async offer(c, _reply, instance, user, allowed, first) {
       const channel = await loginCodeChannel(db, allowed, instance.id, user.id);
       if (!channel) return false;
       await sendLoginCode(es, box, { instanceId: instance.id, userId: user.id, channel });
-      const pending = signer.seal("otp-code", { u: user.id, i: instance.id, c: channel }, PENDING_TTL_MS);
+      const pending = signer.seal("otp-code", { u: user.id, i: instance.id, c: channel, f1: first }, PENDING_TTL_MS);
       await c.send(codePage(c, pending, user, channel));
       return true;
     },

@@ -4,14 +4,14 @@ import { inheritanceChain } from "../domain/contexts.js";
 import type { InstanceRow } from "../query/tenancy.js";
 import * as pages from "../web/pages.js";
 import type { Finish } from "./finish.js";
-import { type Ctx, continueTo, LOGIN_PATH, type LoginKit, refusedWith, type SignedInUser } from "./kit.js";
+import { type Ctx, continueTo, type FirstFactor, LOGIN_PATH, type LoginKit, refusedWith, type SignedInUser } from "./kit.js";
 
 /** The TOTP set-up a sign-in may go through before it completes. */
 export interface OtpSetupStep {
   /** Whether a sign-in is asked to set up a second factor: the last skip is older than `lifetimeSeconds` (0: never). */
   due(instanceId: string, userId: string, lifetimeSeconds: number): Promise<boolean>;
   /** The set-up page of a sign-in waiting for it (sealed as `pending`); with a skip when not `forced`. */
-  atSignIn(c: Ctx, instance: InstanceRow, user: SignedInUser, forced: boolean): Promise<unknown>;
+  atSignIn(c: Ctx, instance: InstanceRow, user: SignedInUser, forced: boolean, first: FirstFactor): Promise<unknown>;
 }
 
 /**
@@ -54,7 +54,7 @@ export function registerOtpSetup(kit: LoginKit, finish: Finish): OtpSetupStep {
       const extra: Record<string, string> = pending ? { pending: String(c.fields.pending) } : { sessionId: account!.sessionId };
       return enrolPage(c, instance, who, extra, { error: c.page.t.otpWrong, canSkip: pending ? !pending.forced : false }, 400);
     }
-    if (pending) return finish(c, reply, instance, pending.user, ["pwd", "otp", "mfa"]);
+    if (pending) return finish(c, reply, instance, pending.user, [pending.first, "otp", "mfa"]);
     if (c.page.carry.return_to) return kit.redirect(c, reply, continueTo(c.page.carry.return_to, account!.sessionId));
     return c.send(pages.messagePage(c.page, c.page.t.otpSetup, c.page.t.otpAdded));
   });
@@ -64,7 +64,7 @@ export function registerOtpSetup(kit: LoginKit, finish: Finish): OtpSetupStep {
     const pending = await kit.mfaInitPending(c, instance);
     if (!pending || pending.forced) return c.send(pages.loginNamePage(c.page, { canRegister: false, error: c.page.t.wrongCredentials }), 401);
     await skipMfaInit(es, { instanceId: instance.id, userId: pending.user.id, orgId: pending.user.orgId });
-    return finish(c, reply, instance, pending.user);
+    return finish(c, reply, instance, pending.user, [pending.first]);
   });
 
   /** A new TOTP secret to scan (the unverified one before it is replaced), for `extra` to carry to the verification. */
@@ -97,8 +97,8 @@ export function registerOtpSetup(kit: LoginKit, finish: Finish): OtpSetupStep {
       const skipped = await mfaInitSkippedAt(db, instanceId, userId);
       return !skipped || kit.deps.clock.now() - skipped.getTime() >= lifetimeSeconds * 1000;
     },
-    atSignIn(c, instance, user, forced) {
-      const pending = kit.sealMfaInit(user.id, instance.id, forced);
+    atSignIn(c, instance, user, forced, first) {
+      const pending = kit.sealMfaInit(user.id, instance.id, forced, first);
       return enrolPage(c, instance, { userId: user.id, loginName: user.username }, { pending }, { canSkip: !forced });
     },
   };

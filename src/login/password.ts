@@ -8,7 +8,7 @@ import { passwordRules } from "../query/password-rules.js";
 import type { InstanceRow } from "../query/tenancy.js";
 import * as pages from "../web/pages.js";
 import type { Finish } from "./finish.js";
-import { type Ctx, LOGIN_PATH, type LoginKit, PENDING_TTL_MS, type SecondFactorStep, type SignedInUser } from "./kit.js";
+import { type Ctx, type FirstFactor, LOGIN_PATH, type LoginKit, PENDING_TTL_MS, type SecondFactorStep, type SignedInUser } from "./kit.js";
 import type { OtpSetupStep } from "./otp-setup.js";
 
 export interface PasswordStepNeeds {
@@ -21,8 +21,11 @@ export interface PasswordStepNeeds {
   keySetupAtSignIn(c: Ctx, reply: FastifyReply, instance: InstanceRow, user: SignedInUser, pending: string): Promise<unknown>;
 }
 
-/** The password step (and the change it may require), then the second factor or its set-up, then the finish. */
-export function registerPassword(kit: LoginKit, needs: PasswordStepNeeds): void {
+/**
+ * The password step (and the change it may require), then the second factor or its set-up, then the finish.
+ * `afterFirstFactor` is the same way on for a sign-in through an external identity provider.
+ */
+export function registerPassword(kit: LoginKit, needs: PasswordStepNeeds): { afterFirstFactor: AfterFirstFactor } {
   const { es, db, settings, signer } = kit.deps;
 
   kit.post(`${LOGIN_PATH}/password`, async (c, reply, instance) => {
@@ -39,7 +42,7 @@ export function registerPassword(kit: LoginKit, needs: PasswordStepNeeds): void 
       const pending = signer.seal("password-change", { u: user.id, i: instance.id }, PENDING_TTL_MS);
       return c.send(pages.changePasswordPage({ ...c.page, carry: { ...c.page.carry, pending } }, {}));
     }
-    return afterPassword(c, reply, instance, user);
+    return afterFirstFactor(c, reply, instance, user, "pwd");
   });
 
   kit.post(`${LOGIN_PATH}/password/change`, async (c, reply, instance) => {
@@ -53,32 +56,38 @@ export function registerPassword(kit: LoginKit, needs: PasswordStepNeeds): void 
     const problem = (await passwordRules(settings, instance.id, user.orgId)).problem(password);
     if (problem) return again(problem);
     await setPassword(es, { instanceId: instance.id, id: user.id, creator: user.id, passwordHash: await hashPassword(password), changeRequired: false });
-    return afterPassword(c, reply, instance, user);
+    return afterFirstFactor(c, reply, instance, user, "pwd");
   });
 
   /**
-   * After the password: a user with a second factor proves it next (every sign-in, so prompt=login and max_age
-   * ask for both factors again), the step carrying the first one sealed and short-lived.
+   * After the first factor (a password, or an external identity provider): a user with a second factor proves
+   * it next (every sign-in, so prompt=login and max_age ask for both factors again), the step carrying the first
+   * one sealed and short-lived.
    */
-  async function afterPassword(c: Ctx, reply: FastifyReply, instance: InstanceRow, user: SignedInUser) {
+  async function afterFirstFactor(c: Ctx, reply: FastifyReply, instance: InstanceRow, user: SignedInUser, first: FirstFactor) {
     const login = await settings.values("login", inheritanceChain({ type: "org", instanceId: instance.id, orgId: user.orgId }));
     const otpAllowed = login.second_factors.includes("otp");
     // A second factor the user has (a verified TOTP authenticator, a security key, a code channel): its step's
     // page, and the sign-in waits for it.
     for (const step of needs.secondFactors) {
-      if (await step.offer(c, reply, instance, user, login.second_factors)) return;
+      if (await step.offer(c, reply, instance, user, login.second_factors, first)) return;
     }
-    // No second factor yet. Forced (every sign-in here is with a local password, so force_mfa_local_only
-    // forces it too): set one up before the sign-in completes. Else asked, with a skip, when the last skip is
-    // older than mfa_init_skip_lifetime (0: never asked).
-    const forced = login.force_mfa || login.force_mfa_local_only;
+    // No second factor yet. Forced (force_mfa_local_only forces it for local passwords only, as in ZITADEL): set
+    // one up before the sign-in completes. Else asked, with a skip, when the last skip is older than
+    // mfa_init_skip_lifetime (0: never asked).
+    const forced = login.force_mfa || (first === "pwd" && login.force_mfa_local_only);
     if (otpAllowed && (forced || (await needs.otpSetup.due(instance.id, user.id, login.mfa_init_skip_lifetime)))) {
-      return needs.otpSetup.atSignIn(c, instance, user, forced);
+      return needs.otpSetup.atSignIn(c, instance, user, forced, first);
     }
     if (forced && login.second_factors.includes("u2f")) {
-      return needs.keySetupAtSignIn(c, reply, instance, user, kit.sealMfaInit(user.id, instance.id, forced));
+      return needs.keySetupAtSignIn(c, reply, instance, user, kit.sealMfaInit(user.id, instance.id, forced, first));
     }
     if (forced) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.mfaUnavailable), 403);
-    return needs.finish(c, reply, instance, user);
+    return needs.finish(c, reply, instance, user, [first]);
   }
+
+  return { afterFirstFactor };
 }
+
+/** The way on after a proven first factor: a second factor (or its set-up) when the user has one or must, then the finish. */
+export type AfterFirstFactor = (c: Ctx, reply: FastifyReply, instance: InstanceRow, user: SignedInUser, first: FirstFactor) => Promise<unknown>;

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { registerAssets } from "./assets.js";
 import { finishStep } from "./finish.js";
+import { registerExternalSignIn } from "./idp.js";
 import { createLoginKit, type LoginDeps } from "./kit.js";
 import { registerLoginName } from "./login-name.js";
 import { registerLogout } from "./logout.js";
@@ -22,7 +23,6 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
     const kit = createLoginKit(ui, deps);
     const finish = finishStep(kit);
     registerAssets(kit);
-    registerLoginName(kit);
     const totp = registerTotp(kit, finish);
     const otpSetup = registerOtpSetup(kit, finish);
     registerSelectAccount(kit);
@@ -31,7 +31,10 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
     const otpCodes = registerOtpCodes(kit, finish);
     const webauthn = registerWebauthn(kit, finish);
     // After the password, the second factors in this order: TOTP, a security key, a code by e-mail or SMS.
-    registerPassword(kit, { finish, secondFactors: [totp, webauthn, otpCodes], otpSetup, keySetupAtSignIn: webauthn.setupAtSignIn });
+    const password = registerPassword(kit, { finish, secondFactors: [totp, webauthn, otpCodes], otpSetup, keySetupAtSignIn: webauthn.setupAtSignIn });
+    // A sign-in through an external identity provider goes on as one with a password does: second factors included.
+    const external = registerExternalSignIn(kit, { afterFirstFactor: password.afterFirstFactor, oidc: deps.oidc });
+    registerLoginName(kit, external);
     registerLogout(kit);
   });
 }

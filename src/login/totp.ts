@@ -2,7 +2,7 @@ import { isTooManyFailures } from "../command/failure-limits.js";
 import { checkTotp, hasVerifiedTotp } from "../command/totp.js";
 import * as pages from "../web/pages.js";
 import type { Finish } from "./finish.js";
-import { LOGIN_PATH, type LoginKit, PENDING_TTL_MS, type SecondFactorStep } from "./kit.js";
+import { firstFactorOf, LOGIN_PATH, type LoginKit, PENDING_TTL_MS, type SecondFactorStep } from "./kit.js";
 
 /**
  * The TOTP step after the password (second factor "otp"): a user with a verified authenticator types a code;
@@ -28,13 +28,13 @@ export function registerTotp(kit: LoginKit, finish: Finish): SecondFactorStep {
         401,
       );
     }
-    return finish(c, reply, instance, user, ["pwd", "otp", "mfa"]);
+    return finish(c, reply, instance, user, [firstFactorOf(proof), "otp", "mfa"]);
   });
 
   return {
-    async offer(c, _reply, instance, user, allowed) {
+    async offer(c, _reply, instance, user, allowed, first) {
       if (!allowed.includes("otp") || !(await hasVerifiedTotp(db, instance.id, user.id))) return false;
-      const pending = signer.seal("otp", { u: user.id, i: instance.id }, PENDING_TTL_MS);
+      const pending = signer.seal("otp", { u: user.id, i: instance.id, f1: first }, PENDING_TTL_MS);
       await c.send(pages.otpPage({ ...c.page, carry: { ...c.page.carry, pending } }, { loginName: user.username }));
       return true;
     },

@@ -15,7 +15,7 @@ import type { InstanceRow } from "../query/tenancy.js";
 import * as pages from "../web/pages.js";
 import { webauthnPage, webauthnScript } from "../web/webauthn-pages.js";
 import type { Finish } from "./finish.js";
-import { type Ctx, LOGIN_PATH, type LoginKit, refusedWith, type SecondFactorStep, type SignedInUser } from "./kit.js";
+import { type Ctx, type FirstFactor, firstFactorOf, LOGIN_PATH, type LoginKit, refusedWith, type SecondFactorStep, type SignedInUser } from "./kit.js";
 
 /**
  * A ceremony's challenge, sealed into the page, is good for as long as the browser's prompt (5 minutes) and a bit,
@@ -73,14 +73,14 @@ export function registerWebauthn(kit: LoginKit, finish: Finish): WebauthnStep {
    * the signed-in user's keys) or a passkey (no user: the authenticator offers its passkeys for this RP ID). A
    * wrong answer comes back to it with `error` (401) and a new challenge.
    */
-  async function signInPage(c: Ctx, reply: FastifyReply, instance: InstanceRow, user: SignedInUser | undefined, error?: string) {
+  async function signInPage(c: Ctx, reply: FastifyReply, instance: InstanceRow, user: SignedInUser | undefined, error?: string, first: FirstFactor = "pwd") {
     const rp = relyingPartyOf(reply, instance);
     const options = await startWebauthnLogin(db, { instanceId: instance.id, userId: user?.id, rp, purpose: user ? "u2f" : "passwordless" });
     const challenge = { i: instance.id, ch: options.challenge };
     const t = c.page.t;
     const step = user
       ? {
-          pending: signer.seal("webauthn-2fa", { u: user.id, ...challenge }, CEREMONY_TTL_MS),
+          pending: signer.seal("webauthn-2fa", { u: user.id, f1: first, ...challenge }, CEREMONY_TTL_MS),
           texts: { title: t.webauthnTitle, intro: t.webauthnIntro, action: `${LOGIN_PATH}/webauthn/login`, loginName: user.username },
         }
       : {
@@ -101,8 +101,8 @@ export function registerWebauthn(kit: LoginKit, finish: Finish): WebauthnStep {
       response &&
       (await firstAnswer(proof!)) &&
       (await finishWebauthnLogin(es, db, { instanceId: instance.id, userId: user.id, rp, challenge: String(proof!.ch), purpose: "u2f", response }));
-    if (!ok) return signInPage(c, reply, instance, user, c.page.t.webauthnWrong);
-    return finish(c, reply, instance, user, ["pwd", "hwk", "mfa"]);
+    if (!ok) return signInPage(c, reply, instance, user, c.page.t.webauthnWrong, firstFactorOf(proof));
+    return finish(c, reply, instance, user, [firstFactorOf(proof), "hwk", "mfa"]);
   });
 
   const notAllowed = (c: Ctx) => c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notFound), 404);
@@ -136,11 +136,13 @@ export function registerWebauthn(kit: LoginKit, finish: Finish): WebauthnStep {
   async function registrantOf(c: Ctx, instance: InstanceRow) {
     if (c.fields.pending) {
       const pending = await kit.mfaInitPending(c, instance);
-      return pending ? { user: pending.user, extra: { pending: String(c.fields.pending) } as Record<string, string> } : undefined;
+      return pending
+        ? { user: pending.user, first: pending.first as FirstFactor | undefined, extra: { pending: String(c.fields.pending) } as Record<string, string> }
+        : undefined;
     }
     const account = await kit.accountOf(c, instance.id);
     const user = account ? await users.byId(instance.id, account.userId) : null;
-    return user ? { user, account, extra: { sessionId: account!.sessionId } as Record<string, string> } : undefined;
+    return user ? { user, account, first: undefined, extra: { sessionId: account!.sessionId } as Record<string, string> } : undefined;
   }
 
   async function allowed(instanceId: string, orgId: string, purpose: WebauthnPurpose) {
@@ -199,7 +201,7 @@ export function registerWebauthn(kit: LoginKit, finish: Finish): WebauthnStep {
       return refused();
     }
     // At the set-up of a sign-in, the key just registered is the second factor of this sign-in.
-    if (c.fields.pending) return finish(c, reply, instance, who.user, ["pwd", "hwk", "mfa"]);
+    if (who.first) return finish(c, reply, instance, who.user, [who.first, "hwk", "mfa"]);
     return c.send(pages.messagePage(c.page, c.page.t.webauthnTitle, c.page.t.webauthnAdded));
   });
 
@@ -208,10 +210,10 @@ export function registerWebauthn(kit: LoginKit, finish: Finish): WebauthnStep {
       return setupPage(c, reply, instance, user, "u2f", { pending });
     },
     /** The security-key step after the password, when allowed and the user has one. */
-    async offer(c, reply, instance, user, allowedFactors) {
+    async offer(c, reply, instance, user, allowedFactors, first) {
       if (!allowedFactors.includes("u2f")) return false;
       if (!(await listWebauthnKeys(db, instance.id, user.id, "u2f")).length) return false;
-      await signInPage(c, reply, instance, user);
+      await signInPage(c, reply, instance, user, undefined, first);
       return true;
     },
   };

@@ -10,7 +10,8 @@ import { plainAddress, TargetAddressPolicy } from "../domain/target-addresses.js
  * - `OutboundHttp.request`: execution targets (src/actions/caller.ts), SMS providers (HTTP and Twilio,
  *   src/notification/senders.ts), organisation domain validation (src/net/domain-validation.ts);
  * - `OutboundHttp.socket`: an instance's SMTP server (nodemailer's socket, src/notification/senders.ts);
- * - `guardedAgents`: the S3 endpoint of an export or import (the AWS SDK's agents, src/storage/object-storage.ts).
+ * - `guardedAgents`: the S3 endpoint of an export or import (the AWS SDK's agents, src/storage/object-storage.ts);
+ * - `outboundFetch`: external identity providers (openid-client's `customFetch`, src/login/idp-*.ts).
  * A host written as an address is checked before anything is sent; a name is checked in the connection's own
  * lookup, so that a name that resolves to a denied address now (DNS rebinding) is refused however it resolved
  * before, and the socket connects to exactly the address checked. Requests are bounded in time and size and
@@ -112,7 +113,7 @@ export class OutboundHttp {
   }
 
   /** The status and body of any answer; an OutboundFailure when there is none within the limits. */
-  async request(target: string, r: OutboundRequest): Promise<{ status: number; text: string }> {
+  async request(target: string, r: OutboundRequest): Promise<{ status: number; text: string; headers: http.IncomingHttpHeaders }> {
     const problem = this.policy.urlProblem(target);
     if (problem) throw new OutboundFailure(`is refused: its URL ${problem}`);
     const url = new URL(target);
@@ -145,7 +146,7 @@ export class OutboundHttp {
             if (settled) return;
             settled = true;
             clearTimeout(timer);
-            resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") });
+            resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8"), headers: res.headers });
           });
         },
       );
@@ -153,4 +154,29 @@ export class OutboundHttp {
       req.end(r.body);
     });
   }
+}
+
+/**
+ * A `fetch` over `OutboundHttp.request`, for libraries that take one (openid-client's `customFetch`): the same
+ * policy, time and size limits, no redirect followed. Only what such libraries send: a string or form body.
+ */
+export function outboundFetch(out: OutboundHttp, limits: { timeoutMs: number; maxBytes: number }) {
+  return async (url: string, init: { method?: string; headers?: HeadersInit; body?: unknown }): Promise<Response> => {
+    const method = (init.method ?? "GET").toUpperCase();
+    if (method !== "GET" && method !== "POST") throw new OutboundFailure(`cannot send a ${method} request`);
+    const headers: Record<string, string> = {};
+    new Headers(init.headers).forEach((v, k) => {
+      headers[k] = v;
+    });
+    const body = init.body === undefined || init.body === null ? undefined : String(init.body);
+    if (body !== undefined) headers["content-length"] = String(Buffer.byteLength(body));
+    const answer = await out.request(url, { method, headers, ...(body !== undefined ? { body } : {}), ...limits });
+    const responseHeaders = new Headers();
+    for (const [k, v] of Object.entries(answer.headers)) {
+      if (v !== undefined) responseHeaders.set(k, Array.isArray(v) ? v.join(", ") : v);
+    }
+    // A status fetch cannot represent (below 200) is the provider's fault: a bad gateway for the caller.
+    const status = answer.status >= 200 && answer.status <= 599 ? answer.status : 502;
+    return new Response([101, 204, 205, 304].includes(status) ? null : answer.text, { status, headers: responseHeaders });
+  };
 }

@@ -73,7 +73,8 @@ const back = async (tx: Tx, e: StoredEvent<object>) => {
 };
 
 /** Users, both kinds; their credentials, codes and other rows are in their own tables. */
-export const users = defineProjection("user", 1, (on) => {
+// Version 2: a human linked to an identity provider is active without a password (it signs in there).
+export const users = defineProjection("user", 2, (on) => {
   on(events.humanAdded, (tx, e) => addUser(tx, e, "human", e.payload));
   on(events.machineAdded, (tx, e) => addUser(tx, e, "machine", e.payload));
   on(events.humanChanged, changeUser);
@@ -81,6 +82,10 @@ export const users = defineProjection("user", 1, (on) => {
   on(events.userLocked, (tx, e) => touch(tx, e, { state: "locked" }));
   on(events.userDeactivated, (tx, e) => touch(tx, e, { state: "inactive" }));
   on(events.userUnlocked, back);
+  // "initial" means no way to sign in yet: an account at an identity provider is one (as in ZITADEL).
+  on(events.idpLinkAdded, async (tx, e) => {
+    await tx.user.updateMany({ where: { id: e.aggregateId, state: "initial" }, data: { state: "active" } });
+  });
   on(events.userReactivated, back);
   // What is kept per user goes in each table's projection: credentials, second factors, pending codes, links,
   // metadata, sessions, grants and memberships.

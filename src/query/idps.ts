@@ -88,6 +88,19 @@ export class IdpQueries {
     return this.db.prisma.idp.findUnique({ where: { id } });
   }
 
+  /**
+   * The providers a sign-in in `ctx` may use, by name: those of the context and above it (never a child's) that
+   * are active there, state policies along the way applied.
+   */
+  async activeIn(ctx: ContextRef): Promise<IdpRow[]> {
+    const rows = await this.db.prisma.idp.findMany({ where: scopeOf(ctx), orderBy: [{ name: "asc" }, { id: "asc" }] });
+    const views = await this.views(
+      rows.filter((r) => isAtOrAbove(ownerOf(r), ctx)),
+      ctx,
+    );
+    return views.filter((v) => v.active).map((v) => v.row);
+  }
+
   /** The views of rows from `ctx`, with the policies they need loaded in one query. */
   async views<R extends IdpListRow>(rows: R[], ctx: ContextRef): Promise<IdpView<R>[]> {
     const contexts = new Map<string, ContextRef>();

@@ -126,6 +126,28 @@ export class UserQueries {
     return user?.instanceId === instanceId ? user : null;
   }
 
+  /** The user linked to an account at an identity provider, when it belongs to the instance. */
+  async byExternalAccount(instanceId: string, idpId: string, externalUserId: string): Promise<UserRow | null> {
+    const link = await this.db.prisma.userIdpLink.findUnique({ where: { idpId_externalUserId: { idpId, externalUserId } }, select: { userId: true } });
+    return link ? this.byId(instanceId, link.userId) : null;
+  }
+
+  /** Whether the account at the provider is linked to any user (a system provider's: in any instance). */
+  async externalAccountLinked(idpId: string, externalUserId: string): Promise<boolean> {
+    return (await this.db.prisma.userIdpLink.count({ where: { idpId, externalUserId } })) > 0;
+  }
+
+  /**
+   * The humans of the instance (of `orgId` when given) whose e-mail address is `email` and verified here, at most
+   * two: auto-linking by e-mail links only when exactly one matches.
+   */
+  withVerifiedEmail(instanceId: string, email: string, orgId?: string): Promise<UserRow[]> {
+    return this.db.prisma.user.findMany({
+      where: { instanceId, kind: "human", email: { equals: email, mode: "insensitive" }, emailVerified: true, ...(orgId ? { orgId } : {}) },
+      take: 2,
+    });
+  }
+
   /**
    * The user a token is about, read once until the next committed event: every access token check, userinfo
    * and introspection read it. Not scoped to an instance: the token's own claims are checked against it.

@@ -31,7 +31,8 @@ import { userGrantService } from "../api/usergrant/service.js";
 import { webKeyService } from "../api/webkey/service.js";
 import { indexOf, reflectionServices } from "../api/reflection/service.js";
 import { TargetCaller } from "../actions/caller.js";
-import { OutboundHttp, type ResolveHost } from "../net/outbound-http.js";
+import { OutboundHttp, outboundFetch, type ResolveHost } from "../net/outbound-http.js";
+import { OidcFederation } from "../federation/oidc.js";
 import { TargetAddressPolicy } from "../domain/target-addresses.js";
 import { RateLimiter } from "../command/rate-limits.js";
 import { executionFunctions, type ExecutionCatalogue } from "../domain/conditions.js";
@@ -395,6 +396,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     failures,
     replay,
     clock,
+    oidc: new OidcFederation(outboundFetch(outbound, { timeoutMs: 10_000, maxBytes: 1024 * 1024 }), { insecureHttp: config.idpInsecureHttp }),
   });
 
   // Export, import and user import: JSON over HTTP only (contract); bodies up to 32 MiB, more from files.

@@ -49,7 +49,14 @@ export function layout(p: Branded, title: string, body: string): string {
 
 export const errorBox = (message?: string) => (message ? `<p class="error" role="alert">${esc(message)}</p>` : "");
 
-export function loginNamePage(p: PageContext, opts: { error?: string; loginName?: string; canRegister: boolean; passkey?: boolean }): string {
+export function loginNamePage(
+  p: PageContext,
+  opts: { error?: string; loginName?: string; canRegister: boolean; passkey?: boolean; providers?: { id: string; name: string }[] },
+): string {
+  // One form per identity provider: a POST with the CSRF token starts the round trip (no script, no GET that starts it).
+  const providers = opts.providers?.length
+    ? `<p>${esc(p.t.orSignInWith)}</p>${opts.providers.map((i) => form(p, "/ui/login/idp/start", `<button type="submit" class="idp">${esc(i.name)}</button>`, { idpId: i.id })).join("")}`
+    : "";
   const register = opts.canRegister ? `<p><a href="/ui/login/register?${new URLSearchParams(p.carry)}">${esc(p.t.register)}</a></p>` : "";
   const passkey = opts.passkey ? `<p><a id="passkey" href="/ui/login/passkey?${new URLSearchParams(p.carry)}">${esc(p.t.passkeySignIn)}</a></p>` : "";
   return layout(
@@ -62,6 +69,7 @@ export function loginNamePage(p: PageContext, opts: { error?: string; loginName?
         `${field("loginName", p.t.loginName, "text", `value="${esc(opts.loginName ?? "")}" autocomplete="username" required autofocus`)}<button type="submit">${esc(p.t.next)}</button>`,
       ) +
       passkey +
+      providers +
       register,
   );
 }

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IdentityProviderService } from "../../gen/svc/resources/idp/v3alpha/idp_service_pb.js";
+import { kindMessages } from "../../src/api/idp/kinds.js";
 import { connectClient, expectCode, rest } from "../support/clients.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -211,21 +212,7 @@ describe("every identity provider kind as a resource", () => {
     expect((await api("GET", `/idps/oidc/${ids.gitlab}`)).status).toBe(404);
     expect((await api("PATCH", `/idps/google/${ids.github}`, { idp: { name: "x" } })).status).toBe(404);
     const client = connectClient(IdentityProviderService, t.url, t.adminPat);
-    const rpcNames: Record<string, string> = {
-      oidc: "OIDC",
-      jwt: "JWT",
-      ldap: "LDAP",
-      oauth: "OAuth",
-      azure_ad: "AzureAD",
-      github: "GitHub",
-      github_enterprise: "GitHubEnterprise",
-      gitlab: "GitLab",
-      gitlab_self_hosted: "GitLabSelfHosted",
-      google: "Google",
-      apple: "Apple",
-      saml: "SAML",
-    };
-    for (const [kind, name] of Object.entries(rpcNames)) {
+    for (const [kind, { name }] of Object.entries(kindMessages)) {
       const c = client as unknown as Record<
         string,
         (req: object) => Promise<{ idp?: { type: number; idp?: { idp?: { name: string } } }; details?: { id: string } }>

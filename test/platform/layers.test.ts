@@ -17,6 +17,8 @@ const rank: Record<string, number> = {
   web: 1.5,
   // The HTTP edge of JSON routes that are not RPCs' own (the REST gateway's, the older admin APIs'): body reading, status objects.
   http: 1.5,
+  // The protocols of external identity providers (OIDC, OAuth, LDAP, SAML): the login UI and the intents API use them.
+  federation: 2,
   // Executions run after authorization and validation, and use both.
   actions: 2,
   // Messages out (mail, SMS): the notification providers' senders, the worker; the API's _test RPCs and the login use them.

@@ -67,6 +67,8 @@ async function boot(storage: Storage, env: Record<string, string>, opts: StartOp
       // suites run their targets, mail, SMS, S3 and DNS servers on loopback, which the default denies; the
       // address policy's own tests set what they test (an empty value is the default)
       SVC_TARGET_DENY: "none",
+      // the external identity providers of the tests (oidc-provider) serve plain http on loopback
+      SVC_IDP_INSECURE_HTTP: "on",
       ...(storage.databaseUrl ? { DATABASE_URL: storage.databaseUrl, SVC_MASTERKEY: TEST_MASTERKEY } : {}),
       ...env,
     },

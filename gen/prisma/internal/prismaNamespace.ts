@@ -421,6 +421,7 @@ export const ModelName = {
   UserGrant: 'UserGrant',
   SigningKey: 'SigningKey',
   AuthRequest: 'AuthRequest',
+  IdpIntent: 'IdpIntent',
   RefreshToken: 'RefreshToken',
   RefreshTokenGrace: 'RefreshTokenGrace',
   RevokedToken: 'RevokedToken',
@@ -457,7 +458,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "orgDomain" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "refreshToken" | "refreshTokenGrace" | "revokedToken" | "usedJwtId" | "rateLimitCount" | "failureLimit" | "temporaryLockout" | "masterKeyVerifier" | "notificationProvider" | "userTotp" | "userWebauthnKey" | "userMfaInitSkip" | "notificationMessage" | "userCode" | "userOtpChannel" | "userIdpLink" | "brandingAsset" | "userMetadata" | "userSchema" | "projectGrant" | "projectionState"
+    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "orgDomain" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "idpIntent" | "refreshToken" | "refreshTokenGrace" | "revokedToken" | "usedJwtId" | "rateLimitCount" | "failureLimit" | "temporaryLockout" | "masterKeyVerifier" | "notificationProvider" | "userTotp" | "userWebauthnKey" | "userMfaInitSkip" | "notificationMessage" | "userCode" | "userOtpChannel" | "userIdpLink" | "brandingAsset" | "userMetadata" | "userSchema" | "projectGrant" | "projectionState"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -2234,6 +2235,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         count: {
           args: Prisma.AuthRequestCountArgs<ExtArgs>
           result: runtime.Types.Utils.Optional<Prisma.AuthRequestCountAggregateOutputType> | number
+        }
+      }
+    }
+    IdpIntent: {
+      payload: Prisma.$IdpIntentPayload<ExtArgs>
+      fields: Prisma.IdpIntentFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.IdpIntentFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpIntentPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.IdpIntentFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpIntentPayload>
+        }
+        findFirst: {
+          args: Prisma.IdpIntentFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpIntentPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.IdpIntentFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpIntentPayload>
+        }
+        findMany: {
+          args: Prisma.IdpIntentFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpIntentPayload>[]
+        }
+        create: {
+          args: Prisma.IdpIntentCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpIntentPayload>
+        }
+        createMany: {
+          args: Prisma.IdpIntentCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.IdpIntentCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpIntentPayload>[]
+        }
+        delete: {
+          args: Prisma.IdpIntentDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpIntentPayload>
+        }
+        update: {
+          args: Prisma.IdpIntentUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpIntentPayload>
+        }
+        deleteMany: {
+          args: Prisma.IdpIntentDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.IdpIntentUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.IdpIntentUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpIntentPayload>[]
+        }
+        upsert: {
+          args: Prisma.IdpIntentUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IdpIntentPayload>
+        }
+        aggregate: {
+          args: Prisma.IdpIntentAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateIdpIntent>
+        }
+        groupBy: {
+          args: Prisma.IdpIntentGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.IdpIntentGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.IdpIntentCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.IdpIntentCountAggregateOutputType> | number
         }
       }
     }
@@ -4194,6 +4269,22 @@ export const AuthRequestScalarFieldEnum = {
 export type AuthRequestScalarFieldEnum = (typeof AuthRequestScalarFieldEnum)[keyof typeof AuthRequestScalarFieldEnum]
 
 
+export const IdpIntentScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  idpId: 'idpId',
+  stateHash: 'stateHash',
+  bindingHash: 'bindingHash',
+  secrets: 'secrets',
+  returnTo: 'returnTo',
+  state: 'state',
+  createdAt: 'createdAt',
+  expiresAt: 'expiresAt'
+} as const
+
+export type IdpIntentScalarFieldEnum = (typeof IdpIntentScalarFieldEnum)[keyof typeof IdpIntentScalarFieldEnum]
+
+
 export const RefreshTokenScalarFieldEnum = {
   id: 'id',
   instanceId: 'instanceId',
@@ -4795,6 +4886,7 @@ export type GlobalOmitConfig = {
   userGrant?: Prisma.UserGrantOmit
   signingKey?: Prisma.SigningKeyOmit
   authRequest?: Prisma.AuthRequestOmit
+  idpIntent?: Prisma.IdpIntentOmit
   refreshToken?: Prisma.RefreshTokenOmit
   refreshTokenGrace?: Prisma.RefreshTokenGraceOmit
   revokedToken?: Prisma.RevokedTokenOmit

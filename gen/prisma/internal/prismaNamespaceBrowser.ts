@@ -75,6 +75,7 @@ export const ModelName = {
   UserGrant: 'UserGrant',
   SigningKey: 'SigningKey',
   AuthRequest: 'AuthRequest',
+  IdpIntent: 'IdpIntent',
   RefreshToken: 'RefreshToken',
   RefreshTokenGrace: 'RefreshTokenGrace',
   RevokedToken: 'RevokedToken',
@@ -476,6 +477,22 @@ export const AuthRequestScalarFieldEnum = {
 } as const
 
 export type AuthRequestScalarFieldEnum = (typeof AuthRequestScalarFieldEnum)[keyof typeof AuthRequestScalarFieldEnum]
+
+
+export const IdpIntentScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  idpId: 'idpId',
+  stateHash: 'stateHash',
+  bindingHash: 'bindingHash',
+  secrets: 'secrets',
+  returnTo: 'returnTo',
+  state: 'state',
+  createdAt: 'createdAt',
+  expiresAt: 'expiresAt'
+} as const
+
+export type IdpIntentScalarFieldEnum = (typeof IdpIntentScalarFieldEnum)[keyof typeof IdpIntentScalarFieldEnum]
 
 
 export const RefreshTokenScalarFieldEnum = {

@@ -80,12 +80,19 @@ export const loginTextsEn = {
   securedBy: "Secured by",
   notInOrganization: "This account does not belong to the organisation the application asked for. Sign in with an account of that organisation.",
   instanceBlocked: "This service is not available at the moment. Please contact its operator.",
+  orSignInWith: "Or sign in with",
+  externalFailed: "The sign-in at the identity provider did not succeed. Try again, or sign in another way.",
+  externalNoAccount: "No account here is linked to your account at this identity provider, and none may be created through it. Ask your administrator.",
 };
 
 export type TextKey = keyof typeof loginTextsEn;
 export type Texts = Record<TextKey, string>;
 
 const de: Partial<Texts> = {
+  orSignInWith: "Oder anmelden mit",
+  externalFailed: "Die Anmeldung beim Identitätsanbieter ist nicht gelungen. Versuchen Sie es erneut oder melden Sie sich anders an.",
+  externalNoAccount:
+    "Mit Ihrem Konto bei diesem Identitätsanbieter ist hier kein Konto verknüpft, und über ihn darf keines angelegt werden. Fragen Sie Ihren Administrator.",
   title: "Anmelden",
   loginName: "Loginname",
   password: "Passwort",
@@ -167,6 +174,10 @@ const de: Partial<Texts> = {
 };
 
 const fr: Partial<Texts> = {
+  orSignInWith: "Ou se connecter avec",
+  externalFailed: "La connexion auprès du fournisseur d'identité n'a pas abouti. Réessayez ou connectez-vous autrement.",
+  externalNoAccount:
+    "Aucun compte ici n'est lié à votre compte chez ce fournisseur d'identité, et aucun ne peut être créé par son intermédiaire. Demandez à votre administrateur.",
   title: "Connexion",
   loginName: "Identifiant",
   password: "Mot de passe",

@@ -1,0 +1,28 @@
+/**
+ * What every external identity provider's protocol gives the sign-in (src/federation/<protocol>.ts): where to
+ * send the browser, and the user its answer vouches for.
+ */
+
+/** The start of a redirect sign-in: the provider's URL, and what its answer is checked against. */
+export interface RedirectStart {
+  url: string;
+  state: string;
+  nonce: string;
+  codeVerifier: string;
+}
+
+/** The user an external provider vouched for, in the account's terms. */
+export interface ExternalUser {
+  /** The provider's stable ID of the user (OIDC `sub`): the link's external user ID. */
+  id: string;
+  username?: string | undefined;
+  email?: string | undefined;
+  /** Whether the provider asserts the e-mail address as verified (never assumed). */
+  emailVerified: boolean;
+  givenName?: string | undefined;
+  familyName?: string | undefined;
+  displayName?: string | undefined;
+  preferredLanguage?: string | undefined;
+  /** Everything the provider said, as it said it (the intents API's raw_information). */
+  raw: Record<string, unknown>;
+}

@@ -1,0 +1,216 @@
+import { Code } from "@connectrpc/connect";
+import type { FastifyReply } from "fastify";
+import { createHuman } from "../command/users.js";
+import { type ExternalAccount, linkAccount, recordIdpLogin, startIntent, takeIntent } from "../command/idp-intents.js";
+import type { ContextRef } from "../query/reuse.js";
+import { kindOfType } from "../domain/idps.js";
+import type { ExternalUser } from "../federation/provider.js";
+import type { OidcFederation, OidcSettings } from "../federation/oidc.js";
+import { AuthorizationResponseError } from "openid-client";
+import { IdpQueries, type IdpRow } from "../query/idps.js";
+import { userByLoginName } from "../query/users.js";
+import type { InstanceRow } from "../query/tenancy.js";
+import * as pages from "../web/pages.js";
+import type { AfterFirstFactor } from "./password.js";
+import { type Ctx, LOGIN_PATH, type LoginKit, refusedWith, type SignedInUser } from "./kit.js";
+import { newCookieValue } from "./signing.js";
+
+/** Where every redirect kind's provider sends the browser back (the `callback_url` of every get). */
+export const IDP_CALLBACK_PATH = "/idps/callback";
+/** The browser's binding to its round trips: only the browser that left comes back with the answer. */
+const BINDING_COOKIE = "svc_idp";
+
+/** The options of a provider (idp.proto's Options, as stored). */
+interface IdpOptions {
+  isLinkingAllowed?: boolean;
+  isCreationAllowed?: boolean;
+  isAutoCreation?: boolean;
+  isAutoUpdate?: boolean;
+  autoLinking?: string;
+}
+
+/**
+ * Sign-in through external identity providers in the hosted login UI: the login-name page's buttons (those
+ * active in the context of the request, when the login settings allow external providers), the round trip to
+ * the provider, and what happens to the account as the provider's options say.
+ */
+export interface ExternalSignIn {
+  /** The buttons of the login-name page: the providers a sign-in here may use. */
+  providersFor(c: Ctx, instance: InstanceRow): Promise<{ id: string; name: string }[]>;
+}
+
+export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor: AfterFirstFactor; oidc: OidcFederation }): ExternalSignIn {
+  const { es, db, box } = kit.deps;
+  const idps = new IdpQueries(db);
+
+  const contextOf = (c: Ctx, instance: InstanceRow): ContextRef =>
+    c.org ? { type: "org", id: c.org.id, instanceId: instance.id } : { type: "instance", id: instance.id, instanceId: instance.id };
+
+  /**
+   * The providers a sign-in may use in the context (an organisation, else the instance): active there, allowed by
+   * its login settings, of a kind this server signs in with.
+   */
+  async function usableIn(ctx: ContextRef, instance: InstanceRow): Promise<IdpRow[]> {
+    const login = await kit.loginSettings(instance.id, ctx.type === "org" ? ctx.id : undefined);
+    if (!login.allow_external_idp) return [];
+    return (await idps.activeIn(ctx)).filter((r) => kindOfType(r.type) === "oidc");
+  }
+  const usable = (c: Ctx, instance: InstanceRow) => usableIn(contextOf(c, instance), instance);
+
+  const settingsOf = (row: IdpRow): OidcSettings => {
+    const config = row.config as { issuer?: string; clientId?: string; scopes?: string[]; usePkce?: boolean; isIdTokenMapping?: boolean };
+    return {
+      issuer: config.issuer ?? "",
+      clientId: config.clientId ?? "",
+      clientSecret: row.secret ? box.open(row.secret) : undefined,
+      scopes: config.scopes ?? [],
+      usePkce: config.usePkce === true,
+      isIdTokenMapping: config.isIdTokenMapping === true,
+    };
+  };
+  // A provider's discovered metadata is kept per version: a changed configuration is discovered again.
+  const keyOf = (row: IdpRow) => `${row.id}:${row.sequence}`;
+  const callbackOf = (c: Ctx) => `${c.origin}${IDP_CALLBACK_PATH}`;
+
+  /** A provider's error, timeout or refusal: a page that says so, never its details (they may carry secrets). */
+  const failed = (c: Ctx, status = 502) => c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.externalFailed), status);
+
+  kit.post(`${LOGIN_PATH}/idp/start`, async (c, reply, instance) => {
+    const row = (await usable(c, instance)).find((r) => r.id === c.fields.idpId);
+    if (!row) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notFound), 404);
+    let binding = c.cookies[BINDING_COOKIE];
+    if (!binding) {
+      binding = newCookieValue();
+      // Lax: the provider's answer is a top-level navigation from its site, which carries Lax cookies.
+      // Path=/: the start pages see it too, so that round trips of several tabs share it.
+      c.setCookies.push(kit.cookie(BINDING_COOKIE, binding, { sameSite: "Lax", path: "/" }));
+    }
+    let start: Awaited<ReturnType<OidcFederation["start"]>>;
+    try {
+      start = await needs.oidc.start(keyOf(row), settingsOf(row), callbackOf(c));
+    } catch (e) {
+      kit.ui.log.warn({ idp: row.id, reason: (e as Error).message }, "external sign-in: the provider could not be reached");
+      return failed(c);
+    }
+    const returnTo = c.page.carry.return_to ?? "";
+    await startIntent(es, box, {
+      instanceId: instance.id,
+      idpId: row.id,
+      state: start.state,
+      binding,
+      codeVerifier: start.codeVerifier,
+      nonce: start.nonce,
+      returnTo,
+    });
+    return kit.redirect(c, reply, start.url);
+  });
+
+  kit.ui.get(IDP_CALLBACK_PATH, async (req, reply) => {
+    const c = await kit.contextOf(req, reply);
+    if (!c.instance) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notFound), 404);
+    const instance = c.instance;
+    const state = typeof c.fields.state === "string" ? c.fields.state : "";
+    const binding = c.cookies[BINDING_COOKIE];
+    const intent = state && binding ? await takeIntent(es, box, { instanceId: instance.id, state, binding }) : undefined;
+    if (!intent) return failed(c, 400);
+    // The flow goes on where it was: its organisation, texts and return_to, as carried through the provider
+    // (never from this request's query, which the provider's redirect wrote).
+    const flow = await kit.contextOf(req, reply, { return_to: intent.returnTo });
+    // The provider's redirect is cross-site: the CSRF cookie (SameSite=Strict) did not come with it, and a new
+    // one would replace the one other tabs' forms carry.
+    flow.setCookies.length = 0;
+    if (flow.org === null) return failed(flow, 403);
+    // Still usable here: a provider deactivated meanwhile (or another organisation's) completes nothing.
+    const row = (await usable(flow, instance)).find((r) => r.id === intent.idpId);
+    if (!row) return failed(flow, 403);
+    let user: ExternalUser;
+    try {
+      const url = new URL(`${callbackOf(c)}?${new URLSearchParams(c.fields)}`);
+      user = await needs.oidc.finish(keyOf(row), settingsOf(row), url, { state, nonce: intent.nonce, codeVerifier: intent.codeVerifier });
+    } catch (e) {
+      kit.ui.log.warn({ idp: row.id, reason: (e as Error).message }, "external sign-in: the provider's answer was refused");
+      // The provider said no (the user cancelled there, or it refused): the browser's request is what failed.
+      return failed(flow, e instanceof AuthorizationResponseError ? 400 : 502);
+    }
+    return signInAs(flow, reply, instance, row, user);
+  });
+
+  /** The account of the external user, as the provider's options say, then the sign-in. */
+  async function signInAs(c: Ctx, reply: FastifyReply, instance: InstanceRow, row: IdpRow, external: ExternalUser) {
+    const options = (row.options ?? {}) as IdpOptions;
+    const account: ExternalAccount = { idpId: row.id, externalUserId: external.id, displayName: external.username ?? external.email ?? external.id };
+    let user = await kit.users.byExternalAccount(instance.id, row.id, external.id);
+    if (!user) {
+      const linked = await autoLinked(c, instance, options, external);
+      // A user linked to another account of this provider already keeps that link: no sign-in as it.
+      if (linked && (await linkAccount(es, { instanceId: instance.id, userId: linked.id, orgId: linked.orgId, creator: linked.id, account }))) user = linked;
+    }
+    if (!user && options.isAutoCreation) {
+      try {
+        user = await created(c, instance, external, account);
+      } catch (e) {
+        // The provider's username is taken here, or what it sent is no valid account: no account is made.
+        if (!refusedWith(e, Code.AlreadyExists, Code.InvalidArgument)) throw e;
+        kit.ui.log.info({ idp: row.id, reason: e.message }, "external sign-in: no account could be created");
+        return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.externalNoAccount), 409);
+      }
+    }
+    if (!user) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.externalNoAccount), 403);
+    // "initial" is a human without a local password: the provider vouched for it instead.
+    if (user.state !== "active" && user.state !== "initial") return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.wrongCredentials), 403);
+    // The user's own organisation must allow the provider too (a flow without an organisation uses the instance's).
+    const ownOrg: ContextRef = { type: "org", id: user.orgId, instanceId: instance.id };
+    if (!(await usableIn(ownOrg, instance)).some((r) => r.id === row.id)) return failed(c, 403);
+    await recordIdpLogin(es, { instanceId: instance.id, userId: user.id, orgId: user.orgId, account });
+    const signedIn: SignedInUser = { id: user.id, orgId: user.orgId, username: user.loginName, displayName: user.displayName };
+    return needs.afterFirstFactor(c, reply, instance, signedIn, "fed");
+  }
+
+  /**
+   * An existing user the options link the external account to without asking: by username, or by an e-mail
+   * address verified here and asserted as verified by the provider; exactly one match (several: no one).
+   */
+  async function autoLinked(c: Ctx, instance: InstanceRow, options: IdpOptions, external: ExternalUser) {
+    if (options.autoLinking === "AUTO_LINKING_OPTION_USERNAME" && external.username) {
+      const found = await userByLoginName(db, instance.id, external.username, kit.deps.settings);
+      return found?.kind === "human" && (!c.org || found.orgId === c.org.id) ? found : null;
+    }
+    if (options.autoLinking === "AUTO_LINKING_OPTION_EMAIL" && external.email && external.emailVerified) {
+      const found = await kit.users.withVerifiedEmail(instance.id, external.email, c.org?.id);
+      return found.length === 1 ? found[0]! : null;
+    }
+    return null;
+  }
+
+  /** A new human of the flow's organisation (else the instance's default), linked, from what the provider sent. */
+  async function created(c: Ctx, instance: InstanceRow, external: ExternalUser, account: ExternalAccount) {
+    const orgId = c.org?.id ?? instance.defaultOrgId;
+    if (!orgId) return null;
+    // A system provider's account linked in another instance: one link per account, made there (no account here).
+    if (await kit.users.externalAccountLinked(account.idpId, account.externalUserId)) return null;
+    const username = external.username ?? external.email ?? `${external.id}`;
+    const details = await createHuman(es, {
+      instanceId: instance.id,
+      orgId,
+      creator: "idp",
+      box,
+      human: {
+        username,
+        givenName: external.givenName ?? external.displayName ?? username,
+        familyName: external.familyName ?? "-",
+        ...(external.displayName ? { displayName: external.displayName } : {}),
+        ...(external.preferredLanguage ? { preferredLanguage: external.preferredLanguage } : {}),
+        email: external.email ?? "",
+        emailVerified: external.emailVerified,
+      },
+      links: [account],
+    });
+    return kit.users.byId(instance.id, details.id);
+  }
+
+  return {
+    async providersFor(c, instance) {
+      return (await usable(c, instance)).map((r) => ({ id: r.id, name: r.name }));
+    },
+  };
+}

@@ -1,0 +1,225 @@
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium } from "../support/browser.js";
+import { rest } from "../support/clients.js";
+import { type ExternalOp, startExternalOp } from "../support/external-op.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+import { addHuman, newPage, startCodeFlow, startRedirectCatcher, webApp } from "../oidc/rp.js";
+
+/**
+ * Sign-in through an external OpenID Connect provider in the hosted login UI: a real provider (oidc-provider on its
+ * own port), Chromium going there and back, the account found, linked or created as the provider's options say.
+ */
+let t: TestServer;
+let op: ExternalOp;
+let browser: Browser;
+
+const api = (method: string, path: string, body?: unknown) =>
+  rest(t.url, method, `/resources/v3alpha${path}`, { token: t.adminPat, ...(body ? { body } : {}) });
+
+async function createProvider(name: string, options: Record<string, unknown>) {
+  const r = await api("POST", "/idps/oidc", {
+    idp: { name, options },
+    config: { issuer: op.issuer, client_id: op.clientId, client_secret: op.clientSecret, scopes: ["openid", "email", "profile"], use_pkce: true },
+  });
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+  return r.body.details.id as string;
+}
+
+const setState = (id: string, policy: "STATE_POLICY_ACTIVATE" | "STATE_POLICY_DEACTIVATE") =>
+  api("PATCH", `/idps/oidc/${id}`, { idp: { state_policy: policy } });
+
+/** From the login page's button to the provider's login page. */
+async function toProvider(page: Page, provider: string, query = "") {
+  await page.goto(`${t.url}/ui/login${query}`);
+  await page.click(`button.idp:has-text("${provider}")`);
+  await page.waitForURL((u) => u.href.startsWith(op.issuer));
+}
+
+/** The provider's pages: its development login (any password), then its consent on a browser's first sign-in there. */
+async function atProvider(page: Page, login: string) {
+  await page.fill("input[name=login]", login);
+  await page.fill("input[name=password]", "anything");
+  await page.click("button[type=submit]");
+  const consent = page.locator("input[name=prompt][value=consent]");
+  await Promise.race([page.waitForURL((u) => u.href.startsWith(t.url)), consent.waitFor({ state: "attached" })]);
+  if (await consent.count()) await page.click("button[type=submit]");
+}
+
+/** From the login page through the provider back to this server: the page's text. */
+async function signInThrough(page: Page, provider: string, login: string) {
+  await toProvider(page, provider);
+  await atProvider(page, login);
+  await page.waitForURL((u) => u.href.startsWith(t.url));
+  return (await page.textContent("main")) ?? "";
+}
+
+const userIdOf = async (username: string) => (await t.server.db.prisma.user.findFirst({ where: { instanceId: t.instanceId, loginName: username } }))?.id;
+const eventTypes = async (userId: string) =>
+  (await t.server.db.prisma.event.findMany({ where: { aggregateId: userId }, orderBy: { position: "asc" } })).map((e) => e.type);
+
+beforeAll(async () => {
+  t = await startTestServer();
+  // frank's provider does not vouch for his address
+  op = await startExternalOp(`${t.url}/idps/callback`, { frank: { email_verified: false } });
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+  await op?.close();
+  await t?.close();
+});
+
+describe("sign-in through an external OIDC provider", () => {
+  let created: string;
+
+  it("shows a button for each active provider; auto-creation makes a linked account from the provider's claims", async () => {
+    created = await createProvider("Corp SSO", { isAutoCreation: true });
+    const { page } = await newPage(browser);
+    const text = await signInThrough(page, "Corp SSO", "ada");
+    expect(text).toContain("ada");
+    const id = (await userIdOf("ada"))!;
+    expect(id).toBeTruthy();
+    const user = await t.server.db.prisma.user.findUniqueOrThrow({ where: { id } });
+    expect(user).toMatchObject({ email: "ada@ext.example.com", emailVerified: true, givenName: "Ada", familyName: "External" });
+    expect(await t.server.db.prisma.userIdpLink.findMany({ where: { userId: id } })).toMatchObject([{ idpId: created, externalUserId: "ada" }]);
+    expect(await eventTypes(id)).toEqual(expect.arrayContaining(["user.human.added", "user.idp_link.added", "user.idp_login.succeeded"]));
+    // no provider token or secret in the log
+    const payloads = JSON.stringify((await t.server.db.prisma.event.findMany({ where: { aggregateId: id } })).map((e) => e.payload));
+    expect(payloads).not.toContain(op.clientSecret);
+
+    // again: the linked account signs in, nothing new is created
+    const { page: again } = await newPage(browser);
+    expect(await signInThrough(again, "Corp SSO", "ada")).toContain("ada");
+    expect(await t.server.db.prisma.user.count({ where: { instanceId: t.instanceId, loginName: { startsWith: "ada" } } })).toBe(1);
+    await page.context().close();
+    await again.context().close();
+  });
+
+  it("auto-links by an e-mail address verified on both sides, and never by an unverified one", async () => {
+    const linking = await createProvider("Mail Link", { autoLinking: "AUTO_LINKING_OPTION_EMAIL" });
+    await setState(created, "STATE_POLICY_DEACTIVATE");
+    const bob = await addHuman(t, "bob", "Secr3t!pass");
+    await api("PATCH", `/users/${bob}`, { human: { email: { address: "bob@ext.example.com", isVerified: true } } });
+    const { page } = await newPage(browser);
+    expect(await signInThrough(page, "Mail Link", "bob")).toContain("bob");
+    expect(await t.server.db.prisma.userIdpLink.findMany({ where: { userId: bob } })).toMatchObject([{ idpId: linking, externalUserId: "bob" }]);
+
+    // carol's address here is not verified: no link, and neither linking nor creation is allowed: a page says so
+    const carol = await addHuman(t, "carol", "Secr3t!pass");
+    await api("PATCH", `/users/${carol}`, { human: { email: { address: "carol@ext.example.com", isVerified: false } } });
+    const { page: other } = await newPage(browser);
+    const text = await signInThrough(other, "Mail Link", "carol");
+    expect(text).toContain("No account here is linked");
+    expect(await t.server.db.prisma.userIdpLink.count({ where: { userId: carol } })).toBe(0);
+    // frank's address is verified here, but the provider does not vouch for it: no link
+    const frank = await addHuman(t, "frank", "Secr3t!pass");
+    await api("PATCH", `/users/${frank}`, { human: { email: { address: "frank@ext.example.com", isVerified: true } } });
+    const { page: third } = await newPage(browser);
+    expect(await signInThrough(third, "Mail Link", "frank")).toContain("No account here is linked");
+    expect(await t.server.db.prisma.userIdpLink.count({ where: { userId: frank } })).toBe(0);
+    for (const p of [page, other, third]) await p.context().close();
+    await setState(linking, "STATE_POLICY_DEACTIVATE");
+    await setState(created, "STATE_POLICY_ACTIVATE");
+  });
+
+  it("takes the provider's answer once, only in the browser that left, and only while the provider is active", async () => {
+    const { page } = await newPage(browser);
+    await toProvider(page, "Corp SSO");
+    // The browser loses its binding cookie while it is away: the answer it brings back is refused and not used up.
+    const binding = (await page.context().cookies(t.url)).find((c) => c.name === "svc_idp");
+    expect(binding).toMatchObject({ httpOnly: true, sameSite: "Lax", path: "/" });
+    await page.context().clearCookies({ name: "svc_idp" });
+    let answer = "";
+    page.on("request", (r) => {
+      if (r.url().startsWith(`${t.url}/idps/callback`)) answer = r.url();
+    });
+    const refused = page.waitForResponse((r) => r.url().startsWith(`${t.url}/idps/callback`));
+    await atProvider(page, "dave");
+    expect((await refused).status()).toBe(400);
+    expect(answer).toContain("state=");
+    // another browser with the same answer: refused
+    const { page: stranger } = await newPage(browser);
+    expect((await stranger.goto(answer))!.status()).toBe(400);
+    // the browser that left, its cookie back, completes it once; the same answer again is refused
+    await page.context().addCookies([binding!]);
+    await page.goto(answer);
+    expect(await page.textContent("main")).toContain("dave");
+    expect((await page.goto(answer))!.status()).toBe(400);
+    expect(await userIdOf("dave")).toBeTruthy();
+
+    // a provider deactivated while the browser is away completes nothing, and shows no button
+    const { page: late } = await newPage(browser);
+    await toProvider(late, "Corp SSO");
+    await setState(created, "STATE_POLICY_DEACTIVATE");
+    const back = late.waitForResponse((r) => r.url().startsWith(`${t.url}/idps/callback`));
+    await atProvider(late, "erin");
+    expect((await back).status()).toBe(403);
+    expect(await userIdOf("erin")).toBeUndefined();
+    await late.goto(`${t.url}/ui/login`);
+    expect(await late.locator("button.idp").count()).toBe(0);
+    await setState(created, "STATE_POLICY_ACTIVATE");
+    for (const p of [page, stranger, late]) await p.context().close();
+  });
+
+  it("a cancel at the provider is a clear page (400), and the round trip is used up", async () => {
+    const { page } = await newPage(browser);
+    let state = "";
+    page.on("request", (r) => {
+      const s = new URL(r.url()).searchParams.get("state");
+      if (r.url().startsWith(`${op.issuer}/auth`) && s) state = s;
+    });
+    await toProvider(page, "Corp SSO");
+    expect(state).not.toBe("");
+    const cancelled = await page.goto(`${t.url}/idps/callback?error=access_denied&state=${encodeURIComponent(state)}&iss=${encodeURIComponent(op.issuer)}`);
+    expect(cancelled!.status()).toBe(400);
+    expect(await page.textContent("main")).toContain("did not succeed");
+    await page.context().close();
+  });
+
+  it("asks for a second factor after the provider when the login settings force one (force_mfa, not local-only)", async () => {
+    const forced = await rest(t.url, "PATCH", "/settings/v3alpha/login", { token: t.adminPat, body: { forceMfa: { set: true } } });
+    expect(forced.status, JSON.stringify(forced.body)).toBeLessThan(300);
+    try {
+      const { page } = await newPage(browser);
+      expect(await signInThrough(page, "Corp SSO", "ada")).toContain("Set up an authenticator app");
+      await page.context().close();
+      // force_mfa_local_only: a sign-in through a provider needs none
+      await rest(t.url, "PATCH", "/settings/v3alpha/login", { token: t.adminPat, body: { forceMfa: { set: false }, forceMfaLocalOnly: { set: true } } });
+      const { page: local } = await newPage(browser);
+      expect(await signInThrough(local, "Corp SSO", "ada")).toContain("ada");
+      await local.context().close();
+    } finally {
+      await rest(t.url, "PATCH", "/settings/v3alpha/login", { token: t.adminPat, body: { forceMfa: { set: false }, forceMfaLocalOnly: { set: false } } });
+    }
+  });
+
+  it("completes a relying party's code flow: its tokens say the sign-in was federated (amr) and when", async () => {
+    const rp = await startRedirectCatcher();
+    const app = await webApp(t, rp);
+    const { page } = await newPage(browser);
+    const before = Math.floor(Date.now() / 1000) - 1;
+    const finish = await startCodeFlow(page, { issuer: t.url, app, redirectTo: rp });
+    await page.click('button.idp:has-text("Corp SSO")');
+    await page.waitForURL((u) => u.href.startsWith(op.issuer));
+    await atProvider(page, "ada");
+    const { claims, introspection } = await finish().catch((e) => {
+      throw new Error(`${page.url()} ${e}`);
+    });
+    expect(claims.sub).toBe(await userIdOf("ada"));
+    expect(claims.amr).toEqual(["fed"]);
+    expect(claims.auth_time).toBeGreaterThanOrEqual(before);
+    expect(introspection.active).toBe(true);
+    await page.context().close();
+    await rp.close();
+  });
+
+  it("offers no provider when the login settings do not allow external ones", async () => {
+    const off = await rest(t.url, "PATCH", "/settings/v3alpha/login", { token: t.adminPat, body: { allowExternalIdp: { set: false } } });
+    expect(off.status, JSON.stringify(off.body)).toBeLessThan(300);
+    const { page } = await newPage(browser);
+    await page.goto(`${t.url}/ui/login`);
+    expect(await page.locator("button.idp").count()).toBe(0);
+    await page.context().close();
+  });
+});
