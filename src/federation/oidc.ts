@@ -1,5 +1,5 @@
 import * as client from "openid-client";
-import type { ExternalUser, RedirectStart } from "./provider.js";
+import type { ExternalUser, Fetch, RedirectStart } from "./provider.js";
 
 /**
  * Sign-in at an OpenID Connect provider (kind `oidc`) with openid-client: discovery from the issuer, the
@@ -15,8 +15,6 @@ export interface OidcSettings {
   usePkce: boolean;
   isIdTokenMapping: boolean;
 }
-
-type Fetch = NonNullable<client.DiscoveryRequestOptions[typeof client.customFetch]>;
 
 /** How long a provider's discovered metadata is reused before it is read again. */
 const METADATA_TTL_MS = 10 * 60_000;

@@ -26,3 +26,6 @@ export interface ExternalUser {
   /** Everything the provider said, as it said it (the intents API's raw_information). */
   raw: Record<string, unknown>;
 }
+
+/** The `fetch` every request to a provider goes through (src/net/outbound-http.ts `outboundFetch`). */
+export type Fetch = (url: string, init: { method?: string; headers?: HeadersInit; body?: unknown }) => Promise<Response>;

@@ -4,9 +4,8 @@ import { createHuman } from "../command/users.js";
 import { type ExternalAccount, linkAccount, recordIdpLogin, startIntent, takeIntent } from "../command/idp-intents.js";
 import type { ContextRef } from "../query/reuse.js";
 import { kindOfType } from "../domain/idps.js";
-import type { ExternalUser } from "../federation/provider.js";
-import type { OidcFederation, OidcSettings } from "../federation/oidc.js";
-import { AuthorizationResponseError } from "openid-client";
+import type { ExternalUser, RedirectStart } from "../federation/provider.js";
+import { type RedirectProtocols, refusedByProvider } from "../federation/redirect.js";
 import { IdpQueries, type IdpRow } from "../query/idps.js";
 import { userByLoginName } from "../query/users.js";
 import type { InstanceRow } from "../query/tenancy.js";
@@ -39,7 +38,7 @@ export interface ExternalSignIn {
   providersFor(c: Ctx, instance: InstanceRow): Promise<{ id: string; name: string }[]>;
 }
 
-export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor: AfterFirstFactor; oidc: OidcFederation }): ExternalSignIn {
+export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor: AfterFirstFactor; protocols: RedirectProtocols }): ExternalSignIn {
   const { es, db, box } = kit.deps;
   const idps = new IdpQueries(db);
 
@@ -53,23 +52,17 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
   async function usableIn(ctx: ContextRef, instance: InstanceRow): Promise<IdpRow[]> {
     const login = await kit.loginSettings(instance.id, ctx.type === "org" ? ctx.id : undefined);
     if (!login.allow_external_idp) return [];
-    return (await idps.activeIn(ctx)).filter((r) => kindOfType(r.type) === "oidc");
+    return (await idps.activeIn(ctx)).filter((r) => protocolOf(r) !== undefined);
   }
   const usable = (c: Ctx, instance: InstanceRow) => usableIn(contextOf(c, instance), instance);
 
-  const settingsOf = (row: IdpRow): OidcSettings => {
-    const config = row.config as { issuer?: string; clientId?: string; scopes?: string[]; usePkce?: boolean; isIdTokenMapping?: boolean };
-    return {
-      issuer: config.issuer ?? "",
-      clientId: config.clientId ?? "",
-      clientSecret: row.secret ? box.open(row.secret) : undefined,
-      scopes: config.scopes ?? [],
-      usePkce: config.usePkce === true,
-      isIdTokenMapping: config.isIdTokenMapping === true,
-    };
+  /** The provider's redirect protocol (its discovered metadata kept per version of its configuration). */
+  const protocolOf = (row: IdpRow) => {
+    const kind = kindOfType(row.type);
+    if (!kind) return undefined;
+    const secret = row.secret ? box.open(row.secret) : undefined;
+    return needs.protocols.of({ kind, key: `${row.id}:${row.sequence}`, config: row.config as Record<string, unknown>, secret });
   };
-  // A provider's discovered metadata is kept per version: a changed configuration is discovered again.
-  const keyOf = (row: IdpRow) => `${row.id}:${row.sequence}`;
   const callbackOf = (c: Ctx) => `${c.origin}${IDP_CALLBACK_PATH}`;
 
   /** A provider's error, timeout or refusal: a page that says so, never its details (they may carry secrets). */
@@ -85,9 +78,9 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
       // Path=/: the start pages see it too, so that round trips of several tabs share it.
       c.setCookies.push(kit.cookie(BINDING_COOKIE, binding, { sameSite: "Lax", path: "/" }));
     }
-    let start: Awaited<ReturnType<OidcFederation["start"]>>;
+    let start: RedirectStart;
     try {
-      start = await needs.oidc.start(keyOf(row), settingsOf(row), callbackOf(c));
+      start = await protocolOf(row)!.start(callbackOf(c));
     } catch (e) {
       kit.ui.log.warn({ idp: row.id, reason: (e as Error).message }, "external sign-in: the provider could not be reached");
       return failed(c);
@@ -126,11 +119,11 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
     let user: ExternalUser;
     try {
       const url = new URL(`${callbackOf(c)}?${new URLSearchParams(c.fields)}`);
-      user = await needs.oidc.finish(keyOf(row), settingsOf(row), url, { state, nonce: intent.nonce, codeVerifier: intent.codeVerifier });
+      user = await protocolOf(row)!.finish(url, { state, nonce: intent.nonce, codeVerifier: intent.codeVerifier });
     } catch (e) {
       kit.ui.log.warn({ idp: row.id, reason: (e as Error).message }, "external sign-in: the provider's answer was refused");
       // The provider said no (the user cancelled there, or it refused): the browser's request is what failed.
-      return failed(flow, e instanceof AuthorizationResponseError ? 400 : 502);
+      return failed(flow, refusedByProvider(e) ? 400 : 502);
     }
     return signInAs(flow, reply, instance, row, user);
   });

@@ -12,7 +12,7 @@ import { inheritanceChain } from "../domain/contexts.js";
 import type { FailureRules, RateRule } from "../domain/rate-rules.js";
 import { defaultsOf, type SettingsValues } from "../domain/settings-kinds.js";
 import type { EventStore } from "../eventstore/eventstore.js";
-import type { OidcFederation } from "../federation/oidc.js";
+import type { RedirectProtocols } from "../federation/redirect.js";
 import { AuthRequestQueries } from "../query/auth-requests.js";
 import type { ProjectionCache } from "../query/cache.js";
 import { passwordRules } from "../query/password-rules.js";
@@ -53,8 +53,8 @@ export interface LoginDeps {
   replay: ReplayGuard;
   /** The time of the lifetime decisions: sessions, recent sign-ins, skipped set-ups (src/domain/clock.ts). */
   clock: Clock;
-  /** Sign-ins at OpenID Connect providers (their requests under the outbound policy). */
-  oidc: OidcFederation;
+  /** The protocols of the external identity providers the login UI signs in through (requests under the outbound policy). */
+  protocols: RedirectProtocols;
 }
 
 export const LOGIN_PATH = "/ui/login";

@@ -33,7 +33,7 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
     // After the password, the second factors in this order: TOTP, a security key, a code by e-mail or SMS.
     const password = registerPassword(kit, { finish, secondFactors: [totp, webauthn, otpCodes], otpSetup, keySetupAtSignIn: webauthn.setupAtSignIn });
     // A sign-in through an external identity provider goes on as one with a password does: second factors included.
-    const external = registerExternalSignIn(kit, { afterFirstFactor: password.afterFirstFactor, oidc: deps.oidc });
+    const external = registerExternalSignIn(kit, { afterFirstFactor: password.afterFirstFactor, protocols: deps.protocols });
     registerLoginName(kit, external);
     registerLogout(kit);
   });

@@ -32,7 +32,7 @@ import { webKeyService } from "../api/webkey/service.js";
 import { indexOf, reflectionServices } from "../api/reflection/service.js";
 import { TargetCaller } from "../actions/caller.js";
 import { OutboundHttp, outboundFetch, type ResolveHost } from "../net/outbound-http.js";
-import { OidcFederation } from "../federation/oidc.js";
+import { RedirectProtocols } from "../federation/redirect.js";
 import { TargetAddressPolicy } from "../domain/target-addresses.js";
 import { RateLimiter } from "../command/rate-limits.js";
 import { executionFunctions, type ExecutionCatalogue } from "../domain/conditions.js";
@@ -396,7 +396,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     failures,
     replay,
     clock,
-    oidc: new OidcFederation(outboundFetch(outbound, { timeoutMs: 10_000, maxBytes: 1024 * 1024 }), { insecureHttp: config.idpInsecureHttp }),
+    protocols: new RedirectProtocols(outboundFetch(outbound, { timeoutMs: 10_000, maxBytes: 1024 * 1024 }), { insecureHttp: config.idpInsecureHttp }),
   });
 
   // Export, import and user import: JSON over HTTP only (contract); bodies up to 32 MiB, more from files.

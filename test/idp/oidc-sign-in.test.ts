@@ -214,6 +214,42 @@ describe("sign-in through an external OIDC provider", () => {
     await rp.close();
   });
 
+  it("signs in the same way through the OAuth 2.0 kind (user endpoint, id_attribute) and GitLab self-hosted (OIDC at its issuer)", async () => {
+    // oidc-provider stands in for both: its endpoints configured one by one, its userinfo as the user endpoint
+    const oauth = await api("POST", "/idps/oauth", {
+      idp: { name: "Plain OAuth", options: { isAutoCreation: true } },
+      config: {
+        client_id: op.clientId,
+        client_secret: op.clientSecret,
+        authorization_endpoint: `${op.issuer}/auth`,
+        token_endpoint: `${op.issuer}/token`,
+        user_endpoint: `${op.issuer}/me`,
+        scopes: ["openid", "email", "profile"],
+        id_attribute: "sub",
+        use_pkce: true,
+      },
+    });
+    expect(oauth.status, JSON.stringify(oauth.body)).toBe(201);
+    const { page } = await newPage(browser);
+    expect(await signInThrough(page, "Plain OAuth", "grace")).toContain("grace");
+    const grace = (await userIdOf("grace"))!;
+    expect(await t.server.db.prisma.userIdpLink.findMany({ where: { userId: grace } })).toMatchObject([
+      { idpId: oauth.body.details.id, externalUserId: "grace" },
+    ]);
+
+    const gitlab = await api("POST", "/idps/gitlab_self_hosted", {
+      idp: { name: "Our GitLab", options: { autoLinking: "AUTO_LINKING_OPTION_USERNAME" } },
+      config: { client_id: op.clientId, client_secret: op.clientSecret, issuer: op.issuer },
+    });
+    expect(gitlab.status, JSON.stringify(gitlab.body)).toBe(201);
+    const { page: other } = await newPage(browser);
+    // auto-linked by username to the account just made
+    expect(await signInThrough(other, "Our GitLab", "grace")).toContain("grace");
+    expect(await t.server.db.prisma.userIdpLink.count({ where: { userId: grace } })).toBe(2);
+    for (const p of [page, other]) await p.context().close();
+    for (const id of [oauth.body.details.id, gitlab.body.details.id]) await api("DELETE", `/idps/${id}`);
+  });
+
   it("offers no provider when the login settings do not allow external ones", async () => {
     const off = await rest(t.url, "PATCH", "/settings/v3alpha/login", { token: t.adminPat, body: { allowExternalIdp: { set: false } } });
     expect(off.status, JSON.stringify(off.body)).toBeLessThan(300);

@@ -1,0 +1,77 @@
+import { AuthorizationResponseError } from "openid-client";
+import type { IdpKind } from "../domain/idps.js";
+import { OAuthFederation } from "./oauth.js";
+import { OidcFederation } from "./oidc.js";
+import type { ExternalUser, Fetch, RedirectStart } from "./provider.js";
+
+/** A provider the browser is sent to and comes back from: where to send it, and the user its answer vouches for. */
+export interface RedirectProtocol {
+  start(redirectUri: string): Promise<RedirectStart>;
+  finish(callbackUrl: URL, intent: { state: string; nonce: string; codeVerifier: string }): Promise<ExternalUser>;
+}
+
+/** A provider as stored: its kind, its configuration (proto JSON), its secret opened, and a key of its version. */
+export interface StoredProvider {
+  kind: IdpKind;
+  /** Changes when its configuration does: what was discovered for it is kept under this key. */
+  key: string;
+  config: Record<string, unknown>;
+  secret: string | undefined;
+}
+
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
+const text = (v: unknown): string => (typeof v === "string" ? v : "");
+
+/**
+ * The redirect protocols of the kinds this server signs in with: OpenID Connect (`oidc`, and GitLab self-hosted,
+ * which is OIDC at its own issuer) and OAuth 2.0 (`oauth`). Undefined for a kind it does not sign in with yet.
+ */
+export class RedirectProtocols {
+  private readonly oidc: OidcFederation;
+  private readonly oauth: OAuthFederation;
+
+  constructor(fetch: Fetch, options: { insecureHttp: boolean }) {
+    this.oidc = new OidcFederation(fetch, options);
+    this.oauth = new OAuthFederation(fetch, options);
+  }
+
+  of(p: StoredProvider): RedirectProtocol | undefined {
+    const c = p.config;
+    switch (p.kind) {
+      case "oidc":
+      case "gitlab_self_hosted": {
+        const settings = {
+          issuer: text(c.issuer),
+          clientId: text(c.clientId),
+          clientSecret: p.secret,
+          // GitLab's scopes for a sign-in when none are configured (its OpenID Connect ones).
+          scopes: strings(c.scopes),
+          usePkce: p.kind === "gitlab_self_hosted" || c.usePkce === true,
+          isIdTokenMapping: c.isIdTokenMapping === true,
+        };
+        return {
+          start: (redirectUri) => this.oidc.start(p.key, settings, redirectUri),
+          finish: (url, intent) => this.oidc.finish(p.key, settings, url, intent),
+        };
+      }
+      case "oauth": {
+        const settings = {
+          authorizationEndpoint: text(c.authorizationEndpoint),
+          tokenEndpoint: text(c.tokenEndpoint),
+          userEndpoint: text(c.userEndpoint),
+          clientId: text(c.clientId),
+          clientSecret: p.secret,
+          scopes: strings(c.scopes),
+          idAttribute: text(c.idAttribute) || "id",
+          usePkce: c.usePkce === true,
+        };
+        return { start: (redirectUri) => this.oauth.start(settings, redirectUri), finish: (url, intent) => this.oauth.finish(settings, url, intent) };
+      }
+      default:
+        return undefined;
+    }
+  }
+}
+
+/** Whether the provider's answer was a refusal (the user cancelled there, or it said no): the browser's request failed, not the server. */
+export const refusedByProvider = (e: unknown): boolean => e instanceof AuthorizationResponseError;
