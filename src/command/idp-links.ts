@@ -1,7 +1,10 @@
 import { errors } from "../errors/errors.js";
 import type { PayloadOf } from "../eventstore/definition.js";
 import type { NewEvent, Tx } from "../eventstore/eventstore.js";
-import { idpLinkAdded } from "../events/index.js";
+import type { EventStore } from "../eventstore/eventstore.js";
+import { idpLinkAdded, idpLinkRemoved } from "../events/index.js";
+import type { ChangeDetails } from "./aggregate.js";
+import { changeUser } from "./user-aggregate.js";
 
 /**
  * Users' accounts at identity providers, as imports bring them (the user import's `idps`, the data import's
@@ -34,4 +37,34 @@ export async function idpLinkEvents(
     out.push(idpLinkAdded.event({ aggregateId: a.userId, resourceOwner: a.orgId }, { ...l }));
   }
   return out;
+}
+
+/**
+ * Links the user to an account at a provider (the links API): NOT_FOUND for a provider not of the user's instance
+ * or the system, ALREADY_EXISTS when the account is linked to another user or the user to another account of the
+ * provider. The same link again changes nothing.
+ */
+export function addIdpLink(es: EventStore, a: { instanceId: string; userId: string; creator: string; link: IdpLink }): Promise<ChangeDetails> {
+  return changeUser(es, { instanceId: a.instanceId, id: a.userId, creator: a.creator }, async (u, w) => {
+    const own = await w.tx.userIdpLink.findUnique({ where: { userId_idpId: { userId: u.id, idpId: a.link.idpId } } });
+    if (own && own.externalUserId !== a.link.externalUserId) {
+      throw errors.alreadyExists("LINK-0n3p", `user "${u.id}" is linked to another account of identity provider "${a.link.idpId}"`);
+    }
+    const events = await idpLinkEvents(w.tx, { instanceId: a.instanceId, userId: u.id, orgId: u.orgId, links: [a.link], fieldOf: () => "idp_id" });
+    return events.length ? [idpLinkAdded.change({ ...a.link })] : [];
+  });
+}
+
+/** Unlinks the user's account at a provider; NOT_FOUND when the user has no such link. */
+export function removeIdpLink(
+  es: EventStore,
+  a: { instanceId: string; userId: string; creator: string; idpId: string; externalUserId: string },
+): Promise<ChangeDetails> {
+  return changeUser(es, { instanceId: a.instanceId, id: a.userId, creator: a.creator }, async (u, w) => {
+    const link = await w.tx.userIdpLink.findUnique({ where: { userId_idpId: { userId: u.id, idpId: a.idpId } } });
+    if (!link || link.externalUserId !== a.externalUserId) {
+      throw errors.notFound("LINK-n0tf", `user "${u.id}" has no link to account "${a.externalUserId}" of identity provider "${a.idpId}"`);
+    }
+    return [idpLinkRemoved.change({ idpId: a.idpId, externalUserId: a.externalUserId })];
+  });
 }

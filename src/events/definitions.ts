@@ -193,6 +193,7 @@ export const mfaInitSkipped = user.defineEvent("user.mfa_init.skipped");
 export const userImpersonated = user.defineEvent<{ act: ActorClaim; clientId: string }>("user.impersonated");
 /** A link to the user's account at an identity provider (imported: the user import's `idps`, the data import's `userLinks`). */
 export const idpLinkAdded = user.defineEvent<{ idpId: string; externalUserId: string; displayName: string }>("user.idp_link.added");
+export const idpLinkRemoved = user.defineEvent<{ idpId: string; externalUserId: string }>("user.idp_link.removed");
 /** A sign-in through an identity provider: which one and which account there (never a token of the provider). */
 export const idpLoginSucceeded = user.defineEvent<{ idpId: string; externalUserId: string }>("user.idp_login.succeeded");
 /** A metadata entry set (`value`: the bytes, base64) or removed. */

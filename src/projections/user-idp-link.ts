@@ -11,6 +11,9 @@ export const userIdpLinks = defineProjection("userIdpLink", 1, (on) => {
       update: { externalUserId: e.payload.externalUserId, displayName: e.payload.displayName },
     });
   });
+  on(events.idpLinkRemoved, async (tx, e) => {
+    await tx.userIdpLink.deleteMany({ where: { userId: e.aggregateId, idpId: e.payload.idpId, externalUserId: e.payload.externalUserId } });
+  });
   on(events.userRemoved, async (tx, e) => {
     await tx.userIdpLink.deleteMany({ where: { userId: e.aggregateId } });
   });

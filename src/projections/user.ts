@@ -84,8 +84,10 @@ export const users = defineProjection("user", 2, (on) => {
   on(events.userUnlocked, back);
   // "initial" means no way to sign in yet: an account at an identity provider is one (as in ZITADEL).
   on(events.idpLinkAdded, async (tx, e) => {
-    await tx.user.updateMany({ where: { id: e.aggregateId, state: "initial" }, data: { state: "active" } });
+    const u = await tx.user.findUniqueOrThrow({ where: { id: e.aggregateId }, select: { state: true } });
+    await touch(tx, e, u.state === "initial" ? { state: "active" } : {});
   });
+  on(events.idpLinkRemoved, (tx, e) => touch(tx, e));
   on(events.userReactivated, back);
   // What is kept per user goes in each table's projection: credentials, second factors, pending codes, links,
   // metadata, sessions, grants and memberships.

@@ -60,6 +60,7 @@ import { listDetails, listWindow } from "../list.js";
 import { loadAuthorized, orgOfRequest, orgTarget, readableScope } from "../scope.js";
 import { newUserOf, passwordInputOf, patchOf, schemaDataOf, toGetUser } from "./convert.js";
 import { metadataHandlers } from "./metadata.js";
+import { idpLinkHandlers } from "./idp-links.js";
 import { userSearchOf } from "./search.js";
 import { webauthnHandlers } from "./webauthn.js";
 
@@ -113,6 +114,7 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
   return {
     ...webauthnHandlers(deps, resolve, details),
     ...metadataHandlers(deps, resolve, details),
+    ...idpLinkHandlers(deps, resolve, details),
     async createUser(req, ctx) {
       const info = callInfo(ctx);
       const instance = info.target.instance;
