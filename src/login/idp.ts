@@ -1,6 +1,6 @@
 import { Code } from "@connectrpc/connect";
 import type { FastifyReply } from "fastify";
-import { createHuman } from "../command/users.js";
+import { createHuman, patchUser } from "../command/users.js";
 import { type ExternalAccount, linkAccount, recordIdpLogin, startIntent, takeIntent } from "../command/idp-intents.js";
 import type { ContextRef } from "../query/reuse.js";
 import { kindOfType } from "../domain/idps.js";
@@ -133,6 +133,7 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
     const options = (row.options ?? {}) as IdpOptions;
     const account: ExternalAccount = { idpId: row.id, externalUserId: external.id, displayName: external.username ?? external.email ?? external.id };
     let user = await kit.users.byExternalAccount(instance.id, row.id, external.id);
+    if (user && options.isAutoUpdate && user.kind === "human") user = await updated(instance, user, external);
     if (!user) {
       const linked = await autoLinked(c, instance, options, external);
       // A user linked to another account of this provider already keeps that link: no sign-in as it.
@@ -173,6 +174,30 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
       return found.length === 1 ? found[0]! : null;
     }
     return null;
+  }
+
+  /**
+   * `is_auto_update`: the linked human's fields the provider sent, as it sent them (names, language, e-mail with
+   * its verified flag as the provider asserts it); a field it did not send stays. Only what changed is written.
+   */
+  async function updated(instance: InstanceRow, user: NonNullable<Awaited<ReturnType<typeof kit.users.byId>>>, external: ExternalUser) {
+    const human = {
+      ...(external.givenName ? { givenName: external.givenName } : {}),
+      ...(external.familyName ? { familyName: external.familyName } : {}),
+      ...(external.displayName ? { displayName: external.displayName } : {}),
+      ...(external.preferredLanguage ? { preferredLanguage: external.preferredLanguage } : {}),
+      ...(external.email ? { email: { address: external.email, verified: external.emailVerified } } : {}),
+    };
+    if (!Object.keys(human).length) return user;
+    try {
+      await patchUser(es, { instanceId: instance.id, id: user.id, creator: user.id, patch: { human }, box });
+    } catch (e) {
+      // What the provider sent is no valid value here (an address, a language): the sign-in goes on without it.
+      if (!refusedWith(e, Code.InvalidArgument)) throw e;
+      kit.ui.log.info({ user: user.id, reason: e.message }, "external sign-in: the provider's fields were not taken over");
+      return user;
+    }
+    return kit.users.byId(instance.id, user.id);
   }
 
   /** A new human of the flow's organisation (else the instance's default), linked, from what the provider sent. */

@@ -2,7 +2,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../support/browser.js";
 import { rest } from "../support/clients.js";
-import { type ExternalOp, startExternalOp } from "../support/external-op.js";
+import { type ExternalClaims, type ExternalOp, startExternalOp } from "../support/external-op.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { addHuman, newPage, startCodeFlow, startRedirectCatcher, webApp } from "../oidc/rp.js";
 
@@ -13,6 +13,8 @@ import { addHuman, newPage, startCodeFlow, startRedirectCatcher, webApp } from "
 let t: TestServer;
 let op: ExternalOp;
 let browser: Browser;
+/** What the provider says of some of its users (read at each sign-in there): frank's address it does not vouch for. */
+const opUsers: Record<string, ExternalClaims> = { frank: { email_verified: false } };
 
 const api = (method: string, path: string, body?: unknown) =>
   rest(t.url, method, `/resources/v3alpha${path}`, { token: t.adminPat, ...(body ? { body } : {}) });
@@ -60,8 +62,7 @@ const eventTypes = async (userId: string) =>
 
 beforeAll(async () => {
   t = await startTestServer();
-  // frank's provider does not vouch for his address
-  op = await startExternalOp(`${t.url}/idps/callback`, { frank: { email_verified: false } });
+  op = await startExternalOp(`${t.url}/idps/callback`, opUsers);
   browser = await launchChromium();
 });
 afterAll(async () => {
@@ -248,6 +249,29 @@ describe("sign-in through an external OIDC provider", () => {
     expect(await t.server.db.prisma.userIdpLink.count({ where: { userId: grace } })).toBe(2);
     for (const p of [page, other]) await p.context().close();
     for (const id of [oauth.body.details.id, gitlab.body.details.id]) await api("DELETE", `/idps/${id}`);
+  });
+
+  it("is_auto_update takes over the fields the provider sends at each sign-in; without it they stay", async () => {
+    const updating = await createProvider("Updating", { isAutoCreation: true, isAutoUpdate: true });
+    const { page } = await newPage(browser);
+    expect(await signInThrough(page, "Updating", "henry")).toContain("henry");
+    const henry = (await userIdOf("henry"))!;
+    opUsers.henry = { given_name: "Hank", family_name: "Renamed", email: "hank@ext.example.com" };
+    const { page: again } = await newPage(browser);
+    expect(await signInThrough(again, "Updating", "henry")).toContain("henry");
+    expect(await t.server.db.prisma.user.findUniqueOrThrow({ where: { id: henry } })).toMatchObject({
+      givenName: "Hank",
+      familyName: "Renamed",
+      email: "hank@ext.example.com",
+      emailVerified: true,
+    });
+    // Corp SSO has no auto-update: ada's changed name at the provider stays there
+    opUsers.ada = { given_name: "Adelaide" };
+    const { page: third } = await newPage(browser);
+    expect(await signInThrough(third, "Corp SSO", "ada")).toContain("ada");
+    expect((await t.server.db.prisma.user.findFirstOrThrow({ where: { instanceId: t.instanceId, loginName: "ada" } })).givenName).toBe("Ada");
+    for (const p of [page, again, third]) await p.context().close();
+    await setState(updating, "STATE_POLICY_DEACTIVATE");
   });
 
   it("offers no provider when the login settings do not allow external ones", async () => {
