@@ -4,6 +4,7 @@ import { launchChromium } from "../support/browser.js";
 import { rest } from "../support/clients.js";
 import { type ExternalClaims, type ExternalOp, startExternalOp } from "../support/external-op.js";
 import { startTestServer, type TestServer } from "../support/server.js";
+import { TargetServer } from "../support/targets.js";
 import { addHuman, newPage, startCodeFlow, startRedirectCatcher, webApp } from "../oidc/rp.js";
 
 /**
@@ -272,6 +273,36 @@ describe("sign-in through an external OIDC provider", () => {
     expect((await t.server.db.prisma.user.findFirstOrThrow({ where: { instanceId: t.instanceId, loginName: "ada" } })).givenName).toBe("Ada");
     for (const p of [page, again, third]) await p.context().close();
     await setState(updating, "STATE_POLICY_DEACTIVATE");
+  });
+
+  it("event executions react to a federated sign-in and a new link, which carry the provider and the external ID, no token", async () => {
+    const receiver = await new TargetServer().start();
+    const target = await rest(t.url, "POST", "/resources/v3alpha/targets", {
+      token: t.adminPat,
+      body: { name: "idp-events", restWebhook: { url: receiver.url }, timeout: "2s" },
+    });
+    for (const event of ["user.idp_login.succeeded", "user.idp_link.added"]) {
+      const set = await rest(t.url, "POST", "/resources/v3alpha/executions", {
+        token: t.adminPat,
+        body: { condition: { event: { event } }, targets: [target.body.details.id] },
+      });
+      expect(set.status, JSON.stringify(set.body)).toBeLessThan(300);
+    }
+    try {
+      const { page } = await newPage(browser);
+      expect(await signInThrough(page, "Corp SSO", "ivy")).toContain("ivy");
+      const got = await receiver.waitFor(2, 10_000);
+      const byType = Object.fromEntries(got.map((r) => [r.body.type, r.body]));
+      expect(byType["user.idp_link.added"].payload).toMatchObject({ idpId: created, externalUserId: "ivy" });
+      expect(byType["user.idp_login.succeeded"].payload).toEqual({ idpId: created, externalUserId: "ivy" });
+      expect(JSON.stringify(got.map((r) => r.body))).not.toContain(op.clientSecret);
+      await page.context().close();
+    } finally {
+      await receiver.stop();
+      for (const event of ["user.idp_login.succeeded", "user.idp_link.added"]) {
+        await rest(t.url, "DELETE", `/resources/v3alpha/executions/${encodeURIComponent(`event/${event}`)}`, { token: t.adminPat });
+      }
+    }
   });
 
   it("offers no provider when the login settings do not allow external ones", async () => {
