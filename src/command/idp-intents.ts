@@ -2,8 +2,9 @@ import { createHash } from "node:crypto";
 import type { SecretBox } from "../crypto/secrets.js";
 import { dateOf } from "../domain/clock.js";
 import type { EventStore } from "../eventstore/eventstore.js";
-import { idpLinkAdded, idpLoginSucceeded } from "../events/index.js";
+import { idpLoginSucceeded } from "../events/index.js";
 import { newId } from "../ids.js";
+import type { IdpLink } from "./idp-links.js";
 
 /**
  * Sign-ins through an external identity provider on their way: started when the browser is sent to the provider,
@@ -79,44 +80,11 @@ export async function takeIntent(es: EventStore, box: SecretBox, a: { instanceId
   return { id: result.id, idpId: result.idpId, returnTo: result.returnTo, codeVerifier: secrets.v, nonce: secrets.n };
 }
 
-/** The external account a provider vouched for. */
-export interface ExternalAccount {
-  idpId: string;
-  externalUserId: string;
-  /** The name it goes by at the provider (shown with the link). */
-  displayName: string;
-}
-
 /** Records a sign-in through a provider (which provider, which external account; never a provider token). */
-export async function recordIdpLogin(es: EventStore, a: { instanceId: string; userId: string; orgId: string; account: ExternalAccount }) {
+export async function recordIdpLogin(es: EventStore, a: { instanceId: string; userId: string; orgId: string; account: IdpLink }) {
   await es.execute((w) =>
     w.push(a.instanceId, a.userId, [
       idpLoginSucceeded.event({ aggregateId: a.userId, resourceOwner: a.orgId }, { idpId: a.account.idpId, externalUserId: a.account.externalUserId }),
     ]),
   );
-}
-
-/**
- * Links an existing user to an external account (auto-linking, or linking after a local sign-in). False, and
- * nothing written, when the account is linked to someone, or the user to another account of the provider.
- */
-export async function linkAccount(
-  es: EventStore,
-  a: { instanceId: string; userId: string; orgId: string; creator: string; account: ExternalAccount },
-): Promise<boolean> {
-  const { result } = await es.execute(async (w) => {
-    await w.lock(a.instanceId, "user", a.userId);
-    const taken = await w.tx.userIdpLink.findFirst({
-      where: {
-        OR: [
-          { idpId: a.account.idpId, externalUserId: a.account.externalUserId },
-          { idpId: a.account.idpId, userId: a.userId },
-        ],
-      },
-    });
-    if (taken) return false;
-    await w.push(a.instanceId, a.creator, [idpLinkAdded.event({ aggregateId: a.userId, resourceOwner: a.orgId }, { ...a.account })]);
-    return true;
-  });
-  return result;
 }

@@ -1,3 +1,4 @@
+import { Code, ConnectError } from "@connectrpc/connect";
 import { errors } from "../errors/errors.js";
 import type { PayloadOf } from "../eventstore/definition.js";
 import type { NewEvent, Tx } from "../eventstore/eventstore.js";
@@ -67,4 +68,18 @@ export function removeIdpLink(
     }
     return [idpLinkRemoved.change({ idpId: a.idpId, externalUserId: a.externalUserId })];
   });
+}
+
+/**
+ * Links a user the sign-in found for an external account (auto-linking), as `addIdpLink` does; false, and
+ * nothing written, when the account is linked to someone else or the user to another account of the provider.
+ */
+export async function linkFoundAccount(es: EventStore, a: { instanceId: string; userId: string; creator: string; link: IdpLink }): Promise<boolean> {
+  try {
+    await addIdpLink(es, a);
+    return true;
+  } catch (e) {
+    if (e instanceof ConnectError && e.code === Code.AlreadyExists) return false;
+    throw e;
+  }
 }

@@ -19,6 +19,9 @@ export interface StoredProvider {
   secret: string | undefined;
 }
 
+/** The kinds `RedirectProtocols.of` has a protocol for. */
+export const REDIRECT_KINDS: readonly IdpKind[] = ["oidc", "gitlab_self_hosted", "oauth"];
+
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
 const text = (v: unknown): string => (typeof v === "string" ? v : "");
 
@@ -44,7 +47,7 @@ export class RedirectProtocols {
           issuer: text(c.issuer),
           clientId: text(c.clientId),
           clientSecret: p.secret,
-          // GitLab's scopes for a sign-in when none are configured (its OpenID Connect ones).
+          // None configured: openid, profile and email (OidcFederation.start).
           scopes: strings(c.scopes),
           usePkce: p.kind === "gitlab_self_hosted" || c.usePkce === true,
           isIdTokenMapping: c.isIdTokenMapping === true,

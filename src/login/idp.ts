@@ -1,11 +1,12 @@
 import { Code } from "@connectrpc/connect";
 import type { FastifyReply } from "fastify";
 import { createHuman, patchUser } from "../command/users.js";
-import { type ExternalAccount, linkAccount, recordIdpLogin, startIntent, takeIntent } from "../command/idp-intents.js";
+import { recordIdpLogin, startIntent, takeIntent } from "../command/idp-intents.js";
+import { type IdpLink, linkFoundAccount } from "../command/idp-links.js";
 import type { ContextRef } from "../query/reuse.js";
 import { kindOfType } from "../domain/idps.js";
 import type { ExternalUser, RedirectStart } from "../federation/provider.js";
-import { type RedirectProtocols, refusedByProvider } from "../federation/redirect.js";
+import { REDIRECT_KINDS, type RedirectProtocols, refusedByProvider } from "../federation/redirect.js";
 import { IdpQueries, type IdpRow } from "../query/idps.js";
 import { userByLoginName } from "../query/users.js";
 import type { InstanceRow } from "../query/tenancy.js";
@@ -52,7 +53,8 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
   async function usableIn(ctx: ContextRef, instance: InstanceRow): Promise<IdpRow[]> {
     const login = await kit.loginSettings(instance.id, ctx.type === "org" ? ctx.id : undefined);
     if (!login.allow_external_idp) return [];
-    return (await idps.activeIn(ctx)).filter((r) => protocolOf(r) !== undefined);
+    // By kind alone: listing a provider opens no secret.
+    return (await idps.activeIn(ctx)).filter((r) => REDIRECT_KINDS.includes(kindOfType(r.type)!));
   }
   const usable = (c: Ctx, instance: InstanceRow) => usableIn(contextOf(c, instance), instance);
 
@@ -99,7 +101,14 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
   });
 
   kit.ui.get(IDP_CALLBACK_PATH, async (req, reply) => {
-    const c = await kit.contextOf(req, reply);
+    // The provider's redirect is cross-site: the CSRF cookie (SameSite=Strict) did not come with it, and a new
+    // one would replace the one other tabs' forms carry. No page of the callback sets one.
+    const contextOf = async (fields?: Record<string, string>) => {
+      const ctx = await kit.contextOf(req, reply, fields);
+      ctx.setCookies.length = 0;
+      return ctx;
+    };
+    const c = await contextOf();
     if (!c.instance) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notFound), 404);
     const instance = c.instance;
     const state = typeof c.fields.state === "string" ? c.fields.state : "";
@@ -108,10 +117,7 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
     if (!intent) return failed(c, 400);
     // The flow goes on where it was: its organisation, texts and return_to, as carried through the provider
     // (never from this request's query, which the provider's redirect wrote).
-    const flow = await kit.contextOf(req, reply, { return_to: intent.returnTo });
-    // The provider's redirect is cross-site: the CSRF cookie (SameSite=Strict) did not come with it, and a new
-    // one would replace the one other tabs' forms carry.
-    flow.setCookies.length = 0;
+    const flow = await contextOf({ return_to: intent.returnTo });
     if (flow.org === null) return failed(flow, 403);
     // Still usable here: a provider deactivated meanwhile (or another organisation's) completes nothing.
     const row = (await usable(flow, instance)).find((r) => r.id === intent.idpId);
@@ -128,20 +134,31 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
     return signInAs(flow, reply, instance, row, user);
   });
 
-  /** The account of the external user, as the provider's options say, then the sign-in. */
+  /**
+   * The account of the external user, as the provider's options say, then the sign-in. The provider must be usable
+   * in the account's own organisation too (a flow without an organisation asks the instance's), checked before
+   * anything is linked, updated or created.
+   */
   async function signInAs(c: Ctx, reply: FastifyReply, instance: InstanceRow, row: IdpRow, external: ExternalUser) {
     const options = (row.options ?? {}) as IdpOptions;
-    const account: ExternalAccount = { idpId: row.id, externalUserId: external.id, displayName: external.username ?? external.email ?? external.id };
+    const account: IdpLink = { idpId: row.id, externalUserId: external.id, displayName: external.username ?? external.email ?? external.id };
+    const allowedIn = async (orgId: string) => (await usableIn({ type: "org", id: orgId, instanceId: instance.id }, instance)).some((r) => r.id === row.id);
+    const notAllowed = () => failed(c, 403);
     let user = await kit.users.byExternalAccount(instance.id, row.id, external.id);
-    if (user && options.isAutoUpdate && user.kind === "human") user = await updated(instance, user, external);
-    if (!user) {
+    if (user) {
+      if (!(await allowedIn(user.orgId))) return notAllowed();
+      if (options.isAutoUpdate && user.kind === "human") user = await updated(instance, user, external);
+    } else {
       const linked = await autoLinked(c, instance, options, external);
+      if (linked && !(await allowedIn(linked.orgId))) return notAllowed();
       // A user linked to another account of this provider already keeps that link: no sign-in as it.
-      if (linked && (await linkAccount(es, { instanceId: instance.id, userId: linked.id, orgId: linked.orgId, creator: linked.id, account }))) user = linked;
+      if (linked && (await linkFoundAccount(es, { instanceId: instance.id, userId: linked.id, creator: linked.id, link: account }))) user = linked;
     }
-    if (!user && options.isAutoCreation) {
+    const newOrg = c.org?.id ?? instance.defaultOrgId;
+    if (!user && options.isAutoCreation && newOrg) {
+      if (!(await allowedIn(newOrg))) return notAllowed();
       try {
-        user = await created(c, instance, external, account);
+        user = await created(newOrg, instance, external, account);
       } catch (e) {
         // The provider's username is taken here, or what it sent is no valid account: no account is made.
         if (!refusedWith(e, Code.AlreadyExists, Code.InvalidArgument)) throw e;
@@ -152,9 +169,6 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
     if (!user) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.externalNoAccount), 403);
     // "initial" is a human without a local password: the provider vouched for it instead.
     if (user.state !== "active" && user.state !== "initial") return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.wrongCredentials), 403);
-    // The user's own organisation must allow the provider too (a flow without an organisation uses the instance's).
-    const ownOrg: ContextRef = { type: "org", id: user.orgId, instanceId: instance.id };
-    if (!(await usableIn(ownOrg, instance)).some((r) => r.id === row.id)) return failed(c, 403);
     await recordIdpLogin(es, { instanceId: instance.id, userId: user.id, orgId: user.orgId, account });
     const signedIn: SignedInUser = { id: user.id, orgId: user.orgId, username: user.loginName, displayName: user.displayName };
     return needs.afterFirstFactor(c, reply, instance, signedIn, "fed");
@@ -200,10 +214,8 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
     return kit.users.byId(instance.id, user.id);
   }
 
-  /** A new human of the flow's organisation (else the instance's default), linked, from what the provider sent. */
-  async function created(c: Ctx, instance: InstanceRow, external: ExternalUser, account: ExternalAccount) {
-    const orgId = c.org?.id ?? instance.defaultOrgId;
-    if (!orgId) return null;
+  /** A new human of `orgId` (the flow's organisation, else the instance's default), linked, from what the provider sent. */
+  async function created(orgId: string, instance: InstanceRow, external: ExternalUser, account: IdpLink) {
     // A system provider's account linked in another instance: one link per account, made there (no account here).
     if (await kit.users.externalAccountLinked(account.idpId, account.externalUserId)) return null;
     const username = external.username ?? external.email ?? `${external.id}`;

@@ -164,6 +164,26 @@ describe("sign-in through an external OIDC provider", () => {
     for (const p of [page, stranger, late]) await p.context().close();
   });
 
+  it("signs no one in, links and creates nothing, where the account's own organisation deactivated the provider", async () => {
+    const closed = await t.org("Closed");
+    const off = await api("PATCH", `/idps/oidc/${created}?ctx.org_id=${closed}`, { idp: { state_policy: "STATE_POLICY_DEACTIVATE" } });
+    expect(off.status, JSON.stringify(off.body)).toBe(200);
+    const moved = await rest(t.url, "POST", `/resources/v3alpha/users?ctx.org_id=${closed}`, {
+      token: t.adminPat,
+      body: { username: "kim", human: { profile: { givenName: "Kim", familyName: "Closed" }, email: { address: "kim@closed.example.com", isVerified: true } } },
+    });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(201);
+    const kim = moved.body.details.id as string;
+    expect((await api("POST", `/users/${kim}/idp_links`, { idp_id: created, user_id: "kim" })).status).toBe(200);
+    const { page } = await newPage(browser);
+    const back = page.waitForResponse((r) => r.url().startsWith(`${t.url}/idps/callback`));
+    await toProvider(page, "Corp SSO");
+    await atProvider(page, "kim");
+    expect((await back).status()).toBe(403);
+    expect(await eventTypes(kim)).not.toContain("user.idp_login.succeeded");
+    await page.context().close();
+  });
+
   it("a cancel at the provider is a clear page (400), and the round trip is used up", async () => {
     const { page } = await newPage(browser);
     let state = "";
