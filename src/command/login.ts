@@ -90,6 +90,15 @@ async function checkPasswordOf(es: EventStore, db: Database, a: PasswordCheck, f
   return result;
 }
 
+/**
+ * A wrong password checked elsewhere (at a directory the user's account is linked to): counted toward the
+ * account's lockout as a wrong local password is.
+ */
+export async function countFailedPassword(es: EventStore, db: Database, a: Lockout, userId: string): Promise<void> {
+  const user = await db.prisma.user.findFirst({ where: { id: userId, instanceId: a.instanceId } });
+  if (user) await countFailedCheck(es, a, user, "password");
+}
+
 /** What a failed check counts toward the lockout: its event and the count it raises (each its own, see totp.ts). */
 const failedChecks = {
   password: { event: passwordCheckFailed, count: (u: User) => u.passwordFailures },

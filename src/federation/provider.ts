@@ -1,3 +1,5 @@
+import type { IdpKind } from "../domain/idps.js";
+
 /**
  * What every external identity provider's protocol gives the sign-in (src/federation/<protocol>.ts): where to
  * send the browser, and the user its answer vouches for.
@@ -25,6 +27,15 @@ export interface ExternalUser {
   preferredLanguage?: string | undefined;
   /** Everything the provider said, as it said it (the intents API's raw_information). */
   raw: Record<string, unknown>;
+}
+
+/** A provider as stored: its kind, its configuration (proto JSON), its secret opened, and a key of its version. */
+export interface StoredProvider {
+  kind: IdpKind;
+  /** Changes when its configuration does: what was discovered for it is kept under this key. */
+  key: string;
+  config: Record<string, unknown>;
+  secret: string | undefined;
 }
 
 /** The `fetch` every request to a provider goes through (src/net/outbound-http.ts `outboundFetch`). */

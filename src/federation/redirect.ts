@@ -2,21 +2,12 @@ import { AuthorizationResponseError } from "openid-client";
 import type { IdpKind } from "../domain/idps.js";
 import { OAuthFederation } from "./oauth.js";
 import { OidcFederation } from "./oidc.js";
-import type { ExternalUser, Fetch, RedirectStart } from "./provider.js";
+import type { ExternalUser, Fetch, RedirectStart, StoredProvider } from "./provider.js";
 
 /** A provider the browser is sent to and comes back from: where to send it, and the user its answer vouches for. */
 export interface RedirectProtocol {
   start(redirectUri: string): Promise<RedirectStart>;
   finish(callbackUrl: URL, intent: { state: string; nonce: string; codeVerifier: string }): Promise<ExternalUser>;
-}
-
-/** A provider as stored: its kind, its configuration (proto JSON), its secret opened, and a key of its version. */
-export interface StoredProvider {
-  kind: IdpKind;
-  /** Changes when its configuration does: what was discovered for it is kept under this key. */
-  key: string;
-  config: Record<string, unknown>;
-  secret: string | undefined;
 }
 
 /** The kinds `RedirectProtocols.of` has a protocol for. */

@@ -4,8 +4,8 @@ import { createHuman, patchUser } from "../command/users.js";
 import { recordIdpLogin, startIntent, takeIntent } from "../command/idp-intents.js";
 import { type IdpLink, linkFoundAccount } from "../command/idp-links.js";
 import type { ContextRef } from "../query/reuse.js";
-import { kindOfType } from "../domain/idps.js";
-import type { ExternalUser, RedirectStart } from "../federation/provider.js";
+import { type IdpKind, kindOfType } from "../domain/idps.js";
+import type { ExternalUser, RedirectStart, StoredProvider } from "../federation/provider.js";
 import { REDIRECT_KINDS, type RedirectProtocols, refusedByProvider } from "../federation/redirect.js";
 import { IdpQueries, type IdpRow } from "../query/idps.js";
 import { userByLoginName } from "../query/users.js";
@@ -37,7 +37,16 @@ interface IdpOptions {
 export interface ExternalSignIn {
   /** The buttons of the login-name page: the providers a sign-in here may use. */
   providersFor(c: Ctx, instance: InstanceRow): Promise<{ id: string; name: string }[]>;
+  /** The provider of `idpId` when a sign-in in the request's context may use it. */
+  usableProvider(c: Ctx, instance: InstanceRow, idpId: string | undefined): Promise<IdpRow | undefined>;
+  /** The provider's configuration as its protocol reads it (the secret opened). */
+  storedOf(row: IdpRow): StoredProvider;
+  /** The account of an external user the provider vouched for (linked, linked now, or created), then the sign-in. */
+  signInAs(c: Ctx, reply: FastifyReply, instance: InstanceRow, row: IdpRow, external: ExternalUser): Promise<unknown>;
 }
+
+/** The kinds a sign-in in the login UI can use: the redirect kinds, and directories (a form of their own). */
+const SIGN_IN_KINDS: readonly IdpKind[] = [...REDIRECT_KINDS, "ldap"];
 
 export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor: AfterFirstFactor; protocols: RedirectProtocols }): ExternalSignIn {
   const { es, db, box } = kit.deps;
@@ -54,17 +63,18 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
     const login = await kit.loginSettings(instance.id, ctx.type === "org" ? ctx.id : undefined);
     if (!login.allow_external_idp) return [];
     // By kind alone: listing a provider opens no secret.
-    return (await idps.activeIn(ctx)).filter((r) => REDIRECT_KINDS.includes(kindOfType(r.type)!));
+    return (await idps.activeIn(ctx)).filter((r) => SIGN_IN_KINDS.includes(kindOfType(r.type)!));
   }
   const usable = (c: Ctx, instance: InstanceRow) => usableIn(contextOf(c, instance), instance);
 
+  const storedOf = (row: IdpRow): StoredProvider => ({
+    kind: kindOfType(row.type)!,
+    key: `${row.id}:${row.sequence}`,
+    config: row.config as Record<string, unknown>,
+    secret: row.secret ? box.open(row.secret) : undefined,
+  });
   /** The provider's redirect protocol (its discovered metadata kept per version of its configuration). */
-  const protocolOf = (row: IdpRow) => {
-    const kind = kindOfType(row.type);
-    if (!kind) return undefined;
-    const secret = row.secret ? box.open(row.secret) : undefined;
-    return needs.protocols.of({ kind, key: `${row.id}:${row.sequence}`, config: row.config as Record<string, unknown>, secret });
-  };
+  const protocolOf = (row: IdpRow) => needs.protocols.of(storedOf(row));
   const callbackOf = (c: Ctx) => `${c.origin}${IDP_CALLBACK_PATH}`;
 
   /** A provider's error, timeout or refusal: a page that says so, never its details (they may carry secrets). */
@@ -73,6 +83,8 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
   kit.post(`${LOGIN_PATH}/idp/start`, async (c, reply, instance) => {
     const row = (await usable(c, instance)).find((r) => r.id === c.fields.idpId);
     if (!row) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notFound), 404);
+    // A directory asks for the login name and password on a page of ours.
+    if (kindOfType(row.type) === "ldap") return c.send(pages.directoryPage(c.page, { idpId: row.id, name: row.name }));
     let binding = c.cookies[BINDING_COOKIE];
     if (!binding) {
       binding = newCookieValue();
@@ -242,5 +254,10 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
     async providersFor(c, instance) {
       return (await usable(c, instance)).map((r) => ({ id: r.id, name: r.name }));
     },
+    async usableProvider(c, instance, idpId) {
+      return idpId ? (await usable(c, instance)).find((r) => r.id === idpId) : undefined;
+    },
+    storedOf,
+    signInAs,
   };
 }

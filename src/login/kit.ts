@@ -12,6 +12,7 @@ import { inheritanceChain } from "../domain/contexts.js";
 import type { FailureRules, RateRule } from "../domain/rate-rules.js";
 import { defaultsOf, type SettingsValues } from "../domain/settings-kinds.js";
 import type { EventStore } from "../eventstore/eventstore.js";
+import type { LdapFederation } from "../federation/ldap.js";
 import type { RedirectProtocols } from "../federation/redirect.js";
 import { AuthRequestQueries } from "../query/auth-requests.js";
 import type { ProjectionCache } from "../query/cache.js";
@@ -55,6 +56,8 @@ export interface LoginDeps {
   clock: Clock;
   /** The protocols of the external identity providers the login UI signs in through (requests under the outbound policy). */
   protocols: RedirectProtocols;
+  /** The directories (LDAP providers) it signs in at (connections under the outbound policy). */
+  directories: LdapFederation;
 }
 
 export const LOGIN_PATH = "/ui/login";

@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { registerAssets } from "./assets.js";
 import { finishStep } from "./finish.js";
 import { registerExternalSignIn } from "./idp.js";
+import { registerDirectorySignIn } from "./idp-ldap.js";
 import { createLoginKit, type LoginDeps } from "./kit.js";
 import { registerLoginName } from "./login-name.js";
 import { registerLogout } from "./logout.js";
@@ -34,6 +35,7 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
     const password = registerPassword(kit, { finish, secondFactors: [totp, webauthn, otpCodes], otpSetup, keySetupAtSignIn: webauthn.setupAtSignIn });
     // A sign-in through an external identity provider goes on as one with a password does: second factors included.
     const external = registerExternalSignIn(kit, { afterFirstFactor: password.afterFirstFactor, protocols: deps.protocols });
+    registerDirectorySignIn(kit, external, deps.directories);
     registerLoginName(kit, external);
     registerLogout(kit);
   });

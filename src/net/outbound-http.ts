@@ -10,8 +10,9 @@ import { plainAddress, TargetAddressPolicy } from "../domain/target-addresses.js
  * - `OutboundHttp.request`: execution targets (src/actions/caller.ts), SMS providers (HTTP and Twilio,
  *   src/notification/senders.ts), organisation domain validation (src/net/domain-validation.ts);
  * - `OutboundHttp.socket`: an instance's SMTP server (nodemailer's socket, src/notification/senders.ts);
+ * - `OutboundHttp.address`: LDAP directories (ldapts connects by itself to the address checked, src/federation/ldap.ts);
  * - `guardedAgents`: the S3 endpoint of an export or import (the AWS SDK's agents, src/storage/object-storage.ts);
- * - `outboundFetch`: external identity providers (openid-client's `customFetch`, src/login/idp-*.ts).
+ * - `outboundFetch`: external identity providers (openid-client's `customFetch`, src/federation).
  * A host written as an address is checked before anything is sent; a name is checked in the connection's own
  * lookup, so that a name that resolves to a denied address now (DNS rebinding) is refused however it resolved
  * before, and the socket connects to exactly the address checked. Requests are bounded in time and size and
@@ -104,6 +105,20 @@ export class OutboundHttp {
         resolve(s);
       });
     });
+  }
+
+  /**
+   * The address a client that opens its own connections (LDAP) connects to for `host`: checked as `socket` checks
+   * it, so that the connection goes to exactly the address the policy allowed.
+   */
+  address(host: string): Promise<string> {
+    const problem = this.policy.hostProblem(host);
+    if (problem) return Promise.reject(new OutboundFailure(`is refused: its host ${problem}`));
+    return new Promise((resolve, reject) =>
+      this.lookup(host, {}, (e, address) =>
+        e ? reject(e instanceof OutboundFailure ? e : new OutboundFailure(`unreachable (${e.message})`)) : resolve(address as string),
+      ),
+    );
   }
 
   /** Drops the kept-alive connections (at shutdown). */

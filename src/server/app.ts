@@ -32,6 +32,7 @@ import { webKeyService } from "../api/webkey/service.js";
 import { indexOf, reflectionServices } from "../api/reflection/service.js";
 import { TargetCaller } from "../actions/caller.js";
 import { OutboundHttp, outboundFetch, type ResolveHost } from "../net/outbound-http.js";
+import { LdapFederation } from "../federation/ldap.js";
 import { RedirectProtocols } from "../federation/redirect.js";
 import { TargetAddressPolicy } from "../domain/target-addresses.js";
 import { RateLimiter } from "../command/rate-limits.js";
@@ -397,6 +398,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     replay,
     clock,
     protocols: new RedirectProtocols(outboundFetch(outbound, { timeoutMs: 10_000, maxBytes: 1024 * 1024 }), { insecureHttp: config.idpInsecureHttp }),
+    directories: new LdapFederation((host) => outbound.address(host)),
   });
 
   // Export, import and user import: JSON over HTTP only (contract); bodies up to 32 MiB, more from files.

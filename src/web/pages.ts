@@ -89,6 +89,22 @@ export function passwordPage(p: PageContext, opts: { loginName: string; error?: 
   );
 }
 
+/** The sign-in form of a directory (an LDAP provider): its login name and password, checked there. */
+export function directoryPage(p: PageContext, opts: { idpId: string; name: string; loginName?: string; error?: string }): string {
+  return layout(
+    p,
+    p.t.title,
+    `<p>${esc(p.t.directorySignIn)} ${esc(opts.name)}</p>` +
+      errorBox(opts.error) +
+      form(
+        p,
+        "/ui/login/ldap",
+        `${field("loginName", p.t.loginName, "text", `autocomplete="username" required autofocus value="${esc(opts.loginName ?? "")}"`)}${field("password", p.t.password, "password", 'autocomplete="current-password" required')}<button type="submit">${esc(p.t.signIn)}</button>`,
+        { idpId: opts.idpId },
+      ),
+  );
+}
+
 export function changePasswordPage(p: PageContext, opts: { error?: string }): string {
   return layout(
     p,

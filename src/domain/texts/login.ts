@@ -83,6 +83,7 @@ export const loginTextsEn = {
   orSignInWith: "Or sign in with",
   externalFailed: "The sign-in at the identity provider did not succeed. Try again, or sign in another way.",
   externalNoAccount: "No account here is linked to your account at this identity provider, and none may be created through it. Ask your administrator.",
+  directorySignIn: "Sign in with your account at",
 };
 
 export type TextKey = keyof typeof loginTextsEn;
@@ -90,6 +91,7 @@ export type Texts = Record<TextKey, string>;
 
 const de: Partial<Texts> = {
   orSignInWith: "Oder anmelden mit",
+  directorySignIn: "Melden Sie sich mit Ihrem Konto an bei",
   externalFailed: "Die Anmeldung beim Identitätsanbieter ist nicht gelungen. Versuchen Sie es erneut oder melden Sie sich anders an.",
   externalNoAccount:
     "Mit Ihrem Konto bei diesem Identitätsanbieter ist hier kein Konto verknüpft, und über ihn darf keines angelegt werden. Fragen Sie Ihren Administrator.",
@@ -175,6 +177,7 @@ const de: Partial<Texts> = {
 
 const fr: Partial<Texts> = {
   orSignInWith: "Ou se connecter avec",
+  directorySignIn: "Connectez-vous avec votre compte chez",
   externalFailed: "La connexion auprès du fournisseur d'identité n'a pas abouti. Réessayez ou connectez-vous autrement.",
   externalNoAccount:
     "Aucun compte ici n'est lié à votre compte chez ce fournisseur d'identité, et aucun ne peut être créé par son intermédiaire. Demandez à votre administrateur.",
