@@ -14,6 +14,7 @@ import { userByLoginName } from "../query/users.js";
 import type { Database } from "../storage/database.js";
 import { apiSessionChecked, apiSessionCreated, sessionTerminated, type SessionFactors } from "../events/index.js";
 import { isTooManyFailures, limitedSignIn, type SignInLimits, type TooManyFailures } from "./failure-limits.js";
+import { intentResult } from "./idp-intents.js";
 import { checkPassword, type Lockout } from "./login.js";
 import type { ReplayGuard } from "./replay.js";
 import { checkLoginCode, loginCodeChannels, sendLoginCode } from "./otp-codes.js";
@@ -34,6 +35,8 @@ export interface SessionChecks {
   otpSms?: string;
   /** An assertion answering the session's WebAuthn challenge, from a page of `origin`. */
   webAuthN?: { credentialJson: string; origin: string };
+  /** A succeeded intent of the intents API whose provider account is linked to the user (single use). */
+  idpIntent?: { id: string; token: string };
 }
 
 /** Second factors whose code is sent on request (after the checks of the same call passed), and WebAuthn options. */
@@ -133,14 +136,44 @@ async function applyChecks(deps: SessionDeps, instanceId: string, user: User, fa
     next.webAuthN = await checkWebAuthN(deps, instanceId, user, next, checks.webAuthN);
     delete next.webAuthNChallenge;
   }
+  if (checks.idpIntent !== undefined) next.idpIntent = { checkedAt: now, idpId: await checkIdpIntent(deps, instanceId, user, checks.idpIntent) };
   const otp = !!(next.totp || next.otpEmail || next.otpSms);
   const key = !!next.webAuthN;
   const userVerified = !!next.webAuthN?.userVerified;
-  // As the built-in login UI: a security key after the password is pwd, hwk, mfa; a passkey is user, hwk, mfa.
-  const amr = [...(next.password ? ["pwd"] : []), ...(userVerified ? ["user"] : []), ...(otp ? ["otp"] : []), ...(key ? ["hwk"] : [])];
-  if ((next.password || userVerified) && (otp || key)) amr.push("mfa");
-  const authenticated = [checks.password, checks.totp, checks.otpEmail, checks.otpSms, checks.webAuthN].some((c) => c !== undefined);
+  // As the built-in login UI: a security key after the password is pwd, hwk, mfa; a passkey is user, hwk, mfa; a
+  // sign-in through a provider starts with fed.
+  const amr = [
+    ...(next.idpIntent ? ["fed"] : []),
+    ...(next.password ? ["pwd"] : []),
+    ...(userVerified ? ["user"] : []),
+    ...(otp ? ["otp"] : []),
+    ...(key ? ["hwk"] : []),
+  ];
+  if ((next.password || userVerified || next.idpIntent) && (otp || key)) amr.push("mfa");
+  const authenticated = [checks.password, checks.totp, checks.otpEmail, checks.otpSms, checks.webAuthN, checks.idpIntent].some((c) => c !== undefined);
   return { factors: next, amr, authenticated };
+}
+
+/**
+ * The intent checked: succeeded, its token right, unexpired, and its provider account linked to the user; then
+ * used up. Its provider's ID; INVALID_ARGUMENT naming the field otherwise (whatever the reason: an intent token
+ * is a credential).
+ */
+async function checkIdpIntent(deps: SessionDeps, instanceId: string, user: User, check: NonNullable<SessionChecks["idpIntent"]>): Promise<string> {
+  const refused = () =>
+    errors.invalidArgument(
+      "SESS-1dp1",
+      "invalid checks.idp_intent: the intent is unknown, not succeeded, used or expired, its token is wrong, or its account is not linked to the user",
+    );
+  const intent = { instanceId, id: check.id, token: check.token };
+  const result = await intentResult(deps.es, deps.box, { ...intent, consume: false });
+  if (!result) throw refused();
+  const link = await deps.db.prisma.userIdpLink.findUnique({
+    where: { idpId_externalUserId: { idpId: result.idpId, externalUserId: result.externalUserId } },
+    select: { userId: true },
+  });
+  if (link?.userId !== user.id || !(await intentResult(deps.es, deps.box, { ...intent, consume: true }))) throw refused();
+  return result.idpId;
 }
 
 /** The assertion checked against the session's pending challenge (which it uses up); INVALID_ARGUMENT naming the field. */

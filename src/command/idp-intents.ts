@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { SecretBox } from "../crypto/secrets.js";
 import { dateOf } from "../domain/clock.js";
 import type { EventStore } from "../eventstore/eventstore.js";
@@ -17,13 +17,29 @@ export const INTENT_TTL_MS = 10 * 60_000;
 
 const sha256 = (s: string) => createHash("sha256").update(s).digest("base64url");
 
-/** What the callback needs back: the PKCE verifier and nonce it sent, and where the login goes on. */
+/** What the callback needs back: the PKCE verifier and nonce it sent (a SAML request's ID), and where the login goes on. */
 export interface TakenIntent {
   id: string;
   idpId: string;
   returnTo: string;
   codeVerifier: string;
   nonce: string;
+  /** An intent of the intents API: where the browser goes next (else the login UI goes on). */
+  api?: { successUrl: string; failureUrl: string };
+}
+
+/** How long a succeeded intent of the intents API may be retrieved and checked by a session. */
+export const SUCCEEDED_INTENT_TTL_MS = 10 * 60_000;
+
+/** What a provider said of its user, kept for the intents API's caller (sealed at rest). */
+export interface IntentResult {
+  idpId: string;
+  /** The user's ID at the provider, and the name it goes by there. */
+  externalUserId: string;
+  externalUserName: string;
+  raw: Record<string, unknown>;
+  accessToken?: string | undefined;
+  idToken?: string | undefined;
 }
 
 /**
@@ -33,7 +49,17 @@ export interface TakenIntent {
 export async function startIntent(
   es: EventStore,
   box: SecretBox,
-  a: { instanceId: string; idpId: string; state: string; binding: string; codeVerifier: string; nonce: string; returnTo: string },
+  a: {
+    instanceId: string;
+    idpId: string;
+    state: string;
+    /** Empty for an intent of the intents API: its caller's browser carries no cookie of ours. */
+    binding: string;
+    codeVerifier: string;
+    nonce: string;
+    returnTo: string;
+    api?: { successUrl: string; failureUrl: string };
+  },
 ): Promise<string> {
   const id = newId();
   const now = es.clock.now();
@@ -44,9 +70,11 @@ export async function startIntent(
         instanceId: a.instanceId,
         idpId: a.idpId,
         stateHash: sha256(a.state),
-        bindingHash: sha256(a.binding),
+        bindingHash: a.binding ? sha256(a.binding) : "",
         secrets: box.seal(JSON.stringify({ v: a.codeVerifier, n: a.nonce })),
         returnTo: a.returnTo,
+        successUrl: a.api?.successUrl ?? "",
+        failureUrl: a.api?.failureUrl ?? "",
         state: "started",
         createdAt: new Date(now),
         expiresAt: new Date(now + INTENT_TTL_MS),
@@ -59,14 +87,19 @@ export async function startIntent(
 }
 
 /**
- * Takes the intent of `state` once: only in the browser that started it (`binding`), in its instance, before it
- * expired, and only the first time (a replayed answer finds it used). Undefined otherwise.
+ * Takes the intent of `state` once: only in the browser that started it (`binding`; an intent of the intents
+ * API has none), in its instance, before it expired, and only the first time (a replayed answer finds it used).
+ * Undefined otherwise.
  */
-export async function takeIntent(es: EventStore, box: SecretBox, a: { instanceId: string; state: string; binding: string }): Promise<TakenIntent | undefined> {
+export async function takeIntent(
+  es: EventStore,
+  box: SecretBox,
+  a: { instanceId: string; state: string; binding: string | undefined },
+): Promise<TakenIntent | undefined> {
   const { result } = await es.execute(async (w) => {
     const where = {
       stateHash: sha256(a.state),
-      bindingHash: sha256(a.binding),
+      bindingHash: { in: a.binding ? ["", sha256(a.binding)] : [""] },
       instanceId: a.instanceId,
       state: "started",
       expiresAt: { gt: dateOf(es.clock) },
@@ -77,7 +110,87 @@ export async function takeIntent(es: EventStore, box: SecretBox, a: { instanceId
   });
   if (!result) return undefined;
   const secrets = JSON.parse(box.open(result.secrets)) as { v: string; n: string };
-  return { id: result.id, idpId: result.idpId, returnTo: result.returnTo, codeVerifier: secrets.v, nonce: secrets.n };
+  return {
+    id: result.id,
+    idpId: result.idpId,
+    returnTo: result.returnTo,
+    codeVerifier: secrets.v,
+    nonce: secrets.n,
+    ...(result.successUrl ? { api: { successUrl: result.successUrl, failureUrl: result.failureUrl } } : {}),
+  };
+}
+
+/**
+ * An intent of the intents API whose provider vouched for a user: the result kept sealed for its caller, who
+ * proves it with the token returned here (only its SHA-256 is kept), for SUCCEEDED_INTENT_TTL_MS. A new intent
+ * when `id` is undefined (a directory answers at once).
+ */
+export async function succeedIntent(
+  es: EventStore,
+  box: SecretBox,
+  a: { instanceId: string; id?: string | undefined; result: IntentResult },
+): Promise<{ id: string; token: string }> {
+  const token = randomBytes(32).toString("base64url");
+  const now = es.clock.now();
+  const data = {
+    state: "succeeded",
+    tokenHash: sha256(token),
+    result: box.seal(JSON.stringify(a.result)),
+    expiresAt: new Date(now + SUCCEEDED_INTENT_TTL_MS),
+  };
+  const id = a.id ?? newId();
+  await es.execute((w) =>
+    a.id
+      ? w.tx.idpIntent.update({ where: { id }, data })
+      : w.tx.idpIntent.create({
+          data: {
+            ...data,
+            id,
+            instanceId: a.instanceId,
+            idpId: a.result.idpId,
+            stateHash: sha256(randomBytes(32).toString("base64url")),
+            bindingHash: "",
+            secrets: "",
+            returnTo: "",
+            createdAt: new Date(now),
+          },
+        }),
+  );
+  return { id, token };
+}
+
+/** An intent whose provider refused, or whose answer did not hold: nothing can be retrieved from it. */
+export async function failIntent(es: EventStore, id: string): Promise<void> {
+  await es.execute((w) => w.tx.idpIntent.update({ where: { id }, data: { state: "failed" } }));
+}
+
+const tokenMatches = (storedHash: string | null, token: string) => {
+  const given = Buffer.from(sha256(token));
+  const stored = Buffer.from(storedHash ?? "");
+  return stored.length === given.length && timingSafeEqual(stored, given);
+};
+
+/**
+ * The result of a succeeded intent for the holder of its token (compared in constant time), in its instance,
+ * unexpired; `consume` uses it up (a session's check: single use). Undefined otherwise, whatever the reason.
+ */
+export async function intentResult(
+  es: EventStore,
+  box: SecretBox,
+  a: { instanceId: string; id: string; token: string; consume: boolean },
+): Promise<IntentResult | undefined> {
+  const { result } = await es.execute(async (w) => {
+    const row = await w.tx.idpIntent.findFirst({
+      where: { id: a.id, instanceId: a.instanceId, state: "succeeded", expiresAt: { gt: dateOf(es.clock) } },
+    });
+    if (!row?.result || !tokenMatches(row.tokenHash, a.token)) return undefined;
+    if (a.consume) {
+      const used = await w.tx.idpIntent.updateMany({ where: { id: row.id, state: "succeeded" }, data: { state: "consumed" } });
+      if (used.count !== 1) return undefined;
+    }
+    return row.result;
+  });
+  return result ? (JSON.parse(box.open(result)) as IntentResult) : undefined;
 }
 
 /** Records a sign-in through a provider (which provider, which external account; never a provider token). */

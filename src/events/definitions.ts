@@ -300,6 +300,8 @@ export type SessionFactors = {
   otpSms?: { checkedAt: string };
   /** A security key (`userVerified` false) or a passkey with user verification. */
   webAuthN?: { checkedAt: string; userVerified: boolean };
+  /** A sign-in through an external identity provider (an intent of the intents API, used up by the check). */
+  idpIntent?: { checkedAt: string; idpId: string };
   /** The options last handed out for a WebAuthn check: single use, until `expiresAt`. */
   webAuthNChallenge?: { challenge: string; rpId: string; userVerified: boolean; expiresAt: string };
 };

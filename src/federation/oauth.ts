@@ -64,6 +64,7 @@ export class OAuthFederation {
     if ((typeof id !== "string" && typeof id !== "number") || id === "") throw new Error(`the user endpoint's answer has no ${s.idAttribute}`);
     // The common names of such answers (GitHub's login, GitLab's username) besides the OIDC claim names.
     const username = user.preferred_username ?? user.login ?? user.username;
-    return externalUserOf({ ...user, sub: String(id), ...(typeof username === "string" ? { preferred_username: username } : {}) });
+    const external = externalUserOf({ ...user, sub: String(id), ...(typeof username === "string" ? { preferred_username: username } : {}) });
+    return { ...external, tokens: { accessToken: tokens.access_token } };
   }
 }

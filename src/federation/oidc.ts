@@ -88,7 +88,7 @@ export class OidcFederation {
     const claims: Record<string, unknown> = s.isIdTokenMapping
       ? { ...idClaims }
       : { ...idClaims, ...(await client.fetchUserInfo(config, tokens.access_token, idClaims.sub)) };
-    return externalUserOf(claims);
+    return { ...externalUserOf(claims), tokens: { accessToken: tokens.access_token, idToken: tokens.id_token } };
   }
 }
 

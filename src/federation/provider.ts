@@ -27,6 +27,8 @@ export interface ExternalUser {
   preferredLanguage?: string | undefined;
   /** Everything the provider said, as it said it (the intents API's raw_information). */
   raw: Record<string, unknown>;
+  /** The provider's tokens, for the intents API's caller (never stored in an event or logged). */
+  tokens?: { accessToken?: string | undefined; idToken?: string | undefined };
 }
 
 /** A provider as stored: its kind, its configuration (proto JSON), its secret opened, and a key of its version. */

@@ -1,11 +1,12 @@
 import { Code } from "@connectrpc/connect";
 import type { FastifyReply } from "fastify";
 import { createHuman, patchUser } from "../command/users.js";
-import { recordIdpLogin, startIntent, takeIntent } from "../command/idp-intents.js";
+import { failIntent, type IntentResult, recordIdpLogin, startIntent, succeedIntent, type TakenIntent, takeIntent } from "../command/idp-intents.js";
 import { type IdpLink, linkFoundAccount } from "../command/idp-links.js";
 import type { ContextRef } from "../query/reuse.js";
 import { type IdpKind, kindOfType } from "../domain/idps.js";
 import type { ExternalUser, RedirectStart, StoredProvider } from "../federation/provider.js";
+import { storedProviderOf } from "../federation/stored.js";
 import { REDIRECT_KINDS, type RedirectProtocols, refusedByProvider } from "../federation/redirect.js";
 import { IdpQueries, type IdpRow } from "../query/idps.js";
 import { userByLoginName } from "../query/users.js";
@@ -67,12 +68,8 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
   }
   const usable = (c: Ctx, instance: InstanceRow) => usableIn(contextOf(c, instance), instance);
 
-  const storedOf = (row: IdpRow): StoredProvider => ({
-    kind: kindOfType(row.type)!,
-    key: `${row.id}:${row.sequence}`,
-    config: row.config as Record<string, unknown>,
-    secret: row.secret ? box.open(row.secret) : undefined,
-  });
+  // A usable row is of a kind this server signs in with: its kind is known.
+  const storedOf = (row: IdpRow): StoredProvider => storedProviderOf(row, box)!;
   /** The provider's redirect protocol (its discovered metadata kept per version of its configuration). */
   const protocolOf = (row: IdpRow) => needs.protocols.of(storedOf(row));
   const callbackOf = (c: Ctx) => `${c.origin}${IDP_CALLBACK_PATH}`;
@@ -125,8 +122,10 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
     const instance = c.instance;
     const state = typeof c.fields.state === "string" ? c.fields.state : "";
     const binding = c.cookies[BINDING_COOKIE];
-    const intent = state && binding ? await takeIntent(es, box, { instanceId: instance.id, state, binding }) : undefined;
+    const intent = state ? await takeIntent(es, box, { instanceId: instance.id, state, binding }) : undefined;
     if (!intent) return failed(c, 400);
+    const answer = new URL(`${callbackOf(c)}?${new URLSearchParams(c.fields)}`);
+    if (intent.api) return completeApiIntent(c, reply, instance, { ...intent, api: intent.api }, answer);
     // The flow goes on where it was: its organisation, texts and return_to, as carried through the provider
     // (never from this request's query, which the provider's redirect wrote).
     const flow = await contextOf({ return_to: intent.returnTo });
@@ -136,8 +135,7 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
     if (!row) return failed(flow, 403);
     let user: ExternalUser;
     try {
-      const url = new URL(`${callbackOf(c)}?${new URLSearchParams(c.fields)}`);
-      user = await protocolOf(row)!.finish(url, { state, nonce: intent.nonce, codeVerifier: intent.codeVerifier });
+      user = await protocolOf(row)!.finish(answer, { state, nonce: intent.nonce, codeVerifier: intent.codeVerifier });
     } catch (e) {
       kit.ui.log.warn({ idp: row.id, reason: (e as Error).message }, "external sign-in: the provider's answer was refused");
       // The provider said no (the user cancelled there, or it refused): the browser's request is what failed.
@@ -145,6 +143,51 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
     }
     return signInAs(flow, reply, instance, row, user);
   });
+
+  /**
+   * An intent of the intents API: the provider's answer checked as the login UI's is (the provider still usable for
+   * intents), its result kept for the caller, and the browser sent to the caller's success URL with the intent's ID
+   * and token, or to its failure URL with an OAuth-style error (never the provider's own text).
+   */
+  async function completeApiIntent(
+    c: Ctx,
+    reply: FastifyReply,
+    instance: InstanceRow,
+    intent: TakenIntent & { api: NonNullable<TakenIntent["api"]> },
+    answer: URL,
+  ) {
+    const to = (base: string, params: Record<string, string>) => {
+      const url = new URL(base);
+      for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+      return kit.redirect(c, reply, url.href);
+    };
+    const failure = async (error: string, description: string) => {
+      await failIntent(es, intent.id);
+      return to(intent.api.failureUrl, { id: intent.id, error, error_description: description });
+    };
+    const row = await idps.usableForIntent(instance.id, intent.idpId);
+    const protocol = row && protocolOf(row);
+    if (!row || !protocol) return failure("access_denied", "the identity provider is not active");
+    let user: ExternalUser;
+    try {
+      user = await protocol.finish(answer, { state: c.fields.state ?? "", nonce: intent.nonce, codeVerifier: intent.codeVerifier });
+    } catch (e) {
+      kit.ui.log.warn({ idp: row.id, reason: (e as Error).message }, "external sign-in (intent): the provider's answer was refused");
+      return refusedByProvider(e)
+        ? failure("access_denied", "the identity provider refused the sign-in")
+        : failure("server_error", "the identity provider's answer could not be used");
+    }
+    const result: IntentResult = {
+      idpId: row.id,
+      externalUserId: user.id,
+      externalUserName: user.username ?? user.email ?? user.id,
+      raw: user.raw,
+      accessToken: user.tokens?.accessToken,
+      idToken: user.tokens?.idToken,
+    };
+    const { token } = await succeedIntent(es, box, { instanceId: instance.id, id: intent.id, result });
+    return to(intent.api.successUrl, { id: intent.id, token });
+  }
 
   /**
    * The account of the external user, as the provider's options say, then the sign-in. The provider must be usable

@@ -101,6 +101,18 @@ export class IdpQueries {
     return views.filter((v) => v.active).map((v) => v.row);
   }
 
+  /**
+   * The provider of an intent of the intents API (a custom login UI's sign-in, whose organisation is not known
+   * yet): of the instance or the system, and active in the instance, or in the organisation that owns it.
+   */
+  async usableForIntent(instanceId: string, idpId: string): Promise<IdpRow | undefined> {
+    const row = await this.byId(idpId);
+    if (!row || (row.instanceId !== "" && row.instanceId !== instanceId)) return undefined;
+    const owner = ownerOf(row);
+    const ctx: ContextRef = owner.type === "org" ? owner : { type: "instance", id: instanceId, instanceId };
+    return (await this.activeIn(ctx)).find((r) => r.id === row.id);
+  }
+
   /** The views of rows from `ctx`, with the policies they need loaded in one query. */
   async views<R extends IdpListRow>(rows: R[], ctx: ContextRef): Promise<IdpView<R>[]> {
     const contexts = new Map<string, ContextRef>();

@@ -7,7 +7,10 @@ import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import { actionService } from "../api/action/service.js";
 import { notificationProviderService } from "../api/notification/service.js";
 import { featureService } from "../api/feature/service.js";
+import { idpIntentService } from "../api/idp/intents.js";
 import { idpService } from "../api/idp/service.js";
+import type { Client } from "../domain/forwarded.js";
+import { UserQueries } from "../query/users.js";
 import { healthService } from "../api/health/service.js";
 import { languageService } from "../api/language/service.js";
 import { loginSettingsService } from "../api/login-settings/service.js";
@@ -187,6 +190,13 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   const targetPolicy = new TargetAddressPolicy(config.targetDeny);
   // SMS providers' URLs are an instance administrator's choice: they go out as targets do.
   const outbound = new OutboundHttp(targetPolicy, opts.resolveHost);
+  /** This server's issuer as a client reached it (scheme and host, as a trusted proxy forwarded them). */
+  const issuerOfClient = (client: Client) => `${config.externalSecure || client.secure ? "https" : "http"}://${client.host.toLowerCase()}`;
+  // The protocols of external identity providers, for the login UI and the intents API: every request under the outbound policy.
+  const federation = {
+    protocols: new RedirectProtocols(outboundFetch(outbound, { timeoutMs: 10_000, maxBytes: 1024 * 1024 }), { insecureHttp: config.idpInsecureHttp }),
+    directories: new LdapFederation((host) => outbound.address(host)),
+  };
   const channels = new Channels(notificationProviders, config.smtp, outbound);
   const verifiers = new TokenVerifiers(tenancy);
   verifiers.add(new PersonalAccessTokenVerifier(tenancy, clock));
@@ -241,6 +251,10 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     mount(S.action, actionService({ es, db, cache, box, actions, catalogue, targetPolicy })),
     mount(S.notificationProvider, notificationProviderService({ es, box, providers: notificationProviders, settings, tenancy, outbound })),
     mount(S.idp, idpService({ es, db, cache, box, idps: new IdpQueries(db), tenancy, secure: config.externalSecure })),
+    mount(
+      S.idpIntent,
+      idpIntentService({ es, box, idps: new IdpQueries(db), users: new UserQueries(db, cache), ...federation, issuerOf: issuerOfClient, clock }),
+    ),
     mount(S.org, orgService({ es, db, cache, tenancy, externalDomain: config.externalDomain })),
     mount(S.orgDomain, orgDomainService({ es, db, cache, tenancy, settings, validator: domainValidator })),
     mount(S.user, userService({ es, db, cache, settings, tenancy, box, limits: accountLimits, clock })),
@@ -261,7 +275,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
         authRequests: oidcReads.authRequests,
         clients: oidcReads.oauthClients,
         clock,
-        issuerOf: (client) => `${config.externalSecure || client.secure ? "https" : "http"}://${client.host.toLowerCase()}`,
+        issuerOf: issuerOfClient,
       }),
     ),
     mount(S.project, projectService({ es, db, cache, tenancy })),
@@ -397,8 +411,8 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     failures,
     replay,
     clock,
-    protocols: new RedirectProtocols(outboundFetch(outbound, { timeoutMs: 10_000, maxBytes: 1024 * 1024 }), { insecureHttp: config.idpInsecureHttp }),
-    directories: new LdapFederation((host) => outbound.address(host)),
+    protocols: federation.protocols,
+    directories: federation.directories,
   });
 
   // Export, import and user import: JSON over HTTP only (contract); bodies up to 32 MiB, more from files.

@@ -6,6 +6,7 @@ import { ServerReflection as ReflectionV1alpha } from "../../gen/grpc/reflection
 import { FeatureService } from "../../gen/svc/feature/v2/feature_service_pb.js";
 import { ActionService } from "../../gen/svc/resources/action/v3alpha/action_service_pb.js";
 import { NotificationProviderService } from "../../gen/svc/resources/notification/v3alpha/provider_service_pb.js";
+import { IdentityProviderIntentService } from "../../gen/svc/resources/idp/v3alpha/idp_intent_service_pb.js";
 import { IdentityProviderService } from "../../gen/svc/resources/idp/v3alpha/idp_service_pb.js";
 import { ApplicationService } from "../../gen/svc/resources/application/v3alpha/application_service_pb.js";
 import { MembershipService } from "../../gen/svc/resources/membership/v3alpha/membership_service_pb.js";
@@ -50,6 +51,7 @@ export const serviceDescriptors = {
   action: ActionService,
   notificationProvider: NotificationProviderService,
   idp: IdentityProviderService,
+  idpIntent: IdentityProviderIntentService,
   org: OrganizationService,
   orgDomain: OrganizationDomainService,
   user: UserService,

@@ -110,6 +110,27 @@ describe.skipIf(!slapdAvailable)("sign-in through an LDAP directory", () => {
     await deactivate(id);
   });
 
+  it("answers an intent of the intents API at once, with the linked user; a wrong password is refused", async () => {
+    const id = await createDirectory("Intent Directory", {});
+    const loginClient = (await t.serviceUser("ldap-login-client", [{ type: "instance", id: t.instanceId, roles: ["IAM_LOGIN_CLIENT"] }])).token;
+    const start = (password: string) =>
+      rest(t.url, "POST", "/resources/v3alpha/idp_intents", { token: loginClient, body: { idp_id: id, ldap: { username: "alice", password } } });
+    const ok = await start("alice-Secret-1");
+    expect(ok.status, JSON.stringify(ok.body)).toBe(201);
+    const { idpIntentId, idpIntentToken, userId } = ok.body.idpIntent;
+    expect(userId ?? "").toBe(""); // alice is linked to the first directory, not to this one
+    const got = await rest(t.url, "POST", `/resources/v3alpha/idp_intents/${idpIntentId}/_retrieve`, {
+      token: loginClient,
+      body: { idp_intent_token: idpIntentToken },
+    });
+    expect(got.body.idpInformation).toMatchObject({ idpId: id, userId: "alice", rawInformation: { mail: "alice@ldap.example.com" } });
+    expect(JSON.stringify(got.body)).not.toMatch(/userPassword|SSHA/i);
+    const wrong = await start("nope");
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.message).toMatch(/ldap/);
+    await deactivate(id);
+  });
+
   it("a wrong password, an unknown user and a filter in the login name sign no one in", async () => {
     const id = await createDirectory("Strict Directory", { isAutoCreation: true });
     const { page, ctx } = await newPage(browser);

@@ -489,7 +489,11 @@ export const IdpIntentScalarFieldEnum = {
   returnTo: 'returnTo',
   state: 'state',
   createdAt: 'createdAt',
-  expiresAt: 'expiresAt'
+  expiresAt: 'expiresAt',
+  successUrl: 'successUrl',
+  failureUrl: 'failureUrl',
+  tokenHash: 'tokenHash',
+  result: 'result'
 } as const
 
 export type IdpIntentScalarFieldEnum = (typeof IdpIntentScalarFieldEnum)[keyof typeof IdpIntentScalarFieldEnum]

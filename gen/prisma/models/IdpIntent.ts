@@ -35,6 +35,10 @@ export type IdpIntentMinAggregateOutputType = {
   state: string | null
   createdAt: Date | null
   expiresAt: Date | null
+  successUrl: string | null
+  failureUrl: string | null
+  tokenHash: string | null
+  result: string | null
 }
 
 export type IdpIntentMaxAggregateOutputType = {
@@ -48,6 +52,10 @@ export type IdpIntentMaxAggregateOutputType = {
   state: string | null
   createdAt: Date | null
   expiresAt: Date | null
+  successUrl: string | null
+  failureUrl: string | null
+  tokenHash: string | null
+  result: string | null
 }
 
 export type IdpIntentCountAggregateOutputType = {
@@ -61,6 +69,10 @@ export type IdpIntentCountAggregateOutputType = {
   state: number
   createdAt: number
   expiresAt: number
+  successUrl: number
+  failureUrl: number
+  tokenHash: number
+  result: number
   _all: number
 }
 
@@ -76,6 +88,10 @@ export type IdpIntentMinAggregateInputType = {
   state?: true
   createdAt?: true
   expiresAt?: true
+  successUrl?: true
+  failureUrl?: true
+  tokenHash?: true
+  result?: true
 }
 
 export type IdpIntentMaxAggregateInputType = {
@@ -89,6 +105,10 @@ export type IdpIntentMaxAggregateInputType = {
   state?: true
   createdAt?: true
   expiresAt?: true
+  successUrl?: true
+  failureUrl?: true
+  tokenHash?: true
+  result?: true
 }
 
 export type IdpIntentCountAggregateInputType = {
@@ -102,6 +122,10 @@ export type IdpIntentCountAggregateInputType = {
   state?: true
   createdAt?: true
   expiresAt?: true
+  successUrl?: true
+  failureUrl?: true
+  tokenHash?: true
+  result?: true
   _all?: true
 }
 
@@ -188,6 +212,10 @@ export type IdpIntentGroupByOutputType = {
   state: string
   createdAt: Date
   expiresAt: Date
+  successUrl: string
+  failureUrl: string
+  tokenHash: string | null
+  result: string | null
   _count: IdpIntentCountAggregateOutputType | null
   _min: IdpIntentMinAggregateOutputType | null
   _max: IdpIntentMaxAggregateOutputType | null
@@ -222,6 +250,10 @@ export type IdpIntentWhereInput = {
   state?: Prisma.StringFilter<"IdpIntent"> | string
   createdAt?: Prisma.DateTimeFilter<"IdpIntent"> | Date | string
   expiresAt?: Prisma.DateTimeFilter<"IdpIntent"> | Date | string
+  successUrl?: Prisma.StringFilter<"IdpIntent"> | string
+  failureUrl?: Prisma.StringFilter<"IdpIntent"> | string
+  tokenHash?: Prisma.StringNullableFilter<"IdpIntent"> | string | null
+  result?: Prisma.StringNullableFilter<"IdpIntent"> | string | null
 }
 
 export type IdpIntentOrderByWithRelationInput = {
@@ -235,6 +267,10 @@ export type IdpIntentOrderByWithRelationInput = {
   state?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
+  successUrl?: Prisma.SortOrder
+  failureUrl?: Prisma.SortOrder
+  tokenHash?: Prisma.SortOrderInput | Prisma.SortOrder
+  result?: Prisma.SortOrderInput | Prisma.SortOrder
 }
 
 export type IdpIntentWhereUniqueInput = Prisma.AtLeast<{
@@ -251,6 +287,10 @@ export type IdpIntentWhereUniqueInput = Prisma.AtLeast<{
   state?: Prisma.StringFilter<"IdpIntent"> | string
   createdAt?: Prisma.DateTimeFilter<"IdpIntent"> | Date | string
   expiresAt?: Prisma.DateTimeFilter<"IdpIntent"> | Date | string
+  successUrl?: Prisma.StringFilter<"IdpIntent"> | string
+  failureUrl?: Prisma.StringFilter<"IdpIntent"> | string
+  tokenHash?: Prisma.StringNullableFilter<"IdpIntent"> | string | null
+  result?: Prisma.StringNullableFilter<"IdpIntent"> | string | null
 }, "id" | "stateHash">
 
 export type IdpIntentOrderByWithAggregationInput = {
@@ -264,6 +304,10 @@ export type IdpIntentOrderByWithAggregationInput = {
   state?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
+  successUrl?: Prisma.SortOrder
+  failureUrl?: Prisma.SortOrder
+  tokenHash?: Prisma.SortOrderInput | Prisma.SortOrder
+  result?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.IdpIntentCountOrderByAggregateInput
   _max?: Prisma.IdpIntentMaxOrderByAggregateInput
   _min?: Prisma.IdpIntentMinOrderByAggregateInput
@@ -283,6 +327,10 @@ export type IdpIntentScalarWhereWithAggregatesInput = {
   state?: Prisma.StringWithAggregatesFilter<"IdpIntent"> | string
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"IdpIntent"> | Date | string
   expiresAt?: Prisma.DateTimeWithAggregatesFilter<"IdpIntent"> | Date | string
+  successUrl?: Prisma.StringWithAggregatesFilter<"IdpIntent"> | string
+  failureUrl?: Prisma.StringWithAggregatesFilter<"IdpIntent"> | string
+  tokenHash?: Prisma.StringNullableWithAggregatesFilter<"IdpIntent"> | string | null
+  result?: Prisma.StringNullableWithAggregatesFilter<"IdpIntent"> | string | null
 }
 
 export type IdpIntentCreateInput = {
@@ -296,6 +344,10 @@ export type IdpIntentCreateInput = {
   state: string
   createdAt: Date | string
   expiresAt: Date | string
+  successUrl?: string
+  failureUrl?: string
+  tokenHash?: string | null
+  result?: string | null
 }
 
 export type IdpIntentUncheckedCreateInput = {
@@ -309,6 +361,10 @@ export type IdpIntentUncheckedCreateInput = {
   state: string
   createdAt: Date | string
   expiresAt: Date | string
+  successUrl?: string
+  failureUrl?: string
+  tokenHash?: string | null
+  result?: string | null
 }
 
 export type IdpIntentUpdateInput = {
@@ -322,6 +378,10 @@ export type IdpIntentUpdateInput = {
   state?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  successUrl?: Prisma.StringFieldUpdateOperationsInput | string
+  failureUrl?: Prisma.StringFieldUpdateOperationsInput | string
+  tokenHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  result?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 export type IdpIntentUncheckedUpdateInput = {
@@ -335,6 +395,10 @@ export type IdpIntentUncheckedUpdateInput = {
   state?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  successUrl?: Prisma.StringFieldUpdateOperationsInput | string
+  failureUrl?: Prisma.StringFieldUpdateOperationsInput | string
+  tokenHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  result?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 export type IdpIntentCreateManyInput = {
@@ -348,6 +412,10 @@ export type IdpIntentCreateManyInput = {
   state: string
   createdAt: Date | string
   expiresAt: Date | string
+  successUrl?: string
+  failureUrl?: string
+  tokenHash?: string | null
+  result?: string | null
 }
 
 export type IdpIntentUpdateManyMutationInput = {
@@ -361,6 +429,10 @@ export type IdpIntentUpdateManyMutationInput = {
   state?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  successUrl?: Prisma.StringFieldUpdateOperationsInput | string
+  failureUrl?: Prisma.StringFieldUpdateOperationsInput | string
+  tokenHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  result?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 export type IdpIntentUncheckedUpdateManyInput = {
@@ -374,6 +446,10 @@ export type IdpIntentUncheckedUpdateManyInput = {
   state?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   expiresAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  successUrl?: Prisma.StringFieldUpdateOperationsInput | string
+  failureUrl?: Prisma.StringFieldUpdateOperationsInput | string
+  tokenHash?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  result?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 export type IdpIntentCountOrderByAggregateInput = {
@@ -387,6 +463,10 @@ export type IdpIntentCountOrderByAggregateInput = {
   state?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
+  successUrl?: Prisma.SortOrder
+  failureUrl?: Prisma.SortOrder
+  tokenHash?: Prisma.SortOrder
+  result?: Prisma.SortOrder
 }
 
 export type IdpIntentMaxOrderByAggregateInput = {
@@ -400,6 +480,10 @@ export type IdpIntentMaxOrderByAggregateInput = {
   state?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
+  successUrl?: Prisma.SortOrder
+  failureUrl?: Prisma.SortOrder
+  tokenHash?: Prisma.SortOrder
+  result?: Prisma.SortOrder
 }
 
 export type IdpIntentMinOrderByAggregateInput = {
@@ -413,6 +497,10 @@ export type IdpIntentMinOrderByAggregateInput = {
   state?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   expiresAt?: Prisma.SortOrder
+  successUrl?: Prisma.SortOrder
+  failureUrl?: Prisma.SortOrder
+  tokenHash?: Prisma.SortOrder
+  result?: Prisma.SortOrder
 }
 
 
@@ -428,6 +516,10 @@ export type IdpIntentSelect<ExtArgs extends runtime.Types.Extensions.InternalArg
   state?: boolean
   createdAt?: boolean
   expiresAt?: boolean
+  successUrl?: boolean
+  failureUrl?: boolean
+  tokenHash?: boolean
+  result?: boolean
 }, ExtArgs["result"]["idpIntent"]>
 
 export type IdpIntentSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -441,6 +533,10 @@ export type IdpIntentSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Ext
   state?: boolean
   createdAt?: boolean
   expiresAt?: boolean
+  successUrl?: boolean
+  failureUrl?: boolean
+  tokenHash?: boolean
+  result?: boolean
 }, ExtArgs["result"]["idpIntent"]>
 
 export type IdpIntentSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -454,6 +550,10 @@ export type IdpIntentSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Ext
   state?: boolean
   createdAt?: boolean
   expiresAt?: boolean
+  successUrl?: boolean
+  failureUrl?: boolean
+  tokenHash?: boolean
+  result?: boolean
 }, ExtArgs["result"]["idpIntent"]>
 
 export type IdpIntentSelectScalar = {
@@ -467,9 +567,13 @@ export type IdpIntentSelectScalar = {
   state?: boolean
   createdAt?: boolean
   expiresAt?: boolean
+  successUrl?: boolean
+  failureUrl?: boolean
+  tokenHash?: boolean
+  result?: boolean
 }
 
-export type IdpIntentOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "idpId" | "stateHash" | "bindingHash" | "secrets" | "returnTo" | "state" | "createdAt" | "expiresAt", ExtArgs["result"]["idpIntent"]>
+export type IdpIntentOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "instanceId" | "idpId" | "stateHash" | "bindingHash" | "secrets" | "returnTo" | "state" | "createdAt" | "expiresAt" | "successUrl" | "failureUrl" | "tokenHash" | "result", ExtArgs["result"]["idpIntent"]>
 
 export type $IdpIntentPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "IdpIntent"
@@ -485,6 +589,10 @@ export type $IdpIntentPayload<ExtArgs extends runtime.Types.Extensions.InternalA
     state: string
     createdAt: Date
     expiresAt: Date
+    successUrl: string
+    failureUrl: string
+    tokenHash: string | null
+    result: string | null
   }, ExtArgs["result"]["idpIntent"]>
   composites: {}
 }
@@ -918,6 +1026,10 @@ export interface IdpIntentFieldRefs {
   readonly state: Prisma.FieldRef<"IdpIntent", 'String'>
   readonly createdAt: Prisma.FieldRef<"IdpIntent", 'DateTime'>
   readonly expiresAt: Prisma.FieldRef<"IdpIntent", 'DateTime'>
+  readonly successUrl: Prisma.FieldRef<"IdpIntent", 'String'>
+  readonly failureUrl: Prisma.FieldRef<"IdpIntent", 'String'>
+  readonly tokenHash: Prisma.FieldRef<"IdpIntent", 'String'>
+  readonly result: Prisma.FieldRef<"IdpIntent", 'String'>
 }
     
 

@@ -72,6 +72,7 @@ function checksOf(c: Checks | undefined): SessionChecks {
     ...(c?.otpEmail ? { otpEmail: c.otpEmail.code } : {}),
     ...(c?.otpSms ? { otpSms: c.otpSms.code } : {}),
     ...(c?.webAuthN ? { webAuthN: { credentialJson: c.webAuthN.credentialJson, origin: c.webAuthN.origin } } : {}),
+    ...(c?.idpIntent ? { idpIntent: { id: c.idpIntent.idpIntentId, token: c.idpIntent.idpIntentToken } } : {}),
   };
 }
 
@@ -121,6 +122,7 @@ export function toSession(row: LoginSession, user: { loginName: string; orgId: s
       ...(f.otpEmail ? { otpEmail: at(f.otpEmail.checkedAt) } : {}),
       ...(f.otpSms ? { otpSms: at(f.otpSms.checkedAt) } : {}),
       ...(f.webAuthN ? { webAuthN: { ...at(f.webAuthN.checkedAt), userVerified: f.webAuthN.userVerified } } : {}),
+      ...(f.idpIntent ? { intent: { ...at(f.idpIntent.checkedAt), idpId: f.idpIntent.idpId } } : {}),
     },
     ...(row.expiresAt ? { expirationDate: timestampFromDate(row.expiresAt) } : {}),
   });
@@ -215,8 +217,8 @@ export function sessionService(deps: SessionServiceDeps): ServiceImpl<typeof Ses
       const client = await deps.clients.application(instanceId, found.clientId);
       if (client?.app.state !== "active" || !client.projectActive) throw errors.failedPrecondition("AUTHR-cl1t", "the client of the request is inactive");
       const factors = session.factors as Partial<SessionFactors>;
-      if (!factors.password && !factors.webAuthN?.userVerified)
-        throw errors.failedPrecondition("AUTHR-cred", "session: the user proved neither a password nor a passkey (check one)");
+      if (!factors.password && !factors.webAuthN?.userVerified && !factors.idpIntent)
+        throw errors.failedPrecondition("AUTHR-cred", "session: the user proved neither a password, a passkey nor a sign-in through a provider (check one)");
       // Active, in an active organisation (usableUser): as every sign-in.
       const user = await deps.tenancy.usableUser(session.userId);
       if (!user) throw errors.failedPrecondition("AUTHR-us3r", "session: the user cannot sign in");
@@ -224,9 +226,10 @@ export function sessionService(deps: SessionServiceDeps): ServiceImpl<typeof Ses
       if (named !== undefined && named?.id !== user.orgId)
         throw errors.failedPrecondition("AUTHR-0rg1", "session: the user is not a member of the organization the request names (its scope)");
       const login = await deps.settings.values("login", inheritanceChain({ type: "org", instanceId, orgId: user.orgId }));
-      // Every sign-in through the sessions API is with a local credential, so force_mfa_local_only forces it too
-      // (security review, finding 6; the built-in login UI's rule).
-      if ((login.force_mfa || login.force_mfa_local_only) && !session.amr.includes("mfa"))
+      // A sign-in with a local credential (a password, a passkey) is forced by force_mfa_local_only too (security
+      // review, finding 6; the built-in login UI's rule); one through a provider alone by force_mfa only.
+      const local = !!(factors.password || factors.webAuthN?.userVerified);
+      if ((login.force_mfa || (login.force_mfa_local_only && local)) && !session.amr.includes("mfa"))
         throw errors.failedPrecondition("AUTHR-mfa0", "session: the organisation requires a second factor (check a TOTP code)");
       // As the built-in login UI: a password that must be changed signs nobody in until it is.
       const mustChange = factors.password && (await mustChangePassword(deps.db, user.id));

@@ -21,7 +21,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/resources/session/v3alpha/session_service.proto.
  */
 export const file_svc_resources_session_v3alpha_session_service: GenFile = /*@__PURE__*/
-  fileDesc("CjNzdmMvcmVzb3VyY2VzL3Nlc3Npb24vdjNhbHBoYS9zZXNzaW9uX3NlcnZpY2UucHJvdG8SHXN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhIloKCUNoZWNrVXNlchIcCgd1c2VyX2lkGAEgASgJQgmquxgFCAEQyAFIABIfCgpsb2dpbl9uYW1lGAIgASgJQgmquxgFCAEQyAFIAEIOCgZzZWFyY2gSBLC7GAEiLAoNQ2hlY2tQYXNzd29yZBIbCghwYXNzd29yZBgBIAEoCUIJqrsYBQgBEMgBIi8KCUNoZWNrVE9UUBIiCgRjb2RlGAEgASgJQhSquxgQCAYQBiIKXlswLTldezZ9JCIiCghDaGVja09UUBIWCgRjb2RlGAEgASgJQgiquxgECAEQFCJPCg1DaGVja1dlYkF1dGhOEiMKD2NyZWRlbnRpYWxfanNvbhgBIAEoCUIKqrsYBggBEKCcARIZCgZvcmlnaW4YAiABKAlCCaq7GAUIARCsAiLwAgoGQ2hlY2tzEjYKBHVzZXIYASABKAsyKC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DaGVja1VzZXISPgoIcGFzc3dvcmQYAiABKAsyLC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DaGVja1Bhc3N3b3JkEjYKBHRvdHAYAyABKAsyKC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DaGVja1RPVFASOgoJb3RwX2VtYWlsGAQgASgLMicuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuQ2hlY2tPVFASOAoHb3RwX3NtcxgFIAEoCzInLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkNoZWNrT1RQEkAKCndlYl9hdXRoX24YBiABKAsyLC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DaGVja1dlYkF1dGhOIjUKD1JlcXVlc3RXZWJBdXRoThIiChp1c2VyX3ZlcmlmaWNhdGlvbl9yZXF1aXJlZBgBIAEoCCJ7ChFSZXF1ZXN0Q2hhbGxlbmdlcxIRCglvdHBfZW1haWwYASABKAgSDwoHb3RwX3NtcxgCIAEoCBJCCgp3ZWJfYXV0aF9uGAMgASgLMi4uc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuUmVxdWVzdFdlYkF1dGhOIikKEVdlYkF1dGhOQ2hhbGxlbmdlEhQKDG9wdGlvbnNfanNvbhgBIAEoCSJSCgpDaGFsbGVuZ2VzEkQKCndlYl9hdXRoX24YASABKAsyMC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5XZWJBdXRoTkNoYWxsZW5nZSI5CgZGYWN0b3ISLwoLdmVyaWZpZWRfYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInYKClVzZXJGYWN0b3ISLwoLdmVyaWZpZWRfYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgoKAmlkGAIgASgJEhIKCmxvZ2luX25hbWUYAyABKAkSFwoPb3JnYW5pemF0aW9uX2lkGAQgASgJIlgKDldlYkF1dGhORmFjdG9yEi8KC3ZlcmlmaWVkX2F0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIVCg11c2VyX3ZlcmlmaWVkGAIgASgIIuUCCgdGYWN0b3JzEjcKBHVzZXIYASABKAsyKS5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5Vc2VyRmFjdG9yEjcKCHBhc3N3b3JkGAIgASgLMiUuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuRmFjdG9yEjMKBHRvdHAYAyABKAsyJS5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5GYWN0b3ISOAoJb3RwX2VtYWlsGAQgASgLMiUuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuRmFjdG9yEjYKB290cF9zbXMYBSABKAsyJS5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5GYWN0b3ISQQoKd2ViX2F1dGhfbhgGIAEoCzItLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLldlYkF1dGhORmFjdG9yIpICCgdTZXNzaW9uEgoKAmlkGAEgASgJEjEKDWNyZWF0aW9uX2RhdGUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2NoYW5nZV9kYXRlGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghzZXF1ZW5jZRgEIAEoBBI3CgdmYWN0b3JzGAUgASgLMiYuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuRmFjdG9ycxI4Cg9leHBpcmF0aW9uX2RhdGUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQFCEgoQX2V4cGlyYXRpb25fZGF0ZSLIAQoUQ3JlYXRlU2Vzc2lvblJlcXVlc3QSPQoGY2hlY2tzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuQ2hlY2tzQgaquxgCKAESKwoIbGlmZXRpbWUYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SRAoKY2hhbGxlbmdlcxgDIAEoCzIwLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLlJlcXVlc3RDaGFsbGVuZ2VzIqUBChVDcmVhdGVTZXNzaW9uUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscxIVCg1zZXNzaW9uX3Rva2VuGAIgASgJEj0KCmNoYWxsZW5nZXMYAyABKAsyKS5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DaGFsbGVuZ2VzIvoBChFTZXRTZXNzaW9uUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESIgoNc2Vzc2lvbl90b2tlbhgCIAEoCUILqrsYBwgBEMgBKAESNQoGY2hlY2tzGAMgASgLMiUuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuQ2hlY2tzEisKCGxpZmV0aW1lGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEkQKCmNoYWxsZW5nZXMYBSABKAsyMC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5SZXF1ZXN0Q2hhbGxlbmdlcyKiAQoSU2V0U2Vzc2lvblJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMSFQoNc2Vzc2lvbl90b2tlbhgCIAEoCRI9CgpjaGFsbGVuZ2VzGAMgASgLMikuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuQ2hhbGxlbmdlcyIsChFHZXRTZXNzaW9uUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAEiTQoSR2V0U2Vzc2lvblJlc3BvbnNlEjcKB3Nlc3Npb24YASABKAsyJi5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5TZXNzaW9uIoABChNTZXNzaW9uU2VhcmNoRmlsdGVyEjsKBmluX2lkcxgBIAEoCzIpLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuSW5JRHNGaWx0ZXJIABIcCgd1c2VyX2lkGAIgASgJQgmquxgFCAEQyAFIAEIOCgZmaWx0ZXISBLC7GAEinAEKFVNlYXJjaFNlc3Npb25zUmVxdWVzdBI2CgVxdWVyeRgBIAEoCzInLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuTGlzdFF1ZXJ5EksKB2ZpbHRlcnMYAiADKAsyMi5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5TZXNzaW9uU2VhcmNoRmlsdGVyQgaquxgCSGQijAEKFlNlYXJjaFNlc3Npb25zUmVzcG9uc2USOgoHZGV0YWlscxgBIAEoCzIpLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuTGlzdERldGFpbHMSNgoGcmVzdWx0GAIgAygLMiYuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuU2Vzc2lvbiIvChREZWxldGVTZXNzaW9uUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAEiTwoVRGVsZXRlU2Vzc2lvblJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMi8gEKC0F1dGhSZXF1ZXN0EgoKAmlkGAEgASgJEjEKDWNyZWF0aW9uX2RhdGUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCWNsaWVudF9pZBgDIAEoCRINCgVzY29wZRgEIAMoCRIUCgxyZWRpcmVjdF91cmkYBSABKAkSDgoGcHJvbXB0GAYgAygJEhIKCnVpX2xvY2FsZXMYByADKAkSFwoKbG9naW5faGludBgIIAEoCUgAiAEBEhQKB21heF9hZ2UYCSABKANIAYgBAUINCgtfbG9naW5faGludEIKCghfbWF4X2FnZSIwChVHZXRBdXRoUmVxdWVzdFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBIloKFkdldEF1dGhSZXF1ZXN0UmVzcG9uc2USQAoMYXV0aF9yZXF1ZXN0GAEgASgLMiouc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuQXV0aFJlcXVlc3QiUQoKU2Vzc2lvblJlZhIfCgpzZXNzaW9uX2lkGAEgASgJQguquxgHCAEQyAEoARIiCg1zZXNzaW9uX3Rva2VuGAIgASgJQguquxgHCAEQyAEoASJ0ChVDcmVhdGVDYWxsYmFja1JlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBEkIKB3Nlc3Npb24YAiABKAsyKS5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5TZXNzaW9uUmVmQgaquxgCKAEiZgoWQ3JlYXRlQ2FsbGJhY2tSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzEhQKDGNhbGxiYWNrX3VybBgCIAEoCTL/CwoOU2Vzc2lvblNlcnZpY2US1AEKDUNyZWF0ZVNlc3Npb24SMy5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DcmVhdGVTZXNzaW9uUmVxdWVzdBo0LnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkNyZWF0ZVNlc3Npb25SZXNwb25zZSJYorsYLgoNc2Vzc2lvbi53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkYyQGC0+STAiA6ASoiGy9yZXNvdXJjZXMvdjNhbHBoYS9zZXNzaW9ucxLNAQoKU2V0U2Vzc2lvbhIwLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLlNldFNlc3Npb25SZXF1ZXN0GjEuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuU2V0U2Vzc2lvblJlc3BvbnNlIlqiuxgrCg1zZXNzaW9uLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaYLT5JMCJToBKjIgL3Jlc291cmNlcy92M2FscGhhL3Nlc3Npb25zL3tpZH0SyQEKCkdldFNlc3Npb24SMC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5HZXRTZXNzaW9uUmVxdWVzdBoxLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkdldFNlc3Npb25SZXNwb25zZSJWorsYKgoMc2Vzc2lvbi5yZWFkEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaYLT5JMCIhIgL3Jlc291cmNlcy92M2FscGhhL3Nlc3Npb25zL3tpZH0S2wEKDlNlYXJjaFNlc3Npb25zEjQuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuU2VhcmNoU2Vzc2lvbnNSZXF1ZXN0GjUuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuU2VhcmNoU2Vzc2lvbnNSZXNwb25zZSJcorsYKgoMc2Vzc2lvbi5yZWFkEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaYLT5JMCKDoBKiIjL3Jlc291cmNlcy92M2FscGhhL3Nlc3Npb25zL19zZWFyY2gS1AEKDURlbGV0ZVNlc3Npb24SMy5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5EZWxldGVTZXNzaW9uUmVxdWVzdBo0LnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkRlbGV0ZVNlc3Npb25SZXNwb25zZSJYorsYLAoOc2Vzc2lvbi5kZWxldGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwIiKiAvcmVzb3VyY2VzL3YzYWxwaGEvc2Vzc2lvbnMve2lkfRLaAQoOR2V0QXV0aFJlcXVlc3QSNC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5HZXRBdXRoUmVxdWVzdFJlcXVlc3QaNS5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5HZXRBdXRoUmVxdWVzdFJlc3BvbnNlIluiuxgqCgxzZXNzaW9uLmxpbmsSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwInEiUvcmVzb3VyY2VzL3YzYWxwaGEvYXV0aF9yZXF1ZXN0cy97aWR9EucBCg5DcmVhdGVDYWxsYmFjaxI0LnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkNyZWF0ZUNhbGxiYWNrUmVxdWVzdBo1LnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkNyZWF0ZUNhbGxiYWNrUmVzcG9uc2UiaKK7GCoKDHNlc3Npb24ubGluaxIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGmC0+STAjQ6ASoiLy9yZXNvdXJjZXMvdjNhbHBoYS9hdXRoX3JlcXVlc3RzL3tpZH0vX2NhbGxiYWNrYgZwcm90bzM", [file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp, file_svc_options_v1_options, file_svc_resources_object_v3alpha_object]);
+  fileDesc("CjNzdmMvcmVzb3VyY2VzL3Nlc3Npb24vdjNhbHBoYS9zZXNzaW9uX3NlcnZpY2UucHJvdG8SHXN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhIloKCUNoZWNrVXNlchIcCgd1c2VyX2lkGAEgASgJQgmquxgFCAEQyAFIABIfCgpsb2dpbl9uYW1lGAIgASgJQgmquxgFCAEQyAFIAEIOCgZzZWFyY2gSBLC7GAEiLAoNQ2hlY2tQYXNzd29yZBIbCghwYXNzd29yZBgBIAEoCUIJqrsYBQgBEMgBIi8KCUNoZWNrVE9UUBIiCgRjb2RlGAEgASgJQhSquxgQCAYQBiIKXlswLTldezZ9JCIiCghDaGVja09UUBIWCgRjb2RlGAEgASgJQgiquxgECAEQFCJPCg1DaGVja1dlYkF1dGhOEiMKD2NyZWRlbnRpYWxfanNvbhgBIAEoCUIKqrsYBggBEKCcARIZCgZvcmlnaW4YAiABKAlCCaq7GAUIARCsAiJbCg5DaGVja0lEUEludGVudBIiCg1pZHBfaW50ZW50X2lkGAEgASgJQguquxgHCAEQyAEoARIlChBpZHBfaW50ZW50X3Rva2VuGAIgASgJQguquxgHCAEQyAEoASKzAwoGQ2hlY2tzEjYKBHVzZXIYASABKAsyKC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DaGVja1VzZXISPgoIcGFzc3dvcmQYAiABKAsyLC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DaGVja1Bhc3N3b3JkEjYKBHRvdHAYAyABKAsyKC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DaGVja1RPVFASOgoJb3RwX2VtYWlsGAQgASgLMicuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuQ2hlY2tPVFASOAoHb3RwX3NtcxgFIAEoCzInLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkNoZWNrT1RQEkAKCndlYl9hdXRoX24YBiABKAsyLC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DaGVja1dlYkF1dGhOEkEKCmlkcF9pbnRlbnQYByABKAsyLS5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DaGVja0lEUEludGVudCI1Cg9SZXF1ZXN0V2ViQXV0aE4SIgoadXNlcl92ZXJpZmljYXRpb25fcmVxdWlyZWQYASABKAgiewoRUmVxdWVzdENoYWxsZW5nZXMSEQoJb3RwX2VtYWlsGAEgASgIEg8KB290cF9zbXMYAiABKAgSQgoKd2ViX2F1dGhfbhgDIAEoCzIuLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLlJlcXVlc3RXZWJBdXRoTiIpChFXZWJBdXRoTkNoYWxsZW5nZRIUCgxvcHRpb25zX2pzb24YASABKAkiUgoKQ2hhbGxlbmdlcxJECgp3ZWJfYXV0aF9uGAEgASgLMjAuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuV2ViQXV0aE5DaGFsbGVuZ2UiOQoGRmFjdG9yEi8KC3ZlcmlmaWVkX2F0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ2CgpVc2VyRmFjdG9yEi8KC3ZlcmlmaWVkX2F0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIKCgJpZBgCIAEoCRISCgpsb2dpbl9uYW1lGAMgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgEIAEoCSJYCg5XZWJBdXRoTkZhY3RvchIvCgt2ZXJpZmllZF9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNdXNlcl92ZXJpZmllZBgCIAEoCCKiAwoHRmFjdG9ycxI3CgR1c2VyGAEgASgLMikuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuVXNlckZhY3RvchI3CghwYXNzd29yZBgCIAEoCzIlLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkZhY3RvchIzCgR0b3RwGAMgASgLMiUuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuRmFjdG9yEjgKCW90cF9lbWFpbBgEIAEoCzIlLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkZhY3RvchI2CgdvdHBfc21zGAUgASgLMiUuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuRmFjdG9yEkEKCndlYl9hdXRoX24YBiABKAsyLS5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5XZWJBdXRoTkZhY3RvchI7CgZpbnRlbnQYByABKAsyKy5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5JbnRlbnRGYWN0b3IiTwoMSW50ZW50RmFjdG9yEi8KC3ZlcmlmaWVkX2F0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZpZHBfaWQYAiABKAkikgIKB1Nlc3Npb24SCgoCaWQYASABKAkSMQoNY3JlYXRpb25fZGF0ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLY2hhbmdlX2RhdGUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCHNlcXVlbmNlGAQgASgEEjcKB2ZhY3RvcnMYBSABKAsyJi5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5GYWN0b3JzEjgKD2V4cGlyYXRpb25fZGF0ZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBAUISChBfZXhwaXJhdGlvbl9kYXRlIsgBChRDcmVhdGVTZXNzaW9uUmVxdWVzdBI9CgZjaGVja3MYASABKAsyJS5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DaGVja3NCBqq7GAIoARIrCghsaWZldGltZRgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhJECgpjaGFsbGVuZ2VzGAMgASgLMjAuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuUmVxdWVzdENoYWxsZW5nZXMipQEKFUNyZWF0ZVNlc3Npb25SZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzEhUKDXNlc3Npb25fdG9rZW4YAiABKAkSPQoKY2hhbGxlbmdlcxgDIAEoCzIpLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkNoYWxsZW5nZXMi+gEKEVNldFNlc3Npb25SZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoARIiCg1zZXNzaW9uX3Rva2VuGAIgASgJQguquxgHCAEQyAEoARI1CgZjaGVja3MYAyABKAsyJS5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DaGVja3MSKwoIbGlmZXRpbWUYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SRAoKY2hhbGxlbmdlcxgFIAEoCzIwLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLlJlcXVlc3RDaGFsbGVuZ2VzIqIBChJTZXRTZXNzaW9uUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscxIVCg1zZXNzaW9uX3Rva2VuGAIgASgJEj0KCmNoYWxsZW5nZXMYAyABKAsyKS5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DaGFsbGVuZ2VzIiwKEUdldFNlc3Npb25SZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoASJNChJHZXRTZXNzaW9uUmVzcG9uc2USNwoHc2Vzc2lvbhgBIAEoCzImLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLlNlc3Npb24igAEKE1Nlc3Npb25TZWFyY2hGaWx0ZXISOwoGaW5faWRzGAEgASgLMikuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5JbklEc0ZpbHRlckgAEhwKB3VzZXJfaWQYAiABKAlCCaq7GAUIARDIAUgAQg4KBmZpbHRlchIEsLsYASKcAQoVU2VhcmNoU2Vzc2lvbnNSZXF1ZXN0EjYKBXF1ZXJ5GAEgASgLMicuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5MaXN0UXVlcnkSSwoHZmlsdGVycxgCIAMoCzIyLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLlNlc3Npb25TZWFyY2hGaWx0ZXJCBqq7GAJIZCKMAQoWU2VhcmNoU2Vzc2lvbnNSZXNwb25zZRI6CgdkZXRhaWxzGAEgASgLMikuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5MaXN0RGV0YWlscxI2CgZyZXN1bHQYAiADKAsyJi5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5TZXNzaW9uIi8KFERlbGV0ZVNlc3Npb25SZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoASJPChVEZWxldGVTZXNzaW9uUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyLyAQoLQXV0aFJlcXVlc3QSCgoCaWQYASABKAkSMQoNY3JlYXRpb25fZGF0ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJY2xpZW50X2lkGAMgASgJEg0KBXNjb3BlGAQgAygJEhQKDHJlZGlyZWN0X3VyaRgFIAEoCRIOCgZwcm9tcHQYBiADKAkSEgoKdWlfbG9jYWxlcxgHIAMoCRIXCgpsb2dpbl9oaW50GAggASgJSACIAQESFAoHbWF4X2FnZRgJIAEoA0gBiAEBQg0KC19sb2dpbl9oaW50QgoKCF9tYXhfYWdlIjAKFUdldEF1dGhSZXF1ZXN0UmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAEiWgoWR2V0QXV0aFJlcXVlc3RSZXNwb25zZRJACgxhdXRoX3JlcXVlc3QYASABKAsyKi5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5BdXRoUmVxdWVzdCJRCgpTZXNzaW9uUmVmEh8KCnNlc3Npb25faWQYASABKAlCC6q7GAcIARDIASgBEiIKDXNlc3Npb25fdG9rZW4YAiABKAlCC6q7GAcIARDIASgBInQKFUNyZWF0ZUNhbGxiYWNrUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESQgoHc2Vzc2lvbhgCIAEoCzIpLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLlNlc3Npb25SZWZCBqq7GAIoASJmChZDcmVhdGVDYWxsYmFja1Jlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMSFAoMY2FsbGJhY2tfdXJsGAIgASgJMv8LCg5TZXNzaW9uU2VydmljZRLUAQoNQ3JlYXRlU2Vzc2lvbhIzLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkNyZWF0ZVNlc3Npb25SZXF1ZXN0GjQuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuQ3JlYXRlU2Vzc2lvblJlc3BvbnNlIliiuxguCg1zZXNzaW9uLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaRjJAYLT5JMCIDoBKiIbL3Jlc291cmNlcy92M2FscGhhL3Nlc3Npb25zEs0BCgpTZXRTZXNzaW9uEjAuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuU2V0U2Vzc2lvblJlcXVlc3QaMS5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5TZXRTZXNzaW9uUmVzcG9uc2UiWqK7GCsKDXNlc3Npb24ud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwIlOgEqMiAvcmVzb3VyY2VzL3YzYWxwaGEvc2Vzc2lvbnMve2lkfRLJAQoKR2V0U2Vzc2lvbhIwLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkdldFNlc3Npb25SZXF1ZXN0GjEuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuR2V0U2Vzc2lvblJlc3BvbnNlIlaiuxgqCgxzZXNzaW9uLnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwIiEiAvcmVzb3VyY2VzL3YzYWxwaGEvc2Vzc2lvbnMve2lkfRLbAQoOU2VhcmNoU2Vzc2lvbnMSNC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5TZWFyY2hTZXNzaW9uc1JlcXVlc3QaNS5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5TZWFyY2hTZXNzaW9uc1Jlc3BvbnNlIlyiuxgqCgxzZXNzaW9uLnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwIoOgEqIiMvcmVzb3VyY2VzL3YzYWxwaGEvc2Vzc2lvbnMvX3NlYXJjaBLUAQoNRGVsZXRlU2Vzc2lvbhIzLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkRlbGV0ZVNlc3Npb25SZXF1ZXN0GjQuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuRGVsZXRlU2Vzc2lvblJlc3BvbnNlIliiuxgsCg5zZXNzaW9uLmRlbGV0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGmC0+STAiIqIC9yZXNvdXJjZXMvdjNhbHBoYS9zZXNzaW9ucy97aWR9EtoBCg5HZXRBdXRoUmVxdWVzdBI0LnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkdldEF1dGhSZXF1ZXN0UmVxdWVzdBo1LnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkdldEF1dGhSZXF1ZXN0UmVzcG9uc2UiW6K7GCoKDHNlc3Npb24ubGluaxIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGmC0+STAicSJS9yZXNvdXJjZXMvdjNhbHBoYS9hdXRoX3JlcXVlc3RzL3tpZH0S5wEKDkNyZWF0ZUNhbGxiYWNrEjQuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuQ3JlYXRlQ2FsbGJhY2tSZXF1ZXN0GjUuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuQ3JlYXRlQ2FsbGJhY2tSZXNwb25zZSJoorsYKgoMc2Vzc2lvbi5saW5rEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaYLT5JMCNDoBKiIvL3Jlc291cmNlcy92M2FscGhhL2F1dGhfcmVxdWVzdHMve2lkfS9fY2FsbGJhY2tiBnByb3RvMw", [file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp, file_svc_options_v1_options, file_svc_resources_object_v3alpha_object]);
 
 /**
  * @generated from message svc.resources.session.v3alpha.CheckUser
@@ -136,6 +136,31 @@ export const CheckWebAuthNSchema: GenMessage<CheckWebAuthN> = /*@__PURE__*/
   messageDesc(file_svc_resources_session_v3alpha_session_service, 4);
 
 /**
+ * A sign-in through an external identity provider (the intents API, /resources/v3alpha/idp_intents): the intent's
+ * provider account must be linked to the user of checks.user. Single use.
+ *
+ * @generated from message svc.resources.session.v3alpha.CheckIDPIntent
+ */
+export type CheckIDPIntent = Message<"svc.resources.session.v3alpha.CheckIDPIntent"> & {
+  /**
+   * @generated from field: string idp_intent_id = 1;
+   */
+  idpIntentId: string;
+
+  /**
+   * @generated from field: string idp_intent_token = 2;
+   */
+  idpIntentToken: string;
+};
+
+/**
+ * Describes the message svc.resources.session.v3alpha.CheckIDPIntent.
+ * Use `create(CheckIDPIntentSchema)` to create a new message.
+ */
+export const CheckIDPIntentSchema: GenMessage<CheckIDPIntent> = /*@__PURE__*/
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 5);
+
+/**
  * @generated from message svc.resources.session.v3alpha.Checks
  */
 export type Checks = Message<"svc.resources.session.v3alpha.Checks"> & {
@@ -168,6 +193,11 @@ export type Checks = Message<"svc.resources.session.v3alpha.Checks"> & {
    * @generated from field: svc.resources.session.v3alpha.CheckWebAuthN web_auth_n = 6;
    */
   webAuthN?: CheckWebAuthN | undefined;
+
+  /**
+   * @generated from field: svc.resources.session.v3alpha.CheckIDPIntent idp_intent = 7;
+   */
+  idpIntent?: CheckIDPIntent | undefined;
 };
 
 /**
@@ -175,7 +205,7 @@ export type Checks = Message<"svc.resources.session.v3alpha.Checks"> & {
  * Use `create(ChecksSchema)` to create a new message.
  */
 export const ChecksSchema: GenMessage<Checks> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 5);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 6);
 
 /**
  * Options for navigator.credentials.get() for the session's user, made for the domain the request reached (the RP
@@ -196,7 +226,7 @@ export type RequestWebAuthN = Message<"svc.resources.session.v3alpha.RequestWebA
  * Use `create(RequestWebAuthNSchema)` to create a new message.
  */
 export const RequestWebAuthNSchema: GenMessage<RequestWebAuthN> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 6);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 7);
 
 /**
  * Second factors whose proof must be sent first: a fresh one-time code to the user's verified e-mail address or
@@ -226,7 +256,7 @@ export type RequestChallenges = Message<"svc.resources.session.v3alpha.RequestCh
  * Use `create(RequestChallengesSchema)` to create a new message.
  */
 export const RequestChallengesSchema: GenMessage<RequestChallenges> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 7);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 8);
 
 /**
  * @generated from message svc.resources.session.v3alpha.WebAuthNChallenge
@@ -245,7 +275,7 @@ export type WebAuthNChallenge = Message<"svc.resources.session.v3alpha.WebAuthNC
  * Use `create(WebAuthNChallengeSchema)` to create a new message.
  */
 export const WebAuthNChallengeSchema: GenMessage<WebAuthNChallenge> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 8);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 9);
 
 /**
  * What the challenges asked for return to the caller (codes by e-mail and SMS are sent to the user instead).
@@ -264,7 +294,7 @@ export type Challenges = Message<"svc.resources.session.v3alpha.Challenges"> & {
  * Use `create(ChallengesSchema)` to create a new message.
  */
 export const ChallengesSchema: GenMessage<Challenges> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 9);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 10);
 
 /**
  * @generated from message svc.resources.session.v3alpha.Factor
@@ -281,7 +311,7 @@ export type Factor = Message<"svc.resources.session.v3alpha.Factor"> & {
  * Use `create(FactorSchema)` to create a new message.
  */
 export const FactorSchema: GenMessage<Factor> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 10);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 11);
 
 /**
  * @generated from message svc.resources.session.v3alpha.UserFactor
@@ -313,7 +343,7 @@ export type UserFactor = Message<"svc.resources.session.v3alpha.UserFactor"> & {
  * Use `create(UserFactorSchema)` to create a new message.
  */
 export const UserFactorSchema: GenMessage<UserFactor> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 11);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 12);
 
 /**
  * @generated from message svc.resources.session.v3alpha.WebAuthNFactor
@@ -337,7 +367,7 @@ export type WebAuthNFactor = Message<"svc.resources.session.v3alpha.WebAuthNFact
  * Use `create(WebAuthNFactorSchema)` to create a new message.
  */
 export const WebAuthNFactorSchema: GenMessage<WebAuthNFactor> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 12);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 13);
 
 /**
  * @generated from message svc.resources.session.v3alpha.Factors
@@ -372,6 +402,13 @@ export type Factors = Message<"svc.resources.session.v3alpha.Factors"> & {
    * @generated from field: svc.resources.session.v3alpha.WebAuthNFactor web_auth_n = 6;
    */
   webAuthN?: WebAuthNFactor | undefined;
+
+  /**
+   * A sign-in through an external identity provider (checks.idp_intent).
+   *
+   * @generated from field: svc.resources.session.v3alpha.IntentFactor intent = 7;
+   */
+  intent?: IntentFactor | undefined;
 };
 
 /**
@@ -379,7 +416,31 @@ export type Factors = Message<"svc.resources.session.v3alpha.Factors"> & {
  * Use `create(FactorsSchema)` to create a new message.
  */
 export const FactorsSchema: GenMessage<Factors> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 13);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 14);
+
+/**
+ * @generated from message svc.resources.session.v3alpha.IntentFactor
+ */
+export type IntentFactor = Message<"svc.resources.session.v3alpha.IntentFactor"> & {
+  /**
+   * @generated from field: google.protobuf.Timestamp verified_at = 1;
+   */
+  verifiedAt?: Timestamp | undefined;
+
+  /**
+   * The provider the user signed in through.
+   *
+   * @generated from field: string idp_id = 2;
+   */
+  idpId: string;
+};
+
+/**
+ * Describes the message svc.resources.session.v3alpha.IntentFactor.
+ * Use `create(IntentFactorSchema)` to create a new message.
+ */
+export const IntentFactorSchema: GenMessage<IntentFactor> = /*@__PURE__*/
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 15);
 
 /**
  * @generated from message svc.resources.session.v3alpha.Session
@@ -423,7 +484,7 @@ export type Session = Message<"svc.resources.session.v3alpha.Session"> & {
  * Use `create(SessionSchema)` to create a new message.
  */
 export const SessionSchema: GenMessage<Session> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 14);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 16);
 
 /**
  * @generated from message svc.resources.session.v3alpha.CreateSessionRequest
@@ -454,7 +515,7 @@ export type CreateSessionRequest = Message<"svc.resources.session.v3alpha.Create
  * Use `create(CreateSessionRequestSchema)` to create a new message.
  */
 export const CreateSessionRequestSchema: GenMessage<CreateSessionRequest> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 15);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 17);
 
 /**
  * @generated from message svc.resources.session.v3alpha.CreateSessionResponse
@@ -481,7 +542,7 @@ export type CreateSessionResponse = Message<"svc.resources.session.v3alpha.Creat
  * Use `create(CreateSessionResponseSchema)` to create a new message.
  */
 export const CreateSessionResponseSchema: GenMessage<CreateSessionResponse> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 16);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 18);
 
 /**
  * @generated from message svc.resources.session.v3alpha.SetSessionRequest
@@ -518,7 +579,7 @@ export type SetSessionRequest = Message<"svc.resources.session.v3alpha.SetSessio
  * Use `create(SetSessionRequestSchema)` to create a new message.
  */
 export const SetSessionRequestSchema: GenMessage<SetSessionRequest> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 17);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 19);
 
 /**
  * @generated from message svc.resources.session.v3alpha.SetSessionResponse
@@ -545,7 +606,7 @@ export type SetSessionResponse = Message<"svc.resources.session.v3alpha.SetSessi
  * Use `create(SetSessionResponseSchema)` to create a new message.
  */
 export const SetSessionResponseSchema: GenMessage<SetSessionResponse> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 18);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 20);
 
 /**
  * @generated from message svc.resources.session.v3alpha.GetSessionRequest
@@ -562,7 +623,7 @@ export type GetSessionRequest = Message<"svc.resources.session.v3alpha.GetSessio
  * Use `create(GetSessionRequestSchema)` to create a new message.
  */
 export const GetSessionRequestSchema: GenMessage<GetSessionRequest> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 19);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 21);
 
 /**
  * @generated from message svc.resources.session.v3alpha.GetSessionResponse
@@ -579,7 +640,7 @@ export type GetSessionResponse = Message<"svc.resources.session.v3alpha.GetSessi
  * Use `create(GetSessionResponseSchema)` to create a new message.
  */
 export const GetSessionResponseSchema: GenMessage<GetSessionResponse> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 20);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 22);
 
 /**
  * @generated from message svc.resources.session.v3alpha.SessionSearchFilter
@@ -608,7 +669,7 @@ export type SessionSearchFilter = Message<"svc.resources.session.v3alpha.Session
  * Use `create(SessionSearchFilterSchema)` to create a new message.
  */
 export const SessionSearchFilterSchema: GenMessage<SessionSearchFilter> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 21);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 23);
 
 /**
  * @generated from message svc.resources.session.v3alpha.SearchSessionsRequest
@@ -630,7 +691,7 @@ export type SearchSessionsRequest = Message<"svc.resources.session.v3alpha.Searc
  * Use `create(SearchSessionsRequestSchema)` to create a new message.
  */
 export const SearchSessionsRequestSchema: GenMessage<SearchSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 22);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 24);
 
 /**
  * @generated from message svc.resources.session.v3alpha.SearchSessionsResponse
@@ -652,7 +713,7 @@ export type SearchSessionsResponse = Message<"svc.resources.session.v3alpha.Sear
  * Use `create(SearchSessionsResponseSchema)` to create a new message.
  */
 export const SearchSessionsResponseSchema: GenMessage<SearchSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 23);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 25);
 
 /**
  * @generated from message svc.resources.session.v3alpha.DeleteSessionRequest
@@ -669,7 +730,7 @@ export type DeleteSessionRequest = Message<"svc.resources.session.v3alpha.Delete
  * Use `create(DeleteSessionRequestSchema)` to create a new message.
  */
 export const DeleteSessionRequestSchema: GenMessage<DeleteSessionRequest> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 24);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 26);
 
 /**
  * @generated from message svc.resources.session.v3alpha.DeleteSessionResponse
@@ -686,7 +747,7 @@ export type DeleteSessionResponse = Message<"svc.resources.session.v3alpha.Delet
  * Use `create(DeleteSessionResponseSchema)` to create a new message.
  */
 export const DeleteSessionResponseSchema: GenMessage<DeleteSessionResponse> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 25);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 27);
 
 /**
  * @generated from message svc.resources.session.v3alpha.AuthRequest
@@ -743,7 +804,7 @@ export type AuthRequest = Message<"svc.resources.session.v3alpha.AuthRequest"> &
  * Use `create(AuthRequestSchema)` to create a new message.
  */
 export const AuthRequestSchema: GenMessage<AuthRequest> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 26);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 28);
 
 /**
  * @generated from message svc.resources.session.v3alpha.GetAuthRequestRequest
@@ -760,7 +821,7 @@ export type GetAuthRequestRequest = Message<"svc.resources.session.v3alpha.GetAu
  * Use `create(GetAuthRequestRequestSchema)` to create a new message.
  */
 export const GetAuthRequestRequestSchema: GenMessage<GetAuthRequestRequest> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 27);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 29);
 
 /**
  * @generated from message svc.resources.session.v3alpha.GetAuthRequestResponse
@@ -777,7 +838,7 @@ export type GetAuthRequestResponse = Message<"svc.resources.session.v3alpha.GetA
  * Use `create(GetAuthRequestResponseSchema)` to create a new message.
  */
 export const GetAuthRequestResponseSchema: GenMessage<GetAuthRequestResponse> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 28);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 30);
 
 /**
  * @generated from message svc.resources.session.v3alpha.SessionRef
@@ -799,7 +860,7 @@ export type SessionRef = Message<"svc.resources.session.v3alpha.SessionRef"> & {
  * Use `create(SessionRefSchema)` to create a new message.
  */
 export const SessionRefSchema: GenMessage<SessionRef> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 29);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 31);
 
 /**
  * @generated from message svc.resources.session.v3alpha.CreateCallbackRequest
@@ -821,7 +882,7 @@ export type CreateCallbackRequest = Message<"svc.resources.session.v3alpha.Creat
  * Use `create(CreateCallbackRequestSchema)` to create a new message.
  */
 export const CreateCallbackRequestSchema: GenMessage<CreateCallbackRequest> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 30);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 32);
 
 /**
  * @generated from message svc.resources.session.v3alpha.CreateCallbackResponse
@@ -843,7 +904,7 @@ export type CreateCallbackResponse = Message<"svc.resources.session.v3alpha.Crea
  * Use `create(CreateCallbackResponseSchema)` to create a new message.
  */
 export const CreateCallbackResponseSchema: GenMessage<CreateCallbackResponse> = /*@__PURE__*/
-  messageDesc(file_svc_resources_session_v3alpha_session_service, 31);
+  messageDesc(file_svc_resources_session_v3alpha_session_service, 33);
 
 /**
  * @generated from service svc.resources.session.v3alpha.SessionService
