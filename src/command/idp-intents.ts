@@ -26,6 +26,8 @@ export interface TakenIntent {
   nonce: string;
   /** An intent of the intents API: where the browser goes next (else the login UI goes on). */
   api?: { successUrl: string; failureUrl: string };
+  /** What the provider posted back (a SAML response), kept by `holdPostedAnswer`. */
+  posted?: string;
 }
 
 /** How long a succeeded intent of the intents API may be retrieved and checked by a session. */
@@ -117,7 +119,27 @@ export async function takeIntent(
     codeVerifier: secrets.v,
     nonce: secrets.n,
     ...(result.successUrl ? { api: { successUrl: result.successUrl, failureUrl: result.failureUrl } } : {}),
+    ...(result.result ? { posted: box.open(result.result) } : {}),
   };
+}
+
+/**
+ * Keeps what a provider posted back (a SAML response at the ACS) with its started round trip, once, until the
+ * browser arrives at the callback: the cross-site POST carries none of the browser's SameSite cookies, the
+ * redirect to the callback that follows does (a top-level GET). False when no such round trip is waiting.
+ */
+export async function holdPostedAnswer(
+  es: EventStore,
+  box: SecretBox,
+  a: { instanceId: string; idpId: string; state: string; answer: string },
+): Promise<boolean> {
+  const { result } = await es.execute((w) =>
+    w.tx.idpIntent.updateMany({
+      where: { stateHash: sha256(a.state), instanceId: a.instanceId, idpId: a.idpId, state: "started", result: null, expiresAt: { gt: dateOf(es.clock) } },
+      data: { result: box.seal(a.answer) },
+    }),
+  );
+  return result.count === 1;
 }
 
 /**

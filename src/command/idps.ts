@@ -1,8 +1,11 @@
 import type { SecretBox } from "../crypto/secrets.js";
+import { newSigningCertificate, type SigningCertificate } from "../crypto/signing-certificate.js";
+import { dateOf } from "../domain/clock.js";
 import { errors } from "../errors/errors.js";
 import type { PayloadOf } from "../eventstore/definition.js";
 import type { EventStore, EventWriter } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
+import { type IdpQueries, ownerOf } from "../query/idps.js";
 import type { ContextRef, Policy } from "../query/reuse.js";
 import { type IdpConfig, type IdpKind, providerTypeOf } from "../domain/idps.js";
 import { changedFields } from "./aggregate.js";
@@ -71,6 +74,40 @@ export async function patchIdpConfig(
     return { id: idp.id, sequence: e!.sequence, changeDate: e!.createdAt, owner };
   });
   return result;
+}
+
+/**
+ * The provider's secret, stored now as `made` when it has none yet (a SAML service provider's key pair, made at its
+ * first use): under the provider's lock, so that concurrent first uses all get the one stored.
+ */
+export async function secretOrStored(es: EventStore, box: SecretBox, args: { idp: IdpRow; owner: ContextRef; made: string }): Promise<string> {
+  const { idp, owner } = args;
+  const { result } = await es.execute(async (w) => {
+    await w.lock(eventInstance(owner), "idp", idp.id);
+    const fresh = await w.tx.idp.findUnique({ where: { id: idp.id } });
+    if (!fresh) throw errors.notFound("IDP-k3yg", `identity provider "${idp.id}" not found`);
+    if (fresh.secret) return box.open(fresh.secret);
+    await w.push(eventInstance(owner), "system", [idpChanged.event({ aggregateId: idp.id, resourceOwner: owner.id }, { secret: box.seal(args.made) })]);
+    return args.made;
+  });
+  return result;
+}
+
+/**
+ * A SAML provider's service-provider key pair (its secret): the stored one, else a new one stored now. The IdP's
+ * administrator imports the certificate with our metadata, so it stays until the provider goes.
+ */
+export async function serviceProviderKeys(
+  es: EventStore,
+  box: SecretBox,
+  idps: IdpQueries,
+  p: { id: string; secret: string | undefined },
+): Promise<SigningCertificate> {
+  if (p.secret) return JSON.parse(p.secret) as SigningCertificate;
+  const idp = await idps.byId(p.id);
+  if (!idp) throw errors.notFound("IDP-sp0k", `identity provider "${p.id}" not found`);
+  const made = await newSigningCertificate(`svc-iam saml ${p.id}`, dateOf(es.clock));
+  return JSON.parse(await secretOrStored(es, box, { idp, owner: ownerOf(idp), made: JSON.stringify(made) })) as SigningCertificate;
 }
 
 /** Equal as JSON whatever the order of object keys (jsonb keeps its own order). */

@@ -7,8 +7,11 @@ import type { IdpKind } from "../domain/idps.js";
 
 /** The start of a redirect sign-in: the provider's URL, and what its answer is checked against. */
 export interface RedirectStart {
+  /** Where to send the browser; empty when it must post `form` instead (SAML's HTTP-POST binding). */
   url: string;
+  form?: { action: string; fields: Record<string, string> };
   state: string;
+  /** The OIDC nonce; a SAML request's ID (what the response must answer). */
   nonce: string;
   codeVerifier: string;
 }
@@ -33,6 +36,7 @@ export interface ExternalUser {
 
 /** A provider as stored: its kind, its configuration (proto JSON), its secret opened, and a key of its version. */
 export interface StoredProvider {
+  id: string;
   kind: IdpKind;
   /** Changes when its configuration does: what was discovered for it is kept under this key. */
   key: string;

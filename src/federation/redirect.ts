@@ -1,32 +1,40 @@
 import { AuthorizationResponseError } from "openid-client";
 import type { IdpKind } from "../domain/idps.js";
 import { OAuthFederation } from "./oauth.js";
+import type { SigningCertificate } from "../crypto/signing-certificate.js";
 import { OidcFederation } from "./oidc.js";
+import { SamlResponseRefused } from "./saml.js";
+import { SamlRoundTrip } from "./saml-round-trip.js";
 import type { ExternalUser, Fetch, RedirectStart, StoredProvider } from "./provider.js";
 
 /** A provider the browser is sent to and comes back from: where to send it, and the user its answer vouches for. */
 export interface RedirectProtocol {
   start(redirectUri: string): Promise<RedirectStart>;
-  finish(callbackUrl: URL, intent: { state: string; nonce: string; codeVerifier: string }): Promise<ExternalUser>;
+  /** `posted`: what the provider posted back (a SAML response at the ACS), kept with the round trip. */
+  finish(callbackUrl: URL, intent: { state: string; nonce: string; codeVerifier: string; posted?: string | undefined }): Promise<ExternalUser>;
 }
 
 /** The kinds `RedirectProtocols.of` has a protocol for. */
-export const REDIRECT_KINDS: readonly IdpKind[] = ["oidc", "gitlab_self_hosted", "oauth"];
+export const REDIRECT_KINDS: readonly IdpKind[] = ["oidc", "gitlab_self_hosted", "oauth", "saml"];
 
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
 const text = (v: unknown): string => (typeof v === "string" ? v : "");
 
 /**
  * The redirect protocols of the kinds this server signs in with: OpenID Connect (`oidc`, and GitLab self-hosted,
- * which is OIDC at its own issuer) and OAuth 2.0 (`oauth`). Undefined for a kind it does not sign in with yet.
+ * which is OIDC at its own issuer), OAuth 2.0 (`oauth`) and SAML 2.0 (`saml`, its response posted back to the ACS).
+ * Undefined for a kind it does not sign in with yet.
  */
 export class RedirectProtocols {
   private readonly oidc: OidcFederation;
   private readonly oauth: OAuthFederation;
+  readonly saml: SamlRoundTrip;
 
-  constructor(fetch: Fetch, options: { insecureHttp: boolean }) {
+  /** `samlKeys`: a SAML provider's service-provider key pair (its secret, made at first use). */
+  constructor(fetch: Fetch, options: { insecureHttp: boolean; samlKeys: (p: StoredProvider) => Promise<SigningCertificate> }) {
     this.oidc = new OidcFederation(fetch, options);
     this.oauth = new OAuthFederation(fetch, options);
+    this.saml = new SamlRoundTrip(fetch, options.samlKeys);
   }
 
   of(p: StoredProvider): RedirectProtocol | undefined {
@@ -61,11 +69,13 @@ export class RedirectProtocols {
         };
         return { start: (redirectUri) => this.oauth.start(settings, redirectUri), finish: (url, intent) => this.oauth.finish(settings, url, intent) };
       }
+      case "saml":
+        return { start: (redirectUri) => this.saml.start(p, redirectUri), finish: (url, intent) => this.saml.finish(p, url, intent) };
       default:
         return undefined;
     }
   }
 }
 
-/** Whether the provider's answer was a refusal (the user cancelled there, or it said no): the browser's request failed, not the server. */
-export const refusedByProvider = (e: unknown): boolean => e instanceof AuthorizationResponseError;
+/** Whether the provider's answer was a refusal (the user cancelled there, or it said no, or its SAML response does not hold): the browser's request failed, not the server. */
+export const refusedByProvider = (e: unknown): boolean => e instanceof AuthorizationResponseError || e instanceof SamlResponseRefused;

@@ -10,5 +10,11 @@ import type { StoredProvider } from "./provider.js";
 export function storedProviderOf(row: IdpRow, box: SecretBox): StoredProvider | undefined {
   const kind = kindOfType(row.type);
   if (!kind) return undefined;
-  return { kind, key: `${row.id}:${row.sequence}`, config: row.config as Record<string, unknown>, secret: row.secret ? box.open(row.secret) : undefined };
+  return {
+    id: row.id,
+    kind,
+    key: `${row.id}:${row.sequence}`,
+    config: row.config as Record<string, unknown>,
+    secret: row.secret ? box.open(row.secret) : undefined,
+  };
 }

@@ -106,6 +106,8 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
       nonce: start.nonce,
       returnTo,
     });
+    // SAML's HTTP-POST binding: a page whose form the browser posts to the provider.
+    if (start.form) return c.send(pages.toProviderPage(c.page, start.form));
     return kit.redirect(c, reply, start.url);
   });
 
@@ -135,7 +137,7 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
     if (!row) return failed(flow, 403);
     let user: ExternalUser;
     try {
-      user = await protocolOf(row)!.finish(answer, { state, nonce: intent.nonce, codeVerifier: intent.codeVerifier });
+      user = await protocolOf(row)!.finish(answer, { state, nonce: intent.nonce, codeVerifier: intent.codeVerifier, posted: intent.posted });
     } catch (e) {
       kit.ui.log.warn({ idp: row.id, reason: (e as Error).message }, "external sign-in: the provider's answer was refused");
       // The provider said no (the user cancelled there, or it refused): the browser's request is what failed.
@@ -170,7 +172,7 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
     if (!row || !protocol) return failure("access_denied", "the identity provider is not active");
     let user: ExternalUser;
     try {
-      user = await protocol.finish(answer, { state: c.fields.state ?? "", nonce: intent.nonce, codeVerifier: intent.codeVerifier });
+      user = await protocol.finish(answer, { state: c.fields.state ?? "", nonce: intent.nonce, codeVerifier: intent.codeVerifier, posted: intent.posted });
     } catch (e) {
       kit.ui.log.warn({ idp: row.id, reason: (e as Error).message }, "external sign-in (intent): the provider's answer was refused");
       return refusedByProvider(e)

@@ -3,6 +3,7 @@ import { registerAssets } from "./assets.js";
 import { finishStep } from "./finish.js";
 import { registerExternalSignIn } from "./idp.js";
 import { registerDirectorySignIn } from "./idp-ldap.js";
+import { registerSamlServiceProvider } from "./idp-saml.js";
 import { createLoginKit, type LoginDeps } from "./kit.js";
 import { registerLoginName } from "./login-name.js";
 import { registerLogout } from "./logout.js";
@@ -36,6 +37,7 @@ export function registerLoginUi(app: FastifyInstance, deps: LoginDeps): void {
     // A sign-in through an external identity provider goes on as one with a password does: second factors included.
     const external = registerExternalSignIn(kit, { afterFirstFactor: password.afterFirstFactor, protocols: deps.protocols });
     registerDirectorySignIn(kit, external, deps.directories);
+    registerSamlServiceProvider(kit, deps.protocols);
     registerLoginName(kit, external);
     registerLogout(kit);
   });

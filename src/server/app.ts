@@ -8,6 +8,7 @@ import { actionService } from "../api/action/service.js";
 import { notificationProviderService } from "../api/notification/service.js";
 import { featureService } from "../api/feature/service.js";
 import { idpIntentService } from "../api/idp/intents.js";
+import { serviceProviderKeys } from "../command/idps.js";
 import { idpService } from "../api/idp/service.js";
 import type { Client } from "../domain/forwarded.js";
 import { UserQueries } from "../query/users.js";
@@ -194,7 +195,10 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   const issuerOfClient = (client: Client) => `${config.externalSecure || client.secure ? "https" : "http"}://${client.host.toLowerCase()}`;
   // The protocols of external identity providers, for the login UI and the intents API: every request under the outbound policy.
   const federation = {
-    protocols: new RedirectProtocols(outboundFetch(outbound, { timeoutMs: 10_000, maxBytes: 1024 * 1024 }), { insecureHttp: config.idpInsecureHttp }),
+    protocols: new RedirectProtocols(outboundFetch(outbound, { timeoutMs: 10_000, maxBytes: 1024 * 1024 }), {
+      insecureHttp: config.idpInsecureHttp,
+      samlKeys: (p) => serviceProviderKeys(es, box, new IdpQueries(db), p),
+    }),
     directories: new LdapFederation((host) => outbound.address(host)),
   };
   const channels = new Channels(notificationProviders, config.smtp, outbound);

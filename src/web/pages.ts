@@ -89,6 +89,22 @@ export function passwordPage(p: PageContext, opts: { loginName: string; error?: 
   );
 }
 
+/**
+ * A form that posts `fields` to another site (a SAML request to an identity provider), with a button: no script
+ * submits it, since the pages' content security policy allows none inline.
+ */
+export function postFormHtml(action: string, fields: Record<string, string>, label: string): string {
+  const hiddenFields = Object.entries(fields)
+    .map(([k, v]) => hidden(k, v))
+    .join("");
+  return `<form method="post" action="${esc(action)}">${hiddenFields}<button type="submit" id="continue">${esc(label)}</button></form>`;
+}
+
+/** The page that sends the browser on to an identity provider by a form (SAML's HTTP-POST binding). */
+export function toProviderPage(p: PageContext, form: { action: string; fields: Record<string, string> }): string {
+  return layout(p, p.t.title, `<p>${esc(p.t.toProvider)}</p>${postFormHtml(form.action, form.fields, p.t.next)}`);
+}
+
 /** The sign-in form of a directory (an LDAP provider): its login name and password, checked there. */
 export function directoryPage(p: PageContext, opts: { idpId: string; name: string; loginName?: string; error?: string }): string {
   return layout(

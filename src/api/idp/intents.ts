@@ -18,6 +18,7 @@ import type { RedirectProtocols } from "../../federation/redirect.js";
 import { storedProviderOf } from "../../federation/stored.js";
 import type { IdpQueries } from "../../query/idps.js";
 import type { UserQueries } from "../../query/users.js";
+import { postFormHtml } from "../../web/pages.js";
 
 /**
  * The intents API (proto svc.resources.idp.v3alpha.IdentityProviderIntentService): sign-in through external
@@ -98,7 +99,12 @@ export function idpIntentService(deps: IdpIntentDeps): ServiceImpl<typeof Identi
         returnTo: "",
         api: { successUrl: req.successUrl, failureUrl: req.failureUrl },
       });
-      return create(StartIDPIntentResponseSchema, { details: details(id), authUrl: start.url });
+      return create(StartIDPIntentResponseSchema, {
+        details: details(id),
+        authUrl: start.url,
+        // SAML's HTTP-POST binding: the login UI shows this form (its button posts the request to the provider).
+        postForm: start.form ? postFormHtml(start.form.action, start.form.fields, "Continue") : "",
+      });
     },
 
     async retrieveIDPIntent(req, ctx) {

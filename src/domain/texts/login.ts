@@ -84,6 +84,7 @@ export const loginTextsEn = {
   externalFailed: "The sign-in at the identity provider did not succeed. Try again, or sign in another way.",
   externalNoAccount: "No account here is linked to your account at this identity provider, and none may be created through it. Ask your administrator.",
   directorySignIn: "Sign in with your account at",
+  toProvider: "Continue to your identity provider to sign in.",
 };
 
 export type TextKey = keyof typeof loginTextsEn;
@@ -92,6 +93,7 @@ export type Texts = Record<TextKey, string>;
 const de: Partial<Texts> = {
   orSignInWith: "Oder anmelden mit",
   directorySignIn: "Melden Sie sich mit Ihrem Konto an bei",
+  toProvider: "Weiter zu Ihrem Identitätsanbieter, um sich anzumelden.",
   externalFailed: "Die Anmeldung beim Identitätsanbieter ist nicht gelungen. Versuchen Sie es erneut oder melden Sie sich anders an.",
   externalNoAccount:
     "Mit Ihrem Konto bei diesem Identitätsanbieter ist hier kein Konto verknüpft, und über ihn darf keines angelegt werden. Fragen Sie Ihren Administrator.",
@@ -178,6 +180,7 @@ const de: Partial<Texts> = {
 const fr: Partial<Texts> = {
   orSignInWith: "Ou se connecter avec",
   directorySignIn: "Connectez-vous avec votre compte chez",
+  toProvider: "Continuez vers votre fournisseur d'identité pour vous connecter.",
   externalFailed: "La connexion auprès du fournisseur d'identité n'a pas abouti. Réessayez ou connectez-vous autrement.",
   externalNoAccount:
     "Aucun compte ici n'est lié à votre compte chez ce fournisseur d'identité, et aucun ne peut être créé par son intermédiaire. Demandez à votre administrateur.",
