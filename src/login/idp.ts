@@ -1,5 +1,5 @@
 import { Code } from "@connectrpc/connect";
-import type { FastifyReply } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { createHuman, patchUser } from "../command/users.js";
 import { failIntent, type IntentResult, recordIdpLogin, startIntent, succeedIntent, type TakenIntent, takeIntent } from "../command/idp-intents.js";
 import { type IdpLink, linkFoundAccount } from "../command/idp-links.js";
@@ -127,7 +127,7 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
     const intent = state ? await takeIntent(es, box, { instanceId: instance.id, state, binding }) : undefined;
     if (!intent) return failed(c, 400);
     const answer = new URL(`${callbackOf(c)}?${new URLSearchParams(c.fields)}`);
-    if (intent.api) return completeApiIntent(c, reply, instance, { ...intent, api: intent.api }, answer);
+    if (intent.api) return completeApiIntent(c, reply, instance, { ...intent, api: intent.api }, answer, req.headers);
     // The flow goes on where it was: its organisation, texts and return_to, as carried through the provider
     // (never from this request's query, which the provider's redirect wrote).
     const flow = await contextOf({ return_to: intent.returnTo });
@@ -137,7 +137,13 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
     if (!row) return failed(flow, 403);
     let user: ExternalUser;
     try {
-      user = await protocolOf(row)!.finish(answer, { state, nonce: intent.nonce, codeVerifier: intent.codeVerifier, posted: intent.posted });
+      user = await protocolOf(row)!.finish(answer, {
+        state,
+        nonce: intent.nonce,
+        codeVerifier: intent.codeVerifier,
+        posted: intent.posted,
+        headers: req.headers,
+      });
     } catch (e) {
       kit.ui.log.warn({ idp: row.id, reason: (e as Error).message }, "external sign-in: the provider's answer was refused");
       // The provider said no (the user cancelled there, or it refused): the browser's request is what failed.
@@ -157,6 +163,7 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
     instance: InstanceRow,
     intent: TakenIntent & { api: NonNullable<TakenIntent["api"]> },
     answer: URL,
+    headers: FastifyRequest["headers"],
   ) {
     const to = (base: string, params: Record<string, string>) => {
       const url = new URL(base);
@@ -172,7 +179,13 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
     if (!row || !protocol) return failure("access_denied", "the identity provider is not active");
     let user: ExternalUser;
     try {
-      user = await protocol.finish(answer, { state: c.fields.state ?? "", nonce: intent.nonce, codeVerifier: intent.codeVerifier, posted: intent.posted });
+      user = await protocol.finish(answer, {
+        state: c.fields.state ?? "",
+        nonce: intent.nonce,
+        codeVerifier: intent.codeVerifier,
+        posted: intent.posted,
+        headers,
+      });
     } catch (e) {
       kit.ui.log.warn({ idp: row.id, reason: (e as Error).message }, "external sign-in (intent): the provider's answer was refused");
       return refusedByProvider(e)
