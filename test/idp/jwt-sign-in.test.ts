@@ -50,7 +50,7 @@ beforeAll(async () => {
     });
     const setCookies = forwarded.headers.getSetCookie();
     if (setCookies.length) headers["set-cookie"] = setCookies;
-    res.writeHead(forwarded.status, headers).end(Buffer.from(await forwarded.arrayBuffer()));
+    return res.writeHead(forwarded.status, headers).end(Buffer.from(await forwarded.arrayBuffer()));
   });
   await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
   proxyOrigin = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
