@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { createRemoteJWKSet, customFetch, type JWTVerifyGetKey, jwtVerify } from "jose";
+import { jwtVerify } from "jose";
 import { externalUserOf } from "./oidc.js";
 import type { ExternalUser, Fetch, RedirectStart } from "./provider.js";
+import { RemoteKeySets, SIGNATURE_ALGORITHMS } from "./remote-keys.js";
 
 /**
  * Sign-in with a JWT an existing system already issued (kind `jwt`, as ZITADEL's JWT IdP): the browser is sent to
@@ -21,31 +22,19 @@ export interface JwtSettings {
 const CLOCK_TOLERANCE_S = 60;
 
 export class JwtFederation {
-  private readonly keySets = new Map<string, JWTVerifyGetKey>();
+  private readonly keys: RemoteKeySets;
 
   constructor(
-    private readonly fetch: Fetch,
+    fetch: Fetch,
     /** SVC_IDP_INSECURE_HTTP: http:// endpoints are allowed (else refused before anything is sent). */
     private readonly options: { insecureHttp: boolean },
-  ) {}
+  ) {
+    this.keys = new RemoteKeySets(fetch);
+  }
 
   private checkScheme(s: JwtSettings) {
     const http = [s.jwtEndpoint, s.keysEndpoint].some((u) => new URL(u).protocol === "http:");
     if (http && !this.options.insecureHttp) throw new Error("an endpoint is http://, and SVC_IDP_INSECURE_HTTP is off");
-  }
-
-  /** The provider's keys, per provider version (`key`): jose keeps them and fetches again for an unknown kid. */
-  private keysOf(key: string, s: JwtSettings): JWTVerifyGetKey {
-    let keys = this.keySets.get(key);
-    if (!keys) {
-      const fetch = this.fetch;
-      keys = createRemoteJWKSet(new URL(s.keysEndpoint), {
-        [customFetch]: (url: string, init: RequestInit) => fetch(url, { method: "GET", headers: init.headers ?? {} }),
-      });
-      if (this.keySets.size > 1000) this.keySets.clear();
-      this.keySets.set(key, keys);
-    }
-    return keys;
   }
 
   start(s: JwtSettings, redirectUri: string): RedirectStart {
@@ -65,11 +54,11 @@ export class JwtFederation {
     const raw = headers[s.headerName.toLowerCase()];
     const value = (Array.isArray(raw) ? raw[0] : raw)?.replace(/^Bearer\s+/i, "").trim();
     if (!value) throw new Error(`no JWT in the ${s.headerName} header`);
-    const { payload } = await jwtVerify(value, this.keysOf(key, s), {
+    const { payload } = await jwtVerify(value, this.keys.of(key, s.keysEndpoint), {
       issuer: s.issuer,
       requiredClaims: ["sub", "exp"],
       clockTolerance: CLOCK_TOLERANCE_S,
-      algorithms: ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"],
+      algorithms: SIGNATURE_ALGORITHMS,
     });
     return { ...externalUserOf(payload as Record<string, unknown>), tokens: { idToken: value } };
   }
