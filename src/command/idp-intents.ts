@@ -124,18 +124,26 @@ export async function takeIntent(
 }
 
 /**
- * Keeps what a provider posted back (a SAML response at the ACS) with its started round trip, once, until the
+ * Keeps what a provider posted back (a SAML response at the ACS, an answer by `response_mode=form_post`) with its started round trip, once, until the
  * browser arrives at the callback: the cross-site POST carries none of the browser's SameSite cookies, the
  * redirect to the callback that follows does (a top-level GET). False when no such round trip is waiting.
  */
 export async function holdPostedAnswer(
   es: EventStore,
   box: SecretBox,
-  a: { instanceId: string; idpId: string; state: string; answer: string },
+  /** `idpId`: the provider the answer must be for, when the address it was posted to names one (SAML's ACS). */
+  a: { instanceId: string; idpId?: string; state: string; answer: string },
 ): Promise<boolean> {
   const { result } = await es.execute((w) =>
     w.tx.idpIntent.updateMany({
-      where: { stateHash: sha256(a.state), instanceId: a.instanceId, idpId: a.idpId, state: "started", result: null, expiresAt: { gt: dateOf(es.clock) } },
+      where: {
+        stateHash: sha256(a.state),
+        instanceId: a.instanceId,
+        ...(a.idpId ? { idpId: a.idpId } : {}),
+        state: "started",
+        result: null,
+        expiresAt: { gt: dateOf(es.clock) },
+      },
       data: { result: box.seal(a.answer) },
     }),
   );

@@ -67,6 +67,12 @@ export interface Config {
   shutdownGraceMs: number;
   /** SVC_DATABASE_POOL_SIZE */
   databasePoolSize: number;
+  /**
+   * SVC_IDP_ENDPOINT_OVERRIDES: the fixed origins of the vendor kinds (GitHub, Google, ...) replaced by others
+   * (fixed origin -> replacement); for tests against local stand-ins, and for networks that reach a vendor
+   * through a mirror.
+   */
+  idpEndpointOverrides: Record<string, string>;
   /** SVC_IDP_INSECURE_HTTP: external identity providers may be reached over plain http. */
   idpInsecureHttp: boolean;
   /** SVC_METRICS: serve GET /metrics. */
@@ -304,6 +310,7 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = pro
     databasePoolSize: s.int("SVC_DATABASE_POOL_SIZE", 1, 1000),
     metrics: s.bool("SVC_METRICS"),
     idpInsecureHttp: s.bool("SVC_IDP_INSECURE_HTTP"),
+    idpEndpointOverrides: endpointOverrides(s.label("SVC_IDP_ENDPOINT_OVERRIDES"), s.get("SVC_IDP_ENDPOINT_OVERRIDES") ?? ""),
     smtp: smtpDefault(s.get("SVC_SMTP_URL"), s.get("SVC_SMTP_FROM")),
     tracing: tracingFromEnv(env),
     oidc: {
@@ -332,4 +339,29 @@ function smtpDefault(url: string | undefined, from: string | undefined): Config[
   }
   if (!from) throw new ConfigError("SVC_SMTP_FROM is required with SVC_SMTP_URL");
   return { url, from };
+}
+
+/** `<origin>=<origin>,...`: each an http(s) origin (no path), the second replacing the first. */
+function endpointOverrides(label: string, value: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of value
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const [from, to, ...rest] = pair.split("=");
+    const origin = (u: string | undefined) => {
+      try {
+        const url = new URL(u ?? "");
+        return /^https?:$/.test(url.protocol) && url.pathname === "/" && !url.search ? url.origin : undefined;
+      } catch {
+        return undefined;
+      }
+    };
+    const a = origin(from);
+    const b = origin(to);
+    if (!a || !b || rest.length)
+      throw new ConfigError(`${label} must be comma-separated <origin>=<origin> pairs (e.g. https://github.com=http://127.0.0.1:5001), got "${pair}"`);
+    out[a] = b;
+  }
+  return out;
 }

@@ -139,6 +139,12 @@ export const VARIABLES = [
       "on: external identity providers may be reached over plain http:// (a provider inside a trusted network; their tokens could be read and changed on the way); off: https only",
   },
   {
+    name: "SVC_IDP_ENDPOINT_OVERRIDES",
+    shown: "unset",
+    meaning:
+      "for tests and mirrors: <origin>=<origin> pairs, comma-separated; the vendor kinds' fixed endpoints (GitHub, GitLab.com, Google, Azure AD, Apple) at the first origin are reached at the second",
+  },
+  {
     name: "SVC_SMTP_URL",
     shown: "unset",
     meaning:

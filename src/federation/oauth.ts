@@ -17,6 +17,12 @@ export interface OAuthSettings {
   /** The user endpoint's attribute that identifies the user for good (e.g. id). */
   idAttribute: string;
   usePkce: boolean;
+  /** Scopes asked for whatever is configured (Azure AD: openid profile email User.Read). */
+  requiredScopes?: string[];
+  /** GitHub's e-mails API: the user's primary address and whether GitHub verified it. */
+  emailsEndpoint?: string;
+  /** The user endpoint's answer as OIDC claims (a vendor's names: Azure's mail and userPrincipalName). */
+  mapUser?: (user: Record<string, unknown>) => Record<string, unknown>;
 }
 
 export class OAuthFederation {
@@ -43,7 +49,8 @@ export class OAuthFederation {
     const config = this.configOf(s);
     const codeVerifier = client.randomPKCECodeVerifier();
     const state = client.randomState();
-    const params: Record<string, string> = { redirect_uri: redirectUri, state, ...(s.scopes.length ? { scope: s.scopes.join(" ") } : {}) };
+    const scopes = [...new Set([...(s.requiredScopes ?? []), ...s.scopes])];
+    const params: Record<string, string> = { redirect_uri: redirectUri, state, ...(scopes.length ? { scope: scopes.join(" ") } : {}) };
     if (s.usePkce) {
       params.code_challenge = await client.calculatePKCECodeChallenge(codeVerifier);
       params.code_challenge_method = "S256";
@@ -57,14 +64,27 @@ export class OAuthFederation {
       expectedState: intent.state,
       ...(s.usePkce ? { pkceCodeVerifier: intent.codeVerifier } : {}),
     });
-    const answer = await client.fetchProtectedResource(config, tokens.access_token, new URL(s.userEndpoint), "GET");
-    if (!answer.ok) throw new Error(`the user endpoint answered ${answer.status}`);
-    const user = (await answer.json()) as Record<string, unknown>;
+    const read = async (url: string) => {
+      const answer = await client.fetchProtectedResource(config, tokens.access_token, new URL(url), "GET");
+      if (!answer.ok) throw new Error(`${url === s.userEndpoint ? "the user" : "the e-mails"} endpoint answered ${answer.status}`);
+      return answer.json() as Promise<unknown>;
+    };
+    const user: Record<string, unknown> = {
+      ...((await read(s.userEndpoint)) as Record<string, unknown>),
+      ...(s.emailsEndpoint ? primaryEmail(await read(s.emailsEndpoint)) : {}),
+    };
     const id = user[s.idAttribute];
     if ((typeof id !== "string" && typeof id !== "number") || id === "") throw new Error(`the user endpoint's answer has no ${s.idAttribute}`);
     // The common names of such answers (GitHub's login, GitLab's username) besides the OIDC claim names.
     const username = user.preferred_username ?? user.login ?? user.username;
-    const external = externalUserOf({ ...user, sub: String(id), ...(typeof username === "string" ? { preferred_username: username } : {}) });
-    return { ...external, tokens: { accessToken: tokens.access_token } };
+    const claims = { ...user, sub: String(id), ...(typeof username === "string" ? { preferred_username: username } : {}) };
+    return { ...externalUserOf(s.mapUser ? s.mapUser(claims) : claims), tokens: { accessToken: tokens.access_token } };
   }
+}
+
+/** GitHub's e-mails answer (`[{email, primary, verified}]`) as the claims of its primary address; none: nothing. */
+function primaryEmail(answer: unknown): { email?: string; email_verified?: boolean } {
+  const list = Array.isArray(answer) ? (answer as { email?: unknown; primary?: unknown; verified?: unknown }[]) : [];
+  const primary = list.find((e) => e.primary === true && typeof e.email === "string");
+  return primary ? { email: primary.email as string, email_verified: primary.verified === true } : {};
 }

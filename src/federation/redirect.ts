@@ -3,10 +3,12 @@ import { AuthorizationResponseError } from "openid-client";
 import type { IdpKind } from "../domain/idps.js";
 import { OAuthFederation } from "./oauth.js";
 import type { SigningCertificate } from "../crypto/signing-certificate.js";
+import { IDP_KINDS } from "../domain/idps.js";
 import { JwtFederation } from "./jwt.js";
 import { OidcFederation } from "./oidc.js";
 import { SamlResponseRefused } from "./saml.js";
 import { SamlRoundTrip } from "./saml-round-trip.js";
+import { type Override, overrideOf, presetOf } from "./vendors.js";
 import type { ExternalUser, Fetch, RedirectStart, StoredProvider } from "./provider.js";
 
 /** A provider the browser is sent to and comes back from: where to send it, and the user its answer vouches for. */
@@ -29,16 +31,14 @@ export interface RoundTrip {
 }
 
 /** The kinds `RedirectProtocols.of` has a protocol for. */
-export const REDIRECT_KINDS: readonly IdpKind[] = ["oidc", "gitlab_self_hosted", "oauth", "saml", "jwt"];
+export const REDIRECT_KINDS: readonly IdpKind[] = IDP_KINDS.filter((k) => k !== "ldap");
 
-const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
 const text = (v: unknown): string => (typeof v === "string" ? v : "");
 
 /**
- * The redirect protocols of the kinds this server signs in with: OpenID Connect (`oidc`, and GitLab self-hosted,
- * which is OIDC at its own issuer), OAuth 2.0 (`oauth`), SAML 2.0 (`saml`, its response posted back to the ACS) and
- * JWT (`jwt`, a proxy brings the JWT to the callback).
- * Undefined for a kind it does not sign in with yet.
+ * The redirect protocols of every kind but LDAP: OpenID Connect (`oidc` and the vendors built on it), OAuth 2.0
+ * (`oauth` and the vendors built on it; src/federation/vendors.ts), SAML 2.0 (`saml`, its response posted back
+ * to the ACS) and JWT (`jwt`, a proxy brings the JWT to the callback).
  */
 export class RedirectProtocols {
   private readonly oidc: OidcFederation;
@@ -46,8 +46,17 @@ export class RedirectProtocols {
   readonly saml: SamlRoundTrip;
   private readonly jwt: JwtFederation;
 
-  /** `samlKeys`: a SAML provider's service-provider key pair (its secret, made at first use). */
-  constructor(fetch: Fetch, options: { insecureHttp: boolean; samlKeys: (p: StoredProvider) => Promise<SigningCertificate> }) {
+  private readonly override: Override;
+
+  /**
+   * `samlKeys`: a SAML provider's service-provider key pair (its secret, made at first use); `endpointOverrides`:
+   * the vendors' fixed origins replaced (SVC_IDP_ENDPOINT_OVERRIDES).
+   */
+  constructor(
+    fetch: Fetch,
+    options: { insecureHttp: boolean; samlKeys: (p: StoredProvider) => Promise<SigningCertificate>; endpointOverrides?: Record<string, string> },
+  ) {
+    this.override = overrideOf(options.endpointOverrides ?? {});
     this.oidc = new OidcFederation(fetch, options);
     this.oauth = new OAuthFederation(fetch, options);
     this.saml = new SamlRoundTrip(fetch, options.samlKeys);
@@ -56,36 +65,23 @@ export class RedirectProtocols {
 
   of(p: StoredProvider): RedirectProtocol | undefined {
     const c = p.config;
+    const preset = presetOf(p, this.override);
+    if (preset?.protocol === "oidc") {
+      const s = preset.settings;
+      return {
+        start: (redirectUri) => this.oidc.start(p.key, s, redirectUri),
+        // Apple answers by a form POST, kept with the round trip: its fields are the answer, its `user` the name.
+        finish: (url, trip) => {
+          if (!trip.posted) return this.oidc.finish(p.key, s, url, trip);
+          const [answer, more] = formAnswer(url, trip.posted);
+          return this.oidc.finish(p.key, s, answer, trip, more);
+        },
+      };
+    }
+    if (preset?.protocol === "oauth") {
+      return { start: (redirectUri) => this.oauth.start(preset.settings, redirectUri), finish: (url, trip) => this.oauth.finish(preset.settings, url, trip) };
+    }
     switch (p.kind) {
-      case "oidc":
-      case "gitlab_self_hosted": {
-        const settings = {
-          issuer: text(c.issuer),
-          clientId: text(c.clientId),
-          clientSecret: p.secret,
-          // None configured: openid, profile and email (OidcFederation.start).
-          scopes: strings(c.scopes),
-          usePkce: p.kind === "gitlab_self_hosted" || c.usePkce === true,
-          isIdTokenMapping: c.isIdTokenMapping === true,
-        };
-        return {
-          start: (redirectUri) => this.oidc.start(p.key, settings, redirectUri),
-          finish: (url, intent) => this.oidc.finish(p.key, settings, url, intent),
-        };
-      }
-      case "oauth": {
-        const settings = {
-          authorizationEndpoint: text(c.authorizationEndpoint),
-          tokenEndpoint: text(c.tokenEndpoint),
-          userEndpoint: text(c.userEndpoint),
-          clientId: text(c.clientId),
-          clientSecret: p.secret,
-          scopes: strings(c.scopes),
-          idAttribute: text(c.idAttribute) || "id",
-          usePkce: c.usePkce === true,
-        };
-        return { start: (redirectUri) => this.oauth.start(settings, redirectUri), finish: (url, intent) => this.oauth.finish(settings, url, intent) };
-      }
       case "jwt": {
         const settings = { issuer: text(c.issuer), jwtEndpoint: text(c.jwtEndpoint), keysEndpoint: text(c.keysEndpoint), headerName: text(c.headerName) };
         return {
@@ -99,6 +95,25 @@ export class RedirectProtocols {
         return undefined;
     }
   }
+}
+
+/**
+ * A form POST answer (Apple's `response_mode=form_post`) as the callback URL the protocol reads, and the claims of
+ * its `user` field (the name, sent on the first authorization only).
+ */
+function formAnswer(url: URL, posted: string): [URL, { extraClaims: Record<string, unknown> }] {
+  const fields = JSON.parse(posted) as Record<string, string>;
+  const answer = new URL(`${url.origin}${url.pathname}`);
+  for (const [k, v] of Object.entries(fields)) if (k !== "user") answer.searchParams.set(k, v);
+  let user: { name?: { firstName?: unknown; lastName?: unknown } } = {};
+  try {
+    user = JSON.parse(fields.user ?? "{}");
+  } catch {
+    // Not JSON: no name; the sign-in goes on without it.
+  }
+  const given = typeof user.name?.firstName === "string" ? user.name.firstName : undefined;
+  const family = typeof user.name?.lastName === "string" ? user.name.lastName : undefined;
+  return [answer, { extraClaims: { ...(given ? { given_name: given } : {}), ...(family ? { family_name: family } : {}) } }];
 }
 
 /** Whether the provider's answer was a refusal (the user cancelled there, or it said no, or its SAML response does not hold): the browser's request failed, not the server. */

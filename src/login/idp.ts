@@ -1,34 +1,22 @@
-import { Code } from "@connectrpc/connect";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { createHuman, patchUser } from "../command/users.js";
-import { failIntent, type IntentResult, recordIdpLogin, startIntent, succeedIntent, type TakenIntent, takeIntent } from "../command/idp-intents.js";
-import { type IdpLink, linkFoundAccount } from "../command/idp-links.js";
+import { failIntent, holdPostedAnswer, type IntentResult, startIntent, succeedIntent, type TakenIntent, takeIntent } from "../command/idp-intents.js";
 import type { ContextRef } from "../query/reuse.js";
 import { type IdpKind, kindOfType } from "../domain/idps.js";
 import type { ExternalUser, RedirectStart, StoredProvider } from "../federation/provider.js";
 import { storedProviderOf } from "../federation/stored.js";
 import { REDIRECT_KINDS, type RedirectProtocols, refusedByProvider } from "../federation/redirect.js";
 import { IdpQueries, type IdpRow } from "../query/idps.js";
-import { userByLoginName } from "../query/users.js";
 import type { InstanceRow } from "../query/tenancy.js";
 import * as pages from "../web/pages.js";
 import type { AfterFirstFactor } from "./password.js";
-import { type Ctx, LOGIN_PATH, type LoginKit, refusedWith, type SignedInUser } from "./kit.js";
+import { registerExternalAccounts } from "./idp-account.js";
+import { type Ctx, LOGIN_PATH, type LoginKit, PENDING_TTL_MS } from "./kit.js";
 import { newCookieValue } from "./signing.js";
 
 /** Where every redirect kind's provider sends the browser back (the `callback_url` of every get). */
 export const IDP_CALLBACK_PATH = "/idps/callback";
 /** The browser's binding to its round trips: only the browser that left comes back with the answer. */
 const BINDING_COOKIE = "svc_idp";
-
-/** The options of a provider (idp.proto's Options, as stored). */
-interface IdpOptions {
-  isLinkingAllowed?: boolean;
-  isCreationAllowed?: boolean;
-  isAutoCreation?: boolean;
-  isAutoUpdate?: boolean;
-  autoLinking?: string;
-}
 
 /**
  * Sign-in through external identity providers in the hosted login UI: the login-name page's buttons (those
@@ -74,6 +62,52 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
   const protocolOf = (row: IdpRow) => needs.protocols.of(storedOf(row));
   const callbackOf = (c: Ctx) => `${c.origin}${IDP_CALLBACK_PATH}`;
 
+  /** The browser's binding cookie's value, set now when it has none. */
+  function bindingOf(c: Ctx): string {
+    let binding = c.cookies[BINDING_COOKIE];
+    if (!binding) {
+      binding = newCookieValue();
+      // Lax: the provider's answer is a top-level navigation from its site, which carries Lax cookies.
+      // Path=/: the start pages see it too, so that round trips of several tabs share it.
+      c.setCookies.push(kit.cookie(BINDING_COOKIE, binding, { sameSite: "Lax", path: "/" }));
+      c.cookies[BINDING_COOKIE] = binding;
+    }
+    return binding;
+  }
+  const accounts = registerExternalAccounts(kit, {
+    afterFirstFactor: needs.afterFirstFactor,
+    allowedInOrg: async (instance, row, orgId) => (await usableIn({ type: "org", id: orgId, instanceId: instance.id }, instance)).some((r) => r.id === row.id),
+    usableProvider: (c, instance, idpId) => usableProvider(c, instance, idpId),
+    bindingOf,
+  });
+  const usableProvider = async (c: Ctx, instance: InstanceRow, idpId: string | undefined) =>
+    idpId ? (await usable(c, instance)).find((r) => r.id === idpId) : undefined;
+
+  /**
+   * The callback's way on: a page that moves the browser to `/ui/login/idp/continue`, where the account and the
+   * sign-in's next pages (a second factor, a choice of account) get the login UI's cookies, which the provider's
+   * cross-site redirect did not bring (continuePage). The external user goes along sealed, bound to this browser.
+   */
+  function continueAt(c: Ctx, instance: InstanceRow, row: IdpRow, external: ExternalUser) {
+    const { raw: _raw, tokens: _tokens, ...plain } = external;
+    // Encrypted too: the URL may be logged on the way (a proxy's access log), and the user's address is in it.
+    const user = box.seal(JSON.stringify(plain));
+    const sealed = kit.deps.signer.seal("idp-continue", { u: user, p: row.id, i: instance.id, b: bindingOf(c) }, PENDING_TTL_MS);
+    return c.send(pages.continuePage(c.page, `${c.origin}${LOGIN_PATH}/idp/continue?${new URLSearchParams({ ...c.page.carry, s: sealed })}`));
+  }
+
+  kit.ui.get(`${LOGIN_PATH}/idp/continue`, async (req, reply) => {
+    const c = await kit.contextOf(req, reply);
+    const sealed = kit.deps.signer.open("idp-continue", c.fields.s);
+    if (!c.instance || !sealed || sealed.i !== c.instance.id || sealed.b !== c.cookies[BINDING_COOKIE]) return failed(c, 400);
+    if (c.org === null) return failed(c, 403);
+    // Still usable here: a provider deactivated meanwhile completes nothing.
+    const row = await usableProvider(c, c.instance, String(sealed.p));
+    if (!row) return failed(c, 403);
+    const external = JSON.parse(box.open(String(sealed.u))) as Omit<ExternalUser, "raw">;
+    return accounts.signInAs(c, reply, c.instance, row, { ...external, raw: {} });
+  });
+
   /** A provider's error, timeout or refusal: a page that says so, never its details (they may carry secrets). */
   const failed = (c: Ctx, status = 502) => c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.externalFailed), status);
 
@@ -82,13 +116,7 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
     if (!row) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notFound), 404);
     // A directory asks for the login name and password on a page of ours.
     if (kindOfType(row.type) === "ldap") return c.send(pages.directoryPage(c.page, { idpId: row.id, name: row.name }));
-    let binding = c.cookies[BINDING_COOKIE];
-    if (!binding) {
-      binding = newCookieValue();
-      // Lax: the provider's answer is a top-level navigation from its site, which carries Lax cookies.
-      // Path=/: the start pages see it too, so that round trips of several tabs share it.
-      c.setCookies.push(kit.cookie(BINDING_COOKIE, binding, { sameSite: "Lax", path: "/" }));
-    }
+    const binding = bindingOf(c);
     let start: RedirectStart;
     try {
       start = await protocolOf(row)!.start(callbackOf(c));
@@ -109,6 +137,20 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
     // SAML's HTTP-POST binding: a page whose form the browser posts to the provider.
     if (start.form) return c.send(pages.toProviderPage(c.page, start.form));
     return kit.redirect(c, reply, start.url);
+  });
+
+  // An answer by form POST (Apple's response_mode=form_post) comes cross-site, without the binding cookie: it is
+  // kept with its round trip, once, and the browser sent on to the callback by a top-level GET, which brings it.
+  kit.ui.post(IDP_CALLBACK_PATH, async (req, reply) => {
+    const c = await kit.contextOf(req, reply);
+    c.setCookies.length = 0;
+    const fields = Object.fromEntries(
+      Object.entries((req.body ?? {}) as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === "string"),
+    );
+    const state = fields.state ?? "";
+    const held = !!c.instance && !!state && (await holdPostedAnswer(es, box, { instanceId: c.instance.id, state, answer: JSON.stringify(fields) }));
+    if (!held) return failed(c, 400);
+    return reply.redirect(`${IDP_CALLBACK_PATH}?${new URLSearchParams({ state })}`, 303);
   });
 
   kit.ui.get(IDP_CALLBACK_PATH, async (req, reply) => {
@@ -149,7 +191,7 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
       // The provider said no (the user cancelled there, or it refused): the browser's request is what failed.
       return failed(flow, refusedByProvider(e) ? 400 : 502);
     }
-    return signInAs(flow, reply, instance, row, user);
+    return continueAt(flow, instance, row, user);
   });
 
   /**
@@ -204,118 +246,12 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
     return to(intent.api.successUrl, { id: intent.id, token });
   }
 
-  /**
-   * The account of the external user, as the provider's options say, then the sign-in. The provider must be usable
-   * in the account's own organisation too (a flow without an organisation asks the instance's), checked before
-   * anything is linked, updated or created.
-   */
-  async function signInAs(c: Ctx, reply: FastifyReply, instance: InstanceRow, row: IdpRow, external: ExternalUser) {
-    const options = (row.options ?? {}) as IdpOptions;
-    const account: IdpLink = { idpId: row.id, externalUserId: external.id, displayName: external.username ?? external.email ?? external.id };
-    const allowedIn = async (orgId: string) => (await usableIn({ type: "org", id: orgId, instanceId: instance.id }, instance)).some((r) => r.id === row.id);
-    const notAllowed = () => failed(c, 403);
-    let user = await kit.users.byExternalAccount(instance.id, row.id, external.id);
-    if (user) {
-      if (!(await allowedIn(user.orgId))) return notAllowed();
-      if (options.isAutoUpdate && user.kind === "human") user = await updated(instance, user, external);
-    } else {
-      const linked = await autoLinked(c, instance, options, external);
-      if (linked && !(await allowedIn(linked.orgId))) return notAllowed();
-      // A user linked to another account of this provider already keeps that link: no sign-in as it.
-      if (linked && (await linkFoundAccount(es, { instanceId: instance.id, userId: linked.id, creator: linked.id, link: account }))) user = linked;
-    }
-    const newOrg = c.org?.id ?? instance.defaultOrgId;
-    if (!user && options.isAutoCreation && newOrg) {
-      if (!(await allowedIn(newOrg))) return notAllowed();
-      try {
-        user = await created(newOrg, instance, external, account);
-      } catch (e) {
-        // The provider's username is taken here, or what it sent is no valid account: no account is made.
-        if (!refusedWith(e, Code.AlreadyExists, Code.InvalidArgument)) throw e;
-        kit.ui.log.info({ idp: row.id, reason: e.message }, "external sign-in: no account could be created");
-        return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.externalNoAccount), 409);
-      }
-    }
-    if (!user) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.externalNoAccount), 403);
-    // "initial" is a human without a local password: the provider vouched for it instead.
-    if (user.state !== "active" && user.state !== "initial") return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.wrongCredentials), 403);
-    await recordIdpLogin(es, { instanceId: instance.id, userId: user.id, orgId: user.orgId, account });
-    const signedIn: SignedInUser = { id: user.id, orgId: user.orgId, username: user.loginName, displayName: user.displayName };
-    return needs.afterFirstFactor(c, reply, instance, signedIn, "fed");
-  }
-
-  /**
-   * An existing user the options link the external account to without asking: by username, or by an e-mail
-   * address verified here and asserted as verified by the provider; exactly one match (several: no one).
-   */
-  async function autoLinked(c: Ctx, instance: InstanceRow, options: IdpOptions, external: ExternalUser) {
-    if (options.autoLinking === "AUTO_LINKING_OPTION_USERNAME" && external.username) {
-      const found = await userByLoginName(db, instance.id, external.username, kit.deps.settings);
-      return found?.kind === "human" && (!c.org || found.orgId === c.org.id) ? found : null;
-    }
-    if (options.autoLinking === "AUTO_LINKING_OPTION_EMAIL" && external.email && external.emailVerified) {
-      const found = await kit.users.withVerifiedEmail(instance.id, external.email, c.org?.id);
-      return found.length === 1 ? found[0]! : null;
-    }
-    return null;
-  }
-
-  /**
-   * `is_auto_update`: the linked human's fields the provider sent, as it sent them (names, language, e-mail with
-   * its verified flag as the provider asserts it); a field it did not send stays. Only what changed is written.
-   */
-  async function updated(instance: InstanceRow, user: NonNullable<Awaited<ReturnType<typeof kit.users.byId>>>, external: ExternalUser) {
-    const human = {
-      ...(external.givenName ? { givenName: external.givenName } : {}),
-      ...(external.familyName ? { familyName: external.familyName } : {}),
-      ...(external.displayName ? { displayName: external.displayName } : {}),
-      ...(external.preferredLanguage ? { preferredLanguage: external.preferredLanguage } : {}),
-      ...(external.email ? { email: { address: external.email, verified: external.emailVerified } } : {}),
-    };
-    if (!Object.keys(human).length) return user;
-    try {
-      await patchUser(es, { instanceId: instance.id, id: user.id, creator: user.id, patch: { human }, box });
-    } catch (e) {
-      // What the provider sent is no valid value here (an address, a language): the sign-in goes on without it.
-      if (!refusedWith(e, Code.InvalidArgument)) throw e;
-      kit.ui.log.info({ user: user.id, reason: e.message }, "external sign-in: the provider's fields were not taken over");
-      return user;
-    }
-    return kit.users.byId(instance.id, user.id);
-  }
-
-  /** A new human of `orgId` (the flow's organisation, else the instance's default), linked, from what the provider sent. */
-  async function created(orgId: string, instance: InstanceRow, external: ExternalUser, account: IdpLink) {
-    // A system provider's account linked in another instance: one link per account, made there (no account here).
-    if (await kit.users.externalAccountLinked(account.idpId, account.externalUserId)) return null;
-    const username = external.username ?? external.email ?? `${external.id}`;
-    const details = await createHuman(es, {
-      instanceId: instance.id,
-      orgId,
-      creator: "idp",
-      box,
-      human: {
-        username,
-        givenName: external.givenName ?? external.displayName ?? username,
-        familyName: external.familyName ?? "-",
-        ...(external.displayName ? { displayName: external.displayName } : {}),
-        ...(external.preferredLanguage ? { preferredLanguage: external.preferredLanguage } : {}),
-        email: external.email ?? "",
-        emailVerified: external.emailVerified,
-      },
-      links: [account],
-    });
-    return kit.users.byId(instance.id, details.id);
-  }
-
   return {
     async providersFor(c, instance) {
       return (await usable(c, instance)).map((r) => ({ id: r.id, name: r.name }));
     },
-    async usableProvider(c, instance, idpId) {
-      return idpId ? (await usable(c, instance)).find((r) => r.id === idpId) : undefined;
-    },
+    usableProvider,
     storedOf,
-    signInAs,
+    signInAs: accounts.signInAs,
   };
 }

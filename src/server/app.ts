@@ -198,6 +198,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     protocols: new RedirectProtocols(outboundFetch(outbound, { timeoutMs: 10_000, maxBytes: 1024 * 1024 }), {
       insecureHttp: config.idpInsecureHttp,
       samlKeys: (p) => serviceProviderKeys(es, box, new IdpQueries(db), p),
+      endpointOverrides: config.idpEndpointOverrides,
     }),
     directories: new LdapFederation((host) => outbound.address(host)),
   };

@@ -35,7 +35,7 @@ export const field = (name: string, label: string, type: string, attrs = "") =>
 
 type Branded = Pick<PageContext, "lang" | "t" | "hideProduct" | "logo" | "logoDark" | "icon" | "brandingOrg">;
 
-export function layout(p: Branded, title: string, body: string): string {
+export function layout(p: Branded, title: string, body: string, head = ""): string {
   const product = p.hideProduct ? "" : `<footer class="product">${esc(p.t.securedBy)} svc IAM</footer>`;
   const asset = (sha: string) => `/ui/login/assets/${esc(sha)}`;
   const icon = p.icon ? `<link rel="icon" href="${asset(p.icon)}">` : "";
@@ -44,7 +44,7 @@ export function layout(p: Branded, title: string, body: string): string {
   const logo = img && p.logoDark ? `<picture><source srcset="${asset(p.logoDark)}" media="(prefers-color-scheme: dark)">${img}</picture>` : img;
   // branding.css (the instance's or the organisation's colours as CSS variables) after the base stylesheet that uses them.
   const branding = `/ui/login/branding.css${p.brandingOrg ? `?org=${encodeURIComponent(p.brandingOrg)}` : ""}`;
-  return `<!doctype html><html lang="${esc(p.lang)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${esc(title)}</title><link rel="stylesheet" href="/ui/login/style.css"><link rel="stylesheet" href="${esc(branding)}">${icon}</head><body><main>${logo}<h1>${esc(title)}</h1>${body}</main>${product}</body></html>`;
+  return `<!doctype html><html lang="${esc(p.lang)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${esc(title)}</title><link rel="stylesheet" href="/ui/login/style.css"><link rel="stylesheet" href="${esc(branding)}">${icon}${head}</head><body><main>${logo}<h1>${esc(title)}</h1>${body}</main>${product}</body></html>`;
 }
 
 export const errorBox = (message?: string) => (message ? `<p class="error" role="alert">${esc(message)}</p>` : "");
@@ -100,9 +100,54 @@ export function postFormHtml(action: string, fields: Record<string, string>, lab
   return `<form method="post" action="${esc(action)}">${hiddenFields}<button type="submit" id="continue">${esc(label)}</button></form>`;
 }
 
+/**
+ * The page that moves the browser on from a provider's callback to a page of the login UI (`url`, this server's):
+ * a navigation this page starts is same-site, so it carries the login UI's SameSite=Strict cookies (its CSRF
+ * cookie), which the provider's cross-site redirect to the callback did not. A refresh, no script; a link too.
+ */
+export function continuePage(p: PageContext, url: string): string {
+  return layout(p, p.t.title, `<p><a href="${esc(url)}">${esc(p.t.next)}</a></p>`, `<meta http-equiv="refresh" content="0;url=${esc(url)}">`);
+}
+
 /** The page that sends the browser on to an identity provider by a form (SAML's HTTP-POST binding). */
 export function toProviderPage(p: PageContext, form: { action: string; fields: Record<string, string> }): string {
   return layout(p, p.t.title, `<p>${esc(p.t.toProvider)}</p>${postFormHtml(form.action, form.fields, p.t.next)}`);
+}
+
+/**
+ * An account at a provider that no account here is linked to, with the choices its options allow: sign in with
+ * an existing account here to link it, and/or create one from the form the provider's answer filled.
+ */
+export function externalAccountPage(
+  p: PageContext,
+  opts: {
+    pending: string;
+    provider: string;
+    link: boolean;
+    create: { username: string; givenName: string; familyName: string; email: string } | undefined;
+    error?: string;
+  },
+): string {
+  const link = opts.link
+    ? `<h2>${esc(p.t.externalLinkExisting)}</h2>` +
+      form(
+        p,
+        "/ui/login/idp/link",
+        `${field("loginName", p.t.loginName, "text", 'autocomplete="username" required')}${field("password", p.t.password, "password", 'autocomplete="current-password" required')}<button type="submit" id="link-account">${esc(p.t.externalLinkExisting)}</button>`,
+        { pending: opts.pending },
+      )
+    : "";
+  const c = opts.create;
+  const create = c
+    ? `<h2>${esc(p.t.externalCreateAccount)}</h2>` +
+      form(
+        p,
+        "/ui/login/idp/register",
+        `${field("username", p.t.loginName, "text", `required value="${esc(c.username)}"`)}${field("givenName", p.t.givenName, "text", `required value="${esc(c.givenName)}"`)}${field("familyName", p.t.familyName, "text", `required value="${esc(c.familyName)}"`)}${field("email", p.t.email, "email", `required value="${esc(c.email)}"`)}<button type="submit" id="create-account">${esc(p.t.externalCreateAccount)}</button>`,
+        { pending: opts.pending },
+      )
+    : "";
+  return layout(p, p.t.title, `<p>${esc(p.t.externalNotLinked)} ${esc(opts.provider)}</p>${errorBox(opts.error)}${link}${create}`);
 }
 
 /** The sign-in form of a directory (an LDAP provider): its login name and password, checked there. */

@@ -74,9 +74,12 @@ async function signIn(token: () => Promise<string>) {
   nextToken = token;
   const { page, ctx } = await newPage(browser);
   await page.goto(`${t.url}/ui/login?prompt=login`);
-  const [answer] = await Promise.all([page.waitForResponse((r) => r.url().startsWith(`${proxyOrigin}/jwt`)), page.click('button.idp:has-text("Legacy JWT")')]);
-  await page.waitForLoadState();
-  const status = answer.status();
+  // The outcome: the proxy's answer when the callback refused, else the page the callback moved the browser on to.
+  const outcome = page.waitForResponse(
+    (r) => (r.url().startsWith(`${proxyOrigin}/jwt`) && r.status() >= 400) || r.url().startsWith(`${t.url}/ui/login/idp/continue`),
+  );
+  await page.click('button.idp:has-text("Legacy JWT")');
+  const status = (await outcome).status();
   await ctx.close();
   return status;
 }

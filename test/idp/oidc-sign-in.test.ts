@@ -176,7 +176,8 @@ describe("sign-in through an external OIDC provider", () => {
     const kim = moved.body.details.id as string;
     expect((await api("POST", `/users/${kim}/idp_links`, { idp_id: created, user_id: "kim" })).status).toBe(200);
     const { page } = await newPage(browser);
-    const back = page.waitForResponse((r) => r.url().startsWith(`${t.url}/idps/callback`));
+    // the callback moves the browser on (continuePage); where the account is decided, the sign-in is refused
+    const back = page.waitForResponse((r) => r.url().startsWith(`${t.url}/ui/login/idp/continue`));
     await toProvider(page, "Corp SSO");
     await atProvider(page, "kim");
     expect((await back).status()).toBe(403);
@@ -332,5 +333,86 @@ describe("sign-in through an external OIDC provider", () => {
     await page.goto(`${t.url}/ui/login`);
     expect(await page.locator("button.idp").count()).toBe(0);
     await page.context().close();
+  });
+});
+
+describe("an external account no account here is linked to", () => {
+  beforeAll(async () => {
+    await rest(t.url, "PATCH", "/settings/v3alpha/login", { token: t.adminPat, body: { allowExternalIdp: { set: true } } });
+  });
+
+  it("is offered 'link to my existing account' (is_linking_allowed): a local sign-in links it", async () => {
+    const id = await createProvider("Link Offer", { isLinkingAllowed: true });
+    const hana = await addHuman(t, "hana", "Secr3t!pass");
+    const { page } = await newPage(browser);
+    await signInThrough(page, "Link Offer", "hana-ext");
+    expect(await page.locator("#create-account").count()).toBe(0);
+    await page.fill("input[name=loginName]", "hana");
+    await page.fill("input[name=password]", "wrong password");
+    const [wrong] = await Promise.all([page.waitForResponse((r) => r.url().endsWith("/ui/login/idp/link")), page.click("#link-account")]);
+    expect(wrong.status()).toBe(401);
+    expect(await t.server.db.prisma.userIdpLink.count({ where: { userId: hana } })).toBe(0);
+    await page.fill("input[name=loginName]", "hana");
+    await page.fill("input[name=password]", "Secr3t!pass");
+    const [linked] = await Promise.all([page.waitForResponse((r) => r.url().endsWith("/ui/login/idp/link")), page.click("#link-account")]);
+    expect(linked.status()).toBeLessThan(400);
+    expect(await t.server.db.prisma.userIdpLink.findMany({ where: { userId: hana } })).toMatchObject([{ idpId: id, externalUserId: "hana-ext" }]);
+    // the next time, the provider alone signs hana in
+    const { page: again } = await newPage(browser);
+    expect(await signInThrough(again, "Link Offer", "hana-ext")).toContain("hana");
+    await page.context().close();
+    await again.context().close();
+    await setState(id, "STATE_POLICY_DEACTIVATE");
+  });
+
+  it("is offered 'create an account' (is_creation_allowed) pre-filled; the address stays verified only as the provider sent it", async () => {
+    const id = await createProvider("Create Offer", { isCreationAllowed: true, isLinkingAllowed: true });
+    const { page } = await newPage(browser);
+    await signInThrough(page, "Create Offer", "ivan");
+    // both choices, the form filled from the provider's claims
+    expect(await page.locator("#link-account").count()).toBe(1);
+    expect(await page.inputValue("input[name=username]")).toBe("ivan");
+    expect(await page.inputValue("input[name=email]")).toBe("ivan@ext.example.com");
+    expect(await page.inputValue("input[name=givenName]")).toBe("Ivan");
+    const [created] = await Promise.all([page.waitForResponse((r) => r.url().endsWith("/ui/login/idp/register")), page.click("#create-account")]);
+    expect(created.status()).toBeLessThan(400);
+    const ivan = (await userIdOf("ivan"))!;
+    expect(await t.server.db.prisma.user.findUniqueOrThrow({ where: { id: ivan } })).toMatchObject({ email: "ivan@ext.example.com", emailVerified: true });
+    expect(await t.server.db.prisma.userIdpLink.findMany({ where: { userId: ivan } })).toMatchObject([{ idpId: id, externalUserId: "ivan" }]);
+
+    // another address typed in: not verified; a taken username: the form again, naming the problem
+    const { page: jo } = await newPage(browser);
+    await signInThrough(jo, "Create Offer", "jo");
+    await jo.fill("input[name=username]", "ivan");
+    const [taken] = await Promise.all([jo.waitForResponse((r) => r.url().endsWith("/ui/login/idp/register")), jo.click("#create-account")]);
+    expect(taken.status()).toBe(400);
+    expect(await jo.textContent("main")).toMatch(/username|taken|exists/i);
+    await jo.fill("input[name=username]", "jo");
+    await jo.fill("input[name=email]", "jo@elsewhere.example");
+    await Promise.all([jo.waitForResponse((r) => r.url().endsWith("/ui/login/idp/register")), jo.click("#create-account")]);
+    expect(await t.server.db.prisma.user.findFirstOrThrow({ where: { instanceId: t.instanceId, loginName: "jo" } })).toMatchObject({ emailVerified: false });
+    await page.context().close();
+    await jo.context().close();
+    await setState(id, "STATE_POLICY_DEACTIVATE");
+  });
+
+  it("keeps the choice to the browser that came back from the provider", async () => {
+    const id = await createProvider("Bound Offer", { isCreationAllowed: true });
+    const { page } = await newPage(browser);
+    await signInThrough(page, "Bound Offer", "lee");
+    const pending = await page.inputValue("input[name=pending]");
+    // another browser posting the same choice (with its own CSRF token) creates nothing
+    const { page: other } = await newPage(browser);
+    await other.goto(`${t.url}/ui/login`);
+    const csrf = await other.inputValue("input[name=csrf]");
+    const answer = await other.request.post(`${t.url}/ui/login/idp/register`, {
+      form: { csrf, pending, username: "lee", givenName: "Lee", familyName: "X", email: "lee@ext.example.com" },
+      headers: { origin: t.url },
+    });
+    expect(answer.status()).toBe(400);
+    expect(await userIdOf("lee")).toBeUndefined();
+    await page.context().close();
+    await other.context().close();
+    await setState(id, "STATE_POLICY_DEACTIVATE");
   });
 });

@@ -36,12 +36,14 @@ const deactivate = (id: string) => api("PATCH", `/idps/saml/${id}`, { idp: { sta
 /** From the login page's button through the IdP (which answers at once) back to this server: the final page. */
 async function signInThrough(page: Page, provider: string) {
   await page.goto(`${t.url}/ui/login?prompt=login`);
-  const back = page.waitForResponse((r) => r.url().startsWith(`${t.url}/idps/callback`));
-  await page.click(`button.idp:has-text("${provider}")`);
-  const answer = await back;
+  const answer = await Promise.all([outcome(page), page.click(`button.idp:has-text("${provider}")`)]);
   await page.waitForLoadState();
-  return { status: answer.status(), text: (await page.textContent("main")) ?? "" };
+  return { status: answer[0].status(), text: (await page.textContent("main")) ?? "" };
 }
+
+/** The answer that decides: the callback's refusal, or the page it moved the browser on to (continuePage). */
+const outcome = (page: Page) =>
+  page.waitForResponse((r) => (r.url().startsWith(`${t.url}/idps/callback`) && r.status() >= 400) || r.url().startsWith(`${t.url}/ui/login/idp/continue`));
 
 const userNamed = (loginName: string) => t.server.db.prisma.user.findFirst({ where: { instanceId: t.instanceId, loginName } });
 
@@ -130,7 +132,7 @@ describe("sign-in through a SAML identity provider", () => {
     const html = await toProvider.text();
     expect(html).not.toContain("<script");
     expect(toProvider.headers()["content-security-policy"]).not.toContain("unsafe-inline");
-    const back = page.waitForResponse((r) => r.url().startsWith(`${t.url}/idps/callback`));
+    const back = outcome(page);
     await page.click("#continue");
     expect((await back).status()).toBeLessThan(400);
     expect(idp.requests.at(-1)!.binding).toBe("post");

@@ -85,6 +85,9 @@ export const loginTextsEn = {
   externalNoAccount: "No account here is linked to your account at this identity provider, and none may be created through it. Ask your administrator.",
   directorySignIn: "Sign in with your account at",
   toProvider: "Continue to your identity provider to sign in.",
+  externalNotLinked: "No account here is linked yet to your account at",
+  externalLinkExisting: "Link to my existing account",
+  externalCreateAccount: "Create an account",
 };
 
 export type TextKey = keyof typeof loginTextsEn;
@@ -94,6 +97,9 @@ const de: Partial<Texts> = {
   orSignInWith: "Oder anmelden mit",
   directorySignIn: "Melden Sie sich mit Ihrem Konto an bei",
   toProvider: "Weiter zu Ihrem Identitätsanbieter, um sich anzumelden.",
+  externalNotLinked: "Hier ist noch kein Konto verknüpft mit Ihrem Konto bei",
+  externalLinkExisting: "Mit meinem bestehenden Konto verknüpfen",
+  externalCreateAccount: "Konto anlegen",
   externalFailed: "Die Anmeldung beim Identitätsanbieter ist nicht gelungen. Versuchen Sie es erneut oder melden Sie sich anders an.",
   externalNoAccount:
     "Mit Ihrem Konto bei diesem Identitätsanbieter ist hier kein Konto verknüpft, und über ihn darf keines angelegt werden. Fragen Sie Ihren Administrator.",
@@ -181,6 +187,9 @@ const fr: Partial<Texts> = {
   orSignInWith: "Ou se connecter avec",
   directorySignIn: "Connectez-vous avec votre compte chez",
   toProvider: "Continuez vers votre fournisseur d'identité pour vous connecter.",
+  externalNotLinked: "Aucun compte ici n'est encore lié à votre compte chez",
+  externalLinkExisting: "Lier à mon compte existant",
+  externalCreateAccount: "Créer un compte",
   externalFailed: "La connexion auprès du fournisseur d'identité n'a pas abouti. Réessayez ou connectez-vous autrement.",
   externalNoAccount:
     "Aucun compte ici n'est lié à votre compte chez ce fournisseur d'identité, et aucun ne peut être créé par son intermédiaire. Demandez à votre administrateur.",

@@ -1,0 +1,275 @@
+import { Code } from "@connectrpc/connect";
+import type { FastifyReply } from "fastify";
+import { recordIdpLogin } from "../command/idp-intents.js";
+import { type IdpLink, linkFoundAccount } from "../command/idp-links.js";
+import { checkPassword } from "../command/login.js";
+import { isTooManyFailures } from "../command/failure-limits.js";
+import { createHuman, patchUser } from "../command/users.js";
+import type { ExternalUser } from "../federation/provider.js";
+import type { IdpRow } from "../query/idps.js";
+import type { InstanceRow } from "../query/tenancy.js";
+import { userByLoginName, type UserRow } from "../query/users.js";
+import * as pages from "../web/pages.js";
+import type { AfterFirstFactor } from "./password.js";
+import { type Ctx, type FirstFactor, LOGIN_PATH, type LoginKit, PENDING_TTL_MS, refusedWith, type SignedInUser } from "./kit.js";
+
+/** The options of a provider (idp.proto's Options, as stored). */
+interface IdpOptions {
+  isLinkingAllowed?: boolean;
+  isCreationAllowed?: boolean;
+  isAutoCreation?: boolean;
+  isAutoUpdate?: boolean;
+  autoLinking?: string;
+}
+
+export interface ExternalAccounts {
+  /** The account of an external user the provider vouched for (linked, linked now, created, or offered), then the sign-in. */
+  signInAs(c: Ctx, reply: FastifyReply, instance: InstanceRow, row: IdpRow, external: ExternalUser): Promise<unknown>;
+}
+
+/** The external user while the browser chooses to link or create an account (sealed, bound to the browser). */
+interface Pending {
+  idpId: string;
+  external: Omit<ExternalUser, "raw" | "tokens">;
+}
+
+/**
+ * What happens to the account of a user an external provider vouched for, exactly as the provider's options say:
+ * a linked account signs in (`is_auto_update` takes over what the provider sent); an unknown one is auto-linked
+ * (`auto_linking`), auto-created (`is_auto_creation`), or offered the choice the options allow: "link to my
+ * existing account" (after signing in with it here, `is_linking_allowed`) and "create an account" (a form
+ * pre-filled from the provider, `is_creation_allowed`). The provider must be usable in the account's own
+ * organisation (`allowedInOrg`), checked before anything is linked, updated or created.
+ */
+export function registerExternalAccounts(
+  kit: LoginKit,
+  needs: {
+    afterFirstFactor: AfterFirstFactor;
+    allowedInOrg(instance: InstanceRow, row: IdpRow, orgId: string): Promise<boolean>;
+    /** The provider of `idpId` when a sign-in in the request's context may use it. */
+    usableProvider(c: Ctx, instance: InstanceRow, idpId: string | undefined): Promise<IdpRow | undefined>;
+    /** The browser's binding (its cookie's value) that a pending choice is tied to. */
+    bindingOf(c: Ctx): string | undefined;
+  },
+): ExternalAccounts {
+  const { es, db, box, settings, signer } = kit.deps;
+  const allowedInOrg = needs.allowedInOrg;
+  const failed = (c: Ctx, status: number) => c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.externalFailed), status);
+
+  /**
+   * The account of the external user, as the provider's options say, then the sign-in. The provider must be usable
+   * in the account's own organisation too (a flow without an organisation asks the instance's), checked before
+   * anything is linked, updated or created.
+   */
+  async function signInAs(c: Ctx, reply: FastifyReply, instance: InstanceRow, row: IdpRow, external: ExternalUser) {
+    const options = (row.options ?? {}) as IdpOptions;
+    const account: IdpLink = { idpId: row.id, externalUserId: external.id, displayName: external.username ?? external.email ?? external.id };
+    const allowedIn = (orgId: string) => allowedInOrg(instance, row, orgId);
+    const notAllowed = () => failed(c, 403);
+    let user = await kit.users.byExternalAccount(instance.id, row.id, external.id);
+    if (user) {
+      if (!(await allowedIn(user.orgId))) return notAllowed();
+      if (options.isAutoUpdate && user.kind === "human") user = await updated(instance, user, external);
+    } else {
+      const linked = await autoLinked(c, instance, options, external);
+      if (linked && !(await allowedIn(linked.orgId))) return notAllowed();
+      // A user linked to another account of this provider already keeps that link: no sign-in as it.
+      if (linked && (await linkFoundAccount(es, { instanceId: instance.id, userId: linked.id, creator: linked.id, link: account }))) user = linked;
+    }
+    const newOrg = c.org?.id ?? instance.defaultOrgId;
+    if (!user && options.isAutoCreation && newOrg) {
+      if (!(await allowedIn(newOrg))) return notAllowed();
+      try {
+        user = await created(newOrg, instance, external, account);
+      } catch (e) {
+        // The provider's username is taken here, or what it sent is no valid account: no account is made.
+        if (!refusedWith(e, Code.AlreadyExists, Code.InvalidArgument)) throw e;
+        kit.ui.log.info({ idp: row.id, reason: e.message }, "external sign-in: no account could be created");
+        return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.externalNoAccount), 409);
+      }
+    }
+    if (!user && (options.isLinkingAllowed || options.isCreationAllowed)) return offer(c, instance, row, external, options);
+    if (!user) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.externalNoAccount), 403);
+    return signedInAs(c, reply, instance, user, account, "fed");
+  }
+
+  /** The sign-in of the account the external one is linked to, recorded as one through the provider. */
+  async function signedInAs(c: Ctx, reply: FastifyReply, instance: InstanceRow, user: UserRow, account: IdpLink, first: FirstFactor) {
+    // "initial" is a human without a local password: the provider vouched for it instead.
+    if (user.state !== "active" && user.state !== "initial") return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.wrongCredentials), 403);
+    await recordIdpLogin(es, { instanceId: instance.id, userId: user.id, orgId: user.orgId, account });
+    const signedIn: SignedInUser = { id: user.id, orgId: user.orgId, username: user.loginName, displayName: user.displayName };
+    return needs.afterFirstFactor(c, reply, instance, signedIn, first);
+  }
+
+  /**
+   * An existing user the options link the external account to without asking: by username, or by an e-mail
+   * address verified here and asserted as verified by the provider; exactly one match (several: no one).
+   */
+  async function autoLinked(c: Ctx, instance: InstanceRow, options: IdpOptions, external: ExternalUser) {
+    if (options.autoLinking === "AUTO_LINKING_OPTION_USERNAME" && external.username) {
+      const found = await userByLoginName(db, instance.id, external.username, kit.deps.settings);
+      return found?.kind === "human" && (!c.org || found.orgId === c.org.id) ? found : null;
+    }
+    if (options.autoLinking === "AUTO_LINKING_OPTION_EMAIL" && external.email && external.emailVerified) {
+      const found = await kit.users.withVerifiedEmail(instance.id, external.email, c.org?.id);
+      return found.length === 1 ? found[0]! : null;
+    }
+    return null;
+  }
+
+  /**
+   * `is_auto_update`: the linked human's fields the provider sent, as it sent them (names, language, e-mail with
+   * its verified flag as the provider asserts it); a field it did not send stays. Only what changed is written.
+   */
+  async function updated(instance: InstanceRow, user: NonNullable<Awaited<ReturnType<typeof kit.users.byId>>>, external: ExternalUser) {
+    const human = {
+      ...(external.givenName ? { givenName: external.givenName } : {}),
+      ...(external.familyName ? { familyName: external.familyName } : {}),
+      ...(external.displayName ? { displayName: external.displayName } : {}),
+      ...(external.preferredLanguage ? { preferredLanguage: external.preferredLanguage } : {}),
+      ...(external.email ? { email: { address: external.email, verified: external.emailVerified } } : {}),
+    };
+    if (!Object.keys(human).length) return user;
+    try {
+      await patchUser(es, { instanceId: instance.id, id: user.id, creator: user.id, patch: { human }, box });
+    } catch (e) {
+      // What the provider sent is no valid value here (an address, a language): the sign-in goes on without it.
+      if (!refusedWith(e, Code.InvalidArgument)) throw e;
+      kit.ui.log.info({ user: user.id, reason: e.message }, "external sign-in: the provider's fields were not taken over");
+      return user;
+    }
+    return kit.users.byId(instance.id, user.id);
+  }
+
+  /** A new human of `orgId` (the flow's organisation, else the instance's default), linked, from what the provider sent. */
+  async function created(orgId: string, instance: InstanceRow, external: ExternalUser, account: IdpLink) {
+    // A system provider's account linked in another instance: one link per account, made there (no account here).
+    if (await kit.users.externalAccountLinked(account.idpId, account.externalUserId)) return null;
+    const username = external.username ?? external.email ?? `${external.id}`;
+    const details = await createHuman(es, {
+      instanceId: instance.id,
+      orgId,
+      creator: "idp",
+      box,
+      human: {
+        username,
+        givenName: external.givenName ?? external.displayName ?? username,
+        familyName: external.familyName ?? "-",
+        ...(external.displayName ? { displayName: external.displayName } : {}),
+        ...(external.preferredLanguage ? { preferredLanguage: external.preferredLanguage } : {}),
+        email: external.email ?? "",
+        emailVerified: external.emailVerified,
+      },
+      links: [account],
+    });
+    return kit.users.byId(instance.id, details.id);
+  }
+
+  /** The page of choices the provider's options allow for an unknown external account, the user carried sealed. */
+  function offer(c: Ctx, instance: InstanceRow, row: IdpRow, external: ExternalUser, options: IdpOptions) {
+    const binding = needs.bindingOf(c);
+    if (!binding) return failed(c, 400);
+    const { raw: _raw, tokens: _tokens, ...plain } = external;
+    const pending = signer.seal("idp-account", { p: { idpId: row.id, external: plain } satisfies Pending, b: binding, i: instance.id }, PENDING_TTL_MS);
+    return c.send(
+      pages.externalAccountPage(c.page, {
+        pending,
+        provider: row.name,
+        link: !!options.isLinkingAllowed,
+        create: options.isCreationAllowed ? proposal(external) : undefined,
+      }),
+    );
+  }
+
+  const proposal = (e: Pending["external"]) => ({
+    username: e.username ?? e.email ?? e.id,
+    givenName: e.givenName ?? "",
+    familyName: e.familyName ?? "",
+    email: e.email ?? "",
+  });
+
+  /** The pending choice of this browser, with its provider still usable here and still allowing `what`. */
+  async function pendingOf(c: Ctx, instance: InstanceRow, what: "isLinkingAllowed" | "isCreationAllowed") {
+    const sealed = signer.open("idp-account", c.fields.pending);
+    const binding = needs.bindingOf(c);
+    if (!sealed || sealed.i !== instance.id || !binding || sealed.b !== binding) return undefined;
+    const pending = sealed.p as Pending;
+    const row = await needs.usableProvider(c, instance, pending.idpId);
+    if (!row || !(row.options as IdpOptions | null)?.[what]) return undefined;
+    const account: IdpLink = {
+      idpId: row.id,
+      externalUserId: pending.external.id,
+      displayName: pending.external.username ?? pending.external.email ?? pending.external.id,
+    };
+    return { pending, row, account };
+  }
+
+  // "Link to my existing account": the user proves a local account here (its password, counted as the password
+  // page counts it), which is then linked to the external one; the sign-in is with that password.
+  kit.post(`${LOGIN_PATH}/idp/link`, async (c, reply, instance) => {
+    const found = await pendingOf(c, instance, "isLinkingAllowed");
+    if (!found) return failed(c, 400);
+    const loginName = (c.fields.loginName ?? "").trim().slice(0, 200);
+    const user = await checkPassword(es, db, {
+      ...kit.lockoutOf(instance.id),
+      user: { loginName, settings },
+      password: (c.fields.password ?? "").slice(0, 1000),
+      limits: c.limits,
+    });
+    if (isTooManyFailures(user)) return c.tooMany(user);
+    const again = (error: string, status: number) =>
+      c.send(pages.externalAccountPage(c.page, { pending: String(c.fields.pending), provider: found.row.name, link: true, create: undefined, error }), status);
+    if (!user || user.kind !== "human") return again(c.page.t.wrongCredentials, 401);
+    if (!(await allowedInOrg(instance, found.row, user.orgId))) return failed(c, 403);
+    // A user linked to another account of this provider keeps that link.
+    if (!(await linkFoundAccount(es, { instanceId: instance.id, userId: user.id, creator: user.id, link: found.account }))) return failed(c, 409);
+    const row = await kit.users.byId(instance.id, user.id);
+    return row ? signedInAs(c, reply, instance, row, found.account, "pwd") : failed(c, 400);
+  });
+
+  // "Create an account": the form pre-filled from the provider; the address is verified only as the provider said
+  // and only if it is still the one it sent.
+  kit.post(`${LOGIN_PATH}/idp/register`, async (c, reply, instance) => {
+    const found = await pendingOf(c, instance, "isCreationAllowed");
+    if (!found) return failed(c, 400);
+    const orgId = c.org?.id ?? instance.defaultOrgId;
+    if (!orgId || !(await allowedInOrg(instance, found.row, orgId))) return failed(c, 403);
+    const e = found.pending.external;
+    const form = {
+      username: (c.fields.username ?? "").trim().slice(0, 200),
+      givenName: (c.fields.givenName ?? "").trim().slice(0, 200),
+      familyName: (c.fields.familyName ?? "").trim().slice(0, 200),
+      email: (c.fields.email ?? "").trim().slice(0, 200),
+    };
+    const again = (error: string, status: number) =>
+      c.send(pages.externalAccountPage(c.page, { pending: String(c.fields.pending), provider: found.row.name, link: false, create: form, error }), status);
+    if (await kit.users.externalAccountLinked(found.account.idpId, found.account.externalUserId)) return failed(c, 409);
+    try {
+      const details = await createHuman(es, {
+        instanceId: instance.id,
+        orgId,
+        creator: "idp",
+        box,
+        human: {
+          username: form.username,
+          givenName: form.givenName,
+          familyName: form.familyName,
+          ...(e.displayName ? { displayName: e.displayName } : {}),
+          ...(e.preferredLanguage ? { preferredLanguage: e.preferredLanguage } : {}),
+          email: form.email,
+          emailVerified: e.emailVerified && !!e.email && form.email.toLowerCase() === e.email.toLowerCase(),
+        },
+        links: [found.account],
+      });
+      const user = await kit.users.byId(instance.id, details.id);
+      return user ? signedInAs(c, reply, instance, user, found.account, "fed") : failed(c, 400);
+    } catch (err) {
+      // The field the server named (a taken username, an invalid address): the form again, with its message.
+      if (!refusedWith(err, Code.AlreadyExists, Code.InvalidArgument)) throw err;
+      return again(err.rawMessage, 400);
+    }
+  });
+
+  return { signInAs };
+}
