@@ -12,19 +12,24 @@ import { sessionAdded, sessionReauthenticated, sessionTerminated } from "../even
 export async function signIn(
   es: EventStore,
   sessions: SessionQueries,
-  a: { instanceId: string; agentHash: string; userId: string; orgId: string; amr?: string[] },
+  a: { instanceId: string; agentHash: string; userId: string; orgId: string; amr?: string[]; idpId?: string },
 ): Promise<string> {
   const amr = a.amr ?? ["pwd"];
   const { result } = await es.execute(async (w) => {
     const existing = await w.tx.loginSession.findUnique({ where: { agentHash_userId: { agentHash: a.agentHash, userId: a.userId } } });
     if (existing && (await sessions.active(existing.id))) {
-      await w.push(a.instanceId, a.userId, [sessionReauthenticated.event({ aggregateId: existing.id, resourceOwner: a.orgId }, { amr })]);
+      await w.push(a.instanceId, a.userId, [
+        sessionReauthenticated.event({ aggregateId: existing.id, resourceOwner: a.orgId }, { amr, ...(a.idpId ? { idpId: a.idpId } : {}) }),
+      ]);
       return existing.id;
     }
     const id = newId();
     await w.push(a.instanceId, a.userId, [
       ...(existing ? [sessionTerminated.event({ aggregateId: existing.id, resourceOwner: "" })] : []),
-      sessionAdded.event({ aggregateId: id, resourceOwner: a.orgId }, { agentHash: a.agentHash, userId: a.userId, amr }),
+      sessionAdded.event(
+        { aggregateId: id, resourceOwner: a.orgId },
+        { agentHash: a.agentHash, userId: a.userId, amr, ...(a.idpId ? { idpId: a.idpId } : {}) },
+      ),
     ]);
     return id;
   });

@@ -287,9 +287,10 @@ export const accessTokenRevoked = oidcToken.defineEvent<{ exp: number }>("oidc.a
 
 /** `agentHash`: SHA-256 of the browser's cookie. */
 /** `amr`: the methods used (absent in older events: a password). */
-export const sessionAdded = session.defineEvent<{ agentHash: string; userId: string; amr?: string[] }>("session.session.added");
+/** `idpId`: the provider the user signed in through (amr `fed`). */
+export const sessionAdded = session.defineEvent<{ agentHash: string; userId: string; amr?: string[]; idpId?: string }>("session.session.added");
 /** The auth time is the event's time. */
-export const sessionReauthenticated = session.defineEvent<{ amr?: string[] }>("session.session.reauthenticated");
+export const sessionReauthenticated = session.defineEvent<{ amr?: string[]; idpId?: string }>("session.session.reauthenticated");
 export const sessionTerminated = session.defineEvent("session.session.terminated");
 /** What a session of the sessions API proved, each check with its time (ISO); `user` names the user checked. */
 export type SessionFactors = {
@@ -302,6 +303,8 @@ export type SessionFactors = {
   webAuthN?: { checkedAt: string; userVerified: boolean };
   /** A sign-in through an external identity provider (an intent of the intents API, used up by the check). */
   idpIntent?: { checkedAt: string; idpId: string };
+  /** A browser session's sign-in through an external identity provider (the login UI's). */
+  federated?: { idpId: string };
   /** The options last handed out for a WebAuthn check: single use, until `expiresAt`. */
   webAuthNChallenge?: { challenge: string; rpId: string; userVerified: boolean; expiresAt: string };
 };

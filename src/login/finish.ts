@@ -23,7 +23,17 @@ export function finishStep(kit: LoginKit): Finish {
     }
     // The application asked for users of one organisation: no one else signs in for it (the callback checks too).
     if (c.org !== undefined && c.org?.id !== user.orgId) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notInOrganization), 403);
-    const sessionId = await signIn(es, kit.sessions, { instanceId: instance.id, agentHash: hashAgent(agent), userId: user.id, orgId: user.orgId, amr });
+    // A first factor proven at a provider is "fed" in amr; which provider, the session keeps (introspection's idp_id).
+    const idpId = amr.find((m) => m.startsWith("fed:"))?.slice("fed:".length);
+    const methods = amr.map((m) => (m.startsWith("fed:") ? "fed" : m));
+    const sessionId = await signIn(es, kit.sessions, {
+      instanceId: instance.id,
+      agentHash: hashAgent(agent),
+      userId: user.id,
+      orgId: user.orgId,
+      amr: methods,
+      ...(idpId ? { idpId } : {}),
+    });
     if (c.page.carry.return_to) return kit.redirect(c, reply, continueTo(c.page.carry.return_to, sessionId));
     return c.send(pages.signedInPage(c.page, { loginName: user.username, displayName: user.displayName, sessionId }));
   };

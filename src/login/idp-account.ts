@@ -90,7 +90,7 @@ export function registerExternalAccounts(
     }
     if (!user && (options.isLinkingAllowed || options.isCreationAllowed)) return offer(c, instance, row, external, options);
     if (!user) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.externalNoAccount), 403);
-    return signedInAs(c, reply, instance, user, account, "fed");
+    return signedInAs(c, reply, instance, user, account, `fed:${account.idpId}`);
   }
 
   /** The sign-in of the account the external one is linked to, recorded as one through the provider. */
@@ -263,7 +263,7 @@ export function registerExternalAccounts(
         links: [found.account],
       });
       const user = await kit.users.byId(instance.id, details.id);
-      return user ? signedInAs(c, reply, instance, user, found.account, "fed") : failed(c, 400);
+      return user ? signedInAs(c, reply, instance, user, found.account, `fed:${found.account.idpId}`) : failed(c, 400);
     } catch (err) {
       // The field the server named (a taken username, an invalid address): the form again, with its message.
       if (!refusedWith(err, Code.AlreadyExists, Code.InvalidArgument)) throw err;

@@ -38,7 +38,7 @@ export function registerDirectorySignIn(kit: LoginKit, external: ExternalSignIn,
     });
     if (isTooManyFailures(outcome)) return c.tooMany(outcome);
     if (!outcome) return again(c.page.t.wrongCredentials, 401);
-    if ("unreachable" in outcome) return again(c.page.t.externalFailed, 502);
+    if ("unreachable" in outcome) return again(c.page.t.externalFailed, 400);
     return external.signInAs(c, reply, instance, row, outcome.user);
   });
 

@@ -40,7 +40,7 @@ export function registerSamlServiceProvider(kit: LoginKit, protocols: RedirectPr
     } catch (e) {
       // Its IdP's metadata (metadata_url) could not be read: the page says so, the log says why.
       kit.ui.log.warn({ idp: stored.id, reason: (e as Error).message }, "saml: the service provider's metadata could not be made");
-      return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.externalFailed), 502);
+      return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.externalFailed), 400);
     }
   });
 

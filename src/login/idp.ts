@@ -109,7 +109,8 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
   });
 
   /** A provider's error, timeout or refusal: a page that says so, never its details (they may carry secrets). */
-  const failed = (c: Ctx, status = 502) => c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.externalFailed), status);
+  // Never a 5xx: the provider failed, not this server, and the page says what to do (house rule: no request causes one).
+  const failed = (c: Ctx, status = 400) => c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.externalFailed), status);
 
   kit.post(`${LOGIN_PATH}/idp/start`, async (c, reply, instance) => {
     const row = (await usable(c, instance)).find((r) => r.id === c.fields.idpId);
@@ -189,7 +190,7 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
     } catch (e) {
       kit.ui.log.warn({ idp: row.id, reason: (e as Error).message }, "external sign-in: the provider's answer was refused");
       // The provider said no (the user cancelled there, or it refused): the browser's request is what failed.
-      return failed(flow, refusedByProvider(e) ? 400 : 502);
+      return failed(flow, 400);
     }
     return continueAt(flow, instance, row, user);
   });

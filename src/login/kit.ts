@@ -127,8 +127,10 @@ export interface Ctx {
  * How a sign-in's first factor was proven: a local password, or an external identity provider (federated). The
  * second factor's step carries it sealed, and the sign-in's amr starts with it.
  */
-export type FirstFactor = "pwd" | "fed";
-export const firstFactorOf = (sealed: Record<string, unknown> | undefined): FirstFactor => (sealed?.f1 === "fed" ? "fed" : "pwd");
+/** How the first factor was proven: a password, or a provider (`fed:<its ID>`, which the session records; amr says fed). */
+export type FirstFactor = "pwd" | `fed:${string}`;
+export const firstFactorOf = (sealed: Record<string, unknown> | undefined): FirstFactor =>
+  typeof sealed?.f1 === "string" && sealed.f1.startsWith("fed:") ? (sealed.f1 as FirstFactor) : "pwd";
 
 /** A user as a sign-in step knows it. */
 export type SignedInUser = { id: string; orgId: string; username: string; displayName: string };

@@ -44,6 +44,9 @@ export async function introspect(deps: OidcDeps, s: RequestScope, req: FastifyRe
   if (claims.amr) {
     answer.amr = claims.amr;
     answer.acr = acrOf(claims.amr);
+    // Signed in through a provider: which one (read only then, from the session).
+    const idpId = claims.amr.includes("fed") && claims.sid ? await deps.sessions.idpOf(claims.sid) : undefined;
+    if (idpId) answer.idp_id = idpId;
   }
   // RFC 8693 §4.1 / RFC 7662: who acts for the subject (token exchange with an actor).
   if (claims.act) answer.act = claims.act;

@@ -3,7 +3,7 @@ import { defineProjection } from "./projection.js";
 import { usersOfOrg } from "./related.js";
 
 /** The login UI's browser sessions and the sessions API's sessions. */
-export const loginSessions = defineProjection("loginSession", 1, (on) => {
+export const loginSessions = defineProjection("loginSession", 2, (on) => {
   on(events.sessionAdded, async (tx, e) => {
     await tx.loginSession.create({
       data: {
@@ -13,6 +13,7 @@ export const loginSessions = defineProjection("loginSession", 1, (on) => {
         userId: e.payload.userId,
         authTime: e.createdAt,
         amr: e.payload.amr ?? ["pwd"],
+        factors: federated(e.payload.idpId),
         sequence: e.sequence,
         createdAt: e.createdAt,
         changeDate: e.createdAt,
@@ -22,7 +23,7 @@ export const loginSessions = defineProjection("loginSession", 1, (on) => {
   on(events.sessionReauthenticated, async (tx, e) => {
     await tx.loginSession.update({
       where: { id: e.aggregateId },
-      data: { authTime: e.createdAt, amr: e.payload.amr ?? ["pwd"], sequence: e.sequence, changeDate: e.createdAt },
+      data: { authTime: e.createdAt, amr: e.payload.amr ?? ["pwd"], factors: federated(e.payload.idpId), sequence: e.sequence, changeDate: e.createdAt },
     });
   });
   on(events.sessionTerminated, async (tx, e) => {
@@ -70,3 +71,6 @@ export const loginSessions = defineProjection("loginSession", 1, (on) => {
     await tx.loginSession.deleteMany({ where: { userId: { in: await usersOfOrg(tx, e.aggregateId) } } });
   });
 });
+
+/** A browser session's factors: which provider its last sign-in went through, if one did. */
+const federated = (idpId: string | undefined): { federated?: { idpId: string } } => (idpId ? { federated: { idpId } } : {});

@@ -71,6 +71,17 @@ export class SessionQueries {
     return Math.min(own, life.authTime + this.lifetimes.maxMs, lastUse + this.lifetimes.idleMs);
   }
 
+  /**
+   * The provider the session's user last signed in through (the login UI's `federated`, the sessions API's
+   * `idpIntent`), if one did.
+   */
+  async idpOf(sessionId: string): Promise<string | undefined> {
+    const row = await this.db.prisma.loginSession.findUnique({ where: { id: sessionId }, select: { factors: true } });
+    const f = (row?.factors ?? {}) as { federated?: { idpId?: unknown }; idpIntent?: { idpId?: unknown } };
+    const id = f.federated?.idpId ?? f.idpIntent?.idpId;
+    return typeof id === "string" ? id : undefined;
+  }
+
   /** Whether the session exists and has not ended (logout, its expiry, idle or absolute lifetime); every token check of a session's token asks. */
   async active(sessionId: string, now = this.clock.now()): Promise<boolean> {
     return (await this.standing(sessionId, now)).alive;

@@ -233,6 +233,9 @@ describe("sign-in through an external OIDC provider", () => {
     expect(claims.amr).toEqual(["fed"]);
     expect(claims.auth_time).toBeGreaterThanOrEqual(before);
     expect(introspection.active).toBe(true);
+    // introspection names the provider the user signed in through
+    expect(introspection.idp_id).toBe(created);
+    expect(introspection.amr).toEqual(["fed"]);
     await page.context().close();
     await rp.close();
   });

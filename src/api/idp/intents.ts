@@ -65,7 +65,7 @@ export function idpIntentService(deps: IdpIntentDeps): ServiceImpl<typeof Identi
         try {
           answer = await deps.directories.signIn(ldapSettingsOf(stored), req.ldap.username, req.ldap.password);
         } catch (e) {
-          throw errors.unavailable(
+          throw errors.failedPrecondition(
             "IDPI-ld0w",
             `the directory could not be asked${e instanceof DirectoryUnreachable ? "" : " (its service account or search failed)"}`,
           );
@@ -87,7 +87,7 @@ export function idpIntentService(deps: IdpIntentDeps): ServiceImpl<typeof Identi
       try {
         start = await protocol.start(`${deps.issuerOf(clientOf(ctx))}/idps/callback`);
       } catch {
-        throw errors.unavailable("IDPI-d1sc", "the identity provider could not be reached (its discovery failed)");
+        throw errors.failedPrecondition("IDPI-d1sc", "the identity provider could not be reached (its discovery failed)");
       }
       const id = await startIntent(es, box, {
         instanceId,
