@@ -109,14 +109,16 @@ class Browser {
     });
   }
 
-  /** The request, then its redirects (as GETs) to the page they end at. */
+  /** The request, then its redirects (as GETs, and a page's refresh as a browser follows it) to the page they end at. */
   async go(method: "GET" | "POST", url: URL, form?: Record<string, string>): Promise<Page> {
     let page = await this.request(method, url, form);
-    for (let hops = 0; page.status >= 300 && page.status < 400 && page.headers.location; hops++) {
+    for (let hops = 0; ; hops++) {
       if (hops > 10) throw new Error(`more than 10 redirects from ${url.href}`);
-      page = await this.request("GET", new URL(page.headers.location, page.url));
+      const refresh = page.status === 200 ? /<meta http-equiv="refresh" content="0;url=([^"]+)">/.exec(page.body)?.[1] : undefined;
+      const next = page.status >= 300 && page.status < 400 ? page.headers.location : refresh && unescapeHtml(refresh);
+      if (!next) return page;
+      page = await this.request("GET", new URL(next, page.url));
     }
-    return page;
   }
 
   /** Posts the form of `page` whose action (and fields) `pick` accepts, with `fill` over its fields. */
