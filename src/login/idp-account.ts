@@ -220,7 +220,7 @@ export function registerExternalAccounts(
     if (isTooManyFailures(user)) return c.tooMany(user);
     const again = (error: string, status: number) =>
       c.send(pages.externalAccountPage(c.page, { pending: String(c.fields.pending), provider: found.row.name, link: true, create: undefined, error }), status);
-    if (!user || user.kind !== "human") return again(c.page.t.wrongCredentials, 401);
+    if (user?.kind !== "human") return again(c.page.t.wrongCredentials, 401);
     if (!(await allowedInOrg(instance, found.row, user.orgId))) return failed(c, 403);
     // A user linked to another account of this provider keeps that link.
     if (!(await linkFoundAccount(es, { instanceId: instance.id, userId: user.id, creator: user.id, link: found.account }))) return failed(c, 409);

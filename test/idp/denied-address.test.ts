@@ -40,7 +40,10 @@ describe("a provider at a denied address", () => {
 
     // the login page's button (its CSRF token and cookie as a browser sends them)
     const page = await fetch(`${t.url}/ui/login`);
-    const cookie = page.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
+    const cookie = page.headers
+      .getSetCookie()
+      .map((c) => c.split(";")[0])
+      .join("; ");
     const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())![1]!;
     const started = await fetch(`${t.url}/ui/login/idp/start`, {
       method: "POST",
