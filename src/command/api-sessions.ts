@@ -7,15 +7,15 @@ import { inheritanceChain } from "../domain/contexts.js";
 import { errors } from "../errors/errors.js";
 import type { EventStore, StoredEvent } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
-import { passwordRules } from "../query/password-rules.js";
 import type { SettingsQueries } from "../query/settings.js";
 import { usableUserOf } from "../query/tenancy.js";
 import { userByLoginName } from "../query/users.js";
 import type { Database } from "../storage/database.js";
 import { apiSessionChecked, apiSessionCreated, sessionTerminated, type SessionFactors } from "../events/index.js";
 import { isTooManyFailures, limitedSignIn, type SignInLimits, type TooManyFailures } from "./failure-limits.js";
+import { IdpQueries } from "../query/idps.js";
 import { intentResult } from "./idp-intents.js";
-import { checkPassword, type Lockout } from "./login.js";
+import { checkPassword, type Lockout, lockoutOf } from "./login.js";
 import type { ReplayGuard } from "./replay.js";
 import { checkLoginCode, loginCodeChannels, sendLoginCode } from "./otp-codes.js";
 import { checkTotp } from "./totp.js";
@@ -97,12 +97,7 @@ function notTooMany<T>(outcome: T | TooManyFailures): T {
 async function applyChecks(deps: SessionDeps, instanceId: string, user: User, factors: SessionFactors, checks: SessionChecks) {
   const now = dateOf(deps.es.clock).toISOString();
   const next: SessionFactors = { ...factors };
-  const lockout: Lockout = {
-    instanceId,
-    maxAttempts: async (u) => (await passwordRules(deps.settings, instanceId, u.orgId)).maxAttempts,
-    lockoutDurationS: async (u) => (await passwordRules(deps.settings, instanceId, u.orgId)).lockoutDurationS,
-    box: deps.box,
-  };
+  const lockout: Lockout = lockoutOf(deps.settings, instanceId, deps.box);
   if (checks.password !== undefined) {
     const passed = notTooMany(await checkPassword(deps.es, deps.db, { ...lockout, user: { userId: user.id }, password: checks.password, limits: deps.limits }));
     if (passed?.id !== user.id)
@@ -163,7 +158,7 @@ async function checkIdpIntent(deps: SessionDeps, instanceId: string, user: User,
   const refused = () =>
     errors.invalidArgument(
       "SESS-1dp1",
-      "invalid checks.idp_intent: the intent is unknown, not succeeded, used or expired, its token is wrong, or its account is not linked to the user",
+      "invalid checks.idp_intent: the intent is unknown, not succeeded, used or expired, its token is wrong, its account is not linked to the user, or its provider is not active in the user's organisation",
     );
   const intent = { instanceId, id: check.id, token: check.token };
   const result = await intentResult(deps.es, deps.box, { ...intent, consume: false });
@@ -172,7 +167,13 @@ async function checkIdpIntent(deps: SessionDeps, instanceId: string, user: User,
     where: { idpId_externalUserId: { idpId: result.idpId, externalUserId: result.externalUserId } },
     select: { userId: true },
   });
-  if (link?.userId !== user.id || !(await intentResult(deps.es, deps.box, { ...intent, consume: true }))) throw refused();
+  if (link?.userId !== user.id) throw refused();
+  // As in the login UI: the provider must be usable in the user's own organisation now (its state policies, the
+  // login settings' allow_external_idp), not only where the intent started.
+  const login = await deps.settings.values("login", inheritanceChain({ type: "org", instanceId, orgId: user.orgId }));
+  const active = await new IdpQueries(deps.db).activeIn({ type: "org", id: user.orgId, instanceId });
+  if (!login.allow_external_idp || !active.some((r) => r.id === result.idpId)) throw refused();
+  if (!(await intentResult(deps.es, deps.box, { ...intent, consume: true }))) throw refused();
   return result.idpId;
 }
 

@@ -189,6 +189,28 @@ export async function succeedIntent(
   return { id, token };
 }
 
+/**
+ * The login UI's way on after a round trip's callback (src/login/idp.ts continueAt), once: a `used` round trip
+ * becomes `continued`. False when it was continued already (a replayed continue URL).
+ */
+export async function continueIntent(es: EventStore, a: { instanceId: string; id: string }): Promise<boolean> {
+  const { result } = await es.execute((w) =>
+    w.tx.idpIntent.updateMany({ where: { id: a.id, instanceId: a.instanceId, state: "used" }, data: { state: "continued" } }),
+  );
+  return result.count === 1;
+}
+
+/** The provider of the round trip of `state` that waits for its answer (started, nothing held, unexpired), if any. */
+export async function waitingIntentProvider(es: EventStore, a: { instanceId: string; state: string }): Promise<string | undefined> {
+  const { result } = await es.execute((w) =>
+    w.tx.idpIntent.findFirst({
+      where: { stateHash: sha256(a.state), instanceId: a.instanceId, state: "started", result: null, expiresAt: { gt: dateOf(es.clock) } },
+      select: { idpId: true },
+    }),
+  );
+  return result?.idpId;
+}
+
 /** An intent whose provider refused, or whose answer did not hold: nothing can be retrieved from it. */
 export async function failIntent(es: EventStore, id: string): Promise<void> {
   await es.execute((w) => w.tx.idpIntent.update({ where: { id }, data: { state: "failed" } }));

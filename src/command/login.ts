@@ -2,6 +2,7 @@ import type { User } from "../../gen/prisma/client.js";
 import { hashPassword, verifyPassword } from "../crypto/password.js";
 import type { EventStore } from "../eventstore/eventstore.js";
 import type { SettingsQueries } from "../query/settings.js";
+import { passwordRules } from "../query/password-rules.js";
 import { usableUserOf } from "../query/tenancy.js";
 import { userByLoginName } from "../query/users.js";
 import type { Database } from "../storage/database.js";
@@ -32,6 +33,16 @@ export interface Lockout {
   lockoutDurationS?: (user: User) => Promise<number>;
   /** With it, a user locked at the limit who has a verified e-mail address is mailed a link that unlocks it. */
   box?: SecretBox;
+}
+
+/** The lockout of an instance's users as their organisations' password settings say (max attempts, duration). */
+export function lockoutOf(settings: SettingsQueries, instanceId: string, box?: SecretBox): Lockout {
+  return {
+    instanceId,
+    maxAttempts: async (u) => (await passwordRules(settings, instanceId, u.orgId)).maxAttempts,
+    lockoutDurationS: async (u) => (await passwordRules(settings, instanceId, u.orgId)).lockoutDurationS,
+    ...(box ? { box } : {}),
+  };
 }
 
 export interface PasswordCheck extends Lockout {

@@ -30,6 +30,9 @@ export interface RoundTrip {
   headers?: Record<string, string | string[] | undefined>;
 }
 
+/** The kinds whose provider answers by a form POST to the callback (`response_mode=form_post`): Apple. */
+export const FORM_POST_KINDS: readonly IdpKind[] = ["apple"];
+
 /** The kinds `RedirectProtocols.of` has a protocol for. */
 export const REDIRECT_KINDS: readonly IdpKind[] = IDP_KINDS.filter((k) => k !== "ldap");
 
@@ -72,7 +75,8 @@ export class RedirectProtocols {
         start: (redirectUri) => this.oidc.start(p.key, s, redirectUri),
         // Apple answers by a form POST, kept with the round trip: its fields are the answer, its `user` the name.
         finish: (url, trip) => {
-          if (!trip.posted) return this.oidc.finish(p.key, s, url, trip);
+          // A held form answer counts only for a provider that answers so (FORM_POST_KINDS).
+          if (!trip.posted || !FORM_POST_KINDS.includes(p.kind)) return this.oidc.finish(p.key, s, url, trip);
           const [answer, more] = formAnswer(url, trip.posted);
           return this.oidc.finish(p.key, s, answer, trip, more);
         },

@@ -372,7 +372,8 @@ function externalUserOf(s: SamlSettings, profile: Profile): ExternalUser {
   const email = attr(NAMES.email) ?? (profile.nameIDFormat === NAMEID_FORMAT.emailAddress ? nameId : undefined);
   return {
     id,
-    username: attr(NAMES.username) ?? email ?? id,
+    // Never the e-mail: SAML vouches for no address, and a username is what auto-linking by username matches.
+    username: attr(NAMES.username) ?? id,
     email,
     emailVerified: false,
     givenName: attr(NAMES.givenName),

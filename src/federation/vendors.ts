@@ -95,7 +95,11 @@ export function presetOf(p: StoredProvider, override: Override): Preset | undefi
     case "gitlab":
       return oidc(override("https://gitlab.com"));
     case "google":
-      return oidc(override("https://accounts.google.com"), { mapClaims: (claims) => ({ ...claims, preferred_username: claims.email }) });
+      // The address is the username only when Google vouches for it: a username is what auto-linking by username
+      // matches, and an unverified address must never link (the `sub` stands in otherwise).
+      return oidc(override("https://accounts.google.com"), {
+        mapClaims: (claims) => ({ ...claims, preferred_username: claims.email_verified === true ? claims.email : undefined }),
+      });
     case "apple":
       return oidc(override(APPLE_ISSUER), {
         scopes: strings(c.scopes).length ? strings(c.scopes) : ["name", "email"],
@@ -133,7 +137,9 @@ export function presetOf(p: StoredProvider, override: Override): Preset | undefi
     case "azure_ad": {
       const tenant = (c.tenant ?? {}) as { tenantId?: string; tenantType?: string };
       const path = tenant.tenantId || AZURE_TENANTS[tenant.tenantType ?? ""] || "common";
-      const emailVerified = c.emailVerified === true;
+      // Any tenant's administrator sets `mail` (the "nOAuth" takeover): the provider's email_verified vouches only
+      // for the addresses of one tenant it names, and never for a userPrincipalName standing in for an address.
+      const emailVerified = c.emailVerified === true && !!tenant.tenantId;
       return {
         protocol: "oauth",
         settings: {
@@ -150,7 +156,7 @@ export function presetOf(p: StoredProvider, override: Override): Preset | undefi
             ...user,
             preferred_username: user.userPrincipalName,
             email: user.mail || user.userPrincipalName,
-            email_verified: emailVerified,
+            email_verified: emailVerified && !!user.mail,
             given_name: user.givenName,
             family_name: user.surname,
             name: user.displayName,

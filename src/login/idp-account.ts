@@ -128,7 +128,11 @@ export function registerExternalAccounts(
       ...(external.familyName ? { familyName: external.familyName } : {}),
       ...(external.displayName ? { displayName: external.displayName } : {}),
       ...(external.preferredLanguage ? { preferredLanguage: external.preferredLanguage } : {}),
-      ...(external.email ? { email: { address: external.email, verified: external.emailVerified } } : {}),
+      // The same address already verified here stays so: a provider that vouches for none (SAML, say) must not
+      // undo that at every sign-in (and send a code each time).
+      ...(external.email && !(user.emailVerified && user.email?.toLowerCase() === external.email.toLowerCase())
+        ? { email: { address: external.email, verified: external.emailVerified } }
+        : {}),
     };
     if (!Object.keys(human).length) return user;
     try {
@@ -222,10 +226,15 @@ export function registerExternalAccounts(
       c.send(pages.externalAccountPage(c.page, { pending: String(c.fields.pending), provider: found.row.name, link: true, create: undefined, error }), status);
     if (user?.kind !== "human") return again(c.page.t.wrongCredentials, 401);
     if (!(await allowedInOrg(instance, found.row, user.orgId))) return failed(c, 403);
+    // A password that must be changed signs nobody in until it is (the password page's rule): that first.
+    if (user.passwordChangeRequired) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.externalChangePasswordFirst), 403);
     // A user linked to another account of this provider keeps that link.
-    if (!(await linkFoundAccount(es, { instanceId: instance.id, userId: user.id, creator: user.id, link: found.account }))) return failed(c, 409);
-    const row = await kit.users.byId(instance.id, user.id);
-    return row ? signedInAs(c, reply, instance, row, found.account, "pwd") : failed(c, 400);
+    if (await kit.users.byExternalAccount(instance.id, found.account.idpId, found.account.externalUserId)) return failed(c, 409);
+    // The link is written when the sign-in completes (finish.ts), after the user's second factor: a password
+    // alone links nothing.
+    const link = Buffer.from(JSON.stringify(found.account)).toString("base64url");
+    const signedIn: SignedInUser = { id: user.id, orgId: user.orgId, username: user.loginName, displayName: user.displayName ?? "" };
+    return needs.afterFirstFactor(c, reply, instance, signedIn, `link:${link}`);
   });
 
   // "Create an account": the form pre-filled from the provider; the address is verified only as the provider said

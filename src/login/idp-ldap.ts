@@ -1,7 +1,6 @@
-import { isTooManyFailures, limitedSignIn } from "../command/failure-limits.js";
-import { countFailedPassword } from "../command/login.js";
-import { DirectoryUnreachable, type LdapFederation, ldapSettingsOf } from "../federation/ldap.js";
-import type { ExternalUser } from "../federation/provider.js";
+import { isTooManyFailures } from "../command/failure-limits.js";
+import { directorySignIn } from "../federation/directory-sign-in.js";
+import type { LdapFederation } from "../federation/ldap.js";
 import * as pages from "../web/pages.js";
 import type { ExternalSignIn } from "./idp.js";
 import { LOGIN_PATH, type LoginKit } from "./kit.js";
@@ -21,33 +20,16 @@ export function registerDirectorySignIn(kit: LoginKit, external: ExternalSignIn,
     const loginName = (c.fields.loginName ?? "").trim().slice(0, 200);
     const password = (c.fields.password ?? "").slice(0, 1000);
     const again = (error: string, status: number) => c.send(pages.directoryPage(c.page, { idpId: row.id, name: row.name, loginName, error }), status);
-    const outcome = await limitedSignIn(c.limits, `ldap:${row.id}:${loginName.toLowerCase()}`, async (): Promise<Checked | undefined> => {
-      try {
-        const answer = await directories.signIn(ldapSettingsOf(external.storedOf(row)), loginName, password);
-        if ("user" in answer) return answer;
-        if (answer.wrongFor) await countForLinkedAccount(instance.id, row.id, answer.wrongFor);
-        return undefined;
-      } catch (e) {
-        // The directory could not be asked (or refused the service account): no guess was checked, none counts.
-        kit.ui.log.warn(
-          { idp: row.id, reason: (e as Error).message, unreachable: e instanceof DirectoryUnreachable },
-          "external sign-in: the directory could not be asked",
-        );
-        return { unreachable: true };
-      }
-    });
+    const outcome = await directorySignIn(
+      { es, db, users: kit.users, directories },
+      { instanceId: instance.id, provider: external.storedOf(row), loginName, password, limits: c.limits, lockout: kit.lockoutOf(instance.id) },
+    );
     if (isTooManyFailures(outcome)) return c.tooMany(outcome);
     if (!outcome) return again(c.page.t.wrongCredentials, 401);
-    if ("unreachable" in outcome) return again(c.page.t.externalFailed, 400);
+    if ("unreachable" in outcome) {
+      kit.ui.log.warn({ idp: row.id, reason: outcome.unreachable }, "external sign-in: the directory could not be asked");
+      return again(c.page.t.externalFailed, 400);
+    }
     return external.signInAs(c, reply, instance, row, outcome.user);
   });
-
-  /** A wrong password for a directory entry that is linked here counts toward that account's lockout. */
-  async function countForLinkedAccount(instanceId: string, idpId: string, externalUserId: string) {
-    const linked = await kit.users.byExternalAccount(instanceId, idpId, externalUserId);
-    if (linked) await countFailedPassword(es, db, kit.lockoutOf(instanceId), linked.id);
-  }
 }
-
-/** What the directory said, when it could be asked: who signed in; or that it could not be asked. */
-type Checked = { user: ExternalUser } | { unreachable: true };

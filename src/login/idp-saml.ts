@@ -26,7 +26,8 @@ export function registerSamlServiceProvider(kit: LoginKit, protocols: RedirectPr
     // Neither page sets a CSRF cookie: the ACS is posted to cross-site, and the metadata is read by machines.
     c.setCookies.length = 0;
     const id = (req.params as { id?: string }).id ?? "";
-    const row = c.instance ? await idps.byId(id) : null;
+    // An ID as this server makes them, before any lookup (a NUL in a path is no query's to refuse).
+    const row = c.instance && /^[A-Za-z0-9_-]{1,64}$/.test(id) ? await idps.byId(id) : null;
     const stored = row && (row.instanceId === "" || row.instanceId === c.instance?.id) ? storedProviderOf(row, box) : undefined;
     return { c, stored: stored?.kind === "saml" ? stored : undefined };
   }

@@ -1,10 +1,20 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { failIntent, holdPostedAnswer, type IntentResult, startIntent, succeedIntent, type TakenIntent, takeIntent } from "../command/idp-intents.js";
+import {
+  continueIntent,
+  failIntent,
+  holdPostedAnswer,
+  waitingIntentProvider,
+  type IntentResult,
+  startIntent,
+  succeedIntent,
+  type TakenIntent,
+  takeIntent,
+} from "../command/idp-intents.js";
 import type { ContextRef } from "../query/reuse.js";
 import { type IdpKind, kindOfType } from "../domain/idps.js";
 import type { ExternalUser, RedirectStart, StoredProvider } from "../federation/provider.js";
 import { storedProviderOf } from "../federation/stored.js";
-import { REDIRECT_KINDS, type RedirectProtocols, refusedByProvider } from "../federation/redirect.js";
+import { FORM_POST_KINDS, REDIRECT_KINDS, type RedirectProtocols, refusedByProvider } from "../federation/redirect.js";
 import { IdpQueries, type IdpRow } from "../query/idps.js";
 import type { InstanceRow } from "../query/tenancy.js";
 import * as pages from "../web/pages.js";
@@ -15,8 +25,11 @@ import { newCookieValue } from "./signing.js";
 
 /** Where every redirect kind's provider sends the browser back (the `callback_url` of every get). */
 export const IDP_CALLBACK_PATH = "/idps/callback";
-/** The browser's binding to its round trips: only the browser that left comes back with the answer. */
-const BINDING_COOKIE = "svc_idp";
+/**
+ * The browser's binding to its round trips: only the browser that left comes back with the answer. `__Host-` over
+ * https, as the CSRF cookie: a sibling host of the site cannot plant one (login CSRF by cookie tossing).
+ */
+const bindingCookieName = (secure: boolean) => (secure ? "__Host-svc_idp" : "svc_idp");
 
 /**
  * Sign-in through external identity providers in the hosted login UI: the login-name page's buttons (those
@@ -39,6 +52,7 @@ const SIGN_IN_KINDS: readonly IdpKind[] = [...REDIRECT_KINDS, "ldap"];
 
 export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor: AfterFirstFactor; protocols: RedirectProtocols }): ExternalSignIn {
   const { es, db, box } = kit.deps;
+  const BINDING_COOKIE_NAME = bindingCookieName(kit.deps.secureCookies);
   const idps = new IdpQueries(db);
 
   const contextOf = (c: Ctx, instance: InstanceRow): ContextRef =>
@@ -64,13 +78,13 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
 
   /** The browser's binding cookie's value, set now when it has none. */
   function bindingOf(c: Ctx): string {
-    let binding = c.cookies[BINDING_COOKIE];
+    let binding = c.cookies[BINDING_COOKIE_NAME];
     if (!binding) {
       binding = newCookieValue();
       // Lax: the provider's answer is a top-level navigation from its site, which carries Lax cookies.
       // Path=/: the start pages see it too, so that round trips of several tabs share it.
-      c.setCookies.push(kit.cookie(BINDING_COOKIE, binding, { sameSite: "Lax", path: "/" }));
-      c.cookies[BINDING_COOKIE] = binding;
+      c.setCookies.push(kit.cookie(BINDING_COOKIE_NAME, binding, { sameSite: "Lax", path: "/" }));
+      c.cookies[BINDING_COOKIE_NAME] = binding;
     }
     return binding;
   }
@@ -88,19 +102,21 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
    * sign-in's next pages (a second factor, a choice of account) get the login UI's cookies, which the provider's
    * cross-site redirect did not bring (continuePage). The external user goes along sealed, bound to this browser.
    */
-  function continueAt(c: Ctx, instance: InstanceRow, row: IdpRow, external: ExternalUser) {
+  function continueAt(c: Ctx, instance: InstanceRow, row: IdpRow, external: ExternalUser, intentId: string) {
     const { raw: _raw, tokens: _tokens, ...plain } = external;
     // Encrypted too: the URL may be logged on the way (a proxy's access log), and the user's address is in it.
     const user = box.seal(JSON.stringify(plain));
-    const sealed = kit.deps.signer.seal("idp-continue", { u: user, p: row.id, i: instance.id, b: bindingOf(c) }, PENDING_TTL_MS);
+    const sealed = kit.deps.signer.seal("idp-continue", { u: user, p: row.id, i: instance.id, b: bindingOf(c), n: intentId }, PENDING_TTL_MS);
     return c.send(pages.continuePage(c.page, `${c.origin}${LOGIN_PATH}/idp/continue?${new URLSearchParams({ ...c.page.carry, s: sealed })}`));
   }
 
   kit.ui.get(`${LOGIN_PATH}/idp/continue`, async (req, reply) => {
     const c = await kit.contextOf(req, reply);
     const sealed = kit.deps.signer.open("idp-continue", c.fields.s);
-    if (!c.instance || !sealed || sealed.i !== c.instance.id || sealed.b !== c.cookies[BINDING_COOKIE]) return failed(c, 400);
+    if (!c.instance || !sealed || sealed.i !== c.instance.id || sealed.b !== c.cookies[BINDING_COOKIE_NAME]) return failed(c, 400);
     if (c.org === null) return failed(c, 403);
+    // Once: a continue URL replayed from the browser's history (after a logout, say) signs no one in again.
+    if (!(await continueIntent(es, { instanceId: c.instance.id, id: String(sealed.n) }))) return failed(c, 400);
     // Still usable here: a provider deactivated meanwhile completes nothing.
     const row = await usableProvider(c, c.instance, String(sealed.p));
     if (!row) return failed(c, 403);
@@ -149,7 +165,11 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
       Object.entries((req.body ?? {}) as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === "string"),
     );
     const state = fields.state ?? "";
-    const held = !!c.instance && !!state && (await holdPostedAnswer(es, box, { instanceId: c.instance.id, state, answer: JSON.stringify(fields) }));
+    // Only for a provider that answers by form POST (Apple): another's waiting round trip keeps its own answer.
+    const idpId = c.instance && state ? await waitingIntentProvider(es, { instanceId: c.instance.id, state }) : undefined;
+    const row = idpId ? await idps.byId(idpId) : null;
+    const formPost = !!row && kindOfType(row.type) !== undefined && FORM_POST_KINDS.includes(kindOfType(row.type)!);
+    const held = formPost && (await holdPostedAnswer(es, box, { instanceId: c.instance!.id, idpId: row.id, state, answer: JSON.stringify(fields) }));
     if (!held) return failed(c, 400);
     return reply.redirect(`${IDP_CALLBACK_PATH}?${new URLSearchParams({ state })}`, 303);
   });
@@ -166,10 +186,16 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
     if (!c.instance) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notFound), 404);
     const instance = c.instance;
     const state = typeof c.fields.state === "string" ? c.fields.state : "";
-    const binding = c.cookies[BINDING_COOKIE];
+    const binding = c.cookies[BINDING_COOKIE_NAME];
     const intent = state ? await takeIntent(es, box, { instanceId: instance.id, state, binding }) : undefined;
     if (!intent) return failed(c, 400);
-    const answer = new URL(`${callbackOf(c)}?${new URLSearchParams(c.fields)}`);
+    let answer: URL;
+    try {
+      answer = new URL(`${callbackOf(c)}?${new URLSearchParams(c.fields)}`);
+    } catch {
+      // A Host header no URL can be made of (its port): the request's fault.
+      return failed(c, 400);
+    }
     if (intent.api) return completeApiIntent(c, reply, instance, { ...intent, api: intent.api }, answer, req.headers);
     // The flow goes on where it was: its organisation, texts and return_to, as carried through the provider
     // (never from this request's query, which the provider's redirect wrote).
@@ -192,7 +218,7 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
       // The provider said no (the user cancelled there, or it refused): the browser's request is what failed.
       return failed(flow, 400);
     }
-    return continueAt(flow, instance, row, user);
+    return continueAt(flow, instance, row, user, intent.id);
   });
 
   /**

@@ -2,7 +2,7 @@ import { type Code, ConnectError } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { hostnameOf } from "../authz/interceptor.js";
 import type { FailureLimiter, SignInLimits, TooManyFailures } from "../command/failure-limits.js";
-import type { Lockout } from "../command/login.js";
+import { type Lockout, lockoutOf as lockoutFor } from "../command/login.js";
 import type { RateLimiter } from "../command/rate-limits.js";
 import type { ReplayGuard } from "../command/replay.js";
 import type { SecretBox } from "../crypto/secrets.js";
@@ -16,7 +16,6 @@ import type { LdapFederation } from "../federation/ldap.js";
 import type { RedirectProtocols } from "../federation/redirect.js";
 import { AuthRequestQueries } from "../query/auth-requests.js";
 import type { ProjectionCache } from "../query/cache.js";
-import { passwordRules } from "../query/password-rules.js";
 import type { SettingsQueries } from "../query/settings.js";
 import { type SessionLifetimes, SessionQueries } from "../query/sessions.js";
 import type { InstanceRow, OrgRow, TenancyQueries } from "../query/tenancy.js";
@@ -83,6 +82,15 @@ const securityHeaders = {
 
 export type Fields = Record<string, string>;
 
+/**
+ * A form's or query's fields that are text: a JSON body (the scope inherits Fastify's JSON parser) or a repeated
+ * query parameter may bring numbers, objects or lists, which no step reads (they would throw in `.trim()`).
+ */
+function textFields(values: unknown): Fields {
+  if (!values || typeof values !== "object") return {};
+  return Object.fromEntries(Object.entries(values as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === "string"));
+}
+
 /** The pages a flow may continue at: the OIDC provider's (authorize callback, end-session done) and the login UI's. */
 const RETURN_PAGES = /^\/(oauth\/v2\/|oidc\/v1\/end_session\/done$|ui\/login(\/|$))/;
 
@@ -127,10 +135,16 @@ export interface Ctx {
  * How a sign-in's first factor was proven: a local password, or an external identity provider (federated). The
  * second factor's step carries it sealed, and the sign-in's amr starts with it.
  */
-/** How the first factor was proven: a password, or a provider (`fed:<its ID>`, which the session records; amr says fed). */
-export type FirstFactor = "pwd" | `fed:${string}`;
+/**
+ * How the first factor was proven: a password; a provider (`fed:<its ID>`, which the session records; amr says
+ * fed); or a password that links an account at a provider once the sign-in completes (`link:<the link, sealed
+ * with the step>`, "link to my existing account"; amr says pwd).
+ */
+export type FirstFactor = "pwd" | `fed:${string}` | `link:${string}`;
 export const firstFactorOf = (sealed: Record<string, unknown> | undefined): FirstFactor =>
-  typeof sealed?.f1 === "string" && sealed.f1.startsWith("fed:") ? (sealed.f1 as FirstFactor) : "pwd";
+  typeof sealed?.f1 === "string" && (sealed.f1.startsWith("fed:") || sealed.f1.startsWith("link:")) ? (sealed.f1 as FirstFactor) : "pwd";
+/** Whether the first factor was a local credential (force_mfa_local_only applies). */
+export const isLocalFactor = (first: FirstFactor) => first === "pwd" || first.startsWith("link:");
 
 /** A user as a sign-in step knows it. */
 export type SignedInUser = { id: string; orgId: string; username: string; displayName: string };
@@ -241,7 +255,7 @@ export function createLoginKit(ui: FastifyInstance, deps: LoginDeps): LoginKit {
 
   async function contextOf(req: FastifyRequest, reply: FastifyReply, given?: Fields): Promise<Ctx> {
     const instance = await tenancy.instanceByDomain(hostnameOf(req.client.host));
-    const fields: Fields = given ?? (req.method === "POST" ? ((req.body as Fields | undefined) ?? {}) : (req.query as Fields));
+    const fields: Fields = given ?? textFields(req.method === "POST" ? req.body : req.query);
     const origin = ownOriginOf(req, deps.secureCookies);
     const returnTo = safeReturn(fields.return_to, origin);
     // The organisation the application asked for: its texts, branding and languages, and only its users.
@@ -330,12 +344,7 @@ export function createLoginKit(ui: FastifyInstance, deps: LoginDeps): LoginKit {
     return false;
   }
 
-  const lockoutOf = (instanceId: string): Lockout => ({
-    instanceId,
-    maxAttempts: async (u) => (await passwordRules(settings, instanceId, u.orgId)).maxAttempts,
-    lockoutDurationS: async (u) => (await passwordRules(settings, instanceId, u.orgId)).lockoutDurationS,
-    box: deps.box,
-  });
+  const lockoutOf = (instanceId: string): Lockout => lockoutFor(settings, instanceId, deps.box);
 
   const sealMfaInit = (userId: string, instanceId: string, forced: boolean, first: FirstFactor) =>
     signer.seal("mfa-init", { u: userId, i: instanceId, f: forced, f1: first }, PENDING_TTL_MS);

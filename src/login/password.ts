@@ -8,7 +8,7 @@ import { passwordRules } from "../query/password-rules.js";
 import type { InstanceRow } from "../query/tenancy.js";
 import * as pages from "../web/pages.js";
 import type { Finish } from "./finish.js";
-import { type Ctx, type FirstFactor, LOGIN_PATH, type LoginKit, PENDING_TTL_MS, type SecondFactorStep, type SignedInUser } from "./kit.js";
+import { type Ctx, type FirstFactor, isLocalFactor, LOGIN_PATH, type LoginKit, PENDING_TTL_MS, type SecondFactorStep, type SignedInUser } from "./kit.js";
 import type { OtpSetupStep } from "./otp-setup.js";
 
 export interface PasswordStepNeeds {
@@ -75,7 +75,7 @@ export function registerPassword(kit: LoginKit, needs: PasswordStepNeeds): { aft
     // No second factor yet. Forced (force_mfa_local_only forces it for local passwords only, as in ZITADEL): set
     // one up before the sign-in completes. Else asked, with a skip, when the last skip is older than
     // mfa_init_skip_lifetime (0: never asked).
-    const forced = login.force_mfa || (first === "pwd" && login.force_mfa_local_only);
+    const forced = login.force_mfa || (isLocalFactor(first) && login.force_mfa_local_only);
     if (otpAllowed && (forced || (await needs.otpSetup.due(instance.id, user.id, login.mfa_init_skip_lifetime)))) {
       return needs.otpSetup.atSignIn(c, instance, user, forced, first);
     }

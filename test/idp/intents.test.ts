@@ -131,6 +131,26 @@ describe("the intents API", () => {
     await ctx.close();
   });
 
+  it("signs no one in through a provider the user's organisation deactivated (as the login UI refuses it)", async () => {
+    const intent = await startIntent();
+    const { page, ctx } = await newPage(browser);
+    await page.goto(intent.authUrl);
+    const token = (await atProvider(page, "hugo")).searchParams.get("token")!;
+    const hugo = await addHuman(t, "hugo", "Secr3t!pass");
+    await rest(t.url, "POST", `/resources/v3alpha/users/${hugo}/idp_links`, { token: t.adminPat, body: { idp_id: idpId, user_id: "hugo" } });
+    const policy = (p: string) =>
+      rest(t.url, "PATCH", `/resources/v3alpha/idps/oidc/${idpId}?ctx.org_id=${t.defaultOrgId}`, { token: t.adminPat, body: { idp: { state_policy: p } } });
+    expect((await policy("STATE_POLICY_DEACTIVATE")).status).toBe(200);
+    const checks = { user: { user_id: hugo }, idp_intent: { idp_intent_id: intent.details.id, idp_intent_token: token } };
+    const refused = await api("POST", "/sessions", { checks });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toMatch(/not active in the user's organisation/);
+    // the refusal did not use the intent up
+    expect((await policy("STATE_POLICY_INHERIT")).status).toBe(200);
+    expect((await api("POST", "/sessions", { checks })).status).toBe(201);
+    await ctx.close();
+  });
+
   it("needs session.write, names missing fields, and starts nothing for an inactive provider", async () => {
     const viewer = (await t.serviceUser("viewer", [{ type: "instance", id: t.instanceId, roles: ["IAM_OWNER_VIEWER"] }])).token;
     expect((await api("POST", "/idp_intents", { idp_id: idpId, success_url: "https://a.example/ok", failure_url: "https://a.example/f" }, viewer)).status).toBe(

@@ -128,6 +128,16 @@ describe.skipIf(!slapdAvailable)("sign-in through an LDAP directory", () => {
     const wrong = await start("nope");
     expect(wrong.status).toBe(400);
     expect(wrong.body.message).toMatch(/ldap/);
+    // wrong passwords through the API count toward the linked account's lockout as the form's do
+    const alice = (await userNamed("alice"))!;
+    await rest(t.url, "POST", `/resources/v3alpha/users/${alice.id}/idp_links`, { token: t.adminPat, body: { idp_id: id, user_id: "alice" } });
+    await rest(t.url, "PATCH", "/settings/v3alpha/lockout", { token: t.adminPat, body: { maxPasswordAttempts: { set: 2 } } });
+    try {
+      for (let i = 0; i < 2; i++) expect((await start("nope")).status).toBe(400);
+      expect((await t.server.db.prisma.user.findUniqueOrThrow({ where: { id: alice.id } })).state).toBe("locked");
+    } finally {
+      await rest(t.url, "PATCH", "/settings/v3alpha/lockout", { token: t.adminPat, body: { maxPasswordAttempts: { set: 0 } } });
+    }
     await deactivate(id);
   });
 

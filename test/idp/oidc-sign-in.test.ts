@@ -145,10 +145,28 @@ describe("sign-in through an external OIDC provider", () => {
     expect((await stranger.goto(answer))!.status()).toBe(400);
     // the browser that left, its cookie back, completes it once; the same answer again is refused
     await page.context().addCookies([binding!]);
+    let continued = "";
+    page.on("request", (r) => {
+      if (r.url().startsWith(`${t.url}/ui/login/idp/continue`)) continued = r.url();
+    });
     await page.goto(answer);
     expect(await page.textContent("main")).toContain("dave");
     expect((await page.goto(answer))!.status()).toBe(400);
     expect(await userIdOf("dave")).toBeTruthy();
+    // the page the callback moved the browser on to, once: from the history (after a logout, say) it signs no one in
+    expect(continued).toContain("s=");
+    expect((await page.goto(continued))!.status()).toBe(400);
+
+    // a form POST to the callback is an answer only for a provider that answers so (Apple): an OIDC round trip's
+    // waiting answer is not replaced
+    const { page: posting } = await newPage(browser);
+    await toProvider(posting, "Corp SSO");
+    const state = new URL(posting.url()).searchParams.get("state") ?? new URLSearchParams(new URL(posting.url()).search).get("state");
+    const waiting = await t.server.db.prisma.idpIntent.count({ where: { state: "started" } });
+    expect(waiting).toBeGreaterThan(0);
+    const held = await posting.request.post(`${t.url}/idps/callback`, { form: { state: state ?? "", code: "forged" }, maxRedirects: 0 });
+    expect(held.status()).toBe(400);
+    await posting.context().close();
 
     // a provider deactivated while the browser is away completes nothing, and shows no button
     const { page: late } = await newPage(browser);
@@ -365,6 +383,32 @@ describe("an external account no account here is linked to", () => {
     expect(await signInThrough(again, "Link Offer", "hana-ext")).toContain("hana");
     await page.context().close();
     await again.context().close();
+    await setState(id, "STATE_POLICY_DEACTIVATE");
+  });
+
+  it("links nothing for a user whose password must be changed first", async () => {
+    const id = await createProvider("Link Change", { isLinkingAllowed: true });
+    const made = await rest(t.url, "POST", "/resources/v3alpha/users", {
+      token: t.adminPat,
+      body: {
+        username: "ines",
+        human: {
+          profile: { givenName: "Ines", familyName: "T" },
+          email: { address: "ines@example.com", isVerified: true },
+          password: { password: "Secr3t!pass", changeRequired: true },
+        },
+      },
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const { page } = await newPage(browser);
+    await signInThrough(page, "Link Change", "ines-ext");
+    await page.fill("input[name=loginName]", "ines");
+    await page.fill("input[name=password]", "Secr3t!pass");
+    const [answer] = await Promise.all([page.waitForResponse((r) => r.url().endsWith("/ui/login/idp/link")), page.click("#link-account")]);
+    expect(answer.status()).toBe(403);
+    expect(await page.textContent("main")).toMatch(/changed first/);
+    expect(await t.server.db.prisma.userIdpLink.count({ where: { userId: made.body.details.id } })).toBe(0);
+    await page.context().close();
     await setState(id, "STATE_POLICY_DEACTIVATE");
   });
 

@@ -308,7 +308,8 @@ describe("finish", () => {
       responseFor(REQUEST_ID, { attributes: { mail: "m@idp.example", firstName: "F", sn: "S", name: "N" } }),
       REQUEST_ID,
     );
-    expect(a.user).toMatchObject({ email: "m@idp.example", username: "m@idp.example", givenName: "F", familyName: "S", displayName: "N" });
+    // the e-mail is never the username (SAML vouches for no address): the NameID stands in
+    expect(a.user).toMatchObject({ email: "m@idp.example", username: a.user.id, givenName: "F", familyName: "S", displayName: "N" });
     const b = await saml.finish(
       settings(),
       sp,

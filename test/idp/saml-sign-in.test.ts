@@ -71,6 +71,8 @@ describe("sign-in through a SAML identity provider", () => {
     expect(xml).toContain(`entityID="${t.url}/idps/${redirectIdp}/saml/metadata"`);
     expect(xml).toContain(`Location="${t.url}/idps/${redirectIdp}/saml/acs"`);
     expect(xml).toMatch(/<ds:X509Certificate>[A-Za-z0-9+/=]{200,}<\/ds:X509Certificate>/);
+    // an ID no provider can have (a NUL in the path) is a 404 page, never a database error
+    expect((await fetch(`${t.url}/idps/%00/saml/metadata`)).status).toBe(404);
     // the same certificate every time: the IdP imports it once
     expect(await (await fetch(got.body.idp.serviceProviderMetadataUrl)).text()).toBe(xml);
   });

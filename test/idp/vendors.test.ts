@@ -323,29 +323,30 @@ describe("sign-in through the vendor kinds, against stand-ins of the vendors", (
     }
   });
 
-  it("Azure AD: the tenant's endpoints, openid profile email User.Read, Graph's /me; the provider's email_verified decides (true and false)", async () => {
+  it("Azure AD: the tenant's endpoints, openid profile email User.Read, Graph's /me; email_verified vouches only for one tenant's mail", async () => {
     const contoso = await createProvider("azure_ad", "Azure Contoso", {
       client_id: az.clientId,
       client_secret: az.clientSecret,
       tenant: { tenant_id: "contoso" },
       email_verified: true,
     });
+    // Multi-tenant: any tenant's administrator sets `mail`, so email_verified vouches for nothing ("nOAuth").
     const organisations = await createProvider("azure_ad", "Azure Organisations", {
       client_id: az.clientId,
       client_secret: az.clientSecret,
       tenant: { tenant_type: "AZURE_AD_TENANT_TYPE_ORGANISATIONS" },
-      email_verified: false,
+      email_verified: true,
       scopes: ["Calendars.Read"],
     });
     try {
       await expectSecretHidden("azure_ad", contoso, "hasClientSecret", [az.clientSecret]);
 
-      // a tenant by ID, addresses vouched for; adele has no `mail`: her userPrincipalName is her address
-      az.signedIn = ADELE.userPrincipalName;
+      // a tenant by ID, addresses vouched for: bert's `mail` is his address (verified), his userPrincipalName his username
+      az.signedIn = BERT.userPrincipalName;
       const { page } = await newPage(browser);
       const why = watch(page);
       await clickProvider(page, "Azure Contoso");
-      expect(await textOf(page), why()).toContain("adele@contoso.example");
+      expect(await textOf(page), why()).toContain("bert@contoso.onmicrosoft.example");
       const first = az.authorizations.at(-1)!;
       expect(first.tenant).toBe("contoso");
       expect(first.params).toMatchObject({ client_id: az.clientId, redirect_uri: callback(), response_type: "code" });
@@ -353,37 +354,38 @@ describe("sign-in through the vendor kinds, against stand-ins of the vendors", (
       expect(scopesOf(first.params.scope)).toEqual(expect.arrayContaining(["openid", "profile", "email", "User.Read"]));
       expect(az.tokenRequests.at(-1)).toMatchObject({ tenant: "contoso", outcome: "ok" });
       expect(az.graphRequests.at(-1)).toMatchObject({ path: "/v1.0/me", status: 200 });
-      const adele = await accountOf(contoso, why);
+      const bert = await accountOf(contoso, why);
+      expect(bert.user).toMatchObject({
+        loginName: "bert@contoso.onmicrosoft.example",
+        email: "bert@contoso.example",
+        emailVerified: true,
+        givenName: "Bert",
+        familyName: "Bauer",
+      });
+      expect(bert.links).toMatchObject([{ externalUserId: "aad-2" }]);
+      await page.context().close();
+
+      // the organisations tenant: not vouched for although email_verified is on; adele has no `mail`, her
+      // userPrincipalName stands in for the address (never verified)
+      az.signedIn = ADELE.userPrincipalName;
+      const { page: other } = await newPage(browser);
+      const why2 = watch(other);
+      await clickProvider(other, "Azure Organisations");
+      expect(await textOf(other), why2()).toContain("adele@contoso.example");
+      const second = az.authorizations.at(-1)!;
+      expect(second.tenant).toBe("organizations");
+      expect(scopesOf(second.params.scope)).toEqual(expect.arrayContaining(["openid", "profile", "email", "User.Read", "Calendars.Read"]));
+      expect(az.tokenRequests.at(-1)).toMatchObject({ tenant: "organizations", outcome: "ok" });
+      const adele = await accountOf(organisations, why2);
       expect(adele.user).toMatchObject({
         loginName: "adele@contoso.example",
         email: "adele@contoso.example",
-        emailVerified: true,
+        emailVerified: false,
         givenName: "Adele",
         familyName: "Vance",
         displayName: "Adele Vance",
       });
       expect(adele.links).toMatchObject([{ externalUserId: "aad-1" }]);
-      await page.context().close();
-
-      // the organisations tenant, addresses not vouched for; bert's `mail` is his address, his userPrincipalName his username
-      az.signedIn = BERT.userPrincipalName;
-      const { page: other } = await newPage(browser);
-      const why2 = watch(other);
-      await clickProvider(other, "Azure Organisations");
-      expect(await textOf(other), why2()).toContain("bert@contoso.onmicrosoft.example");
-      const second = az.authorizations.at(-1)!;
-      expect(second.tenant).toBe("organizations");
-      expect(scopesOf(second.params.scope)).toEqual(expect.arrayContaining(["openid", "profile", "email", "User.Read", "Calendars.Read"]));
-      expect(az.tokenRequests.at(-1)).toMatchObject({ tenant: "organizations", outcome: "ok" });
-      const bert = await accountOf(organisations, why2);
-      expect(bert.user).toMatchObject({
-        loginName: "bert@contoso.onmicrosoft.example",
-        email: "bert@contoso.example",
-        emailVerified: false,
-        givenName: "Bert",
-        familyName: "Bauer",
-      });
-      expect(bert.links).toMatchObject([{ externalUserId: "aad-2" }]);
       await other.context().close();
     } finally {
       await deactivate("azure_ad", contoso);

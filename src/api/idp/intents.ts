@@ -13,7 +13,12 @@ import type { SecretBox } from "../../crypto/secrets.js";
 import type { Client } from "../../domain/forwarded.js";
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
-import { DirectoryUnreachable, type LdapFederation, ldapSettingsOf } from "../../federation/ldap.js";
+import { isTooManyFailures, type SignInLimits } from "../../command/failure-limits.js";
+import { lockoutOf } from "../../command/login.js";
+import { directorySignIn } from "../../federation/directory-sign-in.js";
+import type { LdapFederation } from "../../federation/ldap.js";
+import type { SettingsQueries } from "../../query/settings.js";
+import type { Database } from "../../storage/database.js";
 import type { RedirectProtocols } from "../../federation/redirect.js";
 import { storedProviderOf } from "../../federation/stored.js";
 import type { IdpQueries } from "../../query/idps.js";
@@ -28,6 +33,10 @@ import { postFormHtml } from "../../web/pages.js";
  */
 export interface IdpIntentDeps {
   es: EventStore;
+  db: Database;
+  settings: SettingsQueries;
+  /** Failed directory sign-ins per account (no address: the caller is a login UI serving everyone). */
+  limits?: SignInLimits | undefined;
   box: SecretBox;
   idps: IdpQueries;
   users: UserQueries;
@@ -61,16 +70,19 @@ export function idpIntentService(deps: IdpIntentDeps): ServiceImpl<typeof Identi
       const { row, stored } = await usableProvider(instanceId, req.idpId);
       if (stored.kind === "ldap") {
         if (!req.ldap) throw errors.invalidArgument("IDPI-ld4p", "invalid ldap: the username and password at the directory are required for an LDAP provider");
-        let answer: Awaited<ReturnType<LdapFederation["signIn"]>>;
-        try {
-          answer = await deps.directories.signIn(ldapSettingsOf(stored), req.ldap.username, req.ldap.password);
-        } catch (e) {
-          throw errors.failedPrecondition(
-            "IDPI-ld0w",
-            `the directory could not be asked${e instanceof DirectoryUnreachable ? "" : " (its service account or search failed)"}`,
-          );
-        }
-        if (!("user" in answer)) throw errors.invalidArgument("IDPI-ldpw", "invalid ldap: the username or password is wrong");
+        // Counted as the login UI's form counts it: the failure limits, the linked account's lockout.
+        const answer = await directorySignIn(deps, {
+          instanceId,
+          provider: stored,
+          loginName: req.ldap.username,
+          password: req.ldap.password,
+          limits: deps.limits,
+          lockout: lockoutOf(deps.settings, instanceId, box),
+        });
+        if (isTooManyFailures(answer))
+          throw errors.resourceExhausted("IDPI-l1m1", `too many failed sign-ins at this directory: retry after ${answer.retryAfterS} s`);
+        if (!answer) throw errors.invalidArgument("IDPI-ldpw", "invalid ldap: the username or password is wrong");
+        if ("unreachable" in answer) throw errors.failedPrecondition("IDPI-ld0w", "the directory could not be asked");
         const u = answer.user;
         const result: IntentResult = { idpId: row.id, externalUserId: u.id, externalUserName: u.username ?? u.id, raw: u.raw };
         const intent = await succeedIntent(es, box, { instanceId, result });

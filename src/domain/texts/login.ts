@@ -88,6 +88,7 @@ export const loginTextsEn = {
   externalNotLinked: "No account here is linked yet to your account at",
   externalLinkExisting: "Link to my existing account",
   externalCreateAccount: "Create an account",
+  externalChangePasswordFirst: "Your password must be changed first: sign in with it, change it, then sign in through the identity provider again.",
 };
 
 export type TextKey = keyof typeof loginTextsEn;
@@ -100,6 +101,8 @@ const de: Partial<Texts> = {
   externalNotLinked: "Hier ist noch kein Konto verknüpft mit Ihrem Konto bei",
   externalLinkExisting: "Mit meinem bestehenden Konto verknüpfen",
   externalCreateAccount: "Konto anlegen",
+  externalChangePasswordFirst:
+    "Ihr Passwort muss zuerst geändert werden: Melden Sie sich damit an, ändern Sie es und melden Sie sich dann erneut über den Identitätsanbieter an.",
   externalFailed: "Die Anmeldung beim Identitätsanbieter ist nicht gelungen. Versuchen Sie es erneut oder melden Sie sich anders an.",
   externalNoAccount:
     "Mit Ihrem Konto bei diesem Identitätsanbieter ist hier kein Konto verknüpft, und über ihn darf keines angelegt werden. Fragen Sie Ihren Administrator.",
@@ -190,6 +193,8 @@ const fr: Partial<Texts> = {
   externalNotLinked: "Aucun compte ici n'est encore lié à votre compte chez",
   externalLinkExisting: "Lier à mon compte existant",
   externalCreateAccount: "Créer un compte",
+  externalChangePasswordFirst:
+    "Votre mot de passe doit d'abord être changé : connectez-vous avec, changez-le, puis reconnectez-vous via le fournisseur d'identité.",
   externalFailed: "La connexion auprès du fournisseur d'identité n'a pas abouti. Réessayez ou connectez-vous autrement.",
   externalNoAccount:
     "Aucun compte ici n'est lié à votre compte chez ce fournisseur d'identité, et aucun ne peut être créé par son intermédiaire. Demandez à votre administrateur.",
