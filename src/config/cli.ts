@@ -1,5 +1,5 @@
 import { ConfigError } from "./startup-error.js";
-import { describeVariables } from "./variables.js";
+import { describeVariables, wrap } from "./variables.js";
 
 export type Command = "start" | "migrate" | "recover" | "projections";
 
@@ -18,11 +18,11 @@ const COMMANDS: Record<Command, string> = {
   start: "serve every protocol on SVC_PORT (the default command)",
   migrate: "apply pending database migrations and exit",
   recover:
-    "operator recovery with database access, no token: --user <login name|id> [--instance <id|domain>] [--new-password];\n" +
-    "              unlocks the user, gives a service user a new PAT, with --new-password a human user a generated one (printed)",
+    "operator recovery with database access, no token: --user <login name|id> [--instance <id|domain>] [--new-password]; " +
+    "unlocks the user, gives a service user a new PAT, with --new-password a human user a generated one (printed)",
   projections:
-    "rebuild [<table> ...]: rebuild projection tables (default all) from the event log, on a running system too;\n" +
-    "              writes that arrive meanwhile wait for it and are kept",
+    "rebuild [<table> ...]: rebuild projection tables (default all) from the event log, on a running system too; " +
+    "writes that arrive meanwhile wait for it and are kept",
 };
 
 const HINT = "run with --help for usage";
@@ -71,22 +71,27 @@ export function parseArgs(argv: readonly string[]): Args {
   return args;
 }
 
+/** The `--help` text, every line within `HELP_WIDTH` columns. */
 export function usage(): string {
-  const commands = Object.entries(COMMANDS).map(([c, what]) => `  ${c.padEnd(12)}${what}`);
+  const commands = Object.entries(COMMANDS).flatMap(([c, what]) => wrap(what, `  ${c.padEnd(12)}`, " ".repeat(16)));
+  const option = (flags: string, what: string) => wrap(what, `  ${flags.padEnd(17)}`, " ".repeat(19));
   return [
     "Usage: npx svc [start|migrate] [--config <file.yaml>]",
     "       npx svc recover --user <login name|id> [--instance <id|domain>] [--new-password]",
     "       npx svc projections rebuild [<table> ...]",
-    "       npm start [-- --config <file.yaml>]   |   npm run migrate   |   node dist/src/main.js [...] (after npm run build)",
+    "       npm start [-- --config <file.yaml>]   |   npm run migrate",
+    "       node dist/src/main.js [...] (after npm run build)",
     "",
     "Commands:",
     ...commands,
     "",
     "Options:",
-    "  --config <file>  read variables from a YAML file; the environment wins over it. Keys are the",
-    "                   variable names (SVC_PORT: 8080) or nested (svc: {port: 8080}, database: {url: ...});",
-    "                   an unknown key is an error",
-    "  -h, --help       print this help and exit",
+    ...option(
+      "--config <file>",
+      "read variables from a YAML file; the environment wins over it. Keys are the variable names (SVC_PORT: 8080) " +
+        "or nested (svc: {port: 8080}, database: {url: ...}); an unknown key is an error",
+    ),
+    ...option("-h, --help", "print this help and exit"),
     "",
     "Variables (environment or --config file), default, meaning:",
     describeVariables(),

@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { dnsServerProblem, type DomainValidationConfig, httpOriginProblem } from "../domain/org-domains.js";
 import { type FailureRules, parseRateRule, type RateRule } from "../domain/rate-rules.js";
@@ -144,8 +145,9 @@ class Source {
   bool(key: VariableName, fallback?: boolean): boolean {
     const v = this.get(key) ?? "";
     if (v === "" && fallback !== undefined) return fallback;
-    if (/^(true|1|yes|on)$/i.test(v)) return true;
-    if (/^(false|0|no|off)$/i.test(v)) return false;
+    // Only the spellings the documentation uses: 1/0 and yes/no were accepted once, nowhere documented.
+    if (/^(true|on)$/i.test(v)) return true;
+    if (/^(false|off)$/i.test(v)) return false;
     throw new ConfigError(`${this.label(key)} must be true or false (or on, off), got "${v}"`);
   }
 }
@@ -269,15 +271,11 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = pro
   const level = s.get("SVC_LOG_LEVEL")!;
   if (!LOG_LEVELS.includes(level)) throw new ConfigError(`${s.label("SVC_LOG_LEVEL")} must be one of ${LOG_LEVELS.join(", ")}, got "${level}"`);
   const tls = tlsFiles(s);
-  const corsOrigins = s
-    .get("SVC_CORS_ORIGINS")!
-    .split(",")
-    .map((o) => o.trim())
-    .filter(Boolean);
+  const corsOrigins = corsOriginList(s);
   return {
     port,
-    host: s.get("SVC_HOST")!,
-    externalDomain: s.get("SVC_EXTERNAL_DOMAIN")!,
+    host: listenHost(s),
+    externalDomain: externalDomain(s),
     externalPort: s.int("SVC_EXTERNAL_PORT", 0, 65535, port),
     // Served over TLS, the issuer is https unless SVC_EXTERNAL_SECURE says otherwise.
     externalSecure: s.bool("SVC_EXTERNAL_SECURE", tls !== undefined),
@@ -287,10 +285,10 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = pro
     exportDir: resolve(s.get("SVC_EXPORT_DIR") ?? join(dataDir, "exports")),
     masterKey,
     firstInstancePatPath: resolve(s.get("SVC_FIRSTINSTANCE_PAT_PATH") ?? `${dataDir}/admin.pat`),
-    firstInstanceAdminUsername: s.get("SVC_FIRSTINSTANCE_ADMIN_USERNAME")!,
+    firstInstanceAdminUsername: firstInstanceUsername(s),
     firstInstanceAdminPassword: s.get("SVC_FIRSTINSTANCE_ADMIN_PASSWORD"),
     firstInstancePasswordPath: join(dirname(resolve(s.get("SVC_FIRSTINSTANCE_PAT_PATH") ?? `${dataDir}/admin.pat`)), "admin.password"),
-    firstInstanceOrgName: s.get("SVC_FIRSTINSTANCE_ORG_NAME")!,
+    firstInstanceOrgName: firstInstanceOrgName(s),
     targetDeny: targetDeny(s),
     trustedProxies: trustedProxies(s),
     domainValidation: domainValidation(s),
@@ -311,7 +309,7 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = pro
     metrics: s.bool("SVC_METRICS"),
     idpInsecureHttp: s.bool("SVC_IDP_INSECURE_HTTP"),
     idpEndpointOverrides: endpointOverrides(s.label("SVC_IDP_ENDPOINT_OVERRIDES"), s.get("SVC_IDP_ENDPOINT_OVERRIDES") ?? ""),
-    smtp: smtpDefault(s.get("SVC_SMTP_URL"), s.get("SVC_SMTP_FROM")),
+    smtp: smtpDefault(s),
     tracing: tracingFromEnv(env),
     oidc: {
       accessTokenS: s.int("SVC_OIDC_ACCESS_TOKEN_LIFETIME", 1, 31_536_000),
@@ -326,19 +324,110 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = pro
 }
 
 /** The default mail server: an smtp: or smtps: URL (never echoed: it may hold a password) and a sender. */
-function smtpDefault(url: string | undefined, from: string | undefined): Config["smtp"] {
+function smtpDefault(s: Source): Config["smtp"] {
+  const url = s.get("SVC_SMTP_URL");
+  const from = s.get("SVC_SMTP_FROM");
+  // The sender is checked whenever it is set, so that a typo shows before the mail server is configured.
+  if (from !== undefined) {
+    const problem = senderProblem(from);
+    if (problem) throw new ConfigError(`${s.label("SVC_SMTP_FROM")} ${problem}`);
+  }
   if (!url) return undefined;
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new ConfigError("SVC_SMTP_URL must be an smtp:// or smtps:// URL");
+    throw new ConfigError(`${s.label("SVC_SMTP_URL")} must be an smtp:// or smtps:// URL`);
   }
   if ((parsed.protocol !== "smtp:" && parsed.protocol !== "smtps:") || !parsed.hostname) {
-    throw new ConfigError("SVC_SMTP_URL must be an smtp:// or smtps:// URL with a host");
+    throw new ConfigError(`${s.label("SVC_SMTP_URL")} must be an smtp:// or smtps:// URL with a host`);
   }
   if (!from) throw new ConfigError("SVC_SMTP_FROM is required with SVC_SMTP_URL");
   return { url, from };
+}
+
+/**
+ * What is wrong with SVC_SMTP_FROM, or undefined: an address, or `Name <address>`; no line breaks or other
+ * control characters (the value goes into a mail header).
+ */
+function senderProblem(from: string): string | undefined {
+  const expected = `must be an address or "Name <address>" (e.g. "IAM <noreply@example.com>"), got "${from.slice(0, 200)}"`;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (/[\u0000-\u001f\u007f]/.test(from)) return "must be one line without control characters";
+  const m = /^(?:([^<>]*?)\s*<([^<>]+)>|([^<>]+))$/.exec(from.trim());
+  const address = m?.[2] ?? m?.[3];
+  if (!address || !/^[^\s@"(),:;<>[\\\]]+@[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*$/i.test(address.trim())) return expected;
+  return undefined;
+}
+
+/** A host name (letters, digits and inner hyphens per label; an IDN in its xn-- form) of at most 253 characters. */
+function isHostName(value: string): boolean {
+  return value.length <= 253 && value.split(".").every((l) => /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i.test(l));
+}
+
+/** SVC_HOST: what the listener binds, an IP address without brackets or a host name. */
+function listenHost(s: Source): string {
+  const host = s.get("SVC_HOST")!;
+  if (isIP(host) || isHostName(host)) return host;
+  throw new ConfigError(
+    `${s.label("SVC_HOST")} must be an IP address (0.0.0.0, ::, 127.0.0.1, IPv6 without brackets) or a host name to listen on, got "${host.slice(0, 200)}"`,
+  );
+}
+
+/** SVC_EXTERNAL_DOMAIN: a host name or IPv4 address alone; the scheme and port come from their own variables. */
+function externalDomain(s: Source): string {
+  const domain = s.get("SVC_EXTERNAL_DOMAIN")!;
+  if (isIP(domain) === 4 || (isIP(domain) === 0 && isHostName(domain))) return domain;
+  throw new ConfigError(
+    `${s.label("SVC_EXTERNAL_DOMAIN")} must be a host name such as id.example.com (or an IPv4 address), without scheme, port or path (those are SVC_EXTERNAL_SECURE and SVC_EXTERNAL_PORT), got "${domain.slice(0, 200)}"`,
+  );
+}
+
+/** SVC_FIRSTINSTANCE_ADMIN_USERNAME: the rule of the user API (1 to 200 characters, no white space). */
+function firstInstanceUsername(s: Source): string {
+  const name = s.get("SVC_FIRSTINSTANCE_ADMIN_USERNAME")!;
+  if (/^\S{1,200}$/u.test(name)) return name;
+  throw new ConfigError(`${s.label("SVC_FIRSTINSTANCE_ADMIN_USERNAME")} must be 1 to 200 characters without white space, got "${name.slice(0, 200)}"`);
+}
+
+/** SVC_FIRSTINSTANCE_ORG_NAME: the rule of the organisation API (1 to 200 characters), not blank, one line. */
+function firstInstanceOrgName(s: Source): string {
+  const name = s.get("SVC_FIRSTINSTANCE_ORG_NAME")!;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (name.trim() !== "" && [...name].length <= 200 && !/[\u0000-\u001f\u007f]/.test(name)) return name;
+  throw new ConfigError(`${s.label("SVC_FIRSTINSTANCE_ORG_NAME")} must be 1 to 200 characters on one line, not blank`);
+}
+
+/**
+ * SVC_CORS_ORIGINS: `*`, or origins as a browser sends them in its Origin header (http(s)://host[:port], no path),
+ * compared exactly by the CORS plugin: a path, a pattern or a typo would never match, so it stops the start
+ * instead. Each is kept in the URL standard's spelling (lower-case host, no default port, IDNs as xn--).
+ */
+function corsOriginList(s: Source): string[] {
+  const out: string[] = [];
+  for (const entry of s
+    .get("SVC_CORS_ORIGINS")!
+    .split(",")
+    .map((o) => o.trim())
+    .filter(Boolean)) {
+    if (entry === "*") {
+      out.push(entry);
+      continue;
+    }
+    let origin: string | undefined;
+    // A trailing slash alone is tolerated (a copied address); anything else after the host and port is not.
+    if (/^https?:\/\/[^/?#@\s*]+\/?$/i.test(entry) && URL.canParse(entry)) {
+      const url = new URL(entry);
+      if (isIP(url.hostname) || isHostName(url.hostname) || /^\[[0-9a-f:.]+\]$/i.test(url.hostname)) origin = url.origin;
+    }
+    if (origin === undefined) {
+      throw new ConfigError(
+        `${s.label("SVC_CORS_ORIGINS")} must be * or comma-separated origins (http(s)://host[:port], no path, no wildcards), got "${entry.slice(0, 200)}"`,
+      );
+    }
+    out.push(origin);
+  }
+  return out;
 }
 
 /** `<origin>=<origin>,...`: each an http(s) origin (no path), the second replacing the first. */

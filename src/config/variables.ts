@@ -15,13 +15,17 @@ export interface Variable {
 
 export const VARIABLES = [
   { name: "SVC_PORT", default: "8080", meaning: "the one listening port for every protocol (0: any free port)" },
-  { name: "SVC_HOST", default: "0.0.0.0", meaning: "the address to listen on" },
-  { name: "SVC_EXTERNAL_DOMAIN", default: "localhost", meaning: "domain of the first instance; with the port it forms the issuer" },
+  { name: "SVC_HOST", default: "0.0.0.0", meaning: "the address to listen on: an IP address (:: for every IPv6 one) or a host name" },
+  {
+    name: "SVC_EXTERNAL_DOMAIN",
+    default: "localhost",
+    meaning: "domain of the first instance (a host name, no scheme or port); with the port it forms the issuer",
+  },
   { name: "SVC_EXTERNAL_PORT", shown: "SVC_PORT", meaning: "the port clients see" },
   {
     name: "SVC_EXTERNAL_SECURE",
     shown: "true with SVC_TLS_CERT, else false",
-    meaning: "true: the issuer is https (TLS here, or at a proxy in front)",
+    meaning: "true or false (on, off); true: the issuer is https (TLS here, or at a proxy in front)",
   },
   {
     name: "SVC_TLS_CERT",
@@ -104,7 +108,11 @@ export const VARIABLES = [
   { name: "SVC_RATE_LIMIT_OAUTH_ADDRESS", default: "off", meaning: "requests/seconds (all) per client address at the same endpoints; off: none" },
   { name: "SVC_RATE_LIMIT_LOGIN_ADDRESS", default: "off", meaning: "form posts/seconds (all) per client address to the login UI; off: none" },
   { name: "SVC_LOG_LEVEL", default: "info", meaning: "pino level: fatal error warn info debug trace silent (debug: stacks of start-up bugs)" },
-  { name: "SVC_CORS_ORIGINS", default: "*", meaning: "comma-separated origins allowed for browser clients; * allows any" },
+  {
+    name: "SVC_CORS_ORIGINS",
+    default: "*",
+    meaning: "comma-separated origins (http(s)://host[:port], no path) allowed for browser clients; * allows any",
+  },
   { name: "SVC_SHUTDOWN_GRACE_MS", default: "10000", meaning: "how long in-flight calls may take to finish after SIGTERM" },
   { name: "SVC_DATABASE_POOL_SIZE", default: "20", meaning: "connections this process keeps to PostgreSQL (besides one for LISTEN and one at start-up)" },
   { name: "SVC_OIDC_ACCESS_TOKEN_LIFETIME", default: "43200", meaning: "seconds an access token lives (12 h)" },
@@ -166,12 +174,39 @@ export function variable(name: string): Variable | undefined {
   return byName.get(name);
 }
 
-/** The variables, one per line with default and meaning, aligned (for `--help`). */
-export function describeVariables(indent = "  "): string {
+/** The width `--help` keeps to. */
+export const HELP_WIDTH = 100;
+
+/**
+ * `text` word-wrapped to `width` columns: the first line starts with `first`, the others with `rest` (a hanging
+ * indent). A word longer than a whole line stands alone on its line rather than being broken.
+ */
+export function wrap(text: string, first: string, rest: string, width = HELP_WIDTH): string[] {
+  const lines: string[] = [];
+  let line = first;
+  let empty = true; // no word on `line` yet
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    if (!empty && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = rest;
+      empty = true;
+    }
+    line += empty ? word : ` ${word}`;
+    empty = false;
+  }
+  lines.push(line);
+  return lines.map((l) => l.trimEnd());
+}
+
+/**
+ * The variables for `--help`: name, default and meaning, the names aligned in a column and the default and
+ * meaning after them word-wrapped to `width` with a hanging indent.
+ */
+export function describeVariables(indent = "  ", width = HELP_WIDTH): string {
   const rows = VARIABLES.map((v: Variable) => [v.name, v.default !== undefined ? v.default : (v.shown ?? ""), v.meaning] as const);
   const w0 = Math.max(...rows.map((r) => r[0].length));
-  const w1 = Math.max(...rows.map((r) => r[1].length));
-  return rows.map(([n, d, m]) => `${indent}${n.padEnd(w0)}  ${d.padEnd(w1)}  ${m}`).join("\n");
+  const hanging = " ".repeat(indent.length + w0 + 4);
+  return rows.flatMap(([n, d, m]) => wrap(m, `${indent}${n.padEnd(w0)}  ${d}  `, hanging, width)).join("\n");
 }
 
 /** Levenshtein distance, for "did you mean" on a misspelled key. */
