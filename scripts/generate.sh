@@ -15,6 +15,9 @@ fi
 bash scripts/vendor-protos.sh
 "$BUF" lint
 "$BUF" generate       # cleans gen/ first, so the Prisma client below must come after it
+# protoc-gen-es embeds descriptors without comments: the proto comments for the OpenAPI document come from an
+# image with source info (buf build keeps it unless --exclude-source-info), as gen/svc/proto_comments.ts.
+"$BUF" build -o - | tsx scripts/proto-comments.ts
 # `prisma generate` never runs the schema engine, but the CLI insists on finding one (and would download
 # it). Any existing file satisfies the check; this keeps generation offline.
 PRISMA_SCHEMA_ENGINE_BINARY="$(type -P false)" prisma generate >/dev/null

@@ -89,7 +89,8 @@ import { validationInterceptor } from "../validation/validate.js";
 import { shareDefaultAbortReason } from "./abort-reason.js";
 import { DualProtocolServer } from "./listener.js";
 import { startObserving } from "./observe.js";
-import { buildOpenApi, openApiFor, renderApiReference } from "./openapi.js";
+import { registerApiReference } from "./api-reference.js";
+import { buildOpenApi, openApiFor } from "./openapi.js";
 import { registerRestGateway } from "./rest-gateway.js";
 import { methodPaths, mount, routesOf, serviceDescriptors as S, type Mounted } from "./services.js";
 import { BODY_LIMIT } from "./decoding.js";
@@ -440,8 +441,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   );
   // The OAuth 2.0 flow's URLs are those of the instance the document is read from (each domain is its own issuer).
   app.get("/openapi.json", async (req) => openApiFor(openApi, (await scopeOf({ tenancy, secure: config.externalSecure }, req))?.issuer));
-  const reference = renderApiReference(openApi);
-  app.get("/docs", async (_req, reply) => reply.type("text/html; charset=utf-8").send(reference));
+  registerApiReference(app, openApi);
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_req, reply) =>
     (await ready())
