@@ -8,6 +8,14 @@ import { LOGIN_PATH, type LoginKit } from "./kit.js";
  * several, or with one and prompt=select_account) and the login name.
  */
 export function registerLoginName(kit: LoginKit, external: ExternalSignIn): void {
+  // The server's root leads to the login page (as a console or login page is where other identity servers send
+  // `/`; there is no console yet), and so does the login page's path with a trailing slash, its query kept.
+  kit.ui.get("/", (_req, reply) => reply.redirect(LOGIN_PATH, 302));
+  kit.ui.get(`${LOGIN_PATH}/`, (req, reply) => {
+    const query = req.url.indexOf("?");
+    return reply.redirect(query < 0 ? LOGIN_PATH : `${LOGIN_PATH}${req.url.slice(query)}`, 302);
+  });
+
   kit.ui.get(LOGIN_PATH, async (req, reply) => {
     const c = await kit.contextOf(req, reply);
     if (!c.instance) return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.notFound), 404);
