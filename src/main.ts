@@ -167,8 +167,16 @@ async function main() {
     return;
   }
   await checkPort(config);
+  // From here every line is the logger's (SVC_LOG_FORMAT: JSON by default, so that `npm start | jq` reads them all).
+  const { createLogger, startupLogger } = await import("./server/logging.js");
+  const all = createLogger({ level: config.logLevel, format: config.logFormat });
+  // The start-up and stop lines are shown at any SVC_LOG_LEVEL but silent; everything else follows the level.
+  const log = startupLogger(all);
+  // Node's own warnings (deprecations, experimental features) as log lines rather than plain text on stderr.
+  process.removeAllListeners("warning");
+  process.on("warning", (w) => all.warn({ warning: w.name, code: (w as NodeJS.ErrnoException).code }, w.message));
   const { startServer } = await import("./server/app.js");
-  const server = await startServer(config).catch((err: unknown) => {
+  const server = await startServer(config, { log: all }).catch((err: unknown) => {
     const listen = (err as NodeJS.ErrnoException).syscall === "listen" ? listenError(err, config.port, config.host) : undefined;
     throw listen ?? databaseError(err, config) ?? err;
   });
@@ -176,27 +184,33 @@ async function main() {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    server.app.log.info({ signal }, "shutting down: finishing in-flight calls");
+    log.info({ signal }, "shutting down: finishing in-flight calls");
     try {
       await server.close();
+      log.info({ signal }, "stopped");
       process.exit(0);
     } catch (err) {
-      console.error("shutdown failed", err);
+      log.error({ err }, "shutdown failed");
       process.exit(1);
     }
   };
   // Before the ready line: whoever reads it may signal at once, and an unhandled SIGTERM kills outright.
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+  // Paths and the URL end at a space: whoever reads them from a line (scripts, the tests) takes them up to there.
   if (server.firstInstance.created) {
-    console.log(`first start: created the first instance; the IAM_OWNER service user's PAT is in ${config.firstInstancePatPath}`);
-    if (server.firstInstance.passwordFile) {
-      console.log(
-        `first start: the password of ${config.firstInstanceAdminUsername} was generated into ${server.firstInstance.passwordFile} (it must be changed at the first sign-in)`,
+    const pat = config.firstInstancePatPath;
+    log.info({ patFile: pat }, `first start: created the first instance; the IAM_OWNER service user's PAT is in ${pat} (mode 0600)`);
+    const passwordFile = server.firstInstance.passwordFile;
+    if (passwordFile) {
+      const user = config.firstInstanceAdminUsername;
+      log.info(
+        { passwordFile, username: user },
+        `first start: the password of ${user} was generated into ${passwordFile} (it must be changed at the first sign-in)`,
       );
     }
   }
-  console.log(`svc IAM listening on ${server.url}`);
+  log.info({ url: server.url }, `svc IAM listening on ${server.url} (REST, gRPC, Connect, OIDC and the login UI)`);
 }
 
 /**

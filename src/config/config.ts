@@ -62,6 +62,8 @@ export interface Config {
   rateLimits: { oauthClient?: RateRule | undefined; oauthAddress?: RateRule | undefined; loginAddress?: RateRule | undefined };
   /** SVC_LOG_LEVEL */
   logLevel: string;
+  /** SVC_LOG_FORMAT: one JSON object per line (default), or one line for people. */
+  logFormat: "json" | "text";
   /** SVC_CORS_ORIGINS, split at commas. */
   corsOrigins: string[];
   /** SVC_SHUTDOWN_GRACE_MS */
@@ -270,6 +272,8 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = pro
   }
   const level = s.get("SVC_LOG_LEVEL")!;
   if (!LOG_LEVELS.includes(level)) throw new ConfigError(`${s.label("SVC_LOG_LEVEL")} must be one of ${LOG_LEVELS.join(", ")}, got "${level}"`);
+  const logFormat = s.get("SVC_LOG_FORMAT")!;
+  if (logFormat !== "json" && logFormat !== "text") throw new ConfigError(`${s.label("SVC_LOG_FORMAT")} must be json or text, got "${logFormat}"`);
   const tls = tlsFiles(s);
   const corsOrigins = corsOriginList(s);
   return {
@@ -303,6 +307,7 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = pro
       loginAddress: rateRule(s, "SVC_RATE_LIMIT_LOGIN_ADDRESS"),
     },
     logLevel: level,
+    logFormat,
     corsOrigins,
     shutdownGraceMs: s.int("SVC_SHUTDOWN_GRACE_MS", 0, 600_000),
     databasePoolSize: s.int("SVC_DATABASE_POOL_SIZE", 1, 1000),

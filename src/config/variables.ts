@@ -109,6 +109,11 @@ export const VARIABLES = [
   { name: "SVC_RATE_LIMIT_LOGIN_ADDRESS", default: "off", meaning: "form posts/seconds (all) per client address to the login UI; off: none" },
   { name: "SVC_LOG_LEVEL", default: "info", meaning: "pino level: fatal error warn info debug trace silent (debug: stacks of start-up bugs)" },
   {
+    name: "SVC_LOG_FORMAT",
+    default: "json",
+    meaning: "json: every log line one JSON object (pino); text: every line for people (time, level, message, fields)",
+  },
+  {
     name: "SVC_CORS_ORIGINS",
     default: "*",
     meaning: "comma-separated origins (http(s)://host[:port], no path) allowed for browser clients; * allows any",

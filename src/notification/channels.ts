@@ -2,6 +2,16 @@ import type { OutboundHttp } from "../net/outbound-http.js";
 import type { NotificationProviderQueries } from "../query/notification-providers.js";
 import { type Mail, SendFailure, type SmtpDefault, type Sms, sendMailVia, sendMailViaDefault, sendSmsVia } from "./senders.js";
 
+/** No way to send on a channel: not a refusal of this message, messages wait until a provider is configured. */
+export class NoProvider extends SendFailure {
+  constructor(
+    message: string,
+    readonly channel: "mail" | "sms",
+  ) {
+    super(message);
+  }
+}
+
 /**
  * Where an instance's messages go: its active SMTP provider, else the system default (SVC_SMTP_URL /
  * SVC_SMTP_FROM); its active SMS provider. No way to send is a SendFailure like a refused delivery.
@@ -13,16 +23,30 @@ export class Channels {
     private readonly http: OutboundHttp,
   ) {}
 
+  /** Why the instance cannot send on a channel now (no active provider, for mail no default either), or undefined. */
+  async missing(instanceId: string, channel: "mail" | "sms"): Promise<NoProvider | undefined> {
+    if (channel === "mail") {
+      if (this.smtpDefault || (await this.providers.active(instanceId, "smtp"))) return undefined;
+      return new NoProvider("no SMTP provider is active and no default (SVC_SMTP_URL) is configured", "mail");
+    }
+    return (await this.providers.active(instanceId, "sms")) ? undefined : new NoProvider("no SMS provider is active", "sms");
+  }
+
+  /** Whether mail goes out without an instance's provider (SVC_SMTP_URL). */
+  get hasMailDefault(): boolean {
+    return this.smtpDefault !== undefined;
+  }
+
   async mail(instanceId: string, mail: Mail): Promise<void> {
     const p = await this.providers.active(instanceId, "smtp");
     if (p) return sendMailVia(p, mail, this.http);
     if (this.smtpDefault) return sendMailViaDefault(this.smtpDefault, mail);
-    throw new SendFailure("no SMTP provider is active and no default (SVC_SMTP_URL) is configured");
+    throw new NoProvider("no SMTP provider is active and no default (SVC_SMTP_URL) is configured", "mail");
   }
 
   async sms(instanceId: string, sms: Sms): Promise<void> {
     const p = await this.providers.active(instanceId, "sms");
-    if (!p) throw new SendFailure("no SMS provider is active");
+    if (!p) throw new NoProvider("no SMS provider is active", "sms");
     return sendSmsVia(p, sms, this.http);
   }
 }

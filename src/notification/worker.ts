@@ -3,6 +3,9 @@ import { isEventOf } from "../eventstore/definition.js";
 import {
   emailCodeAdded,
   notificationMessageFailed,
+  notificationProviderActivated,
+  notificationProviderAdded,
+  notificationProviderChanged,
   otpEmailCodeAdded,
   otpSmsCodeAdded,
   passwordCodeAdded,
@@ -16,7 +19,8 @@ import { inheritanceChain } from "../domain/contexts.js";
 import { countDueMessages, primaryDomainOf, recipientOf } from "../query/notification-messages.js";
 import type { SettingsQueries } from "../query/settings.js";
 import type { Database } from "../storage/database.js";
-import type { Channels } from "./channels.js";
+import { WAITING_FOR_PROVIDER, wakeWaitingMessages } from "../command/notification-waiting.js";
+import { type Channels, NoProvider } from "./channels.js";
 import { type MessageKind, renderMessage } from "./messages.js";
 import { SendFailure } from "./senders.js";
 
@@ -57,6 +61,38 @@ function plan(e: StoredEvent): Planned[] {
   return [];
 }
 
+/** An event after which an instance may have a provider it lacked: its waiting messages are tried again. */
+const mayAddProvider = (e: StoredEvent) =>
+  isEventOf(notificationProviderActivated, e) || isEventOf(notificationProviderAdded, e) || isEventOf(notificationProviderChanged, e);
+
+/**
+ * Warnings of one cause folded: the first of a key is logged, the same again within `windowMs` (on the worker's
+ * clock) only counted, and the next one after that carries the count (`folded`). A mail server down for an hour
+ * is then a line a minute per instance and reason, not one per message and retry.
+ */
+export class FoldedWarnings {
+  private readonly seen = new Map<string, { since: number; folded: number }>();
+
+  constructor(
+    private readonly log: Logger,
+    private readonly now: () => number,
+    private readonly windowMs = 60_000,
+  ) {}
+
+  warn(key: string, obj: object, msg: string): void {
+    const t = this.now();
+    const last = this.seen.get(key);
+    if (last && t - last.since < this.windowMs) {
+      last.folded++;
+      return;
+    }
+    // Keys name instances and reasons: bounded, but not by this class; forgetting them all now and then is enough.
+    if (this.seen.size >= 10_000) this.seen.clear();
+    this.seen.set(key, { since: t, folded: 0 });
+    this.log.warn(last?.folded ? { ...obj, folded: last.folded } : obj, msg);
+  }
+}
+
 /** Back-off between attempts: 1 s doubling, at most 5 min apart; given up after 12 attempts (about 20 min). */
 export const messageRetry = { firstDelayMs: 1000, maxDelayMs: 300_000, maxAttempts: 12 };
 const delayAfter = (attempts: number) => Math.min(messageRetry.maxDelayMs, messageRetry.firstDelayMs * 2 ** (attempts - 1));
@@ -82,7 +118,9 @@ const linkPaths: Record<MessageKind, string> = {
  * (its connection closes, the transaction rolls back) for the next claim. At least once: a crash after the
  * provider accepted and before the commit repeats the message, the only window left. A failure is retried with
  * back-off; a permanent one (5xx from SMTP, 4xx from an SMS provider) or the last attempt marks it failed and
- * appends `notification.message.failed`.
+ * appends `notification.message.failed`. A channel without a provider is no failure of the message: it waits,
+ * its attempts unspent, until a provider is added, activated or changed (the same subscription wakes it) or it
+ * expires, and the worker warns once per instance and channel. Repeated warnings of one cause are folded.
  */
 export function startNotificationWorker(deps: {
   db: Database;
@@ -102,6 +140,9 @@ export function startNotificationWorker(deps: {
   let stopped = false;
   let wake: (() => void) | undefined;
   let busy = false;
+  const folded = new FoldedWarnings(log, now);
+  /** "<instance>/<channel>" of the channels found without a provider: warned once, until a provider is found. */
+  const waiting = new Set<string>();
 
   const queued = (e: StoredEvent, p: Planned): QueuedMessage => ({
     id: `${e.position}/${p.kind}`,
@@ -121,15 +162,27 @@ export function startNotificationWorker(deps: {
     "notifications",
     async (events) => {
       const messages = events.flatMap((e) => plan(e).map((p) => queued(e, p)));
-      if (messages.length) {
-        await queueMessages(db, messages);
-        wake?.();
+      if (messages.length) await queueMessages(db, messages);
+      // A provider added, activated or changed: the instance's messages waiting for one are due now (an activation
+      // or change does not name its kind: both channels; one still without a provider waits again, unwarned).
+      // The warning of a channel stays given until a message of it is sent.
+      const toWake = new Set<string>();
+      for (const e of events.filter(mayAddProvider)) {
+        const kind = isEventOf(notificationProviderAdded, e) ? e.payload.kind : undefined;
+        if (kind !== "sms") toWake.add(`${e.instanceId}/mail`);
+        if (kind !== "smtp") toWake.add(`${e.instanceId}/sms`);
       }
+      let woken = 0;
+      for (const key of toWake) {
+        const [instanceId, channel] = key.split("/") as [string, "mail" | "sms"];
+        woken += await wakeWaitingMessages(db, new Date(now()), channel, instanceId);
+      }
+      if (messages.length || woken) wake?.();
     },
-    // Only events that plan a message are wanted: the cursor moves past the others without a write each time.
+    // Only events that plan a message or may add a provider are wanted: the cursor moves past the others without a write each time.
     {
       batchSize: 100,
-      filter: (e) => plan(e).length > 0,
+      filter: (e) => plan(e).length > 0 || mayAddProvider(e),
       onError: (err) => log.warn({ reason: (err as Error).message }, "notifications: reading the log failed"),
     },
   );
@@ -154,6 +207,9 @@ export function startNotificationWorker(deps: {
   };
 
   const send = async (m: DueMessage) => {
+    // Without a provider nothing is rendered: the message waits for one.
+    const missing = await channels.missing(m.instanceId, m.channel);
+    if (missing) throw missing;
     const { user, message } = await render(m);
     if (m.channel === "mail") {
       if (!user.email) throw new SendFailure("the user has no e-mail address", true);
@@ -173,6 +229,9 @@ export function startNotificationWorker(deps: {
       return { status: "sent", attempts };
     } catch (err) {
       const reason = (err as Error).message ?? String(err);
+      // No provider: not an attempt. The message waits, its attempts unspent, until a provider is configured
+      // (the subscription above makes it due again) or it expires.
+      if (err instanceof NoProvider) return { status: "retry", attempts: m.attempts, reason: `${WAITING_FOR_PROVIDER}${reason}`, nextAttemptAt: m.expiresAt };
       const permanent = err instanceof SendFailure && err.permanent;
       if (permanent || attempts >= messageRetry.maxAttempts) return { status: "failed", attempts, reason };
       return { status: "retry", attempts, reason, nextAttemptAt: new Date(now() + delayAfter(attempts)) };
@@ -184,18 +243,36 @@ export function startNotificationWorker(deps: {
     const claimed = await attemptDueMessage(db, new Date(now()), attempt);
     if (!claimed) return false;
     const { message: m, outcome } = claimed;
+    const channelKey = `${m.instanceId}/${m.channel}`;
     switch (outcome.status) {
       case "sent":
         stats.sent++;
+        waiting.delete(channelKey);
         break;
       case "retry":
+        if (outcome.reason.startsWith(WAITING_FOR_PROVIDER)) {
+          // One warning per instance and channel, not one per message.
+          if (!waiting.has(channelKey)) {
+            waiting.add(channelKey);
+            const what = m.channel === "mail" ? "SMTP" : "SMS";
+            log.warn(
+              { instanceId: m.instanceId, channel: m.channel, reason: outcome.reason.slice(WAITING_FOR_PROVIDER.length) },
+              `no ${what} provider: messages wait until one is configured`,
+            );
+          }
+          break;
+        }
         stats.retried++;
-        log.warn({ message: m.id, kind: m.kind, attempts: outcome.attempts, reason: outcome.reason }, "notification not sent, will retry");
+        folded.warn(
+          `retry|${channelKey}|${outcome.reason}`,
+          { message: m.id, instanceId: m.instanceId, kind: m.kind, attempts: outcome.attempts, reason: outcome.reason },
+          "notification not sent, will retry",
+        );
         break;
       case "failed": {
         stats.failed++;
         const { attempts, reason } = outcome;
-        log.warn({ message: m.id, kind: m.kind, attempts, reason }, "notification given up");
+        folded.warn(`failed|${channelKey}|${reason}`, { message: m.id, instanceId: m.instanceId, kind: m.kind, attempts, reason }, "notification given up");
         await es.execute(async (w) => {
           await w.push(m.instanceId, "system", [
             notificationMessageFailed.event(
@@ -211,6 +288,12 @@ export function startNotificationWorker(deps: {
 
   let loop: Promise<void> = Promise.resolve();
   const run = async () => {
+    // A default mail server (SVC_SMTP_URL) configured since the last start: the mail that waited goes out.
+    if (channels.hasMailDefault) {
+      await wakeWaitingMessages(db, new Date(now()), "mail").catch((err: unknown) =>
+        log.warn({ reason: (err as Error).message }, "notifications: waking the messages that wait for a provider failed"),
+      );
+    }
     while (!stopped) {
       busy = true;
       let more = false;

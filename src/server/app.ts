@@ -3,7 +3,7 @@ import type { DescFile } from "@bufbuild/protobuf";
 import { createConnectRouter, createContextValues, cors as connectCors, type Interceptor } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import fastifyCors from "@fastify/cors";
-import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from "fastify";
 import { actionService } from "../api/action/service.js";
 import { notificationProviderService } from "../api/notification/service.js";
 import { featureService } from "../api/feature/service.js";
@@ -94,7 +94,9 @@ import { buildOpenApi, openApiFor } from "./openapi.js";
 import { registerRestGateway } from "./rest-gateway.js";
 import { methodPaths, mount, routesOf, serviceDescriptors as S, type Mounted } from "./services.js";
 import { BODY_LIMIT } from "./decoding.js";
-import { withoutSecrets } from "./log-redaction.js";
+import type { Logger } from "pino";
+import { hostnameOf } from "../authz/interceptor.js";
+import { createLogger, isFirstEmbeddedStart, RequestLogController, registerRequestLog, startupLogger } from "./logging.js";
 
 /** Paths without CORS: exact, or every path under one that ends in "/". */
 const NO_CORS_PATHS = ["/oauth/v2/authorize", "/oidc/v1/end_session", "/ui/", "/metrics"];
@@ -124,10 +126,12 @@ export interface RunningServer {
 }
 
 export interface StartOptions {
-  /** false: no request logs (tests). */
+  /** false: no logs at all (tests). */
   logger?: boolean;
   /** Where the log lines go (tests read them); default standard output. */
   logStream?: { write(line: string): void };
+  /** The process's logger (main: its start-up lines share it); default one made of SVC_LOG_LEVEL and SVC_LOG_FORMAT. */
+  log?: Logger;
   /** How execution targets' host names are resolved (tests: names of their own); default the system's resolver. */
   resolveHost?: ResolveHost;
   /** The time of every time-based decision (src/domain/clock.ts); tests move it. Default the system's. */
@@ -148,16 +152,27 @@ function allFiles(mounted: Mounted[]): DescFile[] {
 /** Opens the database, migrates it, makes sure the first instance exists, and serves every protocol on one port. */
 export async function startServer(config: Config, opts: StartOptions = {}): Promise<RunningServer> {
   shareDefaultAbortReason();
+  const log =
+    opts.log ??
+    createLogger({
+      level: opts.logger === false ? "silent" : config.logLevel,
+      format: config.logFormat,
+      ...(opts.logStream ? { stream: opts.logStream } : {}),
+    });
+  // A first start creates the embedded cluster (initdb) and migrates it: seconds without a word otherwise. Said only
+  // then (a refused start stays one line); how long the database took is said at every start.
+  const preparing = performance.now();
+  if (isFirstEmbeddedStart(config)) startupLogger(log).info({ dataDir: config.dataDir }, "preparing the database ...");
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
   try {
-    return await serve(config, db, opts);
+    return await serve(config, db, { ...opts, log }, preparing);
   } catch (err) {
     await db.close().catch(() => {});
     throw err;
   }
 }
 
-async function serve(config: Config, db: Database, opts: StartOptions): Promise<RunningServer> {
+async function serve(config: Config, db: Database, opts: StartOptions & { log: Logger }, preparing: number): Promise<RunningServer> {
   // The time of every time-based decision (src/domain/clock.ts); tests move it.
   const clock = opts.clock ?? systemClock;
   const es = new EventStore(db, clock);
@@ -172,6 +187,8 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     const key = await loadMasterKey(db, config.masterKey, config.dataDir);
     return { masterKey: key, firstInstance: await ensureFirstInstance(es, config), rebuilt };
   });
+  const ms = Math.round(performance.now() - preparing);
+  startupLogger(opts.log).info({ ms }, `database ready in ${ms} ms`);
   const box = new SecretBox(masterKey);
   const cache = new ProjectionCache();
   // Entries read from what changed are dropped: here right after commit, in every process on the NOTIFY.
@@ -339,19 +356,9 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
   const routes = routesOf(mounted, BODY_LIMIT, log);
 
   const app = Fastify({
-    logger:
-      opts.logger === false
-        ? false
-        : {
-            level: config.logLevel,
-            redact: ["req.headers.authorization"],
-            hooks: { streamWrite: withoutSecrets },
-            // The client as the server believes it (behind trusted proxies, the address they forwarded).
-            serializers: {
-              req: (req: FastifyRequest) => ({ method: req.method, url: req.url, host: req.client.host, remoteAddress: req.client.address }),
-            },
-            ...(opts.logStream ? { stream: opts.logStream } : {}),
-          },
+    // One logger for the process (src/server/logging.ts), and one line per request (registerRequestLog) instead of Fastify's two.
+    loggerInstance: opts.log as FastifyBaseLogger,
+    logController: new RequestLogController(),
     // SVC_TLS_CERT / SVC_TLS_KEY: TLS on the same port, for every protocol; the files are watched for renewals.
     serverFactory: (handler) =>
       new DualProtocolServer(
@@ -365,6 +372,7 @@ async function serve(config: Config, db: Database, opts: StartOptions): Promise<
     return503OnClosing: false,
   });
   logger = app.log;
+  registerRequestLog(app, async (host) => (await tenancy.instanceByDomain(hostnameOf(host)))?.id);
   if (rebuilt.length) app.log.info({ projections: rebuilt }, "rebuilt projections from the event log: their handlers' version changed");
   decorateClient(app, new TrustedProxies(config.trustedProxies.spec, config.trustedProxies.headers));
   // Pages a browser navigates to (authorize, end session, the login UI) are never readable cross-origin

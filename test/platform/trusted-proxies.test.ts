@@ -195,7 +195,8 @@ describe("a server behind a trusted proxy", () => {
   });
 
   it("logs the forwarded client address", async () => {
-    await request(t.url, "/healthz", { headers: { "x-forwarded-for": "203.0.113.99" } });
+    // Not a probe: /healthz, /readyz and /metrics are logged at debug only.
+    await request(t.url, "/.well-known/openid-configuration", { headers: { "x-forwarded-for": "203.0.113.99" } });
     expect(lines.some((l) => l.includes('"remoteAddress":"203.0.113.99"'))).toBe(true);
   });
 });
