@@ -1,6 +1,6 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium } from "../support/browser.js";
+import { afterCallback, launchChromium } from "../support/browser.js";
 import { rest } from "../support/clients.js";
 import { type ExternalClaims, type ExternalOp, startExternalOp } from "../support/external-op.js";
 import { startTestServer, type TestServer } from "../support/server.js";
@@ -54,6 +54,7 @@ async function signInThrough(page: Page, provider: string, login: string) {
   await toProvider(page, provider);
   await atProvider(page, login);
   await page.waitForURL((u) => u.href.startsWith(t.url));
+  await afterCallback(page);
   return (await page.textContent("main")) ?? "";
 }
 

@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from "node:crypto";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchChromium } from "../support/browser.js";
+import { afterCallback, launchChromium } from "../support/browser.js";
 import { rest } from "../support/clients.js";
 import { type ExternalOp, startExternalOp } from "../support/external-op.js";
 import { startTestServer, type TestServer } from "../support/server.js";
@@ -133,7 +133,10 @@ async function clickProvider(page: Page, provider: string) {
   await nextPage(page, () => button.click());
 }
 
-const textOf = async (page: Page) => (await page.textContent("body")) ?? "";
+const textOf = async (page: Page) => {
+  await afterCallback(page);
+  return (await page.textContent("body")) ?? "";
+};
 
 /** oidc-provider's pages: its development login (any password), then its consent on a browser's first sign-in there. */
 async function atOp(page: Page, login: string) {

@@ -42,3 +42,15 @@ export async function servePage(entry: string): Promise<{ origin: string; close:
   const { port } = server.address() as AddressInfo;
   return { origin: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(() => r())) };
 }
+
+/**
+ * After a provider's callback: the page the callback moves the browser on to by itself (its continue page refreshes
+ * to /ui/login/idp/continue at once), loaded; a callback page that refused stays where it is.
+ */
+export async function afterCallback(page: import("playwright-core").Page): Promise<void> {
+  await page.waitForLoadState();
+  if (!new URL(page.url()).pathname.startsWith("/idps/callback")) return;
+  if (!(await page.locator('meta[http-equiv="refresh"]').count())) return;
+  await page.waitForURL((u) => !u.pathname.startsWith("/idps/callback"), { timeout: 20_000 });
+  await page.waitForLoadState();
+}
