@@ -12,6 +12,8 @@ export const SIGNATURE_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384"
 const KEYS_COOLDOWN_MS = 0;
 /** How long fetched keys are used before they are fetched again. */
 const KEYS_MAX_AGE_MS = 10 * 60_000;
+/** As long as any request to a provider may take (the outbound fetch's limit); jose's own default is 5 s. */
+const KEYS_TIMEOUT_MS = 10_000;
 
 /**
  * Providers' published signing keys (JWKS), per provider version: fetched through the outbound policy, kept, and
@@ -32,6 +34,7 @@ export class RemoteKeySets {
         [customFetch]: (url: string, init: RequestInit) => fetch(url, { method: "GET", headers: init.headers ?? {} }),
         cooldownDuration: KEYS_COOLDOWN_MS,
         cacheMaxAge: KEYS_MAX_AGE_MS,
+        timeoutDuration: KEYS_TIMEOUT_MS,
       });
       if (this.sets.size > 1000) this.sets.clear();
       this.sets.set(key, keys);
