@@ -1,9 +1,5 @@
-import { execFile } from "node:child_process";
+import { newSigningCertificate } from "../../src/crypto/signing-certificate.js";
 import { verify } from "node:crypto";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { promisify } from "node:util";
 import { inflateRawSync } from "node:zlib";
 import { DOMParser } from "@xmldom/xmldom";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -28,30 +24,8 @@ let other: { keyPem: string; certPem: string };
 const saml = new SamlFederation();
 
 async function keyAndCert(cn: string): Promise<{ keyPem: string; certPem: string }> {
-  const dir = await mkdtemp(path.join(tmpdir(), "saml-sp-"));
-  try {
-    const keyFile = path.join(dir, "key.pem");
-    const certFile = path.join(dir, "cert.pem");
-    await promisify(execFile)("/usr/bin/openssl", [
-      "req",
-      "-x509",
-      "-newkey",
-      "rsa:2048",
-      "-sha256",
-      "-nodes",
-      "-days",
-      "30",
-      "-subj",
-      `/CN=${cn}`,
-      "-keyout",
-      keyFile,
-      "-out",
-      certFile,
-    ]);
-    return { keyPem: await readFile(keyFile, "utf8"), certPem: await readFile(certFile, "utf8") };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  const made = await newSigningCertificate(cn, new Date());
+  return { keyPem: made.privateKeyPem, certPem: made.certificatePem };
 }
 
 const certBody = (pem: string) => pem.replace(/-----(BEGIN|END) CERTIFICATE-----/g, "").replace(/\s+/g, "");

@@ -1,11 +1,7 @@
-import { execFile } from "node:child_process";
+import { newSigningCertificate } from "../../src/crypto/signing-certificate.js";
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { promisify } from "node:util";
 import { inflateRawSync } from "node:zlib";
 import { DOMParser, XMLSerializer } from "@xmldom/xmldom";
 import { SignedXml } from "xml-crypto";
@@ -100,30 +96,8 @@ function parseXml(xml: string): Document {
 }
 
 async function generateKeyAndCert(): Promise<{ keyPem: string; certPem: string }> {
-  const dir = await mkdtemp(path.join(tmpdir(), "saml-idp-"));
-  try {
-    const keyFile = path.join(dir, "key.pem");
-    const certFile = path.join(dir, "cert.pem");
-    await promisify(execFile)("/usr/bin/openssl", [
-      "req",
-      "-x509",
-      "-newkey",
-      "rsa:2048",
-      "-sha256",
-      "-nodes",
-      "-days",
-      "30",
-      "-subj",
-      "/CN=saml-idp.test",
-      "-keyout",
-      keyFile,
-      "-out",
-      certFile,
-    ]);
-    return { keyPem: await readFile(keyFile, "utf8"), certPem: await readFile(certFile, "utf8") };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  const made = await newSigningCertificate("saml-idp.test", new Date());
+  return { keyPem: made.privateKeyPem, certPem: made.certificatePem };
 }
 
 /** Signs the element `/*[local-name()=<root>]` (which holds an ID) of `xml`, the signature placed right after its Issuer. */
