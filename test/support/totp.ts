@@ -17,6 +17,15 @@ export function wrongTotpCode(secret: string): string {
 }
 
 /**
+ * Waits for the next period when fewer than `marginMs` remain of this one, so that a code computed now for a
+ * neighbouring period is still within the server's window when the request arrives under load.
+ */
+export async function awayFromPeriodEnd(marginMs = 10_000): Promise<void> {
+  const left = PERIOD_MS - (Date.now() % PERIOD_MS);
+  if (left < marginMs) await new Promise((r) => setTimeout(r, left + 50));
+}
+
+/**
  * A code the server accepts and has not seen yet: an accepted code is used up (RFC 6238 §5.2), so sign-ins
  * within one period need the next period's code, and a third waits for the period to turn. Only the current
  * and the next period's codes are given out: both stay within the server's window if a period turns meanwhile.
