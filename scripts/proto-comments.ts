@@ -62,6 +62,8 @@ export function protoComments(
       });
     };
     const messageOf = (m: DescriptorProto, scope: string, path: number[]) => {
+      // a map field's entry message is made by the compiler: the map field's own comment describes it
+      if (m.options?.mapEntry) return;
       const name = `${scope}.${m.name}`;
       note(name, path);
       m.field.forEach((f, i) => {

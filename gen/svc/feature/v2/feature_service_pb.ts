@@ -25,16 +25,24 @@ export const file_svc_feature_v2_feature_service: GenFile = /*@__PURE__*/
  */
 export type SetSystemFeaturesRequest = Message<"svc.feature.v2.SetSystemFeaturesRequest"> & {
   /**
+   * Turns the resource services under /resources/v3alpha (targets, providers, users, ...) on or off; absent:
+   * unchanged.
+   *
    * @generated from field: optional bool multitenancy_resources_api = 1;
    */
   multitenancyResourcesApi?: boolean | undefined;
 
   /**
+   * Turns the settings APIs (/settings/v3alpha) on or off; absent: unchanged.
+   *
    * @generated from field: optional bool multitenancy_settings = 2;
    */
   multitenancySettings?: boolean | undefined;
 
   /**
+   * Turns the OAuth token exchange grant (RFC 8693) on or off; absent: unchanged. The token endpoint reads it for the
+   * instance (the system's value applies where the instance sets none).
+   *
    * @generated from field: optional bool oidc_token_exchange = 3;
    */
   oidcTokenExchange?: boolean | undefined;
@@ -48,20 +56,28 @@ export const SetSystemFeaturesRequestSchema: GenMessage<SetSystemFeaturesRequest
   messageDesc(file_svc_feature_v2_feature_service, 0);
 
 /**
+ * Flags to set for the instance; absent flags are left as they are.
+ *
  * @generated from message svc.feature.v2.SetInstanceFeaturesRequest
  */
 export type SetInstanceFeaturesRequest = Message<"svc.feature.v2.SetInstanceFeaturesRequest"> & {
   /**
+   * Turns the resource APIs (/resources/v3alpha) on or off for the instance; absent: unchanged.
+   *
    * @generated from field: optional bool multitenancy_resources_api = 1;
    */
   multitenancyResourcesApi?: boolean | undefined;
 
   /**
+   * Turns the settings APIs (/settings/v3alpha) on or off for the instance; absent: unchanged.
+   *
    * @generated from field: optional bool multitenancy_settings = 2;
    */
   multitenancySettings?: boolean | undefined;
 
   /**
+   * Turns the OAuth token exchange grant (RFC 8693) on or off for the instance; absent: unchanged.
+   *
    * @generated from field: optional bool oidc_token_exchange = 3;
    */
   oidcTokenExchange?: boolean | undefined;
@@ -75,25 +91,35 @@ export const SetInstanceFeaturesRequestSchema: GenMessage<SetInstanceFeaturesReq
   messageDesc(file_svc_feature_v2_feature_service, 1);
 
 /**
+ * Flags to set for an organisation; absent flags are left as they are.
+ *
  * @generated from message svc.feature.v2.SetOrganizationFeaturesRequest
  */
 export type SetOrganizationFeaturesRequest = Message<"svc.feature.v2.SetOrganizationFeaturesRequest"> & {
   /**
+   * ID of the organisation, in the instance of the request's Host header.
+   *
    * @generated from field: string organization_id = 1;
    */
   organizationId: string;
 
   /**
+   * Turns the resource APIs on or off for requests that act in this organisation; absent: unchanged.
+   *
    * @generated from field: optional bool multitenancy_resources_api = 2;
    */
   multitenancyResourcesApi?: boolean | undefined;
 
   /**
+   * Turns the settings APIs on or off for requests that act in this organisation; absent: unchanged.
+   *
    * @generated from field: optional bool multitenancy_settings = 3;
    */
   multitenancySettings?: boolean | undefined;
 
   /**
+   * Stored, but without effect: the token endpoint reads this flag for the instance only.
+   *
    * @generated from field: optional bool oidc_token_exchange = 4;
    */
   oidcTokenExchange?: boolean | undefined;
@@ -107,6 +133,8 @@ export const SetOrganizationFeaturesRequestSchema: GenMessage<SetOrganizationFea
   messageDesc(file_svc_feature_v2_feature_service, 2);
 
 /**
+ * No parameters: every flag of the system level is reset.
+ *
  * @generated from message svc.feature.v2.ResetSystemFeaturesRequest
  */
 export type ResetSystemFeaturesRequest = Message<"svc.feature.v2.ResetSystemFeaturesRequest"> & {
@@ -120,6 +148,8 @@ export const ResetSystemFeaturesRequestSchema: GenMessage<ResetSystemFeaturesReq
   messageDesc(file_svc_feature_v2_feature_service, 3);
 
 /**
+ * No parameters: every flag of the Host header's instance is reset.
+ *
  * @generated from message svc.feature.v2.ResetInstanceFeaturesRequest
  */
 export type ResetInstanceFeaturesRequest = Message<"svc.feature.v2.ResetInstanceFeaturesRequest"> & {
@@ -133,10 +163,14 @@ export const ResetInstanceFeaturesRequestSchema: GenMessage<ResetInstanceFeature
   messageDesc(file_svc_feature_v2_feature_service, 4);
 
 /**
+ * The organisation whose flags are reset.
+ *
  * @generated from message svc.feature.v2.ResetOrganizationFeaturesRequest
  */
 export type ResetOrganizationFeaturesRequest = Message<"svc.feature.v2.ResetOrganizationFeaturesRequest"> & {
   /**
+   * ID of the organisation, in the instance of the request's Host header.
+   *
    * @generated from field: string organization_id = 1;
    */
   organizationId: string;
@@ -150,6 +184,8 @@ export const ResetOrganizationFeaturesRequestSchema: GenMessage<ResetOrganizatio
   messageDesc(file_svc_feature_v2_feature_service, 5);
 
 /**
+ * No parameters.
+ *
  * @generated from message svc.feature.v2.GetSystemFeaturesRequest
  */
 export type GetSystemFeaturesRequest = Message<"svc.feature.v2.GetSystemFeaturesRequest"> & {
@@ -163,6 +199,8 @@ export const GetSystemFeaturesRequestSchema: GenMessage<GetSystemFeaturesRequest
   messageDesc(file_svc_feature_v2_feature_service, 6);
 
 /**
+ * No parameters but a compatibility flag.
+ *
  * @generated from message svc.feature.v2.GetInstanceFeaturesRequest
  */
 export type GetInstanceFeaturesRequest = Message<"svc.feature.v2.GetInstanceFeaturesRequest"> & {
@@ -182,15 +220,21 @@ export const GetInstanceFeaturesRequestSchema: GenMessage<GetInstanceFeaturesReq
   messageDesc(file_svc_feature_v2_feature_service, 7);
 
 /**
+ * The organisation whose flags are read.
+ *
  * @generated from message svc.feature.v2.GetOrganizationFeaturesRequest
  */
 export type GetOrganizationFeaturesRequest = Message<"svc.feature.v2.GetOrganizationFeaturesRequest"> & {
   /**
+   * ID of the organisation, in the instance of the request's Host header.
+   *
    * @generated from field: string organization_id = 1;
    */
   organizationId: string;
 
   /**
+   * Ignored; kept for compatibility with the anchor's API: inherited values are always resolved.
+   *
    * @generated from field: bool inheritance = 2;
    */
   inheritance: boolean;
@@ -204,10 +248,15 @@ export const GetOrganizationFeaturesRequestSchema: GenMessage<GetOrganizationFea
   messageDesc(file_svc_feature_v2_feature_service, 8);
 
 /**
+ * The level's flags after the change.
+ *
  * @generated from message svc.feature.v2.SetFeaturesResponse
  */
 export type SetFeaturesResponse = Message<"svc.feature.v2.SetFeaturesResponse"> & {
   /**
+   * Sequence and date of the level's last flag change (unchanged when the request changed nothing) and the level
+   * (owner) written to.
+   *
    * @generated from field: svc.settings.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -221,10 +270,14 @@ export const SetFeaturesResponseSchema: GenMessage<SetFeaturesResponse> = /*@__P
   messageDesc(file_svc_feature_v2_feature_service, 9);
 
 /**
+ * A flag's value in effect and where it comes from.
+ *
  * @generated from message svc.feature.v2.FeatureFlag
  */
 export type FeatureFlag = Message<"svc.feature.v2.FeatureFlag"> & {
   /**
+   * Whether the flag is on.
+   *
    * @generated from field: bool enabled = 1;
    */
   enabled: boolean;
@@ -245,25 +298,37 @@ export const FeatureFlagSchema: GenMessage<FeatureFlag> = /*@__PURE__*/
   messageDesc(file_svc_feature_v2_feature_service, 10);
 
 /**
+ * Every flag in effect at the level read.
+ *
  * @generated from message svc.feature.v2.GetFeaturesResponse
  */
 export type GetFeaturesResponse = Message<"svc.feature.v2.GetFeaturesResponse"> & {
   /**
+   * Sequence and date of the last flag change the level itself made (sequence 0 and no date when it never set one),
+   * and the level.
+   *
    * @generated from field: svc.settings.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * Gates the resource services under /resources/v3alpha (all but the audit log and the instance service); a gated
+   * call while it is off is FAILED_PRECONDITION.
+   *
    * @generated from field: svc.feature.v2.FeatureFlag multitenancy_resources_api = 2;
    */
   multitenancyResourcesApi?: FeatureFlag | undefined;
 
   /**
+   * Gates the settings APIs (/settings/v3alpha); a gated call while it is off is FAILED_PRECONDITION.
+   *
    * @generated from field: svc.feature.v2.FeatureFlag multitenancy_settings = 3;
    */
   multitenancySettings?: FeatureFlag | undefined;
 
   /**
+   * Enables the OAuth token exchange grant (RFC 8693) at the token endpoint; read for the instance only.
+   *
    * @generated from field: svc.feature.v2.FeatureFlag oidc_token_exchange = 4;
    */
   oidcTokenExchange?: FeatureFlag | undefined;
@@ -277,30 +342,42 @@ export const GetFeaturesResponseSchema: GenMessage<GetFeaturesResponse> = /*@__P
   messageDesc(file_svc_feature_v2_feature_service, 11);
 
 /**
+ * The level a flag's value comes from.
+ *
  * @generated from enum svc.feature.v2.Source
  */
 export enum Source {
   /**
+   * Not set; never returned.
+   *
    * @generated from enum value: SOURCE_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * The built-in default (off): no level set the flag.
+   *
    * @generated from enum value: SOURCE_DEFAULT = 1;
    */
   DEFAULT = 1,
 
   /**
+   * Set at the system level.
+   *
    * @generated from enum value: SOURCE_SYSTEM = 2;
    */
   SYSTEM = 2,
 
   /**
+   * Set by the instance.
+   *
    * @generated from enum value: SOURCE_INSTANCE = 3;
    */
   INSTANCE = 3,
 
   /**
+   * Set by the organisation.
+   *
    * @generated from enum value: SOURCE_ORGANIZATION = 4;
    */
   ORGANIZATION = 4,
@@ -317,6 +394,10 @@ export const SourceSchema: GenEnum<Source> = /*@__PURE__*/
  */
 export const FeatureService: GenService<{
   /**
+   * Sets flags at the system level, which every instance and organisation inherits unless it sets them itself. Only
+   * the flags present change; a request that changes nothing succeeds without writing an event (settings.feature.set
+   * otherwise).
+   *
    * @generated from rpc svc.feature.v2.FeatureService.SetSystemFeatures
    */
   setSystemFeatures: {
@@ -325,6 +406,9 @@ export const FeatureService: GenService<{
     output: typeof SetFeaturesResponseSchema;
   },
   /**
+   * Removes every flag the system level set, so that the built-in defaults (all off) apply again where no instance or
+   * organisation sets them.
+   *
    * @generated from rpc svc.feature.v2.FeatureService.ResetSystemFeatures
    */
   resetSystemFeatures: {
@@ -333,6 +417,8 @@ export const FeatureService: GenService<{
     output: typeof SetFeaturesResponseSchema;
   },
   /**
+   * The flags in effect at the system level, each with its source (SYSTEM or DEFAULT).
+   *
    * @generated from rpc svc.feature.v2.FeatureService.GetSystemFeatures
    */
   getSystemFeatures: {
@@ -341,6 +427,9 @@ export const FeatureService: GenService<{
     output: typeof GetFeaturesResponseSchema;
   },
   /**
+   * Sets flags for the instance of the request's Host header. Only the flags present change; a request that changes
+   * nothing succeeds without writing an event (settings.feature.set otherwise).
+   *
    * @generated from rpc svc.feature.v2.FeatureService.SetInstanceFeatures
    */
   setInstanceFeatures: {
@@ -349,6 +438,8 @@ export const FeatureService: GenService<{
     output: typeof SetFeaturesResponseSchema;
   },
   /**
+   * Removes every flag the instance set, so that it inherits the system's values (or the defaults) again.
+   *
    * @generated from rpc svc.feature.v2.FeatureService.ResetInstanceFeatures
    */
   resetInstanceFeatures: {
@@ -357,6 +448,8 @@ export const FeatureService: GenService<{
     output: typeof SetFeaturesResponseSchema;
   },
   /**
+   * The flags in effect for the instance of the request's Host header, each with the level it comes from.
+   *
    * @generated from rpc svc.feature.v2.FeatureService.GetInstanceFeatures
    */
   getInstanceFeatures: {
@@ -365,6 +458,9 @@ export const FeatureService: GenService<{
     output: typeof GetFeaturesResponseSchema;
   },
   /**
+   * Sets flags for one organisation of the instance; NOT_FOUND when it does not exist. Only the flags present change;
+   * a request that changes nothing succeeds without writing an event.
+   *
    * @generated from rpc svc.feature.v2.FeatureService.SetOrganizationFeatures
    */
   setOrganizationFeatures: {
@@ -373,6 +469,9 @@ export const FeatureService: GenService<{
     output: typeof SetFeaturesResponseSchema;
   },
   /**
+   * Removes every flag the organisation set, so that it inherits the instance's values again; NOT_FOUND when the
+   * organisation does not exist.
+   *
    * @generated from rpc svc.feature.v2.FeatureService.ResetOrganizationFeatures
    */
   resetOrganizationFeatures: {
@@ -381,6 +480,9 @@ export const FeatureService: GenService<{
     output: typeof SetFeaturesResponseSchema;
   },
   /**
+   * The flags in effect for one organisation, each with the level it comes from; NOT_FOUND when the organisation does
+   * not exist.
+   *
    * @generated from rpc svc.feature.v2.FeatureService.GetOrganizationFeatures
    */
   getOrganizationFeatures: {

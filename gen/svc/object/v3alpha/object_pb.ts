@@ -24,30 +24,48 @@ export type RequestContext = Message<"svc.object.v3alpha.RequestContext"> & {
    */
   owner: {
     /**
+     * The system context, above every instance (REST: ctx.system=true): system-wide settings and resources. Only
+     * system memberships (SYSTEM_OWNER, SYSTEM_OWNER_VIEWER) give permissions here, though operations that need
+     * only authentication (the settings' Resolve*) are open to any caller; a blocked instance's Host still serves
+     * it. Give at most one ctx.* parameter; none: the instance of the request's Host.
+     *
      * @generated from field: bool system = 1;
      */
     value: boolean;
     case: "system";
   } | {
     /**
+     * ID of the instance to act in: the one of the request's Host, or for a member of the system any instance
+     * (else NOT_FOUND). Permissions come from memberships in that instance and in the system. At most one ctx.*
+     * parameter; none: the instance of the request's Host.
+     *
      * @generated from field: string instance_id = 2;
      */
     value: string;
     case: "instanceId";
   } | {
     /**
+     * A domain the instance to act in is served at (case-insensitive), with the same rules as instance_id:
+     * another instance than the Host's only for a member of the system, else NOT_FOUND.
+     *
      * @generated from field: string instance_domain = 3;
      */
     value: string;
     case: "instanceDomain";
   } | {
     /**
+     * ID of an organisation of the request's Host instance to act in (another instance's: NOT_FOUND).
+     * Permissions come from memberships in the organisation, its instance and the system.
+     *
      * @generated from field: string org_id = 4;
      */
     value: string;
     case: "orgId";
   } | {
     /**
+     * A verified domain of an organisation of the request's Host instance (case-insensitive), naming the
+     * organisation to act in as org_id does; no such organisation: NOT_FOUND.
+     *
      * @generated from field: string org_domain = 5;
      */
     value: string;
@@ -63,15 +81,21 @@ export const RequestContextSchema: GenMessage<RequestContext> = /*@__PURE__*/
   messageDesc(file_svc_object_v3alpha_object, 0);
 
 /**
+ * A context (system, instance or organisation) that owns a resource, or from which a setting is inherited.
+ *
  * @generated from message svc.object.v3alpha.Owner
  */
 export type Owner = Message<"svc.object.v3alpha.Owner"> & {
   /**
+   * Kind of the context.
+   *
    * @generated from field: svc.object.v3alpha.OwnerType type = 1;
    */
   type: OwnerType;
 
   /**
+   * ID of the instance or organisation; empty for the system.
+   *
    * @generated from field: string id = 2;
    */
   id: string;
@@ -85,25 +109,35 @@ export const OwnerSchema: GenMessage<Owner> = /*@__PURE__*/
   messageDesc(file_svc_object_v3alpha_object, 1);
 
 /**
+ * The kind of context that owns a resource or a setting value.
+ *
  * @generated from enum svc.object.v3alpha.OwnerType
  */
 export enum OwnerType {
   /**
+   * Not set; never returned.
+   *
    * @generated from enum value: OWNER_TYPE_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * The system, above every instance (its ID is empty).
+   *
    * @generated from enum value: OWNER_TYPE_SYSTEM = 1;
    */
   SYSTEM = 1,
 
   /**
+   * An instance.
+   *
    * @generated from enum value: OWNER_TYPE_INSTANCE = 2;
    */
   INSTANCE = 2,
 
   /**
+   * An organisation.
+   *
    * @generated from enum value: OWNER_TYPE_ORG = 3;
    */
   ORG = 3,

@@ -19,6 +19,10 @@ export const file_svc_options_v1_options: GenFile = /*@__PURE__*/
   fileDesc("ChxzdmMvb3B0aW9ucy92MS9vcHRpb25zLnByb3RvEg5zdmMub3B0aW9ucy52MSKXAQoLTWV0aG9kUnVsZXMSEgoKcGVybWlzc2lvbhgBIAEoCRIPCgdmZWF0dXJlGAIgASgJEhkKEWh0dHBfc3VjY2Vzc19jb2RlGAMgASgNEg4KBnB1YmxpYxgEIAEoCBIYChByZXNvdXJjZV9jb250ZXh0GAUgASgIEh4KFnBlcm1pc3Npb25fcGVyX2NvbnRleHQYBiABKAgi6gEKCkZpZWxkUnVsZXMSFAoHbWluX2xlbhgBIAEoDUgAiAEBEhQKB21heF9sZW4YAiABKA1IAYgBARILCgN1cmkYAyABKAgSDwoHcGF0dGVybhgEIAEoCRIQCghyZXF1aXJlZBgFIAEoCBIUCgxkZWZpbmVkX29ubHkYBiABKAgSEgoKY29uc3RfdHJ1ZRgHIAEoCBIQCgNsdGUYCCABKARIAogBARIWCgltYXhfaXRlbXMYCSABKA1IA4gBAUIKCghfbWluX2xlbkIKCghfbWF4X2xlbkIGCgRfbHRlQgwKCl9tYXhfaXRlbXM6VQoGbWV0aG9kEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYtIcDIAEoCzIbLnN2Yy5vcHRpb25zLnYxLk1ldGhvZFJ1bGVzUgZtZXRob2Q6UQoFZmllbGQSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGLWHAyABKAsyGi5zdmMub3B0aW9ucy52MS5GaWVsZFJ1bGVzUgVmaWVsZDo7CghyZXF1aXJlZBIdLmdvb2dsZS5wcm90b2J1Zi5PbmVvZk9wdGlvbnMYtocDIAEoCFIIcmVxdWlyZWRiBnByb3RvMw", [file_google_protobuf_descriptor]);
 
 /**
+ * What an RPC needs before its handler runs, read once per method (src/schema/descriptors.ts): the
+ * authorization interceptor refuses a caller without the permission (PERMISSION_DENIED) and a context whose
+ * feature flag is off (FAILED_PRECONDITION); a non-public RPC that declares no permission is refused to all.
+ *
  * @generated from message svc.options.v1.MethodRules
  */
 export type MethodRules = Message<"svc.options.v1.MethodRules"> & {
@@ -76,6 +80,12 @@ export const MethodRulesSchema: GenMessage<MethodRules> = /*@__PURE__*/
   messageDesc(file_svc_options_v1_options, 0);
 
 /**
+ * Validation of a field, checked by one interceptor for every protocol before the handler runs
+ * (src/validation/validate.ts); the first violation is INVALID_ARGUMENT "invalid <field path>: <reason>".
+ * Rules of a repeated string apply to each item; set messages (also in lists and maps) are checked in turn.
+ * Unset optional and oneof members are not checked; an empty plain string only when it is required or has
+ * min_len. Apart from these rules, every string is refused when it contains a NUL character.
+ *
  * @generated from message svc.options.v1.FieldRules
  */
 export type FieldRules = Message<"svc.options.v1.FieldRules"> & {
@@ -87,6 +97,8 @@ export type FieldRules = Message<"svc.options.v1.FieldRules"> & {
   minLen?: number | undefined;
 
   /**
+   * Strings: maximum length in characters (Unicode code points, not bytes).
+   *
    * @generated from field: optional uint32 max_len = 2;
    */
   maxLen?: number | undefined;
@@ -99,14 +111,14 @@ export type FieldRules = Message<"svc.options.v1.FieldRules"> & {
   uri: boolean;
 
   /**
-   * Strings: must match this regular expression.
+   * Strings: must match this regular expression (JavaScript syntax; unanchored unless it says ^ and $).
    *
    * @generated from field: string pattern = 4;
    */
   pattern: string;
 
   /**
-   * Messages and strings: must be present (non-empty).
+   * Messages and strings: must be present (non-empty); enums: must not be the zero value.
    *
    * @generated from field: bool required = 5;
    */
@@ -149,12 +161,16 @@ export const FieldRulesSchema: GenMessage<FieldRules> = /*@__PURE__*/
   messageDesc(file_svc_options_v1_options, 1);
 
 /**
+ * The RPC's permission, feature flag, success code and authorization mode.
+ *
  * @generated from extension: svc.options.v1.MethodRules method = 50100;
  */
 export const method: GenExtension<MethodOptions, MethodRules> = /*@__PURE__*/
   extDesc(file_svc_options_v1_options, 0);
 
 /**
+ * The field's validation rules.
+ *
  * @generated from extension: svc.options.v1.FieldRules field = 50101;
  */
 export const field: GenExtension<FieldOptions, FieldRules> = /*@__PURE__*/

@@ -27,15 +27,22 @@ export const file_svc_resources_action_v3alpha_action_service: GenFile = /*@__PU
   fileDesc("CjFzdmMvcmVzb3VyY2VzL2FjdGlvbi92M2FscGhhL2FjdGlvbl9zZXJ2aWNlLnByb3RvEhxzdmMucmVzb3VyY2VzLmFjdGlvbi52M2FscGhhIpEBChNDcmVhdGVUYXJnZXRSZXF1ZXN0EjQKA2N0eBgBIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBEjwKBnRhcmdldBgCIAEoCzIkLnN2Yy5yZXNvdXJjZXMuYWN0aW9uLnYzYWxwaGEuVGFyZ2V0QgaquxgCKAFCBgoEX2N0eCJjChRDcmVhdGVUYXJnZXRSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzEhMKC3NpZ25pbmdfa2V5GAIgASgJInAKElBhdGNoVGFyZ2V0UmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESQQoGdGFyZ2V0GAIgASgLMikuc3ZjLnJlc291cmNlcy5hY3Rpb24udjNhbHBoYS5QYXRjaFRhcmdldEIGqrsYAigBIk0KE1BhdGNoVGFyZ2V0UmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyIuChNEZWxldGVUYXJnZXRSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoASJOChREZWxldGVUYXJnZXRSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIisKEEdldFRhcmdldFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBIkwKEUdldFRhcmdldFJlc3BvbnNlEjcKBnRhcmdldBgBIAEoCzInLnN2Yy5yZXNvdXJjZXMuYWN0aW9uLnYzYWxwaGEuR2V0VGFyZ2V0IqYCChRTZWFyY2hUYXJnZXRzUmVxdWVzdBI0CgNjdHgYASABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBARI2CgVxdWVyeRgCIAEoCzInLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuTGlzdFF1ZXJ5Ek0KDnNvcnRpbmdfY29sdW1uGAMgASgOMi0uc3ZjLnJlc291cmNlcy5hY3Rpb24udjNhbHBoYS5UYXJnZXRGaWVsZE5hbWVCBqq7GAIwARJJCgdmaWx0ZXJzGAQgAygLMjAuc3ZjLnJlc291cmNlcy5hY3Rpb24udjNhbHBoYS5UYXJnZXRTZWFyY2hGaWx0ZXJCBqq7GAJIZEIGCgRfY3R4ItMBChVTZWFyY2hUYXJnZXRzUmVzcG9uc2USOgoHZGV0YWlscxgBIAEoCzIpLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuTGlzdERldGFpbHMSRQoOc29ydGluZ19jb2x1bW4YAiABKA4yLS5zdmMucmVzb3VyY2VzLmFjdGlvbi52M2FscGhhLlRhcmdldEZpZWxkTmFtZRI3CgZyZXN1bHQYAyADKAsyJy5zdmMucmVzb3VyY2VzLmFjdGlvbi52M2FscGhhLkdldFRhcmdldCKXAQoTUHV0RXhlY3V0aW9uUmVxdWVzdBI0CgNjdHgYASABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBARJCCglleGVjdXRpb24YAiABKAsyJy5zdmMucmVzb3VyY2VzLmFjdGlvbi52M2FscGhhLkV4ZWN1dGlvbkIGqrsYAigBQgYKBF9jdHgiTgoUUHV0RXhlY3V0aW9uUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyIxChZEZWxldGVFeGVjdXRpb25SZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQ6AcoASJRChdEZWxldGVFeGVjdXRpb25SZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIt0BChdTZWFyY2hFeGVjdXRpb25zUmVxdWVzdBI2CgVxdWVyeRgBIAEoCzInLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuTGlzdFF1ZXJ5EkwKB2ZpbHRlcnMYAiADKAsyMy5zdmMucmVzb3VyY2VzLmFjdGlvbi52M2FscGhhLkV4ZWN1dGlvblNlYXJjaEZpbHRlckIGqrsYAkhkEjQKA2N0eBgDIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBQgYKBF9jdHgikgEKGFNlYXJjaEV4ZWN1dGlvbnNSZXNwb25zZRI6CgdkZXRhaWxzGAEgASgLMikuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5MaXN0RGV0YWlscxI6CgZyZXN1bHQYAiADKAsyKi5zdmMucmVzb3VyY2VzLmFjdGlvbi52M2FscGhhLkdldEV4ZWN1dGlvbiIoCiZMaXN0QXZhaWxhYmxlRXhlY3V0aW9uRnVuY3Rpb25zUmVxdWVzdCI8CidMaXN0QXZhaWxhYmxlRXhlY3V0aW9uRnVuY3Rpb25zUmVzcG9uc2USEQoJZnVuY3Rpb25zGAEgAygJIiYKJExpc3RBdmFpbGFibGVFeGVjdXRpb25NZXRob2RzUmVxdWVzdCI4CiVMaXN0QXZhaWxhYmxlRXhlY3V0aW9uTWV0aG9kc1Jlc3BvbnNlEg8KB21ldGhvZHMYASADKAkiJwolTGlzdEF2YWlsYWJsZUV4ZWN1dGlvblNlcnZpY2VzUmVxdWVzdCI6CiZMaXN0QXZhaWxhYmxlRXhlY3V0aW9uU2VydmljZXNSZXNwb25zZRIQCghzZXJ2aWNlcxgBIAMoCTKuFAoNQWN0aW9uU2VydmljZRLZAQoMQ3JlYXRlVGFyZ2V0EjEuc3ZjLnJlc291cmNlcy5hY3Rpb24udjNhbHBoYS5DcmVhdGVUYXJnZXRSZXF1ZXN0GjIuc3ZjLnJlc291cmNlcy5hY3Rpb24udjNhbHBoYS5DcmVhdGVUYXJnZXRSZXNwb25zZSJiorsYNAoTYWN0aW9uLnRhcmdldC53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkYyQGC0+STAiQ6BnRhcmdldCIaL3Jlc291cmNlcy92M2FscGhhL3RhcmdldHMS2AEKC1BhdGNoVGFyZ2V0EjAuc3ZjLnJlc291cmNlcy5hY3Rpb24udjNhbHBoYS5QYXRjaFRhcmdldFJlcXVlc3QaMS5zdmMucmVzb3VyY2VzLmFjdGlvbi52M2FscGhhLlBhdGNoVGFyZ2V0UmVzcG9uc2UiZKK7GDEKE2FjdGlvbi50YXJnZXQud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwIpOgZ0YXJnZXQyHy9yZXNvdXJjZXMvdjNhbHBoYS90YXJnZXRzL3tpZH0S1AEKDERlbGV0ZVRhcmdldBIxLnN2Yy5yZXNvdXJjZXMuYWN0aW9uLnYzYWxwaGEuRGVsZXRlVGFyZ2V0UmVxdWVzdBoyLnN2Yy5yZXNvdXJjZXMuYWN0aW9uLnYzYWxwaGEuRGVsZXRlVGFyZ2V0UmVzcG9uc2UiXaK7GDIKFGFjdGlvbi50YXJnZXQuZGVsZXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaYLT5JMCISofL3Jlc291cmNlcy92M2FscGhhL3RhcmdldHMve2lkfRLJAQoJR2V0VGFyZ2V0Ei4uc3ZjLnJlc291cmNlcy5hY3Rpb24udjNhbHBoYS5HZXRUYXJnZXRSZXF1ZXN0Gi8uc3ZjLnJlc291cmNlcy5hY3Rpb24udjNhbHBoYS5HZXRUYXJnZXRSZXNwb25zZSJborsYMAoSYWN0aW9uLnRhcmdldC5yZWFkEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaYLT5JMCIRIfL3Jlc291cmNlcy92M2FscGhhL3RhcmdldHMve2lkfRLhAQoNU2VhcmNoVGFyZ2V0cxIyLnN2Yy5yZXNvdXJjZXMuYWN0aW9uLnYzYWxwaGEuU2VhcmNoVGFyZ2V0c1JlcXVlc3QaMy5zdmMucmVzb3VyY2VzLmFjdGlvbi52M2FscGhhLlNlYXJjaFRhcmdldHNSZXNwb25zZSJnorsYMAoSYWN0aW9uLnRhcmdldC5yZWFkEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaYLT5JMCLToHZmlsdGVycyIiL3Jlc291cmNlcy92M2FscGhhL3RhcmdldHMvX3NlYXJjaBLiAQoMUHV0RXhlY3V0aW9uEjEuc3ZjLnJlc291cmNlcy5hY3Rpb24udjNhbHBoYS5QdXRFeGVjdXRpb25SZXF1ZXN0GjIuc3ZjLnJlc291cmNlcy5hY3Rpb24udjNhbHBoYS5QdXRFeGVjdXRpb25SZXNwb25zZSJrorsYNwoWYWN0aW9uLmV4ZWN1dGlvbi53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkYyQGC0+STAio6CWV4ZWN1dGlvbiIdL3Jlc291cmNlcy92M2FscGhhL2V4ZWN1dGlvbnMS4wEKD0RlbGV0ZUV4ZWN1dGlvbhI0LnN2Yy5yZXNvdXJjZXMuYWN0aW9uLnYzYWxwaGEuRGVsZXRlRXhlY3V0aW9uUmVxdWVzdBo1LnN2Yy5yZXNvdXJjZXMuYWN0aW9uLnYzYWxwaGEuRGVsZXRlRXhlY3V0aW9uUmVzcG9uc2UiY6K7GDUKF2FjdGlvbi5leGVjdXRpb24uZGVsZXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaYLT5JMCJCoiL3Jlc291cmNlcy92M2FscGhhL2V4ZWN1dGlvbnMve2lkfRLpAQoQU2VhcmNoRXhlY3V0aW9ucxI1LnN2Yy5yZXNvdXJjZXMuYWN0aW9uLnYzYWxwaGEuU2VhcmNoRXhlY3V0aW9uc1JlcXVlc3QaNi5zdmMucmVzb3VyY2VzLmFjdGlvbi52M2FscGhhLlNlYXJjaEV4ZWN1dGlvbnNSZXNwb25zZSJmorsYLAoOZXhlY3V0aW9uLnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwIwOgdmaWx0ZXJzIiUvcmVzb3VyY2VzL3YzYWxwaGEvZXhlY3V0aW9ucy9fc2VhcmNoEo8CCh9MaXN0QXZhaWxhYmxlRXhlY3V0aW9uRnVuY3Rpb25zEkQuc3ZjLnJlc291cmNlcy5hY3Rpb24udjNhbHBoYS5MaXN0QXZhaWxhYmxlRXhlY3V0aW9uRnVuY3Rpb25zUmVxdWVzdBpFLnN2Yy5yZXNvdXJjZXMuYWN0aW9uLnYzYWxwaGEuTGlzdEF2YWlsYWJsZUV4ZWN1dGlvbkZ1bmN0aW9uc1Jlc3BvbnNlIl+iuxgsCg5leGVjdXRpb24ucmVhZBIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGmC0+STAikSJy9yZXNvdXJjZXMvdjNhbHBoYS9leGVjdXRpb25zL2Z1bmN0aW9ucxKHAgodTGlzdEF2YWlsYWJsZUV4ZWN1dGlvbk1ldGhvZHMSQi5zdmMucmVzb3VyY2VzLmFjdGlvbi52M2FscGhhLkxpc3RBdmFpbGFibGVFeGVjdXRpb25NZXRob2RzUmVxdWVzdBpDLnN2Yy5yZXNvdXJjZXMuYWN0aW9uLnYzYWxwaGEuTGlzdEF2YWlsYWJsZUV4ZWN1dGlvbk1ldGhvZHNSZXNwb25zZSJdorsYLAoOZXhlY3V0aW9uLnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwInEiUvcmVzb3VyY2VzL3YzYWxwaGEvZXhlY3V0aW9ucy9tZXRob2RzEosCCh5MaXN0QXZhaWxhYmxlRXhlY3V0aW9uU2VydmljZXMSQy5zdmMucmVzb3VyY2VzLmFjdGlvbi52M2FscGhhLkxpc3RBdmFpbGFibGVFeGVjdXRpb25TZXJ2aWNlc1JlcXVlc3QaRC5zdmMucmVzb3VyY2VzLmFjdGlvbi52M2FscGhhLkxpc3RBdmFpbGFibGVFeGVjdXRpb25TZXJ2aWNlc1Jlc3BvbnNlIl6iuxgsCg5leGVjdXRpb24ucmVhZBIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGmC0+STAigSJi9yZXNvdXJjZXMvdjNhbHBoYS9leGVjdXRpb25zL3NlcnZpY2VzYgZwcm90bzM", [file_google_api_annotations, file_svc_object_v3alpha_object, file_svc_options_v1_options, file_svc_resources_action_v3alpha_execution, file_svc_resources_action_v3alpha_target, file_svc_resources_object_v3alpha_object]);
 
 /**
+ * A target to create, and the instance to create it in.
+ *
  * @generated from message svc.resources.action.v3alpha.CreateTargetRequest
  */
 export type CreateTargetRequest = Message<"svc.resources.action.v3alpha.CreateTargetRequest"> & {
   /**
+   * Instance the target belongs to; omitted: the Host header's instance. An organisation is refused
+   * (INVALID_ARGUMENT).
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * The target to create.
+   *
    * @generated from field: svc.resources.action.v3alpha.Target target = 2;
    */
   target?: Target | undefined;
@@ -49,10 +56,14 @@ export const CreateTargetRequestSchema: GenMessage<CreateTargetRequest> = /*@__P
   messageDesc(file_svc_resources_action_v3alpha_action_service, 0);
 
 /**
+ * The new target's details and signing key.
+ *
  * @generated from message svc.resources.action.v3alpha.CreateTargetResponse
  */
 export type CreateTargetResponse = Message<"svc.resources.action.v3alpha.CreateTargetResponse"> & {
   /**
+   * ID of the new target, and the sequence and date of its creation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -73,15 +84,21 @@ export const CreateTargetResponseSchema: GenMessage<CreateTargetResponse> = /*@_
   messageDesc(file_svc_resources_action_v3alpha_action_service, 1);
 
 /**
+ * The changes to one target of the Host header's instance.
+ *
  * @generated from message svc.resources.action.v3alpha.PatchTargetRequest
  */
 export type PatchTargetRequest = Message<"svc.resources.action.v3alpha.PatchTargetRequest"> & {
   /**
+   * ID of the target; NOT_FOUND when the instance has none with it.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The fields to change.
+   *
    * @generated from field: svc.resources.action.v3alpha.PatchTarget target = 2;
    */
   target?: PatchTarget | undefined;
@@ -95,10 +112,14 @@ export const PatchTargetRequestSchema: GenMessage<PatchTargetRequest> = /*@__PUR
   messageDesc(file_svc_resources_action_v3alpha_action_service, 2);
 
 /**
+ * The target's details after the patch.
+ *
  * @generated from message svc.resources.action.v3alpha.PatchTargetResponse
  */
 export type PatchTargetResponse = Message<"svc.resources.action.v3alpha.PatchTargetResponse"> & {
   /**
+   * ID, sequence and date of the change (of the last one when nothing changed).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -112,10 +133,14 @@ export const PatchTargetResponseSchema: GenMessage<PatchTargetResponse> = /*@__P
   messageDesc(file_svc_resources_action_v3alpha_action_service, 3);
 
 /**
+ * The target to delete, in the Host header's instance.
+ *
  * @generated from message svc.resources.action.v3alpha.DeleteTargetRequest
  */
 export type DeleteTargetRequest = Message<"svc.resources.action.v3alpha.DeleteTargetRequest"> & {
   /**
+   * ID of the target; NOT_FOUND when the instance has none with it.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -129,10 +154,14 @@ export const DeleteTargetRequestSchema: GenMessage<DeleteTargetRequest> = /*@__P
   messageDesc(file_svc_resources_action_v3alpha_action_service, 4);
 
 /**
+ * The details of the deletion.
+ *
  * @generated from message svc.resources.action.v3alpha.DeleteTargetResponse
  */
 export type DeleteTargetResponse = Message<"svc.resources.action.v3alpha.DeleteTargetResponse"> & {
   /**
+   * ID of the deleted target, and the sequence and date of its removal (event action.target.removed).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -146,10 +175,14 @@ export const DeleteTargetResponseSchema: GenMessage<DeleteTargetResponse> = /*@_
   messageDesc(file_svc_resources_action_v3alpha_action_service, 5);
 
 /**
+ * The target to read, in the Host header's instance.
+ *
  * @generated from message svc.resources.action.v3alpha.GetTargetRequest
  */
 export type GetTargetRequest = Message<"svc.resources.action.v3alpha.GetTargetRequest"> & {
   /**
+   * ID of the target.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -163,10 +196,14 @@ export const GetTargetRequestSchema: GenMessage<GetTargetRequest> = /*@__PURE__*
   messageDesc(file_svc_resources_action_v3alpha_action_service, 6);
 
 /**
+ * The target read.
+ *
  * @generated from message svc.resources.action.v3alpha.GetTargetResponse
  */
 export type GetTargetResponse = Message<"svc.resources.action.v3alpha.GetTargetResponse"> & {
   /**
+   * The target with its details; the signing key is never returned.
+   *
    * @generated from field: svc.resources.action.v3alpha.GetTarget target = 1;
    */
   target?: GetTarget | undefined;
@@ -180,25 +217,35 @@ export const GetTargetResponseSchema: GenMessage<GetTargetResponse> = /*@__PURE_
   messageDesc(file_svc_resources_action_v3alpha_action_service, 7);
 
 /**
+ * Paging, sorting and filters of a target search.
+ *
  * @generated from message svc.resources.action.v3alpha.SearchTargetsRequest
  */
 export type SearchTargetsRequest = Message<"svc.resources.action.v3alpha.SearchTargetsRequest"> & {
   /**
+   * Instance to search in; omitted: the Host header's instance. An organisation is refused (INVALID_ARGUMENT).
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * Offset, limit (default 100) and order (default descending).
+   *
    * @generated from field: svc.resources.object.v3alpha.ListQuery query = 2;
    */
   query?: ListQuery | undefined;
 
   /**
+   * Field to sort by; unset: creation date.
+   *
    * @generated from field: svc.resources.action.v3alpha.TargetFieldName sorting_column = 3;
    */
   sortingColumn: TargetFieldName;
 
   /**
+   * Criteria that all must hold; none: every target of the instance.
+   *
    * @generated from field: repeated svc.resources.action.v3alpha.TargetSearchFilter filters = 4;
    */
   filters: TargetSearchFilter[];
@@ -212,20 +259,28 @@ export const SearchTargetsRequestSchema: GenMessage<SearchTargetsRequest> = /*@_
   messageDesc(file_svc_resources_action_v3alpha_action_service, 8);
 
 /**
+ * A page of targets.
+ *
  * @generated from message svc.resources.action.v3alpha.SearchTargetsResponse
  */
 export type SearchTargetsResponse = Message<"svc.resources.action.v3alpha.SearchTargetsResponse"> & {
   /**
+   * The limit applied, the total number of matches and whether this page is the last.
+   *
    * @generated from field: svc.resources.object.v3alpha.ListDetails details = 1;
    */
   details?: ListDetails | undefined;
 
   /**
+   * The request's sorting field, as given.
+   *
    * @generated from field: svc.resources.action.v3alpha.TargetFieldName sorting_column = 2;
    */
   sortingColumn: TargetFieldName;
 
   /**
+   * The targets of the page, without signing keys.
+   *
    * @generated from field: repeated svc.resources.action.v3alpha.GetTarget result = 3;
    */
   result: GetTarget[];
@@ -239,15 +294,24 @@ export const SearchTargetsResponseSchema: GenMessage<SearchTargetsResponse> = /*
   messageDesc(file_svc_resources_action_v3alpha_action_service, 9);
 
 /**
+ * An execution to create or replace, and the instance it belongs to.
+ *
  * @generated from message svc.resources.action.v3alpha.PutExecutionRequest
  */
 export type PutExecutionRequest = Message<"svc.resources.action.v3alpha.PutExecutionRequest"> & {
   /**
+   * Instance the execution belongs to; omitted: the Host header's instance. An organisation is refused
+   * (INVALID_ARGUMENT).
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * The condition, and the targets and includes that replace the stored ones. At least one target or include is
+   * required; every target and include must exist (NOT_FOUND), includes must have the same condition type and must not
+   * lead back to this execution (INVALID_ARGUMENT).
+   *
    * @generated from field: svc.resources.action.v3alpha.Execution execution = 2;
    */
   execution?: Execution | undefined;
@@ -261,10 +325,15 @@ export const PutExecutionRequestSchema: GenMessage<PutExecutionRequest> = /*@__P
   messageDesc(file_svc_resources_action_v3alpha_action_service, 10);
 
 /**
+ * The execution's details after the put.
+ *
  * @generated from message svc.resources.action.v3alpha.PutExecutionResponse
  */
 export type PutExecutionResponse = Message<"svc.resources.action.v3alpha.PutExecutionResponse"> & {
   /**
+   * ID of the execution (derived from its condition), and the sequence and date of the change (of the last one when
+   * nothing changed).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -278,10 +347,15 @@ export const PutExecutionResponseSchema: GenMessage<PutExecutionResponse> = /*@_
   messageDesc(file_svc_resources_action_v3alpha_action_service, 11);
 
 /**
+ * The execution to delete, in the Host header's instance.
+ *
  * @generated from message svc.resources.action.v3alpha.DeleteExecutionRequest
  */
 export type DeleteExecutionRequest = Message<"svc.resources.action.v3alpha.DeleteExecutionRequest"> & {
   /**
+   * ID of the execution; NOT_FOUND when the instance has none with it. The execution is also taken out of the
+   * executions that include it; one left without targets and includes is removed.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -295,10 +369,14 @@ export const DeleteExecutionRequestSchema: GenMessage<DeleteExecutionRequest> = 
   messageDesc(file_svc_resources_action_v3alpha_action_service, 12);
 
 /**
+ * The details of the deletion.
+ *
  * @generated from message svc.resources.action.v3alpha.DeleteExecutionResponse
  */
 export type DeleteExecutionResponse = Message<"svc.resources.action.v3alpha.DeleteExecutionResponse"> & {
   /**
+   * ID of the deleted execution, and the sequence and date of its removal (event action.execution.removed).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -312,20 +390,28 @@ export const DeleteExecutionResponseSchema: GenMessage<DeleteExecutionResponse> 
   messageDesc(file_svc_resources_action_v3alpha_action_service, 13);
 
 /**
+ * Paging and filters of an execution search.
+ *
  * @generated from message svc.resources.action.v3alpha.SearchExecutionsRequest
  */
 export type SearchExecutionsRequest = Message<"svc.resources.action.v3alpha.SearchExecutionsRequest"> & {
   /**
+   * Offset, limit (default 100) and order by creation date (default descending).
+   *
    * @generated from field: svc.resources.object.v3alpha.ListQuery query = 1;
    */
   query?: ListQuery | undefined;
 
   /**
+   * Criteria that all must hold; none: every execution of the instance.
+   *
    * @generated from field: repeated svc.resources.action.v3alpha.ExecutionSearchFilter filters = 2;
    */
   filters: ExecutionSearchFilter[];
 
   /**
+   * Instance to search in; omitted: the Host header's instance. An organisation is refused (INVALID_ARGUMENT).
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 3;
    */
   ctx?: RequestContext | undefined;
@@ -339,15 +425,21 @@ export const SearchExecutionsRequestSchema: GenMessage<SearchExecutionsRequest> 
   messageDesc(file_svc_resources_action_v3alpha_action_service, 14);
 
 /**
+ * A page of executions.
+ *
  * @generated from message svc.resources.action.v3alpha.SearchExecutionsResponse
  */
 export type SearchExecutionsResponse = Message<"svc.resources.action.v3alpha.SearchExecutionsResponse"> & {
   /**
+   * The limit applied, the total number of matches and whether this page is the last.
+   *
    * @generated from field: svc.resources.object.v3alpha.ListDetails details = 1;
    */
   details?: ListDetails | undefined;
 
   /**
+   * The executions of the page.
+   *
    * @generated from field: repeated svc.resources.action.v3alpha.GetExecution result = 2;
    */
   result: GetExecution[];
@@ -361,6 +453,8 @@ export const SearchExecutionsResponseSchema: GenMessage<SearchExecutionsResponse
   messageDesc(file_svc_resources_action_v3alpha_action_service, 15);
 
 /**
+ * No parameters.
+ *
  * @generated from message svc.resources.action.v3alpha.ListAvailableExecutionFunctionsRequest
  */
 export type ListAvailableExecutionFunctionsRequest = Message<"svc.resources.action.v3alpha.ListAvailableExecutionFunctionsRequest"> & {
@@ -374,10 +468,15 @@ export const ListAvailableExecutionFunctionsRequestSchema: GenMessage<ListAvaila
   messageDesc(file_svc_resources_action_v3alpha_action_service, 16);
 
 /**
+ * The function names.
+ *
  * @generated from message svc.resources.action.v3alpha.ListAvailableExecutionFunctionsResponse
  */
 export type ListAvailableExecutionFunctionsResponse = Message<"svc.resources.action.v3alpha.ListAvailableExecutionFunctionsResponse"> & {
   /**
+   * Names of the functions: preaccesstoken (before an access token is created) and preuserinfo (before a userinfo
+   * response).
+   *
    * @generated from field: repeated string functions = 1;
    */
   functions: string[];
@@ -391,6 +490,8 @@ export const ListAvailableExecutionFunctionsResponseSchema: GenMessage<ListAvail
   messageDesc(file_svc_resources_action_v3alpha_action_service, 17);
 
 /**
+ * No parameters.
+ *
  * @generated from message svc.resources.action.v3alpha.ListAvailableExecutionMethodsRequest
  */
 export type ListAvailableExecutionMethodsRequest = Message<"svc.resources.action.v3alpha.ListAvailableExecutionMethodsRequest"> & {
@@ -404,10 +505,14 @@ export const ListAvailableExecutionMethodsRequestSchema: GenMessage<ListAvailabl
   messageDesc(file_svc_resources_action_v3alpha_action_service, 18);
 
 /**
+ * The method paths.
+ *
  * @generated from message svc.resources.action.v3alpha.ListAvailableExecutionMethodsResponse
  */
 export type ListAvailableExecutionMethodsResponse = Message<"svc.resources.action.v3alpha.ListAvailableExecutionMethodsResponse"> & {
   /**
+   * Every RPC as /<package>.<Service>/<Method>, sorted.
+   *
    * @generated from field: repeated string methods = 1;
    */
   methods: string[];
@@ -421,6 +526,8 @@ export const ListAvailableExecutionMethodsResponseSchema: GenMessage<ListAvailab
   messageDesc(file_svc_resources_action_v3alpha_action_service, 19);
 
 /**
+ * No parameters.
+ *
  * @generated from message svc.resources.action.v3alpha.ListAvailableExecutionServicesRequest
  */
 export type ListAvailableExecutionServicesRequest = Message<"svc.resources.action.v3alpha.ListAvailableExecutionServicesRequest"> & {
@@ -434,10 +541,14 @@ export const ListAvailableExecutionServicesRequestSchema: GenMessage<ListAvailab
   messageDesc(file_svc_resources_action_v3alpha_action_service, 20);
 
 /**
+ * The service names.
+ *
  * @generated from message svc.resources.action.v3alpha.ListAvailableExecutionServicesResponse
  */
 export type ListAvailableExecutionServicesResponse = Message<"svc.resources.action.v3alpha.ListAvailableExecutionServicesResponse"> & {
   /**
+   * Every service as <package>.<Service>, sorted.
+   *
    * @generated from field: repeated string services = 1;
    */
   services: string[];
@@ -455,6 +566,10 @@ export const ListAvailableExecutionServicesResponseSchema: GenMessage<ListAvaila
  */
 export const ActionService: GenService<{
   /**
+   * Creates a target in the instance (event action.target.added) and returns its ID and signing key. INVALID_ARGUMENT
+   * when the timeout is not above 0 s and at most 270 s, or the URL is not http(s) or names an address SVC_TARGET_DENY
+   * denies; ALREADY_EXISTS when the instance has a target of that name.
+   *
    * @generated from rpc svc.resources.action.v3alpha.ActionService.CreateTarget
    */
   createTarget: {
@@ -483,6 +598,9 @@ export const ActionService: GenService<{
     output: typeof DeleteTargetResponseSchema;
   },
   /**
+   * A target of the Host header's instance, without its signing key; NOT_FOUND when the instance has none with this
+   * ID.
+   *
    * @generated from rpc svc.resources.action.v3alpha.ActionService.GetTarget
    */
   getTarget: {
@@ -491,6 +609,8 @@ export const ActionService: GenService<{
     output: typeof GetTargetResponseSchema;
   },
   /**
+   * A page of the instance's targets matching all filters, sorted by sorting_column.
+   *
    * @generated from rpc svc.resources.action.v3alpha.ActionService.SearchTargets
    */
   searchTargets: {
@@ -520,6 +640,8 @@ export const ActionService: GenService<{
     output: typeof DeleteExecutionResponseSchema;
   },
   /**
+   * A page of the instance's executions matching all filters, sorted by creation date.
+   *
    * @generated from rpc svc.resources.action.v3alpha.ActionService.SearchExecutions
    */
   searchExecutions: {
@@ -528,6 +650,8 @@ export const ActionService: GenService<{
     output: typeof SearchExecutionsResponseSchema;
   },
   /**
+   * The functions a function condition may name: the points where the server itself calls targets.
+   *
    * @generated from rpc svc.resources.action.v3alpha.ActionService.ListAvailableExecutionFunctions
    */
   listAvailableExecutionFunctions: {
@@ -536,6 +660,8 @@ export const ActionService: GenService<{
     output: typeof ListAvailableExecutionFunctionsResponseSchema;
   },
   /**
+   * Every RPC the server serves, as a request or response condition's method may name it.
+   *
    * @generated from rpc svc.resources.action.v3alpha.ActionService.ListAvailableExecutionMethods
    */
   listAvailableExecutionMethods: {
@@ -544,6 +670,8 @@ export const ActionService: GenService<{
     output: typeof ListAvailableExecutionMethodsResponseSchema;
   },
   /**
+   * Every service the server serves, as a request or response condition's service may name it.
+   *
    * @generated from rpc svc.resources.action.v3alpha.ActionService.ListAvailableExecutionServices
    */
   listAvailableExecutionServices: {

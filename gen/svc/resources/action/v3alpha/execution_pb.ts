@@ -16,10 +16,15 @@ export const file_svc_resources_action_v3alpha_execution: GenFile = /*@__PURE__*
   fileDesc("CixzdmMvcmVzb3VyY2VzL2FjdGlvbi92M2FscGhhL2V4ZWN1dGlvbi5wcm90bxIcc3ZjLnJlc291cmNlcy5hY3Rpb24udjNhbHBoYSKMAQoJRXhlY3V0aW9uEkIKCWNvbmRpdGlvbhgBIAEoCzInLnN2Yy5yZXNvdXJjZXMuYWN0aW9uLnYzYWxwaGEuQ29uZGl0aW9uQgaquxgCKAESHAoHdGFyZ2V0cxgCIAMoCUILqrsYBwgBEMgBSGQSHQoIaW5jbHVkZXMYAyADKAlCC6q7GAcIARDoB0hkIoIBCgxHZXRFeGVjdXRpb24SNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscxI6CglleGVjdXRpb24YAiABKAsyJy5zdmMucmVzb3VyY2VzLmFjdGlvbi52M2FscGhhLkV4ZWN1dGlvbiKJAgoJQ29uZGl0aW9uEkEKB3JlcXVlc3QYASABKAsyLi5zdmMucmVzb3VyY2VzLmFjdGlvbi52M2FscGhhLlJlcXVlc3RFeGVjdXRpb25IABJDCghyZXNwb25zZRgCIAEoCzIvLnN2Yy5yZXNvdXJjZXMuYWN0aW9uLnYzYWxwaGEuUmVzcG9uc2VFeGVjdXRpb25IABIdCghmdW5jdGlvbhgDIAEoCUIJqrsYBQgBEOgHSAASPQoFZXZlbnQYBCABKAsyLC5zdmMucmVzb3VyY2VzLmFjdGlvbi52M2FscGhhLkV2ZW50RXhlY3V0aW9uSABCFgoOY29uZGl0aW9uX3R5cGUSBLC7GAEidwoQUmVxdWVzdEV4ZWN1dGlvbhIbCgZtZXRob2QYASABKAlCCaq7GAUIARDoB0gAEhwKB3NlcnZpY2UYAiABKAlCCaq7GAUIARDoB0gAEhUKA2FsbBgDIAEoCEIGqrsYAjgBSABCEQoJY29uZGl0aW9uEgSwuxgBIngKEVJlc3BvbnNlRXhlY3V0aW9uEhsKBm1ldGhvZBgBIAEoCUIJqrsYBQgBEOgHSAASHAoHc2VydmljZRgCIAEoCUIJqrsYBQgBEOgHSAASFQoDYWxsGAMgASgIQgaquxgCOAFIAEIRCgljb25kaXRpb24SBLC7GAEicgoORXZlbnRFeGVjdXRpb24SGgoFZXZlbnQYASABKAlCCaq7GAUIARDoB0gAEhoKBWdyb3VwGAIgASgJQgmquxgFCAEQ6AdIABIVCgNhbGwYAyABKAhCBqq7GAI4AUgAQhEKCWNvbmRpdGlvbhIEsLsYASK9AgoVRXhlY3V0aW9uU2VhcmNoRmlsdGVyEkkKDWluX2NvbmRpdGlvbnMYASABKAsyMC5zdmMucmVzb3VyY2VzLmFjdGlvbi52M2FscGhhLkluQ29uZGl0aW9uc0ZpbHRlckgAEksKDmV4ZWN1dGlvbl90eXBlGAIgASgLMjEuc3ZjLnJlc291cmNlcy5hY3Rpb24udjNhbHBoYS5FeGVjdXRpb25UeXBlRmlsdGVySAASPAoGdGFyZ2V0GAMgASgLMiouc3ZjLnJlc291cmNlcy5hY3Rpb24udjNhbHBoYS5UYXJnZXRGaWx0ZXJIABI+CgdpbmNsdWRlGAQgASgLMisuc3ZjLnJlc291cmNlcy5hY3Rpb24udjNhbHBoYS5JbmNsdWRlRmlsdGVySABCDgoGZmlsdGVyEgSwuxgBIloKEkluQ29uZGl0aW9uc0ZpbHRlchJECgpjb25kaXRpb25zGAEgAygLMicuc3ZjLnJlc291cmNlcy5hY3Rpb24udjNhbHBoYS5Db25kaXRpb25CB6q7GANI6AciWAoTRXhlY3V0aW9uVHlwZUZpbHRlchJBCgR0eXBlGAEgASgOMisuc3ZjLnJlc291cmNlcy5hY3Rpb24udjNhbHBoYS5FeGVjdXRpb25UeXBlQgaquxgCMAEiJQoMVGFyZ2V0RmlsdGVyEhUKAmlkGAEgASgJQgmquxgFCAEQyAEiKwoNSW5jbHVkZUZpbHRlchIaCgdpbmNsdWRlGAEgASgJQgmquxgFCAEQ6AcqnwEKDUV4ZWN1dGlvblR5cGUSHgoaRVhFQ1VUSU9OX1RZUEVfVU5TUEVDSUZJRUQQABIaChZFWEVDVVRJT05fVFlQRV9SRVFVRVNUEAESGwoXRVhFQ1VUSU9OX1RZUEVfUkVTUE9OU0UQAhIYChRFWEVDVVRJT05fVFlQRV9FVkVOVBADEhsKF0VYRUNVVElPTl9UWVBFX0ZVTkNUSU9OEARiBnByb3RvMw", [file_svc_options_v1_options, file_svc_resources_object_v3alpha_object]);
 
 /**
+ * The targets to call when a condition triggers: its own targets in order, then those of the included executions. The
+ * ID is derived from the condition, so a condition has at most one execution.
+ *
  * @generated from message svc.resources.action.v3alpha.Execution
  */
 export type Execution = Message<"svc.resources.action.v3alpha.Execution"> & {
   /**
+   * When the targets are called; an unknown method, service, function or event type is INVALID_ARGUMENT.
+   *
    * @generated from field: svc.resources.action.v3alpha.Condition condition = 1;
    */
   condition?: Condition | undefined;
@@ -47,15 +52,21 @@ export const ExecutionSchema: GenMessage<Execution> = /*@__PURE__*/
   messageDesc(file_svc_resources_action_v3alpha_execution, 0);
 
 /**
+ * An execution with its details.
+ *
  * @generated from message svc.resources.action.v3alpha.GetExecution
  */
 export type GetExecution = Message<"svc.resources.action.v3alpha.GetExecution"> & {
   /**
+   * ID (derived from the condition), sequence and date of the last change; the resource owner is the instance.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * The execution's condition, targets and includes.
+   *
    * @generated from field: svc.resources.action.v3alpha.Execution execution = 2;
    */
   execution?: Execution | undefined;
@@ -69,6 +80,9 @@ export const GetExecutionSchema: GenMessage<GetExecution> = /*@__PURE__*/
   messageDesc(file_svc_resources_action_v3alpha_execution, 1);
 
 /**
+ * When an execution triggers. Of the executions that fit a call or event, only the most specific runs: method, then
+ * service, then all; for events the type, then each dotted group from the longest, then all.
+ *
  * @generated from message svc.resources.action.v3alpha.Condition
  */
 export type Condition = Message<"svc.resources.action.v3alpha.Condition"> & {
@@ -118,6 +132,9 @@ export const ConditionSchema: GenMessage<Condition> = /*@__PURE__*/
   messageDesc(file_svc_resources_action_v3alpha_execution, 2);
 
 /**
+ * API requests to pass to the targets after authorisation, before the handler; a rest_request_response target's answer
+ * replaces the request, which is validated again.
+ *
  * @generated from message svc.resources.action.v3alpha.RequestExecution
  */
 export type RequestExecution = Message<"svc.resources.action.v3alpha.RequestExecution"> & {
@@ -159,6 +176,9 @@ export const RequestExecutionSchema: GenMessage<RequestExecution> = /*@__PURE__*
   messageDesc(file_svc_resources_action_v3alpha_execution, 3);
 
 /**
+ * API responses to pass to the targets (with the request) before they are returned; a rest_request_response target's
+ * answer replaces the response.
+ *
  * @generated from message svc.resources.action.v3alpha.ResponseExecution
  */
 export type ResponseExecution = Message<"svc.resources.action.v3alpha.ResponseExecution"> & {
@@ -167,18 +187,25 @@ export type ResponseExecution = Message<"svc.resources.action.v3alpha.ResponseEx
    */
   condition: {
     /**
+     * A gRPC method path, e.g. /svc.resources.action.v3alpha.ActionService/GetTarget (the leading slash may be left
+     * out).
+     *
      * @generated from field: string method = 1;
      */
     value: string;
     case: "method";
   } | {
     /**
+     * A gRPC service name, e.g. svc.resources.action.v3alpha.ActionService.
+     *
      * @generated from field: string service = 2;
      */
     value: string;
     case: "service";
   } | {
     /**
+     * Every service and method.
+     *
      * @generated from field: bool all = 3;
      */
     value: boolean;
@@ -194,6 +221,9 @@ export const ResponseExecutionSchema: GenMessage<ResponseExecution> = /*@__PURE_
   messageDesc(file_svc_resources_action_v3alpha_execution, 4);
 
 /**
+ * Events to deliver to the targets once stored, outside any API call. Any failed target fails the delivery, which is
+ * retried from the first target with backoff and given up after about an hour.
+ *
  * @generated from message svc.resources.action.v3alpha.EventExecution
  */
 export type EventExecution = Message<"svc.resources.action.v3alpha.EventExecution"> & {
@@ -235,6 +265,8 @@ export const EventExecutionSchema: GenMessage<EventExecution> = /*@__PURE__*/
   messageDesc(file_svc_resources_action_v3alpha_execution, 5);
 
 /**
+ * One criterion of an execution search; a search matches the executions that meet all of them.
+ *
  * @generated from message svc.resources.action.v3alpha.ExecutionSearchFilter
  */
 export type ExecutionSearchFilter = Message<"svc.resources.action.v3alpha.ExecutionSearchFilter"> & {
@@ -243,24 +275,32 @@ export type ExecutionSearchFilter = Message<"svc.resources.action.v3alpha.Execut
    */
   filter: {
     /**
+     * Executions of one of these conditions.
+     *
      * @generated from field: svc.resources.action.v3alpha.InConditionsFilter in_conditions = 1;
      */
     value: InConditionsFilter;
     case: "inConditions";
   } | {
     /**
+     * Executions of one type of condition.
+     *
      * @generated from field: svc.resources.action.v3alpha.ExecutionTypeFilter execution_type = 2;
      */
     value: ExecutionTypeFilter;
     case: "executionType";
   } | {
     /**
+     * Executions that list this target themselves (not through an include).
+     *
      * @generated from field: svc.resources.action.v3alpha.TargetFilter target = 3;
      */
     value: TargetFilter;
     case: "target";
   } | {
     /**
+     * Executions that include this execution themselves.
+     *
      * @generated from field: svc.resources.action.v3alpha.IncludeFilter include = 4;
      */
     value: IncludeFilter;
@@ -276,10 +316,15 @@ export const ExecutionSearchFilterSchema: GenMessage<ExecutionSearchFilter> = /*
   messageDesc(file_svc_resources_action_v3alpha_execution, 6);
 
 /**
+ * A list of conditions.
+ *
  * @generated from message svc.resources.action.v3alpha.InConditionsFilter
  */
 export type InConditionsFilter = Message<"svc.resources.action.v3alpha.InConditionsFilter"> & {
   /**
+   * Conditions to match (empty: none match); each must name an existing method, service, function or event type
+   * (INVALID_ARGUMENT otherwise).
+   *
    * @generated from field: repeated svc.resources.action.v3alpha.Condition conditions = 1;
    */
   conditions: Condition[];
@@ -293,10 +338,14 @@ export const InConditionsFilterSchema: GenMessage<InConditionsFilter> = /*@__PUR
   messageDesc(file_svc_resources_action_v3alpha_execution, 7);
 
 /**
+ * A type of condition.
+ *
  * @generated from message svc.resources.action.v3alpha.ExecutionTypeFilter
  */
 export type ExecutionTypeFilter = Message<"svc.resources.action.v3alpha.ExecutionTypeFilter"> & {
   /**
+   * The condition type to match; UNSPECIFIED is refused (INVALID_ARGUMENT).
+   *
    * @generated from field: svc.resources.action.v3alpha.ExecutionType type = 1;
    */
   type: ExecutionType;
@@ -310,6 +359,8 @@ export const ExecutionTypeFilterSchema: GenMessage<ExecutionTypeFilter> = /*@__P
   messageDesc(file_svc_resources_action_v3alpha_execution, 8);
 
 /**
+ * A target that executions list.
+ *
  * @generated from message svc.resources.action.v3alpha.TargetFilter
  */
 export type TargetFilter = Message<"svc.resources.action.v3alpha.TargetFilter"> & {
@@ -329,6 +380,8 @@ export const TargetFilterSchema: GenMessage<TargetFilter> = /*@__PURE__*/
   messageDesc(file_svc_resources_action_v3alpha_execution, 9);
 
 /**
+ * An execution that executions include.
+ *
  * @generated from message svc.resources.action.v3alpha.IncludeFilter
  */
 export type IncludeFilter = Message<"svc.resources.action.v3alpha.IncludeFilter"> & {
@@ -348,30 +401,42 @@ export const IncludeFilterSchema: GenMessage<IncludeFilter> = /*@__PURE__*/
   messageDesc(file_svc_resources_action_v3alpha_execution, 10);
 
 /**
+ * Type of an execution's condition.
+ *
  * @generated from enum svc.resources.action.v3alpha.ExecutionType
  */
 export enum ExecutionType {
   /**
+   * Not set; refused by the execution_type filter.
+   *
    * @generated from enum value: EXECUTION_TYPE_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * Request conditions.
+   *
    * @generated from enum value: EXECUTION_TYPE_REQUEST = 1;
    */
   REQUEST = 1,
 
   /**
+   * Response conditions.
+   *
    * @generated from enum value: EXECUTION_TYPE_RESPONSE = 2;
    */
   RESPONSE = 2,
 
   /**
+   * Event conditions.
+   *
    * @generated from enum value: EXECUTION_TYPE_EVENT = 3;
    */
   EVENT = 3,
 
   /**
+   * Function conditions.
+   *
    * @generated from enum value: EXECUTION_TYPE_FUNCTION = 4;
    */
   FUNCTION = 4,

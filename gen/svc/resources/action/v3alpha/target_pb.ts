@@ -18,10 +18,15 @@ export const file_svc_resources_action_v3alpha_target: GenFile = /*@__PURE__*/
   fileDesc("CilzdmMvcmVzb3VyY2VzL2FjdGlvbi92M2FscGhhL3RhcmdldC5wcm90bxIcc3ZjLnJlc291cmNlcy5hY3Rpb24udjNhbHBoYSLLAgoGVGFyZ2V0EhcKBG5hbWUYASABKAlCCaq7GAUIARDIARJECgxyZXN0X3dlYmhvb2sYBCABKAsyLC5zdmMucmVzb3VyY2VzLmFjdGlvbi52M2FscGhhLlNldFJFU1RXZWJob29rSAASVQoVcmVzdF9yZXF1ZXN0X3Jlc3BvbnNlGAUgASgLMjQuc3ZjLnJlc291cmNlcy5hY3Rpb24udjNhbHBoYS5TZXRSRVNUUmVxdWVzdFJlc3BvbnNlSAASMgoHdGltZW91dBgGIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkIGqrsYAigBEhIKCGlzX2FzeW5jGAcgASgISAESHAoSaW50ZXJydXB0X29uX2Vycm9yGAggASgISAFCEwoLdGFyZ2V0X3R5cGUSBLC7GAFCEAoOZXhlY3V0aW9uX3R5cGUieQoJR2V0VGFyZ2V0EjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMSNAoGdGFyZ2V0GAIgASgLMiQuc3ZjLnJlc291cmNlcy5hY3Rpb24udjNhbHBoYS5UYXJnZXQi4QIKC1BhdGNoVGFyZ2V0EhwKBG5hbWUYASABKAlCCaq7GAUIARDIAUgCiAEBEkQKDHJlc3Rfd2ViaG9vaxgDIAEoCzIsLnN2Yy5yZXNvdXJjZXMuYWN0aW9uLnYzYWxwaGEuU2V0UkVTVFdlYmhvb2tIABJVChVyZXN0X3JlcXVlc3RfcmVzcG9uc2UYBCABKAsyNC5zdmMucmVzb3VyY2VzLmFjdGlvbi52M2FscGhhLlNldFJFU1RSZXF1ZXN0UmVzcG9uc2VIABIvCgd0aW1lb3V0GAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uSAOIAQESEgoIaXNfYXN5bmMYBiABKAhIARIcChJpbnRlcnJ1cHRfb25fZXJyb3IYByABKAhIAUINCgt0YXJnZXRfdHlwZUIQCg5leGVjdXRpb25fdHlwZUIHCgVfbmFtZUIKCghfdGltZW91dCIsCg5TZXRSRVNUV2ViaG9vaxIaCgN1cmwYASABKAlCDaq7GAkIARDoBxgBKAEiNAoWU2V0UkVTVFJlcXVlc3RSZXNwb25zZRIaCgN1cmwYASABKAlCDaq7GAkIARDoBxgBKAEipwEKElRhcmdldFNlYXJjaEZpbHRlchI+CgRuYW1lGAEgASgLMi4uc3ZjLnJlc291cmNlcy5hY3Rpb24udjNhbHBoYS5UYXJnZXROYW1lRmlsdGVySAASQQoGaW5faWRzGAIgASgLMi8uc3ZjLnJlc291cmNlcy5hY3Rpb24udjNhbHBoYS5JblRhcmdldElEc0ZpbHRlckgAQg4KBmZpbHRlchIEsLsYASJxChBUYXJnZXROYW1lRmlsdGVyEhUKBG5hbWUYASABKAlCB6q7GAMQyAESRgoGbWV0aG9kGAIgASgOMi4uc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5UZXh0RmlsdGVyTWV0aG9kQgaquxgCMAEiLAoRSW5UYXJnZXRJRHNGaWx0ZXISFwoDaWRzGAEgAygJQgqquxgGEMgBSOgHKtYCCg9UYXJnZXRGaWVsZE5hbWUSIQodVEFSR0VUX0ZJRUxEX05BTUVfVU5TUEVDSUZJRUQQABIYChRUQVJHRVRfRklFTERfTkFNRV9JRBABEiMKH1RBUkdFVF9GSUVMRF9OQU1FX0NSRUFUSU9OX0RBVEUQAhIhCh1UQVJHRVRfRklFTERfTkFNRV9DSEFOR0VfREFURRADEhoKFlRBUkdFVF9GSUVMRF9OQU1FX05BTUUQBBIhCh1UQVJHRVRfRklFTERfTkFNRV9UQVJHRVRfVFlQRRAFEhkKFVRBUkdFVF9GSUVMRF9OQU1FX1VSTBAGEh0KGVRBUkdFVF9GSUVMRF9OQU1FX1RJTUVPVVQQBxIbChdUQVJHRVRfRklFTERfTkFNRV9BU1lOQxAIEigKJFRBUkdFVF9GSUVMRF9OQU1FX0lOVEVSUlVQVF9PTl9FUlJPUhAJYgZwcm90bzM", [file_google_protobuf_duration, file_svc_options_v1_options, file_svc_resources_object_v3alpha_object]);
 
 /**
+ * An endpoint the server POSTs JSON to when an execution that lists it triggers, signed with the header svc-signature
+ * (HMAC-SHA256 with the target's signing key). The timeout must be above 0 s and at most 270 s.
+ *
  * @generated from message svc.resources.action.v3alpha.Target
  */
 export type Target = Message<"svc.resources.action.v3alpha.Target"> & {
   /**
+   * Name of the target, unique within the instance (ALREADY_EXISTS otherwise).
+   *
    * @generated from field: string name = 1;
    */
   name: string;
@@ -84,15 +89,21 @@ export const TargetSchema: GenMessage<Target> = /*@__PURE__*/
   messageDesc(file_svc_resources_action_v3alpha_target, 0);
 
 /**
+ * A target with its details.
+ *
  * @generated from message svc.resources.action.v3alpha.GetTarget
  */
 export type GetTarget = Message<"svc.resources.action.v3alpha.GetTarget"> & {
   /**
+   * ID, sequence and date of the target's last change; the resource owner is the instance.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * The target's settings; execution_type is unset when neither flag is on.
+   *
    * @generated from field: svc.resources.action.v3alpha.Target target = 2;
    */
   target?: Target | undefined;
@@ -112,6 +123,8 @@ export const GetTargetSchema: GenMessage<GetTarget> = /*@__PURE__*/
  */
 export type PatchTarget = Message<"svc.resources.action.v3alpha.PatchTarget"> & {
   /**
+   * New name, unique within the instance; absent: unchanged.
+   *
    * @generated from field: optional string name = 1;
    */
   name?: string | undefined;
@@ -121,12 +134,17 @@ export type PatchTarget = Message<"svc.resources.action.v3alpha.PatchTarget"> & 
    */
   targetType: {
     /**
+     * Makes the target a webhook calling this URL; with neither type present, type and URL are unchanged.
+     *
      * @generated from field: svc.resources.action.v3alpha.SetRESTWebhook rest_webhook = 3;
      */
     value: SetRESTWebhook;
     case: "restWebhook";
   } | {
     /**
+     * Makes the target a request/response target calling this URL; with neither type present, type and URL are
+     * unchanged.
+     *
      * @generated from field: svc.resources.action.v3alpha.SetRESTRequestResponse rest_request_response = 4;
      */
     value: SetRESTRequestResponse;
@@ -134,6 +152,8 @@ export type PatchTarget = Message<"svc.resources.action.v3alpha.PatchTarget"> & 
   } | { case: undefined; value?: undefined };
 
   /**
+   * New timeout, above 0 s and at most 270 s; absent: unchanged.
+   *
    * @generated from field: optional google.protobuf.Duration timeout = 5;
    */
   timeout?: Duration | undefined;
@@ -143,12 +163,16 @@ export type PatchTarget = Message<"svc.resources.action.v3alpha.PatchTarget"> & 
    */
   executionType: {
     /**
+     * Sets is_async to this value and interrupt_on_error to false.
+     *
      * @generated from field: bool is_async = 6;
      */
     value: boolean;
     case: "isAsync";
   } | {
     /**
+     * Sets interrupt_on_error to this value and is_async to false.
+     *
      * @generated from field: bool interrupt_on_error = 7;
      */
     value: boolean;
@@ -164,10 +188,15 @@ export const PatchTargetSchema: GenMessage<PatchTarget> = /*@__PURE__*/
   messageDesc(file_svc_resources_action_v3alpha_target, 2);
 
 /**
+ * A target whose answer only counts by its status (2xx: success); its body is ignored.
+ *
  * @generated from message svc.resources.action.v3alpha.SetRESTWebhook
  */
 export type SetRESTWebhook = Message<"svc.resources.action.v3alpha.SetRESTWebhook"> & {
   /**
+   * http or https URL the payload is POSTed to, without user name or password; an address SVC_TARGET_DENY denies (by
+   * default loopback, private and link-local) is refused, and a host name is checked again after DNS at each call.
+   *
    * @generated from field: string url = 1;
    */
   url: string;
@@ -181,10 +210,16 @@ export const SetRESTWebhookSchema: GenMessage<SetRESTWebhook> = /*@__PURE__*/
   messageDesc(file_svc_resources_action_v3alpha_target, 3);
 
 /**
+ * A target whose JSON answer replaces the request (request condition), the response (response condition) or the
+ * function's value for the targets after it and the caller; for event conditions it is called like a webhook.
+ *
  * @generated from message svc.resources.action.v3alpha.SetRESTRequestResponse
  */
 export type SetRESTRequestResponse = Message<"svc.resources.action.v3alpha.SetRESTRequestResponse"> & {
   /**
+   * http or https URL the payload is POSTed to, without user name or password; an address SVC_TARGET_DENY denies is
+   * refused, and a host name is checked again after DNS at each call.
+   *
    * @generated from field: string url = 1;
    */
   url: string;
@@ -198,6 +233,8 @@ export const SetRESTRequestResponseSchema: GenMessage<SetRESTRequestResponse> = 
   messageDesc(file_svc_resources_action_v3alpha_target, 4);
 
 /**
+ * One criterion of a target search; a search matches the targets that meet all of them.
+ *
  * @generated from message svc.resources.action.v3alpha.TargetSearchFilter
  */
 export type TargetSearchFilter = Message<"svc.resources.action.v3alpha.TargetSearchFilter"> & {
@@ -206,12 +243,16 @@ export type TargetSearchFilter = Message<"svc.resources.action.v3alpha.TargetSea
    */
   filter: {
     /**
+     * Targets whose name matches.
+     *
      * @generated from field: svc.resources.action.v3alpha.TargetNameFilter name = 1;
      */
     value: TargetNameFilter;
     case: "name";
   } | {
     /**
+     * Targets with one of these IDs.
+     *
      * @generated from field: svc.resources.action.v3alpha.InTargetIDsFilter in_ids = 2;
      */
     value: InTargetIDsFilter;
@@ -227,15 +268,21 @@ export const TargetSearchFilterSchema: GenMessage<TargetSearchFilter> = /*@__PUR
   messageDesc(file_svc_resources_action_v3alpha_target, 5);
 
 /**
+ * A comparison with the target's name.
+ *
  * @generated from message svc.resources.action.v3alpha.TargetNameFilter
  */
 export type TargetNameFilter = Message<"svc.resources.action.v3alpha.TargetNameFilter"> & {
   /**
+   * Text to compare the name with.
+   *
    * @generated from field: string name = 1;
    */
   name: string;
 
   /**
+   * How to compare; default EQUALS.
+   *
    * @generated from field: svc.resources.object.v3alpha.TextFilterMethod method = 2;
    */
   method: TextFilterMethod;
@@ -249,10 +296,14 @@ export const TargetNameFilterSchema: GenMessage<TargetNameFilter> = /*@__PURE__*
   messageDesc(file_svc_resources_action_v3alpha_target, 6);
 
 /**
+ * A list of target IDs.
+ *
  * @generated from message svc.resources.action.v3alpha.InTargetIDsFilter
  */
 export type InTargetIDsFilter = Message<"svc.resources.action.v3alpha.InTargetIDsFilter"> & {
   /**
+   * IDs of the targets to match (empty: none match).
+   *
    * @generated from field: repeated string ids = 1;
    */
   ids: string[];
@@ -266,55 +317,77 @@ export const InTargetIDsFilterSchema: GenMessage<InTargetIDsFilter> = /*@__PURE_
   messageDesc(file_svc_resources_action_v3alpha_target, 7);
 
 /**
+ * Field a target search is sorted by.
+ *
  * @generated from enum svc.resources.action.v3alpha.TargetFieldName
  */
 export enum TargetFieldName {
   /**
+   * Not set: by creation date.
+   *
    * @generated from enum value: TARGET_FIELD_NAME_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * By ID.
+   *
    * @generated from enum value: TARGET_FIELD_NAME_ID = 1;
    */
   ID = 1,
 
   /**
+   * By creation date.
+   *
    * @generated from enum value: TARGET_FIELD_NAME_CREATION_DATE = 2;
    */
   CREATION_DATE = 2,
 
   /**
+   * By date of the last change.
+   *
    * @generated from enum value: TARGET_FIELD_NAME_CHANGE_DATE = 3;
    */
   CHANGE_DATE = 3,
 
   /**
+   * By name.
+   *
    * @generated from enum value: TARGET_FIELD_NAME_NAME = 4;
    */
   NAME = 4,
 
   /**
+   * By target type (rest_request_response before rest_webhook in ascending order).
+   *
    * @generated from enum value: TARGET_FIELD_NAME_TARGET_TYPE = 5;
    */
   TARGET_TYPE = 5,
 
   /**
+   * By URL.
+   *
    * @generated from enum value: TARGET_FIELD_NAME_URL = 6;
    */
   URL = 6,
 
   /**
+   * By timeout.
+   *
    * @generated from enum value: TARGET_FIELD_NAME_TIMEOUT = 7;
    */
   TIMEOUT = 7,
 
   /**
+   * By is_async (false first in ascending order).
+   *
    * @generated from enum value: TARGET_FIELD_NAME_ASYNC = 8;
    */
   ASYNC = 8,
 
   /**
+   * By interrupt_on_error (false first in ascending order).
+   *
    * @generated from enum value: TARGET_FIELD_NAME_INTERRUPT_ON_ERROR = 9;
    */
   INTERRUPT_ON_ERROR = 9,

@@ -20,10 +20,14 @@ export const file_svc_resources_application_v3alpha_application: GenFile = /*@__
   fileDesc("CjNzdmMvcmVzb3VyY2VzL2FwcGxpY2F0aW9uL3YzYWxwaGEvYXBwbGljYXRpb24ucHJvdG8SIXN2Yy5yZXNvdXJjZXMuYXBwbGljYXRpb24udjNhbHBoYSLAAQoLQXBwbGljYXRpb24SGQoEbmFtZRgBIAEoCUILqrsYBwgBEMgBKAESRAoEb2lkYxgCIAEoCzI0LnN2Yy5yZXNvdXJjZXMuYXBwbGljYXRpb24udjNhbHBoYS5PSURDQ29uZmlndXJhdGlvbkgAEkIKA2FwaRgDIAEoCzIzLnN2Yy5yZXNvdXJjZXMuYXBwbGljYXRpb24udjNhbHBoYS5BUElDb25maWd1cmF0aW9uSABCDAoEdHlwZRIEsLsYASKzBQoRT0lEQ0NvbmZpZ3VyYXRpb24SIgoNcmVkaXJlY3RfdXJpcxgBIAMoCUILqrsYBxDoBxgBSGQSVQoOcmVzcG9uc2VfdHlwZXMYAiADKA4yMy5zdmMucmVzb3VyY2VzLmFwcGxpY2F0aW9uLnYzYWxwaGEuT0lEQ1Jlc3BvbnNlVHlwZUIIqrsYBDABSAMSTwoLZ3JhbnRfdHlwZXMYAyADKA4yMC5zdmMucmVzb3VyY2VzLmFwcGxpY2F0aW9uLnYzYWxwaGEuT0lEQ0dyYW50VHlwZUIIqrsYBDABSAQSSAoIYXBwX3R5cGUYBCABKA4yLi5zdmMucmVzb3VyY2VzLmFwcGxpY2F0aW9uLnYzYWxwaGEuT0lEQ0FwcFR5cGVCBqq7GAIwARJXChBhdXRoX21ldGhvZF90eXBlGAUgASgOMjUuc3ZjLnJlc291cmNlcy5hcHBsaWNhdGlvbi52M2FscGhhLk9JRENBdXRoTWV0aG9kVHlwZUIGqrsYAjABEi4KGXBvc3RfbG9nb3V0X3JlZGlyZWN0X3VyaXMYBiADKAlCC6q7GAcQ6AcYAUhkElMKEWFjY2Vzc190b2tlbl90eXBlGAcgASgOMjAuc3ZjLnJlc291cmNlcy5hcHBsaWNhdGlvbi52M2FscGhhLk9JRENUb2tlblR5cGVCBqq7GAIwARIjChtpZF90b2tlbl91c2VyaW5mb19hc3NlcnRpb24YCCABKAgSIwobYWNjZXNzX3Rva2VuX3JvbGVfYXNzZXJ0aW9uGAkgASgIEh8KF2lkX3Rva2VuX3JvbGVfYXNzZXJ0aW9uGAogASgIEhAKCGRldl9tb2RlGAsgASgIEi0KCmNsb2NrX3NrZXcYDCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iagoQQVBJQ29uZmlndXJhdGlvbhJWChBhdXRoX21ldGhvZF90eXBlGAEgASgOMjQuc3ZjLnJlc291cmNlcy5hcHBsaWNhdGlvbi52M2FscGhhLkFQSUF1dGhNZXRob2RUeXBlQgaquxgCMAEiywEKEFBhdGNoQXBwbGljYXRpb24SHAoEbmFtZRgBIAEoCUIJqrsYBQgBEMgBSAGIAQESRAoEb2lkYxgCIAEoCzI0LnN2Yy5yZXNvdXJjZXMuYXBwbGljYXRpb24udjNhbHBoYS5PSURDQ29uZmlndXJhdGlvbkgAEkIKA2FwaRgDIAEoCzIzLnN2Yy5yZXNvdXJjZXMuYXBwbGljYXRpb24udjNhbHBoYS5BUElDb25maWd1cmF0aW9uSABCBgoEdHlwZUIHCgVfbmFtZSKMAgoOR2V0QXBwbGljYXRpb24SNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscxISCgpwcm9qZWN0X2lkGAIgASgJEkIKBXN0YXRlGAMgASgOMjMuc3ZjLnJlc291cmNlcy5hcHBsaWNhdGlvbi52M2FscGhhLkFwcGxpY2F0aW9uU3RhdGUSQwoLYXBwbGljYXRpb24YBCABKAsyLi5zdmMucmVzb3VyY2VzLmFwcGxpY2F0aW9uLnYzYWxwaGEuQXBwbGljYXRpb24SEQoJY2xpZW50X2lkGAUgASgJEhIKCmhhc19zZWNyZXQYBiABKAgigwIKF0FwcGxpY2F0aW9uU2VhcmNoRmlsdGVyEjsKBmluX2lkcxgBIAEoCzIpLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuSW5JRHNGaWx0ZXJIABJICgRuYW1lGAIgASgLMjguc3ZjLnJlc291cmNlcy5hcHBsaWNhdGlvbi52M2FscGhhLkFwcGxpY2F0aW9uTmFtZUZpbHRlckgAElEKCnByb2plY3RfaWQYAyABKAsyOy5zdmMucmVzb3VyY2VzLmFwcGxpY2F0aW9uLnYzYWxwaGEuQXBwbGljYXRpb25Qcm9qZWN0RmlsdGVySABCDgoGZmlsdGVyEgSwuxgBInYKFUFwcGxpY2F0aW9uTmFtZUZpbHRlchIVCgRuYW1lGAEgASgJQgequxgDEMgBEkYKBm1ldGhvZBgCIAEoDjIuLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuVGV4dEZpbHRlck1ldGhvZEIGqrsYAjABIjkKGEFwcGxpY2F0aW9uUHJvamVjdEZpbHRlchIdCgpwcm9qZWN0X2lkGAEgASgJQgmquxgFCAEQyAEqmwEKEE9JRENSZXNwb25zZVR5cGUSIgoeT0lEQ19SRVNQT05TRV9UWVBFX1VOU1BFQ0lGSUVEEAASGwoXT0lEQ19SRVNQT05TRV9UWVBFX0NPREUQARIfChtPSURDX1JFU1BPTlNFX1RZUEVfSURfVE9LRU4QAhIlCiFPSURDX1JFU1BPTlNFX1RZUEVfSURfVE9LRU5fVE9LRU4QAyq9AQoNT0lEQ0dyYW50VHlwZRIfChtPSURDX0dSQU5UX1RZUEVfVU5TUEVDSUZJRUQQABImCiJPSURDX0dSQU5UX1RZUEVfQVVUSE9SSVpBVElPTl9DT0RFEAESHAoYT0lEQ19HUkFOVF9UWVBFX0lNUExJQ0lUEAISIQodT0lEQ19HUkFOVF9UWVBFX1JFRlJFU0hfVE9LRU4QAxIiCh5PSURDX0dSQU5UX1RZUEVfVE9LRU5fRVhDSEFOR0UQBCp7CgtPSURDQXBwVHlwZRIdChlPSURDX0FQUF9UWVBFX1VOU1BFQ0lGSUVEEAASFQoRT0lEQ19BUFBfVFlQRV9XRUIQARIcChhPSURDX0FQUF9UWVBFX1VTRVJfQUdFTlQQAhIYChRPSURDX0FQUF9UWVBFX05BVElWRRADKscBChJPSURDQXV0aE1ldGhvZFR5cGUSJQohT0lEQ19BVVRIX01FVEhPRF9UWVBFX1VOU1BFQ0lGSUVEEAASHwobT0lEQ19BVVRIX01FVEhPRF9UWVBFX0JBU0lDEAESHgoaT0lEQ19BVVRIX01FVEhPRF9UWVBFX1BPU1QQAhIeChpPSURDX0FVVEhfTUVUSE9EX1RZUEVfTk9ORRADEikKJU9JRENfQVVUSF9NRVRIT0RfVFlQRV9QUklWQVRFX0tFWV9KV1QQBCplCg1PSURDVG9rZW5UeXBlEh8KG09JRENfVE9LRU5fVFlQRV9VTlNQRUNJRklFRBAAEhoKFk9JRENfVE9LRU5fVFlQRV9CRUFSRVIQARIXChNPSURDX1RPS0VOX1RZUEVfSldUEAIqgwEKEUFQSUF1dGhNZXRob2RUeXBlEiQKIEFQSV9BVVRIX01FVEhPRF9UWVBFX1VOU1BFQ0lGSUVEEAASHgoaQVBJX0FVVEhfTUVUSE9EX1RZUEVfQkFTSUMQARIoCiRBUElfQVVUSF9NRVRIT0RfVFlQRV9QUklWQVRFX0tFWV9KV1QQAipzChBBcHBsaWNhdGlvblN0YXRlEiEKHUFQUExJQ0FUSU9OX1NUQVRFX1VOU1BFQ0lGSUVEEAASHAoYQVBQTElDQVRJT05fU1RBVEVfQUNUSVZFEAESHgoaQVBQTElDQVRJT05fU1RBVEVfSU5BQ1RJVkUQAmIGcHJvdG8z", [file_google_protobuf_duration, file_svc_options_v1_options, file_svc_resources_object_v3alpha_object]);
 
 /**
+ * An application of a project: its name and its type, OIDC client or API.
+ *
  * @generated from message svc.resources.application.v3alpha.Application
  */
 export type Application = Message<"svc.resources.application.v3alpha.Application"> & {
   /**
+   * Name of the application, unique in its project (ALREADY_EXISTS); case counts.
+   *
    * @generated from field: string name = 1;
    */
   name: string;
@@ -33,12 +37,16 @@ export type Application = Message<"svc.resources.application.v3alpha.Application
    */
   type: {
     /**
+     * An OIDC client: an application that signs users in and gets tokens.
+     *
      * @generated from field: svc.resources.application.v3alpha.OIDCConfiguration oidc = 2;
      */
     value: OIDCConfiguration;
     case: "oidc";
   } | {
     /**
+     * An API (resource server): it authenticates to the introspection endpoint to check the tokens it is given.
+     *
      * @generated from field: svc.resources.application.v3alpha.APIConfiguration api = 3;
      */
     value: APIConfiguration;
@@ -54,19 +62,26 @@ export const ApplicationSchema: GenMessage<Application> = /*@__PURE__*/
   messageDesc(file_svc_resources_application_v3alpha_application, 0);
 
 /**
+ * The settings of an OIDC client. The server checks that they fit together (INVALID_ARGUMENT): the response type code
+ * comes with the grant type authorization_code, the response types id_token and id_token token with implicit,
+ * refresh_token needs authorization_code, and the code and implicit flows need a redirect URI.
+ *
  * @generated from message svc.resources.application.v3alpha.OIDCConfiguration
  */
 export type OIDCConfiguration = Message<"svc.resources.application.v3alpha.OIDCConfiguration"> & {
   /**
-   * Matched exactly (no wildcards, no prefix matching). Web and user agent apps need https unless dev_mode;
-   * native apps may use http://localhost, http://127.0.0.1 and private schemes.
+   * Where the authorization endpoint may send the user back; a request's redirect_uri must equal one of them, except
+   * that for native apps an http loopback address (127.0.0.1, [::1]) may differ in its port. No fragment. Web and user
+   * agent apps need https, or http for localhost, 127.0.0.1 and [::1], or any http with dev_mode; native apps may use
+   * any scheme.
    *
    * @generated from field: repeated string redirect_uris = 1;
    */
   redirectUris: string[];
 
   /**
-   * Default: code.
+   * The response types the client may ask for; UNSPECIFIED entries and duplicates are dropped. Empty: code, unless
+   * grant_types names neither authorization_code nor implicit (then none).
    *
    * @generated from field: repeated svc.resources.application.v3alpha.OIDCResponseType response_types = 2;
    */
@@ -80,21 +95,31 @@ export type OIDCConfiguration = Message<"svc.resources.application.v3alpha.OIDCC
   grantTypes: OIDCGrantType[];
 
   /**
+   * The kind of client; default: web.
+   *
    * @generated from field: svc.resources.application.v3alpha.OIDCAppType app_type = 4;
    */
   appType: OIDCAppType;
 
   /**
+   * How the client authenticates at the token endpoint; default: basic. User agent and native apps must use NONE
+   * (INVALID_ARGUMENT otherwise). Basic and post get a client secret at creation.
+   *
    * @generated from field: svc.resources.application.v3alpha.OIDCAuthMethodType auth_method_type = 5;
    */
   authMethodType: OIDCAuthMethodType;
 
   /**
+   * Where the end-session endpoint may send the user after sign-out; matched exactly, same scheme rules as
+   * redirect_uris. A URI not listed (or none) ends on the server's signed-out page.
+   *
    * @generated from field: repeated string post_logout_redirect_uris = 6;
    */
   postLogoutRedirectUris: string[];
 
   /**
+   * The format of the access tokens issued to the client; default: opaque.
+   *
    * @generated from field: svc.resources.application.v3alpha.OIDCTokenType access_token_type = 7;
    */
   accessTokenType: OIDCTokenType;
@@ -107,13 +132,17 @@ export type OIDCConfiguration = Message<"svc.resources.application.v3alpha.OIDCC
   idTokenUserinfoAssertion: boolean;
 
   /**
-   * Tokens carry the user's roles of the project.
+   * The access token carries the user's roles of the project without the roles scope being asked for, when the project
+   * has project_role_assertion on.
    *
    * @generated from field: bool access_token_role_assertion = 9;
    */
   accessTokenRoleAssertion: boolean;
 
   /**
+   * The ID token carries the user's roles of the project, when the project has project_role_assertion on; the roles are
+   * those the access token gets, so the roles scope or access_token_role_assertion is needed too.
+   *
    * @generated from field: bool id_token_role_assertion = 10;
    */
   idTokenRoleAssertion: boolean;
@@ -126,7 +155,8 @@ export type OIDCConfiguration = Message<"svc.resources.application.v3alpha.OIDCC
   devMode: boolean;
 
   /**
-   * Tolerated clock difference for the tokens of this app (0 to 5s).
+   * Stored and returned only (0 to 5 s, INVALID_ARGUMENT otherwise): the server does not use it; client assertions are
+   * checked with a fixed tolerance of 5 s.
    *
    * @generated from field: google.protobuf.Duration clock_skew = 12;
    */
@@ -141,10 +171,14 @@ export const OIDCConfigurationSchema: GenMessage<OIDCConfiguration> = /*@__PURE_
   messageDesc(file_svc_resources_application_v3alpha_application, 1);
 
 /**
+ * The settings of an API application.
+ *
  * @generated from message svc.resources.application.v3alpha.APIConfiguration
  */
 export type APIConfiguration = Message<"svc.resources.application.v3alpha.APIConfiguration"> & {
   /**
+   * How the API authenticates at the introspection endpoint; default: basic (a client secret is made at creation).
+   *
    * @generated from field: svc.resources.application.v3alpha.APIAuthMethodType auth_method_type = 1;
    */
   authMethodType: APIAuthMethodType;
@@ -158,10 +192,14 @@ export const APIConfigurationSchema: GenMessage<APIConfiguration> = /*@__PURE__*
   messageDesc(file_svc_resources_application_v3alpha_application, 2);
 
 /**
+ * The changes to an application; an unset field is left as it is.
+ *
  * @generated from message svc.resources.application.v3alpha.PatchApplication
  */
 export type PatchApplication = Message<"svc.resources.application.v3alpha.PatchApplication"> & {
   /**
+   * New name, unique in the project (ALREADY_EXISTS).
+   *
    * @generated from field: optional string name = 1;
    */
   name?: string | undefined;
@@ -173,12 +211,18 @@ export type PatchApplication = Message<"svc.resources.application.v3alpha.PatchA
    */
   type: {
     /**
+     * The new configuration of an OIDC application, replacing the whole of the stored one (unset fields take their
+     * defaults). Changing the auth method neither makes nor removes a secret or key: see GenerateApplicationSecret and
+     * AddApplicationKey.
+     *
      * @generated from field: svc.resources.application.v3alpha.OIDCConfiguration oidc = 2;
      */
     value: OIDCConfiguration;
     case: "oidc";
   } | {
     /**
+     * The new configuration of an API application, replacing the stored one.
+     *
      * @generated from field: svc.resources.application.v3alpha.APIConfiguration api = 3;
      */
     value: APIConfiguration;
@@ -194,35 +238,49 @@ export const PatchApplicationSchema: GenMessage<PatchApplication> = /*@__PURE__*
   messageDesc(file_svc_resources_application_v3alpha_application, 3);
 
 /**
+ * An application as it is read.
+ *
  * @generated from message svc.resources.application.v3alpha.GetApplication
  */
 export type GetApplication = Message<"svc.resources.application.v3alpha.GetApplication"> & {
   /**
+   * ID of the application, sequence and date of its last change; the owner is the project's organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * ID of the project the application belongs to.
+   *
    * @generated from field: string project_id = 2;
    */
   projectId: string;
 
   /**
+   * Whether the application is active or deactivated.
+   *
    * @generated from field: svc.resources.application.v3alpha.ApplicationState state = 3;
    */
   state: ApplicationState;
 
   /**
+   * Name and configuration of the application.
+   *
    * @generated from field: svc.resources.application.v3alpha.Application application = 4;
    */
   application?: Application | undefined;
 
   /**
+   * The OAuth client ID: "<application ID>@<project name slug>", made at creation; it does not change.
+   *
    * @generated from field: string client_id = 5;
    */
   clientId: string;
 
   /**
+   * Whether the application has a client secret (never returned here).
+   *
    * @generated from field: bool has_secret = 6;
    */
   hasSecret: boolean;
@@ -236,6 +294,8 @@ export const GetApplicationSchema: GenMessage<GetApplication> = /*@__PURE__*/
   messageDesc(file_svc_resources_application_v3alpha_application, 4);
 
 /**
+ * One criterion of a search of applications; a result meets all the filters of a request.
+ *
  * @generated from message svc.resources.application.v3alpha.ApplicationSearchFilter
  */
 export type ApplicationSearchFilter = Message<"svc.resources.application.v3alpha.ApplicationSearchFilter"> & {
@@ -244,18 +304,24 @@ export type ApplicationSearchFilter = Message<"svc.resources.application.v3alpha
    */
   filter: {
     /**
+     * Applications with one of these IDs.
+     *
      * @generated from field: svc.resources.object.v3alpha.InIDsFilter in_ids = 1;
      */
     value: InIDsFilter;
     case: "inIds";
   } | {
     /**
+     * Applications by name.
+     *
      * @generated from field: svc.resources.application.v3alpha.ApplicationNameFilter name = 2;
      */
     value: ApplicationNameFilter;
     case: "name";
   } | {
     /**
+     * Applications of one project.
+     *
      * @generated from field: svc.resources.application.v3alpha.ApplicationProjectFilter project_id = 3;
      */
     value: ApplicationProjectFilter;
@@ -271,15 +337,21 @@ export const ApplicationSearchFilterSchema: GenMessage<ApplicationSearchFilter> 
   messageDesc(file_svc_resources_application_v3alpha_application, 5);
 
 /**
+ * Applications whose name matches a text.
+ *
  * @generated from message svc.resources.application.v3alpha.ApplicationNameFilter
  */
 export type ApplicationNameFilter = Message<"svc.resources.application.v3alpha.ApplicationNameFilter"> & {
   /**
+   * The text the name is compared with.
+   *
    * @generated from field: string name = 1;
    */
   name: string;
 
   /**
+   * How the name is compared with the text; default: equals.
+   *
    * @generated from field: svc.resources.object.v3alpha.TextFilterMethod method = 2;
    */
   method: TextFilterMethod;
@@ -293,10 +365,14 @@ export const ApplicationNameFilterSchema: GenMessage<ApplicationNameFilter> = /*
   messageDesc(file_svc_resources_application_v3alpha_application, 6);
 
 /**
+ * Applications of one project.
+ *
  * @generated from message svc.resources.application.v3alpha.ApplicationProjectFilter
  */
 export type ApplicationProjectFilter = Message<"svc.resources.application.v3alpha.ApplicationProjectFilter"> & {
   /**
+   * ID of the project.
+   *
    * @generated from field: string project_id = 1;
    */
   projectId: string;
@@ -310,25 +386,35 @@ export const ApplicationProjectFilterSchema: GenMessage<ApplicationProjectFilter
   messageDesc(file_svc_resources_application_v3alpha_application, 7);
 
 /**
+ * A response type of the authorization endpoint.
+ *
  * @generated from enum svc.resources.application.v3alpha.OIDCResponseType
  */
 export enum OIDCResponseType {
   /**
+   * Not set: ignored.
+   *
    * @generated from enum value: OIDC_RESPONSE_TYPE_UNSPECIFIED = 0;
    */
   OIDC_RESPONSE_TYPE_UNSPECIFIED = 0,
 
   /**
+   * "code": the authorization code flow.
+   *
    * @generated from enum value: OIDC_RESPONSE_TYPE_CODE = 1;
    */
   OIDC_RESPONSE_TYPE_CODE = 1,
 
   /**
+   * "id_token": implicit flow, an ID token alone.
+   *
    * @generated from enum value: OIDC_RESPONSE_TYPE_ID_TOKEN = 2;
    */
   OIDC_RESPONSE_TYPE_ID_TOKEN = 2,
 
   /**
+   * "id_token token": implicit flow, an ID token and an access token.
+   *
    * @generated from enum value: OIDC_RESPONSE_TYPE_ID_TOKEN_TOKEN = 3;
    */
   OIDC_RESPONSE_TYPE_ID_TOKEN_TOKEN = 3,
@@ -341,30 +427,43 @@ export const OIDCResponseTypeSchema: GenEnum<OIDCResponseType> = /*@__PURE__*/
   enumDesc(file_svc_resources_application_v3alpha_application, 0);
 
 /**
+ * A grant type the client may use.
+ *
  * @generated from enum svc.resources.application.v3alpha.OIDCGrantType
  */
 export enum OIDCGrantType {
   /**
+   * Not set: ignored.
+   *
    * @generated from enum value: OIDC_GRANT_TYPE_UNSPECIFIED = 0;
    */
   OIDC_GRANT_TYPE_UNSPECIFIED = 0,
 
   /**
+   * "authorization_code": the code flow, at the token endpoint.
+   *
    * @generated from enum value: OIDC_GRANT_TYPE_AUTHORIZATION_CODE = 1;
    */
   OIDC_GRANT_TYPE_AUTHORIZATION_CODE = 1,
 
   /**
+   * "implicit": tokens straight from the authorization endpoint.
+   *
    * @generated from enum value: OIDC_GRANT_TYPE_IMPLICIT = 2;
    */
   OIDC_GRANT_TYPE_IMPLICIT = 2,
 
   /**
+   * "refresh_token": a refresh token comes with the tokens when the scope offline_access is asked for.
+   *
    * @generated from enum value: OIDC_GRANT_TYPE_REFRESH_TOKEN = 3;
    */
   OIDC_GRANT_TYPE_REFRESH_TOKEN = 3,
 
   /**
+   * "urn:ietf:params:oauth:grant-type:token-exchange" (RFC 8693); works only where the feature flag
+   * oidc_token_exchange is on for the instance.
+   *
    * @generated from enum value: OIDC_GRANT_TYPE_TOKEN_EXCHANGE = 4;
    */
   OIDC_GRANT_TYPE_TOKEN_EXCHANGE = 4,
@@ -377,25 +476,35 @@ export const OIDCGrantTypeSchema: GenEnum<OIDCGrantType> = /*@__PURE__*/
   enumDesc(file_svc_resources_application_v3alpha_application, 1);
 
 /**
+ * The kind of OIDC client, which decides the rules for its redirect URIs and authentication.
+ *
  * @generated from enum svc.resources.application.v3alpha.OIDCAppType
  */
 export enum OIDCAppType {
   /**
+   * Not set: web.
+   *
    * @generated from enum value: OIDC_APP_TYPE_UNSPECIFIED = 0;
    */
   OIDC_APP_TYPE_UNSPECIFIED = 0,
 
   /**
+   * A server-side application that can keep a secret.
+   *
    * @generated from enum value: OIDC_APP_TYPE_WEB = 1;
    */
   OIDC_APP_TYPE_WEB = 1,
 
   /**
+   * An application running in the browser (single-page app); a public client.
+   *
    * @generated from enum value: OIDC_APP_TYPE_USER_AGENT = 2;
    */
   OIDC_APP_TYPE_USER_AGENT = 2,
 
   /**
+   * A desktop or mobile application; a public client.
+   *
    * @generated from enum value: OIDC_APP_TYPE_NATIVE = 3;
    */
   OIDC_APP_TYPE_NATIVE = 3,
@@ -408,6 +517,8 @@ export const OIDCAppTypeSchema: GenEnum<OIDCAppType> = /*@__PURE__*/
   enumDesc(file_svc_resources_application_v3alpha_application, 2);
 
 /**
+ * How an OIDC client authenticates at the token endpoint.
+ *
  * @generated from enum svc.resources.application.v3alpha.OIDCAuthMethodType
  */
 export enum OIDCAuthMethodType {
@@ -419,11 +530,15 @@ export enum OIDCAuthMethodType {
   OIDC_AUTH_METHOD_TYPE_UNSPECIFIED = 0,
 
   /**
+   * client_secret_basic: the client secret in the Authorization header (client_secret_post is accepted too).
+   *
    * @generated from enum value: OIDC_AUTH_METHOD_TYPE_BASIC = 1;
    */
   OIDC_AUTH_METHOD_TYPE_BASIC = 1,
 
   /**
+   * client_secret_post: the client secret in the request body (client_secret_basic is accepted too).
+   *
    * @generated from enum value: OIDC_AUTH_METHOD_TYPE_POST = 2;
    */
   OIDC_AUTH_METHOD_TYPE_POST = 2,
@@ -436,6 +551,8 @@ export enum OIDCAuthMethodType {
   OIDC_AUTH_METHOD_TYPE_NONE = 3,
 
   /**
+   * private_key_jwt: a JWT signed with a key added by AddApplicationKey; no secret.
+   *
    * @generated from enum value: OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT = 4;
    */
   OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT = 4,
@@ -448,6 +565,8 @@ export const OIDCAuthMethodTypeSchema: GenEnum<OIDCAuthMethodType> = /*@__PURE__
   enumDesc(file_svc_resources_application_v3alpha_application, 3);
 
 /**
+ * The format of access tokens.
+ *
  * @generated from enum svc.resources.application.v3alpha.OIDCTokenType
  */
 export enum OIDCTokenType {
@@ -459,11 +578,15 @@ export enum OIDCTokenType {
   OIDC_TOKEN_TYPE_UNSPECIFIED = 0,
 
   /**
+   * Opaque: an access token that only this server can read (by introspection). Returned for opaque tokens.
+   *
    * @generated from enum value: OIDC_TOKEN_TYPE_BEARER = 1;
    */
   OIDC_TOKEN_TYPE_BEARER = 1,
 
   /**
+   * A JWT signed by the instance, which resource servers can check themselves.
+   *
    * @generated from enum value: OIDC_TOKEN_TYPE_JWT = 2;
    */
   OIDC_TOKEN_TYPE_JWT = 2,
@@ -476,6 +599,8 @@ export const OIDCTokenTypeSchema: GenEnum<OIDCTokenType> = /*@__PURE__*/
   enumDesc(file_svc_resources_application_v3alpha_application, 4);
 
 /**
+ * How an API authenticates at the introspection endpoint.
+ *
  * @generated from enum svc.resources.application.v3alpha.APIAuthMethodType
  */
 export enum APIAuthMethodType {
@@ -487,11 +612,15 @@ export enum APIAuthMethodType {
   API_AUTH_METHOD_TYPE_UNSPECIFIED = 0,
 
   /**
+   * client_secret_basic: the client secret in the Authorization header.
+   *
    * @generated from enum value: API_AUTH_METHOD_TYPE_BASIC = 1;
    */
   API_AUTH_METHOD_TYPE_BASIC = 1,
 
   /**
+   * private_key_jwt: a JWT signed with a key added by AddApplicationKey; no secret.
+   *
    * @generated from enum value: API_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT = 2;
    */
   API_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT = 2,
@@ -504,20 +633,28 @@ export const APIAuthMethodTypeSchema: GenEnum<APIAuthMethodType> = /*@__PURE__*/
   enumDesc(file_svc_resources_application_v3alpha_application, 5);
 
 /**
+ * Whether an application is in use.
+ *
  * @generated from enum svc.resources.application.v3alpha.ApplicationState
  */
 export enum ApplicationState {
   /**
+   * Not set; never returned.
+   *
    * @generated from enum value: APPLICATION_STATE_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * In use (the applications of a deactivated project show ACTIVE but are refused as well).
+   *
    * @generated from enum value: APPLICATION_STATE_ACTIVE = 1;
    */
   ACTIVE = 1,
 
   /**
+   * Deactivated: it cannot sign users in, get tokens or introspect.
+   *
    * @generated from enum value: APPLICATION_STATE_INACTIVE = 2;
    */
   INACTIVE = 2,

@@ -26,15 +26,21 @@ export const file_svc_resources_application_v3alpha_application_service: GenFile
   fileDesc("CjtzdmMvcmVzb3VyY2VzL2FwcGxpY2F0aW9uL3YzYWxwaGEvYXBwbGljYXRpb25fc2VydmljZS5wcm90bxIhc3ZjLnJlc291cmNlcy5hcHBsaWNhdGlvbi52M2FscGhhIogBChhDcmVhdGVBcHBsaWNhdGlvblJlcXVlc3QSHwoKcHJvamVjdF9pZBgBIAEoCUILqrsYBwgBEMgBKAESSwoLYXBwbGljYXRpb24YAiABKAsyLi5zdmMucmVzb3VyY2VzLmFwcGxpY2F0aW9uLnYzYWxwaGEuQXBwbGljYXRpb25CBqq7GAIoASJ9ChlDcmVhdGVBcHBsaWNhdGlvblJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMSEQoJY2xpZW50X2lkGAIgASgJEhUKDWNsaWVudF9zZWNyZXQYAyABKAkihAEKF1BhdGNoQXBwbGljYXRpb25SZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoARJQCgthcHBsaWNhdGlvbhgCIAEoCzIzLnN2Yy5yZXNvdXJjZXMuYXBwbGljYXRpb24udjNhbHBoYS5QYXRjaEFwcGxpY2F0aW9uQgaquxgCKAEiUgoYUGF0Y2hBcHBsaWNhdGlvblJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMiMAoVR2V0QXBwbGljYXRpb25SZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoASJgChZHZXRBcHBsaWNhdGlvblJlc3BvbnNlEkYKC2FwcGxpY2F0aW9uGAEgASgLMjEuc3ZjLnJlc291cmNlcy5hcHBsaWNhdGlvbi52M2FscGhhLkdldEFwcGxpY2F0aW9uIjMKGERlbGV0ZUFwcGxpY2F0aW9uUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAEiUwoZRGVsZXRlQXBwbGljYXRpb25SZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIuYBChlTZWFyY2hBcHBsaWNhdGlvbnNSZXF1ZXN0EjQKA2N0eBgBIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBEjYKBXF1ZXJ5GAIgASgLMicuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5MaXN0UXVlcnkSUwoHZmlsdGVycxgDIAMoCzI6LnN2Yy5yZXNvdXJjZXMuYXBwbGljYXRpb24udjNhbHBoYS5BcHBsaWNhdGlvblNlYXJjaEZpbHRlckIGqrsYAkhkQgYKBF9jdHgimwEKGlNlYXJjaEFwcGxpY2F0aW9uc1Jlc3BvbnNlEjoKB2RldGFpbHMYASABKAsyKS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkxpc3REZXRhaWxzEkEKBnJlc3VsdBgCIAMoCzIxLnN2Yy5yZXNvdXJjZXMuYXBwbGljYXRpb24udjNhbHBoYS5HZXRBcHBsaWNhdGlvbiI3ChxEZWFjdGl2YXRlQXBwbGljYXRpb25SZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoASJXCh1EZWFjdGl2YXRlQXBwbGljYXRpb25SZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIjcKHFJlYWN0aXZhdGVBcHBsaWNhdGlvblJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBIlcKHVJlYWN0aXZhdGVBcHBsaWNhdGlvblJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMiOwogR2VuZXJhdGVBcHBsaWNhdGlvblNlY3JldFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBIoUBCiFHZW5lcmF0ZUFwcGxpY2F0aW9uU2VjcmV0UmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscxIRCgljbGllbnRfaWQYAiABKAkSFQoNY2xpZW50X3NlY3JldBgDIAEoCSJoChhBZGRBcHBsaWNhdGlvbktleVJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBEjMKD2V4cGlyYXRpb25fZGF0ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAieAoZQWRkQXBwbGljYXRpb25LZXlSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzEg4KBmtleV9pZBgCIAEoCRITCgtrZXlfY29udGVudBgDIAEoCSJTChtSZW1vdmVBcHBsaWNhdGlvbktleVJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBEhsKBmtleV9pZBgCIAEoCUILqrsYBwgBEMgBKAEiVgocUmVtb3ZlQXBwbGljYXRpb25LZXlSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzMsgUChJBcHBsaWNhdGlvblNlcnZpY2USkwIKEUNyZWF0ZUFwcGxpY2F0aW9uEjsuc3ZjLnJlc291cmNlcy5hcHBsaWNhdGlvbi52M2FscGhhLkNyZWF0ZUFwcGxpY2F0aW9uUmVxdWVzdBo8LnN2Yy5yZXNvdXJjZXMuYXBwbGljYXRpb24udjNhbHBoYS5DcmVhdGVBcHBsaWNhdGlvblJlc3BvbnNlIoIBorsYNAoRcHJvamVjdC5hcHAud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpGMkBKAGC0+STAkQ6C2FwcGxpY2F0aW9uIjUvcmVzb3VyY2VzL3YzYWxwaGEvcHJvamVjdHMve3Byb2plY3RfaWR9L2FwcGxpY2F0aW9ucxL7AQoQUGF0Y2hBcHBsaWNhdGlvbhI6LnN2Yy5yZXNvdXJjZXMuYXBwbGljYXRpb24udjNhbHBoYS5QYXRjaEFwcGxpY2F0aW9uUmVxdWVzdBo7LnN2Yy5yZXNvdXJjZXMuYXBwbGljYXRpb24udjNhbHBoYS5QYXRjaEFwcGxpY2F0aW9uUmVzcG9uc2UibqK7GDEKEXByb2plY3QuYXBwLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIzOgthcHBsaWNhdGlvbjIkL3Jlc291cmNlcy92M2FscGhhL2FwcGxpY2F0aW9ucy97aWR9EucBCg5HZXRBcHBsaWNhdGlvbhI4LnN2Yy5yZXNvdXJjZXMuYXBwbGljYXRpb24udjNhbHBoYS5HZXRBcHBsaWNhdGlvblJlcXVlc3QaOS5zdmMucmVzb3VyY2VzLmFwcGxpY2F0aW9uLnYzYWxwaGEuR2V0QXBwbGljYXRpb25SZXNwb25zZSJgorsYMAoQcHJvamVjdC5hcHAucmVhZBIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCJhIkL3Jlc291cmNlcy92M2FscGhhL2FwcGxpY2F0aW9ucy97aWR9EvIBChFEZWxldGVBcHBsaWNhdGlvbhI7LnN2Yy5yZXNvdXJjZXMuYXBwbGljYXRpb24udjNhbHBoYS5EZWxldGVBcHBsaWNhdGlvblJlcXVlc3QaPC5zdmMucmVzb3VyY2VzLmFwcGxpY2F0aW9uLnYzYWxwaGEuRGVsZXRlQXBwbGljYXRpb25SZXNwb25zZSJiorsYMgoScHJvamVjdC5hcHAuZGVsZXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwImKiQvcmVzb3VyY2VzL3YzYWxwaGEvYXBwbGljYXRpb25zL3tpZH0S/wEKElNlYXJjaEFwcGxpY2F0aW9ucxI8LnN2Yy5yZXNvdXJjZXMuYXBwbGljYXRpb24udjNhbHBoYS5TZWFyY2hBcHBsaWNhdGlvbnNSZXF1ZXN0Gj0uc3ZjLnJlc291cmNlcy5hcHBsaWNhdGlvbi52M2FscGhhLlNlYXJjaEFwcGxpY2F0aW9uc1Jlc3BvbnNlImyiuxgwChBwcm9qZWN0LmFwcC5yZWFkEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIyOgdmaWx0ZXJzIicvcmVzb3VyY2VzL3YzYWxwaGEvYXBwbGljYXRpb25zL19zZWFyY2gSiQIKFURlYWN0aXZhdGVBcHBsaWNhdGlvbhI/LnN2Yy5yZXNvdXJjZXMuYXBwbGljYXRpb24udjNhbHBoYS5EZWFjdGl2YXRlQXBwbGljYXRpb25SZXF1ZXN0GkAuc3ZjLnJlc291cmNlcy5hcHBsaWNhdGlvbi52M2FscGhhLkRlYWN0aXZhdGVBcHBsaWNhdGlvblJlc3BvbnNlIm2iuxgxChFwcm9qZWN0LmFwcC53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCMiIwL3Jlc291cmNlcy92M2FscGhhL2FwcGxpY2F0aW9ucy97aWR9L19kZWFjdGl2YXRlEokCChVSZWFjdGl2YXRlQXBwbGljYXRpb24SPy5zdmMucmVzb3VyY2VzLmFwcGxpY2F0aW9uLnYzYWxwaGEuUmVhY3RpdmF0ZUFwcGxpY2F0aW9uUmVxdWVzdBpALnN2Yy5yZXNvdXJjZXMuYXBwbGljYXRpb24udjNhbHBoYS5SZWFjdGl2YXRlQXBwbGljYXRpb25SZXNwb25zZSJtorsYMQoRcHJvamVjdC5hcHAud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAjIiMC9yZXNvdXJjZXMvdjNhbHBoYS9hcHBsaWNhdGlvbnMve2lkfS9fcmVhY3RpdmF0ZRKaAgoZR2VuZXJhdGVBcHBsaWNhdGlvblNlY3JldBJDLnN2Yy5yZXNvdXJjZXMuYXBwbGljYXRpb24udjNhbHBoYS5HZW5lcmF0ZUFwcGxpY2F0aW9uU2VjcmV0UmVxdWVzdBpELnN2Yy5yZXNvdXJjZXMuYXBwbGljYXRpb24udjNhbHBoYS5HZW5lcmF0ZUFwcGxpY2F0aW9uU2VjcmV0UmVzcG9uc2UicqK7GDEKEXByb2plY3QuYXBwLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwI3IjUvcmVzb3VyY2VzL3YzYWxwaGEvYXBwbGljYXRpb25zL3tpZH0vX2dlbmVyYXRlX3NlY3JldBL8AQoRQWRkQXBwbGljYXRpb25LZXkSOy5zdmMucmVzb3VyY2VzLmFwcGxpY2F0aW9uLnYzYWxwaGEuQWRkQXBwbGljYXRpb25LZXlSZXF1ZXN0Gjwuc3ZjLnJlc291cmNlcy5hcHBsaWNhdGlvbi52M2FscGhhLkFkZEFwcGxpY2F0aW9uS2V5UmVzcG9uc2UibKK7GDQKEXByb2plY3QuYXBwLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaRjJASgBgtPkkwIuOgEqIikvcmVzb3VyY2VzL3YzYWxwaGEvYXBwbGljYXRpb25zL3tpZH0va2V5cxKIAgoUUmVtb3ZlQXBwbGljYXRpb25LZXkSPi5zdmMucmVzb3VyY2VzLmFwcGxpY2F0aW9uLnYzYWxwaGEuUmVtb3ZlQXBwbGljYXRpb25LZXlSZXF1ZXN0Gj8uc3ZjLnJlc291cmNlcy5hcHBsaWNhdGlvbi52M2FscGhhLlJlbW92ZUFwcGxpY2F0aW9uS2V5UmVzcG9uc2Uib6K7GDEKEXByb2plY3QuYXBwLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwI0KjIvcmVzb3VyY2VzL3YzYWxwaGEvYXBwbGljYXRpb25zL3tpZH0va2V5cy97a2V5X2lkfWIGcHJvdG8z", [file_google_api_annotations, file_google_protobuf_timestamp, file_svc_options_v1_options, file_svc_object_v3alpha_object, file_svc_resources_application_v3alpha_application, file_svc_resources_object_v3alpha_object]);
 
 /**
+ * An application to add to a project.
+ *
  * @generated from message svc.resources.application.v3alpha.CreateApplicationRequest
  */
 export type CreateApplicationRequest = Message<"svc.resources.application.v3alpha.CreateApplicationRequest"> & {
   /**
+   * ID of the project the application belongs to; NOT_FOUND when the instance has no such project.
+   *
    * @generated from field: string project_id = 1;
    */
   projectId: string;
 
   /**
+   * Name and configuration of the application.
+   *
    * @generated from field: svc.resources.application.v3alpha.Application application = 2;
    */
   application?: Application | undefined;
@@ -48,20 +54,28 @@ export const CreateApplicationRequestSchema: GenMessage<CreateApplicationRequest
   messageDesc(file_svc_resources_application_v3alpha_application_service, 0);
 
 /**
+ * The application created, with its credentials.
+ *
  * @generated from message svc.resources.application.v3alpha.CreateApplicationResponse
  */
 export type CreateApplicationResponse = Message<"svc.resources.application.v3alpha.CreateApplicationResponse"> & {
   /**
+   * ID of the new application, sequence and date of its creation; the owner is the project's organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * The OAuth client ID: "<application ID>@<project name slug>".
+   *
    * @generated from field: string client_id = 2;
    */
   clientId: string;
 
   /**
+   * The client secret, shown this once (only a hash is stored); empty for the NONE and PRIVATE_KEY_JWT auth methods.
+   *
    * @generated from field: string client_secret = 3;
    */
   clientSecret: string;
@@ -75,15 +89,21 @@ export const CreateApplicationResponseSchema: GenMessage<CreateApplicationRespon
   messageDesc(file_svc_resources_application_v3alpha_application_service, 1);
 
 /**
+ * An application's ID and the changes to it.
+ *
  * @generated from message svc.resources.application.v3alpha.PatchApplicationRequest
  */
 export type PatchApplicationRequest = Message<"svc.resources.application.v3alpha.PatchApplicationRequest"> & {
   /**
+   * ID of the application to change.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The changes; unset fields are left as they are.
+   *
    * @generated from field: svc.resources.application.v3alpha.PatchApplication application = 2;
    */
   application?: PatchApplication | undefined;
@@ -97,10 +117,14 @@ export const PatchApplicationRequestSchema: GenMessage<PatchApplicationRequest> 
   messageDesc(file_svc_resources_application_v3alpha_application_service, 2);
 
 /**
+ * The outcome of a change to an application.
+ *
  * @generated from message svc.resources.application.v3alpha.PatchApplicationResponse
  */
 export type PatchApplicationResponse = Message<"svc.resources.application.v3alpha.PatchApplicationResponse"> & {
   /**
+   * ID of the application, sequence and date of the change (of the last change when nothing changed).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -114,10 +138,14 @@ export const PatchApplicationResponseSchema: GenMessage<PatchApplicationResponse
   messageDesc(file_svc_resources_application_v3alpha_application_service, 3);
 
 /**
+ * The application to read.
+ *
  * @generated from message svc.resources.application.v3alpha.GetApplicationRequest
  */
 export type GetApplicationRequest = Message<"svc.resources.application.v3alpha.GetApplicationRequest"> & {
   /**
+   * ID of the application.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -131,10 +159,14 @@ export const GetApplicationRequestSchema: GenMessage<GetApplicationRequest> = /*
   messageDesc(file_svc_resources_application_v3alpha_application_service, 4);
 
 /**
+ * The application read.
+ *
  * @generated from message svc.resources.application.v3alpha.GetApplicationResponse
  */
 export type GetApplicationResponse = Message<"svc.resources.application.v3alpha.GetApplicationResponse"> & {
   /**
+   * The application; its secret is never returned.
+   *
    * @generated from field: svc.resources.application.v3alpha.GetApplication application = 1;
    */
   application?: GetApplication | undefined;
@@ -148,10 +180,14 @@ export const GetApplicationResponseSchema: GenMessage<GetApplicationResponse> = 
   messageDesc(file_svc_resources_application_v3alpha_application_service, 5);
 
 /**
+ * The application to remove.
+ *
  * @generated from message svc.resources.application.v3alpha.DeleteApplicationRequest
  */
 export type DeleteApplicationRequest = Message<"svc.resources.application.v3alpha.DeleteApplicationRequest"> & {
   /**
+   * ID of the application.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -165,10 +201,14 @@ export const DeleteApplicationRequestSchema: GenMessage<DeleteApplicationRequest
   messageDesc(file_svc_resources_application_v3alpha_application_service, 6);
 
 /**
+ * The outcome of the removal.
+ *
  * @generated from message svc.resources.application.v3alpha.DeleteApplicationResponse
  */
 export type DeleteApplicationResponse = Message<"svc.resources.application.v3alpha.DeleteApplicationResponse"> & {
   /**
+   * ID of the removed application, sequence and date of the removal.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -182,20 +222,29 @@ export const DeleteApplicationResponseSchema: GenMessage<DeleteApplicationRespon
   messageDesc(file_svc_resources_application_v3alpha_application_service, 7);
 
 /**
+ * A search of applications: filters and the page.
+ *
  * @generated from message svc.resources.application.v3alpha.SearchApplicationsRequest
  */
 export type SearchApplicationsRequest = Message<"svc.resources.application.v3alpha.SearchApplicationsRequest"> & {
   /**
+   * With an organisation: the applications of its projects alone (the caller needs project.app.read in it). Default:
+   * every organisation the caller may read applications in, and the projects it is a member of.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * Offset, limit (default 100) and order (by creation date, default descending) of the page.
+   *
    * @generated from field: svc.resources.object.v3alpha.ListQuery query = 2;
    */
   query?: ListQuery | undefined;
 
   /**
+   * Criteria the results must all meet; none: every application in reach.
+   *
    * @generated from field: repeated svc.resources.application.v3alpha.ApplicationSearchFilter filters = 3;
    */
   filters: ApplicationSearchFilter[];
@@ -209,15 +258,21 @@ export const SearchApplicationsRequestSchema: GenMessage<SearchApplicationsReque
   messageDesc(file_svc_resources_application_v3alpha_application_service, 8);
 
 /**
+ * A page of applications.
+ *
  * @generated from message svc.resources.application.v3alpha.SearchApplicationsResponse
  */
 export type SearchApplicationsResponse = Message<"svc.resources.application.v3alpha.SearchApplicationsResponse"> & {
   /**
+   * Total count, the limit applied and whether this is the last page.
+   *
    * @generated from field: svc.resources.object.v3alpha.ListDetails details = 1;
    */
   details?: ListDetails | undefined;
 
   /**
+   * The applications of the page.
+   *
    * @generated from field: repeated svc.resources.application.v3alpha.GetApplication result = 2;
    */
   result: GetApplication[];
@@ -231,10 +286,14 @@ export const SearchApplicationsResponseSchema: GenMessage<SearchApplicationsResp
   messageDesc(file_svc_resources_application_v3alpha_application_service, 9);
 
 /**
+ * The application to deactivate.
+ *
  * @generated from message svc.resources.application.v3alpha.DeactivateApplicationRequest
  */
 export type DeactivateApplicationRequest = Message<"svc.resources.application.v3alpha.DeactivateApplicationRequest"> & {
   /**
+   * ID of the application.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -248,10 +307,14 @@ export const DeactivateApplicationRequestSchema: GenMessage<DeactivateApplicatio
   messageDesc(file_svc_resources_application_v3alpha_application_service, 10);
 
 /**
+ * The outcome of the deactivation.
+ *
  * @generated from message svc.resources.application.v3alpha.DeactivateApplicationResponse
  */
 export type DeactivateApplicationResponse = Message<"svc.resources.application.v3alpha.DeactivateApplicationResponse"> & {
   /**
+   * ID of the application, sequence and date of the change.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -265,10 +328,14 @@ export const DeactivateApplicationResponseSchema: GenMessage<DeactivateApplicati
   messageDesc(file_svc_resources_application_v3alpha_application_service, 11);
 
 /**
+ * The application to reactivate.
+ *
  * @generated from message svc.resources.application.v3alpha.ReactivateApplicationRequest
  */
 export type ReactivateApplicationRequest = Message<"svc.resources.application.v3alpha.ReactivateApplicationRequest"> & {
   /**
+   * ID of the application.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -282,10 +349,14 @@ export const ReactivateApplicationRequestSchema: GenMessage<ReactivateApplicatio
   messageDesc(file_svc_resources_application_v3alpha_application_service, 12);
 
 /**
+ * The outcome of the reactivation.
+ *
  * @generated from message svc.resources.application.v3alpha.ReactivateApplicationResponse
  */
 export type ReactivateApplicationResponse = Message<"svc.resources.application.v3alpha.ReactivateApplicationResponse"> & {
   /**
+   * ID of the application, sequence and date of the change.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -299,10 +370,14 @@ export const ReactivateApplicationResponseSchema: GenMessage<ReactivateApplicati
   messageDesc(file_svc_resources_application_v3alpha_application_service, 13);
 
 /**
+ * The application to give a new client secret.
+ *
  * @generated from message svc.resources.application.v3alpha.GenerateApplicationSecretRequest
  */
 export type GenerateApplicationSecretRequest = Message<"svc.resources.application.v3alpha.GenerateApplicationSecretRequest"> & {
   /**
+   * ID of an application whose auth method uses a secret (OIDC basic or post, API basic); else FAILED_PRECONDITION.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -316,20 +391,28 @@ export const GenerateApplicationSecretRequestSchema: GenMessage<GenerateApplicat
   messageDesc(file_svc_resources_application_v3alpha_application_service, 14);
 
 /**
+ * The new client secret.
+ *
  * @generated from message svc.resources.application.v3alpha.GenerateApplicationSecretResponse
  */
 export type GenerateApplicationSecretResponse = Message<"svc.resources.application.v3alpha.GenerateApplicationSecretResponse"> & {
   /**
+   * ID of the application, sequence and date of the change.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * The application's client ID.
+   *
    * @generated from field: string client_id = 2;
    */
   clientId: string;
 
   /**
+   * The new client secret, shown this once (only a hash is stored).
+   *
    * @generated from field: string client_secret = 3;
    */
   clientSecret: string;
@@ -343,10 +426,14 @@ export const GenerateApplicationSecretResponseSchema: GenMessage<GenerateApplica
   messageDesc(file_svc_resources_application_v3alpha_application_service, 15);
 
 /**
+ * A key to add to an application.
+ *
  * @generated from message svc.resources.application.v3alpha.AddApplicationKeyRequest
  */
 export type AddApplicationKeyRequest = Message<"svc.resources.application.v3alpha.AddApplicationKeyRequest"> & {
   /**
+   * ID of an application with the PRIVATE_KEY_JWT auth method; else FAILED_PRECONDITION.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -367,15 +454,21 @@ export const AddApplicationKeyRequestSchema: GenMessage<AddApplicationKeyRequest
   messageDesc(file_svc_resources_application_v3alpha_application_service, 16);
 
 /**
+ * The key added, with its private part.
+ *
  * @generated from message svc.resources.application.v3alpha.AddApplicationKeyResponse
  */
 export type AddApplicationKeyResponse = Message<"svc.resources.application.v3alpha.AddApplicationKeyResponse"> & {
   /**
+   * ID of the application (not of the key), sequence and date of the change.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * ID of the new key: the kid of the assertions it signs.
+   *
    * @generated from field: string key_id = 2;
    */
   keyId: string;
@@ -396,15 +489,21 @@ export const AddApplicationKeyResponseSchema: GenMessage<AddApplicationKeyRespon
   messageDesc(file_svc_resources_application_v3alpha_application_service, 17);
 
 /**
+ * The key to remove from an application.
+ *
  * @generated from message svc.resources.application.v3alpha.RemoveApplicationKeyRequest
  */
 export type RemoveApplicationKeyRequest = Message<"svc.resources.application.v3alpha.RemoveApplicationKeyRequest"> & {
   /**
+   * ID of the application.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * ID of the key.
+   *
    * @generated from field: string key_id = 2;
    */
   keyId: string;
@@ -418,10 +517,14 @@ export const RemoveApplicationKeyRequestSchema: GenMessage<RemoveApplicationKeyR
   messageDesc(file_svc_resources_application_v3alpha_application_service, 18);
 
 /**
+ * The outcome of the removal.
+ *
  * @generated from message svc.resources.application.v3alpha.RemoveApplicationKeyResponse
  */
 export type RemoveApplicationKeyResponse = Message<"svc.resources.application.v3alpha.RemoveApplicationKeyResponse"> & {
   /**
+   * ID of the application (not of the key), sequence and date of the change.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -449,6 +552,9 @@ export const ApplicationService: GenService<{
     output: typeof CreateApplicationResponseSchema;
   },
   /**
+   * Changes an application's name or replaces its configuration; the type (OIDC or API) cannot change
+   * (INVALID_ARGUMENT). The client ID and secret stay.
+   *
    * @generated from rpc svc.resources.application.v3alpha.ApplicationService.PatchApplication
    */
   patchApplication: {
@@ -457,6 +563,8 @@ export const ApplicationService: GenService<{
     output: typeof PatchApplicationResponseSchema;
   },
   /**
+   * Returns an application; NOT_FOUND when the instance has none with the ID.
+   *
    * @generated from rpc svc.resources.application.v3alpha.ApplicationService.GetApplication
    */
   getApplication: {
@@ -465,6 +573,8 @@ export const ApplicationService: GenService<{
     output: typeof GetApplicationResponseSchema;
   },
   /**
+   * Removes an application with its keys; its client ID stops working.
+   *
    * @generated from rpc svc.resources.application.v3alpha.ApplicationService.DeleteApplication
    */
   deleteApplication: {
@@ -493,6 +603,8 @@ export const ApplicationService: GenService<{
     output: typeof DeactivateApplicationResponseSchema;
   },
   /**
+   * Makes a deactivated application active again; an active one stays as it is.
+   *
    * @generated from rpc svc.resources.application.v3alpha.ApplicationService.ReactivateApplication
    */
   reactivateApplication: {
@@ -521,6 +633,9 @@ export const ApplicationService: GenService<{
     output: typeof AddApplicationKeyResponseSchema;
   },
   /**
+   * Removes a key of an application: assertions signed with it are refused from then on. NOT_FOUND when the application
+   * has no key with the ID.
+   *
    * @generated from rpc svc.resources.application.v3alpha.ApplicationService.RemoveApplicationKey
    */
   removeApplicationKey: {

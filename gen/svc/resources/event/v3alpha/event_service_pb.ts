@@ -23,6 +23,8 @@ export const file_svc_resources_event_v3alpha_event_service: GenFile = /*@__PURE
   fileDesc("Ci9zdmMvcmVzb3VyY2VzL2V2ZW50L3YzYWxwaGEvZXZlbnRfc2VydmljZS5wcm90bxIbc3ZjLnJlc291cmNlcy5ldmVudC52M2FscGhhIvICChFFdmVudFNlYXJjaEZpbHRlchJGCg9hZ2dyZWdhdGVfdHlwZXMYASABKAsyKy5zdmMucmVzb3VyY2VzLmV2ZW50LnYzYWxwaGEuQWdncmVnYXRlVHlwZXNIABIhCgxhZ2dyZWdhdGVfaWQYAiABKAlCCaq7GAUIARDIAUgAEj4KC2V2ZW50X3R5cGVzGAMgASgLMicuc3ZjLnJlc291cmNlcy5ldmVudC52M2FscGhhLkV2ZW50VHlwZXNIABIjCg5lZGl0b3JfdXNlcl9pZBgEIAEoCUIJqrsYBQgBEMgBSAASPwoNY3JlYXRpb25fZGF0ZRgFIAEoCzImLnN2Yy5yZXNvdXJjZXMuZXZlbnQudjNhbHBoYS5UaW1lUmFuZ2VIABIXCg1mcm9tX3Bvc2l0aW9uGAYgASgESAASIwoOcmVzb3VyY2Vfb3duZXIYByABKAlCCaq7GAUIARDIAUgAQg4KBmZpbHRlchIEsLsYASIrCg5BZ2dyZWdhdGVUeXBlcxIZCgV0eXBlcxgBIAMoCUIKqrsYBggBEGRIZCInCgpFdmVudFR5cGVzEhkKBXR5cGVzGAEgAygJQgqquxgGCAEQZEhkImEKCVRpbWVSYW5nZRIpCgVzaW5jZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKQoFdW50aWwYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIpYBChNTZWFyY2hFdmVudHNSZXF1ZXN0EjYKBXF1ZXJ5GAEgASgLMicuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5MaXN0UXVlcnkSRwoHZmlsdGVycxgCIAMoCzIuLnN2Yy5yZXNvdXJjZXMuZXZlbnQudjNhbHBoYS5FdmVudFNlYXJjaEZpbHRlckIGqrsYAkgUIvQBCgVFdmVudBIQCghwb3NpdGlvbhgBIAEoBBIMCgR0eXBlGAIgASgJEhYKDmFnZ3JlZ2F0ZV90eXBlGAMgASgJEhQKDGFnZ3JlZ2F0ZV9pZBgEIAEoCRIQCghzZXF1ZW5jZRgFIAEoBBIWCg5yZXNvdXJjZV9vd25lchgGIAEoCRIWCg5lZGl0b3JfdXNlcl9pZBgHIAEoCRIxCg1jcmVhdGlvbl9kYXRlGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIoCgdwYXlsb2FkGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCKGAQoUU2VhcmNoRXZlbnRzUmVzcG9uc2USOgoHZGV0YWlscxgBIAEoCzIpLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuTGlzdERldGFpbHMSMgoGcmVzdWx0GAIgAygLMiIuc3ZjLnJlc291cmNlcy5ldmVudC52M2FscGhhLkV2ZW50IhcKFUxpc3RFdmVudFR5cGVzUmVxdWVzdCJGChZMaXN0RXZlbnRUeXBlc1Jlc3BvbnNlEhMKC2V2ZW50X3R5cGVzGAEgAygJEhcKD2FnZ3JlZ2F0ZV90eXBlcxgCIAMoCTL5AgoMRXZlbnRTZXJ2aWNlErIBCgxTZWFyY2hFdmVudHMSMC5zdmMucmVzb3VyY2VzLmV2ZW50LnYzYWxwaGEuU2VhcmNoRXZlbnRzUmVxdWVzdBoxLnN2Yy5yZXNvdXJjZXMuZXZlbnQudjNhbHBoYS5TZWFyY2hFdmVudHNSZXNwb25zZSI9orsYDQoLZXZlbnRzLnJlYWSC0+STAiY6ASoiIS9yZXNvdXJjZXMvdjNhbHBoYS9ldmVudHMvX3NlYXJjaBKzAQoOTGlzdEV2ZW50VHlwZXMSMi5zdmMucmVzb3VyY2VzLmV2ZW50LnYzYWxwaGEuTGlzdEV2ZW50VHlwZXNSZXF1ZXN0GjMuc3ZjLnJlc291cmNlcy5ldmVudC52M2FscGhhLkxpc3RFdmVudFR5cGVzUmVzcG9uc2UiOKK7GA0KC2V2ZW50cy5yZWFkgtPkkwIhEh8vcmVzb3VyY2VzL3YzYWxwaGEvZXZlbnRzL3R5cGVzYgZwcm90bzM", [file_google_api_annotations, file_google_protobuf_struct, file_google_protobuf_timestamp, file_svc_options_v1_options, file_svc_resources_object_v3alpha_object]);
 
 /**
+ * One criterion of an event search; a search matches the events that meet all of them.
+ *
  * @generated from message svc.resources.event.v3alpha.EventSearchFilter
  */
 export type EventSearchFilter = Message<"svc.resources.event.v3alpha.EventSearchFilter"> & {
@@ -39,6 +41,8 @@ export type EventSearchFilter = Message<"svc.resources.event.v3alpha.EventSearch
     case: "aggregateTypes";
   } | {
     /**
+     * ID of the aggregate (the user, target, organisation, ...) the events belong to; exact match.
+     *
      * @generated from field: string aggregate_id = 2;
      */
     value: string;
@@ -61,6 +65,8 @@ export type EventSearchFilter = Message<"svc.resources.event.v3alpha.EventSearch
     case: "editorUserId";
   } | {
     /**
+     * Events created within this time range.
+     *
      * @generated from field: svc.resources.event.v3alpha.TimeRange creation_date = 5;
      */
     value: TimeRange;
@@ -92,10 +98,14 @@ export const EventSearchFilterSchema: GenMessage<EventSearchFilter> = /*@__PURE_
   messageDesc(file_svc_resources_event_v3alpha_event_service, 0);
 
 /**
+ * Aggregate types to match, e.g. user, org; exact match (ListEventTypes lists them).
+ *
  * @generated from message svc.resources.event.v3alpha.AggregateTypes
  */
 export type AggregateTypes = Message<"svc.resources.event.v3alpha.AggregateTypes"> & {
   /**
+   * Aggregate types; an event matches when its aggregate type is one of them (empty: none match).
+   *
    * @generated from field: repeated string types = 1;
    */
   types: string[];
@@ -109,10 +119,14 @@ export const AggregateTypesSchema: GenMessage<AggregateTypes> = /*@__PURE__*/
   messageDesc(file_svc_resources_event_v3alpha_event_service, 1);
 
 /**
+ * Event types to match, e.g. user.human.added; exact match (ListEventTypes lists them).
+ *
  * @generated from message svc.resources.event.v3alpha.EventTypes
  */
 export type EventTypes = Message<"svc.resources.event.v3alpha.EventTypes"> & {
   /**
+   * Event types; an event matches when its type is one of them (empty: none match).
+   *
    * @generated from field: repeated string types = 1;
    */
   types: string[];
@@ -126,6 +140,8 @@ export const EventTypesSchema: GenMessage<EventTypes> = /*@__PURE__*/
   messageDesc(file_svc_resources_event_v3alpha_event_service, 2);
 
 /**
+ * A range of creation times.
+ *
  * @generated from message svc.resources.event.v3alpha.TimeRange
  */
 export type TimeRange = Message<"svc.resources.event.v3alpha.TimeRange"> & {
@@ -137,6 +153,8 @@ export type TimeRange = Message<"svc.resources.event.v3alpha.TimeRange"> & {
   since?: Timestamp | undefined;
 
   /**
+   * Latest creation time (inclusive); absent: no upper bound.
+   *
    * @generated from field: google.protobuf.Timestamp until = 2;
    */
   until?: Timestamp | undefined;
@@ -150,6 +168,8 @@ export const TimeRangeSchema: GenMessage<TimeRange> = /*@__PURE__*/
   messageDesc(file_svc_resources_event_v3alpha_event_service, 3);
 
 /**
+ * Paging, order and filters of an audit log search.
+ *
  * @generated from message svc.resources.event.v3alpha.SearchEventsRequest
  */
 export type SearchEventsRequest = Message<"svc.resources.event.v3alpha.SearchEventsRequest"> & {
@@ -161,6 +181,8 @@ export type SearchEventsRequest = Message<"svc.resources.event.v3alpha.SearchEve
   query?: ListQuery | undefined;
 
   /**
+   * Criteria that all must hold; none: every retained event.
+   *
    * @generated from field: repeated svc.resources.event.v3alpha.EventSearchFilter filters = 2;
    */
   filters: EventSearchFilter[];
@@ -174,6 +196,8 @@ export const SearchEventsRequestSchema: GenMessage<SearchEventsRequest> = /*@__P
   messageDesc(file_svc_resources_event_v3alpha_event_service, 4);
 
 /**
+ * One event of the audit log.
+ *
  * @generated from message svc.resources.event.v3alpha.Event
  */
 export type Event = Message<"svc.resources.event.v3alpha.Event"> & {
@@ -185,16 +209,22 @@ export type Event = Message<"svc.resources.event.v3alpha.Event"> & {
   position: bigint;
 
   /**
+   * Event type, dotted <aggregate>.<noun>.<verb>, e.g. user.human.added.
+   *
    * @generated from field: string type = 2;
    */
   type: string;
 
   /**
+   * Type of the aggregate the event belongs to, e.g. user.
+   *
    * @generated from field: string aggregate_type = 3;
    */
   aggregateType: string;
 
   /**
+   * ID of the aggregate the event belongs to.
+   *
    * @generated from field: string aggregate_id = 4;
    */
   aggregateId: string;
@@ -207,21 +237,30 @@ export type Event = Message<"svc.resources.event.v3alpha.Event"> & {
   sequence: bigint;
 
   /**
+   * ID of the event's owner: the organisation, or the instance for instance-level resources.
+   *
    * @generated from field: string resource_owner = 6;
    */
   resourceOwner: string;
 
   /**
+   * ID of the user who caused the event, or a system actor such as SYSTEM.
+   *
    * @generated from field: string editor_user_id = 7;
    */
   editorUserId: string;
 
   /**
+   * When the event was stored.
+   *
    * @generated from field: google.protobuf.Timestamp creation_date = 8;
    */
   creationDate?: Timestamp | undefined;
 
   /**
+   * The event's data as JSON, redacted at every depth: keys containing hash, secret, password, signingkey or
+   * privatekey, ending in token, or named code are left out.
+   *
    * @generated from field: google.protobuf.Struct payload = 9;
    */
   payload?: JsonObject | undefined;
@@ -235,6 +274,8 @@ export const EventSchema: GenMessage<Event> = /*@__PURE__*/
   messageDesc(file_svc_resources_event_v3alpha_event_service, 5);
 
 /**
+ * A page of events and how it relates to the whole result.
+ *
  * @generated from message svc.resources.event.v3alpha.SearchEventsResponse
  */
 export type SearchEventsResponse = Message<"svc.resources.event.v3alpha.SearchEventsResponse"> & {
@@ -246,6 +287,8 @@ export type SearchEventsResponse = Message<"svc.resources.event.v3alpha.SearchEv
   details?: ListDetails | undefined;
 
   /**
+   * The events of the page, in the requested order.
+   *
    * @generated from field: repeated svc.resources.event.v3alpha.Event result = 2;
    */
   result: Event[];
@@ -259,6 +302,8 @@ export const SearchEventsResponseSchema: GenMessage<SearchEventsResponse> = /*@_
   messageDesc(file_svc_resources_event_v3alpha_event_service, 6);
 
 /**
+ * No parameters.
+ *
  * @generated from message svc.resources.event.v3alpha.ListEventTypesRequest
  */
 export type ListEventTypesRequest = Message<"svc.resources.event.v3alpha.ListEventTypesRequest"> & {
@@ -272,15 +317,21 @@ export const ListEventTypesRequestSchema: GenMessage<ListEventTypesRequest> = /*
   messageDesc(file_svc_resources_event_v3alpha_event_service, 7);
 
 /**
+ * Every event type and aggregate type, to search by or to attach event executions to.
+ *
  * @generated from message svc.resources.event.v3alpha.ListEventTypesResponse
  */
 export type ListEventTypesResponse = Message<"svc.resources.event.v3alpha.ListEventTypesResponse"> & {
   /**
+   * Every event type the server writes, sorted.
+   *
    * @generated from field: repeated string event_types = 1;
    */
   eventTypes: string[];
 
   /**
+   * Every aggregate type of those events, sorted.
+   *
    * @generated from field: repeated string aggregate_types = 2;
    */
   aggregateTypes: string[];
@@ -298,6 +349,9 @@ export const ListEventTypesResponseSchema: GenMessage<ListEventTypesResponse> = 
  */
 export const EventService: GenService<{
   /**
+   * A page of the instance's events (the instance of the request's Host header), matching all filters, with payloads
+   * redacted. Events older than the instance's audit log retention are left out.
+   *
    * @generated from rpc svc.resources.event.v3alpha.EventService.SearchEvents
    */
   searchEvents: {

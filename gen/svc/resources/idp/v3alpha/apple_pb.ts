@@ -25,11 +25,15 @@ export const file_svc_resources_idp_v3alpha_apple: GenFile = /*@__PURE__*/
  */
 export type AppleIDP = Message<"svc.resources.idp.v3alpha.AppleIDP"> & {
   /**
+   * Name, state policy and account options of the provider.
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDP idp = 1;
    */
   idp?: IDP | undefined;
 
   /**
+   * The configuration of this kind.
+   *
    * @generated from field: svc.resources.idp.v3alpha.AppleConfig config = 2;
    */
   config?: AppleConfig | undefined;
@@ -43,6 +47,10 @@ export const AppleIDPSchema: GenMessage<AppleIDP> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_apple, 0);
 
 /**
+ * Configuration of a Sign in with Apple provider (OpenID Connect with PKCE and response_mode=form_post). No scopes:
+ * name and email are requested; scopes are sent as given (openid is not added). The user is read from the ID token;
+ * Apple sends the name only at a user's first authorization.
+ *
  * @generated from message svc.resources.idp.v3alpha.AppleConfig
  */
 export type AppleConfig = Message<"svc.resources.idp.v3alpha.AppleConfig"> & {
@@ -90,15 +98,22 @@ export const AppleConfigSchema: GenMessage<AppleConfig> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_apple, 1);
 
 /**
+ * Changes to a provider of this kind; only present fields change.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchAppleIDP
  */
 export type PatchAppleIDP = Message<"svc.resources.idp.v3alpha.PatchAppleIDP"> & {
   /**
+   * Changes to the name, options and state policy. In a child context only state_policy may be present.
+   *
    * @generated from field: optional svc.resources.idp.v3alpha.PatchIDP idp = 1;
    */
   idp?: PatchIDP | undefined;
 
   /**
+   * Changes to the configuration; only in the context that owns the provider (else FAILED_PRECONDITION). The
+   * configuration that results is checked as a create's.
+   *
    * @generated from field: optional svc.resources.idp.v3alpha.PatchAppleConfig config = 2;
    */
   config?: PatchAppleConfig | undefined;
@@ -112,20 +127,29 @@ export const PatchAppleIDPSchema: GenMessage<PatchAppleIDP> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_apple, 2);
 
 /**
+ * Changes to the configuration: a present field replaces the stored one, the others are kept; a list replaces its own
+ * when it is not empty or its replace_ flag is true.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchAppleConfig
  */
 export type PatchAppleConfig = Message<"svc.resources.idp.v3alpha.PatchAppleConfig"> & {
   /**
+   * Present: replaces the client ID.
+   *
    * @generated from field: optional string client_id = 1;
    */
   clientId?: string | undefined;
 
   /**
+   * Present: replaces the Apple developer team's ID.
+   *
    * @generated from field: optional string team_id = 2;
    */
   teamId?: string | undefined;
 
   /**
+   * Present: replaces the private key's ID.
+   *
    * @generated from field: optional string key_id = 3;
    */
   keyId?: string | undefined;
@@ -138,6 +162,8 @@ export type PatchAppleConfig = Message<"svc.resources.idp.v3alpha.PatchAppleConf
   privateKey?: string | undefined;
 
   /**
+   * Not empty: replaces the scopes (to empty them, set replace_scopes).
+   *
    * @generated from field: repeated string scopes = 5;
    */
   scopes: string[];
@@ -159,37 +185,49 @@ export const PatchAppleConfigSchema: GenMessage<PatchAppleConfig> = /*@__PURE__*
   messageDesc(file_svc_resources_idp_v3alpha_apple, 3);
 
 /**
+ * A provider of this kind as seen from the context asked about.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetAppleIDP
  */
 export type GetAppleIDP = Message<"svc.resources.idp.v3alpha.GetAppleIDP"> & {
   /**
+   * ID of the provider, the sequence and date of its last change, and the context that owns it (resource_owner).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * Present in a child context: the immediate parent context and the state there.
+   *
    * @generated from field: optional svc.resources.object.v3alpha.Parent parent = 2;
    */
   parent?: Parent | undefined;
 
   /**
+   * The effective state in the context asked about.
+   *
    * @generated from field: svc.resources.object.v3alpha.State state = 3;
    */
   state: State;
 
   /**
+   * Always PROVIDER_TYPE_APPLE.
+   *
    * @generated from field: svc.resources.idp.v3alpha.ProviderType type = 4;
    */
   type: ProviderType;
 
   /**
+   * The provider's settings and configuration, without the secret.
+   *
    * @generated from field: svc.resources.idp.v3alpha.AppleIDPView idp = 5;
    */
   idp?: AppleIDPView | undefined;
 
   /**
-   * The return URL to register for the Services ID: <issuer>/idps/callback, <issuer> being this server's
-   * issuer for the instance asked about.
+   * The return URL to register for the Services ID: <issuer>/idps/callback, <issuer> being this server's address as
+   * this request reached it (scheme and host; https when SVC_EXTERNAL_SECURE is set).
    *
    * @generated from field: string callback_url = 6;
    */
@@ -210,11 +248,16 @@ export const GetAppleIDPSchema: GenMessage<GetAppleIDP> = /*@__PURE__*/
  */
 export type AppleIDPView = Message<"svc.resources.idp.v3alpha.AppleIDPView"> & {
   /**
+   * Name, options and state policy: the policy of the context asked about (STATE_POLICY_INHERIT when a child context
+   * has none of its own).
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDP idp = 1;
    */
   idp?: IDP | undefined;
 
   /**
+   * The configuration, as stored.
+   *
    * @generated from field: svc.resources.idp.v3alpha.AppleConfigView config = 2;
    */
   config?: AppleConfigView | undefined;
@@ -228,20 +271,28 @@ export const AppleIDPViewSchema: GenMessage<AppleIDPView> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_apple, 5);
 
 /**
+ * The configuration as stored, without the secret.
+ *
  * @generated from message svc.resources.idp.v3alpha.AppleConfigView
  */
 export type AppleConfigView = Message<"svc.resources.idp.v3alpha.AppleConfigView"> & {
   /**
+   * The client ID, as configured.
+   *
    * @generated from field: string client_id = 1;
    */
   clientId: string;
 
   /**
+   * The Apple developer team's ID, as configured.
+   *
    * @generated from field: string team_id = 2;
    */
   teamId: string;
 
   /**
+   * The private key's ID, as configured.
+   *
    * @generated from field: string key_id = 3;
    */
   keyId: string;
@@ -254,6 +305,8 @@ export type AppleConfigView = Message<"svc.resources.idp.v3alpha.AppleConfigView
   hasPrivateKey: boolean;
 
   /**
+   * The scopes, as configured; empty: the kind's default scopes are requested.
+   *
    * @generated from field: repeated string scopes = 5;
    */
   scopes: string[];

@@ -24,11 +24,15 @@ export const file_svc_resources_idp_v3alpha_azure_ad: GenFile = /*@__PURE__*/
  */
 export type AzureADIDP = Message<"svc.resources.idp.v3alpha.AzureADIDP"> & {
   /**
+   * Name, state policy and account options of the provider.
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDP idp = 1;
    */
   idp?: IDP | undefined;
 
   /**
+   * The configuration of this kind.
+   *
    * @generated from field: svc.resources.idp.v3alpha.AzureADConfig config = 2;
    */
   config?: AzureADConfig | undefined;
@@ -42,6 +46,9 @@ export const AzureADIDPSchema: GenMessage<AzureADIDP> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_azure_ad, 0);
 
 /**
+ * Configuration of a Microsoft Entra ID provider: OAuth 2.0 with PKCE at the tenant's endpoints, the user read from
+ * Microsoft Graph (/me). openid, profile, email and User.Read are always requested besides scopes.
+ *
  * @generated from message svc.resources.idp.v3alpha.AzureADConfig
  */
 export type AzureADConfig = Message<"svc.resources.idp.v3alpha.AzureADConfig"> & {
@@ -67,8 +74,9 @@ export type AzureADConfig = Message<"svc.resources.idp.v3alpha.AzureADConfig"> &
   tenant?: AzureADTenant | undefined;
 
   /**
-   * Microsoft does not say whether an e-mail address is verified: true trusts the addresses it returns as
-   * verified.
+   * Microsoft does not say whether an e-mail address is verified: true trusts the `mail` it returns as verified, but
+   * only when tenant names a single tenant (tenant_id), and never a userPrincipalName standing in for a missing
+   * `mail`.
    *
    * @generated from field: bool email_verified = 4;
    */
@@ -100,6 +108,8 @@ export type AzureADTenant = Message<"svc.resources.idp.v3alpha.AzureADTenant"> &
    */
   type: {
     /**
+     * An audience of many tenants.
+     *
      * @generated from field: svc.resources.idp.v3alpha.AzureADTenantType tenant_type = 1;
      */
     value: AzureADTenantType;
@@ -123,15 +133,22 @@ export const AzureADTenantSchema: GenMessage<AzureADTenant> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_azure_ad, 2);
 
 /**
+ * Changes to a provider of this kind; only present fields change.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchAzureADIDP
  */
 export type PatchAzureADIDP = Message<"svc.resources.idp.v3alpha.PatchAzureADIDP"> & {
   /**
+   * Changes to the name, options and state policy. In a child context only state_policy may be present.
+   *
    * @generated from field: optional svc.resources.idp.v3alpha.PatchIDP idp = 1;
    */
   idp?: PatchIDP | undefined;
 
   /**
+   * Changes to the configuration; only in the context that owns the provider (else FAILED_PRECONDITION). The
+   * configuration that results is checked as a create's.
+   *
    * @generated from field: optional svc.resources.idp.v3alpha.PatchAzureADConfig config = 2;
    */
   config?: PatchAzureADConfig | undefined;
@@ -145,16 +162,21 @@ export const PatchAzureADIDPSchema: GenMessage<PatchAzureADIDP> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_azure_ad, 3);
 
 /**
+ * Changes to the configuration: a present field replaces the stored one, the others are kept; a list replaces its own
+ * when it is not empty or its replace_ flag is true.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchAzureADConfig
  */
 export type PatchAzureADConfig = Message<"svc.resources.idp.v3alpha.PatchAzureADConfig"> & {
   /**
+   * Present: replaces the client ID.
+   *
    * @generated from field: optional string client_id = 1;
    */
   clientId?: string | undefined;
 
   /**
-   * Write-only; present replaces the stored secret.
+   * Write-only; present and not empty replaces the stored secret (empty keeps it).
    *
    * @generated from field: optional string client_secret = 2;
    */
@@ -168,11 +190,16 @@ export type PatchAzureADConfig = Message<"svc.resources.idp.v3alpha.PatchAzureAD
   tenant?: AzureADTenant | undefined;
 
   /**
+   * Present: replaces whether Microsoft's e-mail addresses are trusted as verified (see
+   * AzureADConfig.email_verified).
+   *
    * @generated from field: optional bool email_verified = 4;
    */
   emailVerified?: boolean | undefined;
 
   /**
+   * Not empty: replaces the scopes (to empty them, set replace_scopes).
+   *
    * @generated from field: repeated string scopes = 5;
    */
   scopes: string[];
@@ -194,37 +221,49 @@ export const PatchAzureADConfigSchema: GenMessage<PatchAzureADConfig> = /*@__PUR
   messageDesc(file_svc_resources_idp_v3alpha_azure_ad, 4);
 
 /**
+ * A provider of this kind as seen from the context asked about.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetAzureADIDP
  */
 export type GetAzureADIDP = Message<"svc.resources.idp.v3alpha.GetAzureADIDP"> & {
   /**
+   * ID of the provider, the sequence and date of its last change, and the context that owns it (resource_owner).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * Present in a child context: the immediate parent context and the state there.
+   *
    * @generated from field: optional svc.resources.object.v3alpha.Parent parent = 2;
    */
   parent?: Parent | undefined;
 
   /**
+   * The effective state in the context asked about.
+   *
    * @generated from field: svc.resources.object.v3alpha.State state = 3;
    */
   state: State;
 
   /**
+   * Always PROVIDER_TYPE_AZURE_AD.
+   *
    * @generated from field: svc.resources.idp.v3alpha.ProviderType type = 4;
    */
   type: ProviderType;
 
   /**
+   * The provider's settings and configuration, without the secret.
+   *
    * @generated from field: svc.resources.idp.v3alpha.AzureADIDPView idp = 5;
    */
   idp?: AzureADIDPView | undefined;
 
   /**
-   * The redirect URI to register in the app registration: <issuer>/idps/callback, <issuer> being this
-   * server's issuer for the instance asked about.
+   * The redirect URI to register in the app registration: <issuer>/idps/callback, <issuer> being this server's
+   * address as this request reached it (scheme and host; https when SVC_EXTERNAL_SECURE is set).
    *
    * @generated from field: string callback_url = 6;
    */
@@ -245,11 +284,16 @@ export const GetAzureADIDPSchema: GenMessage<GetAzureADIDP> = /*@__PURE__*/
  */
 export type AzureADIDPView = Message<"svc.resources.idp.v3alpha.AzureADIDPView"> & {
   /**
+   * Name, options and state policy: the policy of the context asked about (STATE_POLICY_INHERIT when a child context
+   * has none of its own).
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDP idp = 1;
    */
   idp?: IDP | undefined;
 
   /**
+   * The configuration, as stored.
+   *
    * @generated from field: svc.resources.idp.v3alpha.AzureADConfigView config = 2;
    */
   config?: AzureADConfigView | undefined;
@@ -263,10 +307,14 @@ export const AzureADIDPViewSchema: GenMessage<AzureADIDPView> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_azure_ad, 6);
 
 /**
+ * The configuration as stored, without the secret.
+ *
  * @generated from message svc.resources.idp.v3alpha.AzureADConfigView
  */
 export type AzureADConfigView = Message<"svc.resources.idp.v3alpha.AzureADConfigView"> & {
   /**
+   * The client ID, as configured.
+   *
    * @generated from field: string client_id = 1;
    */
   clientId: string;
@@ -279,16 +327,22 @@ export type AzureADConfigView = Message<"svc.resources.idp.v3alpha.AzureADConfig
   hasClientSecret: boolean;
 
   /**
+   * The tenant, as configured; absent: common.
+   *
    * @generated from field: svc.resources.idp.v3alpha.AzureADTenant tenant = 3;
    */
   tenant?: AzureADTenant | undefined;
 
   /**
+   * Whether Microsoft's e-mail addresses are trusted as verified (see AzureADConfig.email_verified), as configured.
+   *
    * @generated from field: bool email_verified = 4;
    */
   emailVerified: boolean;
 
   /**
+   * The scopes, as configured; empty: the kind's default scopes are requested.
+   *
    * @generated from field: repeated string scopes = 5;
    */
   scopes: string[];
@@ -302,6 +356,8 @@ export const AzureADConfigViewSchema: GenMessage<AzureADConfigView> = /*@__PURE_
   messageDesc(file_svc_resources_idp_v3alpha_azure_ad, 7);
 
 /**
+ * The audiences of many tenants, as Microsoft's authority URLs name them.
+ *
  * @generated from enum svc.resources.idp.v3alpha.AzureADTenantType
  */
 export enum AzureADTenantType {

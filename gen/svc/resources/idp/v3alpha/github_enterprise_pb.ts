@@ -24,11 +24,15 @@ export const file_svc_resources_idp_v3alpha_github_enterprise: GenFile = /*@__PU
  */
 export type GitHubEnterpriseIDP = Message<"svc.resources.idp.v3alpha.GitHubEnterpriseIDP"> & {
   /**
+   * Name, state policy and account options of the provider.
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDP idp = 1;
    */
   idp?: IDP | undefined;
 
   /**
+   * The configuration of this kind.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GitHubEnterpriseConfig config = 2;
    */
   config?: GitHubEnterpriseConfig | undefined;
@@ -42,6 +46,10 @@ export const GitHubEnterpriseIDPSchema: GenMessage<GitHubEnterpriseIDP> = /*@__P
   messageDesc(file_svc_resources_idp_v3alpha_github_enterprise, 0);
 
 /**
+ * Configuration of a GitHub Enterprise Server provider (OAuth 2.0). No scopes: read:user and user:email are
+ * requested. The username is the login; the e-mail is the primary address from <user_endpoint>/emails, verified as
+ * the server says. http:// endpoints are refused at sign-in unless the server runs with SVC_IDP_INSECURE_HTTP.
+ *
  * @generated from message svc.resources.idp.v3alpha.GitHubEnterpriseConfig
  */
 export type GitHubEnterpriseConfig = Message<"svc.resources.idp.v3alpha.GitHubEnterpriseConfig"> & {
@@ -96,15 +104,22 @@ export const GitHubEnterpriseConfigSchema: GenMessage<GitHubEnterpriseConfig> = 
   messageDesc(file_svc_resources_idp_v3alpha_github_enterprise, 1);
 
 /**
+ * Changes to a provider of this kind; only present fields change.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchGitHubEnterpriseIDP
  */
 export type PatchGitHubEnterpriseIDP = Message<"svc.resources.idp.v3alpha.PatchGitHubEnterpriseIDP"> & {
   /**
+   * Changes to the name, options and state policy. In a child context only state_policy may be present.
+   *
    * @generated from field: optional svc.resources.idp.v3alpha.PatchIDP idp = 1;
    */
   idp?: PatchIDP | undefined;
 
   /**
+   * Changes to the configuration; only in the context that owns the provider (else FAILED_PRECONDITION). The
+   * configuration that results is checked as a create's.
+   *
    * @generated from field: optional svc.resources.idp.v3alpha.PatchGitHubEnterpriseConfig config = 2;
    */
   config?: PatchGitHubEnterpriseConfig | undefined;
@@ -118,22 +133,29 @@ export const PatchGitHubEnterpriseIDPSchema: GenMessage<PatchGitHubEnterpriseIDP
   messageDesc(file_svc_resources_idp_v3alpha_github_enterprise, 2);
 
 /**
+ * Changes to the configuration: a present field replaces the stored one, the others are kept; a list replaces its own
+ * when it is not empty or its replace_ flag is true.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchGitHubEnterpriseConfig
  */
 export type PatchGitHubEnterpriseConfig = Message<"svc.resources.idp.v3alpha.PatchGitHubEnterpriseConfig"> & {
   /**
+   * Present: replaces the client ID.
+   *
    * @generated from field: optional string client_id = 1;
    */
   clientId?: string | undefined;
 
   /**
-   * Write-only; present replaces the stored secret.
+   * Write-only; present and not empty replaces the stored secret (empty keeps it).
    *
    * @generated from field: optional string client_secret = 2;
    */
   clientSecret?: string | undefined;
 
   /**
+   * Not empty: replaces the scopes (to empty them, set replace_scopes).
+   *
    * @generated from field: repeated string scopes = 3;
    */
   scopes: string[];
@@ -147,16 +169,22 @@ export type PatchGitHubEnterpriseConfig = Message<"svc.resources.idp.v3alpha.Pat
   replaceScopes: boolean;
 
   /**
+   * Present: replaces the authorization endpoint.
+   *
    * @generated from field: optional string authorization_endpoint = 4;
    */
   authorizationEndpoint?: string | undefined;
 
   /**
+   * Present: replaces the token endpoint.
+   *
    * @generated from field: optional string token_endpoint = 5;
    */
   tokenEndpoint?: string | undefined;
 
   /**
+   * Present: replaces the user endpoint.
+   *
    * @generated from field: optional string user_endpoint = 6;
    */
   userEndpoint?: string | undefined;
@@ -170,37 +198,49 @@ export const PatchGitHubEnterpriseConfigSchema: GenMessage<PatchGitHubEnterprise
   messageDesc(file_svc_resources_idp_v3alpha_github_enterprise, 3);
 
 /**
+ * A provider of this kind as seen from the context asked about.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetGitHubEnterpriseIDP
  */
 export type GetGitHubEnterpriseIDP = Message<"svc.resources.idp.v3alpha.GetGitHubEnterpriseIDP"> & {
   /**
+   * ID of the provider, the sequence and date of its last change, and the context that owns it (resource_owner).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * Present in a child context: the immediate parent context and the state there.
+   *
    * @generated from field: optional svc.resources.object.v3alpha.Parent parent = 2;
    */
   parent?: Parent | undefined;
 
   /**
+   * The effective state in the context asked about.
+   *
    * @generated from field: svc.resources.object.v3alpha.State state = 3;
    */
   state: State;
 
   /**
+   * Always PROVIDER_TYPE_GITHUB_ES.
+   *
    * @generated from field: svc.resources.idp.v3alpha.ProviderType type = 4;
    */
   type: ProviderType;
 
   /**
+   * The provider's settings and configuration, without the secret.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GitHubEnterpriseIDPView idp = 5;
    */
   idp?: GitHubEnterpriseIDPView | undefined;
 
   /**
-   * The authorization callback URL to register in the OAuth app: <issuer>/idps/callback, <issuer> being this
-   * server's issuer for the instance asked about.
+   * The authorization callback URL to register in the OAuth app: <issuer>/idps/callback, <issuer> being this server's
+   * address as this request reached it (scheme and host; https when SVC_EXTERNAL_SECURE is set).
    *
    * @generated from field: string callback_url = 6;
    */
@@ -221,11 +261,16 @@ export const GetGitHubEnterpriseIDPSchema: GenMessage<GetGitHubEnterpriseIDP> = 
  */
 export type GitHubEnterpriseIDPView = Message<"svc.resources.idp.v3alpha.GitHubEnterpriseIDPView"> & {
   /**
+   * Name, options and state policy: the policy of the context asked about (STATE_POLICY_INHERIT when a child context
+   * has none of its own).
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDP idp = 1;
    */
   idp?: IDP | undefined;
 
   /**
+   * The configuration, as stored.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GitHubEnterpriseConfigView config = 2;
    */
   config?: GitHubEnterpriseConfigView | undefined;
@@ -239,10 +284,14 @@ export const GitHubEnterpriseIDPViewSchema: GenMessage<GitHubEnterpriseIDPView> 
   messageDesc(file_svc_resources_idp_v3alpha_github_enterprise, 5);
 
 /**
+ * The configuration as stored, without the secret.
+ *
  * @generated from message svc.resources.idp.v3alpha.GitHubEnterpriseConfigView
  */
 export type GitHubEnterpriseConfigView = Message<"svc.resources.idp.v3alpha.GitHubEnterpriseConfigView"> & {
   /**
+   * The client ID, as configured.
+   *
    * @generated from field: string client_id = 1;
    */
   clientId: string;
@@ -255,21 +304,29 @@ export type GitHubEnterpriseConfigView = Message<"svc.resources.idp.v3alpha.GitH
   hasClientSecret: boolean;
 
   /**
+   * The scopes, as configured; empty: the kind's default scopes are requested.
+   *
    * @generated from field: repeated string scopes = 3;
    */
   scopes: string[];
 
   /**
+   * The authorization endpoint, as configured.
+   *
    * @generated from field: string authorization_endpoint = 4;
    */
   authorizationEndpoint: string;
 
   /**
+   * The token endpoint, as configured.
+   *
    * @generated from field: string token_endpoint = 5;
    */
   tokenEndpoint: string;
 
   /**
+   * The user endpoint, as configured.
+   *
    * @generated from field: string user_endpoint = 6;
    */
   userEndpoint: string;

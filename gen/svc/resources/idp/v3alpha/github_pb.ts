@@ -24,11 +24,15 @@ export const file_svc_resources_idp_v3alpha_github: GenFile = /*@__PURE__*/
  */
 export type GitHubIDP = Message<"svc.resources.idp.v3alpha.GitHubIDP"> & {
   /**
+   * Name, state policy and account options of the provider.
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDP idp = 1;
    */
   idp?: IDP | undefined;
 
   /**
+   * The configuration of this kind.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GitHubConfig config = 2;
    */
   config?: GitHubConfig | undefined;
@@ -42,6 +46,9 @@ export const GitHubIDPSchema: GenMessage<GitHubIDP> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_github, 0);
 
 /**
+ * Configuration of a GitHub.com provider (OAuth 2.0). No scopes: read:user and user:email are requested. The username
+ * is the GitHub login; the e-mail is the primary address from the e-mails API, verified as GitHub says.
+ *
  * @generated from message svc.resources.idp.v3alpha.GitHubConfig
  */
 export type GitHubConfig = Message<"svc.resources.idp.v3alpha.GitHubConfig"> & {
@@ -75,15 +82,22 @@ export const GitHubConfigSchema: GenMessage<GitHubConfig> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_github, 1);
 
 /**
+ * Changes to a provider of this kind; only present fields change.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchGitHubIDP
  */
 export type PatchGitHubIDP = Message<"svc.resources.idp.v3alpha.PatchGitHubIDP"> & {
   /**
+   * Changes to the name, options and state policy. In a child context only state_policy may be present.
+   *
    * @generated from field: optional svc.resources.idp.v3alpha.PatchIDP idp = 1;
    */
   idp?: PatchIDP | undefined;
 
   /**
+   * Changes to the configuration; only in the context that owns the provider (else FAILED_PRECONDITION). The
+   * configuration that results is checked as a create's.
+   *
    * @generated from field: optional svc.resources.idp.v3alpha.PatchGitHubConfig config = 2;
    */
   config?: PatchGitHubConfig | undefined;
@@ -97,22 +111,29 @@ export const PatchGitHubIDPSchema: GenMessage<PatchGitHubIDP> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_github, 2);
 
 /**
+ * Changes to the configuration: a present field replaces the stored one, the others are kept; a list replaces its own
+ * when it is not empty or its replace_ flag is true.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchGitHubConfig
  */
 export type PatchGitHubConfig = Message<"svc.resources.idp.v3alpha.PatchGitHubConfig"> & {
   /**
+   * Present: replaces the client ID.
+   *
    * @generated from field: optional string client_id = 1;
    */
   clientId?: string | undefined;
 
   /**
-   * Write-only; present replaces the stored secret.
+   * Write-only; present and not empty replaces the stored secret (empty keeps it).
    *
    * @generated from field: optional string client_secret = 2;
    */
   clientSecret?: string | undefined;
 
   /**
+   * Not empty: replaces the scopes (to empty them, set replace_scopes).
+   *
    * @generated from field: repeated string scopes = 3;
    */
   scopes: string[];
@@ -134,37 +155,49 @@ export const PatchGitHubConfigSchema: GenMessage<PatchGitHubConfig> = /*@__PURE_
   messageDesc(file_svc_resources_idp_v3alpha_github, 3);
 
 /**
+ * A provider of this kind as seen from the context asked about.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetGitHubIDP
  */
 export type GetGitHubIDP = Message<"svc.resources.idp.v3alpha.GetGitHubIDP"> & {
   /**
+   * ID of the provider, the sequence and date of its last change, and the context that owns it (resource_owner).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * Present in a child context: the immediate parent context and the state there.
+   *
    * @generated from field: optional svc.resources.object.v3alpha.Parent parent = 2;
    */
   parent?: Parent | undefined;
 
   /**
+   * The effective state in the context asked about.
+   *
    * @generated from field: svc.resources.object.v3alpha.State state = 3;
    */
   state: State;
 
   /**
+   * Always PROVIDER_TYPE_GITHUB.
+   *
    * @generated from field: svc.resources.idp.v3alpha.ProviderType type = 4;
    */
   type: ProviderType;
 
   /**
+   * The provider's settings and configuration, without the secret.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GitHubIDPView idp = 5;
    */
   idp?: GitHubIDPView | undefined;
 
   /**
-   * The authorization callback URL to register in the OAuth app: <issuer>/idps/callback, <issuer> being this
-   * server's issuer for the instance asked about.
+   * The authorization callback URL to register in the OAuth app: <issuer>/idps/callback, <issuer> being this server's
+   * address as this request reached it (scheme and host; https when SVC_EXTERNAL_SECURE is set).
    *
    * @generated from field: string callback_url = 6;
    */
@@ -185,11 +218,16 @@ export const GetGitHubIDPSchema: GenMessage<GetGitHubIDP> = /*@__PURE__*/
  */
 export type GitHubIDPView = Message<"svc.resources.idp.v3alpha.GitHubIDPView"> & {
   /**
+   * Name, options and state policy: the policy of the context asked about (STATE_POLICY_INHERIT when a child context
+   * has none of its own).
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDP idp = 1;
    */
   idp?: IDP | undefined;
 
   /**
+   * The configuration, as stored.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GitHubConfigView config = 2;
    */
   config?: GitHubConfigView | undefined;
@@ -203,10 +241,14 @@ export const GitHubIDPViewSchema: GenMessage<GitHubIDPView> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_github, 5);
 
 /**
+ * The configuration as stored, without the secret.
+ *
  * @generated from message svc.resources.idp.v3alpha.GitHubConfigView
  */
 export type GitHubConfigView = Message<"svc.resources.idp.v3alpha.GitHubConfigView"> & {
   /**
+   * The client ID, as configured.
+   *
    * @generated from field: string client_id = 1;
    */
   clientId: string;
@@ -219,6 +261,8 @@ export type GitHubConfigView = Message<"svc.resources.idp.v3alpha.GitHubConfigVi
   hasClientSecret: boolean;
 
   /**
+   * The scopes, as configured; empty: the kind's default scopes are requested.
+   *
    * @generated from field: repeated string scopes = 3;
    */
   scopes: string[];

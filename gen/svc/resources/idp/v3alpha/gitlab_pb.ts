@@ -18,15 +18,21 @@ export const file_svc_resources_idp_v3alpha_gitlab: GenFile = /*@__PURE__*/
   fileDesc("CiZzdmMvcmVzb3VyY2VzL2lkcC92M2FscGhhL2dpdGxhYi5wcm90bxIZc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYSKBAQoJR2l0TGFiSURQEjMKA2lkcBgBIAEoCzIeLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuSURQQgaquxgCKAESPwoGY29uZmlnGAIgASgLMicuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5HaXRMYWJDb25maWdCBqq7GAIoASJpCgxHaXRMYWJDb25maWcSHAoJY2xpZW50X2lkGAEgASgJQgmquxgFCAEQyAESGwoGc2NvcGVzGAIgAygJQguquxgHCAEQyAFIMhIeCg1jbGllbnRfc2VjcmV0GAMgASgJQgequxgDENAPIp0BCg5QYXRjaEdpdExhYklEUBI1CgNpZHAYASABKAsyIy5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLlBhdGNoSURQSACIAQESQQoGY29uZmlnGAIgASgLMiwuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5QYXRjaEdpdExhYkNvbmZpZ0gBiAEBQgYKBF9pZHBCCQoHX2NvbmZpZyKwAQoRUGF0Y2hHaXRMYWJDb25maWcSIQoJY2xpZW50X2lkGAEgASgJQgmquxgFCAEQyAFIAIgBARIbCgZzY29wZXMYAiADKAlCC6q7GAcIARDIAUgyEhYKDnJlcGxhY2Vfc2NvcGVzGAQgASgIEiMKDWNsaWVudF9zZWNyZXQYAyABKAlCB6q7GAMQ0A9IAYgBAUIMCgpfY2xpZW50X2lkQhAKDl9jbGllbnRfc2VjcmV0IsQCCgxHZXRHaXRMYWJJRFASNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscxI5CgZwYXJlbnQYAiABKAsyJC5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLlBhcmVudEgAiAEBEjIKBXN0YXRlGAMgASgOMiMuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5TdGF0ZRI1CgR0eXBlGAQgASgOMicuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5Qcm92aWRlclR5cGUSNQoDaWRwGAUgASgLMiguc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5HaXRMYWJJRFBWaWV3EhQKDGNhbGxiYWNrX3VybBgGIAEoCUIJCgdfcGFyZW50InkKDUdpdExhYklEUFZpZXcSKwoDaWRwGAEgASgLMh4uc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5JRFASOwoGY29uZmlnGAIgASgLMisuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5HaXRMYWJDb25maWdWaWV3IlAKEEdpdExhYkNvbmZpZ1ZpZXcSEQoJY2xpZW50X2lkGAEgASgJEg4KBnNjb3BlcxgCIAMoCRIZChFoYXNfY2xpZW50X3NlY3JldBgDIAEoCGIGcHJvdG8z", [file_svc_options_v1_options, file_svc_resources_idp_v3alpha_idp, file_svc_resources_object_v3alpha_object]);
 
 /**
+ * GitLab.com, through an application registered there.
+ *
  * @generated from message svc.resources.idp.v3alpha.GitLabIDP
  */
 export type GitLabIDP = Message<"svc.resources.idp.v3alpha.GitLabIDP"> & {
   /**
+   * Name, state policy and account options of the provider.
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDP idp = 1;
    */
   idp?: IDP | undefined;
 
   /**
+   * The configuration of this kind.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GitLabConfig config = 2;
    */
   config?: GitLabConfig | undefined;
@@ -40,6 +46,9 @@ export const GitLabIDPSchema: GenMessage<GitLabIDP> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_gitlab, 0);
 
 /**
+ * Configuration of a GitLab.com provider (OpenID Connect at https://gitlab.com, with PKCE). No scopes: openid,
+ * profile and email are requested; otherwise openid is added to them.
+ *
  * @generated from message svc.resources.idp.v3alpha.GitLabConfig
  */
 export type GitLabConfig = Message<"svc.resources.idp.v3alpha.GitLabConfig"> & {
@@ -73,15 +82,22 @@ export const GitLabConfigSchema: GenMessage<GitLabConfig> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_gitlab, 1);
 
 /**
+ * Changes to a provider of this kind; only present fields change.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchGitLabIDP
  */
 export type PatchGitLabIDP = Message<"svc.resources.idp.v3alpha.PatchGitLabIDP"> & {
   /**
+   * Changes to the name, options and state policy. In a child context only state_policy may be present.
+   *
    * @generated from field: optional svc.resources.idp.v3alpha.PatchIDP idp = 1;
    */
   idp?: PatchIDP | undefined;
 
   /**
+   * Changes to the configuration; only in the context that owns the provider (else FAILED_PRECONDITION). The
+   * configuration that results is checked as a create's.
+   *
    * @generated from field: optional svc.resources.idp.v3alpha.PatchGitLabConfig config = 2;
    */
   config?: PatchGitLabConfig | undefined;
@@ -95,15 +111,22 @@ export const PatchGitLabIDPSchema: GenMessage<PatchGitLabIDP> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_gitlab, 2);
 
 /**
+ * Changes to the configuration: a present field replaces the stored one, the others are kept; a list replaces its own
+ * when it is not empty or its replace_ flag is true.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchGitLabConfig
  */
 export type PatchGitLabConfig = Message<"svc.resources.idp.v3alpha.PatchGitLabConfig"> & {
   /**
+   * Present: replaces the client ID.
+   *
    * @generated from field: optional string client_id = 1;
    */
   clientId?: string | undefined;
 
   /**
+   * Not empty: replaces the scopes (to empty them, set replace_scopes).
+   *
    * @generated from field: repeated string scopes = 2;
    */
   scopes: string[];
@@ -117,7 +140,7 @@ export type PatchGitLabConfig = Message<"svc.resources.idp.v3alpha.PatchGitLabCo
   replaceScopes: boolean;
 
   /**
-   * Write-only; present replaces the stored secret.
+   * Write-only; present and not empty replaces the stored secret (empty keeps it).
    *
    * @generated from field: optional string client_secret = 3;
    */
@@ -132,37 +155,49 @@ export const PatchGitLabConfigSchema: GenMessage<PatchGitLabConfig> = /*@__PURE_
   messageDesc(file_svc_resources_idp_v3alpha_gitlab, 3);
 
 /**
+ * A provider of this kind as seen from the context asked about.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetGitLabIDP
  */
 export type GetGitLabIDP = Message<"svc.resources.idp.v3alpha.GetGitLabIDP"> & {
   /**
+   * ID of the provider, the sequence and date of its last change, and the context that owns it (resource_owner).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * Present in a child context: the immediate parent context and the state there.
+   *
    * @generated from field: optional svc.resources.object.v3alpha.Parent parent = 2;
    */
   parent?: Parent | undefined;
 
   /**
+   * The effective state in the context asked about.
+   *
    * @generated from field: svc.resources.object.v3alpha.State state = 3;
    */
   state: State;
 
   /**
+   * Always PROVIDER_TYPE_GITLAB.
+   *
    * @generated from field: svc.resources.idp.v3alpha.ProviderType type = 4;
    */
   type: ProviderType;
 
   /**
+   * The provider's settings and configuration, without the secret.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GitLabIDPView idp = 5;
    */
   idp?: GitLabIDPView | undefined;
 
   /**
-   * The redirect URI to register in the GitLab application: <issuer>/idps/callback, <issuer> being this
-   * server's issuer for the instance asked about.
+   * The redirect URI to register in the GitLab application: <issuer>/idps/callback, <issuer> being this server's
+   * address as this request reached it (scheme and host; https when SVC_EXTERNAL_SECURE is set).
    *
    * @generated from field: string callback_url = 6;
    */
@@ -183,11 +218,16 @@ export const GetGitLabIDPSchema: GenMessage<GetGitLabIDP> = /*@__PURE__*/
  */
 export type GitLabIDPView = Message<"svc.resources.idp.v3alpha.GitLabIDPView"> & {
   /**
+   * Name, options and state policy: the policy of the context asked about (STATE_POLICY_INHERIT when a child context
+   * has none of its own).
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDP idp = 1;
    */
   idp?: IDP | undefined;
 
   /**
+   * The configuration, as stored.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GitLabConfigView config = 2;
    */
   config?: GitLabConfigView | undefined;
@@ -201,15 +241,21 @@ export const GitLabIDPViewSchema: GenMessage<GitLabIDPView> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_gitlab, 5);
 
 /**
+ * The configuration as stored, without the secret.
+ *
  * @generated from message svc.resources.idp.v3alpha.GitLabConfigView
  */
 export type GitLabConfigView = Message<"svc.resources.idp.v3alpha.GitLabConfigView"> & {
   /**
+   * The client ID, as configured.
+   *
    * @generated from field: string client_id = 1;
    */
   clientId: string;
 
   /**
+   * The scopes, as configured; empty: the kind's default scopes are requested.
+   *
    * @generated from field: repeated string scopes = 2;
    */
   scopes: string[];

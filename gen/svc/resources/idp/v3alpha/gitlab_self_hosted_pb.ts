@@ -24,11 +24,15 @@ export const file_svc_resources_idp_v3alpha_gitlab_self_hosted: GenFile = /*@__P
  */
 export type GitLabSelfHostedIDP = Message<"svc.resources.idp.v3alpha.GitLabSelfHostedIDP"> & {
   /**
+   * Name, state policy and account options of the provider.
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDP idp = 1;
    */
   idp?: IDP | undefined;
 
   /**
+   * The configuration of this kind.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GitLabSelfHostedConfig config = 2;
    */
   config?: GitLabSelfHostedConfig | undefined;
@@ -42,6 +46,10 @@ export const GitLabSelfHostedIDPSchema: GenMessage<GitLabSelfHostedIDP> = /*@__P
   messageDesc(file_svc_resources_idp_v3alpha_gitlab_self_hosted, 0);
 
 /**
+ * Configuration of a self-managed GitLab provider (OpenID Connect at issuer, with PKCE). No scopes: openid, profile
+ * and email are requested; otherwise openid is added to them. An http:// issuer is refused at sign-in unless the
+ * server runs with SVC_IDP_INSECURE_HTTP.
+ *
  * @generated from message svc.resources.idp.v3alpha.GitLabSelfHostedConfig
  */
 export type GitLabSelfHostedConfig = Message<"svc.resources.idp.v3alpha.GitLabSelfHostedConfig"> & {
@@ -82,15 +90,22 @@ export const GitLabSelfHostedConfigSchema: GenMessage<GitLabSelfHostedConfig> = 
   messageDesc(file_svc_resources_idp_v3alpha_gitlab_self_hosted, 1);
 
 /**
+ * Changes to a provider of this kind; only present fields change.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchGitLabSelfHostedIDP
  */
 export type PatchGitLabSelfHostedIDP = Message<"svc.resources.idp.v3alpha.PatchGitLabSelfHostedIDP"> & {
   /**
+   * Changes to the name, options and state policy. In a child context only state_policy may be present.
+   *
    * @generated from field: optional svc.resources.idp.v3alpha.PatchIDP idp = 1;
    */
   idp?: PatchIDP | undefined;
 
   /**
+   * Changes to the configuration; only in the context that owns the provider (else FAILED_PRECONDITION). The
+   * configuration that results is checked as a create's.
+   *
    * @generated from field: optional svc.resources.idp.v3alpha.PatchGitLabSelfHostedConfig config = 2;
    */
   config?: PatchGitLabSelfHostedConfig | undefined;
@@ -104,22 +119,29 @@ export const PatchGitLabSelfHostedIDPSchema: GenMessage<PatchGitLabSelfHostedIDP
   messageDesc(file_svc_resources_idp_v3alpha_gitlab_self_hosted, 2);
 
 /**
+ * Changes to the configuration: a present field replaces the stored one, the others are kept; a list replaces its own
+ * when it is not empty or its replace_ flag is true.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchGitLabSelfHostedConfig
  */
 export type PatchGitLabSelfHostedConfig = Message<"svc.resources.idp.v3alpha.PatchGitLabSelfHostedConfig"> & {
   /**
+   * Present: replaces the client ID.
+   *
    * @generated from field: optional string client_id = 1;
    */
   clientId?: string | undefined;
 
   /**
-   * Write-only; present replaces the stored secret.
+   * Write-only; present and not empty replaces the stored secret (empty keeps it).
    *
    * @generated from field: optional string client_secret = 2;
    */
   clientSecret?: string | undefined;
 
   /**
+   * Not empty: replaces the scopes (to empty them, set replace_scopes).
+   *
    * @generated from field: repeated string scopes = 3;
    */
   scopes: string[];
@@ -133,6 +155,8 @@ export type PatchGitLabSelfHostedConfig = Message<"svc.resources.idp.v3alpha.Pat
   replaceScopes: boolean;
 
   /**
+   * Present: replaces the issuer.
+   *
    * @generated from field: optional string issuer = 4;
    */
   issuer?: string | undefined;
@@ -146,37 +170,49 @@ export const PatchGitLabSelfHostedConfigSchema: GenMessage<PatchGitLabSelfHosted
   messageDesc(file_svc_resources_idp_v3alpha_gitlab_self_hosted, 3);
 
 /**
+ * A provider of this kind as seen from the context asked about.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetGitLabSelfHostedIDP
  */
 export type GetGitLabSelfHostedIDP = Message<"svc.resources.idp.v3alpha.GetGitLabSelfHostedIDP"> & {
   /**
+   * ID of the provider, the sequence and date of its last change, and the context that owns it (resource_owner).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * Present in a child context: the immediate parent context and the state there.
+   *
    * @generated from field: optional svc.resources.object.v3alpha.Parent parent = 2;
    */
   parent?: Parent | undefined;
 
   /**
+   * The effective state in the context asked about.
+   *
    * @generated from field: svc.resources.object.v3alpha.State state = 3;
    */
   state: State;
 
   /**
+   * Always PROVIDER_TYPE_GITLAB_SELF_HOSTED.
+   *
    * @generated from field: svc.resources.idp.v3alpha.ProviderType type = 4;
    */
   type: ProviderType;
 
   /**
+   * The provider's settings and configuration, without the secret.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GitLabSelfHostedIDPView idp = 5;
    */
   idp?: GitLabSelfHostedIDPView | undefined;
 
   /**
-   * The redirect URI to register in the GitLab application: <issuer>/idps/callback, <issuer> being this
-   * server's issuer for the instance asked about.
+   * The redirect URI to register in the GitLab application: <issuer>/idps/callback, <issuer> being this server's
+   * address as this request reached it (scheme and host; https when SVC_EXTERNAL_SECURE is set).
    *
    * @generated from field: string callback_url = 6;
    */
@@ -197,11 +233,16 @@ export const GetGitLabSelfHostedIDPSchema: GenMessage<GetGitLabSelfHostedIDP> = 
  */
 export type GitLabSelfHostedIDPView = Message<"svc.resources.idp.v3alpha.GitLabSelfHostedIDPView"> & {
   /**
+   * Name, options and state policy: the policy of the context asked about (STATE_POLICY_INHERIT when a child context
+   * has none of its own).
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDP idp = 1;
    */
   idp?: IDP | undefined;
 
   /**
+   * The configuration, as stored.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GitLabSelfHostedConfigView config = 2;
    */
   config?: GitLabSelfHostedConfigView | undefined;
@@ -215,10 +256,14 @@ export const GitLabSelfHostedIDPViewSchema: GenMessage<GitLabSelfHostedIDPView> 
   messageDesc(file_svc_resources_idp_v3alpha_gitlab_self_hosted, 5);
 
 /**
+ * The configuration as stored, without the secret.
+ *
  * @generated from message svc.resources.idp.v3alpha.GitLabSelfHostedConfigView
  */
 export type GitLabSelfHostedConfigView = Message<"svc.resources.idp.v3alpha.GitLabSelfHostedConfigView"> & {
   /**
+   * The client ID, as configured.
+   *
    * @generated from field: string client_id = 1;
    */
   clientId: string;
@@ -231,11 +276,15 @@ export type GitLabSelfHostedConfigView = Message<"svc.resources.idp.v3alpha.GitL
   hasClientSecret: boolean;
 
   /**
+   * The scopes, as configured; empty: the kind's default scopes are requested.
+   *
    * @generated from field: repeated string scopes = 3;
    */
   scopes: string[];
 
   /**
+   * The issuer, as configured.
+   *
    * @generated from field: string issuer = 4;
    */
   issuer: string;

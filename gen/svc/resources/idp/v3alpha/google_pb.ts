@@ -24,11 +24,15 @@ export const file_svc_resources_idp_v3alpha_google: GenFile = /*@__PURE__*/
  */
 export type GoogleIDP = Message<"svc.resources.idp.v3alpha.GoogleIDP"> & {
   /**
+   * Name, state policy and account options of the provider.
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDP idp = 1;
    */
   idp?: IDP | undefined;
 
   /**
+   * The configuration of this kind.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GoogleConfig config = 2;
    */
   config?: GoogleConfig | undefined;
@@ -42,6 +46,10 @@ export const GoogleIDPSchema: GenMessage<GoogleIDP> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_google, 0);
 
 /**
+ * Configuration of a Google provider (OpenID Connect at https://accounts.google.com, with PKCE). No scopes: openid,
+ * profile and email are requested; otherwise openid is added to them. The username is the e-mail address when Google
+ * says it is verified.
+ *
  * @generated from message svc.resources.idp.v3alpha.GoogleConfig
  */
 export type GoogleConfig = Message<"svc.resources.idp.v3alpha.GoogleConfig"> & {
@@ -75,15 +83,22 @@ export const GoogleConfigSchema: GenMessage<GoogleConfig> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_google, 1);
 
 /**
+ * Changes to a provider of this kind; only present fields change.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchGoogleIDP
  */
 export type PatchGoogleIDP = Message<"svc.resources.idp.v3alpha.PatchGoogleIDP"> & {
   /**
+   * Changes to the name, options and state policy. In a child context only state_policy may be present.
+   *
    * @generated from field: optional svc.resources.idp.v3alpha.PatchIDP idp = 1;
    */
   idp?: PatchIDP | undefined;
 
   /**
+   * Changes to the configuration; only in the context that owns the provider (else FAILED_PRECONDITION). The
+   * configuration that results is checked as a create's.
+   *
    * @generated from field: optional svc.resources.idp.v3alpha.PatchGoogleConfig config = 2;
    */
   config?: PatchGoogleConfig | undefined;
@@ -97,22 +112,29 @@ export const PatchGoogleIDPSchema: GenMessage<PatchGoogleIDP> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_google, 2);
 
 /**
+ * Changes to the configuration: a present field replaces the stored one, the others are kept; a list replaces its own
+ * when it is not empty or its replace_ flag is true.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchGoogleConfig
  */
 export type PatchGoogleConfig = Message<"svc.resources.idp.v3alpha.PatchGoogleConfig"> & {
   /**
+   * Present: replaces the client ID.
+   *
    * @generated from field: optional string client_id = 1;
    */
   clientId?: string | undefined;
 
   /**
-   * Write-only; present replaces the stored secret.
+   * Write-only; present and not empty replaces the stored secret (empty keeps it).
    *
    * @generated from field: optional string client_secret = 2;
    */
   clientSecret?: string | undefined;
 
   /**
+   * Not empty: replaces the scopes (to empty them, set replace_scopes).
+   *
    * @generated from field: repeated string scopes = 3;
    */
   scopes: string[];
@@ -134,37 +156,49 @@ export const PatchGoogleConfigSchema: GenMessage<PatchGoogleConfig> = /*@__PURE_
   messageDesc(file_svc_resources_idp_v3alpha_google, 3);
 
 /**
+ * A provider of this kind as seen from the context asked about.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetGoogleIDP
  */
 export type GetGoogleIDP = Message<"svc.resources.idp.v3alpha.GetGoogleIDP"> & {
   /**
+   * ID of the provider, the sequence and date of its last change, and the context that owns it (resource_owner).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * Present in a child context: the immediate parent context and the state there.
+   *
    * @generated from field: optional svc.resources.object.v3alpha.Parent parent = 2;
    */
   parent?: Parent | undefined;
 
   /**
+   * The effective state in the context asked about.
+   *
    * @generated from field: svc.resources.object.v3alpha.State state = 3;
    */
   state: State;
 
   /**
+   * Always PROVIDER_TYPE_GOOGLE.
+   *
    * @generated from field: svc.resources.idp.v3alpha.ProviderType type = 4;
    */
   type: ProviderType;
 
   /**
+   * The provider's settings and configuration, without the secret.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GoogleIDPView idp = 5;
    */
   idp?: GoogleIDPView | undefined;
 
   /**
    * The authorized redirect URI to register for the OAuth client: <issuer>/idps/callback, <issuer> being this
-   * server's issuer for the instance asked about.
+   * server's address as this request reached it (scheme and host; https when SVC_EXTERNAL_SECURE is set).
    *
    * @generated from field: string callback_url = 6;
    */
@@ -185,11 +219,16 @@ export const GetGoogleIDPSchema: GenMessage<GetGoogleIDP> = /*@__PURE__*/
  */
 export type GoogleIDPView = Message<"svc.resources.idp.v3alpha.GoogleIDPView"> & {
   /**
+   * Name, options and state policy: the policy of the context asked about (STATE_POLICY_INHERIT when a child context
+   * has none of its own).
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDP idp = 1;
    */
   idp?: IDP | undefined;
 
   /**
+   * The configuration, as stored.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GoogleConfigView config = 2;
    */
   config?: GoogleConfigView | undefined;
@@ -203,10 +242,14 @@ export const GoogleIDPViewSchema: GenMessage<GoogleIDPView> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_google, 5);
 
 /**
+ * The configuration as stored, without the secret.
+ *
  * @generated from message svc.resources.idp.v3alpha.GoogleConfigView
  */
 export type GoogleConfigView = Message<"svc.resources.idp.v3alpha.GoogleConfigView"> & {
   /**
+   * The client ID, as configured.
+   *
    * @generated from field: string client_id = 1;
    */
   clientId: string;
@@ -219,6 +262,8 @@ export type GoogleConfigView = Message<"svc.resources.idp.v3alpha.GoogleConfigVi
   hasClientSecret: boolean;
 
   /**
+   * The scopes, as configured; empty: the kind's default scopes are requested.
+   *
    * @generated from field: repeated string scopes = 3;
    */
   scopes: string[];

@@ -23,6 +23,9 @@ export const file_svc_resources_idp_v3alpha_idp_intent_service: GenFile = /*@__P
   fileDesc("CjJzdmMvcmVzb3VyY2VzL2lkcC92M2FscGhhL2lkcF9pbnRlbnRfc2VydmljZS5wcm90bxIZc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYSLGAQoVU3RhcnRJRFBJbnRlbnRSZXF1ZXN0EhsKBmlkcF9pZBgBIAEoCUILqrsYBwgBEMgBKAESKgoLc3VjY2Vzc191cmwYAiABKAlCFaq7GBEQ0A8YASIKXmh0dHBzPzovLxIqCgtmYWlsdXJlX3VybBgDIAEoCUIVqrsYERDQDxgBIgpeaHR0cHM/Oi8vEjgKBGxkYXAYBCABKAsyKi5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkxEQVBDcmVkZW50aWFscyJPCg9MREFQQ3JlZGVudGlhbHMSHQoIdXNlcm5hbWUYASABKAlCC6q7GAcIARDIASgBEh0KCHBhc3N3b3JkGAIgASgJQguquxgHCAEQ6AcoASKvAQoWU3RhcnRJRFBJbnRlbnRSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzEhAKCGF1dGhfdXJsGAIgASgJEhEKCXBvc3RfZm9ybRgDIAEoCRI4CgppZHBfaW50ZW50GAQgASgLMiQuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5JRFBJbnRlbnQiTQoJSURQSW50ZW50EhUKDWlkcF9pbnRlbnRfaWQYASABKAkSGAoQaWRwX2ludGVudF90b2tlbhgCIAEoCRIPCgd1c2VyX2lkGAMgASgJIloKGFJldHJpZXZlSURQSW50ZW50UmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESJQoQaWRwX2ludGVudF90b2tlbhgCIAEoCUILqrsYBwgBEMgBKAEiqAEKGVJldHJpZXZlSURQSW50ZW50UmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscxJCCg9pZHBfaW5mb3JtYXRpb24YAiABKAsyKS5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLklEUEluZm9ybWF0aW9uEg8KB3VzZXJfaWQYAyABKAkingEKDklEUEluZm9ybWF0aW9uEg4KBmlkcF9pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEhEKCXVzZXJfbmFtZRgDIAEoCRIwCg9yYXdfaW5mb3JtYXRpb24YBCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhQKDGFjY2Vzc190b2tlbhgFIAEoCRIQCghpZF90b2tlbhgGIAEoCTLeAwodSWRlbnRpdHlQcm92aWRlckludGVudFNlcnZpY2US0gEKDlN0YXJ0SURQSW50ZW50EjAuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5TdGFydElEUEludGVudFJlcXVlc3QaMS5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLlN0YXJ0SURQSW50ZW50UmVzcG9uc2UiW6K7GC4KDXNlc3Npb24ud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpGMkBgtPkkwIjOgEqIh4vcmVzb3VyY2VzL3YzYWxwaGEvaWRwX2ludGVudHMS5wEKEVJldHJpZXZlSURQSW50ZW50EjMuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5SZXRyaWV2ZUlEUEludGVudFJlcXVlc3QaNC5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLlJldHJpZXZlSURQSW50ZW50UmVzcG9uc2UiZ6K7GCsKDXNlc3Npb24ud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwIyOgEqIi0vcmVzb3VyY2VzL3YzYWxwaGEvaWRwX2ludGVudHMve2lkfS9fcmV0cmlldmViBnByb3RvMw", [file_google_api_annotations, file_google_protobuf_struct, file_svc_options_v1_options, file_svc_resources_object_v3alpha_object]);
 
 /**
+ * The provider to sign in with, and where the browser goes afterwards (redirect providers) or the login name and
+ * password (LDAP).
+ *
  * @generated from message svc.resources.idp.v3alpha.StartIDPIntentRequest
  */
 export type StartIDPIntentRequest = Message<"svc.resources.idp.v3alpha.StartIDPIntentRequest"> & {
@@ -63,15 +66,22 @@ export const StartIDPIntentRequestSchema: GenMessage<StartIDPIntentRequest> = /*
   messageDesc(file_svc_resources_idp_v3alpha_idp_intent_service, 0);
 
 /**
+ * A login name and password checked at the directory; failures count toward the sign-in failure limits and the
+ * lockout of the linked user, as in the login UI.
+ *
  * @generated from message svc.resources.idp.v3alpha.LDAPCredentials
  */
 export type LDAPCredentials = Message<"svc.resources.idp.v3alpha.LDAPCredentials"> & {
   /**
+   * The login name, matched against the provider's user_filters attributes.
+   *
    * @generated from field: string username = 1;
    */
   username: string;
 
   /**
+   * The password, checked by binding as the user's entry.
+   *
    * @generated from field: string password = 2;
    */
   password: string;
@@ -85,10 +95,14 @@ export const LDAPCredentialsSchema: GenMessage<LDAPCredentials> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_idp_intent_service, 1);
 
 /**
+ * Where to send the browser next, or (LDAP) the intent that already succeeded.
+ *
  * @generated from message svc.resources.idp.v3alpha.StartIDPIntentResponse
  */
 export type StartIDPIntentResponse = Message<"svc.resources.idp.v3alpha.StartIDPIntentResponse"> & {
   /**
+   * ID of the new intent and the time of the answer.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -123,15 +137,21 @@ export const StartIDPIntentResponseSchema: GenMessage<StartIDPIntentResponse> = 
   messageDesc(file_svc_resources_idp_v3alpha_idp_intent_service, 2);
 
 /**
+ * An intent that succeeded: what RetrieveIDPIntent and a session's idp_intent check need.
+ *
  * @generated from message svc.resources.idp.v3alpha.IDPIntent
  */
 export type IDPIntent = Message<"svc.resources.idp.v3alpha.IDPIntent"> & {
   /**
+   * ID of the intent.
+   *
    * @generated from field: string idp_intent_id = 1;
    */
   idpIntentId: string;
 
   /**
+   * Secret that proves the intent (only its hash is kept).
+   *
    * @generated from field: string idp_intent_token = 2;
    */
   idpIntentToken: string;
@@ -152,15 +172,21 @@ export const IDPIntentSchema: GenMessage<IDPIntent> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_idp_intent_service, 3);
 
 /**
+ * The intent to read and the token that proves it.
+ *
  * @generated from message svc.resources.idp.v3alpha.RetrieveIDPIntentRequest
  */
 export type RetrieveIDPIntentRequest = Message<"svc.resources.idp.v3alpha.RetrieveIDPIntentRequest"> & {
   /**
+   * ID of the intent: success_url's id, or idp_intent.idp_intent_id.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The intent's token: success_url's token, or idp_intent.idp_intent_token.
+   *
    * @generated from field: string idp_intent_token = 2;
    */
   idpIntentToken: string;
@@ -174,15 +200,21 @@ export const RetrieveIDPIntentRequestSchema: GenMessage<RetrieveIDPIntentRequest
   messageDesc(file_svc_resources_idp_v3alpha_idp_intent_service, 4);
 
 /**
+ * What the provider said of the user, and the user linked here.
+ *
  * @generated from message svc.resources.idp.v3alpha.RetrieveIDPIntentResponse
  */
 export type RetrieveIDPIntentResponse = Message<"svc.resources.idp.v3alpha.RetrieveIDPIntentResponse"> & {
   /**
+   * ID of the intent and the time of the read.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * The user as the provider described them.
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDPInformation idp_information = 2;
    */
   idpInformation?: IDPInformation | undefined;
@@ -203,10 +235,14 @@ export const RetrieveIDPIntentResponseSchema: GenMessage<RetrieveIDPIntentRespon
   messageDesc(file_svc_resources_idp_v3alpha_idp_intent_service, 5);
 
 /**
+ * The user as an external provider described them.
+ *
  * @generated from message svc.resources.idp.v3alpha.IDPInformation
  */
 export type IDPInformation = Message<"svc.resources.idp.v3alpha.IDPInformation"> & {
   /**
+   * ID of the provider the user signed in with.
+   *
    * @generated from field: string idp_id = 1;
    */
   idpId: string;
@@ -241,6 +277,8 @@ export type IDPInformation = Message<"svc.resources.idp.v3alpha.IDPInformation">
   accessToken: string;
 
   /**
+   * The ID token (OpenID Connect kinds), or the JWT a JWT provider handed over; empty for the other kinds.
+   *
    * @generated from field: string id_token = 6;
    */
   idToken: string;

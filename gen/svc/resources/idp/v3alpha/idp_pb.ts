@@ -16,10 +16,14 @@ export const file_svc_resources_idp_v3alpha_idp: GenFile = /*@__PURE__*/
   fileDesc("CiNzdmMvcmVzb3VyY2VzL2lkcC92M2FscGhhL2lkcC5wcm90bxIZc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYSKcAQoDSURQEhcKBG5hbWUYASABKAlCCaq7GAUIARDIARJHCgxzdGF0ZV9wb2xpY3kYAiABKA4yKS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLlN0YXRlUG9saWN5QgaquxgCMAESMwoHb3B0aW9ucxgDIAEoCzIiLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuT3B0aW9ucyLWAQoIUGF0Y2hJRFASHAoEbmFtZRgBIAEoCUIJqrsYBQgBEMgBSACIAQESTAoMc3RhdGVfcG9saWN5GAIgASgOMikuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5TdGF0ZVBvbGljeUIGqrsYAjABSAGIAQESOAoHb3B0aW9ucxgDIAEoCzIiLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuT3B0aW9uc0gCiAEBQgcKBV9uYW1lQg8KDV9zdGF0ZV9wb2xpY3lCCgoIX29wdGlvbnMiwAEKB09wdGlvbnMSGgoSaXNfbGlua2luZ19hbGxvd2VkGAEgASgIEhsKE2lzX2NyZWF0aW9uX2FsbG93ZWQYAiABKAgSGAoQaXNfYXV0b19jcmVhdGlvbhgDIAEoCBIWCg5pc19hdXRvX3VwZGF0ZRgEIAEoCBJKCgxhdXRvX2xpbmtpbmcYBSABKA4yLC5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkF1dG9MaW5raW5nT3B0aW9uQgaquxgCMAEingIKBkdldElEUBI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzEjkKBnBhcmVudBgCIAEoCzIkLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuUGFyZW50SACIAQESMgoFc3RhdGUYAyABKA4yIy5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLlN0YXRlEjUKBHR5cGUYBCABKA4yJy5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLlByb3ZpZGVyVHlwZRIrCgNpZHAYBSABKAsyHi5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLklEUEIJCgdfcGFyZW50Is0BCg9JRFBTZWFyY2hGaWx0ZXISNAoCaWQYASABKAsyJi5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLklEUElERmlsdGVySAASOAoEbmFtZRgCIAEoCzIoLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuSURQTmFtZUZpbHRlckgAEjoKBXN0YXRlGAMgASgLMikuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5TdGF0ZUZpbHRlckgAQg4KBmZpbHRlchIEsLsYASIiCgtJRFBJREZpbHRlchITCgJpZBgBIAEoCUIHqrsYAxDIASJuCg1JRFBOYW1lRmlsdGVyEhUKBG5hbWUYASABKAlCB6q7GAMQyAESRgoGbWV0aG9kGAIgASgOMi4uc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5UZXh0RmlsdGVyTWV0aG9kQgaquxgCMAEqeQoRQXV0b0xpbmtpbmdPcHRpb24SIwofQVVUT19MSU5LSU5HX09QVElPTl9VTlNQRUNJRklFRBAAEiAKHEFVVE9fTElOS0lOR19PUFRJT05fVVNFUk5BTUUQARIdChlBVVRPX0xJTktJTkdfT1BUSU9OX0VNQUlMEAIq6wIKDFByb3ZpZGVyVHlwZRIdChlQUk9WSURFUl9UWVBFX1VOU1BFQ0lGSUVEEAASFgoSUFJPVklERVJfVFlQRV9PSURDEAESFQoRUFJPVklERVJfVFlQRV9KV1QQAhIWChJQUk9WSURFUl9UWVBFX0xEQVAQAxIXChNQUk9WSURFUl9UWVBFX09BVVRIEAQSGgoWUFJPVklERVJfVFlQRV9BWlVSRV9BRBAFEhgKFFBST1ZJREVSX1RZUEVfR0lUSFVCEAYSGwoXUFJPVklERVJfVFlQRV9HSVRIVUJfRVMQBxIYChRQUk9WSURFUl9UWVBFX0dJVExBQhAIEiQKIFBST1ZJREVSX1RZUEVfR0lUTEFCX1NFTEZfSE9TVEVEEAkSGAoUUFJPVklERVJfVFlQRV9HT09HTEUQChIXChNQUk9WSURFUl9UWVBFX0FQUExFEAsSFgoSUFJPVklERVJfVFlQRV9TQU1MEAwqRwoMSURQRmllbGROYW1lEh4KGklEUF9GSUVMRF9OQU1FX1VOU1BFQ0lGSUVEEAASFwoTSURQX0ZJRUxEX05BTUVfTkFNRRABYgZwcm90bzM", [file_svc_options_v1_options, file_svc_resources_object_v3alpha_object]);
 
 /**
+ * The settings every kind of provider has: its name, state policy and account options.
+ *
  * @generated from message svc.resources.idp.v3alpha.IDP
  */
 export type IDP = Message<"svc.resources.idp.v3alpha.IDP"> & {
   /**
+   * Name of the provider, shown to users on the login UI's button and pages; need not be unique.
+   *
    * @generated from field: string name = 1;
    */
   name: string;
@@ -33,6 +37,8 @@ export type IDP = Message<"svc.resources.idp.v3alpha.IDP"> & {
   statePolicy: StatePolicy;
 
   /**
+   * How the hosted login UI treats the provider's external accounts. Absent: every option off.
+   *
    * @generated from field: svc.resources.idp.v3alpha.Options options = 3;
    */
   options?: Options | undefined;
@@ -52,16 +58,25 @@ export const IDPSchema: GenMessage<IDP> = /*@__PURE__*/
  */
 export type PatchIDP = Message<"svc.resources.idp.v3alpha.PatchIDP"> & {
   /**
+   * Present: replaces the name. Only in the context that owns the provider.
+   *
    * @generated from field: optional string name = 1;
    */
   name?: string | undefined;
 
   /**
+   * Present: the policy of the context the request acts in. In the owning context activate or deactivate (inherit is
+   * refused with INVALID_ARGUMENT); in a child context activate, deactivate or inherit (inherit drops the child's own
+   * policy). STATE_POLICY_UNSPECIFIED changes nothing.
+   *
    * @generated from field: optional svc.resources.object.v3alpha.StatePolicy state_policy = 2;
    */
   statePolicy?: StatePolicy | undefined;
 
   /**
+   * Present: replaces all the options (an option left out becomes false or unset). Only in the context that owns the
+   * provider.
+   *
    * @generated from field: optional svc.resources.idp.v3alpha.Options options = 3;
    */
   options?: Options | undefined;
@@ -75,6 +90,9 @@ export const PatchIDPSchema: GenMessage<PatchIDP> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_idp, 1);
 
 /**
+ * What the hosted login UI does with the external account of a user who signed in with the provider. Sign-ins through
+ * IdentityProviderIntentService do not apply them: the caller decides.
+ *
  * @generated from message svc.resources.idp.v3alpha.Options
  */
 export type Options = Message<"svc.resources.idp.v3alpha.Options"> & {
@@ -107,6 +125,9 @@ export type Options = Message<"svc.resources.idp.v3alpha.Options"> & {
   isAutoUpdate: boolean;
 
   /**
+   * Links an external account that no user is linked to yet, without asking, to the existing human user whose chosen
+   * attribute matches; that user is then signed in. Tried before is_auto_creation.
+   *
    * @generated from field: svc.resources.idp.v3alpha.AutoLinkingOption auto_linking = 5;
    */
   autoLinking: AutoLinkingOption;
@@ -126,6 +147,8 @@ export const OptionsSchema: GenMessage<Options> = /*@__PURE__*/
  */
 export type GetIDP = Message<"svc.resources.idp.v3alpha.GetIDP"> & {
   /**
+   * ID of the provider, the sequence and date of its last change, and the context that owns it (resource_owner).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -145,11 +168,16 @@ export type GetIDP = Message<"svc.resources.idp.v3alpha.GetIDP"> & {
   state: State;
 
   /**
+   * The kind of provider: its Get<Kind>IDP returns the configuration.
+   *
    * @generated from field: svc.resources.idp.v3alpha.ProviderType type = 4;
    */
   type: ProviderType;
 
   /**
+   * Name, options and state policy: the policy of the context asked about (STATE_POLICY_INHERIT when a child context
+   * has none of its own).
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDP idp = 5;
    */
   idp?: IDP | undefined;
@@ -163,6 +191,8 @@ export const GetIDPSchema: GenMessage<GetIDP> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_idp, 3);
 
 /**
+ * One condition of SearchIDPs; a provider must match every filter of the request.
+ *
  * @generated from message svc.resources.idp.v3alpha.IDPSearchFilter
  */
 export type IDPSearchFilter = Message<"svc.resources.idp.v3alpha.IDPSearchFilter"> & {
@@ -171,18 +201,24 @@ export type IDPSearchFilter = Message<"svc.resources.idp.v3alpha.IDPSearchFilter
    */
   filter: {
     /**
+     * Matches the provider of an ID.
+     *
      * @generated from field: svc.resources.idp.v3alpha.IDPIDFilter id = 1;
      */
     value: IDPIDFilter;
     case: "id";
   } | {
     /**
+     * Matches providers by name.
+     *
      * @generated from field: svc.resources.idp.v3alpha.IDPNameFilter name = 2;
      */
     value: IDPNameFilter;
     case: "name";
   } | {
     /**
+     * Matches providers whose effective state, as the search context sees it, is the one given.
+     *
      * @generated from field: svc.resources.object.v3alpha.StateFilter state = 3;
      */
     value: StateFilter;
@@ -198,10 +234,14 @@ export const IDPSearchFilterSchema: GenMessage<IDPSearchFilter> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_idp, 4);
 
 /**
+ * A provider ID to match.
+ *
  * @generated from message svc.resources.idp.v3alpha.IDPIDFilter
  */
 export type IDPIDFilter = Message<"svc.resources.idp.v3alpha.IDPIDFilter"> & {
   /**
+   * ID of the provider, compared exactly.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -215,15 +255,21 @@ export const IDPIDFilterSchema: GenMessage<IDPIDFilter> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_idp, 5);
 
 /**
+ * A text to match the provider's name against.
+ *
  * @generated from message svc.resources.idp.v3alpha.IDPNameFilter
  */
 export type IDPNameFilter = Message<"svc.resources.idp.v3alpha.IDPNameFilter"> & {
   /**
+   * Text compared with the provider's name as method says.
+   *
    * @generated from field: string name = 1;
    */
   name: string;
 
   /**
+   * How name is compared. Not set: TEXT_FILTER_METHOD_EQUALS.
+   *
    * @generated from field: svc.resources.object.v3alpha.TextFilterMethod method = 2;
    */
   method: TextFilterMethod;
@@ -237,11 +283,13 @@ export const IDPNameFilterSchema: GenMessage<IDPNameFilter> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_idp, 6);
 
 /**
+ * The attribute that links an unknown external account to an existing user automatically.
+ *
  * @generated from enum svc.resources.idp.v3alpha.AutoLinkingOption
  */
 export enum AutoLinkingOption {
   /**
-   * No prompt.
+   * Not set: no automatic linking.
    *
    * @generated from enum value: AUTO_LINKING_OPTION_UNSPECIFIED = 0;
    */
@@ -255,7 +303,8 @@ export enum AutoLinkingOption {
   USERNAME = 1,
 
   /**
-   * Match the external e-mail to an existing verified e-mail; no prompt when several users match.
+   * Match the external e-mail, which the provider must assert as verified, to an existing verified e-mail; when
+   * several users match, none is linked.
    *
    * @generated from enum value: AUTO_LINKING_OPTION_EMAIL = 2;
    */
@@ -275,66 +324,92 @@ export const AutoLinkingOptionSchema: GenEnum<AutoLinkingOption> = /*@__PURE__*/
  */
 export enum ProviderType {
   /**
+   * Not set; never returned.
+   *
    * @generated from enum value: PROVIDER_TYPE_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * An OpenID Connect provider (OIDCIDP).
+   *
    * @generated from enum value: PROVIDER_TYPE_OIDC = 1;
    */
   OIDC = 1,
 
   /**
+   * A provider that hands over a JWT it issued (JWTIDP).
+   *
    * @generated from enum value: PROVIDER_TYPE_JWT = 2;
    */
   JWT = 2,
 
   /**
+   * An LDAP directory (LDAPIDP).
+   *
    * @generated from enum value: PROVIDER_TYPE_LDAP = 3;
    */
   LDAP = 3,
 
   /**
+   * A plain OAuth 2.0 provider (OAuthIDP).
+   *
    * @generated from enum value: PROVIDER_TYPE_OAUTH = 4;
    */
   OAUTH = 4,
 
   /**
+   * Microsoft Entra ID, formerly Azure AD (AzureADIDP).
+   *
    * @generated from enum value: PROVIDER_TYPE_AZURE_AD = 5;
    */
   AZURE_AD = 5,
 
   /**
+   * GitHub.com (GitHubIDP).
+   *
    * @generated from enum value: PROVIDER_TYPE_GITHUB = 6;
    */
   GITHUB = 6,
 
   /**
+   * A GitHub Enterprise Server (GitHubEnterpriseIDP).
+   *
    * @generated from enum value: PROVIDER_TYPE_GITHUB_ES = 7;
    */
   GITHUB_ES = 7,
 
   /**
+   * GitLab.com (GitLabIDP).
+   *
    * @generated from enum value: PROVIDER_TYPE_GITLAB = 8;
    */
   GITLAB = 8,
 
   /**
+   * A self-managed GitLab instance (GitLabSelfHostedIDP).
+   *
    * @generated from enum value: PROVIDER_TYPE_GITLAB_SELF_HOSTED = 9;
    */
   GITLAB_SELF_HOSTED = 9,
 
   /**
+   * Google accounts (GoogleIDP).
+   *
    * @generated from enum value: PROVIDER_TYPE_GOOGLE = 10;
    */
   GOOGLE = 10,
 
   /**
+   * Sign in with Apple (AppleIDP).
+   *
    * @generated from enum value: PROVIDER_TYPE_APPLE = 11;
    */
   APPLE = 11,
 
   /**
+   * A SAML 2.0 identity provider (SAMLIDP).
+   *
    * @generated from enum value: PROVIDER_TYPE_SAML = 12;
    */
   SAML = 12,
@@ -347,15 +422,21 @@ export const ProviderTypeSchema: GenEnum<ProviderType> = /*@__PURE__*/
   enumDesc(file_svc_resources_idp_v3alpha_idp, 1);
 
 /**
+ * The field SearchIDPs sorts by.
+ *
  * @generated from enum svc.resources.idp.v3alpha.IDPFieldName
  */
 export enum IDPFieldName {
   /**
+   * Not set: by creation date.
+   *
    * @generated from enum value: IDP_FIELD_NAME_UNSPECIFIED = 0;
    */
   IDP_FIELD_NAME_UNSPECIFIED = 0,
 
   /**
+   * By name, in Unicode code point order.
+   *
    * @generated from enum value: IDP_FIELD_NAME_NAME = 1;
    */
   IDP_FIELD_NAME_NAME = 1,

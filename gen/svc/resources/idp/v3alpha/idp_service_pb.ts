@@ -49,15 +49,22 @@ export const file_svc_resources_idp_v3alpha_idp_service: GenFile = /*@__PURE__*/
   fileDesc("CitzdmMvcmVzb3VyY2VzL2lkcC92M2FscGhhL2lkcF9zZXJ2aWNlLnByb3RvEhlzdmMucmVzb3VyY2VzLmlkcC52M2FscGhhIo0BChRDcmVhdGVPSURDSURQUmVxdWVzdBI0CgNjdHgYASABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBARI3CgNpZHAYAiABKAsyIi5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLk9JRENJRFBCBqq7GAIoAUIGCgRfY3R4Ik8KFUNyZWF0ZU9JRENJRFBSZXNwb25zZRI2CgdkZXRhaWxzGAIgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIqoBChNQYXRjaE9JRENJRFBSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoARI8CgNpZHAYAiABKAsyJy5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLlBhdGNoT0lEQ0lEUEIGqrsYAigBEjQKA2N0eBgDIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBQgYKBF9jdHgiTgoUUGF0Y2hPSURDSURQUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJqChFHZXRPSURDSURQUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESNAoDY3R4GAIgASgLMiIuc3ZjLm9iamVjdC52M2FscGhhLlJlcXVlc3RDb250ZXh0SACIAQFCBgoEX2N0eCJIChJHZXRPSURDSURQUmVzcG9uc2USMgoDaWRwGAEgASgLMiUuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5HZXRPSURDSURQIosBChNDcmVhdGVKV1RJRFBSZXF1ZXN0EjQKA2N0eBgBIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBEjYKA2lkcBgCIAEoCzIhLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuSldUSURQQgaquxgCKAFCBgoEX2N0eCJOChRDcmVhdGVKV1RJRFBSZXNwb25zZRI2CgdkZXRhaWxzGAIgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIqgBChJQYXRjaEpXVElEUFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBEjsKA2lkcBgCIAEoCzImLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuUGF0Y2hKV1RJRFBCBqq7GAIoARI0CgNjdHgYAyABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBAUIGCgRfY3R4Ik0KE1BhdGNoSldUSURQUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJpChBHZXRKV1RJRFBSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoARI0CgNjdHgYAiABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBAUIGCgRfY3R4IkYKEUdldEpXVElEUFJlc3BvbnNlEjEKA2lkcBgBIAEoCzIkLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuR2V0SldUSURQIo0BChRDcmVhdGVMREFQSURQUmVxdWVzdBI0CgNjdHgYASABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBARI3CgNpZHAYAiABKAsyIi5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkxEQVBJRFBCBqq7GAIoAUIGCgRfY3R4Ik8KFUNyZWF0ZUxEQVBJRFBSZXNwb25zZRI2CgdkZXRhaWxzGAIgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIqoBChNQYXRjaExEQVBJRFBSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoARI8CgNpZHAYAiABKAsyJy5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLlBhdGNoTERBUElEUEIGqrsYAigBEjQKA2N0eBgDIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBQgYKBF9jdHgiTgoUUGF0Y2hMREFQSURQUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJqChFHZXRMREFQSURQUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESNAoDY3R4GAIgASgLMiIuc3ZjLm9iamVjdC52M2FscGhhLlJlcXVlc3RDb250ZXh0SACIAQFCBgoEX2N0eCJIChJHZXRMREFQSURQUmVzcG9uc2USMgoDaWRwGAEgASgLMiUuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5HZXRMREFQSURQIo8BChVDcmVhdGVPQXV0aElEUFJlcXVlc3QSNAoDY3R4GAEgASgLMiIuc3ZjLm9iamVjdC52M2FscGhhLlJlcXVlc3RDb250ZXh0SACIAQESOAoDaWRwGAIgASgLMiMuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5PQXV0aElEUEIGqrsYAigBQgYKBF9jdHgiUAoWQ3JlYXRlT0F1dGhJRFBSZXNwb25zZRI2CgdkZXRhaWxzGAIgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIqwBChRQYXRjaE9BdXRoSURQUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESPQoDaWRwGAIgASgLMiguc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5QYXRjaE9BdXRoSURQQgaquxgCKAESNAoDY3R4GAMgASgLMiIuc3ZjLm9iamVjdC52M2FscGhhLlJlcXVlc3RDb250ZXh0SACIAQFCBgoEX2N0eCJPChVQYXRjaE9BdXRoSURQUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJrChJHZXRPQXV0aElEUFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBEjQKA2N0eBgCIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBQgYKBF9jdHgiSgoTR2V0T0F1dGhJRFBSZXNwb25zZRIzCgNpZHAYASABKAsyJi5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkdldE9BdXRoSURQIpMBChdDcmVhdGVBenVyZUFESURQUmVxdWVzdBI0CgNjdHgYASABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBARI6CgNpZHAYAiABKAsyJS5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkF6dXJlQURJRFBCBqq7GAIoAUIGCgRfY3R4IlIKGENyZWF0ZUF6dXJlQURJRFBSZXNwb25zZRI2CgdkZXRhaWxzGAIgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIrABChZQYXRjaEF6dXJlQURJRFBSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoARI/CgNpZHAYAiABKAsyKi5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLlBhdGNoQXp1cmVBRElEUEIGqrsYAigBEjQKA2N0eBgDIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBQgYKBF9jdHgiUQoXUGF0Y2hBenVyZUFESURQUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJtChRHZXRBenVyZUFESURQUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESNAoDY3R4GAIgASgLMiIuc3ZjLm9iamVjdC52M2FscGhhLlJlcXVlc3RDb250ZXh0SACIAQFCBgoEX2N0eCJOChVHZXRBenVyZUFESURQUmVzcG9uc2USNQoDaWRwGAEgASgLMiguc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5HZXRBenVyZUFESURQIpEBChZDcmVhdGVHaXRIdWJJRFBSZXF1ZXN0EjQKA2N0eBgBIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBEjkKA2lkcBgCIAEoCzIkLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuR2l0SHViSURQQgaquxgCKAFCBgoEX2N0eCJRChdDcmVhdGVHaXRIdWJJRFBSZXNwb25zZRI2CgdkZXRhaWxzGAIgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIq4BChVQYXRjaEdpdEh1YklEUFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBEj4KA2lkcBgCIAEoCzIpLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuUGF0Y2hHaXRIdWJJRFBCBqq7GAIoARI0CgNjdHgYAyABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBAUIGCgRfY3R4IlAKFlBhdGNoR2l0SHViSURQUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJsChNHZXRHaXRIdWJJRFBSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoARI0CgNjdHgYAiABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBAUIGCgRfY3R4IkwKFEdldEdpdEh1YklEUFJlc3BvbnNlEjQKA2lkcBgBIAEoCzInLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuR2V0R2l0SHViSURQIqUBCiBDcmVhdGVHaXRIdWJFbnRlcnByaXNlSURQUmVxdWVzdBI0CgNjdHgYASABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBARJDCgNpZHAYAiABKAsyLi5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkdpdEh1YkVudGVycHJpc2VJRFBCBqq7GAIoAUIGCgRfY3R4IlsKIUNyZWF0ZUdpdEh1YkVudGVycHJpc2VJRFBSZXNwb25zZRI2CgdkZXRhaWxzGAIgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIsIBCh9QYXRjaEdpdEh1YkVudGVycHJpc2VJRFBSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoARJICgNpZHAYAiABKAsyMy5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLlBhdGNoR2l0SHViRW50ZXJwcmlzZUlEUEIGqrsYAigBEjQKA2N0eBgDIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBQgYKBF9jdHgiWgogUGF0Y2hHaXRIdWJFbnRlcnByaXNlSURQUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJ2Ch1HZXRHaXRIdWJFbnRlcnByaXNlSURQUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESNAoDY3R4GAIgASgLMiIuc3ZjLm9iamVjdC52M2FscGhhLlJlcXVlc3RDb250ZXh0SACIAQFCBgoEX2N0eCJgCh5HZXRHaXRIdWJFbnRlcnByaXNlSURQUmVzcG9uc2USPgoDaWRwGAEgASgLMjEuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5HZXRHaXRIdWJFbnRlcnByaXNlSURQIpEBChZDcmVhdGVHaXRMYWJJRFBSZXF1ZXN0EjQKA2N0eBgBIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBEjkKA2lkcBgCIAEoCzIkLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuR2l0TGFiSURQQgaquxgCKAFCBgoEX2N0eCJRChdDcmVhdGVHaXRMYWJJRFBSZXNwb25zZRI2CgdkZXRhaWxzGAIgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIq4BChVQYXRjaEdpdExhYklEUFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBEj4KA2lkcBgCIAEoCzIpLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuUGF0Y2hHaXRMYWJJRFBCBqq7GAIoARI0CgNjdHgYAyABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBAUIGCgRfY3R4IlAKFlBhdGNoR2l0TGFiSURQUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJsChNHZXRHaXRMYWJJRFBSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoARI0CgNjdHgYAiABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBAUIGCgRfY3R4IkwKFEdldEdpdExhYklEUFJlc3BvbnNlEjQKA2lkcBgBIAEoCzInLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuR2V0R2l0TGFiSURQIqUBCiBDcmVhdGVHaXRMYWJTZWxmSG9zdGVkSURQUmVxdWVzdBI0CgNjdHgYASABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBARJDCgNpZHAYAiABKAsyLi5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkdpdExhYlNlbGZIb3N0ZWRJRFBCBqq7GAIoAUIGCgRfY3R4IlsKIUNyZWF0ZUdpdExhYlNlbGZIb3N0ZWRJRFBSZXNwb25zZRI2CgdkZXRhaWxzGAIgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIsIBCh9QYXRjaEdpdExhYlNlbGZIb3N0ZWRJRFBSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoARJICgNpZHAYAiABKAsyMy5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLlBhdGNoR2l0TGFiU2VsZkhvc3RlZElEUEIGqrsYAigBEjQKA2N0eBgDIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBQgYKBF9jdHgiWgogUGF0Y2hHaXRMYWJTZWxmSG9zdGVkSURQUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJ2Ch1HZXRHaXRMYWJTZWxmSG9zdGVkSURQUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESNAoDY3R4GAIgASgLMiIuc3ZjLm9iamVjdC52M2FscGhhLlJlcXVlc3RDb250ZXh0SACIAQFCBgoEX2N0eCJgCh5HZXRHaXRMYWJTZWxmSG9zdGVkSURQUmVzcG9uc2USPgoDaWRwGAEgASgLMjEuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5HZXRHaXRMYWJTZWxmSG9zdGVkSURQIpEBChZDcmVhdGVHb29nbGVJRFBSZXF1ZXN0EjQKA2N0eBgBIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBEjkKA2lkcBgCIAEoCzIkLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuR29vZ2xlSURQQgaquxgCKAFCBgoEX2N0eCJRChdDcmVhdGVHb29nbGVJRFBSZXNwb25zZRI2CgdkZXRhaWxzGAIgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIq4BChVQYXRjaEdvb2dsZUlEUFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBEj4KA2lkcBgCIAEoCzIpLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuUGF0Y2hHb29nbGVJRFBCBqq7GAIoARI0CgNjdHgYAyABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBAUIGCgRfY3R4IlAKFlBhdGNoR29vZ2xlSURQUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJsChNHZXRHb29nbGVJRFBSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoARI0CgNjdHgYAiABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBAUIGCgRfY3R4IkwKFEdldEdvb2dsZUlEUFJlc3BvbnNlEjQKA2lkcBgBIAEoCzInLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuR2V0R29vZ2xlSURQIo8BChVDcmVhdGVBcHBsZUlEUFJlcXVlc3QSNAoDY3R4GAEgASgLMiIuc3ZjLm9iamVjdC52M2FscGhhLlJlcXVlc3RDb250ZXh0SACIAQESOAoDaWRwGAIgASgLMiMuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5BcHBsZUlEUEIGqrsYAigBQgYKBF9jdHgiUAoWQ3JlYXRlQXBwbGVJRFBSZXNwb25zZRI2CgdkZXRhaWxzGAIgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIqwBChRQYXRjaEFwcGxlSURQUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESPQoDaWRwGAIgASgLMiguc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5QYXRjaEFwcGxlSURQQgaquxgCKAESNAoDY3R4GAMgASgLMiIuc3ZjLm9iamVjdC52M2FscGhhLlJlcXVlc3RDb250ZXh0SACIAQFCBgoEX2N0eCJPChVQYXRjaEFwcGxlSURQUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJrChJHZXRBcHBsZUlEUFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBEjQKA2N0eBgCIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBQgYKBF9jdHgiSgoTR2V0QXBwbGVJRFBSZXNwb25zZRIzCgNpZHAYASABKAsyJi5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkdldEFwcGxlSURQIo0BChRDcmVhdGVTQU1MSURQUmVxdWVzdBI0CgNjdHgYASABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBARI3CgNpZHAYAiABKAsyIi5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLlNBTUxJRFBCBqq7GAIoAUIGCgRfY3R4Ik8KFUNyZWF0ZVNBTUxJRFBSZXNwb25zZRI2CgdkZXRhaWxzGAIgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIqoBChNQYXRjaFNBTUxJRFBSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoARI8CgNpZHAYAiABKAsyJy5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLlBhdGNoU0FNTElEUEIGqrsYAigBEjQKA2N0eBgDIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBQgYKBF9jdHgiTgoUUGF0Y2hTQU1MSURQUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJqChFHZXRTQU1MSURQUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESNAoDY3R4GAIgASgLMiIuc3ZjLm9iamVjdC52M2FscGhhLlJlcXVlc3RDb250ZXh0SACIAQFCBgoEX2N0eCJIChJHZXRTQU1MSURQUmVzcG9uc2USMgoDaWRwGAEgASgLMiUuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5HZXRTQU1MSURQIisKEERlbGV0ZUlEUFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBIksKEURlbGV0ZUlEUFJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMilwIKEVNlYXJjaElEUHNSZXF1ZXN0EjQKA2N0eBgBIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBEjYKBXF1ZXJ5GAIgASgLMicuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5MaXN0UXVlcnkSRwoOc29ydGluZ19jb2x1bW4YAyABKA4yJy5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLklEUEZpZWxkTmFtZUIGqrsYAjABEkMKB2ZpbHRlcnMYBCADKAsyKi5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLklEUFNlYXJjaEZpbHRlckIGqrsYAkhkQgYKBF9jdHgixAEKElNlYXJjaElEUHNSZXNwb25zZRI6CgdkZXRhaWxzGAEgASgLMikuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5MaXN0RGV0YWlscxI/Cg5zb3J0aW5nX2NvbHVtbhgCIAEoDjInLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuSURQRmllbGROYW1lEjEKBnJlc3VsdBgDIAMoCzIhLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuR2V0SURQMsI/ChdJZGVudGl0eVByb3ZpZGVyU2VydmljZRLLAQoNQ3JlYXRlT0lEQ0lEUBIvLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuQ3JlYXRlT0lEQ0lEUFJlcXVlc3QaMC5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkNyZWF0ZU9JRENJRFBSZXNwb25zZSJXorsYKgoJaWRwLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaRjJAYLT5JMCIzoDaWRwIhwvcmVzb3VyY2VzL3YzYWxwaGEvaWRwcy9vaWRjEswBCgxQYXRjaE9JRENJRFASLi5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLlBhdGNoT0lEQ0lEUFJlcXVlc3QaLy5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLlBhdGNoT0lEQ0lEUFJlc3BvbnNlIluiuxgpCglpZHAud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAig6A2lkcDIhL3Jlc291cmNlcy92M2FscGhhL2lkcHMvb2lkYy97aWR9EsABCgpHZXRPSURDSURQEiwuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5HZXRPSURDSURQUmVxdWVzdBotLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuR2V0T0lEQ0lEUFJlc3BvbnNlIlWiuxgoCghpZHAucmVhZBIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCIxIhL3Jlc291cmNlcy92M2FscGhhL2lkcHMvb2lkYy97aWR9EscBCgxDcmVhdGVKV1RJRFASLi5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkNyZWF0ZUpXVElEUFJlcXVlc3QaLy5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkNyZWF0ZUpXVElEUFJlc3BvbnNlIlaiuxgqCglpZHAud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpGMkBgtPkkwIiOgNpZHAiGy9yZXNvdXJjZXMvdjNhbHBoYS9pZHBzL2p3dBLIAQoLUGF0Y2hKV1RJRFASLS5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLlBhdGNoSldUSURQUmVxdWVzdBouLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuUGF0Y2hKV1RJRFBSZXNwb25zZSJaorsYKQoJaWRwLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwInOgNpZHAyIC9yZXNvdXJjZXMvdjNhbHBoYS9pZHBzL2p3dC97aWR9ErwBCglHZXRKV1RJRFASKy5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkdldEpXVElEUFJlcXVlc3QaLC5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkdldEpXVElEUFJlc3BvbnNlIlSiuxgoCghpZHAucmVhZBIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCIhIgL3Jlc291cmNlcy92M2FscGhhL2lkcHMvand0L3tpZH0SywEKDUNyZWF0ZUxEQVBJRFASLy5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkNyZWF0ZUxEQVBJRFBSZXF1ZXN0GjAuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5DcmVhdGVMREFQSURQUmVzcG9uc2UiV6K7GCoKCWlkcC53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkYyQGC0+STAiM6A2lkcCIcL3Jlc291cmNlcy92M2FscGhhL2lkcHMvbGRhcBLMAQoMUGF0Y2hMREFQSURQEi4uc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5QYXRjaExEQVBJRFBSZXF1ZXN0Gi8uc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5QYXRjaExEQVBJRFBSZXNwb25zZSJborsYKQoJaWRwLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIoOgNpZHAyIS9yZXNvdXJjZXMvdjNhbHBoYS9pZHBzL2xkYXAve2lkfRLAAQoKR2V0TERBUElEUBIsLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuR2V0TERBUElEUFJlcXVlc3QaLS5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkdldExEQVBJRFBSZXNwb25zZSJVorsYKAoIaWRwLnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAiMSIS9yZXNvdXJjZXMvdjNhbHBoYS9pZHBzL2xkYXAve2lkfRLPAQoOQ3JlYXRlT0F1dGhJRFASMC5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkNyZWF0ZU9BdXRoSURQUmVxdWVzdBoxLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuQ3JlYXRlT0F1dGhJRFBSZXNwb25zZSJYorsYKgoJaWRwLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaRjJAYLT5JMCJDoDaWRwIh0vcmVzb3VyY2VzL3YzYWxwaGEvaWRwcy9vYXV0aBLQAQoNUGF0Y2hPQXV0aElEUBIvLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuUGF0Y2hPQXV0aElEUFJlcXVlc3QaMC5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLlBhdGNoT0F1dGhJRFBSZXNwb25zZSJcorsYKQoJaWRwLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIpOgNpZHAyIi9yZXNvdXJjZXMvdjNhbHBoYS9pZHBzL29hdXRoL3tpZH0SxAEKC0dldE9BdXRoSURQEi0uc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5HZXRPQXV0aElEUFJlcXVlc3QaLi5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkdldE9BdXRoSURQUmVzcG9uc2UiVqK7GCgKCGlkcC5yZWFkEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIkEiIvcmVzb3VyY2VzL3YzYWxwaGEvaWRwcy9vYXV0aC97aWR9EtgBChBDcmVhdGVBenVyZUFESURQEjIuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5DcmVhdGVBenVyZUFESURQUmVxdWVzdBozLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuQ3JlYXRlQXp1cmVBRElEUFJlc3BvbnNlIluiuxgqCglpZHAud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpGMkBgtPkkwInOgNpZHAiIC9yZXNvdXJjZXMvdjNhbHBoYS9pZHBzL2F6dXJlX2FkEtkBCg9QYXRjaEF6dXJlQURJRFASMS5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLlBhdGNoQXp1cmVBRElEUFJlcXVlc3QaMi5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLlBhdGNoQXp1cmVBRElEUFJlc3BvbnNlIl+iuxgpCglpZHAud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAiw6A2lkcDIlL3Jlc291cmNlcy92M2FscGhhL2lkcHMvYXp1cmVfYWQve2lkfRLNAQoNR2V0QXp1cmVBRElEUBIvLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuR2V0QXp1cmVBRElEUFJlcXVlc3QaMC5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkdldEF6dXJlQURJRFBSZXNwb25zZSJZorsYKAoIaWRwLnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAicSJS9yZXNvdXJjZXMvdjNhbHBoYS9pZHBzL2F6dXJlX2FkL3tpZH0S0wEKD0NyZWF0ZUdpdEh1YklEUBIxLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuQ3JlYXRlR2l0SHViSURQUmVxdWVzdBoyLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuQ3JlYXRlR2l0SHViSURQUmVzcG9uc2UiWaK7GCoKCWlkcC53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkYyQGC0+STAiU6A2lkcCIeL3Jlc291cmNlcy92M2FscGhhL2lkcHMvZ2l0aHViEtQBCg5QYXRjaEdpdEh1YklEUBIwLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuUGF0Y2hHaXRIdWJJRFBSZXF1ZXN0GjEuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5QYXRjaEdpdEh1YklEUFJlc3BvbnNlIl2iuxgpCglpZHAud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAio6A2lkcDIjL3Jlc291cmNlcy92M2FscGhhL2lkcHMvZ2l0aHViL3tpZH0SyAEKDEdldEdpdEh1YklEUBIuLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuR2V0R2l0SHViSURQUmVxdWVzdBovLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuR2V0R2l0SHViSURQUmVzcG9uc2UiV6K7GCgKCGlkcC5yZWFkEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIlEiMvcmVzb3VyY2VzL3YzYWxwaGEvaWRwcy9naXRodWIve2lkfRL8AQoZQ3JlYXRlR2l0SHViRW50ZXJwcmlzZUlEUBI7LnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuQ3JlYXRlR2l0SHViRW50ZXJwcmlzZUlEUFJlcXVlc3QaPC5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkNyZWF0ZUdpdEh1YkVudGVycHJpc2VJRFBSZXNwb25zZSJkorsYKgoJaWRwLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaRjJAYLT5JMCMDoDaWRwIikvcmVzb3VyY2VzL3YzYWxwaGEvaWRwcy9naXRodWJfZW50ZXJwcmlzZRL9AQoYUGF0Y2hHaXRIdWJFbnRlcnByaXNlSURQEjouc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5QYXRjaEdpdEh1YkVudGVycHJpc2VJRFBSZXF1ZXN0Gjsuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5QYXRjaEdpdEh1YkVudGVycHJpc2VJRFBSZXNwb25zZSJoorsYKQoJaWRwLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwI1OgNpZHAyLi9yZXNvdXJjZXMvdjNhbHBoYS9pZHBzL2dpdGh1Yl9lbnRlcnByaXNlL3tpZH0S8QEKFkdldEdpdEh1YkVudGVycHJpc2VJRFASOC5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkdldEdpdEh1YkVudGVycHJpc2VJRFBSZXF1ZXN0Gjkuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5HZXRHaXRIdWJFbnRlcnByaXNlSURQUmVzcG9uc2UiYqK7GCgKCGlkcC5yZWFkEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIwEi4vcmVzb3VyY2VzL3YzYWxwaGEvaWRwcy9naXRodWJfZW50ZXJwcmlzZS97aWR9EtMBCg9DcmVhdGVHaXRMYWJJRFASMS5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkNyZWF0ZUdpdExhYklEUFJlcXVlc3QaMi5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkNyZWF0ZUdpdExhYklEUFJlc3BvbnNlIlmiuxgqCglpZHAud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpGMkBgtPkkwIlOgNpZHAiHi9yZXNvdXJjZXMvdjNhbHBoYS9pZHBzL2dpdGxhYhLUAQoOUGF0Y2hHaXRMYWJJRFASMC5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLlBhdGNoR2l0TGFiSURQUmVxdWVzdBoxLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuUGF0Y2hHaXRMYWJJRFBSZXNwb25zZSJdorsYKQoJaWRwLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIqOgNpZHAyIy9yZXNvdXJjZXMvdjNhbHBoYS9pZHBzL2dpdGxhYi97aWR9EsgBCgxHZXRHaXRMYWJJRFASLi5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkdldEdpdExhYklEUFJlcXVlc3QaLy5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkdldEdpdExhYklEUFJlc3BvbnNlIleiuxgoCghpZHAucmVhZBIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCJRIjL3Jlc291cmNlcy92M2FscGhhL2lkcHMvZ2l0bGFiL3tpZH0S/QEKGUNyZWF0ZUdpdExhYlNlbGZIb3N0ZWRJRFASOy5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkNyZWF0ZUdpdExhYlNlbGZIb3N0ZWRJRFBSZXF1ZXN0Gjwuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5DcmVhdGVHaXRMYWJTZWxmSG9zdGVkSURQUmVzcG9uc2UiZaK7GCoKCWlkcC53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkYyQGC0+STAjE6A2lkcCIqL3Jlc291cmNlcy92M2FscGhhL2lkcHMvZ2l0bGFiX3NlbGZfaG9zdGVkEv4BChhQYXRjaEdpdExhYlNlbGZIb3N0ZWRJRFASOi5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLlBhdGNoR2l0TGFiU2VsZkhvc3RlZElEUFJlcXVlc3QaOy5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLlBhdGNoR2l0TGFiU2VsZkhvc3RlZElEUFJlc3BvbnNlImmiuxgpCglpZHAud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAjY6A2lkcDIvL3Jlc291cmNlcy92M2FscGhhL2lkcHMvZ2l0bGFiX3NlbGZfaG9zdGVkL3tpZH0S8gEKFkdldEdpdExhYlNlbGZIb3N0ZWRJRFASOC5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkdldEdpdExhYlNlbGZIb3N0ZWRJRFBSZXF1ZXN0Gjkuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5HZXRHaXRMYWJTZWxmSG9zdGVkSURQUmVzcG9uc2UiY6K7GCgKCGlkcC5yZWFkEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIxEi8vcmVzb3VyY2VzL3YzYWxwaGEvaWRwcy9naXRsYWJfc2VsZl9ob3N0ZWQve2lkfRLTAQoPQ3JlYXRlR29vZ2xlSURQEjEuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5DcmVhdGVHb29nbGVJRFBSZXF1ZXN0GjIuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5DcmVhdGVHb29nbGVJRFBSZXNwb25zZSJZorsYKgoJaWRwLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaRjJAYLT5JMCJToDaWRwIh4vcmVzb3VyY2VzL3YzYWxwaGEvaWRwcy9nb29nbGUS1AEKDlBhdGNoR29vZ2xlSURQEjAuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5QYXRjaEdvb2dsZUlEUFJlcXVlc3QaMS5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLlBhdGNoR29vZ2xlSURQUmVzcG9uc2UiXaK7GCkKCWlkcC53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCKjoDaWRwMiMvcmVzb3VyY2VzL3YzYWxwaGEvaWRwcy9nb29nbGUve2lkfRLIAQoMR2V0R29vZ2xlSURQEi4uc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5HZXRHb29nbGVJRFBSZXF1ZXN0Gi8uc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5HZXRHb29nbGVJRFBSZXNwb25zZSJXorsYKAoIaWRwLnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAiUSIy9yZXNvdXJjZXMvdjNhbHBoYS9pZHBzL2dvb2dsZS97aWR9Es8BCg5DcmVhdGVBcHBsZUlEUBIwLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuQ3JlYXRlQXBwbGVJRFBSZXF1ZXN0GjEuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5DcmVhdGVBcHBsZUlEUFJlc3BvbnNlIliiuxgqCglpZHAud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpGMkBgtPkkwIkOgNpZHAiHS9yZXNvdXJjZXMvdjNhbHBoYS9pZHBzL2FwcGxlEtABCg1QYXRjaEFwcGxlSURQEi8uc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5QYXRjaEFwcGxlSURQUmVxdWVzdBowLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuUGF0Y2hBcHBsZUlEUFJlc3BvbnNlIlyiuxgpCglpZHAud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAik6A2lkcDIiL3Jlc291cmNlcy92M2FscGhhL2lkcHMvYXBwbGUve2lkfRLEAQoLR2V0QXBwbGVJRFASLS5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkdldEFwcGxlSURQUmVxdWVzdBouLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuR2V0QXBwbGVJRFBSZXNwb25zZSJWorsYKAoIaWRwLnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAiQSIi9yZXNvdXJjZXMvdjNhbHBoYS9pZHBzL2FwcGxlL3tpZH0SywEKDUNyZWF0ZVNBTUxJRFASLy5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkNyZWF0ZVNBTUxJRFBSZXF1ZXN0GjAuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5DcmVhdGVTQU1MSURQUmVzcG9uc2UiV6K7GCoKCWlkcC53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkYyQGC0+STAiM6A2lkcCIcL3Jlc291cmNlcy92M2FscGhhL2lkcHMvc2FtbBLMAQoMUGF0Y2hTQU1MSURQEi4uc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5QYXRjaFNBTUxJRFBSZXF1ZXN0Gi8uc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5QYXRjaFNBTUxJRFBSZXNwb25zZSJborsYKQoJaWRwLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIoOgNpZHAyIS9yZXNvdXJjZXMvdjNhbHBoYS9pZHBzL3NhbWwve2lkfRLAAQoKR2V0U0FNTElEUBIsLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuR2V0U0FNTElEUFJlcXVlc3QaLS5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLkdldFNBTUxJRFBSZXNwb25zZSJVorsYKAoIaWRwLnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAiMSIS9yZXNvdXJjZXMvdjNhbHBoYS9pZHBzL3NhbWwve2lkfRK6AQoJRGVsZXRlSURQEisuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5EZWxldGVJRFBSZXF1ZXN0Giwuc3ZjLnJlc291cmNlcy5pZHAudjNhbHBoYS5EZWxldGVJRFBSZXNwb25zZSJSorsYKgoKaWRwLmRlbGV0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCHiocL3Jlc291cmNlcy92M2FscGhhL2lkcHMve2lkfRLFAQoKU2VhcmNoSURQcxIsLnN2Yy5yZXNvdXJjZXMuaWRwLnYzYWxwaGEuU2VhcmNoSURQc1JlcXVlc3QaLS5zdmMucmVzb3VyY2VzLmlkcC52M2FscGhhLlNlYXJjaElEUHNSZXNwb25zZSJaorsYJgoIaWRwLnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwIqOgdmaWx0ZXJzIh8vcmVzb3VyY2VzL3YzYWxwaGEvaWRwcy9fc2VhcmNoYgZwcm90bzM", [file_google_api_annotations, file_svc_object_v3alpha_object, file_svc_options_v1_options, file_svc_resources_idp_v3alpha_apple, file_svc_resources_idp_v3alpha_azure_ad, file_svc_resources_idp_v3alpha_github, file_svc_resources_idp_v3alpha_github_enterprise, file_svc_resources_idp_v3alpha_gitlab, file_svc_resources_idp_v3alpha_gitlab_self_hosted, file_svc_resources_idp_v3alpha_google, file_svc_resources_idp_v3alpha_idp, file_svc_resources_idp_v3alpha_jwt, file_svc_resources_idp_v3alpha_ldap, file_svc_resources_idp_v3alpha_oauth, file_svc_resources_idp_v3alpha_oidc, file_svc_resources_idp_v3alpha_saml, file_svc_resources_object_v3alpha_object]);
 
 /**
+ * An OpenID Connect provider to create, and the context that will own it.
+ *
  * @generated from message svc.resources.idp.v3alpha.CreateOIDCIDPRequest
  */
 export type CreateOIDCIDPRequest = Message<"svc.resources.idp.v3alpha.CreateOIDCIDPRequest"> & {
   /**
+   * Context that will own the provider: the system, an instance or an organisation. Omitted: the instance of the
+   * request's Host header.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * The provider: name, state policy, options and configuration.
+   *
    * @generated from field: svc.resources.idp.v3alpha.OIDCIDP idp = 2;
    */
   idp?: OIDCIDP | undefined;
@@ -71,10 +78,14 @@ export const CreateOIDCIDPRequestSchema: GenMessage<CreateOIDCIDPRequest> = /*@_
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 0);
 
 /**
+ * The provider created.
+ *
  * @generated from message svc.resources.idp.v3alpha.CreateOIDCIDPResponse
  */
 export type CreateOIDCIDPResponse = Message<"svc.resources.idp.v3alpha.CreateOIDCIDPResponse"> & {
   /**
+   * ID of the new provider, the sequence and date of its creation, and the context that owns it.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 2;
    */
   details?: Details | undefined;
@@ -88,20 +99,29 @@ export const CreateOIDCIDPResponseSchema: GenMessage<CreateOIDCIDPResponse> = /*
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 1);
 
 /**
+ * Changes to one provider of this kind, made in the context the request acts in.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchOIDCIDPRequest
  */
 export type PatchOIDCIDPRequest = Message<"svc.resources.idp.v3alpha.PatchOIDCIDPRequest"> & {
   /**
+   * ID of the provider; a provider of another kind is NOT_FOUND.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The changes; only present fields change.
+   *
    * @generated from field: svc.resources.idp.v3alpha.PatchOIDCIDP idp = 2;
    */
   idp?: PatchOIDCIDP | undefined;
 
   /**
+   * Context the change is made in: the owning context, or one below it (there only its own state policy). Omitted:
+   * the owning context. A context the provider is not visible in: NOT_FOUND.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 3;
    */
   ctx?: RequestContext | undefined;
@@ -115,10 +135,15 @@ export const PatchOIDCIDPRequestSchema: GenMessage<PatchOIDCIDPRequest> = /*@__P
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 2);
 
 /**
+ * The provider after the change.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchOIDCIDPResponse
  */
 export type PatchOIDCIDPResponse = Message<"svc.resources.idp.v3alpha.PatchOIDCIDPResponse"> & {
   /**
+   * ID of the provider, the sequence and date of the change (the last ones when nothing changed), and the context
+   * that owns it.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -132,15 +157,22 @@ export const PatchOIDCIDPResponseSchema: GenMessage<PatchOIDCIDPResponse> = /*@_
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 3);
 
 /**
+ * The provider to read, and the context to see it from.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetOIDCIDPRequest
  */
 export type GetOIDCIDPRequest = Message<"svc.resources.idp.v3alpha.GetOIDCIDPRequest"> & {
   /**
+   * ID of the provider; a provider of another kind is NOT_FOUND.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * Context to see the provider from: the owning context or one below it (else NOT_FOUND). Omitted: the owning
+   * context.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 2;
    */
   ctx?: RequestContext | undefined;
@@ -154,10 +186,14 @@ export const GetOIDCIDPRequestSchema: GenMessage<GetOIDCIDPRequest> = /*@__PURE_
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 4);
 
 /**
+ * The provider, as seen from the context asked about.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetOIDCIDPResponse
  */
 export type GetOIDCIDPResponse = Message<"svc.resources.idp.v3alpha.GetOIDCIDPResponse"> & {
   /**
+   * The provider: its state, settings, configuration without the secret, and what to register at the provider.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GetOIDCIDP idp = 1;
    */
   idp?: GetOIDCIDP | undefined;
@@ -171,15 +207,22 @@ export const GetOIDCIDPResponseSchema: GenMessage<GetOIDCIDPResponse> = /*@__PUR
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 5);
 
 /**
+ * A JWT provider to create, and the context that will own it.
+ *
  * @generated from message svc.resources.idp.v3alpha.CreateJWTIDPRequest
  */
 export type CreateJWTIDPRequest = Message<"svc.resources.idp.v3alpha.CreateJWTIDPRequest"> & {
   /**
+   * Context that will own the provider: the system, an instance or an organisation. Omitted: the instance of the
+   * request's Host header.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * The provider: name, state policy, options and configuration.
+   *
    * @generated from field: svc.resources.idp.v3alpha.JWTIDP idp = 2;
    */
   idp?: JWTIDP | undefined;
@@ -193,10 +236,14 @@ export const CreateJWTIDPRequestSchema: GenMessage<CreateJWTIDPRequest> = /*@__P
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 6);
 
 /**
+ * The provider created.
+ *
  * @generated from message svc.resources.idp.v3alpha.CreateJWTIDPResponse
  */
 export type CreateJWTIDPResponse = Message<"svc.resources.idp.v3alpha.CreateJWTIDPResponse"> & {
   /**
+   * ID of the new provider, the sequence and date of its creation, and the context that owns it.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 2;
    */
   details?: Details | undefined;
@@ -210,20 +257,29 @@ export const CreateJWTIDPResponseSchema: GenMessage<CreateJWTIDPResponse> = /*@_
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 7);
 
 /**
+ * Changes to one provider of this kind, made in the context the request acts in.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchJWTIDPRequest
  */
 export type PatchJWTIDPRequest = Message<"svc.resources.idp.v3alpha.PatchJWTIDPRequest"> & {
   /**
+   * ID of the provider; a provider of another kind is NOT_FOUND.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The changes; only present fields change.
+   *
    * @generated from field: svc.resources.idp.v3alpha.PatchJWTIDP idp = 2;
    */
   idp?: PatchJWTIDP | undefined;
 
   /**
+   * Context the change is made in: the owning context, or one below it (there only its own state policy). Omitted:
+   * the owning context. A context the provider is not visible in: NOT_FOUND.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 3;
    */
   ctx?: RequestContext | undefined;
@@ -237,10 +293,15 @@ export const PatchJWTIDPRequestSchema: GenMessage<PatchJWTIDPRequest> = /*@__PUR
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 8);
 
 /**
+ * The provider after the change.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchJWTIDPResponse
  */
 export type PatchJWTIDPResponse = Message<"svc.resources.idp.v3alpha.PatchJWTIDPResponse"> & {
   /**
+   * ID of the provider, the sequence and date of the change (the last ones when nothing changed), and the context
+   * that owns it.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -254,15 +315,22 @@ export const PatchJWTIDPResponseSchema: GenMessage<PatchJWTIDPResponse> = /*@__P
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 9);
 
 /**
+ * The provider to read, and the context to see it from.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetJWTIDPRequest
  */
 export type GetJWTIDPRequest = Message<"svc.resources.idp.v3alpha.GetJWTIDPRequest"> & {
   /**
+   * ID of the provider; a provider of another kind is NOT_FOUND.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * Context to see the provider from: the owning context or one below it (else NOT_FOUND). Omitted: the owning
+   * context.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 2;
    */
   ctx?: RequestContext | undefined;
@@ -276,10 +344,14 @@ export const GetJWTIDPRequestSchema: GenMessage<GetJWTIDPRequest> = /*@__PURE__*
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 10);
 
 /**
+ * The provider, as seen from the context asked about.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetJWTIDPResponse
  */
 export type GetJWTIDPResponse = Message<"svc.resources.idp.v3alpha.GetJWTIDPResponse"> & {
   /**
+   * The provider: its state, settings, configuration, and what to register at the provider.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GetJWTIDP idp = 1;
    */
   idp?: GetJWTIDP | undefined;
@@ -293,15 +365,22 @@ export const GetJWTIDPResponseSchema: GenMessage<GetJWTIDPResponse> = /*@__PURE_
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 11);
 
 /**
+ * An LDAP provider to create, and the context that will own it.
+ *
  * @generated from message svc.resources.idp.v3alpha.CreateLDAPIDPRequest
  */
 export type CreateLDAPIDPRequest = Message<"svc.resources.idp.v3alpha.CreateLDAPIDPRequest"> & {
   /**
+   * Context that will own the provider: the system, an instance or an organisation. Omitted: the instance of the
+   * request's Host header.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * The provider: name, state policy, options and configuration.
+   *
    * @generated from field: svc.resources.idp.v3alpha.LDAPIDP idp = 2;
    */
   idp?: LDAPIDP | undefined;
@@ -315,10 +394,14 @@ export const CreateLDAPIDPRequestSchema: GenMessage<CreateLDAPIDPRequest> = /*@_
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 12);
 
 /**
+ * The provider created.
+ *
  * @generated from message svc.resources.idp.v3alpha.CreateLDAPIDPResponse
  */
 export type CreateLDAPIDPResponse = Message<"svc.resources.idp.v3alpha.CreateLDAPIDPResponse"> & {
   /**
+   * ID of the new provider, the sequence and date of its creation, and the context that owns it.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 2;
    */
   details?: Details | undefined;
@@ -332,20 +415,29 @@ export const CreateLDAPIDPResponseSchema: GenMessage<CreateLDAPIDPResponse> = /*
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 13);
 
 /**
+ * Changes to one provider of this kind, made in the context the request acts in.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchLDAPIDPRequest
  */
 export type PatchLDAPIDPRequest = Message<"svc.resources.idp.v3alpha.PatchLDAPIDPRequest"> & {
   /**
+   * ID of the provider; a provider of another kind is NOT_FOUND.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The changes; only present fields change.
+   *
    * @generated from field: svc.resources.idp.v3alpha.PatchLDAPIDP idp = 2;
    */
   idp?: PatchLDAPIDP | undefined;
 
   /**
+   * Context the change is made in: the owning context, or one below it (there only its own state policy). Omitted:
+   * the owning context. A context the provider is not visible in: NOT_FOUND.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 3;
    */
   ctx?: RequestContext | undefined;
@@ -359,10 +451,15 @@ export const PatchLDAPIDPRequestSchema: GenMessage<PatchLDAPIDPRequest> = /*@__P
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 14);
 
 /**
+ * The provider after the change.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchLDAPIDPResponse
  */
 export type PatchLDAPIDPResponse = Message<"svc.resources.idp.v3alpha.PatchLDAPIDPResponse"> & {
   /**
+   * ID of the provider, the sequence and date of the change (the last ones when nothing changed), and the context
+   * that owns it.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -376,15 +473,22 @@ export const PatchLDAPIDPResponseSchema: GenMessage<PatchLDAPIDPResponse> = /*@_
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 15);
 
 /**
+ * The provider to read, and the context to see it from.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetLDAPIDPRequest
  */
 export type GetLDAPIDPRequest = Message<"svc.resources.idp.v3alpha.GetLDAPIDPRequest"> & {
   /**
+   * ID of the provider; a provider of another kind is NOT_FOUND.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * Context to see the provider from: the owning context or one below it (else NOT_FOUND). Omitted: the owning
+   * context.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 2;
    */
   ctx?: RequestContext | undefined;
@@ -398,10 +502,14 @@ export const GetLDAPIDPRequestSchema: GenMessage<GetLDAPIDPRequest> = /*@__PURE_
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 16);
 
 /**
+ * The provider, as seen from the context asked about.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetLDAPIDPResponse
  */
 export type GetLDAPIDPResponse = Message<"svc.resources.idp.v3alpha.GetLDAPIDPResponse"> & {
   /**
+   * The provider: its state, settings and configuration without the bind password.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GetLDAPIDP idp = 1;
    */
   idp?: GetLDAPIDP | undefined;
@@ -415,15 +523,22 @@ export const GetLDAPIDPResponseSchema: GenMessage<GetLDAPIDPResponse> = /*@__PUR
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 17);
 
 /**
+ * A plain OAuth 2.0 provider to create, and the context that will own it.
+ *
  * @generated from message svc.resources.idp.v3alpha.CreateOAuthIDPRequest
  */
 export type CreateOAuthIDPRequest = Message<"svc.resources.idp.v3alpha.CreateOAuthIDPRequest"> & {
   /**
+   * Context that will own the provider: the system, an instance or an organisation. Omitted: the instance of the
+   * request's Host header.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * The provider: name, state policy, options and configuration.
+   *
    * @generated from field: svc.resources.idp.v3alpha.OAuthIDP idp = 2;
    */
   idp?: OAuthIDP | undefined;
@@ -437,10 +552,14 @@ export const CreateOAuthIDPRequestSchema: GenMessage<CreateOAuthIDPRequest> = /*
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 18);
 
 /**
+ * The provider created.
+ *
  * @generated from message svc.resources.idp.v3alpha.CreateOAuthIDPResponse
  */
 export type CreateOAuthIDPResponse = Message<"svc.resources.idp.v3alpha.CreateOAuthIDPResponse"> & {
   /**
+   * ID of the new provider, the sequence and date of its creation, and the context that owns it.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 2;
    */
   details?: Details | undefined;
@@ -454,20 +573,29 @@ export const CreateOAuthIDPResponseSchema: GenMessage<CreateOAuthIDPResponse> = 
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 19);
 
 /**
+ * Changes to one provider of this kind, made in the context the request acts in.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchOAuthIDPRequest
  */
 export type PatchOAuthIDPRequest = Message<"svc.resources.idp.v3alpha.PatchOAuthIDPRequest"> & {
   /**
+   * ID of the provider; a provider of another kind is NOT_FOUND.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The changes; only present fields change.
+   *
    * @generated from field: svc.resources.idp.v3alpha.PatchOAuthIDP idp = 2;
    */
   idp?: PatchOAuthIDP | undefined;
 
   /**
+   * Context the change is made in: the owning context, or one below it (there only its own state policy). Omitted:
+   * the owning context. A context the provider is not visible in: NOT_FOUND.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 3;
    */
   ctx?: RequestContext | undefined;
@@ -481,10 +609,15 @@ export const PatchOAuthIDPRequestSchema: GenMessage<PatchOAuthIDPRequest> = /*@_
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 20);
 
 /**
+ * The provider after the change.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchOAuthIDPResponse
  */
 export type PatchOAuthIDPResponse = Message<"svc.resources.idp.v3alpha.PatchOAuthIDPResponse"> & {
   /**
+   * ID of the provider, the sequence and date of the change (the last ones when nothing changed), and the context
+   * that owns it.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -498,15 +631,22 @@ export const PatchOAuthIDPResponseSchema: GenMessage<PatchOAuthIDPResponse> = /*
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 21);
 
 /**
+ * The provider to read, and the context to see it from.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetOAuthIDPRequest
  */
 export type GetOAuthIDPRequest = Message<"svc.resources.idp.v3alpha.GetOAuthIDPRequest"> & {
   /**
+   * ID of the provider; a provider of another kind is NOT_FOUND.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * Context to see the provider from: the owning context or one below it (else NOT_FOUND). Omitted: the owning
+   * context.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 2;
    */
   ctx?: RequestContext | undefined;
@@ -520,10 +660,14 @@ export const GetOAuthIDPRequestSchema: GenMessage<GetOAuthIDPRequest> = /*@__PUR
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 22);
 
 /**
+ * The provider, as seen from the context asked about.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetOAuthIDPResponse
  */
 export type GetOAuthIDPResponse = Message<"svc.resources.idp.v3alpha.GetOAuthIDPResponse"> & {
   /**
+   * The provider: its state, settings, configuration without the secret, and what to register at the provider.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GetOAuthIDP idp = 1;
    */
   idp?: GetOAuthIDP | undefined;
@@ -537,15 +681,22 @@ export const GetOAuthIDPResponseSchema: GenMessage<GetOAuthIDPResponse> = /*@__P
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 23);
 
 /**
+ * A Microsoft Entra ID (Azure AD) provider to create, and the context that will own it.
+ *
  * @generated from message svc.resources.idp.v3alpha.CreateAzureADIDPRequest
  */
 export type CreateAzureADIDPRequest = Message<"svc.resources.idp.v3alpha.CreateAzureADIDPRequest"> & {
   /**
+   * Context that will own the provider: the system, an instance or an organisation. Omitted: the instance of the
+   * request's Host header.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * The provider: name, state policy, options and configuration.
+   *
    * @generated from field: svc.resources.idp.v3alpha.AzureADIDP idp = 2;
    */
   idp?: AzureADIDP | undefined;
@@ -559,10 +710,14 @@ export const CreateAzureADIDPRequestSchema: GenMessage<CreateAzureADIDPRequest> 
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 24);
 
 /**
+ * The provider created.
+ *
  * @generated from message svc.resources.idp.v3alpha.CreateAzureADIDPResponse
  */
 export type CreateAzureADIDPResponse = Message<"svc.resources.idp.v3alpha.CreateAzureADIDPResponse"> & {
   /**
+   * ID of the new provider, the sequence and date of its creation, and the context that owns it.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 2;
    */
   details?: Details | undefined;
@@ -576,20 +731,29 @@ export const CreateAzureADIDPResponseSchema: GenMessage<CreateAzureADIDPResponse
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 25);
 
 /**
+ * Changes to one provider of this kind, made in the context the request acts in.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchAzureADIDPRequest
  */
 export type PatchAzureADIDPRequest = Message<"svc.resources.idp.v3alpha.PatchAzureADIDPRequest"> & {
   /**
+   * ID of the provider; a provider of another kind is NOT_FOUND.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The changes; only present fields change.
+   *
    * @generated from field: svc.resources.idp.v3alpha.PatchAzureADIDP idp = 2;
    */
   idp?: PatchAzureADIDP | undefined;
 
   /**
+   * Context the change is made in: the owning context, or one below it (there only its own state policy). Omitted:
+   * the owning context. A context the provider is not visible in: NOT_FOUND.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 3;
    */
   ctx?: RequestContext | undefined;
@@ -603,10 +767,15 @@ export const PatchAzureADIDPRequestSchema: GenMessage<PatchAzureADIDPRequest> = 
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 26);
 
 /**
+ * The provider after the change.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchAzureADIDPResponse
  */
 export type PatchAzureADIDPResponse = Message<"svc.resources.idp.v3alpha.PatchAzureADIDPResponse"> & {
   /**
+   * ID of the provider, the sequence and date of the change (the last ones when nothing changed), and the context
+   * that owns it.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -620,15 +789,22 @@ export const PatchAzureADIDPResponseSchema: GenMessage<PatchAzureADIDPResponse> 
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 27);
 
 /**
+ * The provider to read, and the context to see it from.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetAzureADIDPRequest
  */
 export type GetAzureADIDPRequest = Message<"svc.resources.idp.v3alpha.GetAzureADIDPRequest"> & {
   /**
+   * ID of the provider; a provider of another kind is NOT_FOUND.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * Context to see the provider from: the owning context or one below it (else NOT_FOUND). Omitted: the owning
+   * context.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 2;
    */
   ctx?: RequestContext | undefined;
@@ -642,10 +818,14 @@ export const GetAzureADIDPRequestSchema: GenMessage<GetAzureADIDPRequest> = /*@_
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 28);
 
 /**
+ * The provider, as seen from the context asked about.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetAzureADIDPResponse
  */
 export type GetAzureADIDPResponse = Message<"svc.resources.idp.v3alpha.GetAzureADIDPResponse"> & {
   /**
+   * The provider: its state, settings, configuration without the secret, and what to register at the provider.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GetAzureADIDP idp = 1;
    */
   idp?: GetAzureADIDP | undefined;
@@ -659,15 +839,22 @@ export const GetAzureADIDPResponseSchema: GenMessage<GetAzureADIDPResponse> = /*
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 29);
 
 /**
+ * A GitHub.com provider to create, and the context that will own it.
+ *
  * @generated from message svc.resources.idp.v3alpha.CreateGitHubIDPRequest
  */
 export type CreateGitHubIDPRequest = Message<"svc.resources.idp.v3alpha.CreateGitHubIDPRequest"> & {
   /**
+   * Context that will own the provider: the system, an instance or an organisation. Omitted: the instance of the
+   * request's Host header.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * The provider: name, state policy, options and configuration.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GitHubIDP idp = 2;
    */
   idp?: GitHubIDP | undefined;
@@ -681,10 +868,14 @@ export const CreateGitHubIDPRequestSchema: GenMessage<CreateGitHubIDPRequest> = 
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 30);
 
 /**
+ * The provider created.
+ *
  * @generated from message svc.resources.idp.v3alpha.CreateGitHubIDPResponse
  */
 export type CreateGitHubIDPResponse = Message<"svc.resources.idp.v3alpha.CreateGitHubIDPResponse"> & {
   /**
+   * ID of the new provider, the sequence and date of its creation, and the context that owns it.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 2;
    */
   details?: Details | undefined;
@@ -698,20 +889,29 @@ export const CreateGitHubIDPResponseSchema: GenMessage<CreateGitHubIDPResponse> 
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 31);
 
 /**
+ * Changes to one provider of this kind, made in the context the request acts in.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchGitHubIDPRequest
  */
 export type PatchGitHubIDPRequest = Message<"svc.resources.idp.v3alpha.PatchGitHubIDPRequest"> & {
   /**
+   * ID of the provider; a provider of another kind is NOT_FOUND.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The changes; only present fields change.
+   *
    * @generated from field: svc.resources.idp.v3alpha.PatchGitHubIDP idp = 2;
    */
   idp?: PatchGitHubIDP | undefined;
 
   /**
+   * Context the change is made in: the owning context, or one below it (there only its own state policy). Omitted:
+   * the owning context. A context the provider is not visible in: NOT_FOUND.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 3;
    */
   ctx?: RequestContext | undefined;
@@ -725,10 +925,15 @@ export const PatchGitHubIDPRequestSchema: GenMessage<PatchGitHubIDPRequest> = /*
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 32);
 
 /**
+ * The provider after the change.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchGitHubIDPResponse
  */
 export type PatchGitHubIDPResponse = Message<"svc.resources.idp.v3alpha.PatchGitHubIDPResponse"> & {
   /**
+   * ID of the provider, the sequence and date of the change (the last ones when nothing changed), and the context
+   * that owns it.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -742,15 +947,22 @@ export const PatchGitHubIDPResponseSchema: GenMessage<PatchGitHubIDPResponse> = 
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 33);
 
 /**
+ * The provider to read, and the context to see it from.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetGitHubIDPRequest
  */
 export type GetGitHubIDPRequest = Message<"svc.resources.idp.v3alpha.GetGitHubIDPRequest"> & {
   /**
+   * ID of the provider; a provider of another kind is NOT_FOUND.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * Context to see the provider from: the owning context or one below it (else NOT_FOUND). Omitted: the owning
+   * context.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 2;
    */
   ctx?: RequestContext | undefined;
@@ -764,10 +976,14 @@ export const GetGitHubIDPRequestSchema: GenMessage<GetGitHubIDPRequest> = /*@__P
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 34);
 
 /**
+ * The provider, as seen from the context asked about.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetGitHubIDPResponse
  */
 export type GetGitHubIDPResponse = Message<"svc.resources.idp.v3alpha.GetGitHubIDPResponse"> & {
   /**
+   * The provider: its state, settings, configuration without the secret, and what to register at the provider.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GetGitHubIDP idp = 1;
    */
   idp?: GetGitHubIDP | undefined;
@@ -781,15 +997,22 @@ export const GetGitHubIDPResponseSchema: GenMessage<GetGitHubIDPResponse> = /*@_
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 35);
 
 /**
+ * A GitHub Enterprise Server provider to create, and the context that will own it.
+ *
  * @generated from message svc.resources.idp.v3alpha.CreateGitHubEnterpriseIDPRequest
  */
 export type CreateGitHubEnterpriseIDPRequest = Message<"svc.resources.idp.v3alpha.CreateGitHubEnterpriseIDPRequest"> & {
   /**
+   * Context that will own the provider: the system, an instance or an organisation. Omitted: the instance of the
+   * request's Host header.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * The provider: name, state policy, options and configuration.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GitHubEnterpriseIDP idp = 2;
    */
   idp?: GitHubEnterpriseIDP | undefined;
@@ -803,10 +1026,14 @@ export const CreateGitHubEnterpriseIDPRequestSchema: GenMessage<CreateGitHubEnte
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 36);
 
 /**
+ * The provider created.
+ *
  * @generated from message svc.resources.idp.v3alpha.CreateGitHubEnterpriseIDPResponse
  */
 export type CreateGitHubEnterpriseIDPResponse = Message<"svc.resources.idp.v3alpha.CreateGitHubEnterpriseIDPResponse"> & {
   /**
+   * ID of the new provider, the sequence and date of its creation, and the context that owns it.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 2;
    */
   details?: Details | undefined;
@@ -820,20 +1047,29 @@ export const CreateGitHubEnterpriseIDPResponseSchema: GenMessage<CreateGitHubEnt
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 37);
 
 /**
+ * Changes to one provider of this kind, made in the context the request acts in.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchGitHubEnterpriseIDPRequest
  */
 export type PatchGitHubEnterpriseIDPRequest = Message<"svc.resources.idp.v3alpha.PatchGitHubEnterpriseIDPRequest"> & {
   /**
+   * ID of the provider; a provider of another kind is NOT_FOUND.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The changes; only present fields change.
+   *
    * @generated from field: svc.resources.idp.v3alpha.PatchGitHubEnterpriseIDP idp = 2;
    */
   idp?: PatchGitHubEnterpriseIDP | undefined;
 
   /**
+   * Context the change is made in: the owning context, or one below it (there only its own state policy). Omitted:
+   * the owning context. A context the provider is not visible in: NOT_FOUND.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 3;
    */
   ctx?: RequestContext | undefined;
@@ -847,10 +1083,15 @@ export const PatchGitHubEnterpriseIDPRequestSchema: GenMessage<PatchGitHubEnterp
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 38);
 
 /**
+ * The provider after the change.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchGitHubEnterpriseIDPResponse
  */
 export type PatchGitHubEnterpriseIDPResponse = Message<"svc.resources.idp.v3alpha.PatchGitHubEnterpriseIDPResponse"> & {
   /**
+   * ID of the provider, the sequence and date of the change (the last ones when nothing changed), and the context
+   * that owns it.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -864,15 +1105,22 @@ export const PatchGitHubEnterpriseIDPResponseSchema: GenMessage<PatchGitHubEnter
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 39);
 
 /**
+ * The provider to read, and the context to see it from.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetGitHubEnterpriseIDPRequest
  */
 export type GetGitHubEnterpriseIDPRequest = Message<"svc.resources.idp.v3alpha.GetGitHubEnterpriseIDPRequest"> & {
   /**
+   * ID of the provider; a provider of another kind is NOT_FOUND.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * Context to see the provider from: the owning context or one below it (else NOT_FOUND). Omitted: the owning
+   * context.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 2;
    */
   ctx?: RequestContext | undefined;
@@ -886,10 +1134,14 @@ export const GetGitHubEnterpriseIDPRequestSchema: GenMessage<GetGitHubEnterprise
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 40);
 
 /**
+ * The provider, as seen from the context asked about.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetGitHubEnterpriseIDPResponse
  */
 export type GetGitHubEnterpriseIDPResponse = Message<"svc.resources.idp.v3alpha.GetGitHubEnterpriseIDPResponse"> & {
   /**
+   * The provider: its state, settings, configuration without the secret, and what to register at the provider.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GetGitHubEnterpriseIDP idp = 1;
    */
   idp?: GetGitHubEnterpriseIDP | undefined;
@@ -903,15 +1155,22 @@ export const GetGitHubEnterpriseIDPResponseSchema: GenMessage<GetGitHubEnterpris
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 41);
 
 /**
+ * A GitLab.com provider to create, and the context that will own it.
+ *
  * @generated from message svc.resources.idp.v3alpha.CreateGitLabIDPRequest
  */
 export type CreateGitLabIDPRequest = Message<"svc.resources.idp.v3alpha.CreateGitLabIDPRequest"> & {
   /**
+   * Context that will own the provider: the system, an instance or an organisation. Omitted: the instance of the
+   * request's Host header.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * The provider: name, state policy, options and configuration.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GitLabIDP idp = 2;
    */
   idp?: GitLabIDP | undefined;
@@ -925,10 +1184,14 @@ export const CreateGitLabIDPRequestSchema: GenMessage<CreateGitLabIDPRequest> = 
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 42);
 
 /**
+ * The provider created.
+ *
  * @generated from message svc.resources.idp.v3alpha.CreateGitLabIDPResponse
  */
 export type CreateGitLabIDPResponse = Message<"svc.resources.idp.v3alpha.CreateGitLabIDPResponse"> & {
   /**
+   * ID of the new provider, the sequence and date of its creation, and the context that owns it.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 2;
    */
   details?: Details | undefined;
@@ -942,20 +1205,29 @@ export const CreateGitLabIDPResponseSchema: GenMessage<CreateGitLabIDPResponse> 
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 43);
 
 /**
+ * Changes to one provider of this kind, made in the context the request acts in.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchGitLabIDPRequest
  */
 export type PatchGitLabIDPRequest = Message<"svc.resources.idp.v3alpha.PatchGitLabIDPRequest"> & {
   /**
+   * ID of the provider; a provider of another kind is NOT_FOUND.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The changes; only present fields change.
+   *
    * @generated from field: svc.resources.idp.v3alpha.PatchGitLabIDP idp = 2;
    */
   idp?: PatchGitLabIDP | undefined;
 
   /**
+   * Context the change is made in: the owning context, or one below it (there only its own state policy). Omitted:
+   * the owning context. A context the provider is not visible in: NOT_FOUND.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 3;
    */
   ctx?: RequestContext | undefined;
@@ -969,10 +1241,15 @@ export const PatchGitLabIDPRequestSchema: GenMessage<PatchGitLabIDPRequest> = /*
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 44);
 
 /**
+ * The provider after the change.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchGitLabIDPResponse
  */
 export type PatchGitLabIDPResponse = Message<"svc.resources.idp.v3alpha.PatchGitLabIDPResponse"> & {
   /**
+   * ID of the provider, the sequence and date of the change (the last ones when nothing changed), and the context
+   * that owns it.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -986,15 +1263,22 @@ export const PatchGitLabIDPResponseSchema: GenMessage<PatchGitLabIDPResponse> = 
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 45);
 
 /**
+ * The provider to read, and the context to see it from.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetGitLabIDPRequest
  */
 export type GetGitLabIDPRequest = Message<"svc.resources.idp.v3alpha.GetGitLabIDPRequest"> & {
   /**
+   * ID of the provider; a provider of another kind is NOT_FOUND.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * Context to see the provider from: the owning context or one below it (else NOT_FOUND). Omitted: the owning
+   * context.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 2;
    */
   ctx?: RequestContext | undefined;
@@ -1008,10 +1292,14 @@ export const GetGitLabIDPRequestSchema: GenMessage<GetGitLabIDPRequest> = /*@__P
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 46);
 
 /**
+ * The provider, as seen from the context asked about.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetGitLabIDPResponse
  */
 export type GetGitLabIDPResponse = Message<"svc.resources.idp.v3alpha.GetGitLabIDPResponse"> & {
   /**
+   * The provider: its state, settings, configuration without the secret, and what to register at the provider.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GetGitLabIDP idp = 1;
    */
   idp?: GetGitLabIDP | undefined;
@@ -1025,15 +1313,22 @@ export const GetGitLabIDPResponseSchema: GenMessage<GetGitLabIDPResponse> = /*@_
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 47);
 
 /**
+ * A self-managed GitLab provider to create, and the context that will own it.
+ *
  * @generated from message svc.resources.idp.v3alpha.CreateGitLabSelfHostedIDPRequest
  */
 export type CreateGitLabSelfHostedIDPRequest = Message<"svc.resources.idp.v3alpha.CreateGitLabSelfHostedIDPRequest"> & {
   /**
+   * Context that will own the provider: the system, an instance or an organisation. Omitted: the instance of the
+   * request's Host header.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * The provider: name, state policy, options and configuration.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GitLabSelfHostedIDP idp = 2;
    */
   idp?: GitLabSelfHostedIDP | undefined;
@@ -1047,10 +1342,14 @@ export const CreateGitLabSelfHostedIDPRequestSchema: GenMessage<CreateGitLabSelf
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 48);
 
 /**
+ * The provider created.
+ *
  * @generated from message svc.resources.idp.v3alpha.CreateGitLabSelfHostedIDPResponse
  */
 export type CreateGitLabSelfHostedIDPResponse = Message<"svc.resources.idp.v3alpha.CreateGitLabSelfHostedIDPResponse"> & {
   /**
+   * ID of the new provider, the sequence and date of its creation, and the context that owns it.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 2;
    */
   details?: Details | undefined;
@@ -1064,20 +1363,29 @@ export const CreateGitLabSelfHostedIDPResponseSchema: GenMessage<CreateGitLabSel
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 49);
 
 /**
+ * Changes to one provider of this kind, made in the context the request acts in.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchGitLabSelfHostedIDPRequest
  */
 export type PatchGitLabSelfHostedIDPRequest = Message<"svc.resources.idp.v3alpha.PatchGitLabSelfHostedIDPRequest"> & {
   /**
+   * ID of the provider; a provider of another kind is NOT_FOUND.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The changes; only present fields change.
+   *
    * @generated from field: svc.resources.idp.v3alpha.PatchGitLabSelfHostedIDP idp = 2;
    */
   idp?: PatchGitLabSelfHostedIDP | undefined;
 
   /**
+   * Context the change is made in: the owning context, or one below it (there only its own state policy). Omitted:
+   * the owning context. A context the provider is not visible in: NOT_FOUND.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 3;
    */
   ctx?: RequestContext | undefined;
@@ -1091,10 +1399,15 @@ export const PatchGitLabSelfHostedIDPRequestSchema: GenMessage<PatchGitLabSelfHo
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 50);
 
 /**
+ * The provider after the change.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchGitLabSelfHostedIDPResponse
  */
 export type PatchGitLabSelfHostedIDPResponse = Message<"svc.resources.idp.v3alpha.PatchGitLabSelfHostedIDPResponse"> & {
   /**
+   * ID of the provider, the sequence and date of the change (the last ones when nothing changed), and the context
+   * that owns it.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -1108,15 +1421,22 @@ export const PatchGitLabSelfHostedIDPResponseSchema: GenMessage<PatchGitLabSelfH
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 51);
 
 /**
+ * The provider to read, and the context to see it from.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetGitLabSelfHostedIDPRequest
  */
 export type GetGitLabSelfHostedIDPRequest = Message<"svc.resources.idp.v3alpha.GetGitLabSelfHostedIDPRequest"> & {
   /**
+   * ID of the provider; a provider of another kind is NOT_FOUND.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * Context to see the provider from: the owning context or one below it (else NOT_FOUND). Omitted: the owning
+   * context.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 2;
    */
   ctx?: RequestContext | undefined;
@@ -1130,10 +1450,14 @@ export const GetGitLabSelfHostedIDPRequestSchema: GenMessage<GetGitLabSelfHosted
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 52);
 
 /**
+ * The provider, as seen from the context asked about.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetGitLabSelfHostedIDPResponse
  */
 export type GetGitLabSelfHostedIDPResponse = Message<"svc.resources.idp.v3alpha.GetGitLabSelfHostedIDPResponse"> & {
   /**
+   * The provider: its state, settings, configuration without the secret, and what to register at the provider.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GetGitLabSelfHostedIDP idp = 1;
    */
   idp?: GetGitLabSelfHostedIDP | undefined;
@@ -1147,15 +1471,22 @@ export const GetGitLabSelfHostedIDPResponseSchema: GenMessage<GetGitLabSelfHoste
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 53);
 
 /**
+ * A Google provider to create, and the context that will own it.
+ *
  * @generated from message svc.resources.idp.v3alpha.CreateGoogleIDPRequest
  */
 export type CreateGoogleIDPRequest = Message<"svc.resources.idp.v3alpha.CreateGoogleIDPRequest"> & {
   /**
+   * Context that will own the provider: the system, an instance or an organisation. Omitted: the instance of the
+   * request's Host header.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * The provider: name, state policy, options and configuration.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GoogleIDP idp = 2;
    */
   idp?: GoogleIDP | undefined;
@@ -1169,10 +1500,14 @@ export const CreateGoogleIDPRequestSchema: GenMessage<CreateGoogleIDPRequest> = 
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 54);
 
 /**
+ * The provider created.
+ *
  * @generated from message svc.resources.idp.v3alpha.CreateGoogleIDPResponse
  */
 export type CreateGoogleIDPResponse = Message<"svc.resources.idp.v3alpha.CreateGoogleIDPResponse"> & {
   /**
+   * ID of the new provider, the sequence and date of its creation, and the context that owns it.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 2;
    */
   details?: Details | undefined;
@@ -1186,20 +1521,29 @@ export const CreateGoogleIDPResponseSchema: GenMessage<CreateGoogleIDPResponse> 
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 55);
 
 /**
+ * Changes to one provider of this kind, made in the context the request acts in.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchGoogleIDPRequest
  */
 export type PatchGoogleIDPRequest = Message<"svc.resources.idp.v3alpha.PatchGoogleIDPRequest"> & {
   /**
+   * ID of the provider; a provider of another kind is NOT_FOUND.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The changes; only present fields change.
+   *
    * @generated from field: svc.resources.idp.v3alpha.PatchGoogleIDP idp = 2;
    */
   idp?: PatchGoogleIDP | undefined;
 
   /**
+   * Context the change is made in: the owning context, or one below it (there only its own state policy). Omitted:
+   * the owning context. A context the provider is not visible in: NOT_FOUND.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 3;
    */
   ctx?: RequestContext | undefined;
@@ -1213,10 +1557,15 @@ export const PatchGoogleIDPRequestSchema: GenMessage<PatchGoogleIDPRequest> = /*
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 56);
 
 /**
+ * The provider after the change.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchGoogleIDPResponse
  */
 export type PatchGoogleIDPResponse = Message<"svc.resources.idp.v3alpha.PatchGoogleIDPResponse"> & {
   /**
+   * ID of the provider, the sequence and date of the change (the last ones when nothing changed), and the context
+   * that owns it.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -1230,15 +1579,22 @@ export const PatchGoogleIDPResponseSchema: GenMessage<PatchGoogleIDPResponse> = 
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 57);
 
 /**
+ * The provider to read, and the context to see it from.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetGoogleIDPRequest
  */
 export type GetGoogleIDPRequest = Message<"svc.resources.idp.v3alpha.GetGoogleIDPRequest"> & {
   /**
+   * ID of the provider; a provider of another kind is NOT_FOUND.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * Context to see the provider from: the owning context or one below it (else NOT_FOUND). Omitted: the owning
+   * context.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 2;
    */
   ctx?: RequestContext | undefined;
@@ -1252,10 +1608,14 @@ export const GetGoogleIDPRequestSchema: GenMessage<GetGoogleIDPRequest> = /*@__P
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 58);
 
 /**
+ * The provider, as seen from the context asked about.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetGoogleIDPResponse
  */
 export type GetGoogleIDPResponse = Message<"svc.resources.idp.v3alpha.GetGoogleIDPResponse"> & {
   /**
+   * The provider: its state, settings, configuration without the secret, and what to register at the provider.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GetGoogleIDP idp = 1;
    */
   idp?: GetGoogleIDP | undefined;
@@ -1269,15 +1629,22 @@ export const GetGoogleIDPResponseSchema: GenMessage<GetGoogleIDPResponse> = /*@_
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 59);
 
 /**
+ * A Sign in with Apple provider to create, and the context that will own it.
+ *
  * @generated from message svc.resources.idp.v3alpha.CreateAppleIDPRequest
  */
 export type CreateAppleIDPRequest = Message<"svc.resources.idp.v3alpha.CreateAppleIDPRequest"> & {
   /**
+   * Context that will own the provider: the system, an instance or an organisation. Omitted: the instance of the
+   * request's Host header.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * The provider: name, state policy, options and configuration.
+   *
    * @generated from field: svc.resources.idp.v3alpha.AppleIDP idp = 2;
    */
   idp?: AppleIDP | undefined;
@@ -1291,10 +1658,14 @@ export const CreateAppleIDPRequestSchema: GenMessage<CreateAppleIDPRequest> = /*
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 60);
 
 /**
+ * The provider created.
+ *
  * @generated from message svc.resources.idp.v3alpha.CreateAppleIDPResponse
  */
 export type CreateAppleIDPResponse = Message<"svc.resources.idp.v3alpha.CreateAppleIDPResponse"> & {
   /**
+   * ID of the new provider, the sequence and date of its creation, and the context that owns it.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 2;
    */
   details?: Details | undefined;
@@ -1308,20 +1679,29 @@ export const CreateAppleIDPResponseSchema: GenMessage<CreateAppleIDPResponse> = 
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 61);
 
 /**
+ * Changes to one provider of this kind, made in the context the request acts in.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchAppleIDPRequest
  */
 export type PatchAppleIDPRequest = Message<"svc.resources.idp.v3alpha.PatchAppleIDPRequest"> & {
   /**
+   * ID of the provider; a provider of another kind is NOT_FOUND.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The changes; only present fields change.
+   *
    * @generated from field: svc.resources.idp.v3alpha.PatchAppleIDP idp = 2;
    */
   idp?: PatchAppleIDP | undefined;
 
   /**
+   * Context the change is made in: the owning context, or one below it (there only its own state policy). Omitted:
+   * the owning context. A context the provider is not visible in: NOT_FOUND.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 3;
    */
   ctx?: RequestContext | undefined;
@@ -1335,10 +1715,15 @@ export const PatchAppleIDPRequestSchema: GenMessage<PatchAppleIDPRequest> = /*@_
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 62);
 
 /**
+ * The provider after the change.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchAppleIDPResponse
  */
 export type PatchAppleIDPResponse = Message<"svc.resources.idp.v3alpha.PatchAppleIDPResponse"> & {
   /**
+   * ID of the provider, the sequence and date of the change (the last ones when nothing changed), and the context
+   * that owns it.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -1352,15 +1737,22 @@ export const PatchAppleIDPResponseSchema: GenMessage<PatchAppleIDPResponse> = /*
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 63);
 
 /**
+ * The provider to read, and the context to see it from.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetAppleIDPRequest
  */
 export type GetAppleIDPRequest = Message<"svc.resources.idp.v3alpha.GetAppleIDPRequest"> & {
   /**
+   * ID of the provider; a provider of another kind is NOT_FOUND.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * Context to see the provider from: the owning context or one below it (else NOT_FOUND). Omitted: the owning
+   * context.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 2;
    */
   ctx?: RequestContext | undefined;
@@ -1374,10 +1766,14 @@ export const GetAppleIDPRequestSchema: GenMessage<GetAppleIDPRequest> = /*@__PUR
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 64);
 
 /**
+ * The provider, as seen from the context asked about.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetAppleIDPResponse
  */
 export type GetAppleIDPResponse = Message<"svc.resources.idp.v3alpha.GetAppleIDPResponse"> & {
   /**
+   * The provider: its state, settings, configuration without the secret, and what to register at the provider.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GetAppleIDP idp = 1;
    */
   idp?: GetAppleIDP | undefined;
@@ -1391,15 +1787,22 @@ export const GetAppleIDPResponseSchema: GenMessage<GetAppleIDPResponse> = /*@__P
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 65);
 
 /**
+ * A SAML 2.0 provider to create, and the context that will own it.
+ *
  * @generated from message svc.resources.idp.v3alpha.CreateSAMLIDPRequest
  */
 export type CreateSAMLIDPRequest = Message<"svc.resources.idp.v3alpha.CreateSAMLIDPRequest"> & {
   /**
+   * Context that will own the provider: the system, an instance or an organisation. Omitted: the instance of the
+   * request's Host header.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * The provider: name, state policy, options and configuration.
+   *
    * @generated from field: svc.resources.idp.v3alpha.SAMLIDP idp = 2;
    */
   idp?: SAMLIDP | undefined;
@@ -1413,10 +1816,14 @@ export const CreateSAMLIDPRequestSchema: GenMessage<CreateSAMLIDPRequest> = /*@_
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 66);
 
 /**
+ * The provider created.
+ *
  * @generated from message svc.resources.idp.v3alpha.CreateSAMLIDPResponse
  */
 export type CreateSAMLIDPResponse = Message<"svc.resources.idp.v3alpha.CreateSAMLIDPResponse"> & {
   /**
+   * ID of the new provider, the sequence and date of its creation, and the context that owns it.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 2;
    */
   details?: Details | undefined;
@@ -1430,20 +1837,29 @@ export const CreateSAMLIDPResponseSchema: GenMessage<CreateSAMLIDPResponse> = /*
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 67);
 
 /**
+ * Changes to one provider of this kind, made in the context the request acts in.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchSAMLIDPRequest
  */
 export type PatchSAMLIDPRequest = Message<"svc.resources.idp.v3alpha.PatchSAMLIDPRequest"> & {
   /**
+   * ID of the provider; a provider of another kind is NOT_FOUND.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The changes; only present fields change.
+   *
    * @generated from field: svc.resources.idp.v3alpha.PatchSAMLIDP idp = 2;
    */
   idp?: PatchSAMLIDP | undefined;
 
   /**
+   * Context the change is made in: the owning context, or one below it (there only its own state policy). Omitted:
+   * the owning context. A context the provider is not visible in: NOT_FOUND.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 3;
    */
   ctx?: RequestContext | undefined;
@@ -1457,10 +1873,15 @@ export const PatchSAMLIDPRequestSchema: GenMessage<PatchSAMLIDPRequest> = /*@__P
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 68);
 
 /**
+ * The provider after the change.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchSAMLIDPResponse
  */
 export type PatchSAMLIDPResponse = Message<"svc.resources.idp.v3alpha.PatchSAMLIDPResponse"> & {
   /**
+   * ID of the provider, the sequence and date of the change (the last ones when nothing changed), and the context
+   * that owns it.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -1474,15 +1895,22 @@ export const PatchSAMLIDPResponseSchema: GenMessage<PatchSAMLIDPResponse> = /*@_
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 69);
 
 /**
+ * The provider to read, and the context to see it from.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetSAMLIDPRequest
  */
 export type GetSAMLIDPRequest = Message<"svc.resources.idp.v3alpha.GetSAMLIDPRequest"> & {
   /**
+   * ID of the provider; a provider of another kind is NOT_FOUND.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * Context to see the provider from: the owning context or one below it (else NOT_FOUND). Omitted: the owning
+   * context.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 2;
    */
   ctx?: RequestContext | undefined;
@@ -1496,10 +1924,14 @@ export const GetSAMLIDPRequestSchema: GenMessage<GetSAMLIDPRequest> = /*@__PURE_
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 70);
 
 /**
+ * The provider, as seen from the context asked about.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetSAMLIDPResponse
  */
 export type GetSAMLIDPResponse = Message<"svc.resources.idp.v3alpha.GetSAMLIDPResponse"> & {
   /**
+   * The provider: its state, settings, configuration, and what to register at the provider.
+   *
    * @generated from field: svc.resources.idp.v3alpha.GetSAMLIDP idp = 1;
    */
   idp?: GetSAMLIDP | undefined;
@@ -1513,10 +1945,14 @@ export const GetSAMLIDPResponseSchema: GenMessage<GetSAMLIDPResponse> = /*@__PUR
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 71);
 
 /**
+ * The provider to delete; users' links to it are removed with it.
+ *
  * @generated from message svc.resources.idp.v3alpha.DeleteIDPRequest
  */
 export type DeleteIDPRequest = Message<"svc.resources.idp.v3alpha.DeleteIDPRequest"> & {
   /**
+   * ID of the provider, of any kind. Only the owning context deletes: the request names no context.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -1530,10 +1966,14 @@ export const DeleteIDPRequestSchema: GenMessage<DeleteIDPRequest> = /*@__PURE__*
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 72);
 
 /**
+ * The provider deleted.
+ *
  * @generated from message svc.resources.idp.v3alpha.DeleteIDPResponse
  */
 export type DeleteIDPResponse = Message<"svc.resources.idp.v3alpha.DeleteIDPResponse"> & {
   /**
+   * ID of the provider, the sequence and date of its removal, and the context that owned it.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -1547,25 +1987,36 @@ export const DeleteIDPResponseSchema: GenMessage<DeleteIDPResponse> = /*@__PURE_
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 73);
 
 /**
+ * The context to search from, the filters, the sorting and the page.
+ *
  * @generated from message svc.resources.idp.v3alpha.SearchIDPsRequest
  */
 export type SearchIDPsRequest = Message<"svc.resources.idp.v3alpha.SearchIDPsRequest"> & {
   /**
+   * Context to search from: its own providers, those it inherits and those of the contexts below it are found.
+   * Omitted: the instance of the request's Host header.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * Offset, limit (default 100) and order (default descending).
+   *
    * @generated from field: svc.resources.object.v3alpha.ListQuery query = 2;
    */
   query?: ListQuery | undefined;
 
   /**
+   * Field to sort by. Not set: creation date.
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDPFieldName sorting_column = 3;
    */
   sortingColumn: IDPFieldName;
 
   /**
+   * Conditions a provider must all match; none: every provider the context finds.
+   *
    * @generated from field: repeated svc.resources.idp.v3alpha.IDPSearchFilter filters = 4;
    */
   filters: IDPSearchFilter[];
@@ -1579,20 +2030,29 @@ export const SearchIDPsRequestSchema: GenMessage<SearchIDPsRequest> = /*@__PURE_
   messageDesc(file_svc_resources_idp_v3alpha_idp_service, 74);
 
 /**
+ * A page of providers.
+ *
  * @generated from message svc.resources.idp.v3alpha.SearchIDPsResponse
  */
 export type SearchIDPsResponse = Message<"svc.resources.idp.v3alpha.SearchIDPsResponse"> & {
   /**
+   * The limit applied, whether the list ends here, the total number of matches, and the projection's position.
+   *
    * @generated from field: svc.resources.object.v3alpha.ListDetails details = 1;
    */
   details?: ListDetails | undefined;
 
   /**
+   * The sorting field of the request, as given.
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDPFieldName sorting_column = 2;
    */
   sortingColumn: IDPFieldName;
 
   /**
+   * The providers of the page, each as the search context sees it (a provider of a context below it: as its owner
+   * sees it).
+   *
    * @generated from field: repeated svc.resources.idp.v3alpha.GetIDP result = 3;
    */
   result: GetIDP[];
@@ -1610,6 +2070,10 @@ export const SearchIDPsResponseSchema: GenMessage<SearchIDPsResponse> = /*@__PUR
  */
 export const IdentityProviderService: GenService<{
   /**
+   * Creates an OpenID Connect provider, owned by the context the request acts in and visible in every context below
+   * it; writes idp.idp.added and returns its ID. idp.state_policy inherit is refused (INVALID_ARGUMENT). The secret
+   * is stored encrypted and never returned.
+   *
    * @generated from rpc svc.resources.idp.v3alpha.IdentityProviderService.CreateOIDCIDP
    */
   createOIDCIDP: {
@@ -1638,6 +2102,9 @@ export const IdentityProviderService: GenService<{
     output: typeof GetOIDCIDPResponseSchema;
   },
   /**
+   * Creates a JWT provider, owned by the context the request acts in and visible in every context below it; writes
+   * idp.idp.added and returns its ID. idp.state_policy inherit is refused (INVALID_ARGUMENT).
+   *
    * @generated from rpc svc.resources.idp.v3alpha.IdentityProviderService.CreateJWTIDP
    */
   createJWTIDP: {
@@ -1666,6 +2133,10 @@ export const IdentityProviderService: GenService<{
     output: typeof GetJWTIDPResponseSchema;
   },
   /**
+   * Creates an LDAP provider, owned by the context the request acts in and visible in every context below it; writes
+   * idp.idp.added and returns its ID. idp.state_policy inherit is refused (INVALID_ARGUMENT). The secret is stored
+   * encrypted and never returned.
+   *
    * @generated from rpc svc.resources.idp.v3alpha.IdentityProviderService.CreateLDAPIDP
    */
   createLDAPIDP: {
@@ -1694,6 +2165,10 @@ export const IdentityProviderService: GenService<{
     output: typeof GetLDAPIDPResponseSchema;
   },
   /**
+   * Creates a plain OAuth 2.0 provider, owned by the context the request acts in and visible in every context below
+   * it; writes idp.idp.added and returns its ID. idp.state_policy inherit is refused (INVALID_ARGUMENT). The secret
+   * is stored encrypted and never returned.
+   *
    * @generated from rpc svc.resources.idp.v3alpha.IdentityProviderService.CreateOAuthIDP
    */
   createOAuthIDP: {
@@ -1722,6 +2197,10 @@ export const IdentityProviderService: GenService<{
     output: typeof GetOAuthIDPResponseSchema;
   },
   /**
+   * Creates a Microsoft Entra ID (Azure AD) provider, owned by the context the request acts in and visible in every
+   * context below it; writes idp.idp.added and returns its ID. idp.state_policy inherit is refused
+   * (INVALID_ARGUMENT). The secret is stored encrypted and never returned.
+   *
    * @generated from rpc svc.resources.idp.v3alpha.IdentityProviderService.CreateAzureADIDP
    */
   createAzureADIDP: {
@@ -1750,6 +2229,10 @@ export const IdentityProviderService: GenService<{
     output: typeof GetAzureADIDPResponseSchema;
   },
   /**
+   * Creates a GitHub.com provider, owned by the context the request acts in and visible in every context below it;
+   * writes idp.idp.added and returns its ID. idp.state_policy inherit is refused (INVALID_ARGUMENT). The secret is
+   * stored encrypted and never returned.
+   *
    * @generated from rpc svc.resources.idp.v3alpha.IdentityProviderService.CreateGitHubIDP
    */
   createGitHubIDP: {
@@ -1778,6 +2261,10 @@ export const IdentityProviderService: GenService<{
     output: typeof GetGitHubIDPResponseSchema;
   },
   /**
+   * Creates a GitHub Enterprise Server provider, owned by the context the request acts in and visible in every
+   * context below it; writes idp.idp.added and returns its ID. idp.state_policy inherit is refused
+   * (INVALID_ARGUMENT). The secret is stored encrypted and never returned.
+   *
    * @generated from rpc svc.resources.idp.v3alpha.IdentityProviderService.CreateGitHubEnterpriseIDP
    */
   createGitHubEnterpriseIDP: {
@@ -1806,6 +2293,10 @@ export const IdentityProviderService: GenService<{
     output: typeof GetGitHubEnterpriseIDPResponseSchema;
   },
   /**
+   * Creates a GitLab.com provider, owned by the context the request acts in and visible in every context below it;
+   * writes idp.idp.added and returns its ID. idp.state_policy inherit is refused (INVALID_ARGUMENT). The secret is
+   * stored encrypted and never returned.
+   *
    * @generated from rpc svc.resources.idp.v3alpha.IdentityProviderService.CreateGitLabIDP
    */
   createGitLabIDP: {
@@ -1834,6 +2325,10 @@ export const IdentityProviderService: GenService<{
     output: typeof GetGitLabIDPResponseSchema;
   },
   /**
+   * Creates a self-managed GitLab provider, owned by the context the request acts in and visible in every context
+   * below it; writes idp.idp.added and returns its ID. idp.state_policy inherit is refused (INVALID_ARGUMENT). The
+   * secret is stored encrypted and never returned.
+   *
    * @generated from rpc svc.resources.idp.v3alpha.IdentityProviderService.CreateGitLabSelfHostedIDP
    */
   createGitLabSelfHostedIDP: {
@@ -1862,6 +2357,10 @@ export const IdentityProviderService: GenService<{
     output: typeof GetGitLabSelfHostedIDPResponseSchema;
   },
   /**
+   * Creates a Google provider, owned by the context the request acts in and visible in every context below it; writes
+   * idp.idp.added and returns its ID. idp.state_policy inherit is refused (INVALID_ARGUMENT). The secret is stored
+   * encrypted and never returned.
+   *
    * @generated from rpc svc.resources.idp.v3alpha.IdentityProviderService.CreateGoogleIDP
    */
   createGoogleIDP: {
@@ -1890,6 +2389,10 @@ export const IdentityProviderService: GenService<{
     output: typeof GetGoogleIDPResponseSchema;
   },
   /**
+   * Creates a Sign in with Apple provider, owned by the context the request acts in and visible in every context
+   * below it; writes idp.idp.added and returns its ID. idp.state_policy inherit is refused (INVALID_ARGUMENT). The
+   * secret is stored encrypted and never returned.
+   *
    * @generated from rpc svc.resources.idp.v3alpha.IdentityProviderService.CreateAppleIDP
    */
   createAppleIDP: {
@@ -1918,6 +2421,10 @@ export const IdentityProviderService: GenService<{
     output: typeof GetAppleIDPResponseSchema;
   },
   /**
+   * Creates a SAML 2.0 provider, owned by the context the request acts in and visible in every context below it;
+   * writes idp.idp.added and returns its ID. idp.state_policy inherit is refused (INVALID_ARGUMENT). The service
+   * provider's key pair is made at the first sign-in or metadata read.
+   *
    * @generated from rpc svc.resources.idp.v3alpha.IdentityProviderService.CreateSAMLIDP
    */
   createSAMLIDP: {

@@ -25,11 +25,15 @@ export const file_svc_resources_idp_v3alpha_jwt: GenFile = /*@__PURE__*/
  */
 export type JWTIDP = Message<"svc.resources.idp.v3alpha.JWTIDP"> & {
   /**
+   * Name, state policy and account options of the provider.
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDP idp = 1;
    */
   idp?: IDP | undefined;
 
   /**
+   * The configuration of this kind.
+   *
    * @generated from field: svc.resources.idp.v3alpha.JWTConfig config = 2;
    */
   config?: JWTConfig | undefined;
@@ -43,6 +47,10 @@ export const JWTIDPSchema: GenMessage<JWTIDP> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_jwt, 0);
 
 /**
+ * Configuration of a JWT provider. The JWT must be signed by a key of keys_endpoint, name issuer as iss, and carry
+ * sub and exp (a minute of clock difference is allowed); its claims describe the user. http:// endpoints are refused
+ * at sign-in unless the server runs with SVC_IDP_INSECURE_HTTP.
+ *
  * @generated from message svc.resources.idp.v3alpha.JWTConfig
  */
 export type JWTConfig = Message<"svc.resources.idp.v3alpha.JWTConfig"> & {
@@ -83,15 +91,22 @@ export const JWTConfigSchema: GenMessage<JWTConfig> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_jwt, 1);
 
 /**
+ * Changes to a provider of this kind; only present fields change.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchJWTIDP
  */
 export type PatchJWTIDP = Message<"svc.resources.idp.v3alpha.PatchJWTIDP"> & {
   /**
+   * Changes to the name, options and state policy. In a child context only state_policy may be present.
+   *
    * @generated from field: optional svc.resources.idp.v3alpha.PatchIDP idp = 1;
    */
   idp?: PatchIDP | undefined;
 
   /**
+   * Changes to the configuration; only in the context that owns the provider (else FAILED_PRECONDITION). The
+   * configuration that results is checked as a create's.
+   *
    * @generated from field: optional svc.resources.idp.v3alpha.PatchJWTConfig config = 2;
    */
   config?: PatchJWTConfig | undefined;
@@ -105,25 +120,35 @@ export const PatchJWTIDPSchema: GenMessage<PatchJWTIDP> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_jwt, 2);
 
 /**
+ * Changes to the configuration: a present field replaces the stored one, the others are kept.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchJWTConfig
  */
 export type PatchJWTConfig = Message<"svc.resources.idp.v3alpha.PatchJWTConfig"> & {
   /**
+   * Present: replaces the issuer.
+   *
    * @generated from field: optional string issuer = 1;
    */
   issuer?: string | undefined;
 
   /**
+   * Present: replaces where the user is sent to get the JWT.
+   *
    * @generated from field: optional string jwt_endpoint = 2;
    */
   jwtEndpoint?: string | undefined;
 
   /**
+   * Present: replaces the JWKS the JWT's signature is verified with.
+   *
    * @generated from field: optional string keys_endpoint = 3;
    */
   keysEndpoint?: string | undefined;
 
   /**
+   * Present: replaces the HTTP header the JWT comes back in.
+   *
    * @generated from field: optional string header_name = 4;
    */
   headerName?: string | undefined;
@@ -137,37 +162,49 @@ export const PatchJWTConfigSchema: GenMessage<PatchJWTConfig> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_jwt, 3);
 
 /**
+ * A provider of this kind as seen from the context asked about.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetJWTIDP
  */
 export type GetJWTIDP = Message<"svc.resources.idp.v3alpha.GetJWTIDP"> & {
   /**
+   * ID of the provider, the sequence and date of its last change, and the context that owns it (resource_owner).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * Present in a child context: the immediate parent context and the state there.
+   *
    * @generated from field: optional svc.resources.object.v3alpha.Parent parent = 2;
    */
   parent?: Parent | undefined;
 
   /**
+   * The effective state in the context asked about.
+   *
    * @generated from field: svc.resources.object.v3alpha.State state = 3;
    */
   state: State;
 
   /**
+   * Always PROVIDER_TYPE_JWT.
+   *
    * @generated from field: svc.resources.idp.v3alpha.ProviderType type = 4;
    */
   type: ProviderType;
 
   /**
+   * The provider's settings and configuration.
+   *
    * @generated from field: svc.resources.idp.v3alpha.JWTIDPView idp = 5;
    */
   idp?: JWTIDPView | undefined;
 
   /**
-   * Where jwt_endpoint sends the user back: <issuer>/idps/callback, <issuer> being this server's issuer for
-   * the instance asked about.
+   * Where jwt_endpoint sends the user back: <issuer>/idps/callback, <issuer> being this server's address as this
+   * request reached it (scheme and host; https when SVC_EXTERNAL_SECURE is set).
    *
    * @generated from field: string callback_url = 6;
    */
@@ -188,11 +225,16 @@ export const GetJWTIDPSchema: GenMessage<GetJWTIDP> = /*@__PURE__*/
  */
 export type JWTIDPView = Message<"svc.resources.idp.v3alpha.JWTIDPView"> & {
   /**
+   * Name, options and state policy: the policy of the context asked about (STATE_POLICY_INHERIT when a child context
+   * has none of its own).
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDP idp = 1;
    */
   idp?: IDP | undefined;
 
   /**
+   * The configuration, as stored.
+   *
    * @generated from field: svc.resources.idp.v3alpha.JWTConfigView config = 2;
    */
   config?: JWTConfigView | undefined;
@@ -206,25 +248,35 @@ export const JWTIDPViewSchema: GenMessage<JWTIDPView> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_jwt, 5);
 
 /**
+ * The configuration as stored.
+ *
  * @generated from message svc.resources.idp.v3alpha.JWTConfigView
  */
 export type JWTConfigView = Message<"svc.resources.idp.v3alpha.JWTConfigView"> & {
   /**
+   * The issuer, as configured.
+   *
    * @generated from field: string issuer = 1;
    */
   issuer: string;
 
   /**
+   * Where the user is sent to get the JWT, as configured.
+   *
    * @generated from field: string jwt_endpoint = 2;
    */
   jwtEndpoint: string;
 
   /**
+   * The JWKS the JWT's signature is verified with, as configured.
+   *
    * @generated from field: string keys_endpoint = 3;
    */
   keysEndpoint: string;
 
   /**
+   * The HTTP header the JWT comes back in, as configured.
+   *
    * @generated from field: string header_name = 4;
    */
   headerName: string;

@@ -26,11 +26,15 @@ export const file_svc_resources_idp_v3alpha_ldap: GenFile = /*@__PURE__*/
  */
 export type LDAPIDP = Message<"svc.resources.idp.v3alpha.LDAPIDP"> & {
   /**
+   * Name, state policy and account options of the provider.
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDP idp = 1;
    */
   idp?: IDP | undefined;
 
   /**
+   * The configuration of this kind.
+   *
    * @generated from field: svc.resources.idp.v3alpha.LDAPConfig config = 2;
    */
   config?: LDAPConfig | undefined;
@@ -44,6 +48,10 @@ export const LDAPIDPSchema: GenMessage<LDAPIDP> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_ldap, 0);
 
 /**
+ * Configuration of an LDAP provider. A sign-in binds as bind_dn, searches for exactly one entry that has every class
+ * of user_object_classes and whose user_filters attribute equals the login name, then binds as that entry with the
+ * password.
+ *
  * @generated from message svc.resources.idp.v3alpha.LDAPConfig
  */
 export type LDAPConfig = Message<"svc.resources.idp.v3alpha.LDAPConfig"> & {
@@ -151,21 +159,29 @@ export type LDAPAttributes = Message<"svc.resources.idp.v3alpha.LDAPAttributes">
   idAttribute: string;
 
   /**
+   * The given name, e.g. givenName.
+   *
    * @generated from field: string first_name_attribute = 2;
    */
   firstNameAttribute: string;
 
   /**
+   * The family name, e.g. sn.
+   *
    * @generated from field: string last_name_attribute = 3;
    */
   lastNameAttribute: string;
 
   /**
+   * The display name, e.g. displayName.
+   *
    * @generated from field: string display_name_attribute = 4;
    */
   displayNameAttribute: string;
 
   /**
+   * The nickname. Stored and returned, but sign-ins do not take it over yet.
+   *
    * @generated from field: string nick_name_attribute = 5;
    */
   nickNameAttribute: string;
@@ -178,6 +194,8 @@ export type LDAPAttributes = Message<"svc.resources.idp.v3alpha.LDAPAttributes">
   preferredUsernameAttribute: string;
 
   /**
+   * The e-mail address, e.g. mail.
+   *
    * @generated from field: string email_attribute = 7;
    */
   emailAttribute: string;
@@ -190,6 +208,8 @@ export type LDAPAttributes = Message<"svc.resources.idp.v3alpha.LDAPAttributes">
   emailVerifiedAttribute: string;
 
   /**
+   * The phone number, e.g. telephoneNumber. Stored and returned, but sign-ins do not take it over yet.
+   *
    * @generated from field: string phone_attribute = 9;
    */
   phoneAttribute: string;
@@ -209,6 +229,8 @@ export type LDAPAttributes = Message<"svc.resources.idp.v3alpha.LDAPAttributes">
   preferredLanguageAttribute: string;
 
   /**
+   * The URL of the user's picture. Stored and returned, but sign-ins do not take it over yet.
+   *
    * @generated from field: string avatar_url_attribute = 12;
    */
   avatarUrlAttribute: string;
@@ -229,15 +251,22 @@ export const LDAPAttributesSchema: GenMessage<LDAPAttributes> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_ldap, 2);
 
 /**
+ * Changes to a provider of this kind; only present fields change.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchLDAPIDP
  */
 export type PatchLDAPIDP = Message<"svc.resources.idp.v3alpha.PatchLDAPIDP"> & {
   /**
+   * Changes to the name, options and state policy. In a child context only state_policy may be present.
+   *
    * @generated from field: optional svc.resources.idp.v3alpha.PatchIDP idp = 1;
    */
   idp?: PatchIDP | undefined;
 
   /**
+   * Changes to the configuration; only in the context that owns the provider (else FAILED_PRECONDITION). The
+   * configuration that results is checked as a create's.
+   *
    * @generated from field: optional svc.resources.idp.v3alpha.PatchLDAPConfig config = 2;
    */
   config?: PatchLDAPConfig | undefined;
@@ -251,10 +280,15 @@ export const PatchLDAPIDPSchema: GenMessage<PatchLDAPIDP> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_ldap, 3);
 
 /**
+ * Changes to the configuration: a present field replaces the stored one, the others are kept; a list replaces its own
+ * when it is not empty or its replace_ flag is true.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchLDAPConfig
  */
 export type PatchLDAPConfig = Message<"svc.resources.idp.v3alpha.PatchLDAPConfig"> & {
   /**
+   * Not empty: replaces the servers (see replace_servers); at least one must remain.
+   *
    * @generated from field: repeated string servers = 1;
    */
   servers: string[];
@@ -268,33 +302,43 @@ export type PatchLDAPConfig = Message<"svc.resources.idp.v3alpha.PatchLDAPConfig
   replaceServers: boolean;
 
   /**
+   * Present: replaces whether an ldap:// connection is upgraded to TLS.
+   *
    * @generated from field: optional bool start_tls = 2;
    */
   startTls?: boolean | undefined;
 
   /**
+   * Present: replaces the DN the search for the user starts at.
+   *
    * @generated from field: optional string base_dn = 3;
    */
   baseDn?: string | undefined;
 
   /**
+   * Present: replaces the account the server binds as to search.
+   *
    * @generated from field: optional string bind_dn = 4;
    */
   bindDn?: string | undefined;
 
   /**
-   * Write-only; present replaces the stored password.
+   * Write-only; present and not empty replaces the stored password (empty keeps it).
    *
    * @generated from field: optional string bind_password = 5;
    */
   bindPassword?: string | undefined;
 
   /**
+   * Present: replaces the search base or bind attribute of the user.
+   *
    * @generated from field: optional string user_base = 6;
    */
   userBase?: string | undefined;
 
   /**
+   * Not empty: replaces the object classes (see replace_user_object_classes).
+   *
    * @generated from field: repeated string user_object_classes = 7;
    */
   userObjectClasses: string[];
@@ -307,6 +351,8 @@ export type PatchLDAPConfig = Message<"svc.resources.idp.v3alpha.PatchLDAPConfig
   replaceUserObjectClasses: boolean;
 
   /**
+   * Not empty: replaces the filter attributes (see replace_user_filters).
+   *
    * @generated from field: repeated string user_filters = 8;
    */
   userFilters: string[];
@@ -348,30 +394,42 @@ export const PatchLDAPConfigSchema: GenMessage<PatchLDAPConfig> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_ldap, 4);
 
 /**
+ * A provider of this kind as seen from the context asked about.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetLDAPIDP
  */
 export type GetLDAPIDP = Message<"svc.resources.idp.v3alpha.GetLDAPIDP"> & {
   /**
+   * ID of the provider, the sequence and date of its last change, and the context that owns it (resource_owner).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * Present in a child context: the immediate parent context and the state there.
+   *
    * @generated from field: optional svc.resources.object.v3alpha.Parent parent = 2;
    */
   parent?: Parent | undefined;
 
   /**
+   * The effective state in the context asked about.
+   *
    * @generated from field: svc.resources.object.v3alpha.State state = 3;
    */
   state: State;
 
   /**
+   * Always PROVIDER_TYPE_LDAP.
+   *
    * @generated from field: svc.resources.idp.v3alpha.ProviderType type = 4;
    */
   type: ProviderType;
 
   /**
+   * The provider's settings and configuration, without the secret.
+   *
    * @generated from field: svc.resources.idp.v3alpha.LDAPIDPView idp = 5;
    */
   idp?: LDAPIDPView | undefined;
@@ -399,11 +457,16 @@ export const GetLDAPIDPSchema: GenMessage<GetLDAPIDP> = /*@__PURE__*/
  */
 export type LDAPIDPView = Message<"svc.resources.idp.v3alpha.LDAPIDPView"> & {
   /**
+   * Name, options and state policy: the policy of the context asked about (STATE_POLICY_INHERIT when a child context
+   * has none of its own).
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDP idp = 1;
    */
   idp?: IDP | undefined;
 
   /**
+   * The configuration, as stored.
+   *
    * @generated from field: svc.resources.idp.v3alpha.LDAPConfigView config = 2;
    */
   config?: LDAPConfigView | undefined;
@@ -417,25 +480,35 @@ export const LDAPIDPViewSchema: GenMessage<LDAPIDPView> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_ldap, 6);
 
 /**
+ * The configuration as stored, without the secret.
+ *
  * @generated from message svc.resources.idp.v3alpha.LDAPConfigView
  */
 export type LDAPConfigView = Message<"svc.resources.idp.v3alpha.LDAPConfigView"> & {
   /**
+   * The LDAP servers, in the order they are tried.
+   *
    * @generated from field: repeated string servers = 1;
    */
   servers: string[];
 
   /**
+   * Whether an ldap:// connection is upgraded to TLS, as configured.
+   *
    * @generated from field: bool start_tls = 2;
    */
   startTls: boolean;
 
   /**
+   * The DN the search for the user starts at, as configured.
+   *
    * @generated from field: string base_dn = 3;
    */
   baseDn: string;
 
   /**
+   * The account the server binds as to search, as configured.
+   *
    * @generated from field: string bind_dn = 4;
    */
   bindDn: string;
@@ -448,31 +521,43 @@ export type LDAPConfigView = Message<"svc.resources.idp.v3alpha.LDAPConfigView">
   hasBindPassword: boolean;
 
   /**
+   * The search base or bind attribute of the user, as configured.
+   *
    * @generated from field: string user_base = 6;
    */
   userBase: string;
 
   /**
+   * The object classes a user's entry must have, as configured; empty: any entry.
+   *
    * @generated from field: repeated string user_object_classes = 7;
    */
   userObjectClasses: string[];
 
   /**
+   * The attributes the login name is matched against, as configured; empty: uid.
+   *
    * @generated from field: repeated string user_filters = 8;
    */
   userFilters: string[];
 
   /**
+   * The timeout, as configured; absent: 10 seconds. More than 60 seconds is cut to 60.
+   *
    * @generated from field: google.protobuf.Duration timeout = 9;
    */
   timeout?: Duration | undefined;
 
   /**
+   * The attribute mapping, as configured.
+   *
    * @generated from field: svc.resources.idp.v3alpha.LDAPAttributes attributes = 10;
    */
   attributes?: LDAPAttributes | undefined;
 
   /**
+   * The extra trusted authorities' PEM certificates, as configured; empty: the system's only.
+   *
    * @generated from field: string root_ca = 11;
    */
   rootCa: string;

@@ -24,11 +24,15 @@ export const file_svc_resources_idp_v3alpha_oauth: GenFile = /*@__PURE__*/
  */
 export type OAuthIDP = Message<"svc.resources.idp.v3alpha.OAuthIDP"> & {
   /**
+   * Name, state policy and account options of the provider.
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDP idp = 1;
    */
   idp?: IDP | undefined;
 
   /**
+   * The configuration of this kind.
+   *
    * @generated from field: svc.resources.idp.v3alpha.OAuthConfig config = 2;
    */
   config?: OAuthConfig | undefined;
@@ -42,6 +46,9 @@ export const OAuthIDPSchema: GenMessage<OAuthIDP> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_oauth, 0);
 
 /**
+ * Configuration of a plain OAuth 2.0 provider. No scopes: the authorization request names none. http:// endpoints are
+ * refused at sign-in unless the server runs with SVC_IDP_INSECURE_HTTP.
+ *
  * @generated from message svc.resources.idp.v3alpha.OAuthConfig
  */
 export type OAuthConfig = Message<"svc.resources.idp.v3alpha.OAuthConfig"> & {
@@ -110,15 +117,22 @@ export const OAuthConfigSchema: GenMessage<OAuthConfig> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_oauth, 1);
 
 /**
+ * Changes to a provider of this kind; only present fields change.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchOAuthIDP
  */
 export type PatchOAuthIDP = Message<"svc.resources.idp.v3alpha.PatchOAuthIDP"> & {
   /**
+   * Changes to the name, options and state policy. In a child context only state_policy may be present.
+   *
    * @generated from field: optional svc.resources.idp.v3alpha.PatchIDP idp = 1;
    */
   idp?: PatchIDP | undefined;
 
   /**
+   * Changes to the configuration; only in the context that owns the provider (else FAILED_PRECONDITION). The
+   * configuration that results is checked as a create's.
+   *
    * @generated from field: optional svc.resources.idp.v3alpha.PatchOAuthConfig config = 2;
    */
   config?: PatchOAuthConfig | undefined;
@@ -132,37 +146,50 @@ export const PatchOAuthIDPSchema: GenMessage<PatchOAuthIDP> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_oauth, 2);
 
 /**
+ * Changes to the configuration: a present field replaces the stored one, the others are kept; a list replaces its own
+ * when it is not empty or its replace_ flag is true.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchOAuthConfig
  */
 export type PatchOAuthConfig = Message<"svc.resources.idp.v3alpha.PatchOAuthConfig"> & {
   /**
+   * Present: replaces the client ID.
+   *
    * @generated from field: optional string client_id = 1;
    */
   clientId?: string | undefined;
 
   /**
-   * Write-only; present replaces the stored secret.
+   * Write-only; present and not empty replaces the stored secret (empty keeps it).
    *
    * @generated from field: optional string client_secret = 2;
    */
   clientSecret?: string | undefined;
 
   /**
+   * Present: replaces the authorization endpoint.
+   *
    * @generated from field: optional string authorization_endpoint = 3;
    */
   authorizationEndpoint?: string | undefined;
 
   /**
+   * Present: replaces the token endpoint.
+   *
    * @generated from field: optional string token_endpoint = 4;
    */
   tokenEndpoint?: string | undefined;
 
   /**
+   * Present: replaces the user endpoint.
+   *
    * @generated from field: optional string user_endpoint = 5;
    */
   userEndpoint?: string | undefined;
 
   /**
+   * Not empty: replaces the scopes (to empty them, set replace_scopes).
+   *
    * @generated from field: repeated string scopes = 6;
    */
   scopes: string[];
@@ -176,11 +203,15 @@ export type PatchOAuthConfig = Message<"svc.resources.idp.v3alpha.PatchOAuthConf
   replaceScopes: boolean;
 
   /**
+   * Present: replaces the attribute that identifies the user.
+   *
    * @generated from field: optional string id_attribute = 7;
    */
   idAttribute?: string | undefined;
 
   /**
+   * Present: replaces whether a PKCE challenge is sent.
+   *
    * @generated from field: optional bool use_pkce = 8;
    */
   usePkce?: boolean | undefined;
@@ -194,37 +225,49 @@ export const PatchOAuthConfigSchema: GenMessage<PatchOAuthConfig> = /*@__PURE__*
   messageDesc(file_svc_resources_idp_v3alpha_oauth, 3);
 
 /**
+ * A provider of this kind as seen from the context asked about.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetOAuthIDP
  */
 export type GetOAuthIDP = Message<"svc.resources.idp.v3alpha.GetOAuthIDP"> & {
   /**
+   * ID of the provider, the sequence and date of its last change, and the context that owns it (resource_owner).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * Present in a child context: the immediate parent context and the state there.
+   *
    * @generated from field: optional svc.resources.object.v3alpha.Parent parent = 2;
    */
   parent?: Parent | undefined;
 
   /**
+   * The effective state in the context asked about.
+   *
    * @generated from field: svc.resources.object.v3alpha.State state = 3;
    */
   state: State;
 
   /**
+   * Always PROVIDER_TYPE_OAUTH.
+   *
    * @generated from field: svc.resources.idp.v3alpha.ProviderType type = 4;
    */
   type: ProviderType;
 
   /**
+   * The provider's settings and configuration, without the secret.
+   *
    * @generated from field: svc.resources.idp.v3alpha.OAuthIDPView idp = 5;
    */
   idp?: OAuthIDPView | undefined;
 
   /**
-   * The redirect URI to register at the provider: <issuer>/idps/callback, <issuer> being this server's issuer
-   * for the instance asked about.
+   * The redirect URI to register at the provider: <issuer>/idps/callback, <issuer> being this server's address as
+   * this request reached it (scheme and host; https when SVC_EXTERNAL_SECURE is set).
    *
    * @generated from field: string callback_url = 6;
    */
@@ -245,11 +288,16 @@ export const GetOAuthIDPSchema: GenMessage<GetOAuthIDP> = /*@__PURE__*/
  */
 export type OAuthIDPView = Message<"svc.resources.idp.v3alpha.OAuthIDPView"> & {
   /**
+   * Name, options and state policy: the policy of the context asked about (STATE_POLICY_INHERIT when a child context
+   * has none of its own).
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDP idp = 1;
    */
   idp?: IDP | undefined;
 
   /**
+   * The configuration, as stored.
+   *
    * @generated from field: svc.resources.idp.v3alpha.OAuthConfigView config = 2;
    */
   config?: OAuthConfigView | undefined;
@@ -263,10 +311,14 @@ export const OAuthIDPViewSchema: GenMessage<OAuthIDPView> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_oauth, 5);
 
 /**
+ * The configuration as stored, without the secret.
+ *
  * @generated from message svc.resources.idp.v3alpha.OAuthConfigView
  */
 export type OAuthConfigView = Message<"svc.resources.idp.v3alpha.OAuthConfigView"> & {
   /**
+   * The client ID, as configured.
+   *
    * @generated from field: string client_id = 1;
    */
   clientId: string;
@@ -279,31 +331,43 @@ export type OAuthConfigView = Message<"svc.resources.idp.v3alpha.OAuthConfigView
   hasClientSecret: boolean;
 
   /**
+   * The authorization endpoint, as configured.
+   *
    * @generated from field: string authorization_endpoint = 3;
    */
   authorizationEndpoint: string;
 
   /**
+   * The token endpoint, as configured.
+   *
    * @generated from field: string token_endpoint = 4;
    */
   tokenEndpoint: string;
 
   /**
+   * The user endpoint, as configured.
+   *
    * @generated from field: string user_endpoint = 5;
    */
   userEndpoint: string;
 
   /**
+   * The scopes, as configured; empty: the kind's default scopes are requested.
+   *
    * @generated from field: repeated string scopes = 6;
    */
   scopes: string[];
 
   /**
+   * The attribute that identifies the user, as configured.
+   *
    * @generated from field: string id_attribute = 7;
    */
   idAttribute: string;
 
   /**
+   * Whether a PKCE challenge is sent, as configured.
+   *
    * @generated from field: bool use_pkce = 8;
    */
   usePkce: boolean;

@@ -24,11 +24,15 @@ export const file_svc_resources_idp_v3alpha_oidc: GenFile = /*@__PURE__*/
  */
 export type OIDCIDP = Message<"svc.resources.idp.v3alpha.OIDCIDP"> & {
   /**
+   * Name, state policy and account options of the provider.
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDP idp = 1;
    */
   idp?: IDP | undefined;
 
   /**
+   * The configuration of this kind.
+   *
    * @generated from field: svc.resources.idp.v3alpha.OIDCConfig config = 2;
    */
   config?: OIDCConfig | undefined;
@@ -42,6 +46,9 @@ export const OIDCIDPSchema: GenMessage<OIDCIDP> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_oidc, 0);
 
 /**
+ * Configuration of an OpenID Connect provider. No scopes: openid, profile and email are requested; otherwise openid
+ * is added to them. An http:// issuer is refused at sign-in unless the server runs with SVC_IDP_INSECURE_HTTP.
+ *
  * @generated from message svc.resources.idp.v3alpha.OIDCConfig
  */
 export type OIDCConfig = Message<"svc.resources.idp.v3alpha.OIDCConfig"> & {
@@ -97,15 +104,22 @@ export const OIDCConfigSchema: GenMessage<OIDCConfig> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_oidc, 1);
 
 /**
+ * Changes to a provider of this kind; only present fields change.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchOIDCIDP
  */
 export type PatchOIDCIDP = Message<"svc.resources.idp.v3alpha.PatchOIDCIDP"> & {
   /**
+   * Changes to the name, options and state policy. In a child context only state_policy may be present.
+   *
    * @generated from field: optional svc.resources.idp.v3alpha.PatchIDP idp = 1;
    */
   idp?: PatchIDP | undefined;
 
   /**
+   * Changes to the configuration; only in the context that owns the provider (else FAILED_PRECONDITION). The
+   * configuration that results is checked as a create's.
+   *
    * @generated from field: optional svc.resources.idp.v3alpha.PatchOIDCConfig config = 2;
    */
   config?: PatchOIDCConfig | undefined;
@@ -119,27 +133,36 @@ export const PatchOIDCIDPSchema: GenMessage<PatchOIDCIDP> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_oidc, 2);
 
 /**
+ * Changes to the configuration: a present field replaces the stored one, the others are kept; a list replaces its own
+ * when it is not empty or its replace_ flag is true.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchOIDCConfig
  */
 export type PatchOIDCConfig = Message<"svc.resources.idp.v3alpha.PatchOIDCConfig"> & {
   /**
+   * Present: replaces the issuer.
+   *
    * @generated from field: optional string issuer = 1;
    */
   issuer?: string | undefined;
 
   /**
+   * Present: replaces the client ID.
+   *
    * @generated from field: optional string client_id = 2;
    */
   clientId?: string | undefined;
 
   /**
-   * Write-only; present replaces the stored secret.
+   * Write-only; present and not empty replaces the stored secret (empty keeps it).
    *
    * @generated from field: optional string client_secret = 3;
    */
   clientSecret?: string | undefined;
 
   /**
+   * Not empty: replaces the scopes (to empty them, set replace_scopes).
+   *
    * @generated from field: repeated string scopes = 4;
    */
   scopes: string[];
@@ -153,11 +176,15 @@ export type PatchOIDCConfig = Message<"svc.resources.idp.v3alpha.PatchOIDCConfig
   replaceScopes: boolean;
 
   /**
+   * Present: replaces whether the user is read from the ID token instead of the userinfo endpoint.
+   *
    * @generated from field: optional bool is_id_token_mapping = 5;
    */
   isIdTokenMapping?: boolean | undefined;
 
   /**
+   * Present: replaces whether a PKCE challenge is sent.
+   *
    * @generated from field: optional bool use_pkce = 6;
    */
   usePkce?: boolean | undefined;
@@ -171,37 +198,49 @@ export const PatchOIDCConfigSchema: GenMessage<PatchOIDCConfig> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_oidc, 3);
 
 /**
+ * A provider of this kind as seen from the context asked about.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetOIDCIDP
  */
 export type GetOIDCIDP = Message<"svc.resources.idp.v3alpha.GetOIDCIDP"> & {
   /**
+   * ID of the provider, the sequence and date of its last change, and the context that owns it (resource_owner).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * Present in a child context: the immediate parent context and the state there.
+   *
    * @generated from field: optional svc.resources.object.v3alpha.Parent parent = 2;
    */
   parent?: Parent | undefined;
 
   /**
+   * The effective state in the context asked about.
+   *
    * @generated from field: svc.resources.object.v3alpha.State state = 3;
    */
   state: State;
 
   /**
+   * Always PROVIDER_TYPE_OIDC.
+   *
    * @generated from field: svc.resources.idp.v3alpha.ProviderType type = 4;
    */
   type: ProviderType;
 
   /**
+   * The provider's settings and configuration, without the secret.
+   *
    * @generated from field: svc.resources.idp.v3alpha.OIDCIDPView idp = 5;
    */
   idp?: OIDCIDPView | undefined;
 
   /**
-   * The redirect URI to register at the provider: <issuer>/idps/callback, <issuer> being this server's issuer
-   * for the instance asked about.
+   * The redirect URI to register at the provider: <issuer>/idps/callback, <issuer> being this server's address as
+   * this request reached it (scheme and host; https when SVC_EXTERNAL_SECURE is set).
    *
    * @generated from field: string callback_url = 6;
    */
@@ -222,11 +261,16 @@ export const GetOIDCIDPSchema: GenMessage<GetOIDCIDP> = /*@__PURE__*/
  */
 export type OIDCIDPView = Message<"svc.resources.idp.v3alpha.OIDCIDPView"> & {
   /**
+   * Name, options and state policy: the policy of the context asked about (STATE_POLICY_INHERIT when a child context
+   * has none of its own).
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDP idp = 1;
    */
   idp?: IDP | undefined;
 
   /**
+   * The configuration, as stored.
+   *
    * @generated from field: svc.resources.idp.v3alpha.OIDCConfigView config = 2;
    */
   config?: OIDCConfigView | undefined;
@@ -240,15 +284,21 @@ export const OIDCIDPViewSchema: GenMessage<OIDCIDPView> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_oidc, 5);
 
 /**
+ * The configuration as stored, without the secret.
+ *
  * @generated from message svc.resources.idp.v3alpha.OIDCConfigView
  */
 export type OIDCConfigView = Message<"svc.resources.idp.v3alpha.OIDCConfigView"> & {
   /**
+   * The issuer, as configured.
+   *
    * @generated from field: string issuer = 1;
    */
   issuer: string;
 
   /**
+   * The client ID, as configured.
+   *
    * @generated from field: string client_id = 2;
    */
   clientId: string;
@@ -261,16 +311,22 @@ export type OIDCConfigView = Message<"svc.resources.idp.v3alpha.OIDCConfigView">
   hasClientSecret: boolean;
 
   /**
+   * The scopes, as configured; empty: the kind's default scopes are requested.
+   *
    * @generated from field: repeated string scopes = 4;
    */
   scopes: string[];
 
   /**
+   * Whether the user is read from the ID token instead of the userinfo endpoint, as configured.
+   *
    * @generated from field: bool is_id_token_mapping = 5;
    */
   isIdTokenMapping: boolean;
 
   /**
+   * Whether a PKCE challenge is sent, as configured.
+   *
    * @generated from field: bool use_pkce = 6;
    */
   usePkce: boolean;

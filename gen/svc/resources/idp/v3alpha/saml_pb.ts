@@ -24,11 +24,15 @@ export const file_svc_resources_idp_v3alpha_saml: GenFile = /*@__PURE__*/
  */
 export type SAMLIDP = Message<"svc.resources.idp.v3alpha.SAMLIDP"> & {
   /**
+   * Name, state policy and account options of the provider.
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDP idp = 1;
    */
   idp?: IDP | undefined;
 
   /**
+   * The configuration of this kind.
+   *
    * @generated from field: svc.resources.idp.v3alpha.SAMLConfig config = 2;
    */
   config?: SAMLConfig | undefined;
@@ -42,6 +46,10 @@ export const SAMLIDPSchema: GenMessage<SAMLIDP> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_saml, 0);
 
 /**
+ * Configuration of a SAML provider. Metadata must describe an identity provider (an IDPSSODescriptor) with a single
+ * sign-on service and a signing certificate; metadata_xml is checked when stored, metadata_url is read at sign-in and
+ * reused for 10 minutes.
+ *
  * @generated from message svc.resources.idp.v3alpha.SAMLConfig
  */
 export type SAMLConfig = Message<"svc.resources.idp.v3alpha.SAMLConfig"> & {
@@ -98,15 +106,22 @@ export const SAMLConfigSchema: GenMessage<SAMLConfig> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_saml, 1);
 
 /**
+ * Changes to a provider of this kind; only present fields change.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchSAMLIDP
  */
 export type PatchSAMLIDP = Message<"svc.resources.idp.v3alpha.PatchSAMLIDP"> & {
   /**
+   * Changes to the name, options and state policy. In a child context only state_policy may be present.
+   *
    * @generated from field: optional svc.resources.idp.v3alpha.PatchIDP idp = 1;
    */
   idp?: PatchIDP | undefined;
 
   /**
+   * Changes to the configuration; only in the context that owns the provider (else FAILED_PRECONDITION). The
+   * configuration that results is checked as a create's.
+   *
    * @generated from field: optional svc.resources.idp.v3alpha.PatchSAMLConfig config = 2;
    */
   config?: PatchSAMLConfig | undefined;
@@ -120,37 +135,50 @@ export const PatchSAMLIDPSchema: GenMessage<PatchSAMLIDP> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_saml, 2);
 
 /**
+ * Changes to the configuration: a present field replaces the stored one, the others are kept.
+ *
  * @generated from message svc.resources.idp.v3alpha.PatchSAMLConfig
  */
 export type PatchSAMLConfig = Message<"svc.resources.idp.v3alpha.PatchSAMLConfig"> & {
   /**
-   * Setting one of metadata_xml and metadata_url clears the other; both at once are refused.
+   * Present: replaces the metadata XML. Exactly one of metadata_xml and metadata_url may be stored and neither can be
+   * emptied, so a patch that sets the one the provider does not use is refused (INVALID_ARGUMENT).
    *
    * @generated from field: optional string metadata_xml = 1;
    */
   metadataXml?: string | undefined;
 
   /**
+   * Present: replaces the metadata URL (see metadata_xml).
+   *
    * @generated from field: optional string metadata_url = 2;
    */
   metadataUrl?: string | undefined;
 
   /**
+   * Present: replaces how the authentication request travels to the IdP.
+   *
    * @generated from field: optional svc.resources.idp.v3alpha.SAMLBinding binding = 3;
    */
   binding?: SAMLBinding | undefined;
 
   /**
+   * Present: replaces whether the authentication requests are signed.
+   *
    * @generated from field: optional bool with_signed_request = 4;
    */
   withSignedRequest?: boolean | undefined;
 
   /**
+   * Present: replaces the NameID format asked of the IdP.
+   *
    * @generated from field: optional svc.resources.idp.v3alpha.SAMLNameIDFormat name_id_format = 5;
    */
   nameIdFormat?: SAMLNameIDFormat | undefined;
 
   /**
+   * Present: replaces the attribute that identifies the user when the NameID is transient.
+   *
    * @generated from field: optional string transient_mapping_attribute_name = 6;
    */
   transientMappingAttributeName?: string | undefined;
@@ -164,37 +192,49 @@ export const PatchSAMLConfigSchema: GenMessage<PatchSAMLConfig> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_saml, 3);
 
 /**
+ * A provider of this kind as seen from the context asked about.
+ *
  * @generated from message svc.resources.idp.v3alpha.GetSAMLIDP
  */
 export type GetSAMLIDP = Message<"svc.resources.idp.v3alpha.GetSAMLIDP"> & {
   /**
+   * ID of the provider, the sequence and date of its last change, and the context that owns it (resource_owner).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * Present in a child context: the immediate parent context and the state there.
+   *
    * @generated from field: optional svc.resources.object.v3alpha.Parent parent = 2;
    */
   parent?: Parent | undefined;
 
   /**
+   * The effective state in the context asked about.
+   *
    * @generated from field: svc.resources.object.v3alpha.State state = 3;
    */
   state: State;
 
   /**
+   * Always PROVIDER_TYPE_SAML.
+   *
    * @generated from field: svc.resources.idp.v3alpha.ProviderType type = 4;
    */
   type: ProviderType;
 
   /**
+   * The provider's settings and configuration.
+   *
    * @generated from field: svc.resources.idp.v3alpha.SAMLIDPView idp = 5;
    */
   idp?: SAMLIDPView | undefined;
 
   /**
-   * The assertion consumer service to register at the IdP: <issuer>/idps/{id}/saml/acs, <issuer> being this
-   * server's issuer for the instance asked about.
+   * The assertion consumer service to register at the IdP: <issuer>/idps/{id}/saml/acs, <issuer> being this server's
+   * address as this request reached it (scheme and host; https when SVC_EXTERNAL_SECURE is set).
    *
    * @generated from field: string callback_url = 6;
    */
@@ -222,11 +262,16 @@ export const GetSAMLIDPSchema: GenMessage<GetSAMLIDP> = /*@__PURE__*/
  */
 export type SAMLIDPView = Message<"svc.resources.idp.v3alpha.SAMLIDPView"> & {
   /**
+   * Name, options and state policy: the policy of the context asked about (STATE_POLICY_INHERIT when a child context
+   * has none of its own).
+   *
    * @generated from field: svc.resources.idp.v3alpha.IDP idp = 1;
    */
   idp?: IDP | undefined;
 
   /**
+   * The configuration, as stored.
+   *
    * @generated from field: svc.resources.idp.v3alpha.SAMLConfigView config = 2;
    */
   config?: SAMLConfigView | undefined;
@@ -240,35 +285,49 @@ export const SAMLIDPViewSchema: GenMessage<SAMLIDPView> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_saml, 5);
 
 /**
+ * The configuration as stored.
+ *
  * @generated from message svc.resources.idp.v3alpha.SAMLConfigView
  */
 export type SAMLConfigView = Message<"svc.resources.idp.v3alpha.SAMLConfigView"> & {
   /**
+   * The IdP's metadata XML; empty when metadata_url is used.
+   *
    * @generated from field: string metadata_xml = 1;
    */
   metadataXml: string;
 
   /**
+   * Where the IdP's metadata is fetched from; empty when metadata_xml is used.
+   *
    * @generated from field: string metadata_url = 2;
    */
   metadataUrl: string;
 
   /**
+   * How the authentication request travels to the IdP, as configured.
+   *
    * @generated from field: svc.resources.idp.v3alpha.SAMLBinding binding = 3;
    */
   binding: SAMLBinding;
 
   /**
+   * Whether the authentication requests are signed, as configured.
+   *
    * @generated from field: bool with_signed_request = 4;
    */
   withSignedRequest: boolean;
 
   /**
+   * The NameID format asked of the IdP, as configured.
+   *
    * @generated from field: svc.resources.idp.v3alpha.SAMLNameIDFormat name_id_format = 5;
    */
   nameIdFormat: SAMLNameIDFormat;
 
   /**
+   * The attribute that identifies the user when the NameID is transient, as configured.
+   *
    * @generated from field: string transient_mapping_attribute_name = 6;
    */
   transientMappingAttributeName: string;
@@ -282,6 +341,9 @@ export const SAMLConfigViewSchema: GenMessage<SAMLConfigView> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_saml, 6);
 
 /**
+ * How the authentication request reaches the IdP (its response always comes back by HTTP POST to the assertion
+ * consumer service).
+ *
  * @generated from enum svc.resources.idp.v3alpha.SAMLBinding
  */
 export enum SAMLBinding {
@@ -314,6 +376,9 @@ export const SAMLBindingSchema: GenEnum<SAMLBinding> = /*@__PURE__*/
   enumDesc(file_svc_resources_idp_v3alpha_saml, 0);
 
 /**
+ * The NameID format asked of the IdP; the NameID identifies the user unless it is transient and
+ * transient_mapping_attribute_name is set.
+ *
  * @generated from enum svc.resources.idp.v3alpha.SAMLNameIDFormat
  */
 export enum SAMLNameIDFormat {

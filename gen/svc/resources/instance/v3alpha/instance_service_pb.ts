@@ -23,6 +23,8 @@ export const file_svc_resources_instance_v3alpha_instance_service: GenFile = /*@
   fileDesc("CjVzdmMvcmVzb3VyY2VzL2luc3RhbmNlL3YzYWxwaGEvaW5zdGFuY2Vfc2VydmljZS5wcm90bxIec3ZjLnJlc291cmNlcy5pbnN0YW5jZS52M2FscGhhIokBCgZMaW1pdHMSEgoFYmxvY2sYASABKAhIAIgBARI2ChNhdWRpdF9sb2dfcmV0ZW50aW9uGAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEikKGXJlc2V0X2F1ZGl0X2xvZ19yZXRlbnRpb24YAyABKAhCBqq7GAI4AUIICgZfYmxvY2sicAoMTGltaXRSZXF1ZXN0EiAKC2luc3RhbmNlX2lkGAEgASgJQguquxgHCAEQyAEoARI+CgZsaW1pdHMYAiABKAsyJi5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuTGltaXRzQgaquxgCKAEiRwoNTGltaXRSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzInIKDkluc3RhbmNlTGltaXRzEiAKC2luc3RhbmNlX2lkGAEgASgJQguquxgHCAEQyAEoARI+CgZsaW1pdHMYAiABKAsyJi5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuTGltaXRzQgaquxgCKAEiWwoQQnVsa0xpbWl0UmVxdWVzdBJHCgZsaW1pdHMYASADKAsyLi5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuSW5zdGFuY2VMaW1pdHNCB6q7GANI6AciSwoRQnVsa0xpbWl0UmVzcG9uc2USNgoHZGV0YWlscxgBIAMoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyLOAQoSSHVtYW5BZG1pbmlzdHJhdG9yEiQKCHVzZXJuYW1lGAEgASgJQhKquxgOCAEQyAEiBV5cUyskKAESHQoIcGFzc3dvcmQYAiABKAlCC6q7GAcIARDIASgBEhYKBWVtYWlsGAMgASgJQgequxgDEMgBEhsKCmdpdmVuX25hbWUYBCABKAlCB6q7GAMQyAESHAoLZmFtaWx5X25hbWUYBSABKAlCB6q7GAMQyAESIAoYcGFzc3dvcmRfY2hhbmdlX3JlcXVpcmVkGAYgASgIIlcKFE1hY2hpbmVBZG1pbmlzdHJhdG9yEiQKCHVzZXJuYW1lGAEgASgJQhKquxgOCAEQyAEiBV5cUyskKAESGQoEbmFtZRgCIAEoCUILqrsYBwgBEMgBKAEimgIKFUNyZWF0ZUluc3RhbmNlUmVxdWVzdBIZCgRuYW1lGAEgASgJQguquxgHCAEQyAEoARIcCgdkb21haW5zGAIgAygJQguquxgHCAEQ/QFIFBIjCg5maXJzdF9vcmdfbmFtZRgDIAEoCUILqrsYBwgBEMgBKAESQwoFaHVtYW4YBCABKAsyMi5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuSHVtYW5BZG1pbmlzdHJhdG9ySAASRwoHbWFjaGluZRgFIAEoCzI0LnN2Yy5yZXNvdXJjZXMuaW5zdGFuY2UudjNhbHBoYS5NYWNoaW5lQWRtaW5pc3RyYXRvckgAQhUKDWFkbWluaXN0cmF0b3ISBLC7GAEiXQoWQ3JlYXRlSW5zdGFuY2VSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzEgsKA3BhdBgCIAEoCSLaAQoISW5zdGFuY2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscxIMCgRuYW1lGAIgASgJEg8KB2RvbWFpbnMYAyADKAkSFgoOZGVmYXVsdF9vcmdfaWQYBCABKAkSDwoHYmxvY2tlZBgFIAEoCBI2ChNhdWRpdF9sb2dfcmV0ZW50aW9uGAYgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhYKDnByaW1hcnlfZG9tYWluGAcgASgJIjYKEkdldEluc3RhbmNlUmVxdWVzdBIgCgtpbnN0YW5jZV9pZBgBIAEoCUILqrsYBwgBEMgBKAEiUQoTR2V0SW5zdGFuY2VSZXNwb25zZRI6CghpbnN0YW5jZRgBIAEoCzIoLnN2Yy5yZXNvdXJjZXMuaW5zdGFuY2UudjNhbHBoYS5JbnN0YW5jZSKAAQoUSW5zdGFuY2VTZWFyY2hGaWx0ZXISOwoGaW5faWRzGAEgASgLMikuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5JbklEc0ZpbHRlckgAEhsKBmRvbWFpbhgCIAEoCUIJqrsYBQgBEP0BSABCDgoGZmlsdGVyEgSwuxgBIp8BChZTZWFyY2hJbnN0YW5jZXNSZXF1ZXN0EjYKBXF1ZXJ5GAEgASgLMicuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5MaXN0UXVlcnkSTQoHZmlsdGVycxgCIAMoCzI0LnN2Yy5yZXNvdXJjZXMuaW5zdGFuY2UudjNhbHBoYS5JbnN0YW5jZVNlYXJjaEZpbHRlckIGqrsYAkhkIo8BChdTZWFyY2hJbnN0YW5jZXNSZXNwb25zZRI6CgdkZXRhaWxzGAEgASgLMikuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5MaXN0RGV0YWlscxI4CgZyZXN1bHQYAiADKAsyKC5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuSW5zdGFuY2UiUwoUUGF0Y2hJbnN0YW5jZVJlcXVlc3QSIAoLaW5zdGFuY2VfaWQYASABKAlCC6q7GAcIARDIASgBEhkKBG5hbWUYAiABKAlCC6q7GAcIARDIASgBIk8KFVBhdGNoSW5zdGFuY2VSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIjkKFURlbGV0ZUluc3RhbmNlUmVxdWVzdBIgCgtpbnN0YW5jZV9pZBgBIAEoCUILqrsYBwgBEMgBKAEiUAoWRGVsZXRlSW5zdGFuY2VSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIlkKGEFkZEluc3RhbmNlRG9tYWluUmVxdWVzdBIgCgtpbnN0YW5jZV9pZBgBIAEoCUILqrsYBwgBEMgBKAESGwoGZG9tYWluGAIgASgJQguquxgHCAEQ/QEoASJTChlBZGRJbnN0YW5jZURvbWFpblJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMiXAobUmVtb3ZlSW5zdGFuY2VEb21haW5SZXF1ZXN0EiAKC2luc3RhbmNlX2lkGAEgASgJQguquxgHCAEQyAEoARIbCgZkb21haW4YAiABKAlCC6q7GAcIARD9ASgBIlYKHFJlbW92ZUluc3RhbmNlRG9tYWluUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJgCh9TZXRQcmltYXJ5SW5zdGFuY2VEb21haW5SZXF1ZXN0EiAKC2luc3RhbmNlX2lkGAEgASgJQguquxgHCAEQyAEoARIbCgZkb21haW4YAiABKAlCC6q7GAcIARD9ASgBIloKIFNldFByaW1hcnlJbnN0YW5jZURvbWFpblJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMygxEKD0luc3RhbmNlU2VydmljZRLGAQoOQ3JlYXRlSW5zdGFuY2USNS5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuQ3JlYXRlSW5zdGFuY2VSZXF1ZXN0GjYuc3ZjLnJlc291cmNlcy5pbnN0YW5jZS52M2FscGhhLkNyZWF0ZUluc3RhbmNlUmVzcG9uc2UiRaK7GBoKFXN5c3RlbS5pbnN0YW5jZS53cml0ZRjJAYLT5JMCIToBKiIcL3Jlc291cmNlcy92M2FscGhhL2luc3RhbmNlcxLEAQoLR2V0SW5zdGFuY2USMi5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuR2V0SW5zdGFuY2VSZXF1ZXN0GjMuc3ZjLnJlc291cmNlcy5pbnN0YW5jZS52M2FscGhhLkdldEluc3RhbmNlUmVzcG9uc2UiTKK7GBYKFHN5c3RlbS5pbnN0YW5jZS5yZWFkgtPkkwIsEiovcmVzb3VyY2VzL3YzYWxwaGEvaW5zdGFuY2VzL3tpbnN0YW5jZV9pZH0SzQEKD1NlYXJjaEluc3RhbmNlcxI2LnN2Yy5yZXNvdXJjZXMuaW5zdGFuY2UudjNhbHBoYS5TZWFyY2hJbnN0YW5jZXNSZXF1ZXN0Gjcuc3ZjLnJlc291cmNlcy5pbnN0YW5jZS52M2FscGhhLlNlYXJjaEluc3RhbmNlc1Jlc3BvbnNlIkmiuxgWChRzeXN0ZW0uaW5zdGFuY2UucmVhZILT5JMCKToBKiIkL3Jlc291cmNlcy92M2FscGhhL2luc3RhbmNlcy9fc2VhcmNoEs4BCg1QYXRjaEluc3RhbmNlEjQuc3ZjLnJlc291cmNlcy5pbnN0YW5jZS52M2FscGhhLlBhdGNoSW5zdGFuY2VSZXF1ZXN0GjUuc3ZjLnJlc291cmNlcy5pbnN0YW5jZS52M2FscGhhLlBhdGNoSW5zdGFuY2VSZXNwb25zZSJQorsYFwoVc3lzdGVtLmluc3RhbmNlLndyaXRlgtPkkwIvOgEqMiovcmVzb3VyY2VzL3YzYWxwaGEvaW5zdGFuY2VzL3tpbnN0YW5jZV9pZH0SzwEKDkRlbGV0ZUluc3RhbmNlEjUuc3ZjLnJlc291cmNlcy5pbnN0YW5jZS52M2FscGhhLkRlbGV0ZUluc3RhbmNlUmVxdWVzdBo2LnN2Yy5yZXNvdXJjZXMuaW5zdGFuY2UudjNhbHBoYS5EZWxldGVJbnN0YW5jZVJlc3BvbnNlIk6iuxgYChZzeXN0ZW0uaW5zdGFuY2UuZGVsZXRlgtPkkwIsKiovcmVzb3VyY2VzL3YzYWxwaGEvaW5zdGFuY2VzL3tpbnN0YW5jZV9pZH0S5QEKEUFkZEluc3RhbmNlRG9tYWluEjguc3ZjLnJlc291cmNlcy5pbnN0YW5jZS52M2FscGhhLkFkZEluc3RhbmNlRG9tYWluUmVxdWVzdBo5LnN2Yy5yZXNvdXJjZXMuaW5zdGFuY2UudjNhbHBoYS5BZGRJbnN0YW5jZURvbWFpblJlc3BvbnNlIluiuxgaChVzeXN0ZW0uaW5zdGFuY2Uud3JpdGUYyQGC0+STAjc6ASoiMi9yZXNvdXJjZXMvdjNhbHBoYS9pbnN0YW5jZXMve2luc3RhbmNlX2lkfS9kb21haW5zEvEBChRSZW1vdmVJbnN0YW5jZURvbWFpbhI7LnN2Yy5yZXNvdXJjZXMuaW5zdGFuY2UudjNhbHBoYS5SZW1vdmVJbnN0YW5jZURvbWFpblJlcXVlc3QaPC5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuUmVtb3ZlSW5zdGFuY2VEb21haW5SZXNwb25zZSJeorsYFwoVc3lzdGVtLmluc3RhbmNlLndyaXRlgtPkkwI9KjsvcmVzb3VyY2VzL3YzYWxwaGEvaW5zdGFuY2VzL3tpbnN0YW5jZV9pZH0vZG9tYWlucy97ZG9tYWlufRKNAgoYU2V0UHJpbWFyeUluc3RhbmNlRG9tYWluEj8uc3ZjLnJlc291cmNlcy5pbnN0YW5jZS52M2FscGhhLlNldFByaW1hcnlJbnN0YW5jZURvbWFpblJlcXVlc3QaQC5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuU2V0UHJpbWFyeUluc3RhbmNlRG9tYWluUmVzcG9uc2UibqK7GBcKFXN5c3RlbS5pbnN0YW5jZS53cml0ZYLT5JMCTSJLL3Jlc291cmNlcy92M2FscGhhL2luc3RhbmNlcy97aW5zdGFuY2VfaWR9L2RvbWFpbnMve2RvbWFpbn0vX3NldF9hc19wcmltYXJ5Er0BCgVMaW1pdBIsLnN2Yy5yZXNvdXJjZXMuaW5zdGFuY2UudjNhbHBoYS5MaW1pdFJlcXVlc3QaLS5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuTGltaXRSZXNwb25zZSJXorsYFwoVc3lzdGVtLmluc3RhbmNlLndyaXRlgtPkkwI2OgEqIjEvcmVzb3VyY2VzL3YzYWxwaGEvaW5zdGFuY2VzL3tpbnN0YW5jZV9pZH0vX2xpbWl0EsABCglCdWxrTGltaXQSMC5zdmMucmVzb3VyY2VzLmluc3RhbmNlLnYzYWxwaGEuQnVsa0xpbWl0UmVxdWVzdBoxLnN2Yy5yZXNvdXJjZXMuaW5zdGFuY2UudjNhbHBoYS5CdWxrTGltaXRSZXNwb25zZSJOorsYFwoVc3lzdGVtLmluc3RhbmNlLndyaXRlgtPkkwItOgEqIigvcmVzb3VyY2VzL3YzYWxwaGEvaW5zdGFuY2VzL19idWxrX2xpbWl0YgZwcm90bzM", [file_google_api_annotations, file_google_protobuf_duration, file_svc_options_v1_options, file_svc_resources_object_v3alpha_object]);
 
 /**
+ * Limits of an instance; a field absent stays as it is.
+ *
  * @generated from message svc.resources.instance.v3alpha.Limits
  */
 export type Limits = Message<"svc.resources.instance.v3alpha.Limits"> & {
@@ -56,15 +58,21 @@ export const LimitsSchema: GenMessage<Limits> = /*@__PURE__*/
   messageDesc(file_svc_resources_instance_v3alpha_instance_service, 0);
 
 /**
+ * The limits to change for one instance.
+ *
  * @generated from message svc.resources.instance.v3alpha.LimitRequest
  */
 export type LimitRequest = Message<"svc.resources.instance.v3alpha.LimitRequest"> & {
   /**
+   * ID of the instance (NOT_FOUND when there is none).
+   *
    * @generated from field: string instance_id = 1;
    */
   instanceId: string;
 
   /**
+   * The changes.
+   *
    * @generated from field: svc.resources.instance.v3alpha.Limits limits = 2;
    */
   limits?: Limits | undefined;
@@ -78,6 +86,8 @@ export const LimitRequestSchema: GenMessage<LimitRequest> = /*@__PURE__*/
   messageDesc(file_svc_resources_instance_v3alpha_instance_service, 1);
 
 /**
+ * The instance after the change.
+ *
  * @generated from message svc.resources.instance.v3alpha.LimitResponse
  */
 export type LimitResponse = Message<"svc.resources.instance.v3alpha.LimitResponse"> & {
@@ -97,15 +107,21 @@ export const LimitResponseSchema: GenMessage<LimitResponse> = /*@__PURE__*/
   messageDesc(file_svc_resources_instance_v3alpha_instance_service, 2);
 
 /**
+ * The limits to change for one instance of a bulk change.
+ *
  * @generated from message svc.resources.instance.v3alpha.InstanceLimits
  */
 export type InstanceLimits = Message<"svc.resources.instance.v3alpha.InstanceLimits"> & {
   /**
+   * ID of the instance (NOT_FOUND naming its place in the list when there is none).
+   *
    * @generated from field: string instance_id = 1;
    */
   instanceId: string;
 
   /**
+   * The changes.
+   *
    * @generated from field: svc.resources.instance.v3alpha.Limits limits = 2;
    */
   limits?: Limits | undefined;
@@ -119,10 +135,14 @@ export const InstanceLimitsSchema: GenMessage<InstanceLimits> = /*@__PURE__*/
   messageDesc(file_svc_resources_instance_v3alpha_instance_service, 3);
 
 /**
+ * Limits of several instances, changed in one transaction.
+ *
  * @generated from message svc.resources.instance.v3alpha.BulkLimitRequest
  */
 export type BulkLimitRequest = Message<"svc.resources.instance.v3alpha.BulkLimitRequest"> & {
   /**
+   * One entry per instance; at least one.
+   *
    * @generated from field: repeated svc.resources.instance.v3alpha.InstanceLimits limits = 1;
    */
   limits: InstanceLimits[];
@@ -136,10 +156,14 @@ export const BulkLimitRequestSchema: GenMessage<BulkLimitRequest> = /*@__PURE__*
   messageDesc(file_svc_resources_instance_v3alpha_instance_service, 4);
 
 /**
+ * The instances after the change.
+ *
  * @generated from message svc.resources.instance.v3alpha.BulkLimitResponse
  */
 export type BulkLimitResponse = Message<"svc.resources.instance.v3alpha.BulkLimitResponse"> & {
   /**
+   * One per entry of the request, in its order.
+   *
    * @generated from field: repeated svc.resources.object.v3alpha.Details details = 1;
    */
   details: Details[];
@@ -153,30 +177,42 @@ export const BulkLimitResponseSchema: GenMessage<BulkLimitResponse> = /*@__PURE_
   messageDesc(file_svc_resources_instance_v3alpha_instance_service, 5);
 
 /**
+ * A human administrator of a new instance, a user of its first organisation.
+ *
  * @generated from message svc.resources.instance.v3alpha.HumanAdministrator
  */
 export type HumanAdministrator = Message<"svc.resources.instance.v3alpha.HumanAdministrator"> & {
   /**
+   * The administrator's username (no whitespace).
+   *
    * @generated from field: string username = 1;
    */
   username: string;
 
   /**
+   * The initial password; it must meet the system's password complexity settings.
+   *
    * @generated from field: string password = 2;
    */
   password: string;
 
   /**
+   * The administrator's e-mail address, taken as verified; empty: none.
+   *
    * @generated from field: string email = 3;
    */
   email: string;
 
   /**
+   * Given name; with family_name it makes the display name (default "Administrator").
+   *
    * @generated from field: string given_name = 4;
    */
   givenName: string;
 
   /**
+   * Family name.
+   *
    * @generated from field: string family_name = 5;
    */
   familyName: string;
@@ -197,15 +233,21 @@ export const HumanAdministratorSchema: GenMessage<HumanAdministrator> = /*@__PUR
   messageDesc(file_svc_resources_instance_v3alpha_instance_service, 6);
 
 /**
+ * A machine administrator of a new instance, a user of its first organisation with a personal access token.
+ *
  * @generated from message svc.resources.instance.v3alpha.MachineAdministrator
  */
 export type MachineAdministrator = Message<"svc.resources.instance.v3alpha.MachineAdministrator"> & {
   /**
+   * The machine user's username (no whitespace).
+   *
    * @generated from field: string username = 1;
    */
   username: string;
 
   /**
+   * Display name of the machine user.
+   *
    * @generated from field: string name = 2;
    */
   name: string;
@@ -219,10 +261,14 @@ export const MachineAdministratorSchema: GenMessage<MachineAdministrator> = /*@_
   messageDesc(file_svc_resources_instance_v3alpha_instance_service, 7);
 
 /**
+ * A new instance: its name, domains, first organisation and administrator.
+ *
  * @generated from message svc.resources.instance.v3alpha.CreateInstanceRequest
  */
 export type CreateInstanceRequest = Message<"svc.resources.instance.v3alpha.CreateInstanceRequest"> & {
   /**
+   * Name of the instance.
+   *
    * @generated from field: string name = 1;
    */
   name: string;
@@ -235,6 +281,8 @@ export type CreateInstanceRequest = Message<"svc.resources.instance.v3alpha.Crea
   domains: string[];
 
   /**
+   * Name of the first organisation, which becomes the instance's default organisation.
+   *
    * @generated from field: string first_org_name = 3;
    */
   firstOrgName: string;
@@ -244,12 +292,16 @@ export type CreateInstanceRequest = Message<"svc.resources.instance.v3alpha.Crea
    */
   administrator: {
     /**
+     * A human administrator with a password.
+     *
      * @generated from field: svc.resources.instance.v3alpha.HumanAdministrator human = 4;
      */
     value: HumanAdministrator;
     case: "human";
   } | {
     /**
+     * A machine administrator; its personal access token is returned in pat.
+     *
      * @generated from field: svc.resources.instance.v3alpha.MachineAdministrator machine = 5;
      */
     value: MachineAdministrator;
@@ -265,10 +317,14 @@ export const CreateInstanceRequestSchema: GenMessage<CreateInstanceRequest> = /*
   messageDesc(file_svc_resources_instance_v3alpha_instance_service, 8);
 
 /**
+ * The new instance, and the machine administrator's token.
+ *
  * @generated from message svc.resources.instance.v3alpha.CreateInstanceResponse
  */
 export type CreateInstanceResponse = Message<"svc.resources.instance.v3alpha.CreateInstanceResponse"> & {
   /**
+   * The new instance: its ID in details.id.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -289,35 +345,49 @@ export const CreateInstanceResponseSchema: GenMessage<CreateInstanceResponse> = 
   messageDesc(file_svc_resources_instance_v3alpha_instance_service, 9);
 
 /**
+ * An instance: a tenant with its own organisations, users and settings, served at its domains.
+ *
  * @generated from message svc.resources.instance.v3alpha.Instance
  */
 export type Instance = Message<"svc.resources.instance.v3alpha.Instance"> & {
   /**
+   * ID, last change and owner (the instance itself).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * Name of the instance.
+   *
    * @generated from field: string name = 2;
    */
   name: string;
 
   /**
+   * Host names the instance is served at, in alphabetical order.
+   *
    * @generated from field: repeated string domains = 3;
    */
   domains: string[];
 
   /**
+   * ID of the default organisation: where creates without an organisation in ctx, and self-registrations, land.
+   *
    * @generated from field: string default_org_id = 4;
    */
   defaultOrgId: string;
 
   /**
+   * Blocked by its limits: it serves only the system API.
+   *
    * @generated from field: bool blocked = 5;
    */
   blocked: boolean;
 
   /**
+   * How far back the audit log shows events; absent: no limit.
+   *
    * @generated from field: google.protobuf.Duration audit_log_retention = 6;
    */
   auditLogRetention?: Duration | undefined;
@@ -338,10 +408,14 @@ export const InstanceSchema: GenMessage<Instance> = /*@__PURE__*/
   messageDesc(file_svc_resources_instance_v3alpha_instance_service, 10);
 
 /**
+ * The instance to read.
+ *
  * @generated from message svc.resources.instance.v3alpha.GetInstanceRequest
  */
 export type GetInstanceRequest = Message<"svc.resources.instance.v3alpha.GetInstanceRequest"> & {
   /**
+   * ID of the instance.
+   *
    * @generated from field: string instance_id = 1;
    */
   instanceId: string;
@@ -355,10 +429,14 @@ export const GetInstanceRequestSchema: GenMessage<GetInstanceRequest> = /*@__PUR
   messageDesc(file_svc_resources_instance_v3alpha_instance_service, 11);
 
 /**
+ * The instance asked for.
+ *
  * @generated from message svc.resources.instance.v3alpha.GetInstanceResponse
  */
 export type GetInstanceResponse = Message<"svc.resources.instance.v3alpha.GetInstanceResponse"> & {
   /**
+   * The instance.
+   *
    * @generated from field: svc.resources.instance.v3alpha.Instance instance = 1;
    */
   instance?: Instance | undefined;
@@ -372,6 +450,8 @@ export const GetInstanceResponseSchema: GenMessage<GetInstanceResponse> = /*@__P
   messageDesc(file_svc_resources_instance_v3alpha_instance_service, 12);
 
 /**
+ * One criterion of an instance search.
+ *
  * @generated from message svc.resources.instance.v3alpha.InstanceSearchFilter
  */
 export type InstanceSearchFilter = Message<"svc.resources.instance.v3alpha.InstanceSearchFilter"> & {
@@ -380,12 +460,16 @@ export type InstanceSearchFilter = Message<"svc.resources.instance.v3alpha.Insta
    */
   filter: {
     /**
+     * Instances with one of these IDs.
+     *
      * @generated from field: svc.resources.object.v3alpha.InIDsFilter in_ids = 1;
      */
     value: InIDsFilter;
     case: "inIds";
   } | {
     /**
+     * The instance served at this host name (exact, case-insensitive).
+     *
      * @generated from field: string domain = 2;
      */
     value: string;
@@ -401,15 +485,21 @@ export const InstanceSearchFilterSchema: GenMessage<InstanceSearchFilter> = /*@_
   messageDesc(file_svc_resources_instance_v3alpha_instance_service, 13);
 
 /**
+ * A search of the system's instances.
+ *
  * @generated from message svc.resources.instance.v3alpha.SearchInstancesRequest
  */
 export type SearchInstancesRequest = Message<"svc.resources.instance.v3alpha.SearchInstancesRequest"> & {
   /**
+   * Offset, limit and direction; sorted by creation date.
+   *
    * @generated from field: svc.resources.object.v3alpha.ListQuery query = 1;
    */
   query?: ListQuery | undefined;
 
   /**
+   * Criteria an instance must all meet; none: every instance.
+   *
    * @generated from field: repeated svc.resources.instance.v3alpha.InstanceSearchFilter filters = 2;
    */
   filters: InstanceSearchFilter[];
@@ -423,15 +513,21 @@ export const SearchInstancesRequestSchema: GenMessage<SearchInstancesRequest> = 
   messageDesc(file_svc_resources_instance_v3alpha_instance_service, 14);
 
 /**
+ * A page of instances.
+ *
  * @generated from message svc.resources.instance.v3alpha.SearchInstancesResponse
  */
 export type SearchInstancesResponse = Message<"svc.resources.instance.v3alpha.SearchInstancesResponse"> & {
   /**
+   * About the page.
+   *
    * @generated from field: svc.resources.object.v3alpha.ListDetails details = 1;
    */
   details?: ListDetails | undefined;
 
   /**
+   * The instances of the page.
+   *
    * @generated from field: repeated svc.resources.instance.v3alpha.Instance result = 2;
    */
   result: Instance[];
@@ -445,15 +541,21 @@ export const SearchInstancesResponseSchema: GenMessage<SearchInstancesResponse> 
   messageDesc(file_svc_resources_instance_v3alpha_instance_service, 15);
 
 /**
+ * The new name of an instance.
+ *
  * @generated from message svc.resources.instance.v3alpha.PatchInstanceRequest
  */
 export type PatchInstanceRequest = Message<"svc.resources.instance.v3alpha.PatchInstanceRequest"> & {
   /**
+   * ID of the instance.
+   *
    * @generated from field: string instance_id = 1;
    */
   instanceId: string;
 
   /**
+   * The new name.
+   *
    * @generated from field: string name = 2;
    */
   name: string;
@@ -467,10 +569,14 @@ export const PatchInstanceRequestSchema: GenMessage<PatchInstanceRequest> = /*@_
   messageDesc(file_svc_resources_instance_v3alpha_instance_service, 16);
 
 /**
+ * The renamed instance.
+ *
  * @generated from message svc.resources.instance.v3alpha.PatchInstanceResponse
  */
 export type PatchInstanceResponse = Message<"svc.resources.instance.v3alpha.PatchInstanceResponse"> & {
   /**
+   * The instance after the change.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -484,10 +590,14 @@ export const PatchInstanceResponseSchema: GenMessage<PatchInstanceResponse> = /*
   messageDesc(file_svc_resources_instance_v3alpha_instance_service, 17);
 
 /**
+ * The instance to delete.
+ *
  * @generated from message svc.resources.instance.v3alpha.DeleteInstanceRequest
  */
 export type DeleteInstanceRequest = Message<"svc.resources.instance.v3alpha.DeleteInstanceRequest"> & {
   /**
+   * ID of the instance (NOT_FOUND when there is none).
+   *
    * @generated from field: string instance_id = 1;
    */
   instanceId: string;
@@ -501,10 +611,14 @@ export const DeleteInstanceRequestSchema: GenMessage<DeleteInstanceRequest> = /*
   messageDesc(file_svc_resources_instance_v3alpha_instance_service, 18);
 
 /**
+ * The deleted instance.
+ *
  * @generated from message svc.resources.instance.v3alpha.DeleteInstanceResponse
  */
 export type DeleteInstanceResponse = Message<"svc.resources.instance.v3alpha.DeleteInstanceResponse"> & {
   /**
+   * The event that removed it.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -518,15 +632,21 @@ export const DeleteInstanceResponseSchema: GenMessage<DeleteInstanceResponse> = 
   messageDesc(file_svc_resources_instance_v3alpha_instance_service, 19);
 
 /**
+ * A domain to add to an instance.
+ *
  * @generated from message svc.resources.instance.v3alpha.AddInstanceDomainRequest
  */
 export type AddInstanceDomainRequest = Message<"svc.resources.instance.v3alpha.AddInstanceDomainRequest"> & {
   /**
+   * ID of the instance (NOT_FOUND when there is none).
+   *
    * @generated from field: string instance_id = 1;
    */
   instanceId: string;
 
   /**
+   * The host name, in lower case.
+   *
    * @generated from field: string domain = 2;
    */
   domain: string;
@@ -540,10 +660,14 @@ export const AddInstanceDomainRequestSchema: GenMessage<AddInstanceDomainRequest
   messageDesc(file_svc_resources_instance_v3alpha_instance_service, 20);
 
 /**
+ * The instance after the change.
+ *
  * @generated from message svc.resources.instance.v3alpha.AddInstanceDomainResponse
  */
 export type AddInstanceDomainResponse = Message<"svc.resources.instance.v3alpha.AddInstanceDomainResponse"> & {
   /**
+   * The instance and the event that added the domain.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -557,15 +681,21 @@ export const AddInstanceDomainResponseSchema: GenMessage<AddInstanceDomainRespon
   messageDesc(file_svc_resources_instance_v3alpha_instance_service, 21);
 
 /**
+ * A domain to remove from an instance.
+ *
  * @generated from message svc.resources.instance.v3alpha.RemoveInstanceDomainRequest
  */
 export type RemoveInstanceDomainRequest = Message<"svc.resources.instance.v3alpha.RemoveInstanceDomainRequest"> & {
   /**
+   * ID of the instance (NOT_FOUND when there is none).
+   *
    * @generated from field: string instance_id = 1;
    */
   instanceId: string;
 
   /**
+   * One of the instance's domains other than its primary one (NOT_FOUND when it has no such domain).
+   *
    * @generated from field: string domain = 2;
    */
   domain: string;
@@ -579,10 +709,14 @@ export const RemoveInstanceDomainRequestSchema: GenMessage<RemoveInstanceDomainR
   messageDesc(file_svc_resources_instance_v3alpha_instance_service, 22);
 
 /**
+ * The instance after the change.
+ *
  * @generated from message svc.resources.instance.v3alpha.RemoveInstanceDomainResponse
  */
 export type RemoveInstanceDomainResponse = Message<"svc.resources.instance.v3alpha.RemoveInstanceDomainResponse"> & {
   /**
+   * The instance and the event that removed the domain.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -596,15 +730,21 @@ export const RemoveInstanceDomainResponseSchema: GenMessage<RemoveInstanceDomain
   messageDesc(file_svc_resources_instance_v3alpha_instance_service, 23);
 
 /**
+ * The domain to make an instance's primary one.
+ *
  * @generated from message svc.resources.instance.v3alpha.SetPrimaryInstanceDomainRequest
  */
 export type SetPrimaryInstanceDomainRequest = Message<"svc.resources.instance.v3alpha.SetPrimaryInstanceDomainRequest"> & {
   /**
+   * ID of the instance (NOT_FOUND when there is none).
+   *
    * @generated from field: string instance_id = 1;
    */
   instanceId: string;
 
   /**
+   * One of the instance's domains (NOT_FOUND otherwise).
+   *
    * @generated from field: string domain = 2;
    */
   domain: string;
@@ -618,10 +758,14 @@ export const SetPrimaryInstanceDomainRequestSchema: GenMessage<SetPrimaryInstanc
   messageDesc(file_svc_resources_instance_v3alpha_instance_service, 24);
 
 /**
+ * The instance after the change.
+ *
  * @generated from message svc.resources.instance.v3alpha.SetPrimaryInstanceDomainResponse
  */
 export type SetPrimaryInstanceDomainResponse = Message<"svc.resources.instance.v3alpha.SetPrimaryInstanceDomainResponse"> & {
   /**
+   * The instance's details; unchanged when the domain was primary already.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -650,6 +794,8 @@ export const InstanceService: GenService<{
     output: typeof CreateInstanceResponseSchema;
   },
   /**
+   * An instance of the system by its ID (NOT_FOUND when there is none).
+   *
    * @generated from rpc svc.resources.instance.v3alpha.InstanceService.GetInstance
    */
   getInstance: {
@@ -658,6 +804,8 @@ export const InstanceService: GenService<{
     output: typeof GetInstanceResponseSchema;
   },
   /**
+   * Every instance of the system that matches all filters; newest first by default.
+   *
    * @generated from rpc svc.resources.instance.v3alpha.InstanceService.SearchInstances
    */
   searchInstances: {
@@ -666,6 +814,8 @@ export const InstanceService: GenService<{
     output: typeof SearchInstancesResponseSchema;
   },
   /**
+   * Renames an instance (NOT_FOUND when there is none).
+   *
    * @generated from rpc svc.resources.instance.v3alpha.InstanceService.PatchInstance
    */
   patchInstance: {
@@ -685,6 +835,9 @@ export const InstanceService: GenService<{
     output: typeof DeleteInstanceResponseSchema;
   },
   /**
+   * Adds a host name the instance is served at: a lower-case host name (INVALID_ARGUMENT otherwise), served by no
+   * instance yet (ALREADY_EXISTS).
+   *
    * @generated from rpc svc.resources.instance.v3alpha.InstanceService.AddInstanceDomain
    */
   addInstanceDomain: {

@@ -2,10 +2,11 @@
 // @generated from file svc/resources/membership/v3alpha/membership_service.proto (package svc.resources.membership.v3alpha, syntax proto3)
 /* eslint-disable */
 
-// Memberships: a user's administrative roles in the instance, an organisation or a project (the context and the
-// user together are unique). Behind the feature flag "multitenancy_resources_api". Writes need iam.member.write,
-// org.member.write or project.member.write in the membership's context; reads the .read counterparts.
-// A membership's ID is derived: "<context type>:<context id>:<user id>" (context type instance, org or project).
+// Memberships: a user's administrative roles in the instance, an organisation, a project or a project grant (the
+// context and the user together are unique). Behind the feature flag "multitenancy_resources_api". Writes need
+// iam.member.write, org.member.write, project.member.write or project.grant.member.write in the membership's
+// context (delete: .delete); reads the .read counterparts. A membership's ID is derived:
+// "<context type>:<context id>:<user id>" (context type instance, org, project or project_grant).
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
@@ -24,20 +25,29 @@ export const file_svc_resources_membership_v3alpha_membership_service: GenFile =
   fileDesc("CjlzdmMvcmVzb3VyY2VzL21lbWJlcnNoaXAvdjNhbHBoYS9tZW1iZXJzaGlwX3NlcnZpY2UucHJvdG8SIHN2Yy5yZXNvdXJjZXMubWVtYmVyc2hpcC52M2FscGhhIpQBCgpNZW1iZXJzaGlwEhwKB3VzZXJfaWQYASABKAlCC6q7GAcIARDIASgBEkwKB2NvbnRleHQYAiABKAsyMy5zdmMucmVzb3VyY2VzLm1lbWJlcnNoaXAudjNhbHBoYS5NZW1iZXJzaGlwQ29udGV4dEIGqrsYAigBEhoKBXJvbGVzGAMgAygJQguquxgHCAEQyAFIMiKuAQoRTWVtYmVyc2hpcENvbnRleHQSGgoIaW5zdGFuY2UYASABKAhCBqq7GAI4AUgAEiQKD29yZ2FuaXphdGlvbl9pZBgCIAEoCUIJqrsYBQgBEMgBSAASHwoKcHJvamVjdF9pZBgDIAEoCUIJqrsYBQgBEMgBSAASJQoQcHJvamVjdF9ncmFudF9pZBgEIAEoCUIJqrsYBQgBEMgBSABCDwoHY29udGV4dBIEsLsYASItCg9QYXRjaE1lbWJlcnNoaXASGgoFcm9sZXMYASADKAlCC6q7GAcIARDIAUgyIokBCg1HZXRNZW1iZXJzaGlwEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMSQAoKbWVtYmVyc2hpcBgCIAEoCzIsLnN2Yy5yZXNvdXJjZXMubWVtYmVyc2hpcC52M2FscGhhLk1lbWJlcnNoaXAiqQEKFk1lbWJlcnNoaXBTZWFyY2hGaWx0ZXISHAoHdXNlcl9pZBgBIAEoCUIJqrsYBQgBEMgBSAASRgoHY29udGV4dBgCIAEoCzIzLnN2Yy5yZXNvdXJjZXMubWVtYmVyc2hpcC52M2FscGhhLk1lbWJlcnNoaXBDb250ZXh0SAASGQoEcm9sZRgDIAEoCUIJqrsYBQgBEMgBSABCDgoGZmlsdGVyEgSwuxgBImMKF0NyZWF0ZU1lbWJlcnNoaXBSZXF1ZXN0EkgKCm1lbWJlcnNoaXAYASABKAsyLC5zdmMucmVzb3VyY2VzLm1lbWJlcnNoaXAudjNhbHBoYS5NZW1iZXJzaGlwQgaquxgCKAEiUgoYQ3JlYXRlTWVtYmVyc2hpcFJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMigAEKFlBhdGNoTWVtYmVyc2hpcFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARCQAygBEk0KCm1lbWJlcnNoaXAYAiABKAsyMS5zdmMucmVzb3VyY2VzLm1lbWJlcnNoaXAudjNhbHBoYS5QYXRjaE1lbWJlcnNoaXBCBqq7GAIoASJRChdQYXRjaE1lbWJlcnNoaXBSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIi8KFEdldE1lbWJlcnNoaXBSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQkAMoASJcChVHZXRNZW1iZXJzaGlwUmVzcG9uc2USQwoKbWVtYmVyc2hpcBgBIAEoCzIvLnN2Yy5yZXNvdXJjZXMubWVtYmVyc2hpcC52M2FscGhhLkdldE1lbWJlcnNoaXAiMgoXRGVsZXRlTWVtYmVyc2hpcFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARCQAygBIlIKGERlbGV0ZU1lbWJlcnNoaXBSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIqUBChhTZWFyY2hNZW1iZXJzaGlwc1JlcXVlc3QSNgoFcXVlcnkYASABKAsyJy5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkxpc3RRdWVyeRJRCgdmaWx0ZXJzGAIgAygLMjguc3ZjLnJlc291cmNlcy5tZW1iZXJzaGlwLnYzYWxwaGEuTWVtYmVyc2hpcFNlYXJjaEZpbHRlckIGqrsYAkhkIpgBChlTZWFyY2hNZW1iZXJzaGlwc1Jlc3BvbnNlEjoKB2RldGFpbHMYASABKAsyKS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkxpc3REZXRhaWxzEj8KBnJlc3VsdBgCIAMoCzIvLnN2Yy5yZXNvdXJjZXMubWVtYmVyc2hpcC52M2FscGhhLkdldE1lbWJlcnNoaXAimQEKGUxpc3RBdmFpbGFibGVSb2xlc1JlcXVlc3QSNAoDY3R4GAEgASgLMiIuc3ZjLm9iamVjdC52M2FscGhhLlJlcXVlc3RDb250ZXh0SACIAQESGwoKcHJvamVjdF9pZBgCIAEoCUIHqrsYAxDIARIhChBwcm9qZWN0X2dyYW50X2lkGAMgASgJQgequxgDEMgBQgYKBF9jdHgiKwoaTGlzdEF2YWlsYWJsZVJvbGVzUmVzcG9uc2USDQoFcm9sZXMYASADKAkyxgsKEU1lbWJlcnNoaXBTZXJ2aWNlEvQBChBDcmVhdGVNZW1iZXJzaGlwEjkuc3ZjLnJlc291cmNlcy5tZW1iZXJzaGlwLnYzYWxwaGEuQ3JlYXRlTWVtYmVyc2hpcFJlcXVlc3QaOi5zdmMucmVzb3VyY2VzLm1lbWJlcnNoaXAudjNhbHBoYS5DcmVhdGVNZW1iZXJzaGlwUmVzcG9uc2UiaaK7GDMKEG9yZy5tZW1iZXIud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpGMkBKAGC0+STAiw6Cm1lbWJlcnNoaXAiHi9yZXNvdXJjZXMvdjNhbHBoYS9tZW1iZXJzaGlwcxLzAQoPUGF0Y2hNZW1iZXJzaGlwEjguc3ZjLnJlc291cmNlcy5tZW1iZXJzaGlwLnYzYWxwaGEuUGF0Y2hNZW1iZXJzaGlwUmVxdWVzdBo5LnN2Yy5yZXNvdXJjZXMubWVtYmVyc2hpcC52M2FscGhhLlBhdGNoTWVtYmVyc2hpcFJlc3BvbnNlImuiuxgwChBvcmcubWVtYmVyLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIxOgptZW1iZXJzaGlwMiMvcmVzb3VyY2VzL3YzYWxwaGEvbWVtYmVyc2hpcHMve2lkfRLgAQoNR2V0TWVtYmVyc2hpcBI2LnN2Yy5yZXNvdXJjZXMubWVtYmVyc2hpcC52M2FscGhhLkdldE1lbWJlcnNoaXBSZXF1ZXN0Gjcuc3ZjLnJlc291cmNlcy5tZW1iZXJzaGlwLnYzYWxwaGEuR2V0TWVtYmVyc2hpcFJlc3BvbnNlIl6iuxgvCg9vcmcubWVtYmVyLnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAiUSIy9yZXNvdXJjZXMvdjNhbHBoYS9tZW1iZXJzaGlwcy97aWR9EusBChBEZWxldGVNZW1iZXJzaGlwEjkuc3ZjLnJlc291cmNlcy5tZW1iZXJzaGlwLnYzYWxwaGEuRGVsZXRlTWVtYmVyc2hpcFJlcXVlc3QaOi5zdmMucmVzb3VyY2VzLm1lbWJlcnNoaXAudjNhbHBoYS5EZWxldGVNZW1iZXJzaGlwUmVzcG9uc2UiYKK7GDEKEW9yZy5tZW1iZXIuZGVsZXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIlKiMvcmVzb3VyY2VzL3YzYWxwaGEvbWVtYmVyc2hpcHMve2lkfRL4AQoRU2VhcmNoTWVtYmVyc2hpcHMSOi5zdmMucmVzb3VyY2VzLm1lbWJlcnNoaXAudjNhbHBoYS5TZWFyY2hNZW1iZXJzaGlwc1JlcXVlc3QaOy5zdmMucmVzb3VyY2VzLm1lbWJlcnNoaXAudjNhbHBoYS5TZWFyY2hNZW1iZXJzaGlwc1Jlc3BvbnNlImqiuxgvCg9vcmcubWVtYmVyLnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAjE6B2ZpbHRlcnMiJi9yZXNvdXJjZXMvdjNhbHBoYS9tZW1iZXJzaGlwcy9fc2VhcmNoEvcBChJMaXN0QXZhaWxhYmxlUm9sZXMSOy5zdmMucmVzb3VyY2VzLm1lbWJlcnNoaXAudjNhbHBoYS5MaXN0QXZhaWxhYmxlUm9sZXNSZXF1ZXN0Gjwuc3ZjLnJlc291cmNlcy5tZW1iZXJzaGlwLnYzYWxwaGEuTGlzdEF2YWlsYWJsZVJvbGVzUmVzcG9uc2UiZqK7GCsKDWF1dGhlbnRpY2F0ZWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwIxEi8vcmVzb3VyY2VzL3YzYWxwaGEvbWVtYmVyc2hpcHMvX2F2YWlsYWJsZV9yb2xlc2IGcHJvdG8z", [file_google_api_annotations, file_svc_object_v3alpha_object, file_svc_options_v1_options, file_svc_resources_object_v3alpha_object]);
 
 /**
+ * A user's roles in one context (the instance, an organisation, a project or a project grant).
+ *
  * @generated from message svc.resources.membership.v3alpha.Membership
  */
 export type Membership = Message<"svc.resources.membership.v3alpha.Membership"> & {
   /**
+   * ID of the member, a user of the request's instance.
+   *
    * @generated from field: string user_id = 1;
    */
   userId: string;
 
   /**
+   * Where the roles apply.
+   *
    * @generated from field: svc.resources.membership.v3alpha.MembershipContext context = 2;
    */
   context?: MembershipContext | undefined;
 
   /**
+   * Roles the member holds: at least one, each one ListAvailableRoles offers for the context (INVALID_ARGUMENT
+   * otherwise). Duplicates are dropped.
+   *
    * @generated from field: repeated string roles = 3;
    */
   roles: string[];
@@ -51,6 +61,8 @@ export const MembershipSchema: GenMessage<Membership> = /*@__PURE__*/
   messageDesc(file_svc_resources_membership_v3alpha_membership_service, 0);
 
 /**
+ * The context of a membership: exactly one of the instance, an organisation, a project or a project grant.
+ *
  * @generated from message svc.resources.membership.v3alpha.MembershipContext
  */
 export type MembershipContext = Message<"svc.resources.membership.v3alpha.MembershipContext"> & {
@@ -67,12 +79,16 @@ export type MembershipContext = Message<"svc.resources.membership.v3alpha.Member
     case: "instance";
   } | {
     /**
+     * ID of an organisation of the instance (roles ORG_*).
+     *
      * @generated from field: string organization_id = 2;
      */
     value: string;
     case: "organizationId";
   } | {
     /**
+     * ID of a project of the instance (roles PROJECT_*, except PROJECT_GRANT_*).
+     *
      * @generated from field: string project_id = 3;
      */
     value: string;
@@ -97,10 +113,14 @@ export const MembershipContextSchema: GenMessage<MembershipContext> = /*@__PURE_
   messageDesc(file_svc_resources_membership_v3alpha_membership_service, 1);
 
 /**
+ * New roles of a membership.
+ *
  * @generated from message svc.resources.membership.v3alpha.PatchMembership
  */
 export type PatchMembership = Message<"svc.resources.membership.v3alpha.PatchMembership"> & {
   /**
+   * The roles that replace the current ones: at least one, each one the context offers. The same set changes nothing.
+   *
    * @generated from field: repeated string roles = 1;
    */
   roles: string[];
@@ -114,15 +134,21 @@ export const PatchMembershipSchema: GenMessage<PatchMembership> = /*@__PURE__*/
   messageDesc(file_svc_resources_membership_v3alpha_membership_service, 2);
 
 /**
+ * A membership as read.
+ *
  * @generated from message svc.resources.membership.v3alpha.GetMembership
  */
 export type GetMembership = Message<"svc.resources.membership.v3alpha.GetMembership"> & {
   /**
+   * The membership's ID, sequence and change date (no owner is set).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * User, context and roles.
+   *
    * @generated from field: svc.resources.membership.v3alpha.Membership membership = 2;
    */
   membership?: Membership | undefined;
@@ -136,6 +162,8 @@ export const GetMembershipSchema: GenMessage<GetMembership> = /*@__PURE__*/
   messageDesc(file_svc_resources_membership_v3alpha_membership_service, 3);
 
 /**
+ * One criterion of a membership search; a membership must meet all filters of a request.
+ *
  * @generated from message svc.resources.membership.v3alpha.MembershipSearchFilter
  */
 export type MembershipSearchFilter = Message<"svc.resources.membership.v3alpha.MembershipSearchFilter"> & {
@@ -144,18 +172,24 @@ export type MembershipSearchFilter = Message<"svc.resources.membership.v3alpha.M
    */
   filter: {
     /**
+     * Memberships of this user.
+     *
      * @generated from field: string user_id = 1;
      */
     value: string;
     case: "userId";
   } | {
     /**
+     * Memberships in this context.
+     *
      * @generated from field: svc.resources.membership.v3alpha.MembershipContext context = 2;
      */
     value: MembershipContext;
     case: "context";
   } | {
     /**
+     * Memberships that include this role (exact name).
+     *
      * @generated from field: string role = 3;
      */
     value: string;
@@ -171,10 +205,16 @@ export const MembershipSearchFilterSchema: GenMessage<MembershipSearchFilter> = 
   messageDesc(file_svc_resources_membership_v3alpha_membership_service, 4);
 
 /**
+ * The membership to create.
+ *
  * @generated from message svc.resources.membership.v3alpha.CreateMembershipRequest
  */
 export type CreateMembershipRequest = Message<"svc.resources.membership.v3alpha.CreateMembershipRequest"> & {
   /**
+   * User, context and roles. The caller needs the member write permission of that context (e.g.
+   * project.member.write in the project or its organisation). A project grant's members must be users of the granted
+   * organisation (INVALID_ARGUMENT).
+   *
    * @generated from field: svc.resources.membership.v3alpha.Membership membership = 1;
    */
   membership?: Membership | undefined;
@@ -188,10 +228,15 @@ export const CreateMembershipRequestSchema: GenMessage<CreateMembershipRequest> 
   messageDesc(file_svc_resources_membership_v3alpha_membership_service, 5);
 
 /**
+ * The new membership's details.
+ *
  * @generated from message svc.resources.membership.v3alpha.CreateMembershipResponse
  */
 export type CreateMembershipResponse = Message<"svc.resources.membership.v3alpha.CreateMembershipResponse"> & {
   /**
+   * The membership's derived ID, the sequence and date of its creation, and its owner (the instance, or the
+   * organisation of the organisation, project or project grant).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -205,15 +250,21 @@ export const CreateMembershipResponseSchema: GenMessage<CreateMembershipResponse
   messageDesc(file_svc_resources_membership_v3alpha_membership_service, 6);
 
 /**
+ * The membership to change and its new roles.
+ *
  * @generated from message svc.resources.membership.v3alpha.PatchMembershipRequest
  */
 export type PatchMembershipRequest = Message<"svc.resources.membership.v3alpha.PatchMembershipRequest"> & {
   /**
+   * ID of the membership: "<context type>:<context id>:<user id>".
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The new roles.
+   *
    * @generated from field: svc.resources.membership.v3alpha.PatchMembership membership = 2;
    */
   membership?: PatchMembership | undefined;
@@ -227,10 +278,15 @@ export const PatchMembershipRequestSchema: GenMessage<PatchMembershipRequest> = 
   messageDesc(file_svc_resources_membership_v3alpha_membership_service, 7);
 
 /**
+ * The membership after the change.
+ *
  * @generated from message svc.resources.membership.v3alpha.PatchMembershipResponse
  */
 export type PatchMembershipResponse = Message<"svc.resources.membership.v3alpha.PatchMembershipResponse"> & {
   /**
+   * The membership's ID, the sequence and date of its latest event (unchanged when the roles were the same) and
+   * its owner.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -244,10 +300,14 @@ export const PatchMembershipResponseSchema: GenMessage<PatchMembershipResponse> 
   messageDesc(file_svc_resources_membership_v3alpha_membership_service, 8);
 
 /**
+ * The membership to read.
+ *
  * @generated from message svc.resources.membership.v3alpha.GetMembershipRequest
  */
 export type GetMembershipRequest = Message<"svc.resources.membership.v3alpha.GetMembershipRequest"> & {
   /**
+   * ID of the membership: "<context type>:<context id>:<user id>".
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -261,10 +321,14 @@ export const GetMembershipRequestSchema: GenMessage<GetMembershipRequest> = /*@_
   messageDesc(file_svc_resources_membership_v3alpha_membership_service, 9);
 
 /**
+ * The membership.
+ *
  * @generated from message svc.resources.membership.v3alpha.GetMembershipResponse
  */
 export type GetMembershipResponse = Message<"svc.resources.membership.v3alpha.GetMembershipResponse"> & {
   /**
+   * The membership with its roles.
+   *
    * @generated from field: svc.resources.membership.v3alpha.GetMembership membership = 1;
    */
   membership?: GetMembership | undefined;
@@ -278,10 +342,14 @@ export const GetMembershipResponseSchema: GenMessage<GetMembershipResponse> = /*
   messageDesc(file_svc_resources_membership_v3alpha_membership_service, 10);
 
 /**
+ * The membership to remove.
+ *
  * @generated from message svc.resources.membership.v3alpha.DeleteMembershipRequest
  */
 export type DeleteMembershipRequest = Message<"svc.resources.membership.v3alpha.DeleteMembershipRequest"> & {
   /**
+   * ID of the membership: "<context type>:<context id>:<user id>".
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -295,10 +363,14 @@ export const DeleteMembershipRequestSchema: GenMessage<DeleteMembershipRequest> 
   messageDesc(file_svc_resources_membership_v3alpha_membership_service, 11);
 
 /**
+ * The removed membership's details.
+ *
  * @generated from message svc.resources.membership.v3alpha.DeleteMembershipResponse
  */
 export type DeleteMembershipResponse = Message<"svc.resources.membership.v3alpha.DeleteMembershipResponse"> & {
   /**
+   * The membership's ID, the sequence and date of its removal, and its owner.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -312,15 +384,21 @@ export const DeleteMembershipResponseSchema: GenMessage<DeleteMembershipResponse
   messageDesc(file_svc_resources_membership_v3alpha_membership_service, 12);
 
 /**
+ * Filters and page of a membership search.
+ *
  * @generated from message svc.resources.membership.v3alpha.SearchMembershipsRequest
  */
 export type SearchMembershipsRequest = Message<"svc.resources.membership.v3alpha.SearchMembershipsRequest"> & {
   /**
+   * Offset, limit (default 100) and order by change date (default: most recently changed first).
+   *
    * @generated from field: svc.resources.object.v3alpha.ListQuery query = 1;
    */
   query?: ListQuery | undefined;
 
   /**
+   * Criteria a membership must all meet; none: every membership the caller may read.
+   *
    * @generated from field: repeated svc.resources.membership.v3alpha.MembershipSearchFilter filters = 2;
    */
   filters: MembershipSearchFilter[];
@@ -334,15 +412,21 @@ export const SearchMembershipsRequestSchema: GenMessage<SearchMembershipsRequest
   messageDesc(file_svc_resources_membership_v3alpha_membership_service, 13);
 
 /**
+ * A page of memberships.
+ *
  * @generated from message svc.resources.membership.v3alpha.SearchMembershipsResponse
  */
 export type SearchMembershipsResponse = Message<"svc.resources.membership.v3alpha.SearchMembershipsResponse"> & {
   /**
+   * Totals and paging of the result.
+   *
    * @generated from field: svc.resources.object.v3alpha.ListDetails details = 1;
    */
   details?: ListDetails | undefined;
 
   /**
+   * The memberships on this page.
+   *
    * @generated from field: repeated svc.resources.membership.v3alpha.GetMembership result = 2;
    */
   result: GetMembership[];
@@ -356,20 +440,28 @@ export const SearchMembershipsResponseSchema: GenMessage<SearchMembershipsRespon
   messageDesc(file_svc_resources_membership_v3alpha_membership_service, 14);
 
 /**
+ * The context to list roles for: project_grant_id, else project_id, else ctx.
+ *
  * @generated from message svc.resources.membership.v3alpha.ListAvailableRolesRequest
  */
 export type ListAvailableRolesRequest = Message<"svc.resources.membership.v3alpha.ListAvailableRolesRequest"> & {
   /**
+   * Without project IDs: system (SYSTEM_* roles), an organisation (ORG_*), else the instance (IAM_*).
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * A project of the instance: its roles PROJECT_* (NOT_FOUND when there is none); empty: not a project.
+   *
    * @generated from field: string project_id = 2;
    */
   projectId: string;
 
   /**
+   * A project grant of the instance: roles PROJECT_GRANT_* (NOT_FOUND when there is none); empty: not a grant.
+   *
    * @generated from field: string project_grant_id = 3;
    */
   projectGrantId: string;
@@ -383,10 +475,14 @@ export const ListAvailableRolesRequestSchema: GenMessage<ListAvailableRolesReque
   messageDesc(file_svc_resources_membership_v3alpha_membership_service, 15);
 
 /**
+ * The role names a membership in the context may hold.
+ *
  * @generated from message svc.resources.membership.v3alpha.ListAvailableRolesResponse
  */
 export type ListAvailableRolesResponse = Message<"svc.resources.membership.v3alpha.ListAvailableRolesResponse"> & {
   /**
+   * Role names, sorted.
+   *
    * @generated from field: repeated string roles = 1;
    */
   roles: string[];
@@ -404,6 +500,9 @@ export const ListAvailableRolesResponseSchema: GenMessage<ListAvailableRolesResp
  */
 export const MembershipService: GenService<{
   /**
+   * Makes a user a member of a context with roles. NOT_FOUND for an unknown user or context; ALREADY_EXISTS when
+   * the user is a member there already; INVALID_ARGUMENT for a role the context does not offer.
+   *
    * @generated from rpc svc.resources.membership.v3alpha.MembershipService.CreateMembership
    */
   createMembership: {
@@ -422,6 +521,8 @@ export const MembershipService: GenService<{
     output: typeof PatchMembershipResponseSchema;
   },
   /**
+   * Reads a membership by its derived ID; NOT_FOUND when there is none.
+   *
    * @generated from rpc svc.resources.membership.v3alpha.MembershipService.GetMembership
    */
   getMembership: {
@@ -430,6 +531,8 @@ export const MembershipService: GenService<{
     output: typeof GetMembershipResponseSchema;
   },
   /**
+   * Removes a membership and the roles it gave; NOT_FOUND when there is none.
+   *
    * @generated from rpc svc.resources.membership.v3alpha.MembershipService.DeleteMembership
    */
   deleteMembership: {

@@ -16,30 +16,43 @@ export const file_svc_resources_notification_v3alpha_provider: GenFile = /*@__PU
   fileDesc("CjFzdmMvcmVzb3VyY2VzL25vdGlmaWNhdGlvbi92M2FscGhhL3Byb3ZpZGVyLnByb3RvEiJzdmMucmVzb3VyY2VzLm5vdGlmaWNhdGlvbi52M2FscGhhIuYCCgxTTVRQUHJvdmlkZXISHAoLZGVzY3JpcHRpb24YASABKAlCB6q7GAMQyAESGQoEaG9zdBgCIAEoCUILqrsYBwgBEP0BKAESFgoEcG9ydBgDIAEoDUIIqrsYBED//wMSRAoDdGxzGAQgASgOMi8uc3ZjLnJlc291cmNlcy5ub3RpZmljYXRpb24udjNhbHBoYS5TTVRQVExTTW9kZUIGqrsYAjABEhUKBHVzZXIYBSABKAlCB6q7GAMQyAESGQoIcGFzc3dvcmQYBiABKAlCB6q7GAMQ9AMSNgoOc2VuZGVyX2FkZHJlc3MYByABKAlCHqq7GBoIAxD+ASIRXlteQFxzXStAW15AXHNdKyQoARIcCgtzZW5kZXJfbmFtZRgIIAEoCUIHqrsYAxDIARI3ChByZXBseV90b19hZGRyZXNzGAkgASgJQh2quxgZEP4BIhReKFteQFxzXStAW15AXHNdKyk/JCKMBAoRUGF0Y2hTTVRQUHJvdmlkZXISIQoLZGVzY3JpcHRpb24YASABKAlCB6q7GAMQyAFIAIgBARIcCgRob3N0GAIgASgJQgmquxgFCAEQ/QFIAYgBARIbCgRwb3J0GAMgASgNQgiquxgEQP//A0gCiAEBEkkKA3RscxgEIAEoDjIvLnN2Yy5yZXNvdXJjZXMubm90aWZpY2F0aW9uLnYzYWxwaGEuU01UUFRMU01vZGVCBqq7GAIwAUgDiAEBEhoKBHVzZXIYBSABKAlCB6q7GAMQyAFIBIgBARIeCghwYXNzd29yZBgGIAEoCUIHqrsYAxD0A0gFiAEBEjkKDnNlbmRlcl9hZGRyZXNzGAcgASgJQhyquxgYCAMQ/gEiEV5bXkBcc10rQFteQFxzXSskSAaIAQESIQoLc2VuZGVyX25hbWUYCCABKAlCB6q7GAMQyAFIB4gBARI8ChByZXBseV90b19hZGRyZXNzGAkgASgJQh2quxgZEP4BIhReKFteQFxzXStAW15AXHNdKyk/JEgIiAEBQg4KDF9kZXNjcmlwdGlvbkIHCgVfaG9zdEIHCgVfcG9ydEIGCgRfdGxzQgcKBV91c2VyQgsKCV9wYXNzd29yZEIRCg9fc2VuZGVyX2FkZHJlc3NCDgoMX3NlbmRlcl9uYW1lQhMKEV9yZXBseV90b19hZGRyZXNzIsEBCg9HZXRTTVRQUHJvdmlkZXISNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscxJCCghwcm92aWRlchgCIAEoCzIwLnN2Yy5yZXNvdXJjZXMubm90aWZpY2F0aW9uLnYzYWxwaGEuU01UUFByb3ZpZGVyEjIKBXN0YXRlGAMgASgOMiMuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5TdGF0ZSItCg9IVFRQU01TUHJvdmlkZXISGgoDdXJsGAEgASgJQg2quxgJCAEQ6AcYASgBIoMBChFUd2lsaW9TTVNQcm92aWRlchIYCgNzaWQYASABKAlCC6q7GAcIARDIASgBEhYKBXRva2VuGAIgASgJQgequxgDEPQDEiEKDXNlbmRlcl9udW1iZXIYAyABKAlCCqq7GAYIARAyKAESGQoIYmFzZV91cmwYBCABKAlCB6q7GAMQ6Aci0AEKC1NNU1Byb3ZpZGVyEhwKC2Rlc2NyaXB0aW9uGAEgASgJQgequxgDEMgBEkMKBGh0dHAYAiABKAsyMy5zdmMucmVzb3VyY2VzLm5vdGlmaWNhdGlvbi52M2FscGhhLkhUVFBTTVNQcm92aWRlckgAEkcKBnR3aWxpbxgDIAEoCzI1LnN2Yy5yZXNvdXJjZXMubm90aWZpY2F0aW9uLnYzYWxwaGEuVHdpbGlvU01TUHJvdmlkZXJIAEIVCg1wcm92aWRlcl90eXBlEgSwuxgBIuQBChBQYXRjaFNNU1Byb3ZpZGVyEiEKC2Rlc2NyaXB0aW9uGAEgASgJQgequxgDEMgBSAGIAQESQwoEaHR0cBgCIAEoCzIzLnN2Yy5yZXNvdXJjZXMubm90aWZpY2F0aW9uLnYzYWxwaGEuSFRUUFNNU1Byb3ZpZGVySAASRwoGdHdpbGlvGAMgASgLMjUuc3ZjLnJlc291cmNlcy5ub3RpZmljYXRpb24udjNhbHBoYS5Ud2lsaW9TTVNQcm92aWRlckgAQg8KDXByb3ZpZGVyX3R5cGVCDgoMX2Rlc2NyaXB0aW9uIr8BCg5HZXRTTVNQcm92aWRlchI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzEkEKCHByb3ZpZGVyGAIgASgLMi8uc3ZjLnJlc291cmNlcy5ub3RpZmljYXRpb24udjNhbHBoYS5TTVNQcm92aWRlchIyCgVzdGF0ZRgDIAEoDjIjLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuU3RhdGUigwIKFFByb3ZpZGVyU2VhcmNoRmlsdGVyElQKC2Rlc2NyaXB0aW9uGAEgASgLMj0uc3ZjLnJlc291cmNlcy5ub3RpZmljYXRpb24udjNhbHBoYS5Qcm92aWRlckRlc2NyaXB0aW9uRmlsdGVySAASSQoGaW5faWRzGAIgASgLMjcuc3ZjLnJlc291cmNlcy5ub3RpZmljYXRpb24udjNhbHBoYS5JblByb3ZpZGVySURzRmlsdGVySAASOgoFc3RhdGUYAyABKAsyKS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLlN0YXRlRmlsdGVySABCDgoGZmlsdGVyEgSwuxgBIoEBChlQcm92aWRlckRlc2NyaXB0aW9uRmlsdGVyEhwKC2Rlc2NyaXB0aW9uGAEgASgJQgequxgDEMgBEkYKBm1ldGhvZBgCIAEoDjIuLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuVGV4dEZpbHRlck1ldGhvZEIGqrsYAjABIi4KE0luUHJvdmlkZXJJRHNGaWx0ZXISFwoDaWRzGAEgAygJQgqquxgGEMgBSOgHKncKC1NNVFBUTFNNb2RlEh0KGVNNVFBfVExTX01PREVfVU5TUEVDSUZJRUQQABIWChJTTVRQX1RMU19NT0RFX05PTkUQARIaChZTTVRQX1RMU19NT0RFX1NUQVJUVExTEAISFQoRU01UUF9UTFNfTU9ERV9UTFMQAyrFAQoRUHJvdmlkZXJGaWVsZE5hbWUSIwofUFJPVklERVJfRklFTERfTkFNRV9VTlNQRUNJRklFRBAAEhoKFlBST1ZJREVSX0ZJRUxEX05BTUVfSUQQARIlCiFQUk9WSURFUl9GSUVMRF9OQU1FX0NSRUFUSU9OX0RBVEUQAhIjCh9QUk9WSURFUl9GSUVMRF9OQU1FX0NIQU5HRV9EQVRFEAMSIwofUFJPVklERVJfRklFTERfTkFNRV9ERVNDUklQVElPThAEYgZwcm90bzM", [file_svc_options_v1_options, file_svc_resources_object_v3alpha_object]);
 
 /**
+ * An SMTP server the instance's mail can be sent through.
+ *
  * @generated from message svc.resources.notification.v3alpha.SMTPProvider
  */
 export type SMTPProvider = Message<"svc.resources.notification.v3alpha.SMTPProvider"> & {
   /**
+   * Free text to tell providers apart; need not be unique.
+   *
    * @generated from field: string description = 1;
    */
   description: string;
 
   /**
+   * Host name or IP address of the SMTP server. An address SVC_TARGET_DENY denies is refused; a name is checked after
+   * DNS at each send.
+   *
    * @generated from field: string host = 2;
    */
   host: string;
 
   /**
+   * TCP port; 0 (default): 465 with TLS, else 587.
+   *
    * @generated from field: uint32 port = 3;
    */
   port: number;
 
   /**
+   * How the connection is secured; unset: STARTTLS required.
+   *
    * @generated from field: svc.resources.notification.v3alpha.SMTPTLSMode tls = 4;
    */
   tls: SMTPTLSMode;
 
   /**
+   * User name to log in with; empty: no authentication (the password is not used).
+   *
    * @generated from field: string user = 5;
    */
   user: string;
@@ -52,16 +65,23 @@ export type SMTPProvider = Message<"svc.resources.notification.v3alpha.SMTPProvi
   password: string;
 
   /**
+   * Address the mail comes from (From). When the domain setting smtp_sender_address_matches_instance_domain is on, it
+   * must be at one of the instance's domains (INVALID_ARGUMENT otherwise).
+   *
    * @generated from field: string sender_address = 7;
    */
   senderAddress: string;
 
   /**
+   * Display name of the sender; empty: the address alone.
+   *
    * @generated from field: string sender_name = 8;
    */
   senderName: string;
 
   /**
+   * Reply-To address; empty: none.
+   *
    * @generated from field: string reply_to_address = 9;
    */
   replyToAddress: string;
@@ -81,46 +101,64 @@ export const SMTPProviderSchema: GenMessage<SMTPProvider> = /*@__PURE__*/
  */
 export type PatchSMTPProvider = Message<"svc.resources.notification.v3alpha.PatchSMTPProvider"> & {
   /**
+   * New description; absent: unchanged.
+   *
    * @generated from field: optional string description = 1;
    */
   description?: string | undefined;
 
   /**
+   * New host name or IP address (checked against SVC_TARGET_DENY like on create); absent: unchanged.
+   *
    * @generated from field: optional string host = 2;
    */
   host?: string | undefined;
 
   /**
+   * New port (0: 465 with TLS, else 587); absent: unchanged.
+   *
    * @generated from field: optional uint32 port = 3;
    */
   port?: number | undefined;
 
   /**
+   * New TLS mode (UNSPECIFIED: STARTTLS); absent: unchanged.
+   *
    * @generated from field: optional svc.resources.notification.v3alpha.SMTPTLSMode tls = 4;
    */
   tls?: SMTPTLSMode | undefined;
 
   /**
+   * New user name (empty: no authentication); absent: unchanged.
+   *
    * @generated from field: optional string user = 5;
    */
   user?: string | undefined;
 
   /**
+   * New password, stored encrypted; empty removes it; absent: unchanged.
+   *
    * @generated from field: optional string password = 6;
    */
   password?: string | undefined;
 
   /**
+   * New sender address, checked against the domain settings like on create; absent: unchanged.
+   *
    * @generated from field: optional string sender_address = 7;
    */
   senderAddress?: string | undefined;
 
   /**
+   * New sender name (empty: none); absent: unchanged.
+   *
    * @generated from field: optional string sender_name = 8;
    */
   senderName?: string | undefined;
 
   /**
+   * New Reply-To address (empty: none); absent: unchanged.
+   *
    * @generated from field: optional string reply_to_address = 9;
    */
   replyToAddress?: string | undefined;
@@ -134,10 +172,14 @@ export const PatchSMTPProviderSchema: GenMessage<PatchSMTPProvider> = /*@__PURE_
   messageDesc(file_svc_resources_notification_v3alpha_provider, 1);
 
 /**
+ * An SMTP provider with its details and state.
+ *
  * @generated from message svc.resources.notification.v3alpha.GetSMTPProvider
  */
 export type GetSMTPProvider = Message<"svc.resources.notification.v3alpha.GetSMTPProvider"> & {
   /**
+   * ID, sequence and date of the last change; the resource owner is the instance.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -150,6 +192,8 @@ export type GetSMTPProvider = Message<"svc.resources.notification.v3alpha.GetSMT
   provider?: SMTPProvider | undefined;
 
   /**
+   * ACTIVE when the instance sends its mail through this provider, else INACTIVE.
+   *
    * @generated from field: svc.resources.object.v3alpha.State state = 3;
    */
   state: State;
@@ -169,6 +213,9 @@ export const GetSMTPProviderSchema: GenMessage<GetSMTPProvider> = /*@__PURE__*/
  */
 export type HTTPSMSProvider = Message<"svc.resources.notification.v3alpha.HTTPSMSProvider"> & {
   /**
+   * http or https URL the messages are POSTed to, without user name or password. An address SVC_TARGET_DENY denies is
+   * refused; a host name is checked after DNS at each send.
+   *
    * @generated from field: string url = 1;
    */
   url: string;
@@ -188,6 +235,8 @@ export const HTTPSMSProviderSchema: GenMessage<HTTPSMSProvider> = /*@__PURE__*/
  */
 export type TwilioSMSProvider = Message<"svc.resources.notification.v3alpha.TwilioSMSProvider"> & {
   /**
+   * Twilio account SID: the user name of the basic authentication and part of the URL.
+   *
    * @generated from field: string sid = 1;
    */
   sid: string;
@@ -200,6 +249,8 @@ export type TwilioSMSProvider = Message<"svc.resources.notification.v3alpha.Twil
   token: string;
 
   /**
+   * Phone number or sender ID the messages come from (Twilio's From).
+   *
    * @generated from field: string sender_number = 3;
    */
   senderNumber: string;
@@ -220,10 +271,14 @@ export const TwilioSMSProviderSchema: GenMessage<TwilioSMSProvider> = /*@__PURE_
   messageDesc(file_svc_resources_notification_v3alpha_provider, 4);
 
 /**
+ * A service the instance's text messages can be sent through.
+ *
  * @generated from message svc.resources.notification.v3alpha.SMSProvider
  */
 export type SMSProvider = Message<"svc.resources.notification.v3alpha.SMSProvider"> & {
   /**
+   * Free text to tell providers apart; need not be unique.
+   *
    * @generated from field: string description = 1;
    */
   description: string;
@@ -233,12 +288,16 @@ export type SMSProvider = Message<"svc.resources.notification.v3alpha.SMSProvide
    */
   providerType: {
     /**
+     * Sends through an HTTP endpoint of your own.
+     *
      * @generated from field: svc.resources.notification.v3alpha.HTTPSMSProvider http = 2;
      */
     value: HTTPSMSProvider;
     case: "http";
   } | {
     /**
+     * Sends through Twilio.
+     *
      * @generated from field: svc.resources.notification.v3alpha.TwilioSMSProvider twilio = 3;
      */
     value: TwilioSMSProvider;
@@ -261,6 +320,8 @@ export const SMSProviderSchema: GenMessage<SMSProvider> = /*@__PURE__*/
  */
 export type PatchSMSProvider = Message<"svc.resources.notification.v3alpha.PatchSMSProvider"> & {
   /**
+   * New description; absent: unchanged.
+   *
    * @generated from field: optional string description = 1;
    */
   description?: string | undefined;
@@ -270,12 +331,18 @@ export type PatchSMSProvider = Message<"svc.resources.notification.v3alpha.Patch
    */
   providerType: {
     /**
+     * Makes the provider an HTTP provider with these settings. No new signing key is made: one switched from Twilio
+     * signs with its stored token.
+     *
      * @generated from field: svc.resources.notification.v3alpha.HTTPSMSProvider http = 2;
      */
     value: HTTPSMSProvider;
     case: "http";
   } | {
     /**
+     * Makes the provider a Twilio provider with these settings; an empty token keeps the stored secret (for a former
+     * HTTP provider, its signing key).
+     *
      * @generated from field: svc.resources.notification.v3alpha.TwilioSMSProvider twilio = 3;
      */
     value: TwilioSMSProvider;
@@ -291,10 +358,14 @@ export const PatchSMSProviderSchema: GenMessage<PatchSMSProvider> = /*@__PURE__*
   messageDesc(file_svc_resources_notification_v3alpha_provider, 6);
 
 /**
+ * An SMS provider with its details and state.
+ *
  * @generated from message svc.resources.notification.v3alpha.GetSMSProvider
  */
 export type GetSMSProvider = Message<"svc.resources.notification.v3alpha.GetSMSProvider"> & {
   /**
+   * ID, sequence and date of the last change; the resource owner is the instance.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -307,6 +378,8 @@ export type GetSMSProvider = Message<"svc.resources.notification.v3alpha.GetSMSP
   provider?: SMSProvider | undefined;
 
   /**
+   * ACTIVE when the instance sends its text messages through this provider, else INACTIVE.
+   *
    * @generated from field: svc.resources.object.v3alpha.State state = 3;
    */
   state: State;
@@ -320,6 +393,8 @@ export const GetSMSProviderSchema: GenMessage<GetSMSProvider> = /*@__PURE__*/
   messageDesc(file_svc_resources_notification_v3alpha_provider, 7);
 
 /**
+ * One criterion of a provider search; a search matches the providers that meet all of them.
+ *
  * @generated from message svc.resources.notification.v3alpha.ProviderSearchFilter
  */
 export type ProviderSearchFilter = Message<"svc.resources.notification.v3alpha.ProviderSearchFilter"> & {
@@ -328,18 +403,24 @@ export type ProviderSearchFilter = Message<"svc.resources.notification.v3alpha.P
    */
   filter: {
     /**
+     * Providers whose description matches.
+     *
      * @generated from field: svc.resources.notification.v3alpha.ProviderDescriptionFilter description = 1;
      */
     value: ProviderDescriptionFilter;
     case: "description";
   } | {
     /**
+     * Providers with one of these IDs.
+     *
      * @generated from field: svc.resources.notification.v3alpha.InProviderIDsFilter in_ids = 2;
      */
     value: InProviderIDsFilter;
     case: "inIds";
   } | {
     /**
+     * The active provider (ACTIVE) or the others (INACTIVE).
+     *
      * @generated from field: svc.resources.object.v3alpha.StateFilter state = 3;
      */
     value: StateFilter;
@@ -355,15 +436,21 @@ export const ProviderSearchFilterSchema: GenMessage<ProviderSearchFilter> = /*@_
   messageDesc(file_svc_resources_notification_v3alpha_provider, 8);
 
 /**
+ * A comparison with the provider's description.
+ *
  * @generated from message svc.resources.notification.v3alpha.ProviderDescriptionFilter
  */
 export type ProviderDescriptionFilter = Message<"svc.resources.notification.v3alpha.ProviderDescriptionFilter"> & {
   /**
+   * Text to compare the description with.
+   *
    * @generated from field: string description = 1;
    */
   description: string;
 
   /**
+   * How to compare; default EQUALS.
+   *
    * @generated from field: svc.resources.object.v3alpha.TextFilterMethod method = 2;
    */
   method: TextFilterMethod;
@@ -377,10 +464,14 @@ export const ProviderDescriptionFilterSchema: GenMessage<ProviderDescriptionFilt
   messageDesc(file_svc_resources_notification_v3alpha_provider, 9);
 
 /**
+ * A list of provider IDs.
+ *
  * @generated from message svc.resources.notification.v3alpha.InProviderIDsFilter
  */
 export type InProviderIDsFilter = Message<"svc.resources.notification.v3alpha.InProviderIDsFilter"> & {
   /**
+   * IDs of the providers to match (empty: none match).
+   *
    * @generated from field: repeated string ids = 1;
    */
   ids: string[];
@@ -394,6 +485,8 @@ export const InProviderIDsFilterSchema: GenMessage<InProviderIDsFilter> = /*@__P
   messageDesc(file_svc_resources_notification_v3alpha_provider, 10);
 
 /**
+ * How the connection to the SMTP server is secured.
+ *
  * @generated from enum svc.resources.notification.v3alpha.SMTPTLSMode
  */
 export enum SMTPTLSMode {
@@ -433,30 +526,42 @@ export const SMTPTLSModeSchema: GenEnum<SMTPTLSMode> = /*@__PURE__*/
   enumDesc(file_svc_resources_notification_v3alpha_provider, 0);
 
 /**
+ * Field a provider search is sorted by.
+ *
  * @generated from enum svc.resources.notification.v3alpha.ProviderFieldName
  */
 export enum ProviderFieldName {
   /**
+   * Not set: by creation date.
+   *
    * @generated from enum value: PROVIDER_FIELD_NAME_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * By ID.
+   *
    * @generated from enum value: PROVIDER_FIELD_NAME_ID = 1;
    */
   ID = 1,
 
   /**
+   * By creation date.
+   *
    * @generated from enum value: PROVIDER_FIELD_NAME_CREATION_DATE = 2;
    */
   CREATION_DATE = 2,
 
   /**
+   * By date of the last change.
+   *
    * @generated from enum value: PROVIDER_FIELD_NAME_CHANGE_DATE = 3;
    */
   CHANGE_DATE = 3,
 
   /**
+   * By description.
+   *
    * @generated from enum value: PROVIDER_FIELD_NAME_DESCRIPTION = 4;
    */
   DESCRIPTION = 4,

@@ -26,15 +26,22 @@ export const file_svc_resources_notification_v3alpha_provider_service: GenFile =
   fileDesc("CjlzdmMvcmVzb3VyY2VzL25vdGlmaWNhdGlvbi92M2FscGhhL3Byb3ZpZGVyX3NlcnZpY2UucHJvdG8SInN2Yy5yZXNvdXJjZXMubm90aWZpY2F0aW9uLnYzYWxwaGEipQEKGUNyZWF0ZVNNVFBQcm92aWRlclJlcXVlc3QSNAoDY3R4GAEgASgLMiIuc3ZjLm9iamVjdC52M2FscGhhLlJlcXVlc3RDb250ZXh0SACIAQESSgoIcHJvdmlkZXIYAiABKAsyMC5zdmMucmVzb3VyY2VzLm5vdGlmaWNhdGlvbi52M2FscGhhLlNNVFBQcm92aWRlckIGqrsYAigBQgYKBF9jdHgiVAoaQ3JlYXRlU01UUFByb3ZpZGVyUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyKEAQoYUGF0Y2hTTVRQUHJvdmlkZXJSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoARJPCghwcm92aWRlchgCIAEoCzI1LnN2Yy5yZXNvdXJjZXMubm90aWZpY2F0aW9uLnYzYWxwaGEuUGF0Y2hTTVRQUHJvdmlkZXJCBqq7GAIoASJTChlQYXRjaFNNVFBQcm92aWRlclJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMiNAoZRGVsZXRlU01UUFByb3ZpZGVyUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAEiVAoaRGVsZXRlU01UUFByb3ZpZGVyUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyIxChZHZXRTTVRQUHJvdmlkZXJSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoASJgChdHZXRTTVRQUHJvdmlkZXJSZXNwb25zZRJFCghwcm92aWRlchgBIAEoCzIzLnN2Yy5yZXNvdXJjZXMubm90aWZpY2F0aW9uLnYzYWxwaGEuR2V0U01UUFByb3ZpZGVyIrwCChpTZWFyY2hTTVRQUHJvdmlkZXJzUmVxdWVzdBI0CgNjdHgYASABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBARI2CgVxdWVyeRgCIAEoCzInLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuTGlzdFF1ZXJ5ElUKDnNvcnRpbmdfY29sdW1uGAMgASgOMjUuc3ZjLnJlc291cmNlcy5ub3RpZmljYXRpb24udjNhbHBoYS5Qcm92aWRlckZpZWxkTmFtZUIGqrsYAjABElEKB2ZpbHRlcnMYBCADKAsyOC5zdmMucmVzb3VyY2VzLm5vdGlmaWNhdGlvbi52M2FscGhhLlByb3ZpZGVyU2VhcmNoRmlsdGVyQgaquxgCSGRCBgoEX2N0eCLtAQobU2VhcmNoU01UUFByb3ZpZGVyc1Jlc3BvbnNlEjoKB2RldGFpbHMYASABKAsyKS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkxpc3REZXRhaWxzEk0KDnNvcnRpbmdfY29sdW1uGAIgASgOMjUuc3ZjLnJlc291cmNlcy5ub3RpZmljYXRpb24udjNhbHBoYS5Qcm92aWRlckZpZWxkTmFtZRJDCgZyZXN1bHQYAyADKAsyMy5zdmMucmVzb3VyY2VzLm5vdGlmaWNhdGlvbi52M2FscGhhLkdldFNNVFBQcm92aWRlciI2ChtBY3RpdmF0ZVNNVFBQcm92aWRlclJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBIlYKHEFjdGl2YXRlU01UUFByb3ZpZGVyUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyI4Ch1EZWFjdGl2YXRlU01UUFByb3ZpZGVyUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAEiWAoeRGVhY3RpdmF0ZVNNVFBQcm92aWRlclJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMibAoXVGVzdFNNVFBQcm92aWRlclJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBEjgKEHJlY2VpdmVyX2FkZHJlc3MYAiABKAlCHqq7GBoIAxD+ASIRXlteQFxzXStAW15AXHNdKyQoASIaChhUZXN0U01UUFByb3ZpZGVyUmVzcG9uc2UiowEKGENyZWF0ZVNNU1Byb3ZpZGVyUmVxdWVzdBI0CgNjdHgYASABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBARJJCghwcm92aWRlchgCIAEoCzIvLnN2Yy5yZXNvdXJjZXMubm90aWZpY2F0aW9uLnYzYWxwaGEuU01TUHJvdmlkZXJCBqq7GAIoAUIGCgRfY3R4ImgKGUNyZWF0ZVNNU1Byb3ZpZGVyUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscxITCgtzaWduaW5nX2tleRgCIAEoCSKCAQoXUGF0Y2hTTVNQcm92aWRlclJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBEk4KCHByb3ZpZGVyGAIgASgLMjQuc3ZjLnJlc291cmNlcy5ub3RpZmljYXRpb24udjNhbHBoYS5QYXRjaFNNU1Byb3ZpZGVyQgaquxgCKAEiUgoYUGF0Y2hTTVNQcm92aWRlclJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMiMwoYRGVsZXRlU01TUHJvdmlkZXJSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoASJTChlEZWxldGVTTVNQcm92aWRlclJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMiMAoVR2V0U01TUHJvdmlkZXJSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoASJeChZHZXRTTVNQcm92aWRlclJlc3BvbnNlEkQKCHByb3ZpZGVyGAEgASgLMjIuc3ZjLnJlc291cmNlcy5ub3RpZmljYXRpb24udjNhbHBoYS5HZXRTTVNQcm92aWRlciK7AgoZU2VhcmNoU01TUHJvdmlkZXJzUmVxdWVzdBI0CgNjdHgYASABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBARI2CgVxdWVyeRgCIAEoCzInLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuTGlzdFF1ZXJ5ElUKDnNvcnRpbmdfY29sdW1uGAMgASgOMjUuc3ZjLnJlc291cmNlcy5ub3RpZmljYXRpb24udjNhbHBoYS5Qcm92aWRlckZpZWxkTmFtZUIGqrsYAjABElEKB2ZpbHRlcnMYBCADKAsyOC5zdmMucmVzb3VyY2VzLm5vdGlmaWNhdGlvbi52M2FscGhhLlByb3ZpZGVyU2VhcmNoRmlsdGVyQgaquxgCSGRCBgoEX2N0eCLrAQoaU2VhcmNoU01TUHJvdmlkZXJzUmVzcG9uc2USOgoHZGV0YWlscxgBIAEoCzIpLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuTGlzdERldGFpbHMSTQoOc29ydGluZ19jb2x1bW4YAiABKA4yNS5zdmMucmVzb3VyY2VzLm5vdGlmaWNhdGlvbi52M2FscGhhLlByb3ZpZGVyRmllbGROYW1lEkIKBnJlc3VsdBgDIAMoCzIyLnN2Yy5yZXNvdXJjZXMubm90aWZpY2F0aW9uLnYzYWxwaGEuR2V0U01TUHJvdmlkZXIiNQoaQWN0aXZhdGVTTVNQcm92aWRlclJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBIlUKG0FjdGl2YXRlU01TUHJvdmlkZXJSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIjcKHERlYWN0aXZhdGVTTVNQcm92aWRlclJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBIlcKHURlYWN0aXZhdGVTTVNQcm92aWRlclJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMiVQoWVGVzdFNNU1Byb3ZpZGVyUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESIgoOcmVjZWl2ZXJfcGhvbmUYAiABKAlCCqq7GAYIAxAyKAEiGQoXVGVzdFNNU1Byb3ZpZGVyUmVzcG9uc2UytyEKG05vdGlmaWNhdGlvblByb3ZpZGVyU2VydmljZRKIAgoSQ3JlYXRlU01UUFByb3ZpZGVyEj0uc3ZjLnJlc291cmNlcy5ub3RpZmljYXRpb24udjNhbHBoYS5DcmVhdGVTTVRQUHJvdmlkZXJSZXF1ZXN0Gj4uc3ZjLnJlc291cmNlcy5ub3RpZmljYXRpb24udjNhbHBoYS5DcmVhdGVTTVRQUHJvdmlkZXJSZXNwb25zZSJzorsYPAobbm90aWZpY2F0aW9uLnByb3ZpZGVyLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaRjJAYLT5JMCLToIcHJvdmlkZXIiIS9yZXNvdXJjZXMvdjNhbHBoYS9zbXRwX3Byb3ZpZGVycxKHAgoRUGF0Y2hTTVRQUHJvdmlkZXISPC5zdmMucmVzb3VyY2VzLm5vdGlmaWNhdGlvbi52M2FscGhhLlBhdGNoU01UUFByb3ZpZGVyUmVxdWVzdBo9LnN2Yy5yZXNvdXJjZXMubm90aWZpY2F0aW9uLnYzYWxwaGEuUGF0Y2hTTVRQUHJvdmlkZXJSZXNwb25zZSJ1orsYOQobbm90aWZpY2F0aW9uLnByb3ZpZGVyLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaYLT5JMCMjoIcHJvdmlkZXIyJi9yZXNvdXJjZXMvdjNhbHBoYS9zbXRwX3Byb3ZpZGVycy97aWR9EoECChJEZWxldGVTTVRQUHJvdmlkZXISPS5zdmMucmVzb3VyY2VzLm5vdGlmaWNhdGlvbi52M2FscGhhLkRlbGV0ZVNNVFBQcm92aWRlclJlcXVlc3QaPi5zdmMucmVzb3VyY2VzLm5vdGlmaWNhdGlvbi52M2FscGhhLkRlbGV0ZVNNVFBQcm92aWRlclJlc3BvbnNlImyiuxg6Chxub3RpZmljYXRpb24ucHJvdmlkZXIuZGVsZXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaYLT5JMCKComL3Jlc291cmNlcy92M2FscGhhL3NtdHBfcHJvdmlkZXJzL3tpZH0S9gEKD0dldFNNVFBQcm92aWRlchI6LnN2Yy5yZXNvdXJjZXMubm90aWZpY2F0aW9uLnYzYWxwaGEuR2V0U01UUFByb3ZpZGVyUmVxdWVzdBo7LnN2Yy5yZXNvdXJjZXMubm90aWZpY2F0aW9uLnYzYWxwaGEuR2V0U01UUFByb3ZpZGVyUmVzcG9uc2UiaqK7GDgKGm5vdGlmaWNhdGlvbi5wcm92aWRlci5yZWFkEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaYLT5JMCKBImL3Jlc291cmNlcy92M2FscGhhL3NtdHBfcHJvdmlkZXJzL3tpZH0SjgIKE1NlYXJjaFNNVFBQcm92aWRlcnMSPi5zdmMucmVzb3VyY2VzLm5vdGlmaWNhdGlvbi52M2FscGhhLlNlYXJjaFNNVFBQcm92aWRlcnNSZXF1ZXN0Gj8uc3ZjLnJlc291cmNlcy5ub3RpZmljYXRpb24udjNhbHBoYS5TZWFyY2hTTVRQUHJvdmlkZXJzUmVzcG9uc2UidqK7GDgKGm5vdGlmaWNhdGlvbi5wcm92aWRlci5yZWFkEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaYLT5JMCNDoHZmlsdGVycyIpL3Jlc291cmNlcy92M2FscGhhL3NtdHBfcHJvdmlkZXJzL19zZWFyY2gSkwIKFEFjdGl2YXRlU01UUFByb3ZpZGVyEj8uc3ZjLnJlc291cmNlcy5ub3RpZmljYXRpb24udjNhbHBoYS5BY3RpdmF0ZVNNVFBQcm92aWRlclJlcXVlc3QaQC5zdmMucmVzb3VyY2VzLm5vdGlmaWNhdGlvbi52M2FscGhhLkFjdGl2YXRlU01UUFByb3ZpZGVyUmVzcG9uc2UieKK7GDkKG25vdGlmaWNhdGlvbi5wcm92aWRlci53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGmC0+STAjU6ASoiMC9yZXNvdXJjZXMvdjNhbHBoYS9zbXRwX3Byb3ZpZGVycy97aWR9L19hY3RpdmF0ZRKbAgoWRGVhY3RpdmF0ZVNNVFBQcm92aWRlchJBLnN2Yy5yZXNvdXJjZXMubm90aWZpY2F0aW9uLnYzYWxwaGEuRGVhY3RpdmF0ZVNNVFBQcm92aWRlclJlcXVlc3QaQi5zdmMucmVzb3VyY2VzLm5vdGlmaWNhdGlvbi52M2FscGhhLkRlYWN0aXZhdGVTTVRQUHJvdmlkZXJSZXNwb25zZSJ6orsYOQobbm90aWZpY2F0aW9uLnByb3ZpZGVyLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaYLT5JMCNzoBKiIyL3Jlc291cmNlcy92M2FscGhhL3NtdHBfcHJvdmlkZXJzL3tpZH0vX2RlYWN0aXZhdGUSgwIKEFRlc3RTTVRQUHJvdmlkZXISOy5zdmMucmVzb3VyY2VzLm5vdGlmaWNhdGlvbi52M2FscGhhLlRlc3RTTVRQUHJvdmlkZXJSZXF1ZXN0Gjwuc3ZjLnJlc291cmNlcy5ub3RpZmljYXRpb24udjNhbHBoYS5UZXN0U01UUFByb3ZpZGVyUmVzcG9uc2UidKK7GDkKG25vdGlmaWNhdGlvbi5wcm92aWRlci53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGmC0+STAjE6ASoiLC9yZXNvdXJjZXMvdjNhbHBoYS9zbXRwX3Byb3ZpZGVycy97aWR9L190ZXN0EoQCChFDcmVhdGVTTVNQcm92aWRlchI8LnN2Yy5yZXNvdXJjZXMubm90aWZpY2F0aW9uLnYzYWxwaGEuQ3JlYXRlU01TUHJvdmlkZXJSZXF1ZXN0Gj0uc3ZjLnJlc291cmNlcy5ub3RpZmljYXRpb24udjNhbHBoYS5DcmVhdGVTTVNQcm92aWRlclJlc3BvbnNlInKiuxg8Chtub3RpZmljYXRpb24ucHJvdmlkZXIud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpGMkBgtPkkwIsOghwcm92aWRlciIgL3Jlc291cmNlcy92M2FscGhhL3Ntc19wcm92aWRlcnMSgwIKEFBhdGNoU01TUHJvdmlkZXISOy5zdmMucmVzb3VyY2VzLm5vdGlmaWNhdGlvbi52M2FscGhhLlBhdGNoU01TUHJvdmlkZXJSZXF1ZXN0Gjwuc3ZjLnJlc291cmNlcy5ub3RpZmljYXRpb24udjNhbHBoYS5QYXRjaFNNU1Byb3ZpZGVyUmVzcG9uc2UidKK7GDkKG25vdGlmaWNhdGlvbi5wcm92aWRlci53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGmC0+STAjE6CHByb3ZpZGVyMiUvcmVzb3VyY2VzL3YzYWxwaGEvc21zX3Byb3ZpZGVycy97aWR9Ev0BChFEZWxldGVTTVNQcm92aWRlchI8LnN2Yy5yZXNvdXJjZXMubm90aWZpY2F0aW9uLnYzYWxwaGEuRGVsZXRlU01TUHJvdmlkZXJSZXF1ZXN0Gj0uc3ZjLnJlc291cmNlcy5ub3RpZmljYXRpb24udjNhbHBoYS5EZWxldGVTTVNQcm92aWRlclJlc3BvbnNlImuiuxg6Chxub3RpZmljYXRpb24ucHJvdmlkZXIuZGVsZXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaYLT5JMCJyolL3Jlc291cmNlcy92M2FscGhhL3Ntc19wcm92aWRlcnMve2lkfRLyAQoOR2V0U01TUHJvdmlkZXISOS5zdmMucmVzb3VyY2VzLm5vdGlmaWNhdGlvbi52M2FscGhhLkdldFNNU1Byb3ZpZGVyUmVxdWVzdBo6LnN2Yy5yZXNvdXJjZXMubm90aWZpY2F0aW9uLnYzYWxwaGEuR2V0U01TUHJvdmlkZXJSZXNwb25zZSJporsYOAoabm90aWZpY2F0aW9uLnByb3ZpZGVyLnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwInEiUvcmVzb3VyY2VzL3YzYWxwaGEvc21zX3Byb3ZpZGVycy97aWR9EooCChJTZWFyY2hTTVNQcm92aWRlcnMSPS5zdmMucmVzb3VyY2VzLm5vdGlmaWNhdGlvbi52M2FscGhhLlNlYXJjaFNNU1Byb3ZpZGVyc1JlcXVlc3QaPi5zdmMucmVzb3VyY2VzLm5vdGlmaWNhdGlvbi52M2FscGhhLlNlYXJjaFNNU1Byb3ZpZGVyc1Jlc3BvbnNlInWiuxg4Chpub3RpZmljYXRpb24ucHJvdmlkZXIucmVhZBIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGmC0+STAjM6B2ZpbHRlcnMiKC9yZXNvdXJjZXMvdjNhbHBoYS9zbXNfcHJvdmlkZXJzL19zZWFyY2gSjwIKE0FjdGl2YXRlU01TUHJvdmlkZXISPi5zdmMucmVzb3VyY2VzLm5vdGlmaWNhdGlvbi52M2FscGhhLkFjdGl2YXRlU01TUHJvdmlkZXJSZXF1ZXN0Gj8uc3ZjLnJlc291cmNlcy5ub3RpZmljYXRpb24udjNhbHBoYS5BY3RpdmF0ZVNNU1Byb3ZpZGVyUmVzcG9uc2Uid6K7GDkKG25vdGlmaWNhdGlvbi5wcm92aWRlci53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGmC0+STAjQ6ASoiLy9yZXNvdXJjZXMvdjNhbHBoYS9zbXNfcHJvdmlkZXJzL3tpZH0vX2FjdGl2YXRlEpcCChVEZWFjdGl2YXRlU01TUHJvdmlkZXISQC5zdmMucmVzb3VyY2VzLm5vdGlmaWNhdGlvbi52M2FscGhhLkRlYWN0aXZhdGVTTVNQcm92aWRlclJlcXVlc3QaQS5zdmMucmVzb3VyY2VzLm5vdGlmaWNhdGlvbi52M2FscGhhLkRlYWN0aXZhdGVTTVNQcm92aWRlclJlc3BvbnNlInmiuxg5Chtub3RpZmljYXRpb24ucHJvdmlkZXIud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwI2OgEqIjEvcmVzb3VyY2VzL3YzYWxwaGEvc21zX3Byb3ZpZGVycy97aWR9L19kZWFjdGl2YXRlEv8BCg9UZXN0U01TUHJvdmlkZXISOi5zdmMucmVzb3VyY2VzLm5vdGlmaWNhdGlvbi52M2FscGhhLlRlc3RTTVNQcm92aWRlclJlcXVlc3QaOy5zdmMucmVzb3VyY2VzLm5vdGlmaWNhdGlvbi52M2FscGhhLlRlc3RTTVNQcm92aWRlclJlc3BvbnNlInOiuxg5Chtub3RpZmljYXRpb24ucHJvdmlkZXIud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwIwOgEqIisvcmVzb3VyY2VzL3YzYWxwaGEvc21zX3Byb3ZpZGVycy97aWR9L190ZXN0YgZwcm90bzM", [file_google_api_annotations, file_svc_object_v3alpha_object, file_svc_options_v1_options, file_svc_resources_notification_v3alpha_provider, file_svc_resources_object_v3alpha_object]);
 
 /**
+ * An SMTP provider to create, and the instance it belongs to.
+ *
  * @generated from message svc.resources.notification.v3alpha.CreateSMTPProviderRequest
  */
 export type CreateSMTPProviderRequest = Message<"svc.resources.notification.v3alpha.CreateSMTPProviderRequest"> & {
   /**
+   * Instance the provider belongs to; omitted: the Host header's instance. An organisation is refused
+   * (INVALID_ARGUMENT).
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * The provider to create.
+   *
    * @generated from field: svc.resources.notification.v3alpha.SMTPProvider provider = 2;
    */
   provider?: SMTPProvider | undefined;
@@ -48,10 +55,14 @@ export const CreateSMTPProviderRequestSchema: GenMessage<CreateSMTPProviderReque
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 0);
 
 /**
+ * The new provider's details.
+ *
  * @generated from message svc.resources.notification.v3alpha.CreateSMTPProviderResponse
  */
 export type CreateSMTPProviderResponse = Message<"svc.resources.notification.v3alpha.CreateSMTPProviderResponse"> & {
   /**
+   * ID of the new provider, and the sequence and date of its creation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -65,15 +76,21 @@ export const CreateSMTPProviderResponseSchema: GenMessage<CreateSMTPProviderResp
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 1);
 
 /**
+ * The changes to one SMTP provider of the Host header's instance.
+ *
  * @generated from message svc.resources.notification.v3alpha.PatchSMTPProviderRequest
  */
 export type PatchSMTPProviderRequest = Message<"svc.resources.notification.v3alpha.PatchSMTPProviderRequest"> & {
   /**
+   * ID of the SMTP provider; NOT_FOUND when the instance has none with it.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The fields to change.
+   *
    * @generated from field: svc.resources.notification.v3alpha.PatchSMTPProvider provider = 2;
    */
   provider?: PatchSMTPProvider | undefined;
@@ -87,10 +104,14 @@ export const PatchSMTPProviderRequestSchema: GenMessage<PatchSMTPProviderRequest
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 2);
 
 /**
+ * The provider's details after the patch.
+ *
  * @generated from message svc.resources.notification.v3alpha.PatchSMTPProviderResponse
  */
 export type PatchSMTPProviderResponse = Message<"svc.resources.notification.v3alpha.PatchSMTPProviderResponse"> & {
   /**
+   * ID, sequence and date of the change (of the last one when nothing changed).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -104,10 +125,14 @@ export const PatchSMTPProviderResponseSchema: GenMessage<PatchSMTPProviderRespon
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 3);
 
 /**
+ * The SMTP provider to delete, in the Host header's instance.
+ *
  * @generated from message svc.resources.notification.v3alpha.DeleteSMTPProviderRequest
  */
 export type DeleteSMTPProviderRequest = Message<"svc.resources.notification.v3alpha.DeleteSMTPProviderRequest"> & {
   /**
+   * ID of the SMTP provider.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -121,10 +146,14 @@ export const DeleteSMTPProviderRequestSchema: GenMessage<DeleteSMTPProviderReque
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 4);
 
 /**
+ * The details of the deletion.
+ *
  * @generated from message svc.resources.notification.v3alpha.DeleteSMTPProviderResponse
  */
 export type DeleteSMTPProviderResponse = Message<"svc.resources.notification.v3alpha.DeleteSMTPProviderResponse"> & {
   /**
+   * ID of the deleted provider, and the sequence and date of its removal.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -138,10 +167,14 @@ export const DeleteSMTPProviderResponseSchema: GenMessage<DeleteSMTPProviderResp
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 5);
 
 /**
+ * The SMTP provider to read, in the Host header's instance.
+ *
  * @generated from message svc.resources.notification.v3alpha.GetSMTPProviderRequest
  */
 export type GetSMTPProviderRequest = Message<"svc.resources.notification.v3alpha.GetSMTPProviderRequest"> & {
   /**
+   * ID of the SMTP provider.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -155,10 +188,14 @@ export const GetSMTPProviderRequestSchema: GenMessage<GetSMTPProviderRequest> = 
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 6);
 
 /**
+ * The SMTP provider read.
+ *
  * @generated from message svc.resources.notification.v3alpha.GetSMTPProviderResponse
  */
 export type GetSMTPProviderResponse = Message<"svc.resources.notification.v3alpha.GetSMTPProviderResponse"> & {
   /**
+   * The provider with its details and state.
+   *
    * @generated from field: svc.resources.notification.v3alpha.GetSMTPProvider provider = 1;
    */
   provider?: GetSMTPProvider | undefined;
@@ -172,25 +209,35 @@ export const GetSMTPProviderResponseSchema: GenMessage<GetSMTPProviderResponse> 
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 7);
 
 /**
+ * Paging, sorting and filters of an SMTP provider search.
+ *
  * @generated from message svc.resources.notification.v3alpha.SearchSMTPProvidersRequest
  */
 export type SearchSMTPProvidersRequest = Message<"svc.resources.notification.v3alpha.SearchSMTPProvidersRequest"> & {
   /**
+   * Instance to search in; omitted: the Host header's instance. An organisation is refused (INVALID_ARGUMENT).
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * Offset, limit (default 100) and order (default descending).
+   *
    * @generated from field: svc.resources.object.v3alpha.ListQuery query = 2;
    */
   query?: ListQuery | undefined;
 
   /**
+   * Field to sort by; unset: creation date.
+   *
    * @generated from field: svc.resources.notification.v3alpha.ProviderFieldName sorting_column = 3;
    */
   sortingColumn: ProviderFieldName;
 
   /**
+   * Criteria that all must hold; none: every SMTP provider of the instance.
+   *
    * @generated from field: repeated svc.resources.notification.v3alpha.ProviderSearchFilter filters = 4;
    */
   filters: ProviderSearchFilter[];
@@ -204,20 +251,28 @@ export const SearchSMTPProvidersRequestSchema: GenMessage<SearchSMTPProvidersReq
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 8);
 
 /**
+ * A page of SMTP providers.
+ *
  * @generated from message svc.resources.notification.v3alpha.SearchSMTPProvidersResponse
  */
 export type SearchSMTPProvidersResponse = Message<"svc.resources.notification.v3alpha.SearchSMTPProvidersResponse"> & {
   /**
+   * The limit applied, the total number of matches and whether this page is the last.
+   *
    * @generated from field: svc.resources.object.v3alpha.ListDetails details = 1;
    */
   details?: ListDetails | undefined;
 
   /**
+   * The request's sorting field, as given.
+   *
    * @generated from field: svc.resources.notification.v3alpha.ProviderFieldName sorting_column = 2;
    */
   sortingColumn: ProviderFieldName;
 
   /**
+   * The providers of the page, without passwords.
+   *
    * @generated from field: repeated svc.resources.notification.v3alpha.GetSMTPProvider result = 3;
    */
   result: GetSMTPProvider[];
@@ -231,10 +286,14 @@ export const SearchSMTPProvidersResponseSchema: GenMessage<SearchSMTPProvidersRe
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 9);
 
 /**
+ * The SMTP provider to activate, in the Host header's instance.
+ *
  * @generated from message svc.resources.notification.v3alpha.ActivateSMTPProviderRequest
  */
 export type ActivateSMTPProviderRequest = Message<"svc.resources.notification.v3alpha.ActivateSMTPProviderRequest"> & {
   /**
+   * ID of the SMTP provider; NOT_FOUND when the instance has none with it.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -248,10 +307,14 @@ export const ActivateSMTPProviderRequestSchema: GenMessage<ActivateSMTPProviderR
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 10);
 
 /**
+ * The provider's details after the activation.
+ *
  * @generated from message svc.resources.notification.v3alpha.ActivateSMTPProviderResponse
  */
 export type ActivateSMTPProviderResponse = Message<"svc.resources.notification.v3alpha.ActivateSMTPProviderResponse"> & {
   /**
+   * ID, sequence and date of the activation (of the last change when it was active already).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -265,10 +328,14 @@ export const ActivateSMTPProviderResponseSchema: GenMessage<ActivateSMTPProvider
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 11);
 
 /**
+ * The SMTP provider to deactivate, in the Host header's instance.
+ *
  * @generated from message svc.resources.notification.v3alpha.DeactivateSMTPProviderRequest
  */
 export type DeactivateSMTPProviderRequest = Message<"svc.resources.notification.v3alpha.DeactivateSMTPProviderRequest"> & {
   /**
+   * ID of the SMTP provider.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -282,10 +349,14 @@ export const DeactivateSMTPProviderRequestSchema: GenMessage<DeactivateSMTPProvi
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 12);
 
 /**
+ * The provider's details after the deactivation.
+ *
  * @generated from message svc.resources.notification.v3alpha.DeactivateSMTPProviderResponse
  */
 export type DeactivateSMTPProviderResponse = Message<"svc.resources.notification.v3alpha.DeactivateSMTPProviderResponse"> & {
   /**
+   * ID, sequence and date of the deactivation (of the last change when it was inactive already).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -299,15 +370,21 @@ export const DeactivateSMTPProviderResponseSchema: GenMessage<DeactivateSMTPProv
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 13);
 
 /**
+ * The SMTP provider to test and where to send the test mail.
+ *
  * @generated from message svc.resources.notification.v3alpha.TestSMTPProviderRequest
  */
 export type TestSMTPProviderRequest = Message<"svc.resources.notification.v3alpha.TestSMTPProviderRequest"> & {
   /**
+   * ID of the SMTP provider, in the Host header's instance; NOT_FOUND when there is none.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * Address the test mail (subject "Test message") is sent to.
+   *
    * @generated from field: string receiver_address = 2;
    */
   receiverAddress: string;
@@ -321,6 +398,8 @@ export const TestSMTPProviderRequestSchema: GenMessage<TestSMTPProviderRequest> 
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 14);
 
 /**
+ * Empty: the SMTP server accepted the test mail.
+ *
  * @generated from message svc.resources.notification.v3alpha.TestSMTPProviderResponse
  */
 export type TestSMTPProviderResponse = Message<"svc.resources.notification.v3alpha.TestSMTPProviderResponse"> & {
@@ -334,15 +413,22 @@ export const TestSMTPProviderResponseSchema: GenMessage<TestSMTPProviderResponse
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 15);
 
 /**
+ * An SMS provider to create, and the instance it belongs to.
+ *
  * @generated from message svc.resources.notification.v3alpha.CreateSMSProviderRequest
  */
 export type CreateSMSProviderRequest = Message<"svc.resources.notification.v3alpha.CreateSMSProviderRequest"> & {
   /**
+   * Instance the provider belongs to; omitted: the Host header's instance. An organisation is refused
+   * (INVALID_ARGUMENT).
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * The provider to create.
+   *
    * @generated from field: svc.resources.notification.v3alpha.SMSProvider provider = 2;
    */
   provider?: SMSProvider | undefined;
@@ -356,10 +442,14 @@ export const CreateSMSProviderRequestSchema: GenMessage<CreateSMSProviderRequest
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 16);
 
 /**
+ * The new provider's details and, for an HTTP provider, its signing key.
+ *
  * @generated from message svc.resources.notification.v3alpha.CreateSMSProviderResponse
  */
 export type CreateSMSProviderResponse = Message<"svc.resources.notification.v3alpha.CreateSMSProviderResponse"> & {
   /**
+   * ID of the new provider, and the sequence and date of its creation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -380,15 +470,21 @@ export const CreateSMSProviderResponseSchema: GenMessage<CreateSMSProviderRespon
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 17);
 
 /**
+ * The changes to one SMS provider of the Host header's instance.
+ *
  * @generated from message svc.resources.notification.v3alpha.PatchSMSProviderRequest
  */
 export type PatchSMSProviderRequest = Message<"svc.resources.notification.v3alpha.PatchSMSProviderRequest"> & {
   /**
+   * ID of the SMS provider; NOT_FOUND when the instance has none with it.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The fields to change.
+   *
    * @generated from field: svc.resources.notification.v3alpha.PatchSMSProvider provider = 2;
    */
   provider?: PatchSMSProvider | undefined;
@@ -402,10 +498,14 @@ export const PatchSMSProviderRequestSchema: GenMessage<PatchSMSProviderRequest> 
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 18);
 
 /**
+ * The provider's details after the patch.
+ *
  * @generated from message svc.resources.notification.v3alpha.PatchSMSProviderResponse
  */
 export type PatchSMSProviderResponse = Message<"svc.resources.notification.v3alpha.PatchSMSProviderResponse"> & {
   /**
+   * ID, sequence and date of the change (of the last one when nothing changed).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -419,10 +519,14 @@ export const PatchSMSProviderResponseSchema: GenMessage<PatchSMSProviderResponse
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 19);
 
 /**
+ * The SMS provider to delete, in the Host header's instance.
+ *
  * @generated from message svc.resources.notification.v3alpha.DeleteSMSProviderRequest
  */
 export type DeleteSMSProviderRequest = Message<"svc.resources.notification.v3alpha.DeleteSMSProviderRequest"> & {
   /**
+   * ID of the SMS provider.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -436,10 +540,14 @@ export const DeleteSMSProviderRequestSchema: GenMessage<DeleteSMSProviderRequest
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 20);
 
 /**
+ * The details of the deletion.
+ *
  * @generated from message svc.resources.notification.v3alpha.DeleteSMSProviderResponse
  */
 export type DeleteSMSProviderResponse = Message<"svc.resources.notification.v3alpha.DeleteSMSProviderResponse"> & {
   /**
+   * ID of the deleted provider, and the sequence and date of its removal.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -453,10 +561,14 @@ export const DeleteSMSProviderResponseSchema: GenMessage<DeleteSMSProviderRespon
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 21);
 
 /**
+ * The SMS provider to read, in the Host header's instance.
+ *
  * @generated from message svc.resources.notification.v3alpha.GetSMSProviderRequest
  */
 export type GetSMSProviderRequest = Message<"svc.resources.notification.v3alpha.GetSMSProviderRequest"> & {
   /**
+   * ID of the SMS provider.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -470,10 +582,14 @@ export const GetSMSProviderRequestSchema: GenMessage<GetSMSProviderRequest> = /*
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 22);
 
 /**
+ * The SMS provider read.
+ *
  * @generated from message svc.resources.notification.v3alpha.GetSMSProviderResponse
  */
 export type GetSMSProviderResponse = Message<"svc.resources.notification.v3alpha.GetSMSProviderResponse"> & {
   /**
+   * The provider with its details and state.
+   *
    * @generated from field: svc.resources.notification.v3alpha.GetSMSProvider provider = 1;
    */
   provider?: GetSMSProvider | undefined;
@@ -487,25 +603,35 @@ export const GetSMSProviderResponseSchema: GenMessage<GetSMSProviderResponse> = 
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 23);
 
 /**
+ * Paging, sorting and filters of an SMS provider search.
+ *
  * @generated from message svc.resources.notification.v3alpha.SearchSMSProvidersRequest
  */
 export type SearchSMSProvidersRequest = Message<"svc.resources.notification.v3alpha.SearchSMSProvidersRequest"> & {
   /**
+   * Instance to search in; omitted: the Host header's instance. An organisation is refused (INVALID_ARGUMENT).
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * Offset, limit (default 100) and order (default descending).
+   *
    * @generated from field: svc.resources.object.v3alpha.ListQuery query = 2;
    */
   query?: ListQuery | undefined;
 
   /**
+   * Field to sort by; unset: creation date.
+   *
    * @generated from field: svc.resources.notification.v3alpha.ProviderFieldName sorting_column = 3;
    */
   sortingColumn: ProviderFieldName;
 
   /**
+   * Criteria that all must hold; none: every SMS provider of the instance.
+   *
    * @generated from field: repeated svc.resources.notification.v3alpha.ProviderSearchFilter filters = 4;
    */
   filters: ProviderSearchFilter[];
@@ -519,20 +645,28 @@ export const SearchSMSProvidersRequestSchema: GenMessage<SearchSMSProvidersReque
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 24);
 
 /**
+ * A page of SMS providers.
+ *
  * @generated from message svc.resources.notification.v3alpha.SearchSMSProvidersResponse
  */
 export type SearchSMSProvidersResponse = Message<"svc.resources.notification.v3alpha.SearchSMSProvidersResponse"> & {
   /**
+   * The limit applied, the total number of matches and whether this page is the last.
+   *
    * @generated from field: svc.resources.object.v3alpha.ListDetails details = 1;
    */
   details?: ListDetails | undefined;
 
   /**
+   * The request's sorting field, as given.
+   *
    * @generated from field: svc.resources.notification.v3alpha.ProviderFieldName sorting_column = 2;
    */
   sortingColumn: ProviderFieldName;
 
   /**
+   * The providers of the page, without secrets.
+   *
    * @generated from field: repeated svc.resources.notification.v3alpha.GetSMSProvider result = 3;
    */
   result: GetSMSProvider[];
@@ -546,10 +680,14 @@ export const SearchSMSProvidersResponseSchema: GenMessage<SearchSMSProvidersResp
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 25);
 
 /**
+ * The SMS provider to activate, in the Host header's instance.
+ *
  * @generated from message svc.resources.notification.v3alpha.ActivateSMSProviderRequest
  */
 export type ActivateSMSProviderRequest = Message<"svc.resources.notification.v3alpha.ActivateSMSProviderRequest"> & {
   /**
+   * ID of the SMS provider; NOT_FOUND when the instance has none with it.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -563,10 +701,14 @@ export const ActivateSMSProviderRequestSchema: GenMessage<ActivateSMSProviderReq
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 26);
 
 /**
+ * The provider's details after the activation.
+ *
  * @generated from message svc.resources.notification.v3alpha.ActivateSMSProviderResponse
  */
 export type ActivateSMSProviderResponse = Message<"svc.resources.notification.v3alpha.ActivateSMSProviderResponse"> & {
   /**
+   * ID, sequence and date of the activation (of the last change when it was active already).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -580,10 +722,14 @@ export const ActivateSMSProviderResponseSchema: GenMessage<ActivateSMSProviderRe
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 27);
 
 /**
+ * The SMS provider to deactivate, in the Host header's instance.
+ *
  * @generated from message svc.resources.notification.v3alpha.DeactivateSMSProviderRequest
  */
 export type DeactivateSMSProviderRequest = Message<"svc.resources.notification.v3alpha.DeactivateSMSProviderRequest"> & {
   /**
+   * ID of the SMS provider.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -597,10 +743,14 @@ export const DeactivateSMSProviderRequestSchema: GenMessage<DeactivateSMSProvide
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 28);
 
 /**
+ * The provider's details after the deactivation.
+ *
  * @generated from message svc.resources.notification.v3alpha.DeactivateSMSProviderResponse
  */
 export type DeactivateSMSProviderResponse = Message<"svc.resources.notification.v3alpha.DeactivateSMSProviderResponse"> & {
   /**
+   * ID, sequence and date of the deactivation (of the last change when it was inactive already).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -614,15 +764,21 @@ export const DeactivateSMSProviderResponseSchema: GenMessage<DeactivateSMSProvid
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 29);
 
 /**
+ * The SMS provider to test and where to send the test message.
+ *
  * @generated from message svc.resources.notification.v3alpha.TestSMSProviderRequest
  */
 export type TestSMSProviderRequest = Message<"svc.resources.notification.v3alpha.TestSMSProviderRequest"> & {
   /**
+   * ID of the SMS provider, in the Host header's instance; NOT_FOUND when there is none.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * Phone number the test message is sent to, passed to the provider as given (not checked here).
+   *
    * @generated from field: string receiver_phone = 2;
    */
   receiverPhone: string;
@@ -636,6 +792,8 @@ export const TestSMSProviderRequestSchema: GenMessage<TestSMSProviderRequest> = 
   messageDesc(file_svc_resources_notification_v3alpha_provider_service, 30);
 
 /**
+ * Empty: the provider accepted the test message.
+ *
  * @generated from message svc.resources.notification.v3alpha.TestSMSProviderResponse
  */
 export type TestSMSProviderResponse = Message<"svc.resources.notification.v3alpha.TestSMSProviderResponse"> & {
@@ -653,6 +811,10 @@ export const TestSMSProviderResponseSchema: GenMessage<TestSMSProviderResponse> 
  */
 export const NotificationProviderService: GenService<{
   /**
+   * Creates an inactive SMTP provider in the instance (event notification.provider.added); the password is stored
+   * encrypted. INVALID_ARGUMENT when the host is an address SVC_TARGET_DENY denies, or the sender address breaks the
+   * domain settings.
+   *
    * @generated from rpc svc.resources.notification.v3alpha.NotificationProviderService.CreateSMTPProvider
    */
   createSMTPProvider: {
@@ -671,6 +833,9 @@ export const NotificationProviderService: GenService<{
     output: typeof PatchSMTPProviderResponseSchema;
   },
   /**
+   * Deletes an SMTP provider of the Host header's instance (event notification.provider.removed); NOT_FOUND when there
+   * is none. Without an active provider, mail goes through the system default.
+   *
    * @generated from rpc svc.resources.notification.v3alpha.NotificationProviderService.DeleteSMTPProvider
    */
   deleteSMTPProvider: {
@@ -679,6 +844,8 @@ export const NotificationProviderService: GenService<{
     output: typeof DeleteSMTPProviderResponseSchema;
   },
   /**
+   * An SMTP provider of the Host header's instance, without its password; NOT_FOUND when there is none.
+   *
    * @generated from rpc svc.resources.notification.v3alpha.NotificationProviderService.GetSMTPProvider
    */
   getSMTPProvider: {
@@ -687,6 +854,8 @@ export const NotificationProviderService: GenService<{
     output: typeof GetSMTPProviderResponseSchema;
   },
   /**
+   * A page of the instance's SMTP providers matching all filters, sorted by sorting_column.
+   *
    * @generated from rpc svc.resources.notification.v3alpha.NotificationProviderService.SearchSMTPProviders
    */
   searchSMTPProviders: {
@@ -705,6 +874,9 @@ export const NotificationProviderService: GenService<{
     output: typeof ActivateSMTPProviderResponseSchema;
   },
   /**
+   * Deactivates an SMTP provider (event notification.provider.deactivated; none when it is inactive already); mail
+   * then goes through the system default, if configured. NOT_FOUND when there is none.
+   *
    * @generated from rpc svc.resources.notification.v3alpha.NotificationProviderService.DeactivateSMTPProvider
    */
   deactivateSMTPProvider: {
@@ -723,6 +895,10 @@ export const NotificationProviderService: GenService<{
     output: typeof TestSMTPProviderResponseSchema;
   },
   /**
+   * Creates an inactive SMS provider in the instance (event notification.provider.added); an HTTP provider gets a
+   * signing key, returned once, and a Twilio token is stored encrypted. INVALID_ARGUMENT when http.url or
+   * twilio.base_url is not http(s) or names an address SVC_TARGET_DENY denies.
+   *
    * @generated from rpc svc.resources.notification.v3alpha.NotificationProviderService.CreateSMSProvider
    */
   createSMSProvider: {
@@ -741,6 +917,9 @@ export const NotificationProviderService: GenService<{
     output: typeof PatchSMSProviderResponseSchema;
   },
   /**
+   * Deletes an SMS provider of the Host header's instance (event notification.provider.removed); NOT_FOUND when there
+   * is none.
+   *
    * @generated from rpc svc.resources.notification.v3alpha.NotificationProviderService.DeleteSMSProvider
    */
   deleteSMSProvider: {
@@ -749,6 +928,8 @@ export const NotificationProviderService: GenService<{
     output: typeof DeleteSMSProviderResponseSchema;
   },
   /**
+   * An SMS provider of the Host header's instance, without its secret; NOT_FOUND when there is none.
+   *
    * @generated from rpc svc.resources.notification.v3alpha.NotificationProviderService.GetSMSProvider
    */
   getSMSProvider: {
@@ -757,6 +938,8 @@ export const NotificationProviderService: GenService<{
     output: typeof GetSMSProviderResponseSchema;
   },
   /**
+   * A page of the instance's SMS providers matching all filters, sorted by sorting_column.
+   *
    * @generated from rpc svc.resources.notification.v3alpha.NotificationProviderService.SearchSMSProviders
    */
   searchSMSProviders: {
@@ -775,6 +958,9 @@ export const NotificationProviderService: GenService<{
     output: typeof ActivateSMSProviderResponseSchema;
   },
   /**
+   * Deactivates an SMS provider (event notification.provider.deactivated; none when it is inactive already); no SMS is
+   * sent until one is activated. NOT_FOUND when there is none.
+   *
    * @generated from rpc svc.resources.notification.v3alpha.NotificationProviderService.DeactivateSMSProvider
    */
   deactivateSMSProvider: {

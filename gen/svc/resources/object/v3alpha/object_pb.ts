@@ -18,6 +18,8 @@ export const file_svc_resources_object_v3alpha_object: GenFile = /*@__PURE__*/
   fileDesc("CilzdmMvcmVzb3VyY2VzL29iamVjdC92M2FscGhhL29iamVjdC5wcm90bxIcc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYSJZCgxPcmdhbml6YXRpb24SGwoGb3JnX2lkGAEgASgJQgmquxgFCAEQyAFIABIfCgpvcmdfZG9tYWluGAIgASgJQgmquxgFCAEQ/QFIAEILCgNvcmcSBLC7GAEiiwEKB0RldGFpbHMSCgoCaWQYASABKAkSEAoIc2VxdWVuY2UYAiABKAQSLwoLY2hhbmdlX2RhdGUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDnJlc291cmNlX293bmVyGAQgASgLMhkuc3ZjLm9iamVjdC52M2FscGhhLk93bmVyIksKC1N0YXRlRmlsdGVyEjwKBXN0YXRlGAEgASgOMiMuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5TdGF0ZUIIqrsYBCgBMAEiZwoGUGFyZW50EikKBnBhcmVudBgBIAEoCzIZLnN2Yy5vYmplY3QudjNhbHBoYS5Pd25lchIyCgVzdGF0ZRgCIAEoDjIjLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuU3RhdGUiQAoJTGlzdFF1ZXJ5Eg4KBm9mZnNldBgBIAEoBBIWCgVsaW1pdBgCIAEoDUIHqrsYA0DoBxILCgNhc2MYAyABKAgimgEKC0xpc3REZXRhaWxzEhUKDWFwcGxpZWRfbGltaXQYASABKA0SEwoLZW5kX29mX2xpc3QYAiABKAgSFAoMdG90YWxfcmVzdWx0GAMgASgEEhoKEnByb2Nlc3NlZF9zZXF1ZW5jZRgEIAEoBBItCgl0aW1lc3RhbXAYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIigKC0luSURzRmlsdGVyEhkKA2lkcxgBIAMoCUIMqrsYCAgBEMgBSOgHKmIKBVN0YXRlEh8KG0VGRkVDVElWRV9TVEFURV9VTlNQRUNJRklFRBAAEhoKFkVGRkVDVElWRV9TVEFURV9BQ1RJVkUQARIcChhFRkZFQ1RJVkVfU1RBVEVfSU5BQ1RJVkUQAip9CgtTdGF0ZVBvbGljeRIcChhTVEFURV9QT0xJQ1lfVU5TUEVDSUZJRUQQABIZChVTVEFURV9QT0xJQ1lfQUNUSVZBVEUQARIbChdTVEFURV9QT0xJQ1lfREVBQ1RJVkFURRACEhgKFFNUQVRFX1BPTElDWV9JTkhFUklUEAMqzgIKEFRleHRGaWx0ZXJNZXRob2QSHQoZVEVYVF9GSUxURVJfTUVUSE9EX0VRVUFMUxAAEikKJVRFWFRfRklMVEVSX01FVEhPRF9FUVVBTFNfSUdOT1JFX0NBU0UQARIiCh5URVhUX0ZJTFRFUl9NRVRIT0RfU1RBUlRTX1dJVEgQAhIuCipURVhUX0ZJTFRFUl9NRVRIT0RfU1RBUlRTX1dJVEhfSUdOT1JFX0NBU0UQAxIfChtURVhUX0ZJTFRFUl9NRVRIT0RfQ09OVEFJTlMQBBIrCidURVhUX0ZJTFRFUl9NRVRIT0RfQ09OVEFJTlNfSUdOT1JFX0NBU0UQBRIgChxURVhUX0ZJTFRFUl9NRVRIT0RfRU5EU19XSVRIEAYSLAooVEVYVF9GSUxURVJfTUVUSE9EX0VORFNfV0lUSF9JR05PUkVfQ0FTRRAHKi0KEExpc3RGaWx0ZXJNZXRob2QSGQoVTElTVF9GSUxURVJfTUVUSE9EX0lOEAAq3QEKFVRpbWVzdGFtcEZpbHRlck1ldGhvZBIiCh5USU1FU1RBTVBfRmlsdGVyX01FVEhPRF9FUVVBTFMQABIjCh9USU1FU1RBTVBfRmlsdGVyX01FVEhPRF9HUkVBVEVSEAESLQopVElNRVNUQU1QX0ZpbHRlcl9NRVRIT0RfR1JFQVRFUl9PUl9FUVVBTFMQAhIgChxUSU1FU1RBTVBfRmlsdGVyX01FVEhPRF9MRVNTEAMSKgomVElNRVNUQU1QX0ZpbHRlcl9NRVRIT0RfTEVTU19PUl9FUVVBTFMQBGIGcHJvdG8z", [file_google_protobuf_timestamp, file_svc_object_v3alpha_object, file_svc_options_v1_options]);
 
 /**
+ * An organisation of the request's instance, by ID or by domain.
+ *
  * @generated from message svc.resources.object.v3alpha.Organization
  */
 export type Organization = Message<"svc.resources.object.v3alpha.Organization"> & {
@@ -26,12 +28,16 @@ export type Organization = Message<"svc.resources.object.v3alpha.Organization"> 
    */
   org: {
     /**
+     * ID of the organisation.
+     *
      * @generated from field: string org_id = 1;
      */
     value: string;
     case: "orgId";
   } | {
     /**
+     * A domain of the organisation.
+     *
      * @generated from field: string org_domain = 2;
      */
     value: string;
@@ -47,10 +53,14 @@ export const OrganizationSchema: GenMessage<Organization> = /*@__PURE__*/
   messageDesc(file_svc_resources_object_v3alpha_object, 0);
 
 /**
+ * Where a resource stands: its ID, the last event that changed it and the context that owns it.
+ *
  * @generated from message svc.resources.object.v3alpha.Details
  */
 export type Details = Message<"svc.resources.object.v3alpha.Details"> & {
   /**
+   * ID of the resource.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -63,11 +73,16 @@ export type Details = Message<"svc.resources.object.v3alpha.Details"> & {
   sequence: bigint;
 
   /**
+   * Time of that event.
+   *
    * @generated from field: google.protobuf.Timestamp change_date = 3;
    */
   changeDate?: Timestamp | undefined;
 
   /**
+   * The context that owns the resource: its organisation, its instance (instance-wide resources such as
+   * organisations and instances themselves) or, for a reusable resource, the context that defined it.
+   *
    * @generated from field: svc.object.v3alpha.Owner resource_owner = 4;
    */
   resourceOwner?: Owner | undefined;
@@ -81,10 +96,14 @@ export const DetailsSchema: GenMessage<Details> = /*@__PURE__*/
   messageDesc(file_svc_resources_object_v3alpha_object, 1);
 
 /**
+ * Matches resources in one effective state.
+ *
  * @generated from message svc.resources.object.v3alpha.StateFilter
  */
 export type StateFilter = Message<"svc.resources.object.v3alpha.StateFilter"> & {
   /**
+   * The effective state to match.
+   *
    * @generated from field: svc.resources.object.v3alpha.State state = 1;
    */
   state: State;
@@ -98,15 +117,21 @@ export const StateFilterSchema: GenMessage<StateFilter> = /*@__PURE__*/
   messageDesc(file_svc_resources_object_v3alpha_object, 2);
 
 /**
+ * The context directly above the one asked about, and a reusable resource's state there.
+ *
  * @generated from message svc.resources.object.v3alpha.Parent
  */
 export type Parent = Message<"svc.resources.object.v3alpha.Parent"> & {
   /**
+   * The parent context.
+   *
    * @generated from field: svc.object.v3alpha.Owner parent = 1;
    */
   parent?: Owner | undefined;
 
   /**
+   * The resource's effective state in the parent context.
+   *
    * @generated from field: svc.resources.object.v3alpha.State state = 2;
    */
   state: State;
@@ -120,10 +145,14 @@ export const ParentSchema: GenMessage<Parent> = /*@__PURE__*/
   messageDesc(file_svc_resources_object_v3alpha_object, 3);
 
 /**
+ * Which page of a search to return: offset and limit over the search's order, and its direction.
+ *
  * @generated from message svc.resources.object.v3alpha.ListQuery
  */
 export type ListQuery = Message<"svc.resources.object.v3alpha.ListQuery"> & {
   /**
+   * Number of results to skip. Default 0.
+   *
    * @generated from field: uint64 offset = 1;
    */
   offset: bigint;
@@ -151,30 +180,42 @@ export const ListQuerySchema: GenMessage<ListQuery> = /*@__PURE__*/
   messageDesc(file_svc_resources_object_v3alpha_object, 4);
 
 /**
+ * About a page of search results.
+ *
  * @generated from message svc.resources.object.v3alpha.ListDetails
  */
 export type ListDetails = Message<"svc.resources.object.v3alpha.ListDetails"> & {
   /**
+   * The limit the page was read with (the request's, or the default 100).
+   *
    * @generated from field: uint32 applied_limit = 1;
    */
   appliedLimit: number;
 
   /**
+   * No results follow this page.
+   *
    * @generated from field: bool end_of_list = 2;
    */
   endOfList: boolean;
 
   /**
+   * Number of results matching the filters, over all pages.
+   *
    * @generated from field: uint64 total_result = 3;
    */
   totalResult: bigint;
 
   /**
+   * Position of the latest event the projections had reduced when the page was read.
+   *
    * @generated from field: uint64 processed_sequence = 4;
    */
   processedSequence: bigint;
 
   /**
+   * When that event was committed: how current the results are.
+   *
    * @generated from field: google.protobuf.Timestamp timestamp = 5;
    */
   timestamp?: Timestamp | undefined;
@@ -188,10 +229,14 @@ export const ListDetailsSchema: GenMessage<ListDetails> = /*@__PURE__*/
   messageDesc(file_svc_resources_object_v3alpha_object, 5);
 
 /**
+ * Matches resources whose ID is one of a list.
+ *
  * @generated from message svc.resources.object.v3alpha.InIDsFilter
  */
 export type InIDsFilter = Message<"svc.resources.object.v3alpha.InIDsFilter"> & {
   /**
+   * IDs of the resources to match.
+   *
    * @generated from field: repeated string ids = 1;
    */
   ids: string[];
@@ -205,20 +250,29 @@ export const InIDsFilterSchema: GenMessage<InIDsFilter> = /*@__PURE__*/
   messageDesc(file_svc_resources_object_v3alpha_object, 6);
 
 /**
+ * The effective state of a resource in a context (for a reusable resource, after the state policies of the
+ * contexts above it).
+ *
  * @generated from enum svc.resources.object.v3alpha.State
  */
 export enum State {
   /**
+   * Not set; never returned, and refused in a StateFilter.
+   *
    * @generated from enum value: EFFECTIVE_STATE_UNSPECIFIED = 0;
    */
   EFFECTIVE_STATE_UNSPECIFIED = 0,
 
   /**
+   * Active: in use in the context.
+   *
    * @generated from enum value: EFFECTIVE_STATE_ACTIVE = 1;
    */
   EFFECTIVE_STATE_ACTIVE = 1,
 
   /**
+   * Inactive: kept, but not in use in the context.
+   *
    * @generated from enum value: EFFECTIVE_STATE_INACTIVE = 2;
    */
   EFFECTIVE_STATE_INACTIVE = 2,
@@ -231,25 +285,36 @@ export const StateSchema: GenEnum<State> = /*@__PURE__*/
   enumDesc(file_svc_resources_object_v3alpha_object, 0);
 
 /**
+ * What a context says about a reusable resource's state there (e.g. an identity provider defined in a context
+ * above it).
+ *
  * @generated from enum svc.resources.object.v3alpha.StatePolicy
  */
 export enum StatePolicy {
   /**
+   * Not set: on creation, activate; on a patch, the policy stays as it is.
+   *
    * @generated from enum value: STATE_POLICY_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * Active in this context (and in the contexts below it that inherit).
+   *
    * @generated from enum value: STATE_POLICY_ACTIVATE = 1;
    */
   ACTIVATE = 1,
 
   /**
+   * Inactive in this context (and in the contexts below it that inherit).
+   *
    * @generated from enum value: STATE_POLICY_DEACTIVATE = 2;
    */
   DEACTIVATE = 2,
 
   /**
+   * The state of the parent context; only in a context below the owning one (refused in the owner).
+   *
    * @generated from enum value: STATE_POLICY_INHERIT = 3;
    */
   INHERIT = 3,
@@ -262,45 +327,63 @@ export const StatePolicySchema: GenEnum<StatePolicy> = /*@__PURE__*/
   enumDesc(file_svc_resources_object_v3alpha_object, 1);
 
 /**
+ * How a text filter compares its text with a field. The text is taken literally (% and _ are no wildcards).
+ *
  * @generated from enum svc.resources.object.v3alpha.TextFilterMethod
  */
 export enum TextFilterMethod {
   /**
+   * The field equals the text exactly (the default).
+   *
    * @generated from enum value: TEXT_FILTER_METHOD_EQUALS = 0;
    */
   EQUALS = 0,
 
   /**
+   * The field equals the text, ignoring case.
+   *
    * @generated from enum value: TEXT_FILTER_METHOD_EQUALS_IGNORE_CASE = 1;
    */
   EQUALS_IGNORE_CASE = 1,
 
   /**
+   * The field starts with the text.
+   *
    * @generated from enum value: TEXT_FILTER_METHOD_STARTS_WITH = 2;
    */
   STARTS_WITH = 2,
 
   /**
+   * The field starts with the text, ignoring case.
+   *
    * @generated from enum value: TEXT_FILTER_METHOD_STARTS_WITH_IGNORE_CASE = 3;
    */
   STARTS_WITH_IGNORE_CASE = 3,
 
   /**
+   * The field contains the text.
+   *
    * @generated from enum value: TEXT_FILTER_METHOD_CONTAINS = 4;
    */
   CONTAINS = 4,
 
   /**
+   * The field contains the text, ignoring case.
+   *
    * @generated from enum value: TEXT_FILTER_METHOD_CONTAINS_IGNORE_CASE = 5;
    */
   CONTAINS_IGNORE_CASE = 5,
 
   /**
+   * The field ends with the text.
+   *
    * @generated from enum value: TEXT_FILTER_METHOD_ENDS_WITH = 6;
    */
   ENDS_WITH = 6,
 
   /**
+   * The field ends with the text, ignoring case.
+   *
    * @generated from enum value: TEXT_FILTER_METHOD_ENDS_WITH_IGNORE_CASE = 7;
    */
   ENDS_WITH_IGNORE_CASE = 7,
@@ -313,10 +396,14 @@ export const TextFilterMethodSchema: GenEnum<TextFilterMethod> = /*@__PURE__*/
   enumDesc(file_svc_resources_object_v3alpha_object, 2);
 
 /**
+ * How a list filter compares a field with its values.
+ *
  * @generated from enum svc.resources.object.v3alpha.ListFilterMethod
  */
 export enum ListFilterMethod {
   /**
+   * The field is one of the values (the default).
+   *
    * @generated from enum value: LIST_FILTER_METHOD_IN = 0;
    */
   IN = 0,
@@ -335,26 +422,36 @@ export const ListFilterMethodSchema: GenEnum<ListFilterMethod> = /*@__PURE__*/
  */
 export enum TimestampFilterMethod {
   /**
+   * The field is the time given (the default).
+   *
    * @generated from enum value: TIMESTAMP_Filter_METHOD_EQUALS = 0;
    */
   EQUALS = 0,
 
   /**
+   * The field is after the time given.
+   *
    * @generated from enum value: TIMESTAMP_Filter_METHOD_GREATER = 1;
    */
   GREATER = 1,
 
   /**
+   * The field is at or after the time given.
+   *
    * @generated from enum value: TIMESTAMP_Filter_METHOD_GREATER_OR_EQUALS = 2;
    */
   GREATER_OR_EQUALS = 2,
 
   /**
+   * The field is before the time given.
+   *
    * @generated from enum value: TIMESTAMP_Filter_METHOD_LESS = 3;
    */
   LESS = 3,
 
   /**
+   * The field is at or before the time given.
+   *
    * @generated from enum value: TIMESTAMP_Filter_METHOD_LESS_OR_EQUALS = 4;
    */
   LESS_OR_EQUALS = 4,

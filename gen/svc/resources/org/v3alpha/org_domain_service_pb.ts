@@ -22,15 +22,21 @@ export const file_svc_resources_org_v3alpha_org_domain_service: GenFile = /*@__P
   fileDesc("CjJzdmMvcmVzb3VyY2VzL29yZy92M2FscGhhL29yZ19kb21haW5fc2VydmljZS5wcm90bxIZc3ZjLnJlc291cmNlcy5vcmcudjNhbHBoYSL+AQoST3JnYW5pemF0aW9uRG9tYWluEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEg4KBmRvbWFpbhgDIAEoCRITCgtpc192ZXJpZmllZBgEIAEoCBISCgppc19wcmltYXJ5GAUgASgIEhQKDGlzX2dlbmVyYXRlZBgGIAEoCBJICg92YWxpZGF0aW9uX3R5cGUYByABKA4yLy5zdmMucmVzb3VyY2VzLm9yZy52M2FscGhhLkRvbWFpblZhbGlkYXRpb25UeXBlImEKHEFkZE9yZ2FuaXphdGlvbkRvbWFpblJlcXVlc3QSJAoPb3JnYW5pemF0aW9uX2lkGAEgASgJQguquxgHCAEQyAEoARIbCgZkb21haW4YAiABKAlCC6q7GAcIARD9ASgBImwKHUFkZE9yZ2FuaXphdGlvbkRvbWFpblJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMSEwoLaXNfdmVyaWZpZWQYAiABKAgiYQocR2V0T3JnYW5pemF0aW9uRG9tYWluUmVxdWVzdBIkCg9vcmdhbml6YXRpb25faWQYASABKAlCC6q7GAcIARDIASgBEhsKBmRvbWFpbhgCIAEoCUILqrsYBwgBEP0BKAEiXgodR2V0T3JnYW5pemF0aW9uRG9tYWluUmVzcG9uc2USPQoGZG9tYWluGAEgASgLMi0uc3ZjLnJlc291cmNlcy5vcmcudjNhbHBoYS5Pcmdhbml6YXRpb25Eb21haW4iuQEKIFNlYXJjaE9yZ2FuaXphdGlvbkRvbWFpbnNSZXF1ZXN0EiQKD29yZ2FuaXphdGlvbl9pZBgBIAEoCUILqrsYBwgBEMgBKAESNgoFcXVlcnkYAiABKAsyJy5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkxpc3RRdWVyeRIgCg9kb21haW5fY29udGFpbnMYAyABKAlCB6q7GAMQ/QESFQoNdmVyaWZpZWRfb25seRgEIAEoCCKeAQohU2VhcmNoT3JnYW5pemF0aW9uRG9tYWluc1Jlc3BvbnNlEjoKB2RldGFpbHMYASABKAsyKS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkxpc3REZXRhaWxzEj0KBnJlc3VsdBgCIAMoCzItLnN2Yy5yZXNvdXJjZXMub3JnLnYzYWxwaGEuT3JnYW5pemF0aW9uRG9tYWluImQKH1JlbW92ZU9yZ2FuaXphdGlvbkRvbWFpblJlcXVlc3QSJAoPb3JnYW5pemF0aW9uX2lkGAEgASgJQguquxgHCAEQyAEoARIbCgZkb21haW4YAiABKAlCC6q7GAcIARD9ASgBIloKIFJlbW92ZU9yZ2FuaXphdGlvbkRvbWFpblJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMiWAoTU2V0QXNQcmltYXJ5UmVxdWVzdBIkCg9vcmdhbml6YXRpb25faWQYASABKAlCC6q7GAcIARDIASgBEhsKBmRvbWFpbhgCIAEoCUILqrsYBwgBEP0BKAEiTgoUU2V0QXNQcmltYXJ5UmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyKnAQoZR2VuZXJhdGVWYWxpZGF0aW9uUmVxdWVzdBIkCg9vcmdhbml6YXRpb25faWQYASABKAlCC6q7GAcIARDIASgBEhsKBmRvbWFpbhgCIAEoCUILqrsYBwgBEP0BKAESRwoEdHlwZRgDIAEoDjIvLnN2Yy5yZXNvdXJjZXMub3JnLnYzYWxwaGEuRG9tYWluVmFsaWRhdGlvblR5cGVCCKq7GAQoATABIoIBChpHZW5lcmF0ZVZhbGlkYXRpb25SZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzEg0KBXRva2VuGAIgASgJEgsKA3VybBgDIAEoCRIQCghkbnNfbmFtZRgEIAEoCSJUCg9WYWxpZGF0ZVJlcXVlc3QSJAoPb3JnYW5pemF0aW9uX2lkGAEgASgJQguquxgHCAEQyAEoARIbCgZkb21haW4YAiABKAlCC6q7GAcIARD9ASgBIkoKEFZhbGlkYXRlUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyp/ChREb21haW5WYWxpZGF0aW9uVHlwZRImCiJET01BSU5fVkFMSURBVElPTl9UWVBFX1VOU1BFQ0lGSUVEEAASHwobRE9NQUlOX1ZBTElEQVRJT05fVFlQRV9IVFRQEAESHgoaRE9NQUlOX1ZBTElEQVRJT05fVFlQRV9ETlMQAjLIDgoZT3JnYW5pemF0aW9uRG9tYWluU2VydmljZRKBAgoVQWRkT3JnYW5pemF0aW9uRG9tYWluEjcuc3ZjLnJlc291cmNlcy5vcmcudjNhbHBoYS5BZGRPcmdhbml6YXRpb25Eb21haW5SZXF1ZXN0Gjguc3ZjLnJlc291cmNlcy5vcmcudjNhbHBoYS5BZGRPcmdhbml6YXRpb25Eb21haW5SZXNwb25zZSJ1orsYLAoJb3JnLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaRjJASgBgtPkkwI/OgEqIjovcmVzb3VyY2VzL3YzYWxwaGEvb3JnYW5pemF0aW9ucy97b3JnYW5pemF0aW9uX2lkfS9kb21haW5zEoMCChVHZXRPcmdhbml6YXRpb25Eb21haW4SNy5zdmMucmVzb3VyY2VzLm9yZy52M2FscGhhLkdldE9yZ2FuaXphdGlvbkRvbWFpblJlcXVlc3QaOC5zdmMucmVzb3VyY2VzLm9yZy52M2FscGhhLkdldE9yZ2FuaXphdGlvbkRvbWFpblJlc3BvbnNlIneiuxgoCghvcmcucmVhZBIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCRRJDL3Jlc291cmNlcy92M2FscGhhL29yZ2FuaXphdGlvbnMve29yZ2FuaXphdGlvbl9pZH0vZG9tYWlucy97ZG9tYWlufRKRAgoZU2VhcmNoT3JnYW5pemF0aW9uRG9tYWlucxI7LnN2Yy5yZXNvdXJjZXMub3JnLnYzYWxwaGEuU2VhcmNoT3JnYW5pemF0aW9uRG9tYWluc1JlcXVlc3QaPC5zdmMucmVzb3VyY2VzLm9yZy52M2FscGhhLlNlYXJjaE9yZ2FuaXphdGlvbkRvbWFpbnNSZXNwb25zZSJ5orsYKAoIb3JnLnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAkc6ASoiQi9yZXNvdXJjZXMvdjNhbHBoYS9vcmdhbml6YXRpb25zL3tvcmdhbml6YXRpb25faWR9L2RvbWFpbnMvX3NlYXJjaBKNAgoYUmVtb3ZlT3JnYW5pemF0aW9uRG9tYWluEjouc3ZjLnJlc291cmNlcy5vcmcudjNhbHBoYS5SZW1vdmVPcmdhbml6YXRpb25Eb21haW5SZXF1ZXN0Gjsuc3ZjLnJlc291cmNlcy5vcmcudjNhbHBoYS5SZW1vdmVPcmdhbml6YXRpb25Eb21haW5SZXNwb25zZSJ4orsYKQoJb3JnLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwJFKkMvcmVzb3VyY2VzL3YzYWxwaGEvb3JnYW5pemF0aW9ucy97b3JnYW5pemF0aW9uX2lkfS9kb21haW5zL3tkb21haW59EvoBCgxTZXRBc1ByaW1hcnkSLi5zdmMucmVzb3VyY2VzLm9yZy52M2FscGhhLlNldEFzUHJpbWFyeVJlcXVlc3QaLy5zdmMucmVzb3VyY2VzLm9yZy52M2FscGhhLlNldEFzUHJpbWFyeVJlc3BvbnNlIogBorsYKQoJb3JnLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwJVIlMvcmVzb3VyY2VzL3YzYWxwaGEvb3JnYW5pemF0aW9ucy97b3JnYW5pemF0aW9uX2lkfS9kb21haW5zL3tkb21haW59L19zZXRfYXNfcHJpbWFyeRKUAgoSR2VuZXJhdGVWYWxpZGF0aW9uEjQuc3ZjLnJlc291cmNlcy5vcmcudjNhbHBoYS5HZW5lcmF0ZVZhbGlkYXRpb25SZXF1ZXN0GjUuc3ZjLnJlc291cmNlcy5vcmcudjNhbHBoYS5HZW5lcmF0ZVZhbGlkYXRpb25SZXNwb25zZSKQAaK7GCkKCW9yZy53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCXToBKiJYL3Jlc291cmNlcy92M2FscGhhL29yZ2FuaXphdGlvbnMve29yZ2FuaXphdGlvbl9pZH0vZG9tYWlucy97ZG9tYWlufS9fZ2VuZXJhdGVfdmFsaWRhdGlvbhLoAQoIVmFsaWRhdGUSKi5zdmMucmVzb3VyY2VzLm9yZy52M2FscGhhLlZhbGlkYXRlUmVxdWVzdBorLnN2Yy5yZXNvdXJjZXMub3JnLnYzYWxwaGEuVmFsaWRhdGVSZXNwb25zZSKCAaK7GCkKCW9yZy53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCTyJNL3Jlc291cmNlcy92M2FscGhhL29yZ2FuaXphdGlvbnMve29yZ2FuaXphdGlvbl9pZH0vZG9tYWlucy97ZG9tYWlufS9fdmFsaWRhdGViBnByb3RvMw", [file_google_api_annotations, file_svc_options_v1_options, file_svc_resources_object_v3alpha_object]);
 
 /**
+ * A domain of an organisation.
+ *
  * @generated from message svc.resources.org.v3alpha.OrganizationDomain
  */
 export type OrganizationDomain = Message<"svc.resources.org.v3alpha.OrganizationDomain"> & {
   /**
+   * The domain (as ID), sequence and date of its last change; the owner is the organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * ID of the organisation the domain belongs to.
+   *
    * @generated from field: string organization_id = 2;
    */
   organizationId: string;
@@ -43,11 +49,15 @@ export type OrganizationDomain = Message<"svc.resources.org.v3alpha.Organization
   domain: string;
 
   /**
+   * Whether the domain is verified: validated, added where no validation is asked for, or the generated one.
+   *
    * @generated from field: bool is_verified = 4;
    */
   isVerified: boolean;
 
   /**
+   * Whether this is the organisation's primary domain; one domain is.
+   *
    * @generated from field: bool is_primary = 5;
    */
   isPrimary: boolean;
@@ -75,10 +85,14 @@ export const OrganizationDomainSchema: GenMessage<OrganizationDomain> = /*@__PUR
   messageDesc(file_svc_resources_org_v3alpha_org_domain_service, 0);
 
 /**
+ * A domain to add to an organisation.
+ *
  * @generated from message svc.resources.org.v3alpha.AddOrganizationDomainRequest
  */
 export type AddOrganizationDomainRequest = Message<"svc.resources.org.v3alpha.AddOrganizationDomainRequest"> & {
   /**
+   * ID of the organisation.
+   *
    * @generated from field: string organization_id = 1;
    */
   organizationId: string;
@@ -99,15 +113,21 @@ export const AddOrganizationDomainRequestSchema: GenMessage<AddOrganizationDomai
   messageDesc(file_svc_resources_org_v3alpha_org_domain_service, 1);
 
 /**
+ * The domain added.
+ *
  * @generated from message svc.resources.org.v3alpha.AddOrganizationDomainResponse
  */
 export type AddOrganizationDomainResponse = Message<"svc.resources.org.v3alpha.AddOrganizationDomainResponse"> & {
   /**
+   * The domain as stored (lower case, as ID), sequence and date of the change.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * Whether the domain was verified at once (the domain settings ask for no validation); false: validate it.
+   *
    * @generated from field: bool is_verified = 2;
    */
   isVerified: boolean;
@@ -121,15 +141,21 @@ export const AddOrganizationDomainResponseSchema: GenMessage<AddOrganizationDoma
   messageDesc(file_svc_resources_org_v3alpha_org_domain_service, 2);
 
 /**
+ * The domain of an organisation to read.
+ *
  * @generated from message svc.resources.org.v3alpha.GetOrganizationDomainRequest
  */
 export type GetOrganizationDomainRequest = Message<"svc.resources.org.v3alpha.GetOrganizationDomainRequest"> & {
   /**
+   * ID of the organisation.
+   *
    * @generated from field: string organization_id = 1;
    */
   organizationId: string;
 
   /**
+   * The domain; compared ignoring case and surrounding spaces.
+   *
    * @generated from field: string domain = 2;
    */
   domain: string;
@@ -143,10 +169,14 @@ export const GetOrganizationDomainRequestSchema: GenMessage<GetOrganizationDomai
   messageDesc(file_svc_resources_org_v3alpha_org_domain_service, 3);
 
 /**
+ * The domain read.
+ *
  * @generated from message svc.resources.org.v3alpha.GetOrganizationDomainResponse
  */
 export type GetOrganizationDomainResponse = Message<"svc.resources.org.v3alpha.GetOrganizationDomainResponse"> & {
   /**
+   * The domain.
+   *
    * @generated from field: svc.resources.org.v3alpha.OrganizationDomain domain = 1;
    */
   domain?: OrganizationDomain | undefined;
@@ -160,15 +190,21 @@ export const GetOrganizationDomainResponseSchema: GenMessage<GetOrganizationDoma
   messageDesc(file_svc_resources_org_v3alpha_org_domain_service, 4);
 
 /**
+ * A search of one organisation's domains.
+ *
  * @generated from message svc.resources.org.v3alpha.SearchOrganizationDomainsRequest
  */
 export type SearchOrganizationDomainsRequest = Message<"svc.resources.org.v3alpha.SearchOrganizationDomainsRequest"> & {
   /**
+   * ID of the organisation whose domains are listed.
+   *
    * @generated from field: string organization_id = 1;
    */
   organizationId: string;
 
   /**
+   * Offset, limit (default 100) and order (by creation date, default descending) of the page.
+   *
    * @generated from field: svc.resources.object.v3alpha.ListQuery query = 2;
    */
   query?: ListQuery | undefined;
@@ -196,15 +232,21 @@ export const SearchOrganizationDomainsRequestSchema: GenMessage<SearchOrganizati
   messageDesc(file_svc_resources_org_v3alpha_org_domain_service, 5);
 
 /**
+ * A page of an organisation's domains.
+ *
  * @generated from message svc.resources.org.v3alpha.SearchOrganizationDomainsResponse
  */
 export type SearchOrganizationDomainsResponse = Message<"svc.resources.org.v3alpha.SearchOrganizationDomainsResponse"> & {
   /**
+   * Total count, the limit applied and whether this is the last page.
+   *
    * @generated from field: svc.resources.object.v3alpha.ListDetails details = 1;
    */
   details?: ListDetails | undefined;
 
   /**
+   * The domains of the page.
+   *
    * @generated from field: repeated svc.resources.org.v3alpha.OrganizationDomain result = 2;
    */
   result: OrganizationDomain[];
@@ -218,15 +260,21 @@ export const SearchOrganizationDomainsResponseSchema: GenMessage<SearchOrganizat
   messageDesc(file_svc_resources_org_v3alpha_org_domain_service, 6);
 
 /**
+ * The domain to remove from an organisation.
+ *
  * @generated from message svc.resources.org.v3alpha.RemoveOrganizationDomainRequest
  */
 export type RemoveOrganizationDomainRequest = Message<"svc.resources.org.v3alpha.RemoveOrganizationDomainRequest"> & {
   /**
+   * ID of the organisation.
+   *
    * @generated from field: string organization_id = 1;
    */
   organizationId: string;
 
   /**
+   * The domain to remove; NOT_FOUND when the organisation does not have it.
+   *
    * @generated from field: string domain = 2;
    */
   domain: string;
@@ -240,10 +288,14 @@ export const RemoveOrganizationDomainRequestSchema: GenMessage<RemoveOrganizatio
   messageDesc(file_svc_resources_org_v3alpha_org_domain_service, 7);
 
 /**
+ * The outcome of the removal.
+ *
  * @generated from message svc.resources.org.v3alpha.RemoveOrganizationDomainResponse
  */
 export type RemoveOrganizationDomainResponse = Message<"svc.resources.org.v3alpha.RemoveOrganizationDomainResponse"> & {
   /**
+   * The removed domain (as ID), sequence and date of the change.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -257,15 +309,22 @@ export const RemoveOrganizationDomainResponseSchema: GenMessage<RemoveOrganizati
   messageDesc(file_svc_resources_org_v3alpha_org_domain_service, 8);
 
 /**
+ * The domain to make the organisation's primary one.
+ *
  * @generated from message svc.resources.org.v3alpha.SetAsPrimaryRequest
  */
 export type SetAsPrimaryRequest = Message<"svc.resources.org.v3alpha.SetAsPrimaryRequest"> & {
   /**
+   * ID of the organisation.
+   *
    * @generated from field: string organization_id = 1;
    */
   organizationId: string;
 
   /**
+   * A verified domain of the organisation: NOT_FOUND when it has none such, FAILED_PRECONDITION when it is not
+   * verified.
+   *
    * @generated from field: string domain = 2;
    */
   domain: string;
@@ -279,10 +338,14 @@ export const SetAsPrimaryRequestSchema: GenMessage<SetAsPrimaryRequest> = /*@__P
   messageDesc(file_svc_resources_org_v3alpha_org_domain_service, 9);
 
 /**
+ * The outcome of the change of primary domain.
+ *
  * @generated from message svc.resources.org.v3alpha.SetAsPrimaryResponse
  */
 export type SetAsPrimaryResponse = Message<"svc.resources.org.v3alpha.SetAsPrimaryResponse"> & {
   /**
+   * The domain (as ID), sequence and date of the change.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -296,20 +359,28 @@ export const SetAsPrimaryResponseSchema: GenMessage<SetAsPrimaryResponse> = /*@_
   messageDesc(file_svc_resources_org_v3alpha_org_domain_service, 10);
 
 /**
+ * The domain to validate and the way to do it.
+ *
  * @generated from message svc.resources.org.v3alpha.GenerateValidationRequest
  */
 export type GenerateValidationRequest = Message<"svc.resources.org.v3alpha.GenerateValidationRequest"> & {
   /**
+   * ID of the organisation.
+   *
    * @generated from field: string organization_id = 1;
    */
   organizationId: string;
 
   /**
+   * An unverified domain of the organisation: NOT_FOUND when it has none such, FAILED_PRECONDITION when it is verified.
+   *
    * @generated from field: string domain = 2;
    */
   domain: string;
 
   /**
+   * Where the token is to be published: HTTP or DNS.
+   *
    * @generated from field: svc.resources.org.v3alpha.DomainValidationType type = 3;
    */
   type: DomainValidationType;
@@ -323,15 +394,21 @@ export const GenerateValidationRequestSchema: GenMessage<GenerateValidationReque
   messageDesc(file_svc_resources_org_v3alpha_org_domain_service, 11);
 
 /**
+ * The token to publish and where to publish it.
+ *
  * @generated from message svc.resources.org.v3alpha.GenerateValidationResponse
  */
 export type GenerateValidationResponse = Message<"svc.resources.org.v3alpha.GenerateValidationResponse"> & {
   /**
+   * The domain (as ID), sequence and date of the change.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * The token to publish (random, base64url); it replaces any token generated before.
+   *
    * @generated from field: string token = 2;
    */
   token: string;
@@ -359,15 +436,22 @@ export const GenerateValidationResponseSchema: GenMessage<GenerateValidationResp
   messageDesc(file_svc_resources_org_v3alpha_org_domain_service, 12);
 
 /**
+ * The domain whose published token is to be checked.
+ *
  * @generated from message svc.resources.org.v3alpha.ValidateRequest
  */
 export type ValidateRequest = Message<"svc.resources.org.v3alpha.ValidateRequest"> & {
   /**
+   * ID of the organisation.
+   *
    * @generated from field: string organization_id = 1;
    */
   organizationId: string;
 
   /**
+   * A domain of the organisation with a generated validation (else FAILED_PRECONDITION); a verified one is returned as
+   * it is.
+   *
    * @generated from field: string domain = 2;
    */
   domain: string;
@@ -381,10 +465,14 @@ export const ValidateRequestSchema: GenMessage<ValidateRequest> = /*@__PURE__*/
   messageDesc(file_svc_resources_org_v3alpha_org_domain_service, 13);
 
 /**
+ * The outcome of a successful validation.
+ *
  * @generated from message svc.resources.org.v3alpha.ValidateResponse
  */
 export type ValidateResponse = Message<"svc.resources.org.v3alpha.ValidateResponse"> & {
   /**
+   * The domain (as ID), sequence and date of the change.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -398,20 +486,28 @@ export const ValidateResponseSchema: GenMessage<ValidateResponse> = /*@__PURE__*
   messageDesc(file_svc_resources_org_v3alpha_org_domain_service, 14);
 
 /**
+ * How an organisation proves that it controls a domain.
+ *
  * @generated from enum svc.resources.org.v3alpha.DomainValidationType
  */
 export enum DomainValidationType {
   /**
+   * Not set: no validation generated yet. In GenerateValidation: refused.
+   *
    * @generated from enum value: DOMAIN_VALIDATION_TYPE_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * A file under /.well-known/svc-challenge/ on the domain's web server, holding the token.
+   *
    * @generated from enum value: DOMAIN_VALIDATION_TYPE_HTTP = 1;
    */
   HTTP = 1,
 
   /**
+   * A TXT record _svc-challenge.<domain> holding the token.
+   *
    * @generated from enum value: DOMAIN_VALIDATION_TYPE_DNS = 2;
    */
   DNS = 2,
@@ -439,6 +535,8 @@ export const OrganizationDomainService: GenService<{
     output: typeof AddOrganizationDomainResponseSchema;
   },
   /**
+   * Returns one domain of an organisation; NOT_FOUND when the organisation does not have it.
+   *
    * @generated from rpc svc.resources.org.v3alpha.OrganizationDomainService.GetOrganizationDomain
    */
   getOrganizationDomain: {
@@ -447,6 +545,8 @@ export const OrganizationDomainService: GenService<{
     output: typeof GetOrganizationDomainResponseSchema;
   },
   /**
+   * Lists the domains of one organisation, newest first by default.
+   *
    * @generated from rpc svc.resources.org.v3alpha.OrganizationDomainService.SearchOrganizationDomains
    */
   searchOrganizationDomains: {

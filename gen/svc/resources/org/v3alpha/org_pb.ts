@@ -18,6 +18,8 @@ export const file_svc_resources_org_v3alpha_org: GenFile = /*@__PURE__*/
   fileDesc("CiNzdmMvcmVzb3VyY2VzL29yZy92M2FscGhhL29yZy5wcm90bxIZc3ZjLnJlc291cmNlcy5vcmcudjNhbHBoYSIpCgxPcmdhbml6YXRpb24SGQoEbmFtZRgBIAEoCUILqrsYBwgBEMgBKAEiOgoRUGF0Y2hPcmdhbml6YXRpb24SHAoEbmFtZRgBIAEoCUIJqrsYBQgBEMgBSACIAQFCBwoFX25hbWUiyQEKD0dldE9yZ2FuaXphdGlvbhI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzEgwKBG5hbWUYAiABKAkSOwoFc3RhdGUYAyABKA4yLC5zdmMucmVzb3VyY2VzLm9yZy52M2FscGhhLk9yZ2FuaXphdGlvblN0YXRlEhYKDnByaW1hcnlfZG9tYWluGAQgASgJEhsKE2lzX2luc3RhbmNlX2RlZmF1bHQYBSABKAgitgIKGE9yZ2FuaXphdGlvblNlYXJjaEZpbHRlchI7CgZpbl9pZHMYASABKAsyKS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkluSURzRmlsdGVySAASQQoEbmFtZRgCIAEoCzIxLnN2Yy5yZXNvdXJjZXMub3JnLnYzYWxwaGEuT3JnYW5pemF0aW9uTmFtZUZpbHRlckgAEkUKBmRvbWFpbhgDIAEoCzIzLnN2Yy5yZXNvdXJjZXMub3JnLnYzYWxwaGEuT3JnYW5pemF0aW9uRG9tYWluRmlsdGVySAASQwoFc3RhdGUYBCABKAsyMi5zdmMucmVzb3VyY2VzLm9yZy52M2FscGhhLk9yZ2FuaXphdGlvblN0YXRlRmlsdGVySABCDgoGZmlsdGVyEgSwuxgBIncKFk9yZ2FuaXphdGlvbk5hbWVGaWx0ZXISFQoEbmFtZRgBIAEoCUIHqrsYAxDIARJGCgZtZXRob2QYAiABKA4yLi5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLlRleHRGaWx0ZXJNZXRob2RCBqq7GAIwASJ7ChhPcmdhbml6YXRpb25Eb21haW5GaWx0ZXISFwoGZG9tYWluGAEgASgJQgequxgDEP0BEkYKBm1ldGhvZBgCIAEoDjIuLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuVGV4dEZpbHRlck1ldGhvZEIGqrsYAjABImAKF09yZ2FuaXphdGlvblN0YXRlRmlsdGVyEkUKBXN0YXRlGAEgASgOMiwuc3ZjLnJlc291cmNlcy5vcmcudjNhbHBoYS5Pcmdhbml6YXRpb25TdGF0ZUIIqrsYBCgBMAEqdwoRT3JnYW5pemF0aW9uU3RhdGUSIgoeT1JHQU5JWkFUSU9OX1NUQVRFX1VOU1BFQ0lGSUVEEAASHQoZT1JHQU5JWkFUSU9OX1NUQVRFX0FDVElWRRABEh8KG09SR0FOSVpBVElPTl9TVEFURV9JTkFDVElWRRACKtYBChVPcmdhbml6YXRpb25GaWVsZE5hbWUSJwojT1JHQU5JWkFUSU9OX0ZJRUxEX05BTUVfVU5TUEVDSUZJRUQQABIeChpPUkdBTklaQVRJT05fRklFTERfTkFNRV9JRBABEikKJU9SR0FOSVpBVElPTl9GSUVMRF9OQU1FX0NSRUFUSU9OX0RBVEUQAhInCiNPUkdBTklaQVRJT05fRklFTERfTkFNRV9DSEFOR0VfREFURRADEiAKHE9SR0FOSVpBVElPTl9GSUVMRF9OQU1FX05BTUUQBGIGcHJvdG8z", [file_svc_options_v1_options, file_svc_resources_object_v3alpha_object]);
 
 /**
+ * An organisation to create: its name, from which its generated domain is made.
+ *
  * @generated from message svc.resources.org.v3alpha.Organization
  */
 export type Organization = Message<"svc.resources.org.v3alpha.Organization"> & {
@@ -37,10 +39,16 @@ export const OrganizationSchema: GenMessage<Organization> = /*@__PURE__*/
   messageDesc(file_svc_resources_org_v3alpha_org, 0);
 
 /**
+ * The changes to an organisation; an unset field is left as it is.
+ *
  * @generated from message svc.resources.org.v3alpha.PatchOrganization
  */
 export type PatchOrganization = Message<"svc.resources.org.v3alpha.PatchOrganization"> & {
   /**
+   * New name, unique in the instance (ignoring case). The generated domain follows it (<name slug>.<instance
+   * domain>) and stays primary if it was; ALREADY_EXISTS when the name or that domain is taken, FAILED_PRECONDITION
+   * when the organisation added that domain itself. Unset or equal to the current name: no change.
+   *
    * @generated from field: optional string name = 1;
    */
   name?: string | undefined;
@@ -54,32 +62,43 @@ export const PatchOrganizationSchema: GenMessage<PatchOrganization> = /*@__PURE_
   messageDesc(file_svc_resources_org_v3alpha_org, 1);
 
 /**
+ * An organisation as it is read.
+ *
  * @generated from message svc.resources.org.v3alpha.GetOrganization
  */
 export type GetOrganization = Message<"svc.resources.org.v3alpha.GetOrganization"> & {
   /**
+   * ID of the organisation, sequence and date of its last change; the owner is the instance.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * Name of the organisation, unique in the instance.
+   *
    * @generated from field: string name = 2;
    */
   name: string;
 
   /**
+   * Whether the organisation is active or deactivated.
+   *
    * @generated from field: svc.resources.org.v3alpha.OrganizationState state = 3;
    */
   state: OrganizationState;
 
   /**
-   * Generated from the name and the instance's domain: "<name>.<domain>".
+   * The organisation's primary domain: at first the generated one, "<name slug>.<instance domain>" (the name in lower
+   * case, other characters than letters and digits turned into "-"); else the verified domain set with SetAsPrimary.
    *
    * @generated from field: string primary_domain = 4;
    */
   primaryDomain: string;
 
   /**
+   * Whether this is the instance's default organisation (see SetAsInstanceDefault).
+   *
    * @generated from field: bool is_instance_default = 5;
    */
   isInstanceDefault: boolean;
@@ -93,6 +112,8 @@ export const GetOrganizationSchema: GenMessage<GetOrganization> = /*@__PURE__*/
   messageDesc(file_svc_resources_org_v3alpha_org, 2);
 
 /**
+ * One criterion of a search of organisations; a result meets all the filters of a request.
+ *
  * @generated from message svc.resources.org.v3alpha.OrganizationSearchFilter
  */
 export type OrganizationSearchFilter = Message<"svc.resources.org.v3alpha.OrganizationSearchFilter"> & {
@@ -101,24 +122,32 @@ export type OrganizationSearchFilter = Message<"svc.resources.org.v3alpha.Organi
    */
   filter: {
     /**
+     * Organisations with one of these IDs.
+     *
      * @generated from field: svc.resources.object.v3alpha.InIDsFilter in_ids = 1;
      */
     value: InIDsFilter;
     case: "inIds";
   } | {
     /**
+     * Organisations by name.
+     *
      * @generated from field: svc.resources.org.v3alpha.OrganizationNameFilter name = 2;
      */
     value: OrganizationNameFilter;
     case: "name";
   } | {
     /**
+     * Organisations by primary domain.
+     *
      * @generated from field: svc.resources.org.v3alpha.OrganizationDomainFilter domain = 3;
      */
     value: OrganizationDomainFilter;
     case: "domain";
   } | {
     /**
+     * Organisations in a state.
+     *
      * @generated from field: svc.resources.org.v3alpha.OrganizationStateFilter state = 4;
      */
     value: OrganizationStateFilter;
@@ -134,15 +163,21 @@ export const OrganizationSearchFilterSchema: GenMessage<OrganizationSearchFilter
   messageDesc(file_svc_resources_org_v3alpha_org, 3);
 
 /**
+ * Organisations whose name matches a text.
+ *
  * @generated from message svc.resources.org.v3alpha.OrganizationNameFilter
  */
 export type OrganizationNameFilter = Message<"svc.resources.org.v3alpha.OrganizationNameFilter"> & {
   /**
+   * The text the name is compared with.
+   *
    * @generated from field: string name = 1;
    */
   name: string;
 
   /**
+   * How the name is compared with the text; default: equals.
+   *
    * @generated from field: svc.resources.object.v3alpha.TextFilterMethod method = 2;
    */
   method: TextFilterMethod;
@@ -156,15 +191,21 @@ export const OrganizationNameFilterSchema: GenMessage<OrganizationNameFilter> = 
   messageDesc(file_svc_resources_org_v3alpha_org, 4);
 
 /**
+ * Organisations whose primary domain matches a text (other domains of the organisation are not looked at).
+ *
  * @generated from message svc.resources.org.v3alpha.OrganizationDomainFilter
  */
 export type OrganizationDomainFilter = Message<"svc.resources.org.v3alpha.OrganizationDomainFilter"> & {
   /**
+   * The text the primary domain is compared with; domains are stored in lower case.
+   *
    * @generated from field: string domain = 1;
    */
   domain: string;
 
   /**
+   * How the domain is compared with the text; default: equals.
+   *
    * @generated from field: svc.resources.object.v3alpha.TextFilterMethod method = 2;
    */
   method: TextFilterMethod;
@@ -178,10 +219,14 @@ export const OrganizationDomainFilterSchema: GenMessage<OrganizationDomainFilter
   messageDesc(file_svc_resources_org_v3alpha_org, 5);
 
 /**
+ * Organisations in a state.
+ *
  * @generated from message svc.resources.org.v3alpha.OrganizationStateFilter
  */
 export type OrganizationStateFilter = Message<"svc.resources.org.v3alpha.OrganizationStateFilter"> & {
   /**
+   * ACTIVE or INACTIVE.
+   *
    * @generated from field: svc.resources.org.v3alpha.OrganizationState state = 1;
    */
   state: OrganizationState;
@@ -195,20 +240,28 @@ export const OrganizationStateFilterSchema: GenMessage<OrganizationStateFilter> 
   messageDesc(file_svc_resources_org_v3alpha_org, 6);
 
 /**
+ * Whether an organisation is in use.
+ *
  * @generated from enum svc.resources.org.v3alpha.OrganizationState
  */
 export enum OrganizationState {
   /**
+   * Not set; never returned. In a filter: refused.
+   *
    * @generated from enum value: ORGANIZATION_STATE_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * In use: its users may sign in.
+   *
    * @generated from enum value: ORGANIZATION_STATE_ACTIVE = 1;
    */
   ACTIVE = 1,
 
   /**
+   * Deactivated: its users cannot sign in, get tokens or use their personal access tokens.
+   *
    * @generated from enum value: ORGANIZATION_STATE_INACTIVE = 2;
    */
   INACTIVE = 2,
@@ -221,30 +274,42 @@ export const OrganizationStateSchema: GenEnum<OrganizationState> = /*@__PURE__*/
   enumDesc(file_svc_resources_org_v3alpha_org, 0);
 
 /**
+ * The fields a search of organisations can be sorted by.
+ *
  * @generated from enum svc.resources.org.v3alpha.OrganizationFieldName
  */
 export enum OrganizationFieldName {
   /**
+   * Not set: by creation date.
+   *
    * @generated from enum value: ORGANIZATION_FIELD_NAME_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * By ID.
+   *
    * @generated from enum value: ORGANIZATION_FIELD_NAME_ID = 1;
    */
   ID = 1,
 
   /**
+   * By creation date.
+   *
    * @generated from enum value: ORGANIZATION_FIELD_NAME_CREATION_DATE = 2;
    */
   CREATION_DATE = 2,
 
   /**
+   * By the date of the last change.
+   *
    * @generated from enum value: ORGANIZATION_FIELD_NAME_CHANGE_DATE = 3;
    */
   CHANGE_DATE = 3,
 
   /**
+   * By name.
+   *
    * @generated from enum value: ORGANIZATION_FIELD_NAME_NAME = 4;
    */
   NAME = 4,

@@ -23,15 +23,22 @@ export const file_svc_resources_org_v3alpha_org_service: GenFile = /*@__PURE__*/
   fileDesc("CitzdmMvcmVzb3VyY2VzL29yZy92M2FscGhhL29yZ19zZXJ2aWNlLnByb3RvEhlzdmMucmVzb3VyY2VzLm9yZy52M2FscGhhIqABChlDcmVhdGVPcmdhbml6YXRpb25SZXF1ZXN0EjQKA2N0eBgBIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBEkUKDG9yZ2FuaXphdGlvbhgCIAEoCzInLnN2Yy5yZXNvdXJjZXMub3JnLnYzYWxwaGEuT3JnYW5pemF0aW9uQgaquxgCKAFCBgoEX2N0eCJUChpDcmVhdGVPcmdhbml6YXRpb25SZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIn8KGFBhdGNoT3JnYW5pemF0aW9uUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESSgoMb3JnYW5pemF0aW9uGAIgASgLMiwuc3ZjLnJlc291cmNlcy5vcmcudjNhbHBoYS5QYXRjaE9yZ2FuaXphdGlvbkIGqrsYAigBIlMKGVBhdGNoT3JnYW5pemF0aW9uUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyIxChZHZXRPcmdhbml6YXRpb25SZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoASJbChdHZXRPcmdhbml6YXRpb25SZXNwb25zZRJACgxvcmdhbml6YXRpb24YASABKAsyKi5zdmMucmVzb3VyY2VzLm9yZy52M2FscGhhLkdldE9yZ2FuaXphdGlvbiI0ChlEZWxldGVPcmdhbml6YXRpb25SZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoASJUChpEZWxldGVPcmdhbml6YXRpb25SZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIrICChpTZWFyY2hPcmdhbml6YXRpb25zUmVxdWVzdBI0CgNjdHgYASABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBARI2CgVxdWVyeRgCIAEoCzInLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuTGlzdFF1ZXJ5ElAKDnNvcnRpbmdfY29sdW1uGAMgASgOMjAuc3ZjLnJlc291cmNlcy5vcmcudjNhbHBoYS5Pcmdhbml6YXRpb25GaWVsZE5hbWVCBqq7GAIwARJMCgdmaWx0ZXJzGAQgAygLMjMuc3ZjLnJlc291cmNlcy5vcmcudjNhbHBoYS5Pcmdhbml6YXRpb25TZWFyY2hGaWx0ZXJCBqq7GAJIZEIGCgRfY3R4It8BChtTZWFyY2hPcmdhbml6YXRpb25zUmVzcG9uc2USOgoHZGV0YWlscxgBIAEoCzIpLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuTGlzdERldGFpbHMSSAoOc29ydGluZ19jb2x1bW4YAiABKA4yMC5zdmMucmVzb3VyY2VzLm9yZy52M2FscGhhLk9yZ2FuaXphdGlvbkZpZWxkTmFtZRI6CgZyZXN1bHQYAyADKAsyKi5zdmMucmVzb3VyY2VzLm9yZy52M2FscGhhLkdldE9yZ2FuaXphdGlvbiI4Ch1EZWFjdGl2YXRlT3JnYW5pemF0aW9uUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAEiWAoeRGVhY3RpdmF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMiOAodUmVhY3RpdmF0ZU9yZ2FuaXphdGlvblJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBIlgKHlJlYWN0aXZhdGVPcmdhbml6YXRpb25SZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIjYKG1NldEFzSW5zdGFuY2VEZWZhdWx0UmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAEiVgocU2V0QXNJbnN0YW5jZURlZmF1bHRSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIhsKGUdldEluc3RhbmNlRGVmYXVsdFJlcXVlc3QiXgoaR2V0SW5zdGFuY2VEZWZhdWx0UmVzcG9uc2USQAoMb3JnYW5pemF0aW9uGAEgASgLMiouc3ZjLnJlc291cmNlcy5vcmcudjNhbHBoYS5HZXRPcmdhbml6YXRpb24y7BAKE09yZ2FuaXphdGlvblNlcnZpY2US6AEKEkNyZWF0ZU9yZ2FuaXphdGlvbhI0LnN2Yy5yZXNvdXJjZXMub3JnLnYzYWxwaGEuQ3JlYXRlT3JnYW5pemF0aW9uUmVxdWVzdBo1LnN2Yy5yZXNvdXJjZXMub3JnLnYzYWxwaGEuQ3JlYXRlT3JnYW5pemF0aW9uUmVzcG9uc2UiZaK7GCsKCm9yZy5jcmVhdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpGMkBgtPkkwIwOgxvcmdhbml6YXRpb24iIC9yZXNvdXJjZXMvdjNhbHBoYS9vcmdhbml6YXRpb25zEugBChFQYXRjaE9yZ2FuaXphdGlvbhIzLnN2Yy5yZXNvdXJjZXMub3JnLnYzYWxwaGEuUGF0Y2hPcmdhbml6YXRpb25SZXF1ZXN0GjQuc3ZjLnJlc291cmNlcy5vcmcudjNhbHBoYS5QYXRjaE9yZ2FuaXphdGlvblJlc3BvbnNlImiiuxgpCglvcmcud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAjU6DG9yZ2FuaXphdGlvbjIlL3Jlc291cmNlcy92M2FscGhhL29yZ2FuaXphdGlvbnMve2lkfRLTAQoPR2V0T3JnYW5pemF0aW9uEjEuc3ZjLnJlc291cmNlcy5vcmcudjNhbHBoYS5HZXRPcmdhbml6YXRpb25SZXF1ZXN0GjIuc3ZjLnJlc291cmNlcy5vcmcudjNhbHBoYS5HZXRPcmdhbml6YXRpb25SZXNwb25zZSJZorsYKAoIb3JnLnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAicSJS9yZXNvdXJjZXMvdjNhbHBoYS9vcmdhbml6YXRpb25zL3tpZH0S3gEKEkRlbGV0ZU9yZ2FuaXphdGlvbhI0LnN2Yy5yZXNvdXJjZXMub3JnLnYzYWxwaGEuRGVsZXRlT3JnYW5pemF0aW9uUmVxdWVzdBo1LnN2Yy5yZXNvdXJjZXMub3JnLnYzYWxwaGEuRGVsZXRlT3JnYW5pemF0aW9uUmVzcG9uc2UiW6K7GCoKCm9yZy5kZWxldGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAicqJS9yZXNvdXJjZXMvdjNhbHBoYS9vcmdhbml6YXRpb25zL3tpZH0S6wEKE1NlYXJjaE9yZ2FuaXphdGlvbnMSNS5zdmMucmVzb3VyY2VzLm9yZy52M2FscGhhLlNlYXJjaE9yZ2FuaXphdGlvbnNSZXF1ZXN0GjYuc3ZjLnJlc291cmNlcy5vcmcudjNhbHBoYS5TZWFyY2hPcmdhbml6YXRpb25zUmVzcG9uc2UiZaK7GCgKCG9yZy5yZWFkEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIzOgdmaWx0ZXJzIigvcmVzb3VyY2VzL3YzYWxwaGEvb3JnYW5pemF0aW9ucy9fc2VhcmNoEvUBChZEZWFjdGl2YXRlT3JnYW5pemF0aW9uEjguc3ZjLnJlc291cmNlcy5vcmcudjNhbHBoYS5EZWFjdGl2YXRlT3JnYW5pemF0aW9uUmVxdWVzdBo5LnN2Yy5yZXNvdXJjZXMub3JnLnYzYWxwaGEuRGVhY3RpdmF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlImaiuxgpCglvcmcud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAjMiMS9yZXNvdXJjZXMvdjNhbHBoYS9vcmdhbml6YXRpb25zL3tpZH0vX2RlYWN0aXZhdGUS9QEKFlJlYWN0aXZhdGVPcmdhbml6YXRpb24SOC5zdmMucmVzb3VyY2VzLm9yZy52M2FscGhhLlJlYWN0aXZhdGVPcmdhbml6YXRpb25SZXF1ZXN0Gjkuc3ZjLnJlc291cmNlcy5vcmcudjNhbHBoYS5SZWFjdGl2YXRlT3JnYW5pemF0aW9uUmVzcG9uc2UiZqK7GCkKCW9yZy53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCMyIxL3Jlc291cmNlcy92M2FscGhhL29yZ2FuaXphdGlvbnMve2lkfS9fcmVhY3RpdmF0ZRL6AQoUU2V0QXNJbnN0YW5jZURlZmF1bHQSNi5zdmMucmVzb3VyY2VzLm9yZy52M2FscGhhLlNldEFzSW5zdGFuY2VEZWZhdWx0UmVxdWVzdBo3LnN2Yy5yZXNvdXJjZXMub3JnLnYzYWxwaGEuU2V0QXNJbnN0YW5jZURlZmF1bHRSZXNwb25zZSJxorsYJwoJaWFtLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaYLT5JMCQCI+L3Jlc291cmNlcy92M2FscGhhL29yZ2FuaXphdGlvbnMve2lkfS9fc2V0X2FzX2luc3RhbmNlX2RlZmF1bHQS7AEKEkdldEluc3RhbmNlRGVmYXVsdBI0LnN2Yy5yZXNvdXJjZXMub3JnLnYzYWxwaGEuR2V0SW5zdGFuY2VEZWZhdWx0UmVxdWVzdBo1LnN2Yy5yZXNvdXJjZXMub3JnLnYzYWxwaGEuR2V0SW5zdGFuY2VEZWZhdWx0UmVzcG9uc2UiaaK7GCsKDWF1dGhlbnRpY2F0ZWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwI0EjIvcmVzb3VyY2VzL3YzYWxwaGEvb3JnYW5pemF0aW9ucy9faW5zdGFuY2VfZGVmYXVsdGIGcHJvdG8z", [file_google_api_annotations, file_svc_object_v3alpha_object, file_svc_options_v1_options, file_svc_resources_object_v3alpha_object, file_svc_resources_org_v3alpha_org]);
 
 /**
+ * An organisation to create, and the instance to create it in.
+ *
  * @generated from message svc.resources.org.v3alpha.CreateOrganizationRequest
  */
 export type CreateOrganizationRequest = Message<"svc.resources.org.v3alpha.CreateOrganizationRequest"> & {
   /**
+   * The instance to create the organisation in; default: the instance of the request's Host. An organisation context is
+   * refused.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * The organisation's name.
+   *
    * @generated from field: svc.resources.org.v3alpha.Organization organization = 2;
    */
   organization?: Organization | undefined;
@@ -45,10 +52,14 @@ export const CreateOrganizationRequestSchema: GenMessage<CreateOrganizationReque
   messageDesc(file_svc_resources_org_v3alpha_org_service, 0);
 
 /**
+ * The organisation created.
+ *
  * @generated from message svc.resources.org.v3alpha.CreateOrganizationResponse
  */
 export type CreateOrganizationResponse = Message<"svc.resources.org.v3alpha.CreateOrganizationResponse"> & {
   /**
+   * ID of the new organisation, sequence and date of its creation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -62,15 +73,21 @@ export const CreateOrganizationResponseSchema: GenMessage<CreateOrganizationResp
   messageDesc(file_svc_resources_org_v3alpha_org_service, 1);
 
 /**
+ * An organisation's ID and the changes to it.
+ *
  * @generated from message svc.resources.org.v3alpha.PatchOrganizationRequest
  */
 export type PatchOrganizationRequest = Message<"svc.resources.org.v3alpha.PatchOrganizationRequest"> & {
   /**
+   * ID of the organisation to change.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The changes; unset fields are left as they are.
+   *
    * @generated from field: svc.resources.org.v3alpha.PatchOrganization organization = 2;
    */
   organization?: PatchOrganization | undefined;
@@ -84,10 +101,14 @@ export const PatchOrganizationRequestSchema: GenMessage<PatchOrganizationRequest
   messageDesc(file_svc_resources_org_v3alpha_org_service, 2);
 
 /**
+ * The outcome of a change to an organisation.
+ *
  * @generated from message svc.resources.org.v3alpha.PatchOrganizationResponse
  */
 export type PatchOrganizationResponse = Message<"svc.resources.org.v3alpha.PatchOrganizationResponse"> & {
   /**
+   * ID of the organisation, sequence and date of the change (of the last change when nothing changed).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -101,10 +122,14 @@ export const PatchOrganizationResponseSchema: GenMessage<PatchOrganizationRespon
   messageDesc(file_svc_resources_org_v3alpha_org_service, 3);
 
 /**
+ * The organisation to read.
+ *
  * @generated from message svc.resources.org.v3alpha.GetOrganizationRequest
  */
 export type GetOrganizationRequest = Message<"svc.resources.org.v3alpha.GetOrganizationRequest"> & {
   /**
+   * ID of the organisation.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -118,10 +143,14 @@ export const GetOrganizationRequestSchema: GenMessage<GetOrganizationRequest> = 
   messageDesc(file_svc_resources_org_v3alpha_org_service, 4);
 
 /**
+ * The organisation read.
+ *
  * @generated from message svc.resources.org.v3alpha.GetOrganizationResponse
  */
 export type GetOrganizationResponse = Message<"svc.resources.org.v3alpha.GetOrganizationResponse"> & {
   /**
+   * The organisation.
+   *
    * @generated from field: svc.resources.org.v3alpha.GetOrganization organization = 1;
    */
   organization?: GetOrganization | undefined;
@@ -135,10 +164,14 @@ export const GetOrganizationResponseSchema: GenMessage<GetOrganizationResponse> 
   messageDesc(file_svc_resources_org_v3alpha_org_service, 5);
 
 /**
+ * The organisation to remove.
+ *
  * @generated from message svc.resources.org.v3alpha.DeleteOrganizationRequest
  */
 export type DeleteOrganizationRequest = Message<"svc.resources.org.v3alpha.DeleteOrganizationRequest"> & {
   /**
+   * ID of the organisation.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -152,10 +185,14 @@ export const DeleteOrganizationRequestSchema: GenMessage<DeleteOrganizationReque
   messageDesc(file_svc_resources_org_v3alpha_org_service, 6);
 
 /**
+ * The outcome of the removal.
+ *
  * @generated from message svc.resources.org.v3alpha.DeleteOrganizationResponse
  */
 export type DeleteOrganizationResponse = Message<"svc.resources.org.v3alpha.DeleteOrganizationResponse"> & {
   /**
+   * ID of the removed organisation, sequence and date of the removal.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -169,25 +206,36 @@ export const DeleteOrganizationResponseSchema: GenMessage<DeleteOrganizationResp
   messageDesc(file_svc_resources_org_v3alpha_org_service, 7);
 
 /**
+ * A search of the instance's organisations: filters, sorting and the page.
+ *
  * @generated from message svc.resources.org.v3alpha.SearchOrganizationsRequest
  */
 export type SearchOrganizationsRequest = Message<"svc.resources.org.v3alpha.SearchOrganizationsRequest"> & {
   /**
+   * With an organisation: that organisation alone (the caller needs org.read in it). Default: every organisation of the
+   * instance the caller may read.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * Offset, limit (default 100) and order (default descending) of the page.
+   *
    * @generated from field: svc.resources.object.v3alpha.ListQuery query = 2;
    */
   query?: ListQuery | undefined;
 
   /**
+   * The field the results are sorted by; default: creation date.
+   *
    * @generated from field: svc.resources.org.v3alpha.OrganizationFieldName sorting_column = 3;
    */
   sortingColumn: OrganizationFieldName;
 
   /**
+   * Criteria the results must all meet; none: every organisation in reach.
+   *
    * @generated from field: repeated svc.resources.org.v3alpha.OrganizationSearchFilter filters = 4;
    */
   filters: OrganizationSearchFilter[];
@@ -201,20 +249,28 @@ export const SearchOrganizationsRequestSchema: GenMessage<SearchOrganizationsReq
   messageDesc(file_svc_resources_org_v3alpha_org_service, 8);
 
 /**
+ * A page of organisations.
+ *
  * @generated from message svc.resources.org.v3alpha.SearchOrganizationsResponse
  */
 export type SearchOrganizationsResponse = Message<"svc.resources.org.v3alpha.SearchOrganizationsResponse"> & {
   /**
+   * Total count, the limit applied and whether this is the last page.
+   *
    * @generated from field: svc.resources.object.v3alpha.ListDetails details = 1;
    */
   details?: ListDetails | undefined;
 
   /**
+   * The sorting field of the request, as given.
+   *
    * @generated from field: svc.resources.org.v3alpha.OrganizationFieldName sorting_column = 2;
    */
   sortingColumn: OrganizationFieldName;
 
   /**
+   * The organisations of the page.
+   *
    * @generated from field: repeated svc.resources.org.v3alpha.GetOrganization result = 3;
    */
   result: GetOrganization[];
@@ -228,10 +284,14 @@ export const SearchOrganizationsResponseSchema: GenMessage<SearchOrganizationsRe
   messageDesc(file_svc_resources_org_v3alpha_org_service, 9);
 
 /**
+ * The organisation to deactivate.
+ *
  * @generated from message svc.resources.org.v3alpha.DeactivateOrganizationRequest
  */
 export type DeactivateOrganizationRequest = Message<"svc.resources.org.v3alpha.DeactivateOrganizationRequest"> & {
   /**
+   * ID of the organisation.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -245,10 +305,14 @@ export const DeactivateOrganizationRequestSchema: GenMessage<DeactivateOrganizat
   messageDesc(file_svc_resources_org_v3alpha_org_service, 10);
 
 /**
+ * The outcome of the deactivation.
+ *
  * @generated from message svc.resources.org.v3alpha.DeactivateOrganizationResponse
  */
 export type DeactivateOrganizationResponse = Message<"svc.resources.org.v3alpha.DeactivateOrganizationResponse"> & {
   /**
+   * ID of the organisation, sequence and date of the change.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -262,10 +326,14 @@ export const DeactivateOrganizationResponseSchema: GenMessage<DeactivateOrganiza
   messageDesc(file_svc_resources_org_v3alpha_org_service, 11);
 
 /**
+ * The organisation to reactivate.
+ *
  * @generated from message svc.resources.org.v3alpha.ReactivateOrganizationRequest
  */
 export type ReactivateOrganizationRequest = Message<"svc.resources.org.v3alpha.ReactivateOrganizationRequest"> & {
   /**
+   * ID of the organisation.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -279,10 +347,14 @@ export const ReactivateOrganizationRequestSchema: GenMessage<ReactivateOrganizat
   messageDesc(file_svc_resources_org_v3alpha_org_service, 12);
 
 /**
+ * The outcome of the reactivation.
+ *
  * @generated from message svc.resources.org.v3alpha.ReactivateOrganizationResponse
  */
 export type ReactivateOrganizationResponse = Message<"svc.resources.org.v3alpha.ReactivateOrganizationResponse"> & {
   /**
+   * ID of the organisation, sequence and date of the change.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -296,10 +368,15 @@ export const ReactivateOrganizationResponseSchema: GenMessage<ReactivateOrganiza
   messageDesc(file_svc_resources_org_v3alpha_org_service, 13);
 
 /**
+ * The organisation to make the instance's default one.
+ *
  * @generated from message svc.resources.org.v3alpha.SetAsInstanceDefaultRequest
  */
 export type SetAsInstanceDefaultRequest = Message<"svc.resources.org.v3alpha.SetAsInstanceDefaultRequest"> & {
   /**
+   * ID of an active organisation of the instance: NOT_FOUND when there is none, FAILED_PRECONDITION when it is
+   * inactive.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -313,10 +390,14 @@ export const SetAsInstanceDefaultRequestSchema: GenMessage<SetAsInstanceDefaultR
   messageDesc(file_svc_resources_org_v3alpha_org_service, 14);
 
 /**
+ * The outcome of the change of default organisation.
+ *
  * @generated from message svc.resources.org.v3alpha.SetAsInstanceDefaultResponse
  */
 export type SetAsInstanceDefaultResponse = Message<"svc.resources.org.v3alpha.SetAsInstanceDefaultResponse"> & {
   /**
+   * ID of the organisation, sequence and date of the change; the owner is the instance.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -330,6 +411,8 @@ export const SetAsInstanceDefaultResponseSchema: GenMessage<SetAsInstanceDefault
   messageDesc(file_svc_resources_org_v3alpha_org_service, 15);
 
 /**
+ * Asks for the default organisation of the request's instance; no fields.
+ *
  * @generated from message svc.resources.org.v3alpha.GetInstanceDefaultRequest
  */
 export type GetInstanceDefaultRequest = Message<"svc.resources.org.v3alpha.GetInstanceDefaultRequest"> & {
@@ -343,10 +426,14 @@ export const GetInstanceDefaultRequestSchema: GenMessage<GetInstanceDefaultReque
   messageDesc(file_svc_resources_org_v3alpha_org_service, 16);
 
 /**
+ * The instance's default organisation.
+ *
  * @generated from message svc.resources.org.v3alpha.GetInstanceDefaultResponse
  */
 export type GetInstanceDefaultResponse = Message<"svc.resources.org.v3alpha.GetInstanceDefaultResponse"> & {
   /**
+   * The default organisation; is_instance_default is true.
+   *
    * @generated from field: svc.resources.org.v3alpha.GetOrganization organization = 1;
    */
   organization?: GetOrganization | undefined;
@@ -364,6 +451,10 @@ export const GetInstanceDefaultResponseSchema: GenMessage<GetInstanceDefaultResp
  */
 export const OrganizationService: GenService<{
   /**
+   * Creates an organisation in the instance of the request (ctx may name another instance, not an organisation:
+   * INVALID_ARGUMENT). Its generated domain, <name slug>.<instance domain>, is verified and primary. ALREADY_EXISTS
+   * when the name (ignoring case) or that domain is taken in the instance. Returns the new organisation's ID.
+   *
    * @generated from rpc svc.resources.org.v3alpha.OrganizationService.CreateOrganization
    */
   createOrganization: {
@@ -372,6 +463,9 @@ export const OrganizationService: GenService<{
     output: typeof CreateOrganizationResponseSchema;
   },
   /**
+   * Renames an organisation; its generated domain follows the new name. NOT_FOUND when the organisation is not one of
+   * the instance.
+   *
    * @generated from rpc svc.resources.org.v3alpha.OrganizationService.PatchOrganization
    */
   patchOrganization: {
@@ -380,6 +474,8 @@ export const OrganizationService: GenService<{
     output: typeof PatchOrganizationResponseSchema;
   },
   /**
+   * Returns an organisation of the instance; NOT_FOUND when there is none with the ID.
+   *
    * @generated from rpc svc.resources.org.v3alpha.OrganizationService.GetOrganization
    */
   getOrganization: {
@@ -408,6 +504,9 @@ export const OrganizationService: GenService<{
     output: typeof SearchOrganizationsResponseSchema;
   },
   /**
+   * Deactivates an organisation: its users can no longer sign in or use their tokens. The instance's default
+   * organisation cannot be deactivated (FAILED_PRECONDITION). An inactive organisation stays as it is.
+   *
    * @generated from rpc svc.resources.org.v3alpha.OrganizationService.DeactivateOrganization
    */
   deactivateOrganization: {
@@ -416,6 +515,8 @@ export const OrganizationService: GenService<{
     output: typeof DeactivateOrganizationResponseSchema;
   },
   /**
+   * Makes a deactivated organisation active again; an active one stays as it is.
+   *
    * @generated from rpc svc.resources.org.v3alpha.OrganizationService.ReactivateOrganization
    */
   reactivateOrganization: {
@@ -434,6 +535,8 @@ export const OrganizationService: GenService<{
     output: typeof SetAsInstanceDefaultResponseSchema;
   },
   /**
+   * Returns the instance's default organisation; NOT_FOUND when the instance has none.
+   *
    * @generated from rpc svc.resources.org.v3alpha.OrganizationService.GetInstanceDefault
    */
   getInstanceDefault: {

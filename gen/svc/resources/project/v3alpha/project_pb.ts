@@ -18,23 +18,31 @@ export const file_svc_resources_project_v3alpha_project: GenFile = /*@__PURE__*/
   fileDesc("CitzdmMvcmVzb3VyY2VzL3Byb2plY3QvdjNhbHBoYS9wcm9qZWN0LnByb3RvEh1zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYSJgCgdQcm9qZWN0EhkKBG5hbWUYASABKAlCC6q7GAcIARDIASgBEh4KFnByb2plY3Rfcm9sZV9hc3NlcnRpb24YAiABKAgSGgoScHJvamVjdF9yb2xlX2NoZWNrGAMgASgIIq0BCgxQYXRjaFByb2plY3QSHAoEbmFtZRgBIAEoCUIJqrsYBQgBEMgBSACIAQESIwoWcHJvamVjdF9yb2xlX2Fzc2VydGlvbhgCIAEoCEgBiAEBEh8KEnByb2plY3Rfcm9sZV9jaGVjaxgDIAEoCEgCiAEBQgcKBV9uYW1lQhkKF19wcm9qZWN0X3JvbGVfYXNzZXJ0aW9uQhUKE19wcm9qZWN0X3JvbGVfY2hlY2siuQEKCkdldFByb2plY3QSNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscxI3Cgdwcm9qZWN0GAIgASgLMiYuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuUHJvamVjdBI6CgVzdGF0ZRgDIAEoDjIrLnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlByb2plY3RTdGF0ZSJyCgtQcm9qZWN0Um9sZRIsCgNrZXkYASABKAlCH6q7GBsIARDIASISXltBLVphLXowLTlfLjotXSskKAESHQoMZGlzcGxheV9uYW1lGAIgASgJQgequxgDEMgBEhYKBWdyb3VwGAMgASgJQgequxgDEMgBIm4KEFBhdGNoUHJvamVjdFJvbGUSIgoMZGlzcGxheV9uYW1lGAEgASgJQgequxgDEMgBSACIAQESGwoFZ3JvdXAYAiABKAlCB6q7GAMQyAFIAYgBAUIPCg1fZGlzcGxheV9uYW1lQggKBl9ncm91cCL5AQoTUHJvamVjdFNlYXJjaEZpbHRlchI7CgZpbl9pZHMYASABKAsyKS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkluSURzRmlsdGVySAASQAoEbmFtZRgCIAEoCzIwLnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlByb2plY3ROYW1lRmlsdGVySAASUwoPb3JnYW5pemF0aW9uX2lkGAMgASgLMjguc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuUHJvamVjdE9yZ2FuaXphdGlvbkZpbHRlckgAQg4KBmZpbHRlchIEsLsYASJyChFQcm9qZWN0TmFtZUZpbHRlchIVCgRuYW1lGAEgASgJQgequxgDEMgBEkYKBm1ldGhvZBgCIAEoDjIuLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuVGV4dEZpbHRlck1ldGhvZEIGqrsYAjABIj8KGVByb2plY3RPcmdhbml6YXRpb25GaWx0ZXISIgoPb3JnYW5pemF0aW9uX2lkGAEgASgJQgmquxgFCAEQyAEqYwoMUHJvamVjdFN0YXRlEh0KGVBST0pFQ1RfU1RBVEVfVU5TUEVDSUZJRUQQABIYChRQUk9KRUNUX1NUQVRFX0FDVElWRRABEhoKFlBST0pFQ1RfU1RBVEVfSU5BQ1RJVkUQAiq4AQoQUHJvamVjdEZpZWxkTmFtZRIiCh5QUk9KRUNUX0ZJRUxEX05BTUVfVU5TUEVDSUZJRUQQABIZChVQUk9KRUNUX0ZJRUxEX05BTUVfSUQQARIkCiBQUk9KRUNUX0ZJRUxEX05BTUVfQ1JFQVRJT05fREFURRACEiIKHlBST0pFQ1RfRklFTERfTkFNRV9DSEFOR0VfREFURRADEhsKF1BST0pFQ1RfRklFTERfTkFNRV9OQU1FEARiBnByb3RvMw", [file_svc_options_v1_options, file_svc_resources_object_v3alpha_object]);
 
 /**
+ * A project to create: its name and how its roles reach tokens.
+ *
  * @generated from message svc.resources.project.v3alpha.Project
  */
 export type Project = Message<"svc.resources.project.v3alpha.Project"> & {
   /**
+   * Name of the project, unique in its organisation (ALREADY_EXISTS); case counts.
+   *
    * @generated from field: string name = 1;
    */
   name: string;
 
   /**
-   * Tokens carry the user's roles of this project (claim urn:svc:iam:org:project:roles).
+   * Lets the project's applications put the user's roles of this project into tokens without the roles scope:
+   * the access token where the application has access_token_role_assertion, the ID token where it has
+   * id_token_role_assertion (claims urn:svc:iam:org:project:roles and urn:svc:iam:org:project:<project ID>:roles).
+   * Default: false.
    *
    * @generated from field: bool project_role_assertion = 2;
    */
   projectRoleAssertion: boolean;
 
   /**
-   * Only users with a grant of this project may sign in to its applications.
+   * Stored and returned only: the server does not check it yet, so users without a grant of the project can still sign
+   * in to its applications. Default: false.
    *
    * @generated from field: bool project_role_check = 3;
    */
@@ -49,20 +57,28 @@ export const ProjectSchema: GenMessage<Project> = /*@__PURE__*/
   messageDesc(file_svc_resources_project_v3alpha_project, 0);
 
 /**
+ * The changes to a project; an unset field is left as it is.
+ *
  * @generated from message svc.resources.project.v3alpha.PatchProject
  */
 export type PatchProject = Message<"svc.resources.project.v3alpha.PatchProject"> & {
   /**
+   * New name, unique in the project's organisation (ALREADY_EXISTS).
+   *
    * @generated from field: optional string name = 1;
    */
   name?: string | undefined;
 
   /**
+   * New value of project_role_assertion.
+   *
    * @generated from field: optional bool project_role_assertion = 2;
    */
   projectRoleAssertion?: boolean | undefined;
 
   /**
+   * New value of project_role_check.
+   *
    * @generated from field: optional bool project_role_check = 3;
    */
   projectRoleCheck?: boolean | undefined;
@@ -76,20 +92,29 @@ export const PatchProjectSchema: GenMessage<PatchProject> = /*@__PURE__*/
   messageDesc(file_svc_resources_project_v3alpha_project, 1);
 
 /**
+ * A project as it is read.
+ *
  * @generated from message svc.resources.project.v3alpha.GetProject
  */
 export type GetProject = Message<"svc.resources.project.v3alpha.GetProject"> & {
   /**
+   * ID of the project, sequence and date of its last change (changes of its roles and members count too); the owner
+   * is the project's organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * Name and role settings of the project.
+   *
    * @generated from field: svc.resources.project.v3alpha.Project project = 2;
    */
   project?: Project | undefined;
 
   /**
+   * Whether the project is active or deactivated.
+   *
    * @generated from field: svc.resources.project.v3alpha.ProjectState state = 3;
    */
   state: ProjectState;
@@ -103,6 +128,8 @@ export const GetProjectSchema: GenMessage<GetProject> = /*@__PURE__*/
   messageDesc(file_svc_resources_project_v3alpha_project, 2);
 
 /**
+ * A role of a project, which user grants and project grants name by its key.
+ *
  * @generated from message svc.resources.project.v3alpha.ProjectRole
  */
 export type ProjectRole = Message<"svc.resources.project.v3alpha.ProjectRole"> & {
@@ -114,11 +141,15 @@ export type ProjectRole = Message<"svc.resources.project.v3alpha.ProjectRole"> &
   key: string;
 
   /**
+   * Name of the role shown to people; may be empty.
+   *
    * @generated from field: string display_name = 2;
    */
   displayName: string;
 
   /**
+   * Free text to group roles by; may be empty.
+   *
    * @generated from field: string group = 3;
    */
   group: string;
@@ -132,15 +163,21 @@ export const ProjectRoleSchema: GenMessage<ProjectRole> = /*@__PURE__*/
   messageDesc(file_svc_resources_project_v3alpha_project, 3);
 
 /**
+ * The changes to a role; an unset field is left as it is, an empty string clears it.
+ *
  * @generated from message svc.resources.project.v3alpha.PatchProjectRole
  */
 export type PatchProjectRole = Message<"svc.resources.project.v3alpha.PatchProjectRole"> & {
   /**
+   * New display name.
+   *
    * @generated from field: optional string display_name = 1;
    */
   displayName?: string | undefined;
 
   /**
+   * New group.
+   *
    * @generated from field: optional string group = 2;
    */
   group?: string | undefined;
@@ -154,6 +191,8 @@ export const PatchProjectRoleSchema: GenMessage<PatchProjectRole> = /*@__PURE__*
   messageDesc(file_svc_resources_project_v3alpha_project, 4);
 
 /**
+ * One criterion of a search of projects; a result meets all the filters of a request.
+ *
  * @generated from message svc.resources.project.v3alpha.ProjectSearchFilter
  */
 export type ProjectSearchFilter = Message<"svc.resources.project.v3alpha.ProjectSearchFilter"> & {
@@ -162,18 +201,24 @@ export type ProjectSearchFilter = Message<"svc.resources.project.v3alpha.Project
    */
   filter: {
     /**
+     * Projects with one of these IDs.
+     *
      * @generated from field: svc.resources.object.v3alpha.InIDsFilter in_ids = 1;
      */
     value: InIDsFilter;
     case: "inIds";
   } | {
     /**
+     * Projects by name.
+     *
      * @generated from field: svc.resources.project.v3alpha.ProjectNameFilter name = 2;
      */
     value: ProjectNameFilter;
     case: "name";
   } | {
     /**
+     * Projects of one organisation.
+     *
      * @generated from field: svc.resources.project.v3alpha.ProjectOrganizationFilter organization_id = 3;
      */
     value: ProjectOrganizationFilter;
@@ -189,15 +234,21 @@ export const ProjectSearchFilterSchema: GenMessage<ProjectSearchFilter> = /*@__P
   messageDesc(file_svc_resources_project_v3alpha_project, 5);
 
 /**
+ * Projects whose name matches a text.
+ *
  * @generated from message svc.resources.project.v3alpha.ProjectNameFilter
  */
 export type ProjectNameFilter = Message<"svc.resources.project.v3alpha.ProjectNameFilter"> & {
   /**
+   * The text the name is compared with.
+   *
    * @generated from field: string name = 1;
    */
   name: string;
 
   /**
+   * How the name is compared with the text; default: equals.
+   *
    * @generated from field: svc.resources.object.v3alpha.TextFilterMethod method = 2;
    */
   method: TextFilterMethod;
@@ -211,10 +262,14 @@ export const ProjectNameFilterSchema: GenMessage<ProjectNameFilter> = /*@__PURE_
   messageDesc(file_svc_resources_project_v3alpha_project, 6);
 
 /**
+ * Projects owned by one organisation.
+ *
  * @generated from message svc.resources.project.v3alpha.ProjectOrganizationFilter
  */
 export type ProjectOrganizationFilter = Message<"svc.resources.project.v3alpha.ProjectOrganizationFilter"> & {
   /**
+   * ID of the organisation that owns the projects.
+   *
    * @generated from field: string organization_id = 1;
    */
   organizationId: string;
@@ -228,20 +283,28 @@ export const ProjectOrganizationFilterSchema: GenMessage<ProjectOrganizationFilt
   messageDesc(file_svc_resources_project_v3alpha_project, 7);
 
 /**
+ * Whether a project is in use.
+ *
  * @generated from enum svc.resources.project.v3alpha.ProjectState
  */
 export enum ProjectState {
   /**
+   * Not set; never returned.
+   *
    * @generated from enum value: PROJECT_STATE_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * In use: its applications may sign users in.
+   *
    * @generated from enum value: PROJECT_STATE_ACTIVE = 1;
    */
   ACTIVE = 1,
 
   /**
+   * Deactivated: its applications are treated as inactive clients (no sign-in, no tokens).
+   *
    * @generated from enum value: PROJECT_STATE_INACTIVE = 2;
    */
   INACTIVE = 2,
@@ -254,30 +317,42 @@ export const ProjectStateSchema: GenEnum<ProjectState> = /*@__PURE__*/
   enumDesc(file_svc_resources_project_v3alpha_project, 0);
 
 /**
+ * The fields a search of projects can be sorted by.
+ *
  * @generated from enum svc.resources.project.v3alpha.ProjectFieldName
  */
 export enum ProjectFieldName {
   /**
+   * Not set: by creation date.
+   *
    * @generated from enum value: PROJECT_FIELD_NAME_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * By ID.
+   *
    * @generated from enum value: PROJECT_FIELD_NAME_ID = 1;
    */
   ID = 1,
 
   /**
+   * By creation date.
+   *
    * @generated from enum value: PROJECT_FIELD_NAME_CREATION_DATE = 2;
    */
   CREATION_DATE = 2,
 
   /**
+   * By the date of the last change.
+   *
    * @generated from enum value: PROJECT_FIELD_NAME_CHANGE_DATE = 3;
    */
   CHANGE_DATE = 3,
 
   /**
+   * By name.
+   *
    * @generated from enum value: PROJECT_FIELD_NAME_NAME = 4;
    */
   NAME = 4,

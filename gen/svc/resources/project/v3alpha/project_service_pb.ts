@@ -24,15 +24,22 @@ export const file_svc_resources_project_v3alpha_project_service: GenFile = /*@__
   fileDesc("CjNzdmMvcmVzb3VyY2VzL3Byb2plY3QvdjNhbHBoYS9wcm9qZWN0X3NlcnZpY2UucHJvdG8SHXN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhIpUBChRDcmVhdGVQcm9qZWN0UmVxdWVzdBI0CgNjdHgYASABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBARI/Cgdwcm9qZWN0GAIgASgLMiYuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuUHJvamVjdEIGqrsYAigBQgYKBF9jdHgiTwoVQ3JlYXRlUHJvamVjdFJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMidAoTUGF0Y2hQcm9qZWN0UmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESRAoHcHJvamVjdBgCIAEoCzIrLnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlBhdGNoUHJvamVjdEIGqrsYAigBIk4KFFBhdGNoUHJvamVjdFJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMiLAoRR2V0UHJvamVjdFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBIlAKEkdldFByb2plY3RSZXNwb25zZRI6Cgdwcm9qZWN0GAEgASgLMikuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuR2V0UHJvamVjdCIvChREZWxldGVQcm9qZWN0UmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAEiTwoVRGVsZXRlUHJvamVjdFJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMiqwIKFVNlYXJjaFByb2plY3RzUmVxdWVzdBI0CgNjdHgYASABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBARI2CgVxdWVyeRgCIAEoCzInLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuTGlzdFF1ZXJ5Ek8KDnNvcnRpbmdfY29sdW1uGAMgASgOMi8uc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuUHJvamVjdEZpZWxkTmFtZUIGqrsYAjABEksKB2ZpbHRlcnMYBCADKAsyMi5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5Qcm9qZWN0U2VhcmNoRmlsdGVyQgaquxgCSGRCBgoEX2N0eCLYAQoWU2VhcmNoUHJvamVjdHNSZXNwb25zZRI6CgdkZXRhaWxzGAEgASgLMikuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5MaXN0RGV0YWlscxJHCg5zb3J0aW5nX2NvbHVtbhgCIAEoDjIvLnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlByb2plY3RGaWVsZE5hbWUSOQoGcmVzdWx0GAMgAygLMikuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuR2V0UHJvamVjdCIzChhEZWFjdGl2YXRlUHJvamVjdFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBIlMKGURlYWN0aXZhdGVQcm9qZWN0UmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyIzChhSZWFjdGl2YXRlUHJvamVjdFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBIlMKGVJlYWN0aXZhdGVQcm9qZWN0UmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJ6ChVBZGRQcm9qZWN0Um9sZVJlcXVlc3QSHwoKcHJvamVjdF9pZBgBIAEoCUILqrsYBwgBEMgBKAESQAoEcm9sZRgCIAEoCzIqLnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlByb2plY3RSb2xlQgaquxgCKAEiUAoWQWRkUHJvamVjdFJvbGVSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIpsBChdQYXRjaFByb2plY3RSb2xlUmVxdWVzdBIfCgpwcm9qZWN0X2lkGAEgASgJQguquxgHCAEQyAEoARIYCgNrZXkYAiABKAlCC6q7GAcIARDIASgBEkUKBHJvbGUYAyABKAsyLy5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5QYXRjaFByb2plY3RSb2xlQgaquxgCKAEiUgoYUGF0Y2hQcm9qZWN0Um9sZVJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMiVQoYUmVtb3ZlUHJvamVjdFJvbGVSZXF1ZXN0Eh8KCnByb2plY3RfaWQYASABKAlCC6q7GAcIARDIASgBEhgKA2tleRgCIAEoCUILqrsYBwgBEMgBKAEiUwoZUmVtb3ZlUHJvamVjdFJvbGVSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIpEBChlTZWFyY2hQcm9qZWN0Um9sZXNSZXF1ZXN0Eh8KCnByb2plY3RfaWQYASABKAlCC6q7GAcIARDIASgBEjYKBXF1ZXJ5GAIgASgLMicuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5MaXN0UXVlcnkSGwoKa2V5X3ByZWZpeBgDIAEoCUIHqrsYAxDIASKUAQoaU2VhcmNoUHJvamVjdFJvbGVzUmVzcG9uc2USOgoHZGV0YWlscxgBIAEoCzIpLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuTGlzdERldGFpbHMSOgoGcmVzdWx0GAIgAygLMiouc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuUHJvamVjdFJvbGUiXQoMUHJvamVjdEdyYW50EiwKF2dyYW50ZWRfb3JnYW5pemF0aW9uX2lkGAEgASgJQguquxgHCAEQyAEoARIfCglyb2xlX2tleXMYAiADKAlCDKq7GAgIARDIAUjIASI0ChFQYXRjaFByb2plY3RHcmFudBIfCglyb2xlX2tleXMYASADKAlCDKq7GAgIARDIAUjIASLRAQoPR2V0UHJvamVjdEdyYW50EjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMSCgoCaWQYAiABKAkSEgoKcHJvamVjdF9pZBgDIAEoCRIfChdncmFudGVkX29yZ2FuaXphdGlvbl9pZBgEIAEoCRIRCglyb2xlX2tleXMYBSADKAkSMgoFc3RhdGUYBiABKA4yIy5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLlN0YXRlIoABChlDcmVhdGVQcm9qZWN0R3JhbnRSZXF1ZXN0Eh8KCnByb2plY3RfaWQYASABKAlCC6q7GAcIARDIASgBEkIKBWdyYW50GAIgASgLMisuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuUHJvamVjdEdyYW50QgaquxgCKAEiVAoaQ3JlYXRlUHJvamVjdEdyYW50UmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyKjAQoYUGF0Y2hQcm9qZWN0R3JhbnRSZXF1ZXN0Eh8KCnByb2plY3RfaWQYASABKAlCC6q7GAcIARDIASgBEh0KCGdyYW50X2lkGAIgASgJQguquxgHCAEQyAEoARJHCgVncmFudBgDIAEoCzIwLnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlBhdGNoUHJvamVjdEdyYW50QgaquxgCKAEiUwoZUGF0Y2hQcm9qZWN0R3JhbnRSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIlgKFkdldFByb2plY3RHcmFudFJlcXVlc3QSHwoKcHJvamVjdF9pZBgBIAEoCUILqrsYBwgBEMgBKAESHQoIZ3JhbnRfaWQYAiABKAlCC6q7GAcIARDIASgBIlgKF0dldFByb2plY3RHcmFudFJlc3BvbnNlEj0KBWdyYW50GAEgASgLMi4uc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuR2V0UHJvamVjdEdyYW50InkKGFByb2plY3RHcmFudFNlYXJjaEZpbHRlchIfCgpwcm9qZWN0X2lkGAEgASgJQgmquxgFCAEQyAFIABIsChdncmFudGVkX29yZ2FuaXphdGlvbl9pZBgCIAEoCUIJqrsYBQgBEMgBSABCDgoGZmlsdGVyEgSwuxgBIuQBChpTZWFyY2hQcm9qZWN0R3JhbnRzUmVxdWVzdBI0CgNjdHgYASABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBARI2CgVxdWVyeRgCIAEoCzInLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuTGlzdFF1ZXJ5ElAKB2ZpbHRlcnMYAyADKAsyNy5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5Qcm9qZWN0R3JhbnRTZWFyY2hGaWx0ZXJCBqq7GAJIZEIGCgRfY3R4IpkBChtTZWFyY2hQcm9qZWN0R3JhbnRzUmVzcG9uc2USOgoHZGV0YWlscxgBIAEoCzIpLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuTGlzdERldGFpbHMSPgoGcmVzdWx0GAIgAygLMi4uc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuR2V0UHJvamVjdEdyYW50Il8KHURlYWN0aXZhdGVQcm9qZWN0R3JhbnRSZXF1ZXN0Eh8KCnByb2plY3RfaWQYASABKAlCC6q7GAcIARDIASgBEh0KCGdyYW50X2lkGAIgASgJQguquxgHCAEQyAEoASJYCh5EZWFjdGl2YXRlUHJvamVjdEdyYW50UmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJfCh1SZWFjdGl2YXRlUHJvamVjdEdyYW50UmVxdWVzdBIfCgpwcm9qZWN0X2lkGAEgASgJQguquxgHCAEQyAEoARIdCghncmFudF9pZBgCIAEoCUILqrsYBwgBEMgBKAEiWAoeUmVhY3RpdmF0ZVByb2plY3RHcmFudFJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMiWwoZRGVsZXRlUHJvamVjdEdyYW50UmVxdWVzdBIfCgpwcm9qZWN0X2lkGAEgASgJQguquxgHCAEQyAEoARIdCghncmFudF9pZBgCIAEoCUILqrsYBwgBEMgBKAEiVAoaRGVsZXRlUHJvamVjdEdyYW50UmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlsczKFIwoOUHJvamVjdFNlcnZpY2US3AEKDUNyZWF0ZVByb2plY3QSMy5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5DcmVhdGVQcm9qZWN0UmVxdWVzdBo0LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLkNyZWF0ZVByb2plY3RSZXNwb25zZSJgorsYMAoNcHJvamVjdC53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkYyQEoAYLT5JMCJjoHcHJvamVjdCIbL3Jlc291cmNlcy92M2FscGhhL3Byb2plY3RzEtsBCgxQYXRjaFByb2plY3QSMi5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5QYXRjaFByb2plY3RSZXF1ZXN0GjMuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuUGF0Y2hQcm9qZWN0UmVzcG9uc2UiYqK7GC0KDXByb2plY3Qud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAis6B3Byb2plY3QyIC9yZXNvdXJjZXMvdjNhbHBoYS9wcm9qZWN0cy97aWR9EssBCgpHZXRQcm9qZWN0EjAuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuR2V0UHJvamVjdFJlcXVlc3QaMS5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5HZXRQcm9qZWN0UmVzcG9uc2UiWKK7GCwKDHByb2plY3QucmVhZBIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCIhIgL3Jlc291cmNlcy92M2FscGhhL3Byb2plY3RzL3tpZH0S1gEKDURlbGV0ZVByb2plY3QSMy5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5EZWxldGVQcm9qZWN0UmVxdWVzdBo0LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLkRlbGV0ZVByb2plY3RSZXNwb25zZSJaorsYLgoOcHJvamVjdC5kZWxldGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAiIqIC9yZXNvdXJjZXMvdjNhbHBoYS9wcm9qZWN0cy97aWR9EuMBCg5TZWFyY2hQcm9qZWN0cxI0LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlNlYXJjaFByb2plY3RzUmVxdWVzdBo1LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlNlYXJjaFByb2plY3RzUmVzcG9uc2UiZKK7GCwKDHByb2plY3QucmVhZBIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCLjoHZmlsdGVycyIjL3Jlc291cmNlcy92M2FscGhhL3Byb2plY3RzL19zZWFyY2gS7QEKEURlYWN0aXZhdGVQcm9qZWN0Ejcuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuRGVhY3RpdmF0ZVByb2plY3RSZXF1ZXN0Gjguc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuRGVhY3RpdmF0ZVByb2plY3RSZXNwb25zZSJlorsYLQoNcHJvamVjdC53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCLiIsL3Jlc291cmNlcy92M2FscGhhL3Byb2plY3RzL3tpZH0vX2RlYWN0aXZhdGUS7QEKEVJlYWN0aXZhdGVQcm9qZWN0Ejcuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuUmVhY3RpdmF0ZVByb2plY3RSZXF1ZXN0Gjguc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuUmVhY3RpdmF0ZVByb2plY3RSZXNwb25zZSJlorsYLQoNcHJvamVjdC53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCLiIsL3Jlc291cmNlcy92M2FscGhhL3Byb2plY3RzL3tpZH0vX3JlYWN0aXZhdGUS9AEKDkFkZFByb2plY3RSb2xlEjQuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuQWRkUHJvamVjdFJvbGVSZXF1ZXN0GjUuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuQWRkUHJvamVjdFJvbGVSZXNwb25zZSJ1orsYNQoScHJvamVjdC5yb2xlLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaRjJASgBgtPkkwI2OgRyb2xlIi4vcmVzb3VyY2VzL3YzYWxwaGEvcHJvamVjdHMve3Byb2plY3RfaWR9L3JvbGVzEv0BChBQYXRjaFByb2plY3RSb2xlEjYuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuUGF0Y2hQcm9qZWN0Um9sZVJlcXVlc3QaNy5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5QYXRjaFByb2plY3RSb2xlUmVzcG9uc2UieKK7GDIKEnByb2plY3Qucm9sZS53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCPDoEcm9sZTI0L3Jlc291cmNlcy92M2FscGhhL3Byb2plY3RzL3twcm9qZWN0X2lkfS9yb2xlcy97a2V5fRL7AQoRUmVtb3ZlUHJvamVjdFJvbGUSNy5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5SZW1vdmVQcm9qZWN0Um9sZVJlcXVlc3QaOC5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5SZW1vdmVQcm9qZWN0Um9sZVJlc3BvbnNlInOiuxgzChNwcm9qZWN0LnJvbGUuZGVsZXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwI2KjQvcmVzb3VyY2VzL3YzYWxwaGEvcHJvamVjdHMve3Byb2plY3RfaWR9L3JvbGVzL3trZXl9EoECChJTZWFyY2hQcm9qZWN0Um9sZXMSOC5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5TZWFyY2hQcm9qZWN0Um9sZXNSZXF1ZXN0Gjkuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuU2VhcmNoUHJvamVjdFJvbGVzUmVzcG9uc2UidqK7GDEKEXByb2plY3Qucm9sZS5yZWFkEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwI7OgEqIjYvcmVzb3VyY2VzL3YzYWxwaGEvcHJvamVjdHMve3Byb2plY3RfaWR9L3JvbGVzL19zZWFyY2gSgwIKEkNyZWF0ZVByb2plY3RHcmFudBI4LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLkNyZWF0ZVByb2plY3RHcmFudFJlcXVlc3QaOS5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5DcmVhdGVQcm9qZWN0R3JhbnRSZXNwb25zZSJ4orsYNgoTcHJvamVjdC5ncmFudC53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkYyQEoAYLT5JMCODoFZ3JhbnQiLy9yZXNvdXJjZXMvdjNhbHBoYS9wcm9qZWN0cy97cHJvamVjdF9pZH0vZ3JhbnRzEokCChFQYXRjaFByb2plY3RHcmFudBI3LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlBhdGNoUHJvamVjdEdyYW50UmVxdWVzdBo4LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlBhdGNoUHJvamVjdEdyYW50UmVzcG9uc2UigAGiuxgzChNwcm9qZWN0LmdyYW50LndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwJDOgVncmFudDI6L3Jlc291cmNlcy92M2FscGhhL3Byb2plY3RzL3twcm9qZWN0X2lkfS9ncmFudHMve2dyYW50X2lkfRL6AQoPR2V0UHJvamVjdEdyYW50EjUuc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuR2V0UHJvamVjdEdyYW50UmVxdWVzdBo2LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLkdldFByb2plY3RHcmFudFJlc3BvbnNlIniiuxgyChJwcm9qZWN0LmdyYW50LnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAjwSOi9yZXNvdXJjZXMvdjNhbHBoYS9wcm9qZWN0cy97cHJvamVjdF9pZH0vZ3JhbnRzL3tncmFudF9pZH0S+AEKE1NlYXJjaFByb2plY3RHcmFudHMSOS5zdmMucmVzb3VyY2VzLnByb2plY3QudjNhbHBoYS5TZWFyY2hQcm9qZWN0R3JhbnRzUmVxdWVzdBo6LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlNlYXJjaFByb2plY3RHcmFudHNSZXNwb25zZSJqorsYMgoScHJvamVjdC5ncmFudC5yZWFkEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIuOgEqIikvcmVzb3VyY2VzL3YzYWxwaGEvcHJvamVjdF9ncmFudHMvX3NlYXJjaBKdAgoWRGVhY3RpdmF0ZVByb2plY3RHcmFudBI8LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLkRlYWN0aXZhdGVQcm9qZWN0R3JhbnRSZXF1ZXN0Gj0uc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuRGVhY3RpdmF0ZVByb2plY3RHcmFudFJlc3BvbnNlIoUBorsYMwoTcHJvamVjdC5ncmFudC53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCSCJGL3Jlc291cmNlcy92M2FscGhhL3Byb2plY3RzL3twcm9qZWN0X2lkfS9ncmFudHMve2dyYW50X2lkfS9fZGVhY3RpdmF0ZRKdAgoWUmVhY3RpdmF0ZVByb2plY3RHcmFudBI8LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLlJlYWN0aXZhdGVQcm9qZWN0R3JhbnRSZXF1ZXN0Gj0uc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuUmVhY3RpdmF0ZVByb2plY3RHcmFudFJlc3BvbnNlIoUBorsYMwoTcHJvamVjdC5ncmFudC53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCSCJGL3Jlc291cmNlcy92M2FscGhhL3Byb2plY3RzL3twcm9qZWN0X2lkfS9ncmFudHMve2dyYW50X2lkfS9fcmVhY3RpdmF0ZRKFAgoSRGVsZXRlUHJvamVjdEdyYW50Ejguc3ZjLnJlc291cmNlcy5wcm9qZWN0LnYzYWxwaGEuRGVsZXRlUHJvamVjdEdyYW50UmVxdWVzdBo5LnN2Yy5yZXNvdXJjZXMucHJvamVjdC52M2FscGhhLkRlbGV0ZVByb2plY3RHcmFudFJlc3BvbnNlInqiuxg0ChRwcm9qZWN0LmdyYW50LmRlbGV0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCPCo6L3Jlc291cmNlcy92M2FscGhhL3Byb2plY3RzL3twcm9qZWN0X2lkfS9ncmFudHMve2dyYW50X2lkfWIGcHJvdG8z", [file_google_api_annotations, file_svc_object_v3alpha_object, file_svc_options_v1_options, file_svc_resources_object_v3alpha_object, file_svc_resources_project_v3alpha_project]);
 
 /**
+ * A project to create, and the organisation to create it in.
+ *
  * @generated from message svc.resources.project.v3alpha.CreateProjectRequest
  */
 export type CreateProjectRequest = Message<"svc.resources.project.v3alpha.CreateProjectRequest"> & {
   /**
+   * The organisation that owns the project (org_id or org_domain); default: the instance's default organisation
+   * (FAILED_PRECONDITION when there is none).
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * Name and role settings of the project.
+   *
    * @generated from field: svc.resources.project.v3alpha.Project project = 2;
    */
   project?: Project | undefined;
@@ -46,10 +53,14 @@ export const CreateProjectRequestSchema: GenMessage<CreateProjectRequest> = /*@_
   messageDesc(file_svc_resources_project_v3alpha_project_service, 0);
 
 /**
+ * The project created.
+ *
  * @generated from message svc.resources.project.v3alpha.CreateProjectResponse
  */
 export type CreateProjectResponse = Message<"svc.resources.project.v3alpha.CreateProjectResponse"> & {
   /**
+   * ID of the new project, sequence and date of its creation; the owner is its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -63,15 +74,21 @@ export const CreateProjectResponseSchema: GenMessage<CreateProjectResponse> = /*
   messageDesc(file_svc_resources_project_v3alpha_project_service, 1);
 
 /**
+ * A project's ID and the changes to it.
+ *
  * @generated from message svc.resources.project.v3alpha.PatchProjectRequest
  */
 export type PatchProjectRequest = Message<"svc.resources.project.v3alpha.PatchProjectRequest"> & {
   /**
+   * ID of the project to change.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The changes; unset fields are left as they are.
+   *
    * @generated from field: svc.resources.project.v3alpha.PatchProject project = 2;
    */
   project?: PatchProject | undefined;
@@ -85,10 +102,14 @@ export const PatchProjectRequestSchema: GenMessage<PatchProjectRequest> = /*@__P
   messageDesc(file_svc_resources_project_v3alpha_project_service, 2);
 
 /**
+ * The outcome of a change to a project.
+ *
  * @generated from message svc.resources.project.v3alpha.PatchProjectResponse
  */
 export type PatchProjectResponse = Message<"svc.resources.project.v3alpha.PatchProjectResponse"> & {
   /**
+   * ID of the project, sequence and date of the change (of the last change when nothing changed).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -102,10 +123,14 @@ export const PatchProjectResponseSchema: GenMessage<PatchProjectResponse> = /*@_
   messageDesc(file_svc_resources_project_v3alpha_project_service, 3);
 
 /**
+ * The project to read.
+ *
  * @generated from message svc.resources.project.v3alpha.GetProjectRequest
  */
 export type GetProjectRequest = Message<"svc.resources.project.v3alpha.GetProjectRequest"> & {
   /**
+   * ID of the project.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -119,10 +144,14 @@ export const GetProjectRequestSchema: GenMessage<GetProjectRequest> = /*@__PURE_
   messageDesc(file_svc_resources_project_v3alpha_project_service, 4);
 
 /**
+ * The project read.
+ *
  * @generated from message svc.resources.project.v3alpha.GetProjectResponse
  */
 export type GetProjectResponse = Message<"svc.resources.project.v3alpha.GetProjectResponse"> & {
   /**
+   * The project.
+   *
    * @generated from field: svc.resources.project.v3alpha.GetProject project = 1;
    */
   project?: GetProject | undefined;
@@ -136,10 +165,14 @@ export const GetProjectResponseSchema: GenMessage<GetProjectResponse> = /*@__PUR
   messageDesc(file_svc_resources_project_v3alpha_project_service, 5);
 
 /**
+ * The project to remove.
+ *
  * @generated from message svc.resources.project.v3alpha.DeleteProjectRequest
  */
 export type DeleteProjectRequest = Message<"svc.resources.project.v3alpha.DeleteProjectRequest"> & {
   /**
+   * ID of the project.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -153,10 +186,14 @@ export const DeleteProjectRequestSchema: GenMessage<DeleteProjectRequest> = /*@_
   messageDesc(file_svc_resources_project_v3alpha_project_service, 6);
 
 /**
+ * The outcome of the removal.
+ *
  * @generated from message svc.resources.project.v3alpha.DeleteProjectResponse
  */
 export type DeleteProjectResponse = Message<"svc.resources.project.v3alpha.DeleteProjectResponse"> & {
   /**
+   * ID of the removed project, sequence and date of the removal.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -170,25 +207,36 @@ export const DeleteProjectResponseSchema: GenMessage<DeleteProjectResponse> = /*
   messageDesc(file_svc_resources_project_v3alpha_project_service, 7);
 
 /**
+ * A search of projects: filters, sorting and the page.
+ *
  * @generated from message svc.resources.project.v3alpha.SearchProjectsRequest
  */
 export type SearchProjectsRequest = Message<"svc.resources.project.v3alpha.SearchProjectsRequest"> & {
   /**
+   * With an organisation: its projects alone (the caller needs project.read in it). Default: every organisation the
+   * caller may read projects in, and the projects it is a member of.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * Offset, limit (default 100) and order (default descending) of the page.
+   *
    * @generated from field: svc.resources.object.v3alpha.ListQuery query = 2;
    */
   query?: ListQuery | undefined;
 
   /**
+   * The field the results are sorted by; default: creation date.
+   *
    * @generated from field: svc.resources.project.v3alpha.ProjectFieldName sorting_column = 3;
    */
   sortingColumn: ProjectFieldName;
 
   /**
+   * Criteria the results must all meet; none: every project in reach.
+   *
    * @generated from field: repeated svc.resources.project.v3alpha.ProjectSearchFilter filters = 4;
    */
   filters: ProjectSearchFilter[];
@@ -202,20 +250,28 @@ export const SearchProjectsRequestSchema: GenMessage<SearchProjectsRequest> = /*
   messageDesc(file_svc_resources_project_v3alpha_project_service, 8);
 
 /**
+ * A page of projects.
+ *
  * @generated from message svc.resources.project.v3alpha.SearchProjectsResponse
  */
 export type SearchProjectsResponse = Message<"svc.resources.project.v3alpha.SearchProjectsResponse"> & {
   /**
+   * Total count, the limit applied and whether this is the last page.
+   *
    * @generated from field: svc.resources.object.v3alpha.ListDetails details = 1;
    */
   details?: ListDetails | undefined;
 
   /**
+   * The sorting field of the request, as given.
+   *
    * @generated from field: svc.resources.project.v3alpha.ProjectFieldName sorting_column = 2;
    */
   sortingColumn: ProjectFieldName;
 
   /**
+   * The projects of the page.
+   *
    * @generated from field: repeated svc.resources.project.v3alpha.GetProject result = 3;
    */
   result: GetProject[];
@@ -229,10 +285,14 @@ export const SearchProjectsResponseSchema: GenMessage<SearchProjectsResponse> = 
   messageDesc(file_svc_resources_project_v3alpha_project_service, 9);
 
 /**
+ * The project to deactivate.
+ *
  * @generated from message svc.resources.project.v3alpha.DeactivateProjectRequest
  */
 export type DeactivateProjectRequest = Message<"svc.resources.project.v3alpha.DeactivateProjectRequest"> & {
   /**
+   * ID of the project.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -246,10 +306,14 @@ export const DeactivateProjectRequestSchema: GenMessage<DeactivateProjectRequest
   messageDesc(file_svc_resources_project_v3alpha_project_service, 10);
 
 /**
+ * The outcome of the deactivation.
+ *
  * @generated from message svc.resources.project.v3alpha.DeactivateProjectResponse
  */
 export type DeactivateProjectResponse = Message<"svc.resources.project.v3alpha.DeactivateProjectResponse"> & {
   /**
+   * ID of the project, sequence and date of the change.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -263,10 +327,14 @@ export const DeactivateProjectResponseSchema: GenMessage<DeactivateProjectRespon
   messageDesc(file_svc_resources_project_v3alpha_project_service, 11);
 
 /**
+ * The project to reactivate.
+ *
  * @generated from message svc.resources.project.v3alpha.ReactivateProjectRequest
  */
 export type ReactivateProjectRequest = Message<"svc.resources.project.v3alpha.ReactivateProjectRequest"> & {
   /**
+   * ID of the project.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -280,10 +348,14 @@ export const ReactivateProjectRequestSchema: GenMessage<ReactivateProjectRequest
   messageDesc(file_svc_resources_project_v3alpha_project_service, 12);
 
 /**
+ * The outcome of the reactivation.
+ *
  * @generated from message svc.resources.project.v3alpha.ReactivateProjectResponse
  */
 export type ReactivateProjectResponse = Message<"svc.resources.project.v3alpha.ReactivateProjectResponse"> & {
   /**
+   * ID of the project, sequence and date of the change.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -297,15 +369,21 @@ export const ReactivateProjectResponseSchema: GenMessage<ReactivateProjectRespon
   messageDesc(file_svc_resources_project_v3alpha_project_service, 13);
 
 /**
+ * A role to add to a project.
+ *
  * @generated from message svc.resources.project.v3alpha.AddProjectRoleRequest
  */
 export type AddProjectRoleRequest = Message<"svc.resources.project.v3alpha.AddProjectRoleRequest"> & {
   /**
+   * ID of the project.
+   *
    * @generated from field: string project_id = 1;
    */
   projectId: string;
 
   /**
+   * The role: key, display name and group.
+   *
    * @generated from field: svc.resources.project.v3alpha.ProjectRole role = 2;
    */
   role?: ProjectRole | undefined;
@@ -319,10 +397,14 @@ export const AddProjectRoleRequestSchema: GenMessage<AddProjectRoleRequest> = /*
   messageDesc(file_svc_resources_project_v3alpha_project_service, 14);
 
 /**
+ * The outcome of adding a role.
+ *
  * @generated from message svc.resources.project.v3alpha.AddProjectRoleResponse
  */
 export type AddProjectRoleResponse = Message<"svc.resources.project.v3alpha.AddProjectRoleResponse"> & {
   /**
+   * ID of the project (not of the role), sequence and date of the change.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -336,20 +418,28 @@ export const AddProjectRoleResponseSchema: GenMessage<AddProjectRoleResponse> = 
   messageDesc(file_svc_resources_project_v3alpha_project_service, 15);
 
 /**
+ * A role of a project and the changes to it.
+ *
  * @generated from message svc.resources.project.v3alpha.PatchProjectRoleRequest
  */
 export type PatchProjectRoleRequest = Message<"svc.resources.project.v3alpha.PatchProjectRoleRequest"> & {
   /**
+   * ID of the project.
+   *
    * @generated from field: string project_id = 1;
    */
   projectId: string;
 
   /**
+   * Key of the role to change; case counts.
+   *
    * @generated from field: string key = 2;
    */
   key: string;
 
   /**
+   * The changes; unset fields are left as they are.
+   *
    * @generated from field: svc.resources.project.v3alpha.PatchProjectRole role = 3;
    */
   role?: PatchProjectRole | undefined;
@@ -363,10 +453,14 @@ export const PatchProjectRoleRequestSchema: GenMessage<PatchProjectRoleRequest> 
   messageDesc(file_svc_resources_project_v3alpha_project_service, 16);
 
 /**
+ * The outcome of a change to a role.
+ *
  * @generated from message svc.resources.project.v3alpha.PatchProjectRoleResponse
  */
 export type PatchProjectRoleResponse = Message<"svc.resources.project.v3alpha.PatchProjectRoleResponse"> & {
   /**
+   * ID of the project (not of the role), sequence and date of the change.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -380,15 +474,21 @@ export const PatchProjectRoleResponseSchema: GenMessage<PatchProjectRoleResponse
   messageDesc(file_svc_resources_project_v3alpha_project_service, 17);
 
 /**
+ * The role to remove from a project.
+ *
  * @generated from message svc.resources.project.v3alpha.RemoveProjectRoleRequest
  */
 export type RemoveProjectRoleRequest = Message<"svc.resources.project.v3alpha.RemoveProjectRoleRequest"> & {
   /**
+   * ID of the project.
+   *
    * @generated from field: string project_id = 1;
    */
   projectId: string;
 
   /**
+   * Key of the role to remove; case counts.
+   *
    * @generated from field: string key = 2;
    */
   key: string;
@@ -402,10 +502,14 @@ export const RemoveProjectRoleRequestSchema: GenMessage<RemoveProjectRoleRequest
   messageDesc(file_svc_resources_project_v3alpha_project_service, 18);
 
 /**
+ * The outcome of the removal.
+ *
  * @generated from message svc.resources.project.v3alpha.RemoveProjectRoleResponse
  */
 export type RemoveProjectRoleResponse = Message<"svc.resources.project.v3alpha.RemoveProjectRoleResponse"> & {
   /**
+   * ID of the project (not of the role), sequence and date of the change.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -419,15 +523,21 @@ export const RemoveProjectRoleResponseSchema: GenMessage<RemoveProjectRoleRespon
   messageDesc(file_svc_resources_project_v3alpha_project_service, 19);
 
 /**
+ * A search of one project's roles.
+ *
  * @generated from message svc.resources.project.v3alpha.SearchProjectRolesRequest
  */
 export type SearchProjectRolesRequest = Message<"svc.resources.project.v3alpha.SearchProjectRolesRequest"> & {
   /**
+   * ID of the project whose roles are listed.
+   *
    * @generated from field: string project_id = 1;
    */
   projectId: string;
 
   /**
+   * Offset, limit (default 100) and order (by key, default descending) of the page.
+   *
    * @generated from field: svc.resources.object.v3alpha.ListQuery query = 2;
    */
   query?: ListQuery | undefined;
@@ -448,15 +558,21 @@ export const SearchProjectRolesRequestSchema: GenMessage<SearchProjectRolesReque
   messageDesc(file_svc_resources_project_v3alpha_project_service, 20);
 
 /**
+ * A page of a project's roles.
+ *
  * @generated from message svc.resources.project.v3alpha.SearchProjectRolesResponse
  */
 export type SearchProjectRolesResponse = Message<"svc.resources.project.v3alpha.SearchProjectRolesResponse"> & {
   /**
+   * Total count, the limit applied and whether this is the last page.
+   *
    * @generated from field: svc.resources.object.v3alpha.ListDetails details = 1;
    */
   details?: ListDetails | undefined;
 
   /**
+   * The roles of the page.
+   *
    * @generated from field: repeated svc.resources.project.v3alpha.ProjectRole result = 2;
    */
   result: ProjectRole[];
@@ -470,6 +586,8 @@ export const SearchProjectRolesResponseSchema: GenMessage<SearchProjectRolesResp
   messageDesc(file_svc_resources_project_v3alpha_project_service, 21);
 
 /**
+ * A grant of a project to another organisation of the instance.
+ *
  * @generated from message svc.resources.project.v3alpha.ProjectGrant
  */
 export type ProjectGrant = Message<"svc.resources.project.v3alpha.ProjectGrant"> & {
@@ -496,10 +614,15 @@ export const ProjectGrantSchema: GenMessage<ProjectGrant> = /*@__PURE__*/
   messageDesc(file_svc_resources_project_v3alpha_project_service, 22);
 
 /**
+ * The new roles of a project grant.
+ *
  * @generated from message svc.resources.project.v3alpha.PatchProjectGrant
  */
 export type PatchProjectGrant = Message<"svc.resources.project.v3alpha.PatchProjectGrant"> & {
   /**
+   * The roles the granted organisation's users may hold, replacing the ones before (duplicates are dropped); each a
+   * role of the project (INVALID_ARGUMENT). Empty: none.
+   *
    * @generated from field: repeated string role_keys = 1;
    */
   roleKeys: string[];
@@ -513,35 +636,49 @@ export const PatchProjectGrantSchema: GenMessage<PatchProjectGrant> = /*@__PURE_
   messageDesc(file_svc_resources_project_v3alpha_project_service, 23);
 
 /**
+ * A project grant as it is read.
+ *
  * @generated from message svc.resources.project.v3alpha.GetProjectGrant
  */
 export type GetProjectGrant = Message<"svc.resources.project.v3alpha.GetProjectGrant"> & {
   /**
+   * ID of the grant, sequence and date of its last change; the owner is the project's organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * ID of the grant.
+   *
    * @generated from field: string id = 2;
    */
   id: string;
 
   /**
+   * ID of the project granted.
+   *
    * @generated from field: string project_id = 3;
    */
   projectId: string;
 
   /**
+   * ID of the organisation the project is granted to.
+   *
    * @generated from field: string granted_organization_id = 4;
    */
   grantedOrganizationId: string;
 
   /**
+   * Keys of the project's roles the granted organisation's users may hold.
+   *
    * @generated from field: repeated string role_keys = 5;
    */
   roleKeys: string[];
 
   /**
+   * Whether the grant is active or deactivated.
+   *
    * @generated from field: svc.resources.object.v3alpha.State state = 6;
    */
   state: State;
@@ -555,15 +692,21 @@ export const GetProjectGrantSchema: GenMessage<GetProjectGrant> = /*@__PURE__*/
   messageDesc(file_svc_resources_project_v3alpha_project_service, 24);
 
 /**
+ * A grant of a project to create.
+ *
  * @generated from message svc.resources.project.v3alpha.CreateProjectGrantRequest
  */
 export type CreateProjectGrantRequest = Message<"svc.resources.project.v3alpha.CreateProjectGrantRequest"> & {
   /**
+   * ID of the project to grant.
+   *
    * @generated from field: string project_id = 1;
    */
   projectId: string;
 
   /**
+   * The organisation to grant the project to, and the roles.
+   *
    * @generated from field: svc.resources.project.v3alpha.ProjectGrant grant = 2;
    */
   grant?: ProjectGrant | undefined;
@@ -577,10 +720,14 @@ export const CreateProjectGrantRequestSchema: GenMessage<CreateProjectGrantReque
   messageDesc(file_svc_resources_project_v3alpha_project_service, 25);
 
 /**
+ * The grant created.
+ *
  * @generated from message svc.resources.project.v3alpha.CreateProjectGrantResponse
  */
 export type CreateProjectGrantResponse = Message<"svc.resources.project.v3alpha.CreateProjectGrantResponse"> & {
   /**
+   * ID of the new grant, sequence and date of its creation; the owner is the project's organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -594,20 +741,28 @@ export const CreateProjectGrantResponseSchema: GenMessage<CreateProjectGrantResp
   messageDesc(file_svc_resources_project_v3alpha_project_service, 26);
 
 /**
+ * A project grant and its new roles.
+ *
  * @generated from message svc.resources.project.v3alpha.PatchProjectGrantRequest
  */
 export type PatchProjectGrantRequest = Message<"svc.resources.project.v3alpha.PatchProjectGrantRequest"> & {
   /**
+   * ID of the project.
+   *
    * @generated from field: string project_id = 1;
    */
   projectId: string;
 
   /**
+   * ID of the grant; NOT_FOUND when it is not one of the project's.
+   *
    * @generated from field: string grant_id = 2;
    */
   grantId: string;
 
   /**
+   * The new roles.
+   *
    * @generated from field: svc.resources.project.v3alpha.PatchProjectGrant grant = 3;
    */
   grant?: PatchProjectGrant | undefined;
@@ -621,10 +776,14 @@ export const PatchProjectGrantRequestSchema: GenMessage<PatchProjectGrantRequest
   messageDesc(file_svc_resources_project_v3alpha_project_service, 27);
 
 /**
+ * The outcome of a change to a project grant.
+ *
  * @generated from message svc.resources.project.v3alpha.PatchProjectGrantResponse
  */
 export type PatchProjectGrantResponse = Message<"svc.resources.project.v3alpha.PatchProjectGrantResponse"> & {
   /**
+   * ID of the project (not of the grant), sequence and date of the change.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -638,15 +797,21 @@ export const PatchProjectGrantResponseSchema: GenMessage<PatchProjectGrantRespon
   messageDesc(file_svc_resources_project_v3alpha_project_service, 28);
 
 /**
+ * The project grant to read.
+ *
  * @generated from message svc.resources.project.v3alpha.GetProjectGrantRequest
  */
 export type GetProjectGrantRequest = Message<"svc.resources.project.v3alpha.GetProjectGrantRequest"> & {
   /**
+   * ID of the project.
+   *
    * @generated from field: string project_id = 1;
    */
   projectId: string;
 
   /**
+   * ID of the grant.
+   *
    * @generated from field: string grant_id = 2;
    */
   grantId: string;
@@ -660,10 +825,14 @@ export const GetProjectGrantRequestSchema: GenMessage<GetProjectGrantRequest> = 
   messageDesc(file_svc_resources_project_v3alpha_project_service, 29);
 
 /**
+ * The project grant read.
+ *
  * @generated from message svc.resources.project.v3alpha.GetProjectGrantResponse
  */
 export type GetProjectGrantResponse = Message<"svc.resources.project.v3alpha.GetProjectGrantResponse"> & {
   /**
+   * The grant.
+   *
    * @generated from field: svc.resources.project.v3alpha.GetProjectGrant grant = 1;
    */
   grant?: GetProjectGrant | undefined;
@@ -677,6 +846,8 @@ export const GetProjectGrantResponseSchema: GenMessage<GetProjectGrantResponse> 
   messageDesc(file_svc_resources_project_v3alpha_project_service, 30);
 
 /**
+ * One criterion of a search of project grants; a result meets all the filters of a request.
+ *
  * @generated from message svc.resources.project.v3alpha.ProjectGrantSearchFilter
  */
 export type ProjectGrantSearchFilter = Message<"svc.resources.project.v3alpha.ProjectGrantSearchFilter"> & {
@@ -685,12 +856,16 @@ export type ProjectGrantSearchFilter = Message<"svc.resources.project.v3alpha.Pr
    */
   filter: {
     /**
+     * Grants of this project.
+     *
      * @generated from field: string project_id = 1;
      */
     value: string;
     case: "projectId";
   } | {
     /**
+     * Grants to this organisation.
+     *
      * @generated from field: string granted_organization_id = 2;
      */
     value: string;
@@ -706,20 +881,29 @@ export const ProjectGrantSearchFilterSchema: GenMessage<ProjectGrantSearchFilter
   messageDesc(file_svc_resources_project_v3alpha_project_service, 31);
 
 /**
+ * A search of project grants: filters and the page.
+ *
  * @generated from message svc.resources.project.v3alpha.SearchProjectGrantsRequest
  */
 export type SearchProjectGrantsRequest = Message<"svc.resources.project.v3alpha.SearchProjectGrantsRequest"> & {
   /**
+   * With an organisation: grants of its projects and grants to it (the caller needs project.grant.read in it), plus the
+   * grants the caller is a member of. Default: every grant in the caller's reach.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * Offset, limit (default 100) and order (by creation date, default descending) of the page.
+   *
    * @generated from field: svc.resources.object.v3alpha.ListQuery query = 2;
    */
   query?: ListQuery | undefined;
 
   /**
+   * Criteria the results must all meet; none: every grant in reach.
+   *
    * @generated from field: repeated svc.resources.project.v3alpha.ProjectGrantSearchFilter filters = 3;
    */
   filters: ProjectGrantSearchFilter[];
@@ -733,15 +917,21 @@ export const SearchProjectGrantsRequestSchema: GenMessage<SearchProjectGrantsReq
   messageDesc(file_svc_resources_project_v3alpha_project_service, 32);
 
 /**
+ * A page of project grants.
+ *
  * @generated from message svc.resources.project.v3alpha.SearchProjectGrantsResponse
  */
 export type SearchProjectGrantsResponse = Message<"svc.resources.project.v3alpha.SearchProjectGrantsResponse"> & {
   /**
+   * Total count, the limit applied and whether this is the last page.
+   *
    * @generated from field: svc.resources.object.v3alpha.ListDetails details = 1;
    */
   details?: ListDetails | undefined;
 
   /**
+   * The grants of the page.
+   *
    * @generated from field: repeated svc.resources.project.v3alpha.GetProjectGrant result = 2;
    */
   result: GetProjectGrant[];
@@ -755,15 +945,21 @@ export const SearchProjectGrantsResponseSchema: GenMessage<SearchProjectGrantsRe
   messageDesc(file_svc_resources_project_v3alpha_project_service, 33);
 
 /**
+ * The project grant to deactivate.
+ *
  * @generated from message svc.resources.project.v3alpha.DeactivateProjectGrantRequest
  */
 export type DeactivateProjectGrantRequest = Message<"svc.resources.project.v3alpha.DeactivateProjectGrantRequest"> & {
   /**
+   * ID of the project.
+   *
    * @generated from field: string project_id = 1;
    */
   projectId: string;
 
   /**
+   * ID of the grant; NOT_FOUND when it is not one of the project's.
+   *
    * @generated from field: string grant_id = 2;
    */
   grantId: string;
@@ -777,10 +973,14 @@ export const DeactivateProjectGrantRequestSchema: GenMessage<DeactivateProjectGr
   messageDesc(file_svc_resources_project_v3alpha_project_service, 34);
 
 /**
+ * The outcome of the deactivation.
+ *
  * @generated from message svc.resources.project.v3alpha.DeactivateProjectGrantResponse
  */
 export type DeactivateProjectGrantResponse = Message<"svc.resources.project.v3alpha.DeactivateProjectGrantResponse"> & {
   /**
+   * ID of the project (not of the grant), sequence and date of the change.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -794,15 +994,21 @@ export const DeactivateProjectGrantResponseSchema: GenMessage<DeactivateProjectG
   messageDesc(file_svc_resources_project_v3alpha_project_service, 35);
 
 /**
+ * The project grant to reactivate.
+ *
  * @generated from message svc.resources.project.v3alpha.ReactivateProjectGrantRequest
  */
 export type ReactivateProjectGrantRequest = Message<"svc.resources.project.v3alpha.ReactivateProjectGrantRequest"> & {
   /**
+   * ID of the project.
+   *
    * @generated from field: string project_id = 1;
    */
   projectId: string;
 
   /**
+   * ID of the grant; NOT_FOUND when it is not one of the project's.
+   *
    * @generated from field: string grant_id = 2;
    */
   grantId: string;
@@ -816,10 +1022,14 @@ export const ReactivateProjectGrantRequestSchema: GenMessage<ReactivateProjectGr
   messageDesc(file_svc_resources_project_v3alpha_project_service, 36);
 
 /**
+ * The outcome of the reactivation.
+ *
  * @generated from message svc.resources.project.v3alpha.ReactivateProjectGrantResponse
  */
 export type ReactivateProjectGrantResponse = Message<"svc.resources.project.v3alpha.ReactivateProjectGrantResponse"> & {
   /**
+   * ID of the project (not of the grant), sequence and date of the change.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -833,15 +1043,21 @@ export const ReactivateProjectGrantResponseSchema: GenMessage<ReactivateProjectG
   messageDesc(file_svc_resources_project_v3alpha_project_service, 37);
 
 /**
+ * The project grant to remove.
+ *
  * @generated from message svc.resources.project.v3alpha.DeleteProjectGrantRequest
  */
 export type DeleteProjectGrantRequest = Message<"svc.resources.project.v3alpha.DeleteProjectGrantRequest"> & {
   /**
+   * ID of the project.
+   *
    * @generated from field: string project_id = 1;
    */
   projectId: string;
 
   /**
+   * ID of the grant; NOT_FOUND when it is not one of the project's.
+   *
    * @generated from field: string grant_id = 2;
    */
   grantId: string;
@@ -855,10 +1071,14 @@ export const DeleteProjectGrantRequestSchema: GenMessage<DeleteProjectGrantReque
   messageDesc(file_svc_resources_project_v3alpha_project_service, 38);
 
 /**
+ * The outcome of the removal.
+ *
  * @generated from message svc.resources.project.v3alpha.DeleteProjectGrantResponse
  */
 export type DeleteProjectGrantResponse = Message<"svc.resources.project.v3alpha.DeleteProjectGrantResponse"> & {
   /**
+   * ID of the project (not of the grant), sequence and date of the removal.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -886,6 +1106,9 @@ export const ProjectService: GenService<{
     output: typeof CreateProjectResponseSchema;
   },
   /**
+   * Changes a project's name and role settings; unset fields stay. ALREADY_EXISTS when the new name is taken in the
+   * organisation.
+   *
    * @generated from rpc svc.resources.project.v3alpha.ProjectService.PatchProject
    */
   patchProject: {
@@ -894,6 +1117,8 @@ export const ProjectService: GenService<{
     output: typeof PatchProjectResponseSchema;
   },
   /**
+   * Returns a project; NOT_FOUND when the instance has none with the ID.
+   *
    * @generated from rpc svc.resources.project.v3alpha.ProjectService.GetProject
    */
   getProject: {
@@ -932,6 +1157,8 @@ export const ProjectService: GenService<{
     output: typeof DeactivateProjectResponseSchema;
   },
   /**
+   * Makes a deactivated project active again; an active one stays as it is.
+   *
    * @generated from rpc svc.resources.project.v3alpha.ProjectService.ReactivateProject
    */
   reactivateProject: {
@@ -940,6 +1167,8 @@ export const ProjectService: GenService<{
     output: typeof ReactivateProjectResponseSchema;
   },
   /**
+   * Adds a role to a project; ALREADY_EXISTS when the project has a role with the key.
+   *
    * @generated from rpc svc.resources.project.v3alpha.ProjectService.AddProjectRole
    */
   addProjectRole: {
@@ -948,6 +1177,8 @@ export const ProjectService: GenService<{
     output: typeof AddProjectRoleResponseSchema;
   },
   /**
+   * Changes a role's display name or group; NOT_FOUND when the project has no role with the key.
+   *
    * @generated from rpc svc.resources.project.v3alpha.ProjectService.PatchProjectRole
    */
   patchProjectRole: {
@@ -956,7 +1187,8 @@ export const ProjectService: GenService<{
     output: typeof PatchProjectRoleResponseSchema;
   },
   /**
-   * Also takes the role out of every user grant and project membership.
+   * Removes a role from a project; NOT_FOUND when it has none with the key. The role also leaves every user grant and
+   * project grant of the project that named it.
    *
    * @generated from rpc svc.resources.project.v3alpha.ProjectService.RemoveProjectRole
    */
@@ -966,6 +1198,8 @@ export const ProjectService: GenService<{
     output: typeof RemoveProjectRoleResponseSchema;
   },
   /**
+   * Lists the roles of one project, sorted by key.
+   *
    * @generated from rpc svc.resources.project.v3alpha.ProjectService.SearchProjectRoles
    */
   searchProjectRoles: {
@@ -985,6 +1219,9 @@ export const ProjectService: GenService<{
     output: typeof CreateProjectGrantResponseSchema;
   },
   /**
+   * Replaces the roles of a project grant. Keys must be roles of the project (INVALID_ARGUMENT); keys left out are also
+   * taken out of the granted organisation's user grants on the project.
+   *
    * @generated from rpc svc.resources.project.v3alpha.ProjectService.PatchProjectGrant
    */
   patchProjectGrant: {
@@ -993,6 +1230,8 @@ export const ProjectService: GenService<{
     output: typeof PatchProjectGrantResponseSchema;
   },
   /**
+   * Returns one grant of a project; NOT_FOUND when the project has no grant with the ID.
+   *
    * @generated from rpc svc.resources.project.v3alpha.ProjectService.GetProjectGrant
    */
   getProjectGrant: {
@@ -1001,6 +1240,9 @@ export const ProjectService: GenService<{
     output: typeof GetProjectGrantResponseSchema;
   },
   /**
+   * Lists project grants: of projects the caller may read, made to organisations it may read, and those it is a member
+   * of; ctx with an organisation narrows it to that organisation.
+   *
    * @generated from rpc svc.resources.project.v3alpha.ProjectService.SearchProjectGrants
    */
   searchProjectGrants: {
@@ -1009,6 +1251,9 @@ export const ProjectService: GenService<{
     output: typeof SearchProjectGrantsResponseSchema;
   },
   /**
+   * Deactivates a project grant: while inactive, the roles of the granted organisation's users on the project are left
+   * out of their tokens, and no user grants can be added for them.
+   *
    * @generated from rpc svc.resources.project.v3alpha.ProjectService.DeactivateProjectGrant
    */
   deactivateProjectGrant: {
@@ -1017,6 +1262,8 @@ export const ProjectService: GenService<{
     output: typeof DeactivateProjectGrantResponseSchema;
   },
   /**
+   * Makes a deactivated project grant active again; an active one stays as it is.
+   *
    * @generated from rpc svc.resources.project.v3alpha.ProjectService.ReactivateProjectGrant
    */
   reactivateProjectGrant: {
@@ -1025,6 +1272,9 @@ export const ProjectService: GenService<{
     output: typeof ReactivateProjectGrantResponseSchema;
   },
   /**
+   * Removes a project grant with the user grants of the granted organisation's users on the project and the memberships
+   * of the grant.
+   *
    * @generated from rpc svc.resources.project.v3alpha.ProjectService.DeleteProjectGrant
    */
   deleteProjectGrant: {

@@ -24,6 +24,8 @@ export const file_svc_resources_session_v3alpha_session_service: GenFile = /*@__
   fileDesc("CjNzdmMvcmVzb3VyY2VzL3Nlc3Npb24vdjNhbHBoYS9zZXNzaW9uX3NlcnZpY2UucHJvdG8SHXN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhIloKCUNoZWNrVXNlchIcCgd1c2VyX2lkGAEgASgJQgmquxgFCAEQyAFIABIfCgpsb2dpbl9uYW1lGAIgASgJQgmquxgFCAEQyAFIAEIOCgZzZWFyY2gSBLC7GAEiLAoNQ2hlY2tQYXNzd29yZBIbCghwYXNzd29yZBgBIAEoCUIJqrsYBQgBEMgBIi8KCUNoZWNrVE9UUBIiCgRjb2RlGAEgASgJQhSquxgQCAYQBiIKXlswLTldezZ9JCIiCghDaGVja09UUBIWCgRjb2RlGAEgASgJQgiquxgECAEQFCJPCg1DaGVja1dlYkF1dGhOEiMKD2NyZWRlbnRpYWxfanNvbhgBIAEoCUIKqrsYBggBEKCcARIZCgZvcmlnaW4YAiABKAlCCaq7GAUIARCsAiJbCg5DaGVja0lEUEludGVudBIiCg1pZHBfaW50ZW50X2lkGAEgASgJQguquxgHCAEQyAEoARIlChBpZHBfaW50ZW50X3Rva2VuGAIgASgJQguquxgHCAEQyAEoASKzAwoGQ2hlY2tzEjYKBHVzZXIYASABKAsyKC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DaGVja1VzZXISPgoIcGFzc3dvcmQYAiABKAsyLC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DaGVja1Bhc3N3b3JkEjYKBHRvdHAYAyABKAsyKC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DaGVja1RPVFASOgoJb3RwX2VtYWlsGAQgASgLMicuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuQ2hlY2tPVFASOAoHb3RwX3NtcxgFIAEoCzInLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkNoZWNrT1RQEkAKCndlYl9hdXRoX24YBiABKAsyLC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DaGVja1dlYkF1dGhOEkEKCmlkcF9pbnRlbnQYByABKAsyLS5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DaGVja0lEUEludGVudCI1Cg9SZXF1ZXN0V2ViQXV0aE4SIgoadXNlcl92ZXJpZmljYXRpb25fcmVxdWlyZWQYASABKAgiewoRUmVxdWVzdENoYWxsZW5nZXMSEQoJb3RwX2VtYWlsGAEgASgIEg8KB290cF9zbXMYAiABKAgSQgoKd2ViX2F1dGhfbhgDIAEoCzIuLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLlJlcXVlc3RXZWJBdXRoTiIpChFXZWJBdXRoTkNoYWxsZW5nZRIUCgxvcHRpb25zX2pzb24YASABKAkiUgoKQ2hhbGxlbmdlcxJECgp3ZWJfYXV0aF9uGAEgASgLMjAuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuV2ViQXV0aE5DaGFsbGVuZ2UiOQoGRmFjdG9yEi8KC3ZlcmlmaWVkX2F0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ2CgpVc2VyRmFjdG9yEi8KC3ZlcmlmaWVkX2F0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIKCgJpZBgCIAEoCRISCgpsb2dpbl9uYW1lGAMgASgJEhcKD29yZ2FuaXphdGlvbl9pZBgEIAEoCSJYCg5XZWJBdXRoTkZhY3RvchIvCgt2ZXJpZmllZF9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNdXNlcl92ZXJpZmllZBgCIAEoCCKiAwoHRmFjdG9ycxI3CgR1c2VyGAEgASgLMikuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuVXNlckZhY3RvchI3CghwYXNzd29yZBgCIAEoCzIlLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkZhY3RvchIzCgR0b3RwGAMgASgLMiUuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuRmFjdG9yEjgKCW90cF9lbWFpbBgEIAEoCzIlLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkZhY3RvchI2CgdvdHBfc21zGAUgASgLMiUuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuRmFjdG9yEkEKCndlYl9hdXRoX24YBiABKAsyLS5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5XZWJBdXRoTkZhY3RvchI7CgZpbnRlbnQYByABKAsyKy5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5JbnRlbnRGYWN0b3IiTwoMSW50ZW50RmFjdG9yEi8KC3ZlcmlmaWVkX2F0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZpZHBfaWQYAiABKAkikgIKB1Nlc3Npb24SCgoCaWQYASABKAkSMQoNY3JlYXRpb25fZGF0ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLY2hhbmdlX2RhdGUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCHNlcXVlbmNlGAQgASgEEjcKB2ZhY3RvcnMYBSABKAsyJi5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5GYWN0b3JzEjgKD2V4cGlyYXRpb25fZGF0ZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBAUISChBfZXhwaXJhdGlvbl9kYXRlIsgBChRDcmVhdGVTZXNzaW9uUmVxdWVzdBI9CgZjaGVja3MYASABKAsyJS5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DaGVja3NCBqq7GAIoARIrCghsaWZldGltZRgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhJECgpjaGFsbGVuZ2VzGAMgASgLMjAuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuUmVxdWVzdENoYWxsZW5nZXMipQEKFUNyZWF0ZVNlc3Npb25SZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzEhUKDXNlc3Npb25fdG9rZW4YAiABKAkSPQoKY2hhbGxlbmdlcxgDIAEoCzIpLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkNoYWxsZW5nZXMi+gEKEVNldFNlc3Npb25SZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoARIiCg1zZXNzaW9uX3Rva2VuGAIgASgJQguquxgHCAEQyAEoARI1CgZjaGVja3MYAyABKAsyJS5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DaGVja3MSKwoIbGlmZXRpbWUYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SRAoKY2hhbGxlbmdlcxgFIAEoCzIwLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLlJlcXVlc3RDaGFsbGVuZ2VzIqIBChJTZXRTZXNzaW9uUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscxIVCg1zZXNzaW9uX3Rva2VuGAIgASgJEj0KCmNoYWxsZW5nZXMYAyABKAsyKS5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5DaGFsbGVuZ2VzIiwKEUdldFNlc3Npb25SZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoASJNChJHZXRTZXNzaW9uUmVzcG9uc2USNwoHc2Vzc2lvbhgBIAEoCzImLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLlNlc3Npb24igAEKE1Nlc3Npb25TZWFyY2hGaWx0ZXISOwoGaW5faWRzGAEgASgLMikuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5JbklEc0ZpbHRlckgAEhwKB3VzZXJfaWQYAiABKAlCCaq7GAUIARDIAUgAQg4KBmZpbHRlchIEsLsYASKcAQoVU2VhcmNoU2Vzc2lvbnNSZXF1ZXN0EjYKBXF1ZXJ5GAEgASgLMicuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5MaXN0UXVlcnkSSwoHZmlsdGVycxgCIAMoCzIyLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLlNlc3Npb25TZWFyY2hGaWx0ZXJCBqq7GAJIZCKMAQoWU2VhcmNoU2Vzc2lvbnNSZXNwb25zZRI6CgdkZXRhaWxzGAEgASgLMikuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5MaXN0RGV0YWlscxI2CgZyZXN1bHQYAiADKAsyJi5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5TZXNzaW9uIi8KFERlbGV0ZVNlc3Npb25SZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoASJPChVEZWxldGVTZXNzaW9uUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyLyAQoLQXV0aFJlcXVlc3QSCgoCaWQYASABKAkSMQoNY3JlYXRpb25fZGF0ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJY2xpZW50X2lkGAMgASgJEg0KBXNjb3BlGAQgAygJEhQKDHJlZGlyZWN0X3VyaRgFIAEoCRIOCgZwcm9tcHQYBiADKAkSEgoKdWlfbG9jYWxlcxgHIAMoCRIXCgpsb2dpbl9oaW50GAggASgJSACIAQESFAoHbWF4X2FnZRgJIAEoA0gBiAEBQg0KC19sb2dpbl9oaW50QgoKCF9tYXhfYWdlIjAKFUdldEF1dGhSZXF1ZXN0UmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAEiWgoWR2V0QXV0aFJlcXVlc3RSZXNwb25zZRJACgxhdXRoX3JlcXVlc3QYASABKAsyKi5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5BdXRoUmVxdWVzdCJRCgpTZXNzaW9uUmVmEh8KCnNlc3Npb25faWQYASABKAlCC6q7GAcIARDIASgBEiIKDXNlc3Npb25fdG9rZW4YAiABKAlCC6q7GAcIARDIASgBInQKFUNyZWF0ZUNhbGxiYWNrUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESQgoHc2Vzc2lvbhgCIAEoCzIpLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLlNlc3Npb25SZWZCBqq7GAIoASJmChZDcmVhdGVDYWxsYmFja1Jlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMSFAoMY2FsbGJhY2tfdXJsGAIgASgJMv8LCg5TZXNzaW9uU2VydmljZRLUAQoNQ3JlYXRlU2Vzc2lvbhIzLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkNyZWF0ZVNlc3Npb25SZXF1ZXN0GjQuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuQ3JlYXRlU2Vzc2lvblJlc3BvbnNlIliiuxguCg1zZXNzaW9uLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaRjJAYLT5JMCIDoBKiIbL3Jlc291cmNlcy92M2FscGhhL3Nlc3Npb25zEs0BCgpTZXRTZXNzaW9uEjAuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuU2V0U2Vzc2lvblJlcXVlc3QaMS5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5TZXRTZXNzaW9uUmVzcG9uc2UiWqK7GCsKDXNlc3Npb24ud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwIlOgEqMiAvcmVzb3VyY2VzL3YzYWxwaGEvc2Vzc2lvbnMve2lkfRLJAQoKR2V0U2Vzc2lvbhIwLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkdldFNlc3Npb25SZXF1ZXN0GjEuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuR2V0U2Vzc2lvblJlc3BvbnNlIlaiuxgqCgxzZXNzaW9uLnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwIiEiAvcmVzb3VyY2VzL3YzYWxwaGEvc2Vzc2lvbnMve2lkfRLbAQoOU2VhcmNoU2Vzc2lvbnMSNC5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5TZWFyY2hTZXNzaW9uc1JlcXVlc3QaNS5zdmMucmVzb3VyY2VzLnNlc3Npb24udjNhbHBoYS5TZWFyY2hTZXNzaW9uc1Jlc3BvbnNlIlyiuxgqCgxzZXNzaW9uLnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwIoOgEqIiMvcmVzb3VyY2VzL3YzYWxwaGEvc2Vzc2lvbnMvX3NlYXJjaBLUAQoNRGVsZXRlU2Vzc2lvbhIzLnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkRlbGV0ZVNlc3Npb25SZXF1ZXN0GjQuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuRGVsZXRlU2Vzc2lvblJlc3BvbnNlIliiuxgsCg5zZXNzaW9uLmRlbGV0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGmC0+STAiIqIC9yZXNvdXJjZXMvdjNhbHBoYS9zZXNzaW9ucy97aWR9EtoBCg5HZXRBdXRoUmVxdWVzdBI0LnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkdldEF1dGhSZXF1ZXN0UmVxdWVzdBo1LnN2Yy5yZXNvdXJjZXMuc2Vzc2lvbi52M2FscGhhLkdldEF1dGhSZXF1ZXN0UmVzcG9uc2UiW6K7GCoKDHNlc3Npb24ubGluaxIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGmC0+STAicSJS9yZXNvdXJjZXMvdjNhbHBoYS9hdXRoX3JlcXVlc3RzL3tpZH0S5wEKDkNyZWF0ZUNhbGxiYWNrEjQuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuQ3JlYXRlQ2FsbGJhY2tSZXF1ZXN0GjUuc3ZjLnJlc291cmNlcy5zZXNzaW9uLnYzYWxwaGEuQ3JlYXRlQ2FsbGJhY2tSZXNwb25zZSJoorsYKgoMc2Vzc2lvbi5saW5rEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaYLT5JMCNDoBKiIvL3Jlc291cmNlcy92M2FscGhhL2F1dGhfcmVxdWVzdHMve2lkfS9fY2FsbGJhY2tiBnByb3RvMw", [file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp, file_svc_options_v1_options, file_svc_resources_object_v3alpha_object]);
 
 /**
+ * The user a session is for.
+ *
  * @generated from message svc.resources.session.v3alpha.CheckUser
  */
 export type CheckUser = Message<"svc.resources.session.v3alpha.CheckUser"> & {
@@ -32,6 +34,8 @@ export type CheckUser = Message<"svc.resources.session.v3alpha.CheckUser"> & {
    */
   search: {
     /**
+     * ID of the user.
+     *
      * @generated from field: string user_id = 1;
      */
     value: string;
@@ -55,10 +59,14 @@ export const CheckUserSchema: GenMessage<CheckUser> = /*@__PURE__*/
   messageDesc(file_svc_resources_session_v3alpha_session_service, 0);
 
 /**
+ * Proves the user's password.
+ *
  * @generated from message svc.resources.session.v3alpha.CheckPassword
  */
 export type CheckPassword = Message<"svc.resources.session.v3alpha.CheckPassword"> & {
   /**
+   * The user's password. A wrong one counts towards the lockout settings' max_password_attempts.
+   *
    * @generated from field: string password = 1;
    */
   password: string;
@@ -72,10 +80,14 @@ export const CheckPasswordSchema: GenMessage<CheckPassword> = /*@__PURE__*/
   messageDesc(file_svc_resources_session_v3alpha_session_service, 1);
 
 /**
+ * Proves a code of the user's authenticator app (TOTP).
+ *
  * @generated from message svc.resources.session.v3alpha.CheckTOTP
  */
 export type CheckTOTP = Message<"svc.resources.session.v3alpha.CheckTOTP"> & {
   /**
+   * The current six-digit code; each code is accepted once.
+   *
    * @generated from field: string code = 1;
    */
   code: string;
@@ -95,6 +107,8 @@ export const CheckTOTPSchema: GenMessage<CheckTOTP> = /*@__PURE__*/
  */
 export type CheckOTP = Message<"svc.resources.session.v3alpha.CheckOTP"> & {
   /**
+   * The code the user received; single use, valid until it expires.
+   *
    * @generated from field: string code = 1;
    */
   code: string;
@@ -143,11 +157,15 @@ export const CheckWebAuthNSchema: GenMessage<CheckWebAuthN> = /*@__PURE__*/
  */
 export type CheckIDPIntent = Message<"svc.resources.session.v3alpha.CheckIDPIntent"> & {
   /**
+   * ID of the intent, which must have succeeded.
+   *
    * @generated from field: string idp_intent_id = 1;
    */
   idpIntentId: string;
 
   /**
+   * The intent's token, returned when the intent succeeded.
+   *
    * @generated from field: string idp_intent_token = 2;
    */
   idpIntentToken: string;
@@ -161,40 +179,58 @@ export const CheckIDPIntentSchema: GenMessage<CheckIDPIntent> = /*@__PURE__*/
   messageDesc(file_svc_resources_session_v3alpha_session_service, 5);
 
 /**
+ * Credentials to check in one call: all given must pass, else the call changes nothing (INVALID_ARGUMENT naming
+ * the check, RESOURCE_EXHAUSTED after too many failures for the user).
+ *
  * @generated from message svc.resources.session.v3alpha.Checks
  */
 export type Checks = Message<"svc.resources.session.v3alpha.Checks"> & {
   /**
+   * The user: required by CreateSession (an active human user of an active organisation); on SetSession it can
+   * only name the session's user again.
+   *
    * @generated from field: svc.resources.session.v3alpha.CheckUser user = 1;
    */
   user?: CheckUser | undefined;
 
   /**
+   * The user's password.
+   *
    * @generated from field: svc.resources.session.v3alpha.CheckPassword password = 2;
    */
   password?: CheckPassword | undefined;
 
   /**
+   * A code of the user's authenticator app.
+   *
    * @generated from field: svc.resources.session.v3alpha.CheckTOTP totp = 3;
    */
   totp?: CheckTOTP | undefined;
 
   /**
+   * A one-time code sent by e-mail (challenges.otp_email).
+   *
    * @generated from field: svc.resources.session.v3alpha.CheckOTP otp_email = 4;
    */
   otpEmail?: CheckOTP | undefined;
 
   /**
+   * A one-time code sent by SMS (challenges.otp_sms).
+   *
    * @generated from field: svc.resources.session.v3alpha.CheckOTP otp_sms = 5;
    */
   otpSms?: CheckOTP | undefined;
 
   /**
+   * An answer to the session's open WebAuthn challenge (challenges.web_auth_n).
+   *
    * @generated from field: svc.resources.session.v3alpha.CheckWebAuthN web_auth_n = 6;
    */
   webAuthN?: CheckWebAuthN | undefined;
 
   /**
+   * A succeeded sign-in through an external identity provider.
+   *
    * @generated from field: svc.resources.session.v3alpha.CheckIDPIntent idp_intent = 7;
    */
   idpIntent?: CheckIDPIntent | undefined;
@@ -216,6 +252,8 @@ export const ChecksSchema: GenMessage<Checks> = /*@__PURE__*/
  */
 export type RequestWebAuthN = Message<"svc.resources.session.v3alpha.RequestWebAuthN"> & {
   /**
+   * Passkeys with user verification instead of security keys.
+   *
    * @generated from field: bool user_verification_required = 1;
    */
   userVerificationRequired: boolean;
@@ -236,16 +274,23 @@ export const RequestWebAuthNSchema: GenMessage<RequestWebAuthN> = /*@__PURE__*/
  */
 export type RequestChallenges = Message<"svc.resources.session.v3alpha.RequestChallenges"> & {
   /**
+   * Sends a code by e-mail (FAILED_PRECONDITION when the user cannot receive one).
+   *
    * @generated from field: bool otp_email = 1;
    */
   otpEmail: boolean;
 
   /**
+   * Sends a code by SMS (FAILED_PRECONDITION when the user cannot receive one).
+   *
    * @generated from field: bool otp_sms = 2;
    */
   otpSms: boolean;
 
   /**
+   * Returns WebAuthn options in challenges.web_auth_n (FAILED_PRECONDITION when the login settings do not allow
+   * the kind of key asked for).
+   *
    * @generated from field: svc.resources.session.v3alpha.RequestWebAuthN web_auth_n = 3;
    */
   webAuthN?: RequestWebAuthN | undefined;
@@ -259,6 +304,8 @@ export const RequestChallengesSchema: GenMessage<RequestChallenges> = /*@__PURE_
   messageDesc(file_svc_resources_session_v3alpha_session_service, 8);
 
 /**
+ * What the browser needs to sign a WebAuthn challenge.
+ *
  * @generated from message svc.resources.session.v3alpha.WebAuthNChallenge
  */
 export type WebAuthNChallenge = Message<"svc.resources.session.v3alpha.WebAuthNChallenge"> & {
@@ -284,6 +331,8 @@ export const WebAuthNChallengeSchema: GenMessage<WebAuthNChallenge> = /*@__PURE_
  */
 export type Challenges = Message<"svc.resources.session.v3alpha.Challenges"> & {
   /**
+   * Present when challenges.web_auth_n was asked for.
+   *
    * @generated from field: svc.resources.session.v3alpha.WebAuthNChallenge web_auth_n = 1;
    */
   webAuthN?: WebAuthNChallenge | undefined;
@@ -297,10 +346,14 @@ export const ChallengesSchema: GenMessage<Challenges> = /*@__PURE__*/
   messageDesc(file_svc_resources_session_v3alpha_session_service, 10);
 
 /**
+ * A factor the session's user proved.
+ *
  * @generated from message svc.resources.session.v3alpha.Factor
  */
 export type Factor = Message<"svc.resources.session.v3alpha.Factor"> & {
   /**
+   * When the factor was last checked successfully.
+   *
    * @generated from field: google.protobuf.Timestamp verified_at = 1;
    */
   verifiedAt?: Timestamp | undefined;
@@ -314,25 +367,35 @@ export const FactorSchema: GenMessage<Factor> = /*@__PURE__*/
   messageDesc(file_svc_resources_session_v3alpha_session_service, 11);
 
 /**
+ * The user of the session.
+ *
  * @generated from message svc.resources.session.v3alpha.UserFactor
  */
 export type UserFactor = Message<"svc.resources.session.v3alpha.UserFactor"> & {
   /**
+   * When the user was checked: the session's creation.
+   *
    * @generated from field: google.protobuf.Timestamp verified_at = 1;
    */
   verifiedAt?: Timestamp | undefined;
 
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 2;
    */
   id: string;
 
   /**
+   * The user's username, in lower case.
+   *
    * @generated from field: string login_name = 3;
    */
   loginName: string;
 
   /**
+   * ID of the user's organisation.
+   *
    * @generated from field: string organization_id = 4;
    */
   organizationId: string;
@@ -346,10 +409,14 @@ export const UserFactorSchema: GenMessage<UserFactor> = /*@__PURE__*/
   messageDesc(file_svc_resources_session_v3alpha_session_service, 12);
 
 /**
+ * A security key or passkey the user proved.
+ *
  * @generated from message svc.resources.session.v3alpha.WebAuthNFactor
  */
 export type WebAuthNFactor = Message<"svc.resources.session.v3alpha.WebAuthNFactor"> & {
   /**
+   * When the key was last checked successfully.
+   *
    * @generated from field: google.protobuf.Timestamp verified_at = 1;
    */
   verifiedAt?: Timestamp | undefined;
@@ -370,35 +437,49 @@ export const WebAuthNFactorSchema: GenMessage<WebAuthNFactor> = /*@__PURE__*/
   messageDesc(file_svc_resources_session_v3alpha_session_service, 13);
 
 /**
+ * What the session's user has proved, each with the time of its last successful check; absent: not proved.
+ *
  * @generated from message svc.resources.session.v3alpha.Factors
  */
 export type Factors = Message<"svc.resources.session.v3alpha.Factors"> & {
   /**
+   * The user the session is for.
+   *
    * @generated from field: svc.resources.session.v3alpha.UserFactor user = 1;
    */
   user?: UserFactor | undefined;
 
   /**
+   * The password.
+   *
    * @generated from field: svc.resources.session.v3alpha.Factor password = 2;
    */
   password?: Factor | undefined;
 
   /**
+   * A code of an authenticator app.
+   *
    * @generated from field: svc.resources.session.v3alpha.Factor totp = 3;
    */
   totp?: Factor | undefined;
 
   /**
+   * A one-time code sent by e-mail.
+   *
    * @generated from field: svc.resources.session.v3alpha.Factor otp_email = 4;
    */
   otpEmail?: Factor | undefined;
 
   /**
+   * A one-time code sent by SMS.
+   *
    * @generated from field: svc.resources.session.v3alpha.Factor otp_sms = 5;
    */
   otpSms?: Factor | undefined;
 
   /**
+   * A security key or passkey.
+   *
    * @generated from field: svc.resources.session.v3alpha.WebAuthNFactor web_auth_n = 6;
    */
   webAuthN?: WebAuthNFactor | undefined;
@@ -419,10 +500,14 @@ export const FactorsSchema: GenMessage<Factors> = /*@__PURE__*/
   messageDesc(file_svc_resources_session_v3alpha_session_service, 14);
 
 /**
+ * A sign-in through an external identity provider.
+ *
  * @generated from message svc.resources.session.v3alpha.IntentFactor
  */
 export type IntentFactor = Message<"svc.resources.session.v3alpha.IntentFactor"> & {
   /**
+   * When the intent was checked.
+   *
    * @generated from field: google.protobuf.Timestamp verified_at = 1;
    */
   verifiedAt?: Timestamp | undefined;
@@ -443,30 +528,42 @@ export const IntentFactorSchema: GenMessage<IntentFactor> = /*@__PURE__*/
   messageDesc(file_svc_resources_session_v3alpha_session_service, 15);
 
 /**
+ * A session: a user and what they proved.
+ *
  * @generated from message svc.resources.session.v3alpha.Session
  */
 export type Session = Message<"svc.resources.session.v3alpha.Session"> & {
   /**
+   * ID of the session.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * When the session was created.
+   *
    * @generated from field: google.protobuf.Timestamp creation_date = 2;
    */
   creationDate?: Timestamp | undefined;
 
   /**
+   * When the session last changed (a check, a new lifetime).
+   *
    * @generated from field: google.protobuf.Timestamp change_date = 3;
    */
   changeDate?: Timestamp | undefined;
 
   /**
+   * Sequence of the session's last event.
+   *
    * @generated from field: uint64 sequence = 4;
    */
   sequence: bigint;
 
   /**
+   * What the user has proved in the session.
+   *
    * @generated from field: svc.resources.session.v3alpha.Factors factors = 5;
    */
   factors?: Factors | undefined;
@@ -487,10 +584,14 @@ export const SessionSchema: GenMessage<Session> = /*@__PURE__*/
   messageDesc(file_svc_resources_session_v3alpha_session_service, 16);
 
 /**
+ * A new session: its user and the checks to pass at once, its lifetime and the challenges to start.
+ *
  * @generated from message svc.resources.session.v3alpha.CreateSessionRequest
  */
 export type CreateSessionRequest = Message<"svc.resources.session.v3alpha.CreateSessionRequest"> & {
   /**
+   * The user (checks.user, required) and the credentials to check now.
+   *
    * @generated from field: svc.resources.session.v3alpha.Checks checks = 1;
    */
   checks?: Checks | undefined;
@@ -518,20 +619,28 @@ export const CreateSessionRequestSchema: GenMessage<CreateSessionRequest> = /*@_
   messageDesc(file_svc_resources_session_v3alpha_session_service, 17);
 
 /**
+ * The new session and its token.
+ *
  * @generated from message svc.resources.session.v3alpha.CreateSessionResponse
  */
 export type CreateSessionResponse = Message<"svc.resources.session.v3alpha.CreateSessionResponse"> & {
   /**
+   * The new session: its ID in details.id; the owner is the user's organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * Secret of the session, needed by SetSession and CreateCallback; only its hash is kept, so keep it.
+   *
    * @generated from field: string session_token = 2;
    */
   sessionToken: string;
 
   /**
+   * What the challenges asked for return.
+   *
    * @generated from field: svc.resources.session.v3alpha.Challenges challenges = 3;
    */
   challenges?: Challenges | undefined;
@@ -545,30 +654,42 @@ export const CreateSessionResponseSchema: GenMessage<CreateSessionResponse> = /*
   messageDesc(file_svc_resources_session_v3alpha_session_service, 18);
 
 /**
+ * Further checks for an existing session, with its token.
+ *
  * @generated from message svc.resources.session.v3alpha.SetSessionRequest
  */
 export type SetSessionRequest = Message<"svc.resources.session.v3alpha.SetSessionRequest"> & {
   /**
+   * ID of the session.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The session's token (a wrong one: NOT_FOUND, as for an ended session).
+   *
    * @generated from field: string session_token = 2;
    */
   sessionToken: string;
 
   /**
+   * Credentials to check now; checks.user may only name the session's user.
+   *
    * @generated from field: svc.resources.session.v3alpha.Checks checks = 3;
    */
   checks?: Checks | undefined;
 
   /**
+   * A new lifetime counted from now (at most 30 days); absent: the expiry stays as it is.
+   *
    * @generated from field: google.protobuf.Duration lifetime = 4;
    */
   lifetime?: Duration | undefined;
 
   /**
+   * Sent after the checks passed.
+   *
    * @generated from field: svc.resources.session.v3alpha.RequestChallenges challenges = 5;
    */
   challenges?: RequestChallenges | undefined;
@@ -582,20 +703,28 @@ export const SetSessionRequestSchema: GenMessage<SetSessionRequest> = /*@__PURE_
   messageDesc(file_svc_resources_session_v3alpha_session_service, 19);
 
 /**
+ * The session after the checks.
+ *
  * @generated from message svc.resources.session.v3alpha.SetSessionResponse
  */
 export type SetSessionResponse = Message<"svc.resources.session.v3alpha.SetSessionResponse"> & {
   /**
+   * The session after the checks.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * The session's token, unchanged.
+   *
    * @generated from field: string session_token = 2;
    */
   sessionToken: string;
 
   /**
+   * What the challenges asked for return.
+   *
    * @generated from field: svc.resources.session.v3alpha.Challenges challenges = 3;
    */
   challenges?: Challenges | undefined;
@@ -609,10 +738,14 @@ export const SetSessionResponseSchema: GenMessage<SetSessionResponse> = /*@__PUR
   messageDesc(file_svc_resources_session_v3alpha_session_service, 20);
 
 /**
+ * The session to read.
+ *
  * @generated from message svc.resources.session.v3alpha.GetSessionRequest
  */
 export type GetSessionRequest = Message<"svc.resources.session.v3alpha.GetSessionRequest"> & {
   /**
+   * ID of the session.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -626,10 +759,14 @@ export const GetSessionRequestSchema: GenMessage<GetSessionRequest> = /*@__PURE_
   messageDesc(file_svc_resources_session_v3alpha_session_service, 21);
 
 /**
+ * The session asked for.
+ *
  * @generated from message svc.resources.session.v3alpha.GetSessionResponse
  */
 export type GetSessionResponse = Message<"svc.resources.session.v3alpha.GetSessionResponse"> & {
   /**
+   * The session.
+   *
    * @generated from field: svc.resources.session.v3alpha.Session session = 1;
    */
   session?: Session | undefined;
@@ -643,6 +780,8 @@ export const GetSessionResponseSchema: GenMessage<GetSessionResponse> = /*@__PUR
   messageDesc(file_svc_resources_session_v3alpha_session_service, 22);
 
 /**
+ * One criterion of a session search.
+ *
  * @generated from message svc.resources.session.v3alpha.SessionSearchFilter
  */
 export type SessionSearchFilter = Message<"svc.resources.session.v3alpha.SessionSearchFilter"> & {
@@ -651,12 +790,16 @@ export type SessionSearchFilter = Message<"svc.resources.session.v3alpha.Session
    */
   filter: {
     /**
+     * Sessions with one of these IDs.
+     *
      * @generated from field: svc.resources.object.v3alpha.InIDsFilter in_ids = 1;
      */
     value: InIDsFilter;
     case: "inIds";
   } | {
     /**
+     * Sessions of this user (ID).
+     *
      * @generated from field: string user_id = 2;
      */
     value: string;
@@ -672,15 +815,21 @@ export const SessionSearchFilterSchema: GenMessage<SessionSearchFilter> = /*@__P
   messageDesc(file_svc_resources_session_v3alpha_session_service, 23);
 
 /**
+ * A search of the instance's sessions.
+ *
  * @generated from message svc.resources.session.v3alpha.SearchSessionsRequest
  */
 export type SearchSessionsRequest = Message<"svc.resources.session.v3alpha.SearchSessionsRequest"> & {
   /**
+   * Offset, limit and direction; sorted by creation date.
+   *
    * @generated from field: svc.resources.object.v3alpha.ListQuery query = 1;
    */
   query?: ListQuery | undefined;
 
   /**
+   * Criteria a session must all meet; none: every session of the instance.
+   *
    * @generated from field: repeated svc.resources.session.v3alpha.SessionSearchFilter filters = 2;
    */
   filters: SessionSearchFilter[];
@@ -694,15 +843,21 @@ export const SearchSessionsRequestSchema: GenMessage<SearchSessionsRequest> = /*
   messageDesc(file_svc_resources_session_v3alpha_session_service, 24);
 
 /**
+ * A page of sessions.
+ *
  * @generated from message svc.resources.session.v3alpha.SearchSessionsResponse
  */
 export type SearchSessionsResponse = Message<"svc.resources.session.v3alpha.SearchSessionsResponse"> & {
   /**
+   * About the page.
+   *
    * @generated from field: svc.resources.object.v3alpha.ListDetails details = 1;
    */
   details?: ListDetails | undefined;
 
   /**
+   * The sessions of the page.
+   *
    * @generated from field: repeated svc.resources.session.v3alpha.Session result = 2;
    */
   result: Session[];
@@ -716,10 +871,14 @@ export const SearchSessionsResponseSchema: GenMessage<SearchSessionsResponse> = 
   messageDesc(file_svc_resources_session_v3alpha_session_service, 25);
 
 /**
+ * The session to end.
+ *
  * @generated from message svc.resources.session.v3alpha.DeleteSessionRequest
  */
 export type DeleteSessionRequest = Message<"svc.resources.session.v3alpha.DeleteSessionRequest"> & {
   /**
+   * ID of a session of the instance; no token needed.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -733,10 +892,14 @@ export const DeleteSessionRequestSchema: GenMessage<DeleteSessionRequest> = /*@_
   messageDesc(file_svc_resources_session_v3alpha_session_service, 26);
 
 /**
+ * The ended session.
+ *
  * @generated from message svc.resources.session.v3alpha.DeleteSessionResponse
  */
 export type DeleteSessionResponse = Message<"svc.resources.session.v3alpha.DeleteSessionResponse"> & {
   /**
+   * The session's ID and the event that ended it.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -750,50 +913,70 @@ export const DeleteSessionResponseSchema: GenMessage<DeleteSessionResponse> = /*
   messageDesc(file_svc_resources_session_v3alpha_session_service, 27);
 
 /**
+ * A pending OIDC authorization request, as the client sent it to the authorization endpoint.
+ *
  * @generated from message svc.resources.session.v3alpha.AuthRequest
  */
 export type AuthRequest = Message<"svc.resources.session.v3alpha.AuthRequest"> & {
   /**
+   * ID of the request, as the login UI received it (?authRequest=<ID>).
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * When the client started the request.
+   *
    * @generated from field: google.protobuf.Timestamp creation_date = 2;
    */
   creationDate?: Timestamp | undefined;
 
   /**
+   * The client ID of the application that asks.
+   *
    * @generated from field: string client_id = 3;
    */
   clientId: string;
 
   /**
+   * The scopes asked for.
+   *
    * @generated from field: repeated string scope = 4;
    */
   scope: string[];
 
   /**
+   * Where the answer goes (one of the client's redirect URIs).
+   *
    * @generated from field: string redirect_uri = 5;
    */
   redirectUri: string;
 
   /**
+   * The request's prompt values (e.g. login, select_account); empty when it has none.
+   *
    * @generated from field: repeated string prompt = 6;
    */
   prompt: string[];
 
   /**
+   * The languages the user prefers, in order (the request's ui_locales).
+   *
    * @generated from field: repeated string ui_locales = 7;
    */
   uiLocales: string[];
 
   /**
+   * Who the client expects to sign in (the request's login_hint), when it said.
+   *
    * @generated from field: optional string login_hint = 8;
    */
   loginHint?: string | undefined;
 
   /**
+   * Seconds since the last sign-in after which the user must sign in again, when the client said.
+   *
    * @generated from field: optional int64 max_age = 9;
    */
   maxAge?: bigint | undefined;
@@ -807,10 +990,14 @@ export const AuthRequestSchema: GenMessage<AuthRequest> = /*@__PURE__*/
   messageDesc(file_svc_resources_session_v3alpha_session_service, 28);
 
 /**
+ * The authorization request to read.
+ *
  * @generated from message svc.resources.session.v3alpha.GetAuthRequestRequest
  */
 export type GetAuthRequestRequest = Message<"svc.resources.session.v3alpha.GetAuthRequestRequest"> & {
   /**
+   * ID of the authorization request (NOT_FOUND when unknown, completed or expired).
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -824,10 +1011,14 @@ export const GetAuthRequestRequestSchema: GenMessage<GetAuthRequestRequest> = /*
   messageDesc(file_svc_resources_session_v3alpha_session_service, 29);
 
 /**
+ * The authorization request asked for.
+ *
  * @generated from message svc.resources.session.v3alpha.GetAuthRequestResponse
  */
 export type GetAuthRequestResponse = Message<"svc.resources.session.v3alpha.GetAuthRequestResponse"> & {
   /**
+   * The authorization request.
+   *
    * @generated from field: svc.resources.session.v3alpha.AuthRequest auth_request = 1;
    */
   authRequest?: AuthRequest | undefined;
@@ -841,15 +1032,21 @@ export const GetAuthRequestResponseSchema: GenMessage<GetAuthRequestResponse> = 
   messageDesc(file_svc_resources_session_v3alpha_session_service, 30);
 
 /**
+ * A session and its token, proving that the caller holds it.
+ *
  * @generated from message svc.resources.session.v3alpha.SessionRef
  */
 export type SessionRef = Message<"svc.resources.session.v3alpha.SessionRef"> & {
   /**
+   * ID of the session.
+   *
    * @generated from field: string session_id = 1;
    */
   sessionId: string;
 
   /**
+   * The session's token.
+   *
    * @generated from field: string session_token = 2;
    */
   sessionToken: string;
@@ -863,15 +1060,21 @@ export const SessionRefSchema: GenMessage<SessionRef> = /*@__PURE__*/
   messageDesc(file_svc_resources_session_v3alpha_session_service, 31);
 
 /**
+ * The authorization request to finish and the session to finish it with.
+ *
  * @generated from message svc.resources.session.v3alpha.CreateCallbackRequest
  */
 export type CreateCallbackRequest = Message<"svc.resources.session.v3alpha.CreateCallbackRequest"> & {
   /**
+   * ID of the authorization request (NOT_FOUND when unknown, completed or expired).
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The session whose user signs in (NOT_FOUND when ended or the token is wrong).
+   *
    * @generated from field: svc.resources.session.v3alpha.SessionRef session = 2;
    */
   session?: SessionRef | undefined;
@@ -885,15 +1088,21 @@ export const CreateCallbackRequestSchema: GenMessage<CreateCallbackRequest> = /*
   messageDesc(file_svc_resources_session_v3alpha_session_service, 32);
 
 /**
+ * Where the login UI sends the browser.
+ *
  * @generated from message svc.resources.session.v3alpha.CreateCallbackResponse
  */
 export type CreateCallbackResponse = Message<"svc.resources.session.v3alpha.CreateCallbackResponse"> & {
   /**
+   * Not filled in by this server.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * The client's redirect URI with code, state and iss, in the query or in the fragment as the request asked.
+   *
    * @generated from field: string callback_url = 2;
    */
   callbackUrl: string;
@@ -932,6 +1141,9 @@ export const SessionService: GenService<{
     output: typeof SetSessionResponseSchema;
   },
   /**
+   * A session of the instance by its ID (of the sessions API or a browser session of the built-in login UI), with
+   * the factors its user proved; NOT_FOUND once deleted. Expired sessions are still returned.
+   *
    * @generated from rpc svc.resources.session.v3alpha.SessionService.GetSession
    */
   getSession: {
@@ -940,6 +1152,8 @@ export const SessionService: GenService<{
     output: typeof GetSessionResponseSchema;
   },
   /**
+   * Sessions of the instance (of the sessions API and of browsers), matching all filters; newest first by default.
+   *
    * @generated from rpc svc.resources.session.v3alpha.SessionService.SearchSessions
    */
   searchSessions: {

@@ -21,6 +21,8 @@ export const file_svc_resources_user_v3alpha_user: GenFile = /*@__PURE__*/
   fileDesc("CiVzdmMvcmVzb3VyY2VzL3VzZXIvdjNhbHBoYS91c2VyLnByb3RvEhpzdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYSKGAgoEVXNlchIkCgh1c2VybmFtZRgBIAEoCUISqrsYDggBEMgBIgVeXFMrJCgBEjYKBWh1bWFuGAIgASgLMiUuc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuSHVtYW5Vc2VySAASOgoHbWFjaGluZRgDIAEoCzInLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLk1hY2hpbmVVc2VySAASIQoJc2NoZW1hX2lkGAQgASgJQgmquxgFCAEQyAFIAYgBARIlCgRkYXRhGAUgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIMCgR0eXBlEgSwuxgBQgwKCl9zY2hlbWFfaWQi7QEKCUh1bWFuVXNlchI8Cgdwcm9maWxlGAEgASgLMiMuc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuUHJvZmlsZUIGqrsYAigBEjgKBWVtYWlsGAIgASgLMiEuc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuRW1haWxCBqq7GAIoARIwCgVwaG9uZRgDIAEoCzIhLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlBob25lEjYKCHBhc3N3b3JkGAQgASgLMiQuc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuUGFzc3dvcmQitAEKB1Byb2ZpbGUSHQoKZ2l2ZW5fbmFtZRgBIAEoCUIJqrsYBQgBEMgBEh4KC2ZhbWlseV9uYW1lGAIgASgJQgmquxgFCAEQyAESGgoJbmlja19uYW1lGAMgASgJQgequxgDEMgBEh0KDGRpc3BsYXlfbmFtZRgEIAEoCUIHqrsYAxDIARIvChJwcmVmZXJyZWRfbGFuZ3VhZ2UYBSABKAlCE6q7GA8iDV4oW2Etel17Mn0pPyQiTQoFRW1haWwSLwoHYWRkcmVzcxgBIAEoCUIeqrsYGggDEMgBIhFeW15AXHNdK0BbXkBcc10rJCgBEhMKC2lzX3ZlcmlmaWVkGAIgASgIIkMKBVBob25lEiUKBm51bWJlchgBIAEoCUIVqrsYESIPXlwrWzAtOV17NCwyMH0kEhMKC2lzX3ZlcmlmaWVkGAIgASgIIncKCFBhc3N3b3JkEh0KCHBhc3N3b3JkGAEgASgJQgmquxgFCAEQyAFIABIkCg9oYXNoZWRfcGFzc3dvcmQYAiABKAlCCaq7GAUIARDoB0gAEhcKD2NoYW5nZV9yZXF1aXJlZBgDIAEoCEINCgV2YWx1ZRIEsLsYASKWAQoLTWFjaGluZVVzZXISGQoEbmFtZRgBIAEoCUILqrsYBwgBEMgBKAESHAoLZGVzY3JpcHRpb24YAiABKAlCB6q7GAMQ9AMSTgoRYWNjZXNzX3Rva2VuX3R5cGUYAyABKA4yKy5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5BY2Nlc3NUb2tlblR5cGVCBqq7GAIwASKfAgoJUGF0Y2hVc2VyEicKCHVzZXJuYW1lGAEgASgJQhCquxgMCAEQyAEiBV5cUyskSAGIAQESOwoFaHVtYW4YAiABKAsyKi5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5QYXRjaEh1bWFuVXNlckgAEj8KB21hY2hpbmUYAyABKAsyLC5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5QYXRjaE1hY2hpbmVVc2VySAASIQoJc2NoZW1hX2lkGAQgASgJQgmquxgFCAEQyAFIAogBARIlCgRkYXRhGAUgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIGCgR0eXBlQgsKCV91c2VybmFtZUIMCgpfc2NoZW1hX2lkIo8DCg5QYXRjaEh1bWFuVXNlchIiCgpnaXZlbl9uYW1lGAEgASgJQgmquxgFCAEQyAFIAIgBARIjCgtmYW1pbHlfbmFtZRgCIAEoCUIJqrsYBQgBEMgBSAGIAQESHwoJbmlja19uYW1lGAMgASgJQgequxgDEMgBSAKIAQESJAoMZGlzcGxheV9uYW1lGAQgASgJQgmquxgFCAEQyAFIA4gBARI0ChJwcmVmZXJyZWRfbGFuZ3VhZ2UYBSABKAlCE6q7GA8iDV4oW2Etel17Mn0pPyRIBIgBARIwCgVlbWFpbBgGIAEoCzIhLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLkVtYWlsEjAKBXBob25lGAcgASgLMiEuc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuUGhvbmVCDQoLX2dpdmVuX25hbWVCDgoMX2ZhbWlseV9uYW1lQgwKCl9uaWNrX25hbWVCDwoNX2Rpc3BsYXlfbmFtZUIVChNfcHJlZmVycmVkX2xhbmd1YWdlItcBChBQYXRjaE1hY2hpbmVVc2VyEhwKBG5hbWUYASABKAlCCaq7GAUIARDIAUgAiAEBEiEKC2Rlc2NyaXB0aW9uGAIgASgJQgequxgDEPQDSAGIAQESUwoRYWNjZXNzX3Rva2VuX3R5cGUYAyABKA4yKy5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5BY2Nlc3NUb2tlblR5cGVCBqq7GAIwAUgCiAEBQgcKBV9uYW1lQg4KDF9kZXNjcmlwdGlvbkIUChJfYWNjZXNzX3Rva2VuX3R5cGUi3gIKB0dldFVzZXISNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscxI0CgVzdGF0ZRgCIAEoDjIlLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlVzZXJTdGF0ZRIQCgh1c2VybmFtZRgDIAEoCRI5CgVodW1hbhgEIAEoCzIoLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLkdldEh1bWFuVXNlckgAEj0KB21hY2hpbmUYBSABKAsyKi5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5HZXRNYWNoaW5lVXNlckgAEhEKCXNjaGVtYV9pZBgGIAEoCRIXCg9zY2hlbWFfcmV2aXNpb24YByABKAQSJQoEZGF0YRgIIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCBgoEdHlwZSKAAgoMR2V0SHVtYW5Vc2VyEjQKB3Byb2ZpbGUYASABKAsyIy5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5Qcm9maWxlEjAKBWVtYWlsGAIgASgLMiEuc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuRW1haWwSMAoFcGhvbmUYAyABKAsyIS5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5QaG9uZRIgChhwYXNzd29yZF9jaGFuZ2VfcmVxdWlyZWQYBCABKAgSNAoQcGFzc3dvcmRfY2hhbmdlZBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijwEKDkdldE1hY2hpbmVVc2VyEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSRgoRYWNjZXNzX3Rva2VuX3R5cGUYAyABKA4yKy5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5BY2Nlc3NUb2tlblR5cGUSEgoKaGFzX3NlY3JldBgEIAEoCCLnAwoQVXNlclNlYXJjaEZpbHRlchI7CgZpbl9pZHMYASABKAsyKS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkluSURzRmlsdGVySAASPgoIdXNlcm5hbWUYAiABKAsyKi5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5Vc2VybmFtZUZpbHRlckgAEkUKDGRpc3BsYXlfbmFtZRgDIAEoCzItLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLkRpc3BsYXlOYW1lRmlsdGVySAASOAoFZW1haWwYBCABKAsyJy5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5FbWFpbEZpbHRlckgAEjwKBXN0YXRlGAUgASgLMisuc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuVXNlclN0YXRlRmlsdGVySAASOgoEdHlwZRgGIAEoCzIqLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlVzZXJUeXBlRmlsdGVySAASSwoPb3JnYW5pemF0aW9uX2lkGAcgASgLMjAuc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuT3JnYW5pemF0aW9uSURGaWx0ZXJIAEIOCgZmaWx0ZXISBLC7GAEicwoOVXNlcm5hbWVGaWx0ZXISGQoIdXNlcm5hbWUYASABKAlCB6q7GAMQyAESRgoGbWV0aG9kGAIgASgOMi4uc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5UZXh0RmlsdGVyTWV0aG9kQgaquxgCMAEiegoRRGlzcGxheU5hbWVGaWx0ZXISHQoMZGlzcGxheV9uYW1lGAEgASgJQgequxgDEMgBEkYKBm1ldGhvZBgCIAEoDjIuLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuVGV4dEZpbHRlck1ldGhvZEIGqrsYAjABIm8KC0VtYWlsRmlsdGVyEhgKB2FkZHJlc3MYASABKAlCB6q7GAMQyAESRgoGbWV0aG9kGAIgASgOMi4uc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5UZXh0RmlsdGVyTWV0aG9kQgaquxgCMAEiUQoPVXNlclN0YXRlRmlsdGVyEj4KBXN0YXRlGAEgASgOMiUuc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuVXNlclN0YXRlQgiquxgEKAEwASJOCg5Vc2VyVHlwZUZpbHRlchI8CgR0eXBlGAEgASgOMiQuc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuVXNlclR5cGVCCKq7GAQoATABIjoKFE9yZ2FuaXphdGlvbklERmlsdGVyEiIKD29yZ2FuaXphdGlvbl9pZBgBIAEoCUIJqrsYBQgBEMgBKm0KD0FjY2Vzc1Rva2VuVHlwZRIhCh1BQ0NFU1NfVE9LRU5fVFlQRV9VTlNQRUNJRklFRBAAEhwKGEFDQ0VTU19UT0tFTl9UWVBFX09QQVFVRRABEhkKFUFDQ0VTU19UT0tFTl9UWVBFX0pXVBACKoYBCglVc2VyU3RhdGUSGgoWVVNFUl9TVEFURV9VTlNQRUNJRklFRBAAEhUKEVVTRVJfU1RBVEVfQUNUSVZFEAESFwoTVVNFUl9TVEFURV9JTkFDVElWRRACEhUKEVVTRVJfU1RBVEVfTE9DS0VEEAMSFgoSVVNFUl9TVEFURV9JTklUSUFMEAQqnAIKDVVzZXJGaWVsZE5hbWUSHwobVVNFUl9GSUVMRF9OQU1FX1VOU1BFQ0lGSUVEEAASFgoSVVNFUl9GSUVMRF9OQU1FX0lEEAESIQodVVNFUl9GSUVMRF9OQU1FX0NSRUFUSU9OX0RBVEUQAhIfChtVU0VSX0ZJRUxEX05BTUVfQ0hBTkdFX0RBVEUQAxIcChhVU0VSX0ZJRUxEX05BTUVfVVNFUk5BTUUQBBIgChxVU0VSX0ZJRUxEX05BTUVfRElTUExBWV9OQU1FEAUSGQoVVVNFUl9GSUVMRF9OQU1FX0VNQUlMEAYSGQoVVVNFUl9GSUVMRF9OQU1FX1NUQVRFEAcSGAoUVVNFUl9GSUVMRF9OQU1FX1RZUEUQCCpRCghVc2VyVHlwZRIZChVVU0VSX1RZUEVfVU5TUEVDSUZJRUQQABITCg9VU0VSX1RZUEVfSFVNQU4QARIVChFVU0VSX1RZUEVfTUFDSElORRACYgZwcm90bzM", [file_google_protobuf_timestamp, file_google_protobuf_struct, file_svc_options_v1_options, file_svc_resources_object_v3alpha_object]);
 
 /**
+ * A user to create: a human or a machine, with its username and, optionally, data following a user schema.
+ *
  * @generated from message svc.resources.user.v3alpha.User
  */
 export type User = Message<"svc.resources.user.v3alpha.User"> & {
@@ -36,12 +38,16 @@ export type User = Message<"svc.resources.user.v3alpha.User"> & {
    */
   type: {
     /**
+     * A human: signs in through the login UI with a password or other authenticators.
+     *
      * @generated from field: svc.resources.user.v3alpha.HumanUser human = 2;
      */
     value: HumanUser;
     case: "human";
   } | {
     /**
+     * A machine (service user): calls the APIs with a personal access token, a client secret or a key.
+     *
      * @generated from field: svc.resources.user.v3alpha.MachineUser machine = 3;
      */
     value: MachineUser;
@@ -56,6 +62,8 @@ export type User = Message<"svc.resources.user.v3alpha.User"> & {
   schemaId?: string | undefined;
 
   /**
+   * The user's data for schema_id, as a JSON object (unset: {}). Refused (INVALID_ARGUMENT) without schema_id.
+   *
    * @generated from field: google.protobuf.Struct data = 5;
    */
   data?: JsonObject | undefined;
@@ -69,20 +77,29 @@ export const UserSchema: GenMessage<User> = /*@__PURE__*/
   messageDesc(file_svc_resources_user_v3alpha_user, 0);
 
 /**
+ * A human to create: profile, e-mail address, optional phone number and optional initial password.
+ *
  * @generated from message svc.resources.user.v3alpha.HumanUser
  */
 export type HumanUser = Message<"svc.resources.user.v3alpha.HumanUser"> & {
   /**
+   * Names and preferred language.
+   *
    * @generated from field: svc.resources.user.v3alpha.Profile profile = 1;
    */
   profile?: Profile | undefined;
 
   /**
+   * E-mail address. Unverified, it is sent a verification code; without a password, it is sent the
+   * initial-password mail instead, whose link also verifies it.
+   *
    * @generated from field: svc.resources.user.v3alpha.Email email = 2;
    */
   email?: Email | undefined;
 
   /**
+   * Phone number; unset or an empty number: none. Unverified, it is sent a verification code by SMS.
+   *
    * @generated from field: svc.resources.user.v3alpha.Phone phone = 3;
    */
   phone?: Phone | undefined;
@@ -103,20 +120,28 @@ export const HumanUserSchema: GenMessage<HumanUser> = /*@__PURE__*/
   messageDesc(file_svc_resources_user_v3alpha_user, 1);
 
 /**
+ * A human's names and preferred language.
+ *
  * @generated from message svc.resources.user.v3alpha.Profile
  */
 export type Profile = Message<"svc.resources.user.v3alpha.Profile"> & {
   /**
+   * Given (first) name; must not be empty.
+   *
    * @generated from field: string given_name = 1;
    */
   givenName: string;
 
   /**
+   * Family (last) name; must not be empty.
+   *
    * @generated from field: string family_name = 2;
    */
   familyName: string;
 
   /**
+   * Nickname; empty: none.
+   *
    * @generated from field: string nick_name = 3;
    */
   nickName: string;
@@ -144,15 +169,22 @@ export const ProfileSchema: GenMessage<Profile> = /*@__PURE__*/
   messageDesc(file_svc_resources_user_v3alpha_user, 2);
 
 /**
+ * An e-mail address and whether it is verified.
+ *
  * @generated from message svc.resources.user.v3alpha.Email
  */
 export type Email = Message<"svc.resources.user.v3alpha.Email"> & {
   /**
+   * The address; not required to be unique.
+   *
    * @generated from field: string address = 1;
    */
   address: string;
 
   /**
+   * Whether the address is verified. On create or patch, true marks it verified without a code; false
+   * sends a verification code.
+   *
    * @generated from field: bool is_verified = 2;
    */
   isVerified: boolean;
@@ -166,6 +198,8 @@ export const EmailSchema: GenMessage<Email> = /*@__PURE__*/
   messageDesc(file_svc_resources_user_v3alpha_user, 3);
 
 /**
+ * A phone number and whether it is verified.
+ *
  * @generated from message svc.resources.user.v3alpha.Phone
  */
 export type Phone = Message<"svc.resources.user.v3alpha.Phone"> & {
@@ -177,6 +211,9 @@ export type Phone = Message<"svc.resources.user.v3alpha.Phone"> & {
   number: string;
 
   /**
+   * Whether the number is verified. On create or patch, true marks it verified without a code; false
+   * sends a verification code by SMS.
+   *
    * @generated from field: bool is_verified = 2;
    */
   isVerified: boolean;
@@ -190,6 +227,8 @@ export const PhoneSchema: GenMessage<Phone> = /*@__PURE__*/
   messageDesc(file_svc_resources_user_v3alpha_user, 4);
 
 /**
+ * A password as set by an administrator: plain or an imported hash, and whether it must be changed.
+ *
  * @generated from message svc.resources.user.v3alpha.Password
  */
 export type Password = Message<"svc.resources.user.v3alpha.Password"> & {
@@ -231,20 +270,28 @@ export const PasswordSchema: GenMessage<Password> = /*@__PURE__*/
   messageDesc(file_svc_resources_user_v3alpha_user, 5);
 
 /**
+ * A machine (service user) to create.
+ *
  * @generated from message svc.resources.user.v3alpha.MachineUser
  */
 export type MachineUser = Message<"svc.resources.user.v3alpha.MachineUser"> & {
   /**
+   * Display name of the machine.
+   *
    * @generated from field: string name = 1;
    */
   name: string;
 
   /**
+   * Free text describing the machine; empty: none.
+   *
    * @generated from field: string description = 2;
    */
   description: string;
 
   /**
+   * The kind of access token the machine gets; unset: opaque.
+   *
    * @generated from field: svc.resources.user.v3alpha.AccessTokenType access_token_type = 3;
    */
   accessTokenType: AccessTokenType;
@@ -258,10 +305,15 @@ export const MachineUserSchema: GenMessage<MachineUser> = /*@__PURE__*/
   messageDesc(file_svc_resources_user_v3alpha_user, 6);
 
 /**
+ * Changes to a user; every unset field is left unchanged.
+ *
  * @generated from message svc.resources.user.v3alpha.PatchUser
  */
 export type PatchUser = Message<"svc.resources.user.v3alpha.PatchUser"> & {
   /**
+   * New username: unique in the instance regardless of case (ALREADY_EXISTS), and not
+   * `name@domain` for a domain another organisation verified (INVALID_ARGUMENT).
+   *
    * @generated from field: optional string username = 1;
    */
   username?: string | undefined;
@@ -271,12 +323,16 @@ export type PatchUser = Message<"svc.resources.user.v3alpha.PatchUser"> & {
    */
   type: {
     /**
+     * Changes to a human; FAILED_PRECONDITION for a machine.
+     *
      * @generated from field: svc.resources.user.v3alpha.PatchHumanUser human = 2;
      */
     value: PatchHumanUser;
     case: "human";
   } | {
     /**
+     * Changes to a machine; FAILED_PRECONDITION for a human.
+     *
      * @generated from field: svc.resources.user.v3alpha.PatchMachineUser machine = 3;
      */
     value: PatchMachineUser;
@@ -291,6 +347,8 @@ export type PatchUser = Message<"svc.resources.user.v3alpha.PatchUser"> & {
   schemaId?: string | undefined;
 
   /**
+   * The user's new data for schema_id; refused (INVALID_ARGUMENT) without schema_id. Unset with schema_id: {}.
+   *
    * @generated from field: google.protobuf.Struct data = 5;
    */
   data?: JsonObject | undefined;
@@ -304,40 +362,57 @@ export const PatchUserSchema: GenMessage<PatchUser> = /*@__PURE__*/
   messageDesc(file_svc_resources_user_v3alpha_user, 7);
 
 /**
+ * Changes to a human's profile and addresses; unset fields are left unchanged.
+ *
  * @generated from message svc.resources.user.v3alpha.PatchHumanUser
  */
 export type PatchHumanUser = Message<"svc.resources.user.v3alpha.PatchHumanUser"> & {
   /**
+   * New given (first) name.
+   *
    * @generated from field: optional string given_name = 1;
    */
   givenName?: string | undefined;
 
   /**
+   * New family (last) name.
+   *
    * @generated from field: optional string family_name = 2;
    */
   familyName?: string | undefined;
 
   /**
+   * New nickname; empty removes it.
+   *
    * @generated from field: optional string nick_name = 3;
    */
   nickName?: string | undefined;
 
   /**
+   * New display name.
+   *
    * @generated from field: optional string display_name = 4;
    */
   displayName?: string | undefined;
 
   /**
+   * New preferred language, such as "de"; empty removes it.
+   *
    * @generated from field: optional string preferred_language = 5;
    */
   preferredLanguage?: string | undefined;
 
   /**
+   * New e-mail address and its verification; a changed or unverified address is sent a verification code.
+   *
    * @generated from field: svc.resources.user.v3alpha.Email email = 6;
    */
   email?: Email | undefined;
 
   /**
+   * New phone number and its verification; an empty number removes the phone. A changed or unverified
+   * number is sent a verification code by SMS.
+   *
    * @generated from field: svc.resources.user.v3alpha.Phone phone = 7;
    */
   phone?: Phone | undefined;
@@ -351,20 +426,28 @@ export const PatchHumanUserSchema: GenMessage<PatchHumanUser> = /*@__PURE__*/
   messageDesc(file_svc_resources_user_v3alpha_user, 8);
 
 /**
+ * Changes to a machine; unset fields are left unchanged.
+ *
  * @generated from message svc.resources.user.v3alpha.PatchMachineUser
  */
 export type PatchMachineUser = Message<"svc.resources.user.v3alpha.PatchMachineUser"> & {
   /**
+   * New display name.
+   *
    * @generated from field: optional string name = 1;
    */
   name?: string | undefined;
 
   /**
+   * New description; empty removes it.
+   *
    * @generated from field: optional string description = 2;
    */
   description?: string | undefined;
 
   /**
+   * New kind of access token, for tokens issued from now on.
+   *
    * @generated from field: optional svc.resources.user.v3alpha.AccessTokenType access_token_type = 3;
    */
   accessTokenType?: AccessTokenType | undefined;
@@ -378,20 +461,28 @@ export const PatchMachineUserSchema: GenMessage<PatchMachineUser> = /*@__PURE__*
   messageDesc(file_svc_resources_user_v3alpha_user, 9);
 
 /**
+ * A user as read: details, state, username, the human's or machine's fields and its schema data.
+ *
  * @generated from message svc.resources.user.v3alpha.GetUser
  */
 export type GetUser = Message<"svc.resources.user.v3alpha.GetUser"> & {
   /**
+   * ID, sequence, change date and owner (the user's organisation).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * Current state.
+   *
    * @generated from field: svc.resources.user.v3alpha.UserState state = 2;
    */
   state: UserState;
 
   /**
+   * Username, as it was written (unique in the instance regardless of case).
+   *
    * @generated from field: string username = 3;
    */
   username: string;
@@ -401,12 +492,16 @@ export type GetUser = Message<"svc.resources.user.v3alpha.GetUser"> & {
    */
   type: {
     /**
+     * Set for a human.
+     *
      * @generated from field: svc.resources.user.v3alpha.GetHumanUser human = 4;
      */
     value: GetHumanUser;
     case: "human";
   } | {
     /**
+     * Set for a machine.
+     *
      * @generated from field: svc.resources.user.v3alpha.GetMachineUser machine = 5;
      */
     value: GetMachineUser;
@@ -421,11 +516,15 @@ export type GetUser = Message<"svc.resources.user.v3alpha.GetUser"> & {
   schemaId: string;
 
   /**
+   * Revision of the user schema the data was validated against; 0 without a schema.
+   *
    * @generated from field: uint64 schema_revision = 7;
    */
   schemaRevision: bigint;
 
   /**
+   * The user's data for its schema; unset without a schema.
+   *
    * @generated from field: google.protobuf.Struct data = 8;
    */
   data?: JsonObject | undefined;
@@ -439,30 +538,42 @@ export const GetUserSchema: GenMessage<GetUser> = /*@__PURE__*/
   messageDesc(file_svc_resources_user_v3alpha_user, 10);
 
 /**
+ * A human's fields as read; the password itself is never returned.
+ *
  * @generated from message svc.resources.user.v3alpha.GetHumanUser
  */
 export type GetHumanUser = Message<"svc.resources.user.v3alpha.GetHumanUser"> & {
   /**
+   * Names and preferred language; display_name is always set.
+   *
    * @generated from field: svc.resources.user.v3alpha.Profile profile = 1;
    */
   profile?: Profile | undefined;
 
   /**
+   * E-mail address and whether it is verified.
+   *
    * @generated from field: svc.resources.user.v3alpha.Email email = 2;
    */
   email?: Email | undefined;
 
   /**
+   * Phone number and whether it is verified; unset when the human has none.
+   *
    * @generated from field: svc.resources.user.v3alpha.Phone phone = 3;
    */
   phone?: Phone | undefined;
 
   /**
+   * Whether the user must choose a new password at the next login.
+   *
    * @generated from field: bool password_change_required = 4;
    */
   passwordChangeRequired: boolean;
 
   /**
+   * When the password was last set; unset when the human has no password.
+   *
    * @generated from field: google.protobuf.Timestamp password_changed = 5;
    */
   passwordChanged?: Timestamp | undefined;
@@ -476,25 +587,35 @@ export const GetHumanUserSchema: GenMessage<GetHumanUser> = /*@__PURE__*/
   messageDesc(file_svc_resources_user_v3alpha_user, 11);
 
 /**
+ * A machine's fields as read; secrets, keys and tokens are never returned.
+ *
  * @generated from message svc.resources.user.v3alpha.GetMachineUser
  */
 export type GetMachineUser = Message<"svc.resources.user.v3alpha.GetMachineUser"> & {
   /**
+   * Display name.
+   *
    * @generated from field: string name = 1;
    */
   name: string;
 
   /**
+   * Description; empty when none.
+   *
    * @generated from field: string description = 2;
    */
   description: string;
 
   /**
+   * The kind of access token the machine gets (opaque or JWT; never unspecified).
+   *
    * @generated from field: svc.resources.user.v3alpha.AccessTokenType access_token_type = 3;
    */
   accessTokenType: AccessTokenType;
 
   /**
+   * Whether the machine has a client secret (GenerateClientSecret).
+   *
    * @generated from field: bool has_secret = 4;
    */
   hasSecret: boolean;
@@ -508,6 +629,8 @@ export const GetMachineUserSchema: GenMessage<GetMachineUser> = /*@__PURE__*/
   messageDesc(file_svc_resources_user_v3alpha_user, 12);
 
 /**
+ * One criterion of a user search; a user must meet all the filters of a request.
+ *
  * @generated from message svc.resources.user.v3alpha.UserSearchFilter
  */
 export type UserSearchFilter = Message<"svc.resources.user.v3alpha.UserSearchFilter"> & {
@@ -516,42 +639,56 @@ export type UserSearchFilter = Message<"svc.resources.user.v3alpha.UserSearchFil
    */
   filter: {
     /**
+     * Users with one of these IDs.
+     *
      * @generated from field: svc.resources.object.v3alpha.InIDsFilter in_ids = 1;
      */
     value: InIDsFilter;
     case: "inIds";
   } | {
     /**
+     * Users by username.
+     *
      * @generated from field: svc.resources.user.v3alpha.UsernameFilter username = 2;
      */
     value: UsernameFilter;
     case: "username";
   } | {
     /**
+     * Users by display name.
+     *
      * @generated from field: svc.resources.user.v3alpha.DisplayNameFilter display_name = 3;
      */
     value: DisplayNameFilter;
     case: "displayName";
   } | {
     /**
+     * Users by e-mail address.
+     *
      * @generated from field: svc.resources.user.v3alpha.EmailFilter email = 4;
      */
     value: EmailFilter;
     case: "email";
   } | {
     /**
+     * Users in a state.
+     *
      * @generated from field: svc.resources.user.v3alpha.UserStateFilter state = 5;
      */
     value: UserStateFilter;
     case: "state";
   } | {
     /**
+     * Humans or machines.
+     *
      * @generated from field: svc.resources.user.v3alpha.UserTypeFilter type = 6;
      */
     value: UserTypeFilter;
     case: "type";
   } | {
     /**
+     * Users of an organisation.
+     *
      * @generated from field: svc.resources.user.v3alpha.OrganizationIDFilter organization_id = 7;
      */
     value: OrganizationIDFilter;
@@ -567,15 +704,21 @@ export const UserSearchFilterSchema: GenMessage<UserSearchFilter> = /*@__PURE__*
   messageDesc(file_svc_resources_user_v3alpha_user, 13);
 
 /**
+ * Matches the username.
+ *
  * @generated from message svc.resources.user.v3alpha.UsernameFilter
  */
 export type UsernameFilter = Message<"svc.resources.user.v3alpha.UsernameFilter"> & {
   /**
+   * Text to compare the username with.
+   *
    * @generated from field: string username = 1;
    */
   username: string;
 
   /**
+   * How to compare; default: equals (case-sensitive).
+   *
    * @generated from field: svc.resources.object.v3alpha.TextFilterMethod method = 2;
    */
   method: TextFilterMethod;
@@ -589,15 +732,21 @@ export const UsernameFilterSchema: GenMessage<UsernameFilter> = /*@__PURE__*/
   messageDesc(file_svc_resources_user_v3alpha_user, 14);
 
 /**
+ * Matches the display name.
+ *
  * @generated from message svc.resources.user.v3alpha.DisplayNameFilter
  */
 export type DisplayNameFilter = Message<"svc.resources.user.v3alpha.DisplayNameFilter"> & {
   /**
+   * Text to compare the display name with.
+   *
    * @generated from field: string display_name = 1;
    */
   displayName: string;
 
   /**
+   * How to compare; default: equals (case-sensitive).
+   *
    * @generated from field: svc.resources.object.v3alpha.TextFilterMethod method = 2;
    */
   method: TextFilterMethod;
@@ -611,15 +760,21 @@ export const DisplayNameFilterSchema: GenMessage<DisplayNameFilter> = /*@__PURE_
   messageDesc(file_svc_resources_user_v3alpha_user, 15);
 
 /**
+ * Matches the e-mail address (machines have none).
+ *
  * @generated from message svc.resources.user.v3alpha.EmailFilter
  */
 export type EmailFilter = Message<"svc.resources.user.v3alpha.EmailFilter"> & {
   /**
+   * Text to compare the e-mail address with.
+   *
    * @generated from field: string address = 1;
    */
   address: string;
 
   /**
+   * How to compare; default: equals (case-sensitive).
+   *
    * @generated from field: svc.resources.object.v3alpha.TextFilterMethod method = 2;
    */
   method: TextFilterMethod;
@@ -633,10 +788,14 @@ export const EmailFilterSchema: GenMessage<EmailFilter> = /*@__PURE__*/
   messageDesc(file_svc_resources_user_v3alpha_user, 16);
 
 /**
+ * Matches the state.
+ *
  * @generated from message svc.resources.user.v3alpha.UserStateFilter
  */
 export type UserStateFilter = Message<"svc.resources.user.v3alpha.UserStateFilter"> & {
   /**
+   * The state users must be in.
+   *
    * @generated from field: svc.resources.user.v3alpha.UserState state = 1;
    */
   state: UserState;
@@ -650,10 +809,14 @@ export const UserStateFilterSchema: GenMessage<UserStateFilter> = /*@__PURE__*/
   messageDesc(file_svc_resources_user_v3alpha_user, 17);
 
 /**
+ * Matches the kind of user.
+ *
  * @generated from message svc.resources.user.v3alpha.UserTypeFilter
  */
 export type UserTypeFilter = Message<"svc.resources.user.v3alpha.UserTypeFilter"> & {
   /**
+   * Human or machine.
+   *
    * @generated from field: svc.resources.user.v3alpha.UserType type = 1;
    */
   type: UserType;
@@ -667,10 +830,14 @@ export const UserTypeFilterSchema: GenMessage<UserTypeFilter> = /*@__PURE__*/
   messageDesc(file_svc_resources_user_v3alpha_user, 18);
 
 /**
+ * Matches the organisation.
+ *
  * @generated from message svc.resources.user.v3alpha.OrganizationIDFilter
  */
 export type OrganizationIDFilter = Message<"svc.resources.user.v3alpha.OrganizationIDFilter"> & {
   /**
+   * ID of the organisation the users belong to.
+   *
    * @generated from field: string organization_id = 1;
    */
   organizationId: string;
@@ -697,11 +864,15 @@ export enum AccessTokenType {
   UNSPECIFIED = 0,
 
   /**
+   * An opaque token, checked by introspection.
+   *
    * @generated from enum value: ACCESS_TOKEN_TYPE_OPAQUE = 1;
    */
   OPAQUE = 1,
 
   /**
+   * A signed JWT, which a resource server can check with the instance's public keys.
+   *
    * @generated from enum value: ACCESS_TOKEN_TYPE_JWT = 2;
    */
   JWT = 2,
@@ -714,15 +885,21 @@ export const AccessTokenTypeSchema: GenEnum<AccessTokenType> = /*@__PURE__*/
   enumDesc(file_svc_resources_user_v3alpha_user, 0);
 
 /**
+ * A user's state, which decides whether it may sign in.
+ *
  * @generated from enum svc.resources.user.v3alpha.UserState
  */
 export enum UserState {
   /**
+   * Not set; never returned. In a state filter: refused.
+   *
    * @generated from enum value: USER_STATE_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * Can sign in and call APIs.
+   *
    * @generated from enum value: USER_STATE_ACTIVE = 1;
    */
   ACTIVE = 1,
@@ -742,7 +919,7 @@ export enum UserState {
   LOCKED = 3,
 
   /**
-   * A human without a password yet.
+   * A human without a password or a linked identity provider account yet; it becomes active once it has one.
    *
    * @generated from enum value: USER_STATE_INITIAL = 4;
    */
@@ -756,50 +933,70 @@ export const UserStateSchema: GenEnum<UserState> = /*@__PURE__*/
   enumDesc(file_svc_resources_user_v3alpha_user, 1);
 
 /**
+ * A column to sort users by.
+ *
  * @generated from enum svc.resources.user.v3alpha.UserFieldName
  */
 export enum UserFieldName {
   /**
+   * Not set: by creation date.
+   *
    * @generated from enum value: USER_FIELD_NAME_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * By user ID.
+   *
    * @generated from enum value: USER_FIELD_NAME_ID = 1;
    */
   ID = 1,
 
   /**
+   * By creation date.
+   *
    * @generated from enum value: USER_FIELD_NAME_CREATION_DATE = 2;
    */
   CREATION_DATE = 2,
 
   /**
+   * By the date of the user's latest change.
+   *
    * @generated from enum value: USER_FIELD_NAME_CHANGE_DATE = 3;
    */
   CHANGE_DATE = 3,
 
   /**
+   * By username, ignoring case.
+   *
    * @generated from enum value: USER_FIELD_NAME_USERNAME = 4;
    */
   USERNAME = 4,
 
   /**
+   * By display name.
+   *
    * @generated from enum value: USER_FIELD_NAME_DISPLAY_NAME = 5;
    */
   DISPLAY_NAME = 5,
 
   /**
+   * By e-mail address.
+   *
    * @generated from enum value: USER_FIELD_NAME_EMAIL = 6;
    */
   EMAIL = 6,
 
   /**
+   * By state.
+   *
    * @generated from enum value: USER_FIELD_NAME_STATE = 7;
    */
   STATE = 7,
 
   /**
+   * By type (human or machine).
+   *
    * @generated from enum value: USER_FIELD_NAME_TYPE = 8;
    */
   TYPE = 8,
@@ -812,20 +1009,28 @@ export const UserFieldNameSchema: GenEnum<UserFieldName> = /*@__PURE__*/
   enumDesc(file_svc_resources_user_v3alpha_user, 2);
 
 /**
+ * The kind of a user.
+ *
  * @generated from enum svc.resources.user.v3alpha.UserType
  */
 export enum UserType {
   /**
+   * Not set; refused in a type filter.
+   *
    * @generated from enum value: USER_TYPE_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * A human.
+   *
    * @generated from enum value: USER_TYPE_HUMAN = 1;
    */
   HUMAN = 1,
 
   /**
+   * A machine (service user).
+   *
    * @generated from enum value: USER_TYPE_MACHINE = 2;
    */
   MACHINE = 2,

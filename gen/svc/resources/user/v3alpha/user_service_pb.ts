@@ -26,10 +26,14 @@ export const file_svc_resources_user_v3alpha_user_service: GenFile = /*@__PURE__
   fileDesc("Ci1zdmMvcmVzb3VyY2VzL3VzZXIvdjNhbHBoYS91c2VyX3NlcnZpY2UucHJvdG8SGnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhIoMBChFBZGRJRFBMaW5rUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESGwoGaWRwX2lkGAIgASgJQguquxgHCAEQyAEoARIcCgd1c2VyX2lkGAMgASgJQguquxgHCAEQyAEoARIaCgl1c2VyX25hbWUYBCABKAlCB6q7GAMQyAEiTAoSQWRkSURQTGlua1Jlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMicQoUUmVtb3ZlSURQTGlua1JlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBEhsKBmlkcF9pZBgCIAEoCUILqrsYBwgBEMgBKAESIwoObGlua2VkX3VzZXJfaWQYAyABKAlCC6q7GAcIARDIASgBIk8KFVJlbW92ZUlEUExpbmtSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzImgKFVNlYXJjaElEUExpbmtzUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESNgoFcXVlcnkYAiABKAsyJy5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkxpc3RRdWVyeSKJAQoWU2VhcmNoSURQTGlua3NSZXNwb25zZRI6CgdkZXRhaWxzGAEgASgLMikuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5MaXN0RGV0YWlscxIzCgZyZXN1bHQYAiADKAsyIy5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5JRFBMaW5rIj0KB0lEUExpbmsSDgoGaWRwX2lkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSEQoJdXNlcl9uYW1lGAMgASgJIokBChFDcmVhdGVVc2VyUmVxdWVzdBI0CgNjdHgYASABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBARI2CgR1c2VyGAIgASgLMiAuc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuVXNlckIGqrsYAigBQgYKBF9jdHgiTAoSQ3JlYXRlVXNlclJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMiaAoQUGF0Y2hVc2VyUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESOwoEdXNlchgCIAEoCzIlLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlBhdGNoVXNlckIGqrsYAigBIksKEVBhdGNoVXNlclJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMiKQoOR2V0VXNlclJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBIkQKD0dldFVzZXJSZXNwb25zZRIxCgR1c2VyGAEgASgLMiMuc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuR2V0VXNlciIsChFEZWxldGVVc2VyUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAEiTAoSRGVsZXRlVXNlclJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMinAIKElNlYXJjaFVzZXJzUmVxdWVzdBI0CgNjdHgYASABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBARI2CgVxdWVyeRgCIAEoCzInLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuTGlzdFF1ZXJ5EkkKDnNvcnRpbmdfY29sdW1uGAMgASgOMikuc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuVXNlckZpZWxkTmFtZUIGqrsYAjABEkUKB2ZpbHRlcnMYBCADKAsyLC5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5Vc2VyU2VhcmNoRmlsdGVyQgaquxgCSGRCBgoEX2N0eCLJAQoTU2VhcmNoVXNlcnNSZXNwb25zZRI6CgdkZXRhaWxzGAEgASgLMikuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5MaXN0RGV0YWlscxJBCg5zb3J0aW5nX2NvbHVtbhgCIAEoDjIpLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlVzZXJGaWVsZE5hbWUSMwoGcmVzdWx0GAMgAygLMiMuc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuR2V0VXNlciIqCg9Mb2NrVXNlclJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBIkoKEExvY2tVc2VyUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyIsChFVbmxvY2tVc2VyUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAEiTAoSVW5sb2NrVXNlclJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMiMAoVRGVhY3RpdmF0ZVVzZXJSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoASJQChZEZWFjdGl2YXRlVXNlclJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMiMAoVUmVhY3RpdmF0ZVVzZXJSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoASJQChZSZWFjdGl2YXRlVXNlclJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMibQoSU2V0UGFzc3dvcmRSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoARI+CghwYXNzd29yZBgCIAEoCzIkLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlBhc3N3b3JkQgaquxgCKAEiTQoTU2V0UGFzc3dvcmRSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIjYKG0dlbmVyYXRlQ2xpZW50U2VjcmV0UmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAEigAEKHEdlbmVyYXRlQ2xpZW50U2VjcmV0UmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscxIRCgljbGllbnRfaWQYAiABKAkSFQoNY2xpZW50X3NlY3JldBgDIAEoCSI0ChlSZW1vdmVDbGllbnRTZWNyZXRSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoASJUChpSZW1vdmVDbGllbnRTZWNyZXRSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzImQKFEFkZE1hY2hpbmVLZXlSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoARIzCg9leHBpcmF0aW9uX2RhdGUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInQKFUFkZE1hY2hpbmVLZXlSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzEg4KBmtleV9pZBgCIAEoCRITCgtrZXlfY29udGVudBgDIAEoCSJPChdSZW1vdmVNYWNoaW5lS2V5UmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESGwoGa2V5X2lkGAIgASgJQguquxgHCAEQyAEoASJSChhSZW1vdmVNYWNoaW5lS2V5UmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJtCh1BZGRQZXJzb25hbEFjY2Vzc1Rva2VuUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESMwoPZXhwaXJhdGlvbl9kYXRlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ5Ch5BZGRQZXJzb25hbEFjY2Vzc1Rva2VuUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscxIQCgh0b2tlbl9pZBgCIAEoCRINCgV0b2tlbhgDIAEoCSJaCiBSZW1vdmVQZXJzb25hbEFjY2Vzc1Rva2VuUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESHQoIdG9rZW5faWQYAiABKAlCC6q7GAcIARDIASgBIlsKIVJlbW92ZVBlcnNvbmFsQWNjZXNzVG9rZW5SZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIjgKHUxpc3RNYWNoaW5lQ3JlZGVudGlhbHNSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoASKVAQoRTWFjaGluZUNyZWRlbnRpYWwSCgoCaWQYASABKAkSDAoEa2luZBgCIAEoCRIxCg1jcmVhdGlvbl9kYXRlGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIzCg9leHBpcmF0aW9uX2RhdGUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIl8KHkxpc3RNYWNoaW5lQ3JlZGVudGlhbHNSZXNwb25zZRI9CgZyZXN1bHQYASADKAsyLS5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5NYWNoaW5lQ3JlZGVudGlhbCIpCg5BZGRUb3RwUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAEiZgoPQWRkVG90cFJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMSDgoGc2VjcmV0GAIgASgJEgsKA3VyaRgDIAEoCSJGChFWZXJpZnlUb3RwUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESGAoEY29kZRgCIAEoCUIKqrsYBggGEAooASJMChJWZXJpZnlUb3RwUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyIsChFSZW1vdmVUb3RwUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAEiTAoSUmVtb3ZlVG90cFJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMiRgoWUmVzZW5kRW1haWxDb2RlUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESEwoLcmV0dXJuX2NvZGUYAiABKAgibAoXUmVzZW5kRW1haWxDb2RlUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscxIZChF2ZXJpZmljYXRpb25fY29kZRgCIAEoCSJUChJWZXJpZnlFbWFpbFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBEiUKEXZlcmlmaWNhdGlvbl9jb2RlGAIgASgJQgqquxgGCAEQFCgBIk0KE1ZlcmlmeUVtYWlsUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJGChZSZXNlbmRQaG9uZUNvZGVSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoARITCgtyZXR1cm5fY29kZRgCIAEoCCJsChdSZXNlbmRQaG9uZUNvZGVSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzEhkKEXZlcmlmaWNhdGlvbl9jb2RlGAIgASgJIlQKElZlcmlmeVBob25lUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESJQoRdmVyaWZpY2F0aW9uX2NvZGUYAiABKAlCCqq7GAYIARAUKAEiTQoTVmVyaWZ5UGhvbmVSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIksKG1JlcXVlc3RQYXNzd29yZFJlc2V0UmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESEwoLcmV0dXJuX2NvZGUYAiABKAgicQocUmVxdWVzdFBhc3N3b3JkUmVzZXRSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzEhkKEXZlcmlmaWNhdGlvbl9jb2RlGAIgASgJIrABChVDaGFuZ2VQYXNzd29yZFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBEiUKEGN1cnJlbnRfcGFzc3dvcmQYAiABKAlCCaq7GAUIARDIAUgAEiUKEXZlcmlmaWNhdGlvbl9jb2RlGAMgASgJQgiquxgECAEQFEgAEiEKDG5ld19wYXNzd29yZBgEIAEoCUILqrsYBwgBEMgBKAFCDQoFcHJvb2YSBLC7GAEiUAoWQ2hhbmdlUGFzc3dvcmRSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIi0KEkFkZE90cEVtYWlsUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAEiTQoTQWRkT3RwRW1haWxSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIjAKFVJlbW92ZU90cEVtYWlsUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAEiUAoWUmVtb3ZlT3RwRW1haWxSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIisKEEFkZE90cFNtc1JlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBIksKEUFkZE90cFNtc1Jlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMiLgoTUmVtb3ZlT3RwU21zUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAEiTgoUUmVtb3ZlT3RwU21zUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJRCiBTdGFydFdlYmF1dGhuUmVnaXN0cmF0aW9uUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESFAoMcGFzc3dvcmRsZXNzGAIgASgIIlUKIVN0YXJ0V2ViYXV0aG5SZWdpc3RyYXRpb25SZXNwb25zZRIUCgxvcHRpb25zX2pzb24YASABKAkSGgoScmVnaXN0cmF0aW9uX3Rva2VuGAIgASgJIsABCiFGaW5pc2hXZWJhdXRoblJlZ2lzdHJhdGlvblJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBEicKEnJlZ2lzdHJhdGlvbl90b2tlbhgCIAEoCUILqrsYBwgBENAPKAESJQoPY3JlZGVudGlhbF9qc29uGAMgASgJQgyquxgICAIQgIAEKAESGwoGb3JpZ2luGAQgASgJQguquxgHCAEQrAIoARIVCgRuYW1lGAUgASgJQgequxgDEMgBImwKIkZpbmlzaFdlYmF1dGhuUmVnaXN0cmF0aW9uUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscxIOCgZrZXlfaWQYAiABKAkiMgoXTGlzdFdlYmF1dGhuS2V5c1JlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBInAKC1dlYmF1dGhuS2V5EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSFAoMcGFzc3dvcmRsZXNzGAMgASgIEjEKDWNyZWF0aW9uX2RhdGUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlEKGExpc3RXZWJhdXRobktleXNSZXNwb25zZRI1CgRrZXlzGAEgAygLMicuc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuV2ViYXV0aG5LZXkiUAoYUmVtb3ZlV2ViYXV0aG5LZXlSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoARIbCgZrZXlfaWQYAiABKAlCC6q7GAcIARDIASgBIlMKGVJlbW92ZVdlYmF1dGhuS2V5UmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyI6ChFVc2VyTWV0YWRhdGFFbnRyeRIWCgNrZXkYASABKAlCCaq7GAUIARDIARINCgV2YWx1ZRgCIAEoDCJ6ChZTZXRVc2VyTWV0YWRhdGFSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoARJHCghtZXRhZGF0YRgCIAMoCzItLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlVzZXJNZXRhZGF0YUVudHJ5QgaquxgCSGQiUQoXU2V0VXNlck1ldGFkYXRhUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyIyChdMaXN0VXNlck1ldGFkYXRhUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAEiWwoYTGlzdFVzZXJNZXRhZGF0YVJlc3BvbnNlEj8KCG1ldGFkYXRhGAEgAygLMi0uc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuVXNlck1ldGFkYXRhRW50cnkiTgoZUmVtb3ZlVXNlck1ldGFkYXRhUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESGAoDa2V5GAIgASgJQguquxgHCAEQyAEoASJUChpSZW1vdmVVc2VyTWV0YWRhdGFSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzMqhFCgtVc2VyU2VydmljZRLEAQoKQ3JlYXRlVXNlchItLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLkNyZWF0ZVVzZXJSZXF1ZXN0Gi4uc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuQ3JlYXRlVXNlclJlc3BvbnNlIleiuxgtCgp1c2VyLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaRjJASgBgtPkkwIgOgR1c2VyIhgvcmVzb3VyY2VzL3YzYWxwaGEvdXNlcnMSwwEKCVBhdGNoVXNlchIsLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlBhdGNoVXNlclJlcXVlc3QaLS5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5QYXRjaFVzZXJSZXNwb25zZSJZorsYKgoKdXNlci53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCJToEdXNlcjIdL3Jlc291cmNlcy92M2FscGhhL3VzZXJzL3tpZH0StgEKB0dldFVzZXISKi5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5HZXRVc2VyUmVxdWVzdBorLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLkdldFVzZXJSZXNwb25zZSJSorsYKQoJdXNlci5yZWFkEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIfEh0vcmVzb3VyY2VzL3YzYWxwaGEvdXNlcnMve2lkfRLBAQoKRGVsZXRlVXNlchItLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLkRlbGV0ZVVzZXJSZXF1ZXN0Gi4uc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuRGVsZXRlVXNlclJlc3BvbnNlIlSiuxgrCgt1c2VyLmRlbGV0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCHyodL3Jlc291cmNlcy92M2FscGhhL3VzZXJzL3tpZH0SzgEKC1NlYXJjaFVzZXJzEi4uc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuU2VhcmNoVXNlcnNSZXF1ZXN0Gi8uc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuU2VhcmNoVXNlcnNSZXNwb25zZSJeorsYKQoJdXNlci5yZWFkEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIrOgdmaWx0ZXJzIiAvcmVzb3VyY2VzL3YzYWxwaGEvdXNlcnMvX3NlYXJjaBLAAQoITG9ja1VzZXISKy5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5Mb2NrVXNlclJlcXVlc3QaLC5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5Mb2NrVXNlclJlc3BvbnNlIlmiuxgqCgp1c2VyLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIlIiMvcmVzb3VyY2VzL3YzYWxwaGEvdXNlcnMve2lkfS9fbG9jaxLIAQoKVW5sb2NrVXNlchItLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlVubG9ja1VzZXJSZXF1ZXN0Gi4uc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuVW5sb2NrVXNlclJlc3BvbnNlIluiuxgqCgp1c2VyLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwInIiUvcmVzb3VyY2VzL3YzYWxwaGEvdXNlcnMve2lkfS9fdW5sb2NrEtgBCg5EZWFjdGl2YXRlVXNlchIxLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLkRlYWN0aXZhdGVVc2VyUmVxdWVzdBoyLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLkRlYWN0aXZhdGVVc2VyUmVzcG9uc2UiX6K7GCoKCnVzZXIud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAisiKS9yZXNvdXJjZXMvdjNhbHBoYS91c2Vycy97aWR9L19kZWFjdGl2YXRlEtgBCg5SZWFjdGl2YXRlVXNlchIxLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlJlYWN0aXZhdGVVc2VyUmVxdWVzdBoyLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlJlYWN0aXZhdGVVc2VyUmVzcG9uc2UiX6K7GCoKCnVzZXIud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAisiKS9yZXNvdXJjZXMvdjNhbHBoYS91c2Vycy97aWR9L19yZWFjdGl2YXRlEtsBCgtTZXRQYXNzd29yZBIuLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlNldFBhc3N3b3JkUmVxdWVzdBovLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlNldFBhc3N3b3JkUmVzcG9uc2Uia6K7GCoKCnVzZXIud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAjc6CHBhc3N3b3JkIisvcmVzb3VyY2VzL3YzYWxwaGEvdXNlcnMve2lkfS9fc2V0X3Bhc3N3b3JkEu8BChRHZW5lcmF0ZUNsaWVudFNlY3JldBI3LnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLkdlbmVyYXRlQ2xpZW50U2VjcmV0UmVxdWVzdBo4LnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLkdlbmVyYXRlQ2xpZW50U2VjcmV0UmVzcG9uc2UiZKK7GCoKCnVzZXIud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAjAiLi9yZXNvdXJjZXMvdjNhbHBoYS91c2Vycy97aWR9L19nZW5lcmF0ZV9zZWNyZXQS5wEKElJlbW92ZUNsaWVudFNlY3JldBI1LnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlJlbW92ZUNsaWVudFNlY3JldFJlcXVlc3QaNi5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5SZW1vdmVDbGllbnRTZWNyZXRSZXNwb25zZSJiorsYKgoKdXNlci53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCLiIsL3Jlc291cmNlcy92M2FscGhhL3VzZXJzL3tpZH0vX3JlbW92ZV9zZWNyZXQS1AEKDUFkZE1hY2hpbmVLZXkSMC5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5BZGRNYWNoaW5lS2V5UmVxdWVzdBoxLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLkFkZE1hY2hpbmVLZXlSZXNwb25zZSJeorsYLQoKdXNlci53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkYyQEoAYLT5JMCJzoBKiIiL3Jlc291cmNlcy92M2FscGhhL3VzZXJzL3tpZH0va2V5cxLgAQoQUmVtb3ZlTWFjaGluZUtleRIzLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlJlbW92ZU1hY2hpbmVLZXlSZXF1ZXN0GjQuc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuUmVtb3ZlTWFjaGluZUtleVJlc3BvbnNlImGiuxgqCgp1c2VyLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwItKisvcmVzb3VyY2VzL3YzYWxwaGEvdXNlcnMve2lkfS9rZXlzL3trZXlfaWR9Eu8BChZBZGRQZXJzb25hbEFjY2Vzc1Rva2VuEjkuc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuQWRkUGVyc29uYWxBY2Nlc3NUb2tlblJlcXVlc3QaOi5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5BZGRQZXJzb25hbEFjY2Vzc1Rva2VuUmVzcG9uc2UiXqK7GC0KCnVzZXIud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpGMkBKAGC0+STAic6ASoiIi9yZXNvdXJjZXMvdjNhbHBoYS91c2Vycy97aWR9L3BhdHMS/QEKGVJlbW92ZVBlcnNvbmFsQWNjZXNzVG9rZW4SPC5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5SZW1vdmVQZXJzb25hbEFjY2Vzc1Rva2VuUmVxdWVzdBo9LnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlJlbW92ZVBlcnNvbmFsQWNjZXNzVG9rZW5SZXNwb25zZSJjorsYKgoKdXNlci53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCLyotL3Jlc291cmNlcy92M2FscGhhL3VzZXJzL3tpZH0vcGF0cy97dG9rZW5faWR9Er8BCgdBZGRUb3RwEiouc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuQWRkVG90cFJlcXVlc3QaKy5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5BZGRUb3RwUmVzcG9uc2UiW6K7GC0KCnVzZXIud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpGMkBKAGC0+STAiQiIi9yZXNvdXJjZXMvdjNhbHBoYS91c2Vycy97aWR9L3RvdHAS0AEKClZlcmlmeVRvdHASLS5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5WZXJpZnlUb3RwUmVxdWVzdBouLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlZlcmlmeVRvdHBSZXNwb25zZSJjorsYKgoKdXNlci53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCLzoBKiIqL3Jlc291cmNlcy92M2FscGhhL3VzZXJzL3tpZH0vdG90cC9fdmVyaWZ5EsUBCgpSZW1vdmVUb3RwEi0uc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuUmVtb3ZlVG90cFJlcXVlc3QaLi5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5SZW1vdmVUb3RwUmVzcG9uc2UiWKK7GCoKCnVzZXIud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAiQqIi9yZXNvdXJjZXMvdjNhbHBoYS91c2Vycy97aWR9L3RvdHAS5QEKD1Jlc2VuZEVtYWlsQ29kZRIyLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlJlc2VuZEVtYWlsQ29kZVJlcXVlc3QaMy5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5SZXNlbmRFbWFpbENvZGVSZXNwb25zZSJporsYKgoKdXNlci53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCNToBKiIwL3Jlc291cmNlcy92M2FscGhhL3VzZXJzL3tpZH0vZW1haWwvX3Jlc2VuZF9jb2RlEtQBCgtWZXJpZnlFbWFpbBIuLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlZlcmlmeUVtYWlsUmVxdWVzdBovLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlZlcmlmeUVtYWlsUmVzcG9uc2UiZKK7GCoKCnVzZXIud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAjA6ASoiKy9yZXNvdXJjZXMvdjNhbHBoYS91c2Vycy97aWR9L2VtYWlsL192ZXJpZnkS5QEKD1Jlc2VuZFBob25lQ29kZRIyLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlJlc2VuZFBob25lQ29kZVJlcXVlc3QaMy5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5SZXNlbmRQaG9uZUNvZGVSZXNwb25zZSJporsYKgoKdXNlci53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCNToBKiIwL3Jlc291cmNlcy92M2FscGhhL3VzZXJzL3tpZH0vcGhvbmUvX3Jlc2VuZF9jb2RlEtQBCgtWZXJpZnlQaG9uZRIuLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlZlcmlmeVBob25lUmVxdWVzdBovLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlZlcmlmeVBob25lUmVzcG9uc2UiZKK7GCoKCnVzZXIud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAjA6ASoiKy9yZXNvdXJjZXMvdjNhbHBoYS91c2Vycy97aWR9L3Bob25lL192ZXJpZnkS8QEKFFJlcXVlc3RQYXNzd29yZFJlc2V0Ejcuc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuUmVxdWVzdFBhc3N3b3JkUmVzZXRSZXF1ZXN0Gjguc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuUmVxdWVzdFBhc3N3b3JkUmVzZXRSZXNwb25zZSJmorsYKgoKdXNlci53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCMjoBKiItL3Jlc291cmNlcy92M2FscGhhL3VzZXJzL3tpZH0vcGFzc3dvcmQvX3Jlc2V0EuABCg5DaGFuZ2VQYXNzd29yZBIxLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLkNoYW5nZVBhc3N3b3JkUmVxdWVzdBoyLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLkNoYW5nZVBhc3N3b3JkUmVzcG9uc2UiZ6K7GCoKCnVzZXIud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAjM6ASoiLi9yZXNvdXJjZXMvdjNhbHBoYS91c2Vycy97aWR9L3Bhc3N3b3JkL19jaGFuZ2USzQEKC0FkZE90cEVtYWlsEi4uc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuQWRkT3RwRW1haWxSZXF1ZXN0Gi8uc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuQWRkT3RwRW1haWxSZXNwb25zZSJdorsYKgoKdXNlci53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCKSInL3Jlc291cmNlcy92M2FscGhhL3VzZXJzL3tpZH0vb3RwX2VtYWlsEtYBCg5SZW1vdmVPdHBFbWFpbBIxLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlJlbW92ZU90cEVtYWlsUmVxdWVzdBoyLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlJlbW92ZU90cEVtYWlsUmVzcG9uc2UiXaK7GCoKCnVzZXIud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAikqJy9yZXNvdXJjZXMvdjNhbHBoYS91c2Vycy97aWR9L290cF9lbWFpbBLFAQoJQWRkT3RwU21zEiwuc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuQWRkT3RwU21zUmVxdWVzdBotLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLkFkZE90cFNtc1Jlc3BvbnNlIluiuxgqCgp1c2VyLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwInIiUvcmVzb3VyY2VzL3YzYWxwaGEvdXNlcnMve2lkfS9vdHBfc21zEs4BCgxSZW1vdmVPdHBTbXMSLy5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5SZW1vdmVPdHBTbXNSZXF1ZXN0GjAuc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuUmVtb3ZlT3RwU21zUmVzcG9uc2UiW6K7GCoKCnVzZXIud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAicqJS9yZXNvdXJjZXMvdjNhbHBoYS91c2Vycy97aWR9L290cF9zbXMS7wEKFkxpc3RNYWNoaW5lQ3JlZGVudGlhbHMSOS5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5MaXN0TWFjaGluZUNyZWRlbnRpYWxzUmVxdWVzdBo6LnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLkxpc3RNYWNoaW5lQ3JlZGVudGlhbHNSZXNwb25zZSJeorsYKQoJdXNlci5yZWFkEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIrEikvcmVzb3VyY2VzL3YzYWxwaGEvdXNlcnMve2lkfS9jcmVkZW50aWFscxKFAgoZU3RhcnRXZWJhdXRoblJlZ2lzdHJhdGlvbhI8LnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlN0YXJ0V2ViYXV0aG5SZWdpc3RyYXRpb25SZXF1ZXN0Gj0uc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuU3RhcnRXZWJhdXRoblJlZ2lzdHJhdGlvblJlc3BvbnNlImuiuxgqCgp1c2VyLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwI3OgEqIjIvcmVzb3VyY2VzL3YzYWxwaGEvdXNlcnMve2lkfS93ZWJhdXRobl9rZXlzL19zdGFydBKMAgoaRmluaXNoV2ViYXV0aG5SZWdpc3RyYXRpb24SPS5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5GaW5pc2hXZWJhdXRoblJlZ2lzdHJhdGlvblJlcXVlc3QaPi5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5GaW5pc2hXZWJhdXRoblJlZ2lzdHJhdGlvblJlc3BvbnNlIm+iuxgtCgp1c2VyLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaRjJASgBgtPkkwI4OgEqIjMvcmVzb3VyY2VzL3YzYWxwaGEvdXNlcnMve2lkfS93ZWJhdXRobl9rZXlzL19maW5pc2gS3wEKEExpc3RXZWJhdXRobktleXMSMy5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5MaXN0V2ViYXV0aG5LZXlzUmVxdWVzdBo0LnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLkxpc3RXZWJhdXRobktleXNSZXNwb25zZSJgorsYKQoJdXNlci5yZWFkEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwItEisvcmVzb3VyY2VzL3YzYWxwaGEvdXNlcnMve2lkfS93ZWJhdXRobl9rZXlzEuwBChFSZW1vdmVXZWJhdXRobktleRI0LnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlJlbW92ZVdlYmF1dGhuS2V5UmVxdWVzdBo1LnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlJlbW92ZVdlYmF1dGhuS2V5UmVzcG9uc2UiaqK7GCoKCnVzZXIud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAjYqNC9yZXNvdXJjZXMvdjNhbHBoYS91c2Vycy97aWR9L3dlYmF1dGhuX2tleXMve2tleV9pZH0S2wEKD1NldFVzZXJNZXRhZGF0YRIyLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlNldFVzZXJNZXRhZGF0YVJlcXVlc3QaMy5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5TZXRVc2VyTWV0YWRhdGFSZXNwb25zZSJforsYKgoKdXNlci53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCKzoBKiImL3Jlc291cmNlcy92M2FscGhhL3VzZXJzL3tpZH0vbWV0YWRhdGES2gEKEExpc3RVc2VyTWV0YWRhdGESMy5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5MaXN0VXNlck1ldGFkYXRhUmVxdWVzdBo0LnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLkxpc3RVc2VyTWV0YWRhdGFSZXNwb25zZSJborsYKQoJdXNlci5yZWFkEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIoEiYvcmVzb3VyY2VzL3YzYWxwaGEvdXNlcnMve2lkfS9tZXRhZGF0YRLnAQoSUmVtb3ZlVXNlck1ldGFkYXRhEjUuc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuUmVtb3ZlVXNlck1ldGFkYXRhUmVxdWVzdBo2LnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlJlbW92ZVVzZXJNZXRhZGF0YVJlc3BvbnNlImKiuxgqCgp1c2VyLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIuKiwvcmVzb3VyY2VzL3YzYWxwaGEvdXNlcnMve2lkfS9tZXRhZGF0YS97a2V5fRLNAQoKQWRkSURQTGluaxItLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLkFkZElEUExpbmtSZXF1ZXN0Gi4uc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuQWRkSURQTGlua1Jlc3BvbnNlImCiuxgqCgp1c2VyLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIsOgEqIicvcmVzb3VyY2VzL3YzYWxwaGEvdXNlcnMve2lkfS9pZHBfbGlua3MS7QEKDVJlbW92ZUlEUExpbmsSMC5zdmMucmVzb3VyY2VzLnVzZXIudjNhbHBoYS5SZW1vdmVJRFBMaW5rUmVxdWVzdBoxLnN2Yy5yZXNvdXJjZXMudXNlci52M2FscGhhLlJlbW92ZUlEUExpbmtSZXNwb25zZSJ3orsYKgoKdXNlci53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCQypBL3Jlc291cmNlcy92M2FscGhhL3VzZXJzL3tpZH0vaWRwX2xpbmtzL3tpZHBfaWR9L3tsaW5rZWRfdXNlcl9pZH0S4AEKDlNlYXJjaElEUExpbmtzEjEuc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuU2VhcmNoSURQTGlua3NSZXF1ZXN0GjIuc3ZjLnJlc291cmNlcy51c2VyLnYzYWxwaGEuU2VhcmNoSURQTGlua3NSZXNwb25zZSJnorsYKQoJdXNlci5yZWFkEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwI0OgEqIi8vcmVzb3VyY2VzL3YzYWxwaGEvdXNlcnMve2lkfS9pZHBfbGlua3MvX3NlYXJjaGIGcHJvdG8z", [file_google_api_annotations, file_google_protobuf_timestamp, file_svc_object_v3alpha_object, file_svc_options_v1_options, file_svc_resources_object_v3alpha_object, file_svc_resources_user_v3alpha_user]);
 
 /**
+ * An account at an identity provider to link to the user.
+ *
  * @generated from message svc.resources.user.v3alpha.AddIDPLinkRequest
  */
 export type AddIDPLinkRequest = Message<"svc.resources.user.v3alpha.AddIDPLinkRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -64,10 +68,14 @@ export const AddIDPLinkRequestSchema: GenMessage<AddIDPLinkRequest> = /*@__PURE_
   messageDesc(file_svc_resources_user_v3alpha_user_service, 0);
 
 /**
+ * The user after the link was added (an initial human becomes active: it can sign in through the provider).
+ *
  * @generated from message svc.resources.user.v3alpha.AddIDPLinkResponse
  */
 export type AddIDPLinkResponse = Message<"svc.resources.user.v3alpha.AddIDPLinkResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -81,15 +89,21 @@ export const AddIDPLinkResponseSchema: GenMessage<AddIDPLinkResponse> = /*@__PUR
   messageDesc(file_svc_resources_user_v3alpha_user_service, 1);
 
 /**
+ * The linked account to remove: provider and the user's ID there.
+ *
  * @generated from message svc.resources.user.v3alpha.RemoveIDPLinkRequest
  */
 export type RemoveIDPLinkRequest = Message<"svc.resources.user.v3alpha.RemoveIDPLinkRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * ID of the identity provider.
+   *
    * @generated from field: string idp_id = 2;
    */
   idpId: string;
@@ -110,10 +124,14 @@ export const RemoveIDPLinkRequestSchema: GenMessage<RemoveIDPLinkRequest> = /*@_
   messageDesc(file_svc_resources_user_v3alpha_user_service, 2);
 
 /**
+ * The user after the link was removed.
+ *
  * @generated from message svc.resources.user.v3alpha.RemoveIDPLinkResponse
  */
 export type RemoveIDPLinkResponse = Message<"svc.resources.user.v3alpha.RemoveIDPLinkResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -127,15 +145,21 @@ export const RemoveIDPLinkResponseSchema: GenMessage<RemoveIDPLinkResponse> = /*
   messageDesc(file_svc_resources_user_v3alpha_user_service, 3);
 
 /**
+ * The user whose linked accounts to list, and the page.
+ *
  * @generated from message svc.resources.user.v3alpha.SearchIDPLinksRequest
  */
 export type SearchIDPLinksRequest = Message<"svc.resources.user.v3alpha.SearchIDPLinksRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * Offset, limit (default 100) and order (default: newest first).
+   *
    * @generated from field: svc.resources.object.v3alpha.ListQuery query = 2;
    */
   query?: ListQuery | undefined;
@@ -149,15 +173,21 @@ export const SearchIDPLinksRequestSchema: GenMessage<SearchIDPLinksRequest> = /*
   messageDesc(file_svc_resources_user_v3alpha_user_service, 4);
 
 /**
+ * A page of the user's linked accounts.
+ *
  * @generated from message svc.resources.user.v3alpha.SearchIDPLinksResponse
  */
 export type SearchIDPLinksResponse = Message<"svc.resources.user.v3alpha.SearchIDPLinksResponse"> & {
   /**
+   * Totals and paging of the result.
+   *
    * @generated from field: svc.resources.object.v3alpha.ListDetails details = 1;
    */
   details?: ListDetails | undefined;
 
   /**
+   * The linked accounts.
+   *
    * @generated from field: repeated svc.resources.user.v3alpha.IDPLink result = 2;
    */
   result: IDPLink[];
@@ -177,6 +207,8 @@ export const SearchIDPLinksResponseSchema: GenMessage<SearchIDPLinksResponse> = 
  */
 export type IDPLink = Message<"svc.resources.user.v3alpha.IDPLink"> & {
   /**
+   * ID of the identity provider.
+   *
    * @generated from field: string idp_id = 1;
    */
   idpId: string;
@@ -189,6 +221,8 @@ export type IDPLink = Message<"svc.resources.user.v3alpha.IDPLink"> & {
   userId: string;
 
   /**
+   * The name the user goes by at the provider; empty when none was given.
+   *
    * @generated from field: string user_name = 3;
    */
   userName: string;
@@ -202,15 +236,23 @@ export const IDPLinkSchema: GenMessage<IDPLink> = /*@__PURE__*/
   messageDesc(file_svc_resources_user_v3alpha_user_service, 6);
 
 /**
+ * The user to create and the organisation to create it in.
+ *
  * @generated from message svc.resources.user.v3alpha.CreateUserRequest
  */
 export type CreateUserRequest = Message<"svc.resources.user.v3alpha.CreateUserRequest"> & {
   /**
+   * The organisation the user belongs to (org_id or org_domain); unset or an instance: the instance's
+   * default organisation (FAILED_PRECONDITION when it has none).
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * The new user. Its username must be unique in the instance regardless of case (ALREADY_EXISTS) and not
+   * `name@domain` for a domain another organisation verified (INVALID_ARGUMENT).
+   *
    * @generated from field: svc.resources.user.v3alpha.User user = 2;
    */
   user?: User | undefined;
@@ -224,10 +266,14 @@ export const CreateUserRequestSchema: GenMessage<CreateUserRequest> = /*@__PURE_
   messageDesc(file_svc_resources_user_v3alpha_user_service, 7);
 
 /**
+ * The new user's details.
+ *
  * @generated from message svc.resources.user.v3alpha.CreateUserResponse
  */
 export type CreateUserResponse = Message<"svc.resources.user.v3alpha.CreateUserResponse"> & {
   /**
+   * The new user's ID, the sequence and date of its creation, and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -241,15 +287,21 @@ export const CreateUserResponseSchema: GenMessage<CreateUserResponse> = /*@__PUR
   messageDesc(file_svc_resources_user_v3alpha_user_service, 8);
 
 /**
+ * The user to change and the changes.
+ *
  * @generated from message svc.resources.user.v3alpha.PatchUserRequest
  */
 export type PatchUserRequest = Message<"svc.resources.user.v3alpha.PatchUserRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The changes; unset fields stay as they are.
+   *
    * @generated from field: svc.resources.user.v3alpha.PatchUser user = 2;
    */
   user?: PatchUser | undefined;
@@ -263,10 +315,14 @@ export const PatchUserRequestSchema: GenMessage<PatchUserRequest> = /*@__PURE__*
   messageDesc(file_svc_resources_user_v3alpha_user_service, 9);
 
 /**
+ * The user after the change.
+ *
  * @generated from message svc.resources.user.v3alpha.PatchUserResponse
  */
 export type PatchUserResponse = Message<"svc.resources.user.v3alpha.PatchUserResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -280,10 +336,14 @@ export const PatchUserResponseSchema: GenMessage<PatchUserResponse> = /*@__PURE_
   messageDesc(file_svc_resources_user_v3alpha_user_service, 10);
 
 /**
+ * The user to read.
+ *
  * @generated from message svc.resources.user.v3alpha.GetUserRequest
  */
 export type GetUserRequest = Message<"svc.resources.user.v3alpha.GetUserRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -297,10 +357,14 @@ export const GetUserRequestSchema: GenMessage<GetUserRequest> = /*@__PURE__*/
   messageDesc(file_svc_resources_user_v3alpha_user_service, 11);
 
 /**
+ * The user.
+ *
  * @generated from message svc.resources.user.v3alpha.GetUserResponse
  */
 export type GetUserResponse = Message<"svc.resources.user.v3alpha.GetUserResponse"> & {
   /**
+   * The user as stored.
+   *
    * @generated from field: svc.resources.user.v3alpha.GetUser user = 1;
    */
   user?: GetUser | undefined;
@@ -314,10 +378,14 @@ export const GetUserResponseSchema: GenMessage<GetUserResponse> = /*@__PURE__*/
   messageDesc(file_svc_resources_user_v3alpha_user_service, 12);
 
 /**
+ * The user to remove.
+ *
  * @generated from message svc.resources.user.v3alpha.DeleteUserRequest
  */
 export type DeleteUserRequest = Message<"svc.resources.user.v3alpha.DeleteUserRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -331,10 +399,14 @@ export const DeleteUserRequestSchema: GenMessage<DeleteUserRequest> = /*@__PURE_
   messageDesc(file_svc_resources_user_v3alpha_user_service, 13);
 
 /**
+ * The removed user's details.
+ *
  * @generated from message svc.resources.user.v3alpha.DeleteUserResponse
  */
 export type DeleteUserResponse = Message<"svc.resources.user.v3alpha.DeleteUserResponse"> & {
   /**
+   * The user's ID, the sequence and date of its removal, and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -348,25 +420,35 @@ export const DeleteUserResponseSchema: GenMessage<DeleteUserResponse> = /*@__PUR
   messageDesc(file_svc_resources_user_v3alpha_user_service, 14);
 
 /**
+ * Filters, sorting and page of a user search.
+ *
  * @generated from message svc.resources.user.v3alpha.SearchUsersRequest
  */
 export type SearchUsersRequest = Message<"svc.resources.user.v3alpha.SearchUsersRequest"> & {
   /**
+   * An organisation (org_id or org_domain) to search in only; unset or an instance: every readable organisation.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * Offset, limit (default 100) and order (default descending).
+   *
    * @generated from field: svc.resources.object.v3alpha.ListQuery query = 2;
    */
   query?: ListQuery | undefined;
 
   /**
+   * Column to sort by; unset: creation date.
+   *
    * @generated from field: svc.resources.user.v3alpha.UserFieldName sorting_column = 3;
    */
   sortingColumn: UserFieldName;
 
   /**
+   * Criteria a user must all meet; none: every readable user.
+   *
    * @generated from field: repeated svc.resources.user.v3alpha.UserSearchFilter filters = 4;
    */
   filters: UserSearchFilter[];
@@ -380,20 +462,28 @@ export const SearchUsersRequestSchema: GenMessage<SearchUsersRequest> = /*@__PUR
   messageDesc(file_svc_resources_user_v3alpha_user_service, 15);
 
 /**
+ * A page of users.
+ *
  * @generated from message svc.resources.user.v3alpha.SearchUsersResponse
  */
 export type SearchUsersResponse = Message<"svc.resources.user.v3alpha.SearchUsersResponse"> & {
   /**
+   * Totals and paging of the result.
+   *
    * @generated from field: svc.resources.object.v3alpha.ListDetails details = 1;
    */
   details?: ListDetails | undefined;
 
   /**
+   * The sorting column of the request.
+   *
    * @generated from field: svc.resources.user.v3alpha.UserFieldName sorting_column = 2;
    */
   sortingColumn: UserFieldName;
 
   /**
+   * The users on this page.
+   *
    * @generated from field: repeated svc.resources.user.v3alpha.GetUser result = 3;
    */
   result: GetUser[];
@@ -407,10 +497,14 @@ export const SearchUsersResponseSchema: GenMessage<SearchUsersResponse> = /*@__P
   messageDesc(file_svc_resources_user_v3alpha_user_service, 16);
 
 /**
+ * The user to lock.
+ *
  * @generated from message svc.resources.user.v3alpha.LockUserRequest
  */
 export type LockUserRequest = Message<"svc.resources.user.v3alpha.LockUserRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -424,10 +518,14 @@ export const LockUserRequestSchema: GenMessage<LockUserRequest> = /*@__PURE__*/
   messageDesc(file_svc_resources_user_v3alpha_user_service, 17);
 
 /**
+ * The user after locking.
+ *
  * @generated from message svc.resources.user.v3alpha.LockUserResponse
  */
 export type LockUserResponse = Message<"svc.resources.user.v3alpha.LockUserResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -441,10 +539,14 @@ export const LockUserResponseSchema: GenMessage<LockUserResponse> = /*@__PURE__*
   messageDesc(file_svc_resources_user_v3alpha_user_service, 18);
 
 /**
+ * The user to unlock.
+ *
  * @generated from message svc.resources.user.v3alpha.UnlockUserRequest
  */
 export type UnlockUserRequest = Message<"svc.resources.user.v3alpha.UnlockUserRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -458,10 +560,14 @@ export const UnlockUserRequestSchema: GenMessage<UnlockUserRequest> = /*@__PURE_
   messageDesc(file_svc_resources_user_v3alpha_user_service, 19);
 
 /**
+ * The user after unlocking.
+ *
  * @generated from message svc.resources.user.v3alpha.UnlockUserResponse
  */
 export type UnlockUserResponse = Message<"svc.resources.user.v3alpha.UnlockUserResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -475,10 +581,14 @@ export const UnlockUserResponseSchema: GenMessage<UnlockUserResponse> = /*@__PUR
   messageDesc(file_svc_resources_user_v3alpha_user_service, 20);
 
 /**
+ * The user to deactivate.
+ *
  * @generated from message svc.resources.user.v3alpha.DeactivateUserRequest
  */
 export type DeactivateUserRequest = Message<"svc.resources.user.v3alpha.DeactivateUserRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -492,10 +602,14 @@ export const DeactivateUserRequestSchema: GenMessage<DeactivateUserRequest> = /*
   messageDesc(file_svc_resources_user_v3alpha_user_service, 21);
 
 /**
+ * The user after deactivation.
+ *
  * @generated from message svc.resources.user.v3alpha.DeactivateUserResponse
  */
 export type DeactivateUserResponse = Message<"svc.resources.user.v3alpha.DeactivateUserResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -509,10 +623,14 @@ export const DeactivateUserResponseSchema: GenMessage<DeactivateUserResponse> = 
   messageDesc(file_svc_resources_user_v3alpha_user_service, 22);
 
 /**
+ * The user to reactivate.
+ *
  * @generated from message svc.resources.user.v3alpha.ReactivateUserRequest
  */
 export type ReactivateUserRequest = Message<"svc.resources.user.v3alpha.ReactivateUserRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -526,10 +644,14 @@ export const ReactivateUserRequestSchema: GenMessage<ReactivateUserRequest> = /*
   messageDesc(file_svc_resources_user_v3alpha_user_service, 23);
 
 /**
+ * The user after reactivation.
+ *
  * @generated from message svc.resources.user.v3alpha.ReactivateUserResponse
  */
 export type ReactivateUserResponse = Message<"svc.resources.user.v3alpha.ReactivateUserResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -543,15 +665,22 @@ export const ReactivateUserResponseSchema: GenMessage<ReactivateUserResponse> = 
   messageDesc(file_svc_resources_user_v3alpha_user_service, 24);
 
 /**
+ * A human and the password an administrator sets for it (no current password needed).
+ *
  * @generated from message svc.resources.user.v3alpha.SetPasswordRequest
  */
 export type SetPasswordRequest = Message<"svc.resources.user.v3alpha.SetPasswordRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The new password, plain (checked against the complexity settings) or an imported hash. An initial user
+   * becomes active.
+   *
    * @generated from field: svc.resources.user.v3alpha.Password password = 2;
    */
   password?: Password | undefined;
@@ -565,10 +694,14 @@ export const SetPasswordRequestSchema: GenMessage<SetPasswordRequest> = /*@__PUR
   messageDesc(file_svc_resources_user_v3alpha_user_service, 25);
 
 /**
+ * The user after the password was set.
+ *
  * @generated from message svc.resources.user.v3alpha.SetPasswordResponse
  */
 export type SetPasswordResponse = Message<"svc.resources.user.v3alpha.SetPasswordResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -582,10 +715,14 @@ export const SetPasswordResponseSchema: GenMessage<SetPasswordResponse> = /*@__P
   messageDesc(file_svc_resources_user_v3alpha_user_service, 26);
 
 /**
+ * The machine to give a new client secret.
+ *
  * @generated from message svc.resources.user.v3alpha.GenerateClientSecretRequest
  */
 export type GenerateClientSecretRequest = Message<"svc.resources.user.v3alpha.GenerateClientSecretRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -599,10 +736,14 @@ export const GenerateClientSecretRequestSchema: GenMessage<GenerateClientSecretR
   messageDesc(file_svc_resources_user_v3alpha_user_service, 27);
 
 /**
+ * The new client secret and the client ID to use it with.
+ *
  * @generated from message svc.resources.user.v3alpha.GenerateClientSecretResponse
  */
 export type GenerateClientSecretResponse = Message<"svc.resources.user.v3alpha.GenerateClientSecretResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -615,6 +756,8 @@ export type GenerateClientSecretResponse = Message<"svc.resources.user.v3alpha.G
   clientId: string;
 
   /**
+   * The secret, shown once (only its hash is stored).
+   *
    * @generated from field: string client_secret = 3;
    */
   clientSecret: string;
@@ -628,10 +771,14 @@ export const GenerateClientSecretResponseSchema: GenMessage<GenerateClientSecret
   messageDesc(file_svc_resources_user_v3alpha_user_service, 28);
 
 /**
+ * The machine whose client secret to remove.
+ *
  * @generated from message svc.resources.user.v3alpha.RemoveClientSecretRequest
  */
 export type RemoveClientSecretRequest = Message<"svc.resources.user.v3alpha.RemoveClientSecretRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -645,10 +792,14 @@ export const RemoveClientSecretRequestSchema: GenMessage<RemoveClientSecretReque
   messageDesc(file_svc_resources_user_v3alpha_user_service, 29);
 
 /**
+ * The user after the secret was removed.
+ *
  * @generated from message svc.resources.user.v3alpha.RemoveClientSecretResponse
  */
 export type RemoveClientSecretResponse = Message<"svc.resources.user.v3alpha.RemoveClientSecretResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -662,10 +813,14 @@ export const RemoveClientSecretResponseSchema: GenMessage<RemoveClientSecretResp
   messageDesc(file_svc_resources_user_v3alpha_user_service, 30);
 
 /**
+ * The machine to add a key to, and when the key expires.
+ *
  * @generated from message svc.resources.user.v3alpha.AddMachineKeyRequest
  */
 export type AddMachineKeyRequest = Message<"svc.resources.user.v3alpha.AddMachineKeyRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -686,15 +841,21 @@ export const AddMachineKeyRequestSchema: GenMessage<AddMachineKeyRequest> = /*@_
   messageDesc(file_svc_resources_user_v3alpha_user_service, 31);
 
 /**
+ * The new key's ID and its key file, with the private key (shown once).
+ *
  * @generated from message svc.resources.user.v3alpha.AddMachineKeyResponse
  */
 export type AddMachineKeyResponse = Message<"svc.resources.user.v3alpha.AddMachineKeyResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * ID of the new key (keyId in key_content); a JWT profile assertion names it in its kid header.
+   *
    * @generated from field: string key_id = 2;
    */
   keyId: string;
@@ -715,15 +876,21 @@ export const AddMachineKeyResponseSchema: GenMessage<AddMachineKeyResponse> = /*
   messageDesc(file_svc_resources_user_v3alpha_user_service, 32);
 
 /**
+ * The machine and its key to remove.
+ *
  * @generated from message svc.resources.user.v3alpha.RemoveMachineKeyRequest
  */
 export type RemoveMachineKeyRequest = Message<"svc.resources.user.v3alpha.RemoveMachineKeyRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * ID of the key.
+   *
    * @generated from field: string key_id = 2;
    */
   keyId: string;
@@ -737,10 +904,14 @@ export const RemoveMachineKeyRequestSchema: GenMessage<RemoveMachineKeyRequest> 
   messageDesc(file_svc_resources_user_v3alpha_user_service, 33);
 
 /**
+ * The user after the key was removed.
+ *
  * @generated from message svc.resources.user.v3alpha.RemoveMachineKeyResponse
  */
 export type RemoveMachineKeyResponse = Message<"svc.resources.user.v3alpha.RemoveMachineKeyResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -754,10 +925,14 @@ export const RemoveMachineKeyResponseSchema: GenMessage<RemoveMachineKeyResponse
   messageDesc(file_svc_resources_user_v3alpha_user_service, 34);
 
 /**
+ * The machine to add a token to, and when the token expires.
+ *
  * @generated from message svc.resources.user.v3alpha.AddPersonalAccessTokenRequest
  */
 export type AddPersonalAccessTokenRequest = Message<"svc.resources.user.v3alpha.AddPersonalAccessTokenRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -778,20 +953,28 @@ export const AddPersonalAccessTokenRequestSchema: GenMessage<AddPersonalAccessTo
   messageDesc(file_svc_resources_user_v3alpha_user_service, 35);
 
 /**
+ * The new token, shown once.
+ *
  * @generated from message svc.resources.user.v3alpha.AddPersonalAccessTokenResponse
  */
 export type AddPersonalAccessTokenResponse = Message<"svc.resources.user.v3alpha.AddPersonalAccessTokenResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * ID of the new token, for listing and removing it.
+   *
    * @generated from field: string token_id = 2;
    */
   tokenId: string;
 
   /**
+   * The token, for `Authorization: Bearer`; shown once (only its hash is stored).
+   *
    * @generated from field: string token = 3;
    */
   token: string;
@@ -805,15 +988,21 @@ export const AddPersonalAccessTokenResponseSchema: GenMessage<AddPersonalAccessT
   messageDesc(file_svc_resources_user_v3alpha_user_service, 36);
 
 /**
+ * The machine and its token to remove.
+ *
  * @generated from message svc.resources.user.v3alpha.RemovePersonalAccessTokenRequest
  */
 export type RemovePersonalAccessTokenRequest = Message<"svc.resources.user.v3alpha.RemovePersonalAccessTokenRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * ID of the token.
+   *
    * @generated from field: string token_id = 2;
    */
   tokenId: string;
@@ -827,10 +1016,14 @@ export const RemovePersonalAccessTokenRequestSchema: GenMessage<RemovePersonalAc
   messageDesc(file_svc_resources_user_v3alpha_user_service, 37);
 
 /**
+ * The user after the token was removed.
+ *
  * @generated from message svc.resources.user.v3alpha.RemovePersonalAccessTokenResponse
  */
 export type RemovePersonalAccessTokenResponse = Message<"svc.resources.user.v3alpha.RemovePersonalAccessTokenResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -844,10 +1037,14 @@ export const RemovePersonalAccessTokenResponseSchema: GenMessage<RemovePersonalA
   messageDesc(file_svc_resources_user_v3alpha_user_service, 38);
 
 /**
+ * The machine whose keys and tokens to list.
+ *
  * @generated from message svc.resources.user.v3alpha.ListMachineCredentialsRequest
  */
 export type ListMachineCredentialsRequest = Message<"svc.resources.user.v3alpha.ListMachineCredentialsRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -861,10 +1058,14 @@ export const ListMachineCredentialsRequestSchema: GenMessage<ListMachineCredenti
   messageDesc(file_svc_resources_user_v3alpha_user_service, 39);
 
 /**
+ * A key or personal access token of a machine, without its secret.
+ *
  * @generated from message svc.resources.user.v3alpha.MachineCredential
  */
 export type MachineCredential = Message<"svc.resources.user.v3alpha.MachineCredential"> & {
   /**
+   * ID of the key or token.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -877,11 +1078,15 @@ export type MachineCredential = Message<"svc.resources.user.v3alpha.MachineCrede
   kind: string;
 
   /**
+   * When it was added.
+   *
    * @generated from field: google.protobuf.Timestamp creation_date = 3;
    */
   creationDate?: Timestamp | undefined;
 
   /**
+   * When it expires; unset: never.
+   *
    * @generated from field: google.protobuf.Timestamp expiration_date = 4;
    */
   expirationDate?: Timestamp | undefined;
@@ -895,10 +1100,14 @@ export const MachineCredentialSchema: GenMessage<MachineCredential> = /*@__PURE_
   messageDesc(file_svc_resources_user_v3alpha_user_service, 40);
 
 /**
+ * A machine's keys and personal access tokens.
+ *
  * @generated from message svc.resources.user.v3alpha.ListMachineCredentialsResponse
  */
 export type ListMachineCredentialsResponse = Message<"svc.resources.user.v3alpha.ListMachineCredentialsResponse"> & {
   /**
+   * The keys, oldest first, then the tokens, oldest first; empty for a human.
+   *
    * @generated from field: repeated svc.resources.user.v3alpha.MachineCredential result = 1;
    */
   result: MachineCredential[];
@@ -912,10 +1121,14 @@ export const ListMachineCredentialsResponseSchema: GenMessage<ListMachineCredent
   messageDesc(file_svc_resources_user_v3alpha_user_service, 41);
 
 /**
+ * The human to start a TOTP enrolment for.
+ *
  * @generated from message svc.resources.user.v3alpha.AddTotpRequest
  */
 export type AddTotpRequest = Message<"svc.resources.user.v3alpha.AddTotpRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -929,10 +1142,14 @@ export const AddTotpRequestSchema: GenMessage<AddTotpRequest> = /*@__PURE__*/
   messageDesc(file_svc_resources_user_v3alpha_user_service, 42);
 
 /**
+ * The new TOTP secret, shown once, as text and as an otpauth:// URI.
+ *
  * @generated from message svc.resources.user.v3alpha.AddTotpResponse
  */
 export type AddTotpResponse = Message<"svc.resources.user.v3alpha.AddTotpResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -960,15 +1177,22 @@ export const AddTotpResponseSchema: GenMessage<AddTotpResponse> = /*@__PURE__*/
   messageDesc(file_svc_resources_user_v3alpha_user_service, 43);
 
 /**
+ * The human and a code from its authenticator app.
+ *
  * @generated from message svc.resources.user.v3alpha.VerifyTotpRequest
  */
 export type VerifyTotpRequest = Message<"svc.resources.user.v3alpha.VerifyTotpRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The current 6-digit code (the previous or next 30-second period is accepted too). NOT_FOUND without an
+   * enrolment; FAILED_PRECONDITION when it is already verified.
+   *
    * @generated from field: string code = 2;
    */
   code: string;
@@ -982,10 +1206,14 @@ export const VerifyTotpRequestSchema: GenMessage<VerifyTotpRequest> = /*@__PURE_
   messageDesc(file_svc_resources_user_v3alpha_user_service, 44);
 
 /**
+ * The user after the enrolment was confirmed.
+ *
  * @generated from message svc.resources.user.v3alpha.VerifyTotpResponse
  */
 export type VerifyTotpResponse = Message<"svc.resources.user.v3alpha.VerifyTotpResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -999,10 +1227,14 @@ export const VerifyTotpResponseSchema: GenMessage<VerifyTotpResponse> = /*@__PUR
   messageDesc(file_svc_resources_user_v3alpha_user_service, 45);
 
 /**
+ * The human whose TOTP authenticator to remove.
+ *
  * @generated from message svc.resources.user.v3alpha.RemoveTotpRequest
  */
 export type RemoveTotpRequest = Message<"svc.resources.user.v3alpha.RemoveTotpRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -1016,10 +1248,14 @@ export const RemoveTotpRequestSchema: GenMessage<RemoveTotpRequest> = /*@__PURE_
   messageDesc(file_svc_resources_user_v3alpha_user_service, 46);
 
 /**
+ * The user after the authenticator was removed.
+ *
  * @generated from message svc.resources.user.v3alpha.RemoveTotpResponse
  */
 export type RemoveTotpResponse = Message<"svc.resources.user.v3alpha.RemoveTotpResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -1033,15 +1269,22 @@ export const RemoveTotpResponseSchema: GenMessage<RemoveTotpResponse> = /*@__PUR
   messageDesc(file_svc_resources_user_v3alpha_user_service, 47);
 
 /**
+ * The human whose e-mail address to send a new verification code. FAILED_PRECONDITION when it has no
+ * address or the address is already verified.
+ *
  * @generated from message svc.resources.user.v3alpha.ResendEmailCodeRequest
  */
 export type ResendEmailCodeRequest = Message<"svc.resources.user.v3alpha.ResendEmailCodeRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * true: return the code and send nothing (a custom UI delivers it); false: mail it.
+   *
    * @generated from field: bool return_code = 2;
    */
   returnCode: boolean;
@@ -1055,10 +1298,14 @@ export const ResendEmailCodeRequestSchema: GenMessage<ResendEmailCodeRequest> = 
   messageDesc(file_svc_resources_user_v3alpha_user_service, 48);
 
 /**
+ * The new code, when asked for.
+ *
  * @generated from message svc.resources.user.v3alpha.ResendEmailCodeResponse
  */
 export type ResendEmailCodeResponse = Message<"svc.resources.user.v3alpha.ResendEmailCodeResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -1079,15 +1326,22 @@ export const ResendEmailCodeResponseSchema: GenMessage<ResendEmailCodeResponse> 
   messageDesc(file_svc_resources_user_v3alpha_user_service, 49);
 
 /**
+ * The human and the code mailed to its address.
+ *
  * @generated from message svc.resources.user.v3alpha.VerifyEmailRequest
  */
 export type VerifyEmailRequest = Message<"svc.resources.user.v3alpha.VerifyEmailRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The code (8 characters, valid for an hour; case, spaces and dashes ignored). A wrong code
+   * counts: the fifth wrong one spends it.
+   *
    * @generated from field: string verification_code = 2;
    */
   verificationCode: string;
@@ -1101,10 +1355,14 @@ export const VerifyEmailRequestSchema: GenMessage<VerifyEmailRequest> = /*@__PUR
   messageDesc(file_svc_resources_user_v3alpha_user_service, 50);
 
 /**
+ * The user after its address was verified.
+ *
  * @generated from message svc.resources.user.v3alpha.VerifyEmailResponse
  */
 export type VerifyEmailResponse = Message<"svc.resources.user.v3alpha.VerifyEmailResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -1118,15 +1376,22 @@ export const VerifyEmailResponseSchema: GenMessage<VerifyEmailResponse> = /*@__P
   messageDesc(file_svc_resources_user_v3alpha_user_service, 51);
 
 /**
+ * The human whose phone number to send a new verification code. FAILED_PRECONDITION when it has no number
+ * or the number is already verified.
+ *
  * @generated from message svc.resources.user.v3alpha.ResendPhoneCodeRequest
  */
 export type ResendPhoneCodeRequest = Message<"svc.resources.user.v3alpha.ResendPhoneCodeRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * true: return the code and send nothing (a custom UI delivers it); false: send it by SMS.
+   *
    * @generated from field: bool return_code = 2;
    */
   returnCode: boolean;
@@ -1140,10 +1405,14 @@ export const ResendPhoneCodeRequestSchema: GenMessage<ResendPhoneCodeRequest> = 
   messageDesc(file_svc_resources_user_v3alpha_user_service, 52);
 
 /**
+ * The new code, when asked for.
+ *
  * @generated from message svc.resources.user.v3alpha.ResendPhoneCodeResponse
  */
 export type ResendPhoneCodeResponse = Message<"svc.resources.user.v3alpha.ResendPhoneCodeResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -1164,15 +1433,21 @@ export const ResendPhoneCodeResponseSchema: GenMessage<ResendPhoneCodeResponse> 
   messageDesc(file_svc_resources_user_v3alpha_user_service, 53);
 
 /**
+ * The human and the code sent to its phone.
+ *
  * @generated from message svc.resources.user.v3alpha.VerifyPhoneRequest
  */
 export type VerifyPhoneRequest = Message<"svc.resources.user.v3alpha.VerifyPhoneRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The code (6 digits, valid for an hour). A wrong code counts: the fifth wrong one spends it.
+   *
    * @generated from field: string verification_code = 2;
    */
   verificationCode: string;
@@ -1186,10 +1461,14 @@ export const VerifyPhoneRequestSchema: GenMessage<VerifyPhoneRequest> = /*@__PUR
   messageDesc(file_svc_resources_user_v3alpha_user_service, 54);
 
 /**
+ * The user after its phone number was verified.
+ *
  * @generated from message svc.resources.user.v3alpha.VerifyPhoneResponse
  */
 export type VerifyPhoneResponse = Message<"svc.resources.user.v3alpha.VerifyPhoneResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -1203,15 +1482,22 @@ export const VerifyPhoneResponseSchema: GenMessage<VerifyPhoneResponse> = /*@__P
   messageDesc(file_svc_resources_user_v3alpha_user_service, 55);
 
 /**
+ * The human to send a password reset code. FAILED_PRECONDITION when it has no e-mail address and
+ * return_code is false.
+ *
  * @generated from message svc.resources.user.v3alpha.RequestPasswordResetRequest
  */
 export type RequestPasswordResetRequest = Message<"svc.resources.user.v3alpha.RequestPasswordResetRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * true: return the code and mail nothing (a custom UI delivers it); false: mail the link.
+   *
    * @generated from field: bool return_code = 2;
    */
   returnCode: boolean;
@@ -1225,10 +1511,14 @@ export const RequestPasswordResetRequestSchema: GenMessage<RequestPasswordResetR
   messageDesc(file_svc_resources_user_v3alpha_user_service, 56);
 
 /**
+ * The reset code, when asked for (8 characters, valid for an hour; for ChangePassword).
+ *
  * @generated from message svc.resources.user.v3alpha.RequestPasswordResetResponse
  */
 export type RequestPasswordResetResponse = Message<"svc.resources.user.v3alpha.RequestPasswordResetResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -1249,10 +1539,14 @@ export const RequestPasswordResetResponseSchema: GenMessage<RequestPasswordReset
   messageDesc(file_svc_resources_user_v3alpha_user_service, 57);
 
 /**
+ * A human's new password and the proof that the caller may set it.
+ *
  * @generated from message svc.resources.user.v3alpha.ChangePasswordRequest
  */
 export type ChangePasswordRequest = Message<"svc.resources.user.v3alpha.ChangePasswordRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -1262,12 +1556,18 @@ export type ChangePasswordRequest = Message<"svc.resources.user.v3alpha.ChangePa
    */
   proof: {
     /**
+     * The user's current password. A wrong one counts toward the lockout; RESOURCE_EXHAUSTED when
+     * too many checks failed recently.
+     *
      * @generated from field: string current_password = 2;
      */
     value: string;
     case: "currentPassword";
   } | {
     /**
+     * A password code from RequestPasswordReset or the initial-password mail (single use; a
+     * wrong one counts, the fifth spends it). An initial-password code also verifies the e-mail address.
+     *
      * @generated from field: string verification_code = 3;
      */
     value: string;
@@ -1275,6 +1575,8 @@ export type ChangePasswordRequest = Message<"svc.resources.user.v3alpha.ChangePa
   } | { case: undefined; value?: undefined };
 
   /**
+   * The new password, checked against the complexity settings; the user need not change it again.
+   *
    * @generated from field: string new_password = 4;
    */
   newPassword: string;
@@ -1288,10 +1590,14 @@ export const ChangePasswordRequestSchema: GenMessage<ChangePasswordRequest> = /*
   messageDesc(file_svc_resources_user_v3alpha_user_service, 58);
 
 /**
+ * The user after the password was changed.
+ *
  * @generated from message svc.resources.user.v3alpha.ChangePasswordResponse
  */
 export type ChangePasswordResponse = Message<"svc.resources.user.v3alpha.ChangePasswordResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -1305,10 +1611,14 @@ export const ChangePasswordResponseSchema: GenMessage<ChangePasswordResponse> = 
   messageDesc(file_svc_resources_user_v3alpha_user_service, 59);
 
 /**
+ * The human to turn one-time codes by e-mail on for.
+ *
  * @generated from message svc.resources.user.v3alpha.AddOtpEmailRequest
  */
 export type AddOtpEmailRequest = Message<"svc.resources.user.v3alpha.AddOtpEmailRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -1322,10 +1632,14 @@ export const AddOtpEmailRequestSchema: GenMessage<AddOtpEmailRequest> = /*@__PUR
   messageDesc(file_svc_resources_user_v3alpha_user_service, 60);
 
 /**
+ * The user after the channel was turned on (ALREADY_EXISTS when it already was).
+ *
  * @generated from message svc.resources.user.v3alpha.AddOtpEmailResponse
  */
 export type AddOtpEmailResponse = Message<"svc.resources.user.v3alpha.AddOtpEmailResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -1339,10 +1653,14 @@ export const AddOtpEmailResponseSchema: GenMessage<AddOtpEmailResponse> = /*@__P
   messageDesc(file_svc_resources_user_v3alpha_user_service, 61);
 
 /**
+ * The human to turn one-time codes by e-mail off for.
+ *
  * @generated from message svc.resources.user.v3alpha.RemoveOtpEmailRequest
  */
 export type RemoveOtpEmailRequest = Message<"svc.resources.user.v3alpha.RemoveOtpEmailRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -1356,10 +1674,14 @@ export const RemoveOtpEmailRequestSchema: GenMessage<RemoveOtpEmailRequest> = /*
   messageDesc(file_svc_resources_user_v3alpha_user_service, 62);
 
 /**
+ * The user after the channel was turned off.
+ *
  * @generated from message svc.resources.user.v3alpha.RemoveOtpEmailResponse
  */
 export type RemoveOtpEmailResponse = Message<"svc.resources.user.v3alpha.RemoveOtpEmailResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -1373,10 +1695,14 @@ export const RemoveOtpEmailResponseSchema: GenMessage<RemoveOtpEmailResponse> = 
   messageDesc(file_svc_resources_user_v3alpha_user_service, 63);
 
 /**
+ * The human to turn one-time codes by SMS on for.
+ *
  * @generated from message svc.resources.user.v3alpha.AddOtpSmsRequest
  */
 export type AddOtpSmsRequest = Message<"svc.resources.user.v3alpha.AddOtpSmsRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -1390,10 +1716,14 @@ export const AddOtpSmsRequestSchema: GenMessage<AddOtpSmsRequest> = /*@__PURE__*
   messageDesc(file_svc_resources_user_v3alpha_user_service, 64);
 
 /**
+ * The user after the channel was turned on (ALREADY_EXISTS when it already was).
+ *
  * @generated from message svc.resources.user.v3alpha.AddOtpSmsResponse
  */
 export type AddOtpSmsResponse = Message<"svc.resources.user.v3alpha.AddOtpSmsResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -1407,10 +1737,14 @@ export const AddOtpSmsResponseSchema: GenMessage<AddOtpSmsResponse> = /*@__PURE_
   messageDesc(file_svc_resources_user_v3alpha_user_service, 65);
 
 /**
+ * The human to turn one-time codes by SMS off for.
+ *
  * @generated from message svc.resources.user.v3alpha.RemoveOtpSmsRequest
  */
 export type RemoveOtpSmsRequest = Message<"svc.resources.user.v3alpha.RemoveOtpSmsRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -1424,10 +1758,14 @@ export const RemoveOtpSmsRequestSchema: GenMessage<RemoveOtpSmsRequest> = /*@__P
   messageDesc(file_svc_resources_user_v3alpha_user_service, 66);
 
 /**
+ * The user after the channel was turned off.
+ *
  * @generated from message svc.resources.user.v3alpha.RemoveOtpSmsResponse
  */
 export type RemoveOtpSmsResponse = Message<"svc.resources.user.v3alpha.RemoveOtpSmsResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -1441,10 +1779,15 @@ export const RemoveOtpSmsResponseSchema: GenMessage<RemoveOtpSmsResponse> = /*@_
   messageDesc(file_svc_resources_user_v3alpha_user_service, 67);
 
 /**
+ * The human to register a security key or passkey for. FAILED_PRECONDITION when the login settings
+ * of its organisation do not allow that kind.
+ *
  * @generated from message svc.resources.user.v3alpha.StartWebauthnRegistrationRequest
  */
 export type StartWebauthnRegistrationRequest = Message<"svc.resources.user.v3alpha.StartWebauthnRegistrationRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -1466,6 +1809,8 @@ export const StartWebauthnRegistrationRequestSchema: GenMessage<StartWebauthnReg
   messageDesc(file_svc_resources_user_v3alpha_user_service, 68);
 
 /**
+ * What the browser needs to create the credential, and the token to finish with.
+ *
  * @generated from message svc.resources.user.v3alpha.StartWebauthnRegistrationResponse
  */
 export type StartWebauthnRegistrationResponse = Message<"svc.resources.user.v3alpha.StartWebauthnRegistrationResponse"> & {
@@ -1477,6 +1822,9 @@ export type StartWebauthnRegistrationResponse = Message<"svc.resources.user.v3al
   optionsJson: string;
 
   /**
+   * Sealed challenge for this user and RP ID, valid for 10 minutes; nothing is stored
+   * until FinishWebauthnRegistration.
+   *
    * @generated from field: string registration_token = 2;
    */
   registrationToken: string;
@@ -1490,15 +1838,22 @@ export const StartWebauthnRegistrationResponseSchema: GenMessage<StartWebauthnRe
   messageDesc(file_svc_resources_user_v3alpha_user_service, 69);
 
 /**
+ * The browser's new credential, with the token StartWebauthnRegistration returned.
+ *
  * @generated from message svc.resources.user.v3alpha.FinishWebauthnRegistrationRequest
  */
 export type FinishWebauthnRegistrationRequest = Message<"svc.resources.user.v3alpha.FinishWebauthnRegistrationRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The registration_token of StartWebauthnRegistration for this user; INVALID_ARGUMENT
+   * when it is another user's or expired.
+   *
    * @generated from field: string registration_token = 2;
    */
   registrationToken: string;
@@ -1518,6 +1873,8 @@ export type FinishWebauthnRegistrationRequest = Message<"svc.resources.user.v3al
   origin: string;
 
   /**
+   * A name for the key, shown in lists; empty: "Passkey" or "Security key".
+   *
    * @generated from field: string name = 5;
    */
   name: string;
@@ -1531,15 +1888,22 @@ export const FinishWebauthnRegistrationRequestSchema: GenMessage<FinishWebauthnR
   messageDesc(file_svc_resources_user_v3alpha_user_service, 70);
 
 /**
+ * The stored credential's ID. ALREADY_EXISTS when the credential is already registered in the
+ * instance.
+ *
  * @generated from message svc.resources.user.v3alpha.FinishWebauthnRegistrationResponse
  */
 export type FinishWebauthnRegistrationResponse = Message<"svc.resources.user.v3alpha.FinishWebauthnRegistrationResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * ID of the new key, for RemoveWebauthnKey.
+   *
    * @generated from field: string key_id = 2;
    */
   keyId: string;
@@ -1553,10 +1917,14 @@ export const FinishWebauthnRegistrationResponseSchema: GenMessage<FinishWebauthn
   messageDesc(file_svc_resources_user_v3alpha_user_service, 71);
 
 /**
+ * The human whose security keys and passkeys to list.
+ *
  * @generated from message svc.resources.user.v3alpha.ListWebauthnKeysRequest
  */
 export type ListWebauthnKeysRequest = Message<"svc.resources.user.v3alpha.ListWebauthnKeysRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -1570,25 +1938,35 @@ export const ListWebauthnKeysRequestSchema: GenMessage<ListWebauthnKeysRequest> 
   messageDesc(file_svc_resources_user_v3alpha_user_service, 72);
 
 /**
+ * A registered security key or passkey, without its public key.
+ *
  * @generated from message svc.resources.user.v3alpha.WebauthnKey
  */
 export type WebauthnKey = Message<"svc.resources.user.v3alpha.WebauthnKey"> & {
   /**
+   * ID of the key.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * Name given at registration.
+   *
    * @generated from field: string name = 2;
    */
   name: string;
 
   /**
+   * true: a passkey for passwordless sign-in; false: a security key as second factor.
+   *
    * @generated from field: bool passwordless = 3;
    */
   passwordless: boolean;
 
   /**
+   * When it was registered.
+   *
    * @generated from field: google.protobuf.Timestamp creation_date = 4;
    */
   creationDate?: Timestamp | undefined;
@@ -1602,10 +1980,14 @@ export const WebauthnKeySchema: GenMessage<WebauthnKey> = /*@__PURE__*/
   messageDesc(file_svc_resources_user_v3alpha_user_service, 73);
 
 /**
+ * A human's security keys and passkeys.
+ *
  * @generated from message svc.resources.user.v3alpha.ListWebauthnKeysResponse
  */
 export type ListWebauthnKeysResponse = Message<"svc.resources.user.v3alpha.ListWebauthnKeysResponse"> & {
   /**
+   * The keys, oldest first.
+   *
    * @generated from field: repeated svc.resources.user.v3alpha.WebauthnKey keys = 1;
    */
   keys: WebauthnKey[];
@@ -1619,15 +2001,21 @@ export const ListWebauthnKeysResponseSchema: GenMessage<ListWebauthnKeysResponse
   messageDesc(file_svc_resources_user_v3alpha_user_service, 74);
 
 /**
+ * The human and its key to remove.
+ *
  * @generated from message svc.resources.user.v3alpha.RemoveWebauthnKeyRequest
  */
 export type RemoveWebauthnKeyRequest = Message<"svc.resources.user.v3alpha.RemoveWebauthnKeyRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * ID of the key.
+   *
    * @generated from field: string key_id = 2;
    */
   keyId: string;
@@ -1641,10 +2029,14 @@ export const RemoveWebauthnKeyRequestSchema: GenMessage<RemoveWebauthnKeyRequest
   messageDesc(file_svc_resources_user_v3alpha_user_service, 75);
 
 /**
+ * The user after the key was removed.
+ *
  * @generated from message svc.resources.user.v3alpha.RemoveWebauthnKeyResponse
  */
 export type RemoveWebauthnKeyResponse = Message<"svc.resources.user.v3alpha.RemoveWebauthnKeyResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -1658,15 +2050,21 @@ export const RemoveWebauthnKeyResponseSchema: GenMessage<RemoveWebauthnKeyRespon
   messageDesc(file_svc_resources_user_v3alpha_user_service, 76);
 
 /**
+ * One metadata entry of a user: a key and bytes.
+ *
  * @generated from message svc.resources.user.v3alpha.UserMetadataEntry
  */
 export type UserMetadataEntry = Message<"svc.resources.user.v3alpha.UserMetadataEntry"> & {
   /**
+   * The key: 1-200 letters, digits or . _ : / - (case-sensitive).
+   *
    * @generated from field: string key = 1;
    */
   key: string;
 
   /**
+   * The value, up to 64 KiB (base64 in JSON).
+   *
    * @generated from field: bytes value = 2;
    */
   value: Uint8Array;
@@ -1680,15 +2078,22 @@ export const UserMetadataEntrySchema: GenMessage<UserMetadataEntry> = /*@__PURE_
   messageDesc(file_svc_resources_user_v3alpha_user_service, 77);
 
 /**
+ * The user and the entries to add or replace.
+ *
  * @generated from message svc.resources.user.v3alpha.SetUserMetadataRequest
  */
 export type SetUserMetadataRequest = Message<"svc.resources.user.v3alpha.SetUserMetadataRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * Entries to add or replace (at least one); other entries stay. FAILED_PRECONDITION when the user would have
+   * more than 100.
+   *
    * @generated from field: repeated svc.resources.user.v3alpha.UserMetadataEntry metadata = 2;
    */
   metadata: UserMetadataEntry[];
@@ -1702,10 +2107,14 @@ export const SetUserMetadataRequestSchema: GenMessage<SetUserMetadataRequest> = 
   messageDesc(file_svc_resources_user_v3alpha_user_service, 78);
 
 /**
+ * The user after the entries were set.
+ *
  * @generated from message svc.resources.user.v3alpha.SetUserMetadataResponse
  */
 export type SetUserMetadataResponse = Message<"svc.resources.user.v3alpha.SetUserMetadataResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -1719,10 +2128,14 @@ export const SetUserMetadataResponseSchema: GenMessage<SetUserMetadataResponse> 
   messageDesc(file_svc_resources_user_v3alpha_user_service, 79);
 
 /**
+ * The user whose metadata to list.
+ *
  * @generated from message svc.resources.user.v3alpha.ListUserMetadataRequest
  */
 export type ListUserMetadataRequest = Message<"svc.resources.user.v3alpha.ListUserMetadataRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -1736,6 +2149,8 @@ export const ListUserMetadataRequestSchema: GenMessage<ListUserMetadataRequest> 
   messageDesc(file_svc_resources_user_v3alpha_user_service, 80);
 
 /**
+ * All metadata entries of the user.
+ *
  * @generated from message svc.resources.user.v3alpha.ListUserMetadataResponse
  */
 export type ListUserMetadataResponse = Message<"svc.resources.user.v3alpha.ListUserMetadataResponse"> & {
@@ -1755,15 +2170,21 @@ export const ListUserMetadataResponseSchema: GenMessage<ListUserMetadataResponse
   messageDesc(file_svc_resources_user_v3alpha_user_service, 81);
 
 /**
+ * The user and the key of the entry to remove.
+ *
  * @generated from message svc.resources.user.v3alpha.RemoveUserMetadataRequest
  */
 export type RemoveUserMetadataRequest = Message<"svc.resources.user.v3alpha.RemoveUserMetadataRequest"> & {
   /**
+   * ID of the user.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * Key of the entry.
+   *
    * @generated from field: string key = 2;
    */
   key: string;
@@ -1777,10 +2198,14 @@ export const RemoveUserMetadataRequestSchema: GenMessage<RemoveUserMetadataReque
   messageDesc(file_svc_resources_user_v3alpha_user_service, 82);
 
 /**
+ * The user after the entry was removed.
+ *
  * @generated from message svc.resources.user.v3alpha.RemoveUserMetadataResponse
  */
 export type RemoveUserMetadataResponse = Message<"svc.resources.user.v3alpha.RemoveUserMetadataResponse"> & {
   /**
+   * The user's ID, the sequence and date of its latest event (unchanged when nothing changed) and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -1808,6 +2233,10 @@ export const UserService: GenService<{
     output: typeof CreateUserResponseSchema;
   },
   /**
+   * Changes a user's username, profile, addresses, machine fields or schema data; unset fields stay as they are.
+   * Like every change to a user but ChangePassword: PERMISSION_DENIED when the user holds memberships whose
+   * permissions the caller lacks where they apply.
+   *
    * @generated from rpc svc.resources.user.v3alpha.UserService.PatchUser
    */
   patchUser: {
@@ -1816,6 +2245,8 @@ export const UserService: GenService<{
     output: typeof PatchUserResponseSchema;
   },
   /**
+   * Reads a user by ID; NOT_FOUND when it is not a user of the request's instance.
+   *
    * @generated from rpc svc.resources.user.v3alpha.UserService.GetUser
    */
   getUser: {
@@ -1845,6 +2276,9 @@ export const UserService: GenService<{
     output: typeof SearchUsersResponseSchema;
   },
   /**
+   * Locks an active or initial user until UnlockUser. Locking a locked user changes nothing; an inactive one is
+   * FAILED_PRECONDITION.
+   *
    * @generated from rpc svc.resources.user.v3alpha.UserService.LockUser
    */
   lockUser: {
@@ -1863,6 +2297,9 @@ export const UserService: GenService<{
     output: typeof UnlockUserResponseSchema;
   },
   /**
+   * Deactivates an active, initial or locked user until ReactivateUser. Deactivating an inactive user changes
+   * nothing.
+   *
    * @generated from rpc svc.resources.user.v3alpha.UserService.DeactivateUser
    */
   deactivateUser: {
@@ -1871,6 +2308,9 @@ export const UserService: GenService<{
     output: typeof DeactivateUserResponseSchema;
   },
   /**
+   * Makes an inactive user active again (initial for a human without a password) and resets its failed-check counts;
+   * FAILED_PRECONDITION when the user is not inactive.
+   *
    * @generated from rpc svc.resources.user.v3alpha.UserService.ReactivateUser
    */
   reactivateUser: {
@@ -1899,6 +2339,8 @@ export const UserService: GenService<{
     output: typeof GenerateClientSecretResponseSchema;
   },
   /**
+   * Machines only: removes the client secret; a machine without one is left unchanged.
+   *
    * @generated from rpc svc.resources.user.v3alpha.UserService.RemoveClientSecret
    */
   removeClientSecret: {
@@ -1917,6 +2359,8 @@ export const UserService: GenService<{
     output: typeof AddMachineKeyResponseSchema;
   },
   /**
+   * Removes a machine's key: the JWT profile grant no longer accepts it. NOT_FOUND when the user has no such key.
+   *
    * @generated from rpc svc.resources.user.v3alpha.UserService.RemoveMachineKey
    */
   removeMachineKey: {
@@ -1935,6 +2379,8 @@ export const UserService: GenService<{
     output: typeof AddPersonalAccessTokenResponseSchema;
   },
   /**
+   * Removes a machine's personal access token; NOT_FOUND when the user has no such token.
+   *
    * @generated from rpc svc.resources.user.v3alpha.UserService.RemovePersonalAccessToken
    */
   removePersonalAccessToken: {
@@ -1965,6 +2411,8 @@ export const UserService: GenService<{
     output: typeof VerifyTotpResponseSchema;
   },
   /**
+   * Humans only: removes the TOTP authenticator, verified or not; NOT_FOUND when there is none.
+   *
    * @generated from rpc svc.resources.user.v3alpha.UserService.RemoveTotp
    */
   removeTotp: {
@@ -2048,6 +2496,8 @@ export const UserService: GenService<{
     output: typeof AddOtpEmailResponseSchema;
   },
   /**
+   * Humans only: turns one-time codes by e-mail off; NOT_FOUND when they are not on.
+   *
    * @generated from rpc svc.resources.user.v3alpha.UserService.RemoveOtpEmail
    */
   removeOtpEmail: {
@@ -2066,6 +2516,8 @@ export const UserService: GenService<{
     output: typeof AddOtpSmsResponseSchema;
   },
   /**
+   * Humans only: turns one-time codes by SMS off; NOT_FOUND when they are not on.
+   *
    * @generated from rpc svc.resources.user.v3alpha.UserService.RemoveOtpSms
    */
   removeOtpSms: {
@@ -2117,6 +2569,8 @@ export const UserService: GenService<{
     output: typeof ListWebauthnKeysResponseSchema;
   },
   /**
+   * Humans only: removes a security key or passkey; NOT_FOUND when the user has no such key.
+   *
    * @generated from rpc svc.resources.user.v3alpha.UserService.RemoveWebauthnKey
    */
   removeWebauthnKey: {
@@ -2136,6 +2590,8 @@ export const UserService: GenService<{
     output: typeof SetUserMetadataResponseSchema;
   },
   /**
+   * The user's metadata entries, sorted by key.
+   *
    * @generated from rpc svc.resources.user.v3alpha.UserService.ListUserMetadata
    */
   listUserMetadata: {
@@ -2144,6 +2600,8 @@ export const UserService: GenService<{
     output: typeof ListUserMetadataResponseSchema;
   },
   /**
+   * Removes one metadata entry; NOT_FOUND when the user has no entry with that key.
+   *
    * @generated from rpc svc.resources.user.v3alpha.UserService.RemoveUserMetadata
    */
   removeUserMetadata: {
@@ -2164,6 +2622,8 @@ export const UserService: GenService<{
     output: typeof AddIDPLinkResponseSchema;
   },
   /**
+   * Unlinks an account at an identity provider from the user; NOT_FOUND when the user has no such link.
+   *
    * @generated from rpc svc.resources.user.v3alpha.UserService.RemoveIDPLink
    */
   removeIDPLink: {

@@ -20,15 +20,22 @@ export const file_svc_resources_usergrant_v3alpha_user_grant_service: GenFile = 
   fileDesc("CjhzdmMvcmVzb3VyY2VzL3VzZXJncmFudC92M2FscGhhL3VzZXJfZ3JhbnRfc2VydmljZS5wcm90bxIfc3ZjLnJlc291cmNlcy51c2VyZ3JhbnQudjNhbHBoYSJqCglVc2VyR3JhbnQSHAoHdXNlcl9pZBgBIAEoCUILqrsYBwgBEMgBKAESHwoKcHJvamVjdF9pZBgCIAEoCUILqrsYBwgBEMgBKAESHgoJcm9sZV9rZXlzGAMgAygJQguquxgHCAEQyAFIZCIwCg5QYXRjaFVzZXJHcmFudBIeCglyb2xlX2tleXMYASADKAlCC6q7GAcIARDIAUhkIoEBCgxHZXRVc2VyR3JhbnQSNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscxI5CgVncmFudBgCIAEoCzIqLnN2Yy5yZXNvdXJjZXMudXNlcmdyYW50LnYzYWxwaGEuVXNlckdyYW50IoUBChVVc2VyR3JhbnRTZWFyY2hGaWx0ZXISHAoHdXNlcl9pZBgBIAEoCUIJqrsYBQgBEMgBSAASHwoKcHJvamVjdF9pZBgCIAEoCUIJqrsYBQgBEMgBSAASHQoIcm9sZV9rZXkYAyABKAlCCaq7GAUIARDIAUgAQg4KBmZpbHRlchIEsLsYASJbChZDcmVhdGVVc2VyR3JhbnRSZXF1ZXN0EkEKBWdyYW50GAEgASgLMiouc3ZjLnJlc291cmNlcy51c2VyZ3JhbnQudjNhbHBoYS5Vc2VyR3JhbnRCBqq7GAIoASJRChdDcmVhdGVVc2VyR3JhbnRSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIngKFVBhdGNoVXNlckdyYW50UmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESRgoFZ3JhbnQYAiABKAsyLy5zdmMucmVzb3VyY2VzLnVzZXJncmFudC52M2FscGhhLlBhdGNoVXNlckdyYW50QgaquxgCKAEiUAoWUGF0Y2hVc2VyR3JhbnRSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIi4KE0dldFVzZXJHcmFudFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARDIASgBIlQKFEdldFVzZXJHcmFudFJlc3BvbnNlEjwKBWdyYW50GAEgASgLMi0uc3ZjLnJlc291cmNlcy51c2VyZ3JhbnQudjNhbHBoYS5HZXRVc2VyR3JhbnQiMQoWRGVsZXRlVXNlckdyYW50UmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAEiUQoXRGVsZXRlVXNlckdyYW50UmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyKiAQoXU2VhcmNoVXNlckdyYW50c1JlcXVlc3QSNgoFcXVlcnkYASABKAsyJy5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkxpc3RRdWVyeRJPCgdmaWx0ZXJzGAIgAygLMjYuc3ZjLnJlc291cmNlcy51c2VyZ3JhbnQudjNhbHBoYS5Vc2VyR3JhbnRTZWFyY2hGaWx0ZXJCBqq7GAJIZCKVAQoYU2VhcmNoVXNlckdyYW50c1Jlc3BvbnNlEjoKB2RldGFpbHMYASABKAsyKS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkxpc3REZXRhaWxzEj0KBnJlc3VsdBgCIAMoCzItLnN2Yy5yZXNvdXJjZXMudXNlcmdyYW50LnYzYWxwaGEuR2V0VXNlckdyYW50MqgJChBVc2VyR3JhbnRTZXJ2aWNlEuoBCg9DcmVhdGVVc2VyR3JhbnQSNy5zdmMucmVzb3VyY2VzLnVzZXJncmFudC52M2FscGhhLkNyZWF0ZVVzZXJHcmFudFJlcXVlc3QaOC5zdmMucmVzb3VyY2VzLnVzZXJncmFudC52M2FscGhhLkNyZWF0ZVVzZXJHcmFudFJlc3BvbnNlImSiuxgzChB1c2VyLmdyYW50LndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaRjJASgBgtPkkwInOgVncmFudCIeL3Jlc291cmNlcy92M2FscGhhL3VzZXJfZ3JhbnRzEukBCg5QYXRjaFVzZXJHcmFudBI2LnN2Yy5yZXNvdXJjZXMudXNlcmdyYW50LnYzYWxwaGEuUGF0Y2hVc2VyR3JhbnRSZXF1ZXN0Gjcuc3ZjLnJlc291cmNlcy51c2VyZ3JhbnQudjNhbHBoYS5QYXRjaFVzZXJHcmFudFJlc3BvbnNlImaiuxgwChB1c2VyLmdyYW50LndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIsOgVncmFudDIjL3Jlc291cmNlcy92M2FscGhhL3VzZXJfZ3JhbnRzL3tpZH0S2wEKDEdldFVzZXJHcmFudBI0LnN2Yy5yZXNvdXJjZXMudXNlcmdyYW50LnYzYWxwaGEuR2V0VXNlckdyYW50UmVxdWVzdBo1LnN2Yy5yZXNvdXJjZXMudXNlcmdyYW50LnYzYWxwaGEuR2V0VXNlckdyYW50UmVzcG9uc2UiXqK7GC8KD3VzZXIuZ3JhbnQucmVhZBIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGkoAYLT5JMCJRIjL3Jlc291cmNlcy92M2FscGhhL3VzZXJfZ3JhbnRzL3tpZH0S5gEKD0RlbGV0ZVVzZXJHcmFudBI3LnN2Yy5yZXNvdXJjZXMudXNlcmdyYW50LnYzYWxwaGEuRGVsZXRlVXNlckdyYW50UmVxdWVzdBo4LnN2Yy5yZXNvdXJjZXMudXNlcmdyYW50LnYzYWxwaGEuRGVsZXRlVXNlckdyYW50UmVzcG9uc2UiYKK7GDEKEXVzZXIuZ3JhbnQuZGVsZXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIlKiMvcmVzb3VyY2VzL3YzYWxwaGEvdXNlcl9ncmFudHMve2lkfRLzAQoQU2VhcmNoVXNlckdyYW50cxI4LnN2Yy5yZXNvdXJjZXMudXNlcmdyYW50LnYzYWxwaGEuU2VhcmNoVXNlckdyYW50c1JlcXVlc3QaOS5zdmMucmVzb3VyY2VzLnVzZXJncmFudC52M2FscGhhLlNlYXJjaFVzZXJHcmFudHNSZXNwb25zZSJqorsYLwoPdXNlci5ncmFudC5yZWFkEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIxOgdmaWx0ZXJzIiYvcmVzb3VyY2VzL3YzYWxwaGEvdXNlcl9ncmFudHMvX3NlYXJjaGIGcHJvdG8z", [file_google_api_annotations, file_svc_options_v1_options, file_svc_resources_object_v3alpha_object]);
 
 /**
+ * A user's roles of one project.
+ *
  * @generated from message svc.resources.usergrant.v3alpha.UserGrant
  */
 export type UserGrant = Message<"svc.resources.usergrant.v3alpha.UserGrant"> & {
   /**
+   * ID of the user. A user of another organisation than the project's needs an active project grant to its
+   * organisation, and only roles of that grant (FAILED_PRECONDITION, INVALID_ARGUMENT).
+   *
    * @generated from field: string user_id = 1;
    */
   userId: string;
 
   /**
+   * ID of the project.
+   *
    * @generated from field: string project_id = 2;
    */
   projectId: string;
@@ -49,10 +56,15 @@ export const UserGrantSchema: GenMessage<UserGrant> = /*@__PURE__*/
   messageDesc(file_svc_resources_usergrant_v3alpha_user_grant_service, 0);
 
 /**
+ * New role keys of a user grant.
+ *
  * @generated from message svc.resources.usergrant.v3alpha.PatchUserGrant
  */
 export type PatchUserGrant = Message<"svc.resources.usergrant.v3alpha.PatchUserGrant"> & {
   /**
+   * The role keys that replace the current ones; each must be a role of the project (INVALID_ARGUMENT).
+   * Empty: no roles. Duplicates are dropped.
+   *
    * @generated from field: repeated string role_keys = 1;
    */
   roleKeys: string[];
@@ -66,15 +78,21 @@ export const PatchUserGrantSchema: GenMessage<PatchUserGrant> = /*@__PURE__*/
   messageDesc(file_svc_resources_usergrant_v3alpha_user_grant_service, 1);
 
 /**
+ * A user grant as read.
+ *
  * @generated from message svc.resources.usergrant.v3alpha.GetUserGrant
  */
 export type GetUserGrant = Message<"svc.resources.usergrant.v3alpha.GetUserGrant"> & {
   /**
+   * ID, sequence, change date and owner (the project's organisation).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * User, project and role keys.
+   *
    * @generated from field: svc.resources.usergrant.v3alpha.UserGrant grant = 2;
    */
   grant?: UserGrant | undefined;
@@ -88,6 +106,8 @@ export const GetUserGrantSchema: GenMessage<GetUserGrant> = /*@__PURE__*/
   messageDesc(file_svc_resources_usergrant_v3alpha_user_grant_service, 2);
 
 /**
+ * One criterion of a user grant search; a grant must meet all filters of a request.
+ *
  * @generated from message svc.resources.usergrant.v3alpha.UserGrantSearchFilter
  */
 export type UserGrantSearchFilter = Message<"svc.resources.usergrant.v3alpha.UserGrantSearchFilter"> & {
@@ -96,18 +116,24 @@ export type UserGrantSearchFilter = Message<"svc.resources.usergrant.v3alpha.Use
    */
   filter: {
     /**
+     * Grants of this user.
+     *
      * @generated from field: string user_id = 1;
      */
     value: string;
     case: "userId";
   } | {
     /**
+     * Grants of this project.
+     *
      * @generated from field: string project_id = 2;
      */
     value: string;
     case: "projectId";
   } | {
     /**
+     * Grants that include this role key (exact).
+     *
      * @generated from field: string role_key = 3;
      */
     value: string;
@@ -123,10 +149,15 @@ export const UserGrantSearchFilterSchema: GenMessage<UserGrantSearchFilter> = /*
   messageDesc(file_svc_resources_usergrant_v3alpha_user_grant_service, 3);
 
 /**
+ * The user grant to create.
+ *
  * @generated from message svc.resources.usergrant.v3alpha.CreateUserGrantRequest
  */
 export type CreateUserGrantRequest = Message<"svc.resources.usergrant.v3alpha.CreateUserGrantRequest"> & {
   /**
+   * User, project and role keys (each a role of the project; empty: none). The caller needs user.grant.write in
+   * the project's organisation or the project, or as a member of an active project grant to the user's organisation.
+   *
    * @generated from field: svc.resources.usergrant.v3alpha.UserGrant grant = 1;
    */
   grant?: UserGrant | undefined;
@@ -140,10 +171,14 @@ export const CreateUserGrantRequestSchema: GenMessage<CreateUserGrantRequest> = 
   messageDesc(file_svc_resources_usergrant_v3alpha_user_grant_service, 4);
 
 /**
+ * The new grant's details.
+ *
  * @generated from message svc.resources.usergrant.v3alpha.CreateUserGrantResponse
  */
 export type CreateUserGrantResponse = Message<"svc.resources.usergrant.v3alpha.CreateUserGrantResponse"> & {
   /**
+   * The new grant's ID, the sequence and date of its creation, and the project's organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -157,15 +192,21 @@ export const CreateUserGrantResponseSchema: GenMessage<CreateUserGrantResponse> 
   messageDesc(file_svc_resources_usergrant_v3alpha_user_grant_service, 5);
 
 /**
+ * The grant to change and its new role keys.
+ *
  * @generated from message svc.resources.usergrant.v3alpha.PatchUserGrantRequest
  */
 export type PatchUserGrantRequest = Message<"svc.resources.usergrant.v3alpha.PatchUserGrantRequest"> & {
   /**
+   * ID of the user grant.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The new role keys.
+   *
    * @generated from field: svc.resources.usergrant.v3alpha.PatchUserGrant grant = 2;
    */
   grant?: PatchUserGrant | undefined;
@@ -179,10 +220,15 @@ export const PatchUserGrantRequestSchema: GenMessage<PatchUserGrantRequest> = /*
   messageDesc(file_svc_resources_usergrant_v3alpha_user_grant_service, 6);
 
 /**
+ * The grant after the change.
+ *
  * @generated from message svc.resources.usergrant.v3alpha.PatchUserGrantResponse
  */
 export type PatchUserGrantResponse = Message<"svc.resources.usergrant.v3alpha.PatchUserGrantResponse"> & {
   /**
+   * The grant's ID, the sequence and date of its latest event (unchanged when the keys were the same) and its
+   * organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -196,10 +242,14 @@ export const PatchUserGrantResponseSchema: GenMessage<PatchUserGrantResponse> = 
   messageDesc(file_svc_resources_usergrant_v3alpha_user_grant_service, 7);
 
 /**
+ * The user grant to read.
+ *
  * @generated from message svc.resources.usergrant.v3alpha.GetUserGrantRequest
  */
 export type GetUserGrantRequest = Message<"svc.resources.usergrant.v3alpha.GetUserGrantRequest"> & {
   /**
+   * ID of the user grant.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -213,10 +263,14 @@ export const GetUserGrantRequestSchema: GenMessage<GetUserGrantRequest> = /*@__P
   messageDesc(file_svc_resources_usergrant_v3alpha_user_grant_service, 8);
 
 /**
+ * The user grant.
+ *
  * @generated from message svc.resources.usergrant.v3alpha.GetUserGrantResponse
  */
 export type GetUserGrantResponse = Message<"svc.resources.usergrant.v3alpha.GetUserGrantResponse"> & {
   /**
+   * The grant with its role keys.
+   *
    * @generated from field: svc.resources.usergrant.v3alpha.GetUserGrant grant = 1;
    */
   grant?: GetUserGrant | undefined;
@@ -230,10 +284,14 @@ export const GetUserGrantResponseSchema: GenMessage<GetUserGrantResponse> = /*@_
   messageDesc(file_svc_resources_usergrant_v3alpha_user_grant_service, 9);
 
 /**
+ * The user grant to remove.
+ *
  * @generated from message svc.resources.usergrant.v3alpha.DeleteUserGrantRequest
  */
 export type DeleteUserGrantRequest = Message<"svc.resources.usergrant.v3alpha.DeleteUserGrantRequest"> & {
   /**
+   * ID of the user grant.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -247,10 +305,14 @@ export const DeleteUserGrantRequestSchema: GenMessage<DeleteUserGrantRequest> = 
   messageDesc(file_svc_resources_usergrant_v3alpha_user_grant_service, 10);
 
 /**
+ * The removed grant's details.
+ *
  * @generated from message svc.resources.usergrant.v3alpha.DeleteUserGrantResponse
  */
 export type DeleteUserGrantResponse = Message<"svc.resources.usergrant.v3alpha.DeleteUserGrantResponse"> & {
   /**
+   * The grant's ID, the sequence and date of its removal, and its organisation.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -264,15 +326,21 @@ export const DeleteUserGrantResponseSchema: GenMessage<DeleteUserGrantResponse> 
   messageDesc(file_svc_resources_usergrant_v3alpha_user_grant_service, 11);
 
 /**
+ * Filters and page of a user grant search.
+ *
  * @generated from message svc.resources.usergrant.v3alpha.SearchUserGrantsRequest
  */
 export type SearchUserGrantsRequest = Message<"svc.resources.usergrant.v3alpha.SearchUserGrantsRequest"> & {
   /**
+   * Offset, limit (default 100) and order by creation date (default: newest first).
+   *
    * @generated from field: svc.resources.object.v3alpha.ListQuery query = 1;
    */
   query?: ListQuery | undefined;
 
   /**
+   * Criteria a grant must all meet; none: every grant the caller may read.
+   *
    * @generated from field: repeated svc.resources.usergrant.v3alpha.UserGrantSearchFilter filters = 2;
    */
   filters: UserGrantSearchFilter[];
@@ -286,15 +354,21 @@ export const SearchUserGrantsRequestSchema: GenMessage<SearchUserGrantsRequest> 
   messageDesc(file_svc_resources_usergrant_v3alpha_user_grant_service, 12);
 
 /**
+ * A page of user grants.
+ *
  * @generated from message svc.resources.usergrant.v3alpha.SearchUserGrantsResponse
  */
 export type SearchUserGrantsResponse = Message<"svc.resources.usergrant.v3alpha.SearchUserGrantsResponse"> & {
   /**
+   * Totals and paging of the result.
+   *
    * @generated from field: svc.resources.object.v3alpha.ListDetails details = 1;
    */
   details?: ListDetails | undefined;
 
   /**
+   * The grants on this page.
+   *
    * @generated from field: repeated svc.resources.usergrant.v3alpha.GetUserGrant result = 2;
    */
   result: GetUserGrant[];
@@ -312,6 +386,9 @@ export const SearchUserGrantsResponseSchema: GenMessage<SearchUserGrantsResponse
  */
 export const UserGrantService: GenService<{
   /**
+   * Gives a user roles of a project. NOT_FOUND for an unknown project or user; ALREADY_EXISTS when the user has a
+   * grant of the project already; the grant belongs to the project's organisation.
+   *
    * @generated from rpc svc.resources.usergrant.v3alpha.UserGrantService.CreateUserGrant
    */
   createUserGrant: {
@@ -330,6 +407,8 @@ export const UserGrantService: GenService<{
     output: typeof PatchUserGrantResponseSchema;
   },
   /**
+   * Reads a user grant; NOT_FOUND when there is none with the ID in the request's instance.
+   *
    * @generated from rpc svc.resources.usergrant.v3alpha.UserGrantService.GetUserGrant
    */
   getUserGrant: {
@@ -338,6 +417,8 @@ export const UserGrantService: GenService<{
     output: typeof GetUserGrantResponseSchema;
   },
   /**
+   * Removes a user grant: the user no longer holds the roles it gave. NOT_FOUND when there is none.
+   *
    * @generated from rpc svc.resources.usergrant.v3alpha.UserGrantService.DeleteUserGrant
    */
   deleteUserGrant: {

@@ -21,6 +21,8 @@ export const file_svc_resources_userschema_v3alpha_user_schema_service: GenFile 
   fileDesc("CjpzdmMvcmVzb3VyY2VzL3VzZXJzY2hlbWEvdjNhbHBoYS91c2VyX3NjaGVtYV9zZXJ2aWNlLnByb3RvEiBzdmMucmVzb3VyY2VzLnVzZXJzY2hlbWEudjNhbHBoYSLLAQoKVXNlclNjaGVtYRIsCgR0eXBlGAEgASgJQh6quxgaCAEQyAEiEV5bQS1aYS16MC05Xy4tXSskKAESLwoGc2NoZW1hGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIGqrsYAigBEl4KF3Bvc3NpYmxlX2F1dGhlbnRpY2F0b3JzGAMgAygOMjMuc3ZjLnJlc291cmNlcy51c2Vyc2NoZW1hLnYzYWxwaGEuQXV0aGVudGljYXRvclR5cGVCCKq7GAQwAUgGItQBCg9QYXRjaFVzZXJTY2hlbWESLwoEdHlwZRgBIAEoCUIcqrsYGAgBEMgBIhFeW0EtWmEtejAtOV8uLV0rJEgAiAEBEicKBnNjaGVtYRgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSXgoXcG9zc2libGVfYXV0aGVudGljYXRvcnMYAyADKA4yMy5zdmMucmVzb3VyY2VzLnVzZXJzY2hlbWEudjNhbHBoYS5BdXRoZW50aWNhdG9yVHlwZUIIqrsYBDABSAZCBwoFX3R5cGUiywEKDUdldFVzZXJTY2hlbWESNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscxI8CgZjb25maWcYAiABKAsyLC5zdmMucmVzb3VyY2VzLnVzZXJzY2hlbWEudjNhbHBoYS5Vc2VyU2NoZW1hEjIKBXN0YXRlGAMgASgOMiMuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5TdGF0ZRIQCghyZXZpc2lvbhgEIAEoDSJkChdDcmVhdGVVc2VyU2NoZW1hUmVxdWVzdBJJCgt1c2VyX3NjaGVtYRgBIAEoCzIsLnN2Yy5yZXNvdXJjZXMudXNlcnNjaGVtYS52M2FscGhhLlVzZXJTY2hlbWFCBqq7GAIoASJSChhDcmVhdGVVc2VyU2NoZW1hUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyKBAQoWUGF0Y2hVc2VyU2NoZW1hUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAESTgoLdXNlcl9zY2hlbWEYAiABKAsyMS5zdmMucmVzb3VyY2VzLnVzZXJzY2hlbWEudjNhbHBoYS5QYXRjaFVzZXJTY2hlbWFCBqq7GAIoASJRChdQYXRjaFVzZXJTY2hlbWFSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIi8KFEdldFVzZXJTY2hlbWFSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoASJdChVHZXRVc2VyU2NoZW1hUmVzcG9uc2USRAoLdXNlcl9zY2hlbWEYASABKAsyLy5zdmMucmVzb3VyY2VzLnVzZXJzY2hlbWEudjNhbHBoYS5HZXRVc2VyU2NoZW1hIr4BChZVc2VyU2NoZW1hU2VhcmNoRmlsdGVyEjsKBmluX2lkcxgBIAEoCzIpLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuSW5JRHNGaWx0ZXJIABIZCgR0eXBlGAIgASgJQgmquxgFCAEQyAFIABI8CgVzdGF0ZRgDIAEoDjIjLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuU3RhdGVCBqq7GAIwAUgAQg4KBmZpbHRlchIEsLsYASKlAQoYU2VhcmNoVXNlclNjaGVtYXNSZXF1ZXN0EjYKBXF1ZXJ5GAEgASgLMicuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5MaXN0UXVlcnkSUQoHZmlsdGVycxgCIAMoCzI4LnN2Yy5yZXNvdXJjZXMudXNlcnNjaGVtYS52M2FscGhhLlVzZXJTY2hlbWFTZWFyY2hGaWx0ZXJCBqq7GAJIZCKYAQoZU2VhcmNoVXNlclNjaGVtYXNSZXNwb25zZRI6CgdkZXRhaWxzGAEgASgLMikuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5MaXN0RGV0YWlscxI/CgZyZXN1bHQYAiADKAsyLy5zdmMucmVzb3VyY2VzLnVzZXJzY2hlbWEudjNhbHBoYS5HZXRVc2VyU2NoZW1hIjYKG0RlYWN0aXZhdGVVc2VyU2NoZW1hUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAEiVgocRGVhY3RpdmF0ZVVzZXJTY2hlbWFSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIjYKG1JlYWN0aXZhdGVVc2VyU2NoZW1hUmVxdWVzdBIXCgJpZBgBIAEoCUILqrsYBwgBEMgBKAEiVgocUmVhY3RpdmF0ZVVzZXJTY2hlbWFSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIjIKF0RlbGV0ZVVzZXJTY2hlbWFSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQyAEoASJSChhEZWxldGVVc2VyU2NoZW1hUmVzcG9uc2USNgoHZGV0YWlscxgBIAEoCzIlLnN2Yy5yZXNvdXJjZXMub2JqZWN0LnYzYWxwaGEuRGV0YWlscyr5AQoRQXV0aGVudGljYXRvclR5cGUSIgoeQVVUSEVOVElDQVRPUl9UWVBFX1VOU1BFQ0lGSUVEEAASHwobQVVUSEVOVElDQVRPUl9UWVBFX1VTRVJOQU1FEAESHwobQVVUSEVOVElDQVRPUl9UWVBFX1BBU1NXT1JEEAISHwobQVVUSEVOVElDQVRPUl9UWVBFX1dFQkFVVEhOEAMSGwoXQVVUSEVOVElDQVRPUl9UWVBFX1RPVFAQBBIgChxBVVRIRU5USUNBVE9SX1RZUEVfT1RQX0VNQUlMEAUSHgoaQVVUSEVOVElDQVRPUl9UWVBFX09UUF9TTVMQBjLuDQoRVXNlclNjaGVtYVNlcnZpY2US+QEKEENyZWF0ZVVzZXJTY2hlbWESOS5zdmMucmVzb3VyY2VzLnVzZXJzY2hlbWEudjNhbHBoYS5DcmVhdGVVc2VyU2NoZW1hUmVxdWVzdBo6LnN2Yy5yZXNvdXJjZXMudXNlcnNjaGVtYS52M2FscGhhLkNyZWF0ZVVzZXJTY2hlbWFSZXNwb25zZSJuorsYNgoVaWFtLnVzZXJfc2NoZW1hLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaRjJAYLT5JMCLjoLdXNlcl9zY2hlbWEiHy9yZXNvdXJjZXMvdjNhbHBoYS91c2VyX3NjaGVtYXMS+AEKD1BhdGNoVXNlclNjaGVtYRI4LnN2Yy5yZXNvdXJjZXMudXNlcnNjaGVtYS52M2FscGhhLlBhdGNoVXNlclNjaGVtYVJlcXVlc3QaOS5zdmMucmVzb3VyY2VzLnVzZXJzY2hlbWEudjNhbHBoYS5QYXRjaFVzZXJTY2hlbWFSZXNwb25zZSJworsYMwoVaWFtLnVzZXJfc2NoZW1hLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaYLT5JMCMzoLdXNlcl9zY2hlbWEyJC9yZXNvdXJjZXMvdjNhbHBoYS91c2VyX3NjaGVtYXMve2lkfRLkAQoNR2V0VXNlclNjaGVtYRI2LnN2Yy5yZXNvdXJjZXMudXNlcnNjaGVtYS52M2FscGhhLkdldFVzZXJTY2hlbWFSZXF1ZXN0Gjcuc3ZjLnJlc291cmNlcy51c2Vyc2NoZW1hLnYzYWxwaGEuR2V0VXNlclNjaGVtYVJlc3BvbnNlImKiuxgyChRpYW0udXNlcl9zY2hlbWEucmVhZBIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGmC0+STAiYSJC9yZXNvdXJjZXMvdjNhbHBoYS91c2VyX3NjaGVtYXMve2lkfRL2AQoRU2VhcmNoVXNlclNjaGVtYXMSOi5zdmMucmVzb3VyY2VzLnVzZXJzY2hlbWEudjNhbHBoYS5TZWFyY2hVc2VyU2NoZW1hc1JlcXVlc3QaOy5zdmMucmVzb3VyY2VzLnVzZXJzY2hlbWEudjNhbHBoYS5TZWFyY2hVc2VyU2NoZW1hc1Jlc3BvbnNlImiiuxgyChRpYW0udXNlcl9zY2hlbWEucmVhZBIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGmC0+STAiw6ASoiJy9yZXNvdXJjZXMvdjNhbHBoYS91c2VyX3NjaGVtYXMvX3NlYXJjaBKGAgoURGVhY3RpdmF0ZVVzZXJTY2hlbWESPS5zdmMucmVzb3VyY2VzLnVzZXJzY2hlbWEudjNhbHBoYS5EZWFjdGl2YXRlVXNlclNjaGVtYVJlcXVlc3QaPi5zdmMucmVzb3VyY2VzLnVzZXJzY2hlbWEudjNhbHBoYS5EZWFjdGl2YXRlVXNlclNjaGVtYVJlc3BvbnNlIm+iuxgzChVpYW0udXNlcl9zY2hlbWEud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwIyIjAvcmVzb3VyY2VzL3YzYWxwaGEvdXNlcl9zY2hlbWFzL3tpZH0vX2RlYWN0aXZhdGUShgIKFFJlYWN0aXZhdGVVc2VyU2NoZW1hEj0uc3ZjLnJlc291cmNlcy51c2Vyc2NoZW1hLnYzYWxwaGEuUmVhY3RpdmF0ZVVzZXJTY2hlbWFSZXF1ZXN0Gj4uc3ZjLnJlc291cmNlcy51c2Vyc2NoZW1hLnYzYWxwaGEuUmVhY3RpdmF0ZVVzZXJTY2hlbWFSZXNwb25zZSJvorsYMwoVaWFtLnVzZXJfc2NoZW1hLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaYLT5JMCMiIwL3Jlc291cmNlcy92M2FscGhhL3VzZXJfc2NoZW1hcy97aWR9L19yZWFjdGl2YXRlEu8BChBEZWxldGVVc2VyU2NoZW1hEjkuc3ZjLnJlc291cmNlcy51c2Vyc2NoZW1hLnYzYWxwaGEuRGVsZXRlVXNlclNjaGVtYVJlcXVlc3QaOi5zdmMucmVzb3VyY2VzLnVzZXJzY2hlbWEudjNhbHBoYS5EZWxldGVVc2VyU2NoZW1hUmVzcG9uc2UiZKK7GDQKFmlhbS51c2VyX3NjaGVtYS5kZWxldGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwImKiQvcmVzb3VyY2VzL3YzYWxwaGEvdXNlcl9zY2hlbWFzL3tpZH1iBnByb3RvMw", [file_google_api_annotations, file_google_protobuf_struct, file_svc_options_v1_options, file_svc_resources_object_v3alpha_object]);
 
 /**
+ * A user schema: its type name, the JSON Schema users' data must match, and its possible authenticators.
+ *
  * @generated from message svc.resources.userschema.v3alpha.UserSchema
  */
 export type UserSchema = Message<"svc.resources.userschema.v3alpha.UserSchema"> & {
@@ -39,6 +41,8 @@ export type UserSchema = Message<"svc.resources.userschema.v3alpha.UserSchema"> 
   schema?: JsonObject | undefined;
 
   /**
+   * Authenticators users of the schema may have; stored and returned, not enforced yet.
+   *
    * @generated from field: repeated svc.resources.userschema.v3alpha.AuthenticatorType possible_authenticators = 3;
    */
   possibleAuthenticators: AuthenticatorType[];
@@ -52,10 +56,14 @@ export const UserSchemaSchema: GenMessage<UserSchema> = /*@__PURE__*/
   messageDesc(file_svc_resources_userschema_v3alpha_user_schema_service, 0);
 
 /**
+ * Changes to a user schema; unset or empty fields stay as they are.
+ *
  * @generated from message svc.resources.userschema.v3alpha.PatchUserSchema
  */
 export type PatchUserSchema = Message<"svc.resources.userschema.v3alpha.PatchUserSchema"> & {
   /**
+   * New type name, unique in the instance (ALREADY_EXISTS).
+   *
    * @generated from field: optional string type = 1;
    */
   type?: string | undefined;
@@ -68,6 +76,8 @@ export type PatchUserSchema = Message<"svc.resources.userschema.v3alpha.PatchUse
   schema?: JsonObject | undefined;
 
   /**
+   * New list of possible authenticators; empty: unchanged (the list cannot be emptied).
+   *
    * @generated from field: repeated svc.resources.userschema.v3alpha.AuthenticatorType possible_authenticators = 3;
    */
   possibleAuthenticators: AuthenticatorType[];
@@ -81,25 +91,35 @@ export const PatchUserSchemaSchema: GenMessage<PatchUserSchema> = /*@__PURE__*/
   messageDesc(file_svc_resources_userschema_v3alpha_user_schema_service, 1);
 
 /**
+ * A user schema as read.
+ *
  * @generated from message svc.resources.userschema.v3alpha.GetUserSchema
  */
 export type GetUserSchema = Message<"svc.resources.userschema.v3alpha.GetUserSchema"> & {
   /**
+   * ID, sequence, change date and owner (the instance).
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * Type, JSON Schema and possible authenticators.
+   *
    * @generated from field: svc.resources.userschema.v3alpha.UserSchema config = 2;
    */
   config?: UserSchema | undefined;
 
   /**
+   * Active, or inactive (no user can be given data following it).
+   *
    * @generated from field: svc.resources.object.v3alpha.State state = 3;
    */
   state: State;
 
   /**
+   * Revision of the schema: 1 at creation, one more at each change of the JSON Schema.
+   *
    * @generated from field: uint32 revision = 4;
    */
   revision: number;
@@ -113,10 +133,14 @@ export const GetUserSchemaSchema: GenMessage<GetUserSchema> = /*@__PURE__*/
   messageDesc(file_svc_resources_userschema_v3alpha_user_schema_service, 2);
 
 /**
+ * The user schema to create.
+ *
  * @generated from message svc.resources.userschema.v3alpha.CreateUserSchemaRequest
  */
 export type CreateUserSchemaRequest = Message<"svc.resources.userschema.v3alpha.CreateUserSchemaRequest"> & {
   /**
+   * Type, JSON Schema and possible authenticators.
+   *
    * @generated from field: svc.resources.userschema.v3alpha.UserSchema user_schema = 1;
    */
   userSchema?: UserSchema | undefined;
@@ -130,10 +154,14 @@ export const CreateUserSchemaRequestSchema: GenMessage<CreateUserSchemaRequest> 
   messageDesc(file_svc_resources_userschema_v3alpha_user_schema_service, 3);
 
 /**
+ * The new schema's details.
+ *
  * @generated from message svc.resources.userschema.v3alpha.CreateUserSchemaResponse
  */
 export type CreateUserSchemaResponse = Message<"svc.resources.userschema.v3alpha.CreateUserSchemaResponse"> & {
   /**
+   * The new schema's ID, the sequence and date of its creation, and the instance.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -147,15 +175,21 @@ export const CreateUserSchemaResponseSchema: GenMessage<CreateUserSchemaResponse
   messageDesc(file_svc_resources_userschema_v3alpha_user_schema_service, 4);
 
 /**
+ * The schema to change and the changes.
+ *
  * @generated from message svc.resources.userschema.v3alpha.PatchUserSchemaRequest
  */
 export type PatchUserSchemaRequest = Message<"svc.resources.userschema.v3alpha.PatchUserSchemaRequest"> & {
   /**
+   * ID of the user schema.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
 
   /**
+   * The changes.
+   *
    * @generated from field: svc.resources.userschema.v3alpha.PatchUserSchema user_schema = 2;
    */
   userSchema?: PatchUserSchema | undefined;
@@ -169,10 +203,14 @@ export const PatchUserSchemaRequestSchema: GenMessage<PatchUserSchemaRequest> = 
   messageDesc(file_svc_resources_userschema_v3alpha_user_schema_service, 5);
 
 /**
+ * The schema after the change.
+ *
  * @generated from message svc.resources.userschema.v3alpha.PatchUserSchemaResponse
  */
 export type PatchUserSchemaResponse = Message<"svc.resources.userschema.v3alpha.PatchUserSchemaResponse"> & {
   /**
+   * The schema's ID, the sequence and date of its latest event (unchanged when nothing changed) and the instance.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -186,10 +224,14 @@ export const PatchUserSchemaResponseSchema: GenMessage<PatchUserSchemaResponse> 
   messageDesc(file_svc_resources_userschema_v3alpha_user_schema_service, 6);
 
 /**
+ * The user schema to read.
+ *
  * @generated from message svc.resources.userschema.v3alpha.GetUserSchemaRequest
  */
 export type GetUserSchemaRequest = Message<"svc.resources.userschema.v3alpha.GetUserSchemaRequest"> & {
   /**
+   * ID of the user schema.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -203,10 +245,14 @@ export const GetUserSchemaRequestSchema: GenMessage<GetUserSchemaRequest> = /*@_
   messageDesc(file_svc_resources_userschema_v3alpha_user_schema_service, 7);
 
 /**
+ * The user schema.
+ *
  * @generated from message svc.resources.userschema.v3alpha.GetUserSchemaResponse
  */
 export type GetUserSchemaResponse = Message<"svc.resources.userschema.v3alpha.GetUserSchemaResponse"> & {
   /**
+   * The user schema with its state and revision.
+   *
    * @generated from field: svc.resources.userschema.v3alpha.GetUserSchema user_schema = 1;
    */
   userSchema?: GetUserSchema | undefined;
@@ -220,6 +266,8 @@ export const GetUserSchemaResponseSchema: GenMessage<GetUserSchemaResponse> = /*
   messageDesc(file_svc_resources_userschema_v3alpha_user_schema_service, 8);
 
 /**
+ * One criterion of a user schema search; a schema must meet all filters of a request.
+ *
  * @generated from message svc.resources.userschema.v3alpha.UserSchemaSearchFilter
  */
 export type UserSchemaSearchFilter = Message<"svc.resources.userschema.v3alpha.UserSchemaSearchFilter"> & {
@@ -228,18 +276,24 @@ export type UserSchemaSearchFilter = Message<"svc.resources.userschema.v3alpha.U
    */
   filter: {
     /**
+     * Schemas with one of these IDs.
+     *
      * @generated from field: svc.resources.object.v3alpha.InIDsFilter in_ids = 1;
      */
     value: InIDsFilter;
     case: "inIds";
   } | {
     /**
+     * The schema with exactly this type name (case-sensitive).
+     *
      * @generated from field: string type = 2;
      */
     value: string;
     case: "type";
   } | {
     /**
+     * Schemas in this state; unspecified: active ones.
+     *
      * @generated from field: svc.resources.object.v3alpha.State state = 3;
      */
     value: State;
@@ -255,15 +309,21 @@ export const UserSchemaSearchFilterSchema: GenMessage<UserSchemaSearchFilter> = 
   messageDesc(file_svc_resources_userschema_v3alpha_user_schema_service, 9);
 
 /**
+ * Filters and page of a user schema search.
+ *
  * @generated from message svc.resources.userschema.v3alpha.SearchUserSchemasRequest
  */
 export type SearchUserSchemasRequest = Message<"svc.resources.userschema.v3alpha.SearchUserSchemasRequest"> & {
   /**
+   * Offset, limit (default 100) and order by creation date (default: newest first).
+   *
    * @generated from field: svc.resources.object.v3alpha.ListQuery query = 1;
    */
   query?: ListQuery | undefined;
 
   /**
+   * Criteria a schema must all meet; none: every schema of the instance.
+   *
    * @generated from field: repeated svc.resources.userschema.v3alpha.UserSchemaSearchFilter filters = 2;
    */
   filters: UserSchemaSearchFilter[];
@@ -277,15 +337,21 @@ export const SearchUserSchemasRequestSchema: GenMessage<SearchUserSchemasRequest
   messageDesc(file_svc_resources_userschema_v3alpha_user_schema_service, 10);
 
 /**
+ * A page of user schemas.
+ *
  * @generated from message svc.resources.userschema.v3alpha.SearchUserSchemasResponse
  */
 export type SearchUserSchemasResponse = Message<"svc.resources.userschema.v3alpha.SearchUserSchemasResponse"> & {
   /**
+   * Totals and paging of the result.
+   *
    * @generated from field: svc.resources.object.v3alpha.ListDetails details = 1;
    */
   details?: ListDetails | undefined;
 
   /**
+   * The schemas on this page.
+   *
    * @generated from field: repeated svc.resources.userschema.v3alpha.GetUserSchema result = 2;
    */
   result: GetUserSchema[];
@@ -299,10 +365,14 @@ export const SearchUserSchemasResponseSchema: GenMessage<SearchUserSchemasRespon
   messageDesc(file_svc_resources_userschema_v3alpha_user_schema_service, 11);
 
 /**
+ * The user schema to deactivate.
+ *
  * @generated from message svc.resources.userschema.v3alpha.DeactivateUserSchemaRequest
  */
 export type DeactivateUserSchemaRequest = Message<"svc.resources.userschema.v3alpha.DeactivateUserSchemaRequest"> & {
   /**
+   * ID of the user schema.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -316,10 +386,14 @@ export const DeactivateUserSchemaRequestSchema: GenMessage<DeactivateUserSchemaR
   messageDesc(file_svc_resources_userschema_v3alpha_user_schema_service, 12);
 
 /**
+ * The schema after deactivation.
+ *
  * @generated from message svc.resources.userschema.v3alpha.DeactivateUserSchemaResponse
  */
 export type DeactivateUserSchemaResponse = Message<"svc.resources.userschema.v3alpha.DeactivateUserSchemaResponse"> & {
   /**
+   * The schema's ID, the sequence and date of its latest event (unchanged when it was inactive) and the instance.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -333,10 +407,14 @@ export const DeactivateUserSchemaResponseSchema: GenMessage<DeactivateUserSchema
   messageDesc(file_svc_resources_userschema_v3alpha_user_schema_service, 13);
 
 /**
+ * The user schema to reactivate.
+ *
  * @generated from message svc.resources.userschema.v3alpha.ReactivateUserSchemaRequest
  */
 export type ReactivateUserSchemaRequest = Message<"svc.resources.userschema.v3alpha.ReactivateUserSchemaRequest"> & {
   /**
+   * ID of the user schema.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -350,10 +428,14 @@ export const ReactivateUserSchemaRequestSchema: GenMessage<ReactivateUserSchemaR
   messageDesc(file_svc_resources_userschema_v3alpha_user_schema_service, 14);
 
 /**
+ * The schema after reactivation.
+ *
  * @generated from message svc.resources.userschema.v3alpha.ReactivateUserSchemaResponse
  */
 export type ReactivateUserSchemaResponse = Message<"svc.resources.userschema.v3alpha.ReactivateUserSchemaResponse"> & {
   /**
+   * The schema's ID, the sequence and date of its latest event (unchanged when it was active) and the instance.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -367,10 +449,14 @@ export const ReactivateUserSchemaResponseSchema: GenMessage<ReactivateUserSchema
   messageDesc(file_svc_resources_userschema_v3alpha_user_schema_service, 15);
 
 /**
+ * The user schema to remove.
+ *
  * @generated from message svc.resources.userschema.v3alpha.DeleteUserSchemaRequest
  */
 export type DeleteUserSchemaRequest = Message<"svc.resources.userschema.v3alpha.DeleteUserSchemaRequest"> & {
   /**
+   * ID of the user schema.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -384,10 +470,14 @@ export const DeleteUserSchemaRequestSchema: GenMessage<DeleteUserSchemaRequest> 
   messageDesc(file_svc_resources_userschema_v3alpha_user_schema_service, 16);
 
 /**
+ * The removed schema's details.
+ *
  * @generated from message svc.resources.userschema.v3alpha.DeleteUserSchemaResponse
  */
 export type DeleteUserSchemaResponse = Message<"svc.resources.userschema.v3alpha.DeleteUserSchemaResponse"> & {
   /**
+   * The schema's ID, the sequence and date of its removal, and the instance.
+   *
    * @generated from field: svc.resources.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -401,40 +491,56 @@ export const DeleteUserSchemaResponseSchema: GenMessage<DeleteUserSchemaResponse
   messageDesc(file_svc_resources_userschema_v3alpha_user_schema_service, 17);
 
 /**
+ * A way of signing in that users of a schema may have.
+ *
  * @generated from enum svc.resources.userschema.v3alpha.AuthenticatorType
  */
 export enum AuthenticatorType {
   /**
+   * Not set; stored and returned as given, with no meaning.
+   *
    * @generated from enum value: AUTHENTICATOR_TYPE_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * A username.
+   *
    * @generated from enum value: AUTHENTICATOR_TYPE_USERNAME = 1;
    */
   USERNAME = 1,
 
   /**
+   * A password.
+   *
    * @generated from enum value: AUTHENTICATOR_TYPE_PASSWORD = 2;
    */
   PASSWORD = 2,
 
   /**
+   * Security keys and passkeys (WebAuthn).
+   *
    * @generated from enum value: AUTHENTICATOR_TYPE_WEBAUTHN = 3;
    */
   WEBAUTHN = 3,
 
   /**
+   * A TOTP authenticator app.
+   *
    * @generated from enum value: AUTHENTICATOR_TYPE_TOTP = 4;
    */
   TOTP = 4,
 
   /**
+   * One-time codes by e-mail.
+   *
    * @generated from enum value: AUTHENTICATOR_TYPE_OTP_EMAIL = 5;
    */
   OTP_EMAIL = 5,
 
   /**
+   * One-time codes by SMS.
+   *
    * @generated from enum value: AUTHENTICATOR_TYPE_OTP_SMS = 6;
    */
   OTP_SMS = 6,
@@ -451,6 +557,9 @@ export const AuthenticatorTypeSchema: GenEnum<AuthenticatorType> = /*@__PURE__*/
  */
 export const UserSchemaService: GenService<{
   /**
+   * Creates an active user schema at revision 1. ALREADY_EXISTS when another schema has the type; INVALID_ARGUMENT
+   * when schema is not a valid JSON Schema.
+   *
    * @generated from rpc svc.resources.userschema.v3alpha.UserSchemaService.CreateUserSchema
    */
   createUserSchema: {
@@ -459,6 +568,9 @@ export const UserSchemaService: GenService<{
     output: typeof CreateUserSchemaResponseSchema;
   },
   /**
+   * Changes the type, schema or possible authenticators; a changed schema is the next revision (users keep
+   * theirs). NOT_FOUND, or ALREADY_EXISTS when another schema has the new type.
+   *
    * @generated from rpc svc.resources.userschema.v3alpha.UserSchemaService.PatchUserSchema
    */
   patchUserSchema: {
@@ -467,6 +579,8 @@ export const UserSchemaService: GenService<{
     output: typeof PatchUserSchemaResponseSchema;
   },
   /**
+   * Reads a user schema of the request's instance; NOT_FOUND when there is none with the ID.
+   *
    * @generated from rpc svc.resources.userschema.v3alpha.UserSchemaService.GetUserSchema
    */
   getUserSchema: {
@@ -475,6 +589,8 @@ export const UserSchemaService: GenService<{
     output: typeof GetUserSchemaResponseSchema;
   },
   /**
+   * The instance's user schemas that meet all filters, newest first by default.
+   *
    * @generated from rpc svc.resources.userschema.v3alpha.UserSchemaService.SearchUserSchemas
    */
   searchUserSchemas: {
@@ -493,6 +609,8 @@ export const UserSchemaService: GenService<{
     output: typeof DeactivateUserSchemaResponseSchema;
   },
   /**
+   * Makes an inactive schema usable again; an active one is left unchanged.
+   *
    * @generated from rpc svc.resources.userschema.v3alpha.UserSchemaService.ReactivateUserSchema
    */
   reactivateUserSchema: {

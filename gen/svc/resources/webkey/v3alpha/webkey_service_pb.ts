@@ -21,6 +21,8 @@ export const file_svc_resources_webkey_v3alpha_webkey_service: GenFile = /*@__PU
   fileDesc("CjFzdmMvcmVzb3VyY2VzL3dlYmtleS92M2FscGhhL3dlYmtleV9zZXJ2aWNlLnByb3RvEhxzdmMucmVzb3VyY2VzLndlYmtleS52M2FscGhhIs0BCgZXZWJLZXkSCgoCaWQYASABKAkSEQoJYWxnb3JpdGhtGAIgASgJEg8KB3NpZ25pbmcYAyABKAgSMQoNY3JlYXRpb25fZGF0ZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoJdXNlX3VudGlsGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIxCg1wdWJsaXNoX3VudGlsGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIUChJMaXN0V2ViS2V5c1JlcXVlc3QiSwoTTGlzdFdlYktleXNSZXNwb25zZRI0CgZyZXN1bHQYASADKAsyJC5zdmMucmVzb3VyY2VzLndlYmtleS52M2FscGhhLldlYktleSIVChNSb3RhdGVXZWJLZXlSZXF1ZXN0IiIKFFJvdGF0ZVdlYktleVJlc3BvbnNlEgoKAmlkGAEgASgJMrMDCg1XZWJLZXlTZXJ2aWNlEskBCgtMaXN0V2ViS2V5cxIwLnN2Yy5yZXNvdXJjZXMud2Via2V5LnYzYWxwaGEuTGlzdFdlYktleXNSZXF1ZXN0GjEuc3ZjLnJlc291cmNlcy53ZWJrZXkudjNhbHBoYS5MaXN0V2ViS2V5c1Jlc3BvbnNlIlWiuxguChBpYW0ud2ViX2tleS5yZWFkEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaYLT5JMCHRIbL3Jlc291cmNlcy92M2FscGhhL3dlYl9rZXlzEtUBCgxSb3RhdGVXZWJLZXkSMS5zdmMucmVzb3VyY2VzLndlYmtleS52M2FscGhhLlJvdGF0ZVdlYktleVJlcXVlc3QaMi5zdmMucmVzb3VyY2VzLndlYmtleS52M2FscGhhLlJvdGF0ZVdlYktleVJlc3BvbnNlIl6iuxgvChFpYW0ud2ViX2tleS53cml0ZRIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGmC0+STAiUiIy9yZXNvdXJjZXMvdjNhbHBoYS93ZWJfa2V5cy9fcm90YXRlYgZwcm90bzM", [file_google_api_annotations, file_google_protobuf_timestamp, file_svc_options_v1_options]);
 
 /**
+ * A signing key of the instance's OIDC provider; only its public half is ever published.
+ *
  * @generated from message svc.resources.webkey.v3alpha.WebKey
  */
 export type WebKey = Message<"svc.resources.webkey.v3alpha.WebKey"> & {
@@ -32,6 +34,8 @@ export type WebKey = Message<"svc.resources.webkey.v3alpha.WebKey"> & {
   id: string;
 
   /**
+   * JWS algorithm the key signs with; always RS256 (RSA 2048).
+   *
    * @generated from field: string algorithm = 2;
    */
   algorithm: string;
@@ -44,6 +48,8 @@ export type WebKey = Message<"svc.resources.webkey.v3alpha.WebKey"> & {
   signing: boolean;
 
   /**
+   * When the key was made.
+   *
    * @generated from field: google.protobuf.Timestamp creation_date = 4;
    */
   creationDate?: Timestamp | undefined;
@@ -71,6 +77,8 @@ export const WebKeySchema: GenMessage<WebKey> = /*@__PURE__*/
   messageDesc(file_svc_resources_webkey_v3alpha_webkey_service, 0);
 
 /**
+ * No parameters: the instance is the one of the request's Host header.
+ *
  * @generated from message svc.resources.webkey.v3alpha.ListWebKeysRequest
  */
 export type ListWebKeysRequest = Message<"svc.resources.webkey.v3alpha.ListWebKeysRequest"> & {
@@ -84,10 +92,14 @@ export const ListWebKeysRequestSchema: GenMessage<ListWebKeysRequest> = /*@__PUR
   messageDesc(file_svc_resources_webkey_v3alpha_webkey_service, 1);
 
 /**
+ * The instance's published keys.
+ *
  * @generated from message svc.resources.webkey.v3alpha.ListWebKeysResponse
  */
 export type ListWebKeysResponse = Message<"svc.resources.webkey.v3alpha.ListWebKeysResponse"> & {
   /**
+   * Keys whose publish_until has not passed, newest first; at most the first one is signing.
+   *
    * @generated from field: repeated svc.resources.webkey.v3alpha.WebKey result = 1;
    */
   result: WebKey[];
@@ -101,6 +113,8 @@ export const ListWebKeysResponseSchema: GenMessage<ListWebKeysResponse> = /*@__P
   messageDesc(file_svc_resources_webkey_v3alpha_webkey_service, 2);
 
 /**
+ * No parameters: the instance is the one of the request's Host header.
+ *
  * @generated from message svc.resources.webkey.v3alpha.RotateWebKeyRequest
  */
 export type RotateWebKeyRequest = Message<"svc.resources.webkey.v3alpha.RotateWebKeyRequest"> & {
@@ -114,6 +128,8 @@ export const RotateWebKeyRequestSchema: GenMessage<RotateWebKeyRequest> = /*@__P
   messageDesc(file_svc_resources_webkey_v3alpha_webkey_service, 3);
 
 /**
+ * The key made by the rotation.
+ *
  * @generated from message svc.resources.webkey.v3alpha.RotateWebKeyResponse
  */
 export type RotateWebKeyResponse = Message<"svc.resources.webkey.v3alpha.RotateWebKeyResponse"> & {

@@ -24,6 +24,8 @@ export const file_svc_settings_branding_v3alpha_branding_service: GenFile = /*@_
   fileDesc("CjRzdmMvc2V0dGluZ3MvYnJhbmRpbmcvdjNhbHBoYS9icmFuZGluZ19zZXJ2aWNlLnByb3RvEh1zdmMuc2V0dGluZ3MuYnJhbmRpbmcudjNhbHBoYSKyCAoLU2V0QnJhbmRpbmcSQgoNcHJpbWFyeV9jb2xvchgBIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5TZXRTdHJpbmdTaG9ydBJFChBiYWNrZ3JvdW5kX2NvbG9yGAIgASgLMisuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlNldFN0cmluZ1Nob3J0Ej8KCndhcm5fY29sb3IYAyABKAsyKy5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuU2V0U3RyaW5nU2hvcnQSPwoKZm9udF9jb2xvchgEIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5TZXRTdHJpbmdTaG9ydBJHChJwcmltYXJ5X2NvbG9yX2RhcmsYBSABKAsyKy5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuU2V0U3RyaW5nU2hvcnQSSgoVYmFja2dyb3VuZF9jb2xvcl9kYXJrGAYgASgLMisuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlNldFN0cmluZ1Nob3J0EkQKD3dhcm5fY29sb3JfZGFyaxgHIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5TZXRTdHJpbmdTaG9ydBJECg9mb250X2NvbG9yX2RhcmsYCCABKAsyKy5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuU2V0U3RyaW5nU2hvcnQSPwoKdGhlbWVfbW9kZRgJIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5TZXRTdHJpbmdTaG9ydBJDChVoaWRlX3Byb2R1Y3RfYnJhbmRpbmcYCiABKAsyJC5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuU2V0Qm9vbBI+Cg1jdXN0b21fdmFsdWVzGAsgASgLMicuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlNldFN0cmluZ3MSOQoEbG9nbxgMIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5TZXRTdHJpbmdTaG9ydBI+Cglsb2dvX2RhcmsYDSABKAsyKy5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuU2V0U3RyaW5nU2hvcnQSOQoEaWNvbhgOIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5TZXRTdHJpbmdTaG9ydBI+CglpY29uX2RhcmsYDyABKAsyKy5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuU2V0U3RyaW5nU2hvcnQSOQoEZm9udBgQIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5TZXRTdHJpbmdTaG9ydCLBCAoQUmVzb2x2ZWRCcmFuZGluZxJCCg1wcmltYXJ5X2NvbG9yGAEgASgLMisuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlJlc29sdmVkU3RyaW5nEkUKEGJhY2tncm91bmRfY29sb3IYAiABKAsyKy5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuUmVzb2x2ZWRTdHJpbmcSPwoKd2Fybl9jb2xvchgDIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5SZXNvbHZlZFN0cmluZxI/Cgpmb250X2NvbG9yGAQgASgLMisuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlJlc29sdmVkU3RyaW5nEkcKEnByaW1hcnlfY29sb3JfZGFyaxgFIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5SZXNvbHZlZFN0cmluZxJKChViYWNrZ3JvdW5kX2NvbG9yX2RhcmsYBiABKAsyKy5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuUmVzb2x2ZWRTdHJpbmcSRAoPd2Fybl9jb2xvcl9kYXJrGAcgASgLMisuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlJlc29sdmVkU3RyaW5nEkQKD2ZvbnRfY29sb3JfZGFyaxgIIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5SZXNvbHZlZFN0cmluZxI/Cgp0aGVtZV9tb2RlGAkgASgLMisuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlJlc29sdmVkU3RyaW5nEkgKFWhpZGVfcHJvZHVjdF9icmFuZGluZxgKIAEoCzIpLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5SZXNvbHZlZEJvb2wSQwoNY3VzdG9tX3ZhbHVlcxgLIAEoCzIsLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5SZXNvbHZlZFN0cmluZ3MSOQoEbG9nbxgMIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5SZXNvbHZlZFN0cmluZxI+Cglsb2dvX2RhcmsYDSABKAsyKy5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuUmVzb2x2ZWRTdHJpbmcSOQoEaWNvbhgOIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5SZXNvbHZlZFN0cmluZxI+CglpY29uX2RhcmsYDyABKAsyKy5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuUmVzb2x2ZWRTdHJpbmcSOQoEZm9udBgQIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5SZXNvbHZlZFN0cmluZyKYAQoSU2V0QnJhbmRpbmdSZXF1ZXN0EjQKA2N0eBgBIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBEkQKCHNldHRpbmdzGAIgASgLMiouc3ZjLnNldHRpbmdzLmJyYW5kaW5nLnYzYWxwaGEuU2V0QnJhbmRpbmdCBqq7GAIoAUIGCgRfY3R4IkwKE1NldEJyYW5kaW5nUmVzcG9uc2USNQoHZGV0YWlscxgBIAEoCzIkLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIlcKF0FjdGl2YXRlQnJhbmRpbmdSZXF1ZXN0EjQKA2N0eBgBIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBQgYKBF9jdHgiUQoYQWN0aXZhdGVCcmFuZGluZ1Jlc3BvbnNlEjUKB2RldGFpbHMYASABKAsyJC5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJnChZSZXNvbHZlQnJhbmRpbmdSZXF1ZXN0EjQKA2N0eBgBIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBEg8KB3ByZXZpZXcYAiABKAhCBgoEX2N0eCKTAQoXUmVzb2x2ZUJyYW5kaW5nUmVzcG9uc2USNQoHZGV0YWlscxgBIAEoCzIkLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5EZXRhaWxzEkEKCHNldHRpbmdzGAIgASgLMi8uc3ZjLnNldHRpbmdzLmJyYW5kaW5nLnYzYWxwaGEuUmVzb2x2ZWRCcmFuZGluZyKsAQoaVXBsb2FkQnJhbmRpbmdBc3NldFJlcXVlc3QSNAoDY3R4GAEgASgLMiIuc3ZjLm9iamVjdC52M2FscGhhLlJlcXVlc3RDb250ZXh0SACIAQESOgoEa2luZBgCIAEoCUIsqrsYKCImXihsb2dvfGxvZ29fZGFya3xpY29ufGljb25fZGFya3xmb250KSQSFAoEZGF0YRgDIAEoDEIGqrsYAigBQgYKBF9jdHgiegobVXBsb2FkQnJhbmRpbmdBc3NldFJlc3BvbnNlEjUKB2RldGFpbHMYASABKAsyJC5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuRGV0YWlscxIOCgZzaGEyNTYYAiABKAkSFAoMY29udGVudF90eXBlGAMgASgJMosHChdCcmFuZGluZ1NldHRpbmdzU2VydmljZRLNAQoLU2V0QnJhbmRpbmcSMS5zdmMuc2V0dGluZ3MuYnJhbmRpbmcudjNhbHBoYS5TZXRCcmFuZGluZ1JlcXVlc3QaMi5zdmMuc2V0dGluZ3MuYnJhbmRpbmcudjNhbHBoYS5TZXRCcmFuZGluZ1Jlc3BvbnNlIleiuxgnCgxwb2xpY3kud3JpdGUSFW11bHRpdGVuYW5jeV9zZXR0aW5nczABgtPkkwImOghzZXR0aW5nczIaL3NldHRpbmdzL3YzYWxwaGEvYnJhbmRpbmcS3wEKEEFjdGl2YXRlQnJhbmRpbmcSNi5zdmMuc2V0dGluZ3MuYnJhbmRpbmcudjNhbHBoYS5BY3RpdmF0ZUJyYW5kaW5nUmVxdWVzdBo3LnN2Yy5zZXR0aW5ncy5icmFuZGluZy52M2FscGhhLkFjdGl2YXRlQnJhbmRpbmdSZXNwb25zZSJaorsYJwoMcG9saWN5LndyaXRlEhVtdWx0aXRlbmFuY3lfc2V0dGluZ3MwAYLT5JMCKToBKiIkL3NldHRpbmdzL3YzYWxwaGEvYnJhbmRpbmcvX2FjdGl2YXRlEuwBChNVcGxvYWRCcmFuZGluZ0Fzc2V0Ejkuc3ZjLnNldHRpbmdzLmJyYW5kaW5nLnYzYWxwaGEuVXBsb2FkQnJhbmRpbmdBc3NldFJlcXVlc3QaOi5zdmMuc2V0dGluZ3MuYnJhbmRpbmcudjNhbHBoYS5VcGxvYWRCcmFuZGluZ0Fzc2V0UmVzcG9uc2UiXqK7GCcKDHBvbGljeS53cml0ZRIVbXVsdGl0ZW5hbmN5X3NldHRpbmdzMAGC0+STAi06ASoiKC9zZXR0aW5ncy92M2FscGhhL2JyYW5kaW5nL2Fzc2V0cy97a2luZH0SzgEKD1Jlc29sdmVCcmFuZGluZxI1LnN2Yy5zZXR0aW5ncy5icmFuZGluZy52M2FscGhhLlJlc29sdmVCcmFuZGluZ1JlcXVlc3QaNi5zdmMuc2V0dGluZ3MuYnJhbmRpbmcudjNhbHBoYS5SZXNvbHZlQnJhbmRpbmdSZXNwb25zZSJMorsYJgoNYXV0aGVudGljYXRlZBIVbXVsdGl0ZW5hbmN5X3NldHRpbmdzgtPkkwIcEhovc2V0dGluZ3MvdjNhbHBoYS9icmFuZGluZ2IGcHJvdG8z", [file_google_api_annotations, file_svc_object_v3alpha_object, file_svc_options_v1_options, file_svc_settings_object_v3alpha_object]);
 
 /**
+ * Properties of a branding preview to set or reset; those absent stay as they are.
+ *
  * @generated from message svc.settings.branding.v3alpha.SetBranding
  */
 export type SetBranding = Message<"svc.settings.branding.v3alpha.SetBranding"> & {
@@ -35,16 +37,22 @@ export type SetBranding = Message<"svc.settings.branding.v3alpha.SetBranding"> &
   primaryColor?: SetStringShort | undefined;
 
   /**
+   * Background colour. Default #f5f6f8.
+   *
    * @generated from field: svc.settings.object.v3alpha.SetStringShort background_color = 2;
    */
   backgroundColor?: SetStringShort | undefined;
 
   /**
+   * Colour of warnings and errors. Default #8a1c1c.
+   *
    * @generated from field: svc.settings.object.v3alpha.SetStringShort warn_color = 3;
    */
   warnColor?: SetStringShort | undefined;
 
   /**
+   * Text colour. Default #1d2330.
+   *
    * @generated from field: svc.settings.object.v3alpha.SetStringShort font_color = 4;
    */
   fontColor?: SetStringShort | undefined;
@@ -57,16 +65,22 @@ export type SetBranding = Message<"svc.settings.branding.v3alpha.SetBranding"> &
   primaryColorDark?: SetStringShort | undefined;
 
   /**
+   * Background colour in dark mode. Default #111318.
+   *
    * @generated from field: svc.settings.object.v3alpha.SetStringShort background_color_dark = 6;
    */
   backgroundColorDark?: SetStringShort | undefined;
 
   /**
+   * Colour of warnings and errors in dark mode. Default #ff9b9b.
+   *
    * @generated from field: svc.settings.object.v3alpha.SetStringShort warn_color_dark = 7;
    */
   warnColorDark?: SetStringShort | undefined;
 
   /**
+   * Text colour in dark mode. Default #e6e8ee.
+   *
    * @generated from field: svc.settings.object.v3alpha.SetStringShort font_color_dark = 8;
    */
   fontColorDark?: SetStringShort | undefined;
@@ -100,21 +114,29 @@ export type SetBranding = Message<"svc.settings.branding.v3alpha.SetBranding"> &
   logo?: SetStringShort | undefined;
 
   /**
+   * Logo in dark mode (SHA-256 of an uploaded asset, or empty for none).
+   *
    * @generated from field: svc.settings.object.v3alpha.SetStringShort logo_dark = 13;
    */
   logoDark?: SetStringShort | undefined;
 
   /**
+   * Icon (SHA-256 of an uploaded asset, or empty for none).
+   *
    * @generated from field: svc.settings.object.v3alpha.SetStringShort icon = 14;
    */
   icon?: SetStringShort | undefined;
 
   /**
+   * Icon in dark mode (SHA-256 of an uploaded asset, or empty for none).
+   *
    * @generated from field: svc.settings.object.v3alpha.SetStringShort icon_dark = 15;
    */
   iconDark?: SetStringShort | undefined;
 
   /**
+   * Font (SHA-256 of an uploaded asset, or empty for the default font).
+   *
    * @generated from field: svc.settings.object.v3alpha.SetStringShort font = 16;
    */
   font?: SetStringShort | undefined;
@@ -128,85 +150,120 @@ export const SetBrandingSchema: GenMessage<SetBranding> = /*@__PURE__*/
   messageDesc(file_svc_settings_branding_v3alpha_branding_service, 0);
 
 /**
+ * A branding (in force, or the preview) as it applies in a context: each property's value and, unless set in
+ * the context itself, the context it is inherited from. The properties are those of SetBranding.
+ *
  * @generated from message svc.settings.branding.v3alpha.ResolvedBranding
  */
 export type ResolvedBranding = Message<"svc.settings.branding.v3alpha.ResolvedBranding"> & {
   /**
+   * Primary colour (#rrggbb).
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedString primary_color = 1;
    */
   primaryColor?: ResolvedString | undefined;
 
   /**
+   * Background colour (#rrggbb).
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedString background_color = 2;
    */
   backgroundColor?: ResolvedString | undefined;
 
   /**
+   * Colour of warnings and errors (#rrggbb).
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedString warn_color = 3;
    */
   warnColor?: ResolvedString | undefined;
 
   /**
+   * Text colour (#rrggbb).
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedString font_color = 4;
    */
   fontColor?: ResolvedString | undefined;
 
   /**
+   * Primary colour in dark mode.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedString primary_color_dark = 5;
    */
   primaryColorDark?: ResolvedString | undefined;
 
   /**
+   * Background colour in dark mode.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedString background_color_dark = 6;
    */
   backgroundColorDark?: ResolvedString | undefined;
 
   /**
+   * Colour of warnings and errors in dark mode.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedString warn_color_dark = 7;
    */
   warnColorDark?: ResolvedString | undefined;
 
   /**
+   * Text colour in dark mode.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedString font_color_dark = 8;
    */
   fontColorDark?: ResolvedString | undefined;
 
   /**
+   * "auto", "light" or "dark".
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedString theme_mode = 9;
    */
   themeMode?: ResolvedString | undefined;
 
   /**
+   * Whether the "Secured by" line is hidden.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedBool hide_product_branding = 10;
    */
   hideProductBranding?: ResolvedBool | undefined;
 
   /**
+   * "key=value" pairs, as CSS variables --svc-custom-<key>.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedStrings custom_values = 11;
    */
   customValues?: ResolvedStrings | undefined;
 
   /**
+   * SHA-256 of the logo (served at /ui/login/assets/<sha256>); empty: none.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedString logo = 12;
    */
   logo?: ResolvedString | undefined;
 
   /**
+   * SHA-256 of the dark-mode logo; empty: none.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedString logo_dark = 13;
    */
   logoDark?: ResolvedString | undefined;
 
   /**
+   * SHA-256 of the icon; empty: none.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedString icon = 14;
    */
   icon?: ResolvedString | undefined;
 
   /**
+   * SHA-256 of the dark-mode icon; empty: none.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedString icon_dark = 15;
    */
   iconDark?: ResolvedString | undefined;
 
   /**
+   * SHA-256 of the font; empty: the default font.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedString font = 16;
    */
   font?: ResolvedString | undefined;
@@ -220,15 +277,21 @@ export const ResolvedBrandingSchema: GenMessage<ResolvedBranding> = /*@__PURE__*
   messageDesc(file_svc_settings_branding_v3alpha_branding_service, 1);
 
 /**
+ * Changes to the branding preview of a context.
+ *
  * @generated from message svc.settings.branding.v3alpha.SetBrandingRequest
  */
 export type SetBrandingRequest = Message<"svc.settings.branding.v3alpha.SetBrandingRequest"> & {
   /**
+   * The context whose preview changes (REST: the ctx.* query parameters); omitted: the instance of the request's Host.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * The properties to set or reset.
+   *
    * @generated from field: svc.settings.branding.v3alpha.SetBranding settings = 2;
    */
   settings?: SetBranding | undefined;
@@ -242,10 +305,14 @@ export const SetBrandingRequestSchema: GenMessage<SetBrandingRequest> = /*@__PUR
   messageDesc(file_svc_settings_branding_v3alpha_branding_service, 2);
 
 /**
+ * The context's preview after the change.
+ *
  * @generated from message svc.settings.branding.v3alpha.SetBrandingResponse
  */
 export type SetBrandingResponse = Message<"svc.settings.branding.v3alpha.SetBrandingResponse"> & {
   /**
+   * The context and its last preview event.
+   *
    * @generated from field: svc.settings.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -259,10 +326,15 @@ export const SetBrandingResponseSchema: GenMessage<SetBrandingResponse> = /*@__P
   messageDesc(file_svc_settings_branding_v3alpha_branding_service, 3);
 
 /**
+ * The context whose preview becomes its branding.
+ *
  * @generated from message svc.settings.branding.v3alpha.ActivateBrandingRequest
  */
 export type ActivateBrandingRequest = Message<"svc.settings.branding.v3alpha.ActivateBrandingRequest"> & {
   /**
+   * The context to activate the preview of (REST: the ctx.* query parameters); omitted: the instance of the
+   * request's Host.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
@@ -276,10 +348,14 @@ export const ActivateBrandingRequestSchema: GenMessage<ActivateBrandingRequest> 
   messageDesc(file_svc_settings_branding_v3alpha_branding_service, 4);
 
 /**
+ * The context's branding after the activation.
+ *
  * @generated from message svc.settings.branding.v3alpha.ActivateBrandingResponse
  */
 export type ActivateBrandingResponse = Message<"svc.settings.branding.v3alpha.ActivateBrandingResponse"> & {
   /**
+   * The context and its last branding event (unchanged when the branding equalled the preview already).
+   *
    * @generated from field: svc.settings.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -293,10 +369,14 @@ export const ActivateBrandingResponseSchema: GenMessage<ActivateBrandingResponse
   messageDesc(file_svc_settings_branding_v3alpha_branding_service, 5);
 
 /**
+ * The context whose branding to read.
+ *
  * @generated from message svc.settings.branding.v3alpha.ResolveBrandingRequest
  */
 export type ResolveBrandingRequest = Message<"svc.settings.branding.v3alpha.ResolveBrandingRequest"> & {
   /**
+   * The context to read in (REST: the ctx.* query parameters); omitted: the instance of the request's Host.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
@@ -317,15 +397,21 @@ export const ResolveBrandingRequestSchema: GenMessage<ResolveBrandingRequest> = 
   messageDesc(file_svc_settings_branding_v3alpha_branding_service, 6);
 
 /**
+ * The branding or preview in force in the context.
+ *
  * @generated from message svc.settings.branding.v3alpha.ResolveBrandingResponse
  */
 export type ResolveBrandingResponse = Message<"svc.settings.branding.v3alpha.ResolveBrandingResponse"> & {
   /**
+   * The context asked about and its own last event of the branding (or of the preview).
+   *
    * @generated from field: svc.settings.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * Every property with its value and origin.
+   *
    * @generated from field: svc.settings.branding.v3alpha.ResolvedBranding settings = 2;
    */
   settings?: ResolvedBranding | undefined;
@@ -339,10 +425,15 @@ export const ResolveBrandingResponseSchema: GenMessage<ResolveBrandingResponse> 
   messageDesc(file_svc_settings_branding_v3alpha_branding_service, 7);
 
 /**
+ * A file to upload for a context's branding preview.
+ *
  * @generated from message svc.settings.branding.v3alpha.UploadBrandingAssetRequest
  */
 export type UploadBrandingAssetRequest = Message<"svc.settings.branding.v3alpha.UploadBrandingAssetRequest"> & {
   /**
+   * The context whose preview gets the file (REST: the ctx.* query parameters); omitted: the instance of the
+   * request's Host.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
@@ -370,10 +461,14 @@ export const UploadBrandingAssetRequestSchema: GenMessage<UploadBrandingAssetReq
   messageDesc(file_svc_settings_branding_v3alpha_branding_service, 8);
 
 /**
+ * The uploaded file and the context's preview after the change.
+ *
  * @generated from message svc.settings.branding.v3alpha.UploadBrandingAssetResponse
  */
 export type UploadBrandingAssetResponse = Message<"svc.settings.branding.v3alpha.UploadBrandingAssetResponse"> & {
   /**
+   * The context and its last preview event.
+   *
    * @generated from field: svc.settings.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -386,6 +481,9 @@ export type UploadBrandingAssetResponse = Message<"svc.settings.branding.v3alpha
   sha256: string;
 
   /**
+   * The file's type as read from its bytes: image/png, image/jpeg, image/gif, font/woff2, font/woff, font/ttf or
+   * font/otf.
+   *
    * @generated from field: string content_type = 3;
    */
   contentType: string;

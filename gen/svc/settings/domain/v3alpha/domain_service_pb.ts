@@ -24,6 +24,8 @@ export const file_svc_settings_domain_v3alpha_domain_service: GenFile = /*@__PUR
   fileDesc("CjBzdmMvc2V0dGluZ3MvZG9tYWluL3YzYWxwaGEvZG9tYWluX3NlcnZpY2UucHJvdG8SG3N2Yy5zZXR0aW5ncy5kb21haW4udjNhbHBoYSL7AQoRU2V0RG9tYWluU2V0dGluZ3MSQgoUdmFsaWRhdGVfb3JnX2RvbWFpbnMYASABKAsyJC5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuU2V0Qm9vbBJHChl1c2VyX2xvZ2luX211c3RfYmVfZG9tYWluGAIgASgLMiQuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlNldEJvb2wSWQorc210cF9zZW5kZXJfYWRkcmVzc19tYXRjaGVzX2luc3RhbmNlX2RvbWFpbhgDIAEoCzIkLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5TZXRCb29sIo8CChZSZXNvbHZlZERvbWFpblNldHRpbmdzEkcKFHZhbGlkYXRlX29yZ19kb21haW5zGAEgASgLMikuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlJlc29sdmVkQm9vbBJMChl1c2VyX2xvZ2luX211c3RfYmVfZG9tYWluGAIgASgLMikuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlJlc29sdmVkQm9vbBJeCitzbXRwX3NlbmRlcl9hZGRyZXNzX21hdGNoZXNfaW5zdGFuY2VfZG9tYWluGAMgASgLMikuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlJlc29sdmVkQm9vbCKiAQoYU2V0RG9tYWluU2V0dGluZ3NSZXF1ZXN0EjQKA2N0eBgBIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBEkgKCHNldHRpbmdzGAIgASgLMi4uc3ZjLnNldHRpbmdzLmRvbWFpbi52M2FscGhhLlNldERvbWFpblNldHRpbmdzQgaquxgCKAFCBgoEX2N0eCJSChlTZXREb21haW5TZXR0aW5nc1Jlc3BvbnNlEjUKB2RldGFpbHMYASABKAsyJC5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJcChxSZXNvbHZlRG9tYWluU2V0dGluZ3NSZXF1ZXN0EjQKA2N0eBgBIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBQgYKBF9jdHginQEKHVJlc29sdmVEb21haW5TZXR0aW5nc1Jlc3BvbnNlEjUKB2RldGFpbHMYASABKAsyJC5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuRGV0YWlscxJFCghzZXR0aW5ncxgCIAEoCzIzLnN2Yy5zZXR0aW5ncy5kb21haW4udjNhbHBoYS5SZXNvbHZlZERvbWFpblNldHRpbmdzMtADChVEb21haW5TZXR0aW5nc1NlcnZpY2US2QEKEVNldERvbWFpblNldHRpbmdzEjUuc3ZjLnNldHRpbmdzLmRvbWFpbi52M2FscGhhLlNldERvbWFpblNldHRpbmdzUmVxdWVzdBo2LnN2Yy5zZXR0aW5ncy5kb21haW4udjNhbHBoYS5TZXREb21haW5TZXR0aW5nc1Jlc3BvbnNlIlWiuxgnCgxwb2xpY3kud3JpdGUSFW11bHRpdGVuYW5jeV9zZXR0aW5nczABgtPkkwIkOghzZXR0aW5nczIYL3NldHRpbmdzL3YzYWxwaGEvZG9tYWluEtoBChVSZXNvbHZlRG9tYWluU2V0dGluZ3MSOS5zdmMuc2V0dGluZ3MuZG9tYWluLnYzYWxwaGEuUmVzb2x2ZURvbWFpblNldHRpbmdzUmVxdWVzdBo6LnN2Yy5zZXR0aW5ncy5kb21haW4udjNhbHBoYS5SZXNvbHZlRG9tYWluU2V0dGluZ3NSZXNwb25zZSJKorsYJgoNYXV0aGVudGljYXRlZBIVbXVsdGl0ZW5hbmN5X3NldHRpbmdzgtPkkwIaEhgvc2V0dGluZ3MvdjNhbHBoYS9kb21haW5iBnByb3RvMw", [file_google_api_annotations, file_svc_object_v3alpha_object, file_svc_options_v1_options, file_svc_settings_object_v3alpha_object]);
 
 /**
+ * Domain settings properties to set or reset.
+ *
  * @generated from message svc.settings.domain.v3alpha.SetDomainSettings
  */
 export type SetDomainSettings = Message<"svc.settings.domain.v3alpha.SetDomainSettings"> & {
@@ -60,20 +62,28 @@ export const SetDomainSettingsSchema: GenMessage<SetDomainSettings> = /*@__PURE_
   messageDesc(file_svc_settings_domain_v3alpha_domain_service, 0);
 
 /**
+ * The domain settings in force in a context (the properties of SetDomainSettings).
+ *
  * @generated from message svc.settings.domain.v3alpha.ResolvedDomainSettings
  */
 export type ResolvedDomainSettings = Message<"svc.settings.domain.v3alpha.ResolvedDomainSettings"> & {
   /**
+   * Whether organisation domains must be validated before they are verified.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedBool validate_org_domains = 1;
    */
   validateOrgDomains?: ResolvedBool | undefined;
 
   /**
+   * Whether login names must carry a verified domain of the user's organisation.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedBool user_login_must_be_domain = 2;
    */
   userLoginMustBeDomain?: ResolvedBool | undefined;
 
   /**
+   * Whether SMTP sender addresses must be at one of the instance's domains.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedBool smtp_sender_address_matches_instance_domain = 3;
    */
   smtpSenderAddressMatchesInstanceDomain?: ResolvedBool | undefined;
@@ -87,15 +97,21 @@ export const ResolvedDomainSettingsSchema: GenMessage<ResolvedDomainSettings> = 
   messageDesc(file_svc_settings_domain_v3alpha_domain_service, 1);
 
 /**
+ * Domain settings to set or reset in a context.
+ *
  * @generated from message svc.settings.domain.v3alpha.SetDomainSettingsRequest
  */
 export type SetDomainSettingsRequest = Message<"svc.settings.domain.v3alpha.SetDomainSettingsRequest"> & {
   /**
+   * The context whose settings change (REST: the ctx.* query parameters); omitted: the instance of the request's Host.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * The properties to set or reset; those absent stay as they are.
+   *
    * @generated from field: svc.settings.domain.v3alpha.SetDomainSettings settings = 2;
    */
   settings?: SetDomainSettings | undefined;
@@ -109,10 +125,14 @@ export const SetDomainSettingsRequestSchema: GenMessage<SetDomainSettingsRequest
   messageDesc(file_svc_settings_domain_v3alpha_domain_service, 2);
 
 /**
+ * The context's domain settings after the change.
+ *
  * @generated from message svc.settings.domain.v3alpha.SetDomainSettingsResponse
  */
 export type SetDomainSettingsResponse = Message<"svc.settings.domain.v3alpha.SetDomainSettingsResponse"> & {
   /**
+   * The context and its last event of these settings (unchanged when nothing changed).
+   *
    * @generated from field: svc.settings.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -126,10 +146,14 @@ export const SetDomainSettingsResponseSchema: GenMessage<SetDomainSettingsRespon
   messageDesc(file_svc_settings_domain_v3alpha_domain_service, 3);
 
 /**
+ * The context whose domain settings to read.
+ *
  * @generated from message svc.settings.domain.v3alpha.ResolveDomainSettingsRequest
  */
 export type ResolveDomainSettingsRequest = Message<"svc.settings.domain.v3alpha.ResolveDomainSettingsRequest"> & {
   /**
+   * The context to read in (REST: the ctx.* query parameters); omitted: the instance of the request's Host.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
@@ -143,15 +167,21 @@ export const ResolveDomainSettingsRequestSchema: GenMessage<ResolveDomainSetting
   messageDesc(file_svc_settings_domain_v3alpha_domain_service, 4);
 
 /**
+ * The domain settings in force in the context.
+ *
  * @generated from message svc.settings.domain.v3alpha.ResolveDomainSettingsResponse
  */
 export type ResolveDomainSettingsResponse = Message<"svc.settings.domain.v3alpha.ResolveDomainSettingsResponse"> & {
   /**
+   * The context asked about and its own last event of these settings.
+   *
    * @generated from field: svc.settings.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * Each property with its value and, unless set in the context itself, the context it is inherited from.
+   *
    * @generated from field: svc.settings.domain.v3alpha.ResolvedDomainSettings settings = 2;
    */
   settings?: ResolvedDomainSettings | undefined;

@@ -22,15 +22,21 @@ export const file_svc_settings_language_v3alpha_language_service: GenFile = /*@_
   fileDesc("CjRzdmMvc2V0dGluZ3MvbGFuZ3VhZ2UvdjNhbHBoYS9sYW5ndWFnZV9zZXJ2aWNlLnByb3RvEh1zdmMuc2V0dGluZ3MubGFuZ3VhZ2UudjNhbHBoYSKoAQoaU2V0TGFuZ3VhZ2VTZXR0aW5nc1JlcXVlc3QSNAoDY3R4GAEgASgLMiIuc3ZjLm9iamVjdC52M2FscGhhLlJlcXVlc3RDb250ZXh0SACIAQESTAoIc2V0dGluZ3MYAiABKAsyMi5zdmMuc2V0dGluZ3MubGFuZ3VhZ2UudjNhbHBoYS5TZXRMYW5ndWFnZVNldHRpbmdzQgaquxgCKAFCBgoEX2N0eCJUChtTZXRMYW5ndWFnZVNldHRpbmdzUmVzcG9uc2USNQoHZGV0YWlscxgBIAEoCzIkLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIl4KHlJlc29sdmVMYW5ndWFnZVNldHRpbmdzUmVxdWVzdBI0CgNjdHgYASABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBAUIGCgRfY3R4IqMBCh9SZXNvbHZlTGFuZ3VhZ2VTZXR0aW5nc1Jlc3BvbnNlEjUKB2RldGFpbHMYASABKAsyJC5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuRGV0YWlscxJJCghzZXR0aW5ncxgCIAEoCzI3LnN2Yy5zZXR0aW5ncy5sYW5ndWFnZS52M2FscGhhLlJlc29sdmVkTGFuZ3VhZ2VTZXR0aW5ncyKtAgoTU2V0TGFuZ3VhZ2VTZXR0aW5ncxJEChBkZWZhdWx0X2xhbmd1YWdlGAEgASgLMiUuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLkxhbmd1YWdlSACIAQESTgoUcmVzdHJpY3RlZF9sYW5ndWFnZXMYAiABKAsyKy5zdmMuc2V0dGluZ3MubGFuZ3VhZ2UudjNhbHBoYS5TZXRMYW5ndWFnZXNIAYgBARImChZyZXNldF9kZWZhdWx0X2xhbmd1YWdlGAMgASgIQgaquxgCOAESKgoacmVzZXRfcmVzdHJpY3RlZF9sYW5ndWFnZXMYBCABKAhCBqq7GAI4AUITChFfZGVmYXVsdF9sYW5ndWFnZUIXChVfcmVzdHJpY3RlZF9sYW5ndWFnZXMiUQoMU2V0TGFuZ3VhZ2VzEkEKCWxhbmd1YWdlcxgBIAMoCzIlLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5MYW5ndWFnZUIHqrsYA0jIASKAAgoYUmVzb2x2ZWRMYW5ndWFnZVNldHRpbmdzEkUKEGRlZmF1bHRfbGFuZ3VhZ2UYASABKAsyKy5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuUmVzb2x2ZWRTdHJpbmcSTgoUcmVzdHJpY3RlZF9sYW5ndWFnZXMYAiABKAsyMC5zdmMuc2V0dGluZ3MubGFuZ3VhZ2UudjNhbHBoYS5SZXNvbHZlZExhbmd1YWdlcxJNChNzdXBwb3J0ZWRfbGFuZ3VhZ2VzGAMgASgLMjAuc3ZjLnNldHRpbmdzLmxhbmd1YWdlLnYzYWxwaGEuUmVzb2x2ZWRMYW5ndWFnZXMiggEKEVJlc29sdmVkTGFuZ3VhZ2VzEjQKBXZhbHVlGAEgAygLMiUuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLkxhbmd1YWdlEi0KBW93bmVyGAIgASgLMhkuc3ZjLm9iamVjdC52M2FscGhhLk93bmVySACIAQFCCAoGX293bmVyMt4DChdMYW5ndWFnZVNldHRpbmdzU2VydmljZRLfAQoMU2V0TGFuZ3VhZ2VzEjkuc3ZjLnNldHRpbmdzLmxhbmd1YWdlLnYzYWxwaGEuU2V0TGFuZ3VhZ2VTZXR0aW5nc1JlcXVlc3QaOi5zdmMuc2V0dGluZ3MubGFuZ3VhZ2UudjNhbHBoYS5TZXRMYW5ndWFnZVNldHRpbmdzUmVzcG9uc2UiWKK7GCcKDHBvbGljeS53cml0ZRIVbXVsdGl0ZW5hbmN5X3NldHRpbmdzMAGC0+STAic6CHNldHRpbmdzMhsvc2V0dGluZ3MvdjNhbHBoYS9sYW5ndWFnZXMS4AEKEFJlc29sdmVMYW5ndWFnZXMSPS5zdmMuc2V0dGluZ3MubGFuZ3VhZ2UudjNhbHBoYS5SZXNvbHZlTGFuZ3VhZ2VTZXR0aW5nc1JlcXVlc3QaPi5zdmMuc2V0dGluZ3MubGFuZ3VhZ2UudjNhbHBoYS5SZXNvbHZlTGFuZ3VhZ2VTZXR0aW5nc1Jlc3BvbnNlIk2iuxgmCg1hdXRoZW50aWNhdGVkEhVtdWx0aXRlbmFuY3lfc2V0dGluZ3OC0+STAh0SGy9zZXR0aW5ncy92M2FscGhhL2xhbmd1YWdlc2IGcHJvdG8z", [file_google_api_annotations, file_svc_object_v3alpha_object, file_svc_options_v1_options, file_svc_settings_object_v3alpha_object]);
 
 /**
+ * Language settings to set or reset in a context.
+ *
  * @generated from message svc.settings.language.v3alpha.SetLanguageSettingsRequest
  */
 export type SetLanguageSettingsRequest = Message<"svc.settings.language.v3alpha.SetLanguageSettingsRequest"> & {
   /**
+   * The context whose settings change (REST: the ctx.* query parameters); omitted: the instance of the request's Host.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * The properties to set or reset.
+   *
    * @generated from field: svc.settings.language.v3alpha.SetLanguageSettings settings = 2;
    */
   settings?: SetLanguageSettings | undefined;
@@ -44,10 +50,14 @@ export const SetLanguageSettingsRequestSchema: GenMessage<SetLanguageSettingsReq
   messageDesc(file_svc_settings_language_v3alpha_language_service, 0);
 
 /**
+ * The context's language settings after the change.
+ *
  * @generated from message svc.settings.language.v3alpha.SetLanguageSettingsResponse
  */
 export type SetLanguageSettingsResponse = Message<"svc.settings.language.v3alpha.SetLanguageSettingsResponse"> & {
   /**
+   * The context and its last language settings event (unchanged when nothing changed).
+   *
    * @generated from field: svc.settings.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -61,10 +71,14 @@ export const SetLanguageSettingsResponseSchema: GenMessage<SetLanguageSettingsRe
   messageDesc(file_svc_settings_language_v3alpha_language_service, 1);
 
 /**
+ * The context whose language settings to read.
+ *
  * @generated from message svc.settings.language.v3alpha.ResolveLanguageSettingsRequest
  */
 export type ResolveLanguageSettingsRequest = Message<"svc.settings.language.v3alpha.ResolveLanguageSettingsRequest"> & {
   /**
+   * The context to read in (REST: the ctx.* query parameters); omitted: the instance of the request's Host.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
@@ -78,15 +92,21 @@ export const ResolveLanguageSettingsRequestSchema: GenMessage<ResolveLanguageSet
   messageDesc(file_svc_settings_language_v3alpha_language_service, 2);
 
 /**
+ * The language settings in force in the context.
+ *
  * @generated from message svc.settings.language.v3alpha.ResolveLanguageSettingsResponse
  */
 export type ResolveLanguageSettingsResponse = Message<"svc.settings.language.v3alpha.ResolveLanguageSettingsResponse"> & {
   /**
+   * The context asked about and its own last language settings event.
+   *
    * @generated from field: svc.settings.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * Each property with its value and origin.
+   *
    * @generated from field: svc.settings.language.v3alpha.ResolvedLanguageSettings settings = 2;
    */
   settings?: ResolvedLanguageSettings | undefined;
@@ -100,6 +120,9 @@ export const ResolveLanguageSettingsResponseSchema: GenMessage<ResolveLanguageSe
   messageDesc(file_svc_settings_language_v3alpha_language_service, 3);
 
 /**
+ * Language properties to set or reset; those absent stay as they are. Setting and resetting the same property
+ * in one request is INVALID_ARGUMENT.
+ *
  * @generated from message svc.settings.language.v3alpha.SetLanguageSettings
  */
 export type SetLanguageSettings = Message<"svc.settings.language.v3alpha.SetLanguageSettings"> & {
@@ -141,10 +164,14 @@ export const SetLanguageSettingsSchema: GenMessage<SetLanguageSettings> = /*@__P
   messageDesc(file_svc_settings_language_v3alpha_language_service, 4);
 
 /**
+ * A list of languages to set.
+ *
  * @generated from message svc.settings.language.v3alpha.SetLanguages
  */
 export type SetLanguages = Message<"svc.settings.language.v3alpha.SetLanguages"> & {
   /**
+   * Supported languages (INVALID_ARGUMENT naming the item otherwise); repeats are dropped, the order is kept.
+   *
    * @generated from field: repeated svc.settings.object.v3alpha.Language languages = 1;
    */
   languages: Language[];
@@ -158,15 +185,21 @@ export const SetLanguagesSchema: GenMessage<SetLanguages> = /*@__PURE__*/
   messageDesc(file_svc_settings_language_v3alpha_language_service, 5);
 
 /**
+ * The language settings in force in a context.
+ *
  * @generated from message svc.settings.language.v3alpha.ResolvedLanguageSettings
  */
 export type ResolvedLanguageSettings = Message<"svc.settings.language.v3alpha.ResolvedLanguageSettings"> & {
   /**
+   * The default language's code. Built in: "en".
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedString default_language = 1;
    */
   defaultLanguage?: ResolvedString | undefined;
 
   /**
+   * The languages in use. Built in: every supported language.
+   *
    * @generated from field: svc.settings.language.v3alpha.ResolvedLanguages restricted_languages = 2;
    */
   restrictedLanguages?: ResolvedLanguages | undefined;
@@ -187,15 +220,22 @@ export const ResolvedLanguageSettingsSchema: GenMessage<ResolvedLanguageSettings
   messageDesc(file_svc_settings_language_v3alpha_language_service, 6);
 
 /**
+ * A list of languages as in force in a context.
+ *
  * @generated from message svc.settings.language.v3alpha.ResolvedLanguages
  */
 export type ResolvedLanguages = Message<"svc.settings.language.v3alpha.ResolvedLanguages"> & {
   /**
+   * The languages.
+   *
    * @generated from field: repeated svc.settings.object.v3alpha.Language value = 1;
    */
   value: Language[];
 
   /**
+   * Absent when the context itself set the list; else the context it is inherited from (the system for the
+   * built-in list).
+   *
    * @generated from field: optional svc.object.v3alpha.Owner owner = 2;
    */
   owner?: Owner | undefined;

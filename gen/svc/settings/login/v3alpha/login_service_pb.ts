@@ -23,6 +23,8 @@ export const file_svc_settings_login_v3alpha_login_service: GenFile = /*@__PURE_
   fileDesc("Ci5zdmMvc2V0dGluZ3MvbG9naW4vdjNhbHBoYS9sb2dpbl9zZXJ2aWNlLnByb3RvEhpzdmMuc2V0dGluZ3MubG9naW4udjNhbHBoYSKkBAoQU2V0TG9naW5TZXR0aW5ncxI8Cg5hbGxvd19yZWdpc3RlchgBIAEoCzIkLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5TZXRCb29sEj8KDnNlY29uZF9mYWN0b3JzGAIgASgLMicuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlNldFN0cmluZ3MSNwoJZm9yY2VfbWZhGAMgASgLMiQuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlNldEJvb2wSQgoUZm9yY2VfbWZhX2xvY2FsX29ubHkYBCABKAsyJC5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuU2V0Qm9vbBJIChZtZmFfaW5pdF9za2lwX2xpZmV0aW1lGAUgASgLMiguc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlNldER1cmF0aW9uEkIKFHBhc3N3b3JkbGVzc19hbGxvd2VkGAYgASgLMiQuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlNldEJvb2wSRAoQY3VzdG9tX2xvZ2luX3VybBgHIAEoCzIqLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5TZXRTdHJpbmdMb25nEkAKEmFsbG93X2V4dGVybmFsX2lkcBgIIAEoCzIkLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5TZXRCb29sIs0EChVSZXNvbHZlZExvZ2luU2V0dGluZ3MSQQoOYWxsb3dfcmVnaXN0ZXIYASABKAsyKS5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuUmVzb2x2ZWRCb29sEkQKDnNlY29uZF9mYWN0b3JzGAIgASgLMiwuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlJlc29sdmVkU3RyaW5ncxI8Cglmb3JjZV9tZmEYAyABKAsyKS5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuUmVzb2x2ZWRCb29sEkcKFGZvcmNlX21mYV9sb2NhbF9vbmx5GAQgASgLMikuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlJlc29sdmVkQm9vbBJNChZtZmFfaW5pdF9za2lwX2xpZmV0aW1lGAUgASgLMi0uc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlJlc29sdmVkRHVyYXRpb24SRwoUcGFzc3dvcmRsZXNzX2FsbG93ZWQYBiABKAsyKS5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuUmVzb2x2ZWRCb29sEkUKEGN1c3RvbV9sb2dpbl91cmwYByABKAsyKy5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuUmVzb2x2ZWRTdHJpbmcSRQoSYWxsb3dfZXh0ZXJuYWxfaWRwGAggASgLMikuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlJlc29sdmVkQm9vbCLJAgodU2V0UGFzc3dvcmRDb21wbGV4aXR5U2V0dGluZ3MSOgoKbWluX2xlbmd0aBgBIAEoCzImLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5TZXRVSW50NjQSOwoNaGFzX3VwcGVyY2FzZRgCIAEoCzIkLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5TZXRCb29sEjsKDWhhc19sb3dlcmNhc2UYAyABKAsyJC5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuU2V0Qm9vbBI4CgpoYXNfbnVtYmVyGAQgASgLMiQuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlNldEJvb2wSOAoKaGFzX3N5bWJvbBgFIAEoCzIkLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5TZXRCb29sIucCCiJSZXNvbHZlZFBhc3N3b3JkQ29tcGxleGl0eVNldHRpbmdzEj8KCm1pbl9sZW5ndGgYASABKAsyKy5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuUmVzb2x2ZWRVSW50NjQSQAoNaGFzX3VwcGVyY2FzZRgCIAEoCzIpLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5SZXNvbHZlZEJvb2wSQAoNaGFzX2xvd2VyY2FzZRgDIAEoCzIpLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5SZXNvbHZlZEJvb2wSPQoKaGFzX251bWJlchgEIAEoCzIpLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5SZXNvbHZlZEJvb2wSPQoKaGFzX3N5bWJvbBgFIAEoCzIpLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5SZXNvbHZlZEJvb2winwEKElNldExvY2tvdXRTZXR0aW5ncxJFChVtYXhfcGFzc3dvcmRfYXR0ZW1wdHMYASABKAsyJi5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuU2V0VUludDY0EkIKEGxvY2tvdXRfZHVyYXRpb24YAiABKAsyKC5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuU2V0RHVyYXRpb24irgEKF1Jlc29sdmVkTG9ja291dFNldHRpbmdzEkoKFW1heF9wYXNzd29yZF9hdHRlbXB0cxgBIAEoCzIrLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5SZXNvbHZlZFVJbnQ2NBJHChBsb2Nrb3V0X2R1cmF0aW9uGAIgASgLMi0uc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlJlc29sdmVkRHVyYXRpb24inwEKF1NldExvZ2luU2V0dGluZ3NSZXF1ZXN0EjQKA2N0eBgBIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBEkYKCHNldHRpbmdzGAIgASgLMiwuc3ZjLnNldHRpbmdzLmxvZ2luLnYzYWxwaGEuU2V0TG9naW5TZXR0aW5nc0IGqrsYAigBQgYKBF9jdHgiUQoYU2V0TG9naW5TZXR0aW5nc1Jlc3BvbnNlEjUKB2RldGFpbHMYASABKAsyJC5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJbChtSZXNvbHZlTG9naW5TZXR0aW5nc1JlcXVlc3QSNAoDY3R4GAEgASgLMiIuc3ZjLm9iamVjdC52M2FscGhhLlJlcXVlc3RDb250ZXh0SACIAQFCBgoEX2N0eCKaAQocUmVzb2x2ZUxvZ2luU2V0dGluZ3NSZXNwb25zZRI1CgdkZXRhaWxzGAEgASgLMiQuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLkRldGFpbHMSQwoIc2V0dGluZ3MYAiABKAsyMS5zdmMuc2V0dGluZ3MubG9naW4udjNhbHBoYS5SZXNvbHZlZExvZ2luU2V0dGluZ3MiuQEKJFNldFBhc3N3b3JkQ29tcGxleGl0eVNldHRpbmdzUmVxdWVzdBI0CgNjdHgYASABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBARJTCghzZXR0aW5ncxgCIAEoCzI5LnN2Yy5zZXR0aW5ncy5sb2dpbi52M2FscGhhLlNldFBhc3N3b3JkQ29tcGxleGl0eVNldHRpbmdzQgaquxgCKAFCBgoEX2N0eCJeCiVTZXRQYXNzd29yZENvbXBsZXhpdHlTZXR0aW5nc1Jlc3BvbnNlEjUKB2RldGFpbHMYASABKAsyJC5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJoCihSZXNvbHZlUGFzc3dvcmRDb21wbGV4aXR5U2V0dGluZ3NSZXF1ZXN0EjQKA2N0eBgBIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBQgYKBF9jdHgitAEKKVJlc29sdmVQYXNzd29yZENvbXBsZXhpdHlTZXR0aW5nc1Jlc3BvbnNlEjUKB2RldGFpbHMYASABKAsyJC5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuRGV0YWlscxJQCghzZXR0aW5ncxgCIAEoCzI+LnN2Yy5zZXR0aW5ncy5sb2dpbi52M2FscGhhLlJlc29sdmVkUGFzc3dvcmRDb21wbGV4aXR5U2V0dGluZ3MiowEKGVNldExvY2tvdXRTZXR0aW5nc1JlcXVlc3QSNAoDY3R4GAEgASgLMiIuc3ZjLm9iamVjdC52M2FscGhhLlJlcXVlc3RDb250ZXh0SACIAQESSAoIc2V0dGluZ3MYAiABKAsyLi5zdmMuc2V0dGluZ3MubG9naW4udjNhbHBoYS5TZXRMb2Nrb3V0U2V0dGluZ3NCBqq7GAIoAUIGCgRfY3R4IlMKGlNldExvY2tvdXRTZXR0aW5nc1Jlc3BvbnNlEjUKB2RldGFpbHMYASABKAsyJC5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJdCh1SZXNvbHZlTG9ja291dFNldHRpbmdzUmVxdWVzdBI0CgNjdHgYASABKAsyIi5zdmMub2JqZWN0LnYzYWxwaGEuUmVxdWVzdENvbnRleHRIAIgBAUIGCgRfY3R4Ip4BCh5SZXNvbHZlTG9ja291dFNldHRpbmdzUmVzcG9uc2USNQoHZGV0YWlscxgBIAEoCzIkLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5EZXRhaWxzEkUKCHNldHRpbmdzGAIgASgLMjMuc3ZjLnNldHRpbmdzLmxvZ2luLnYzYWxwaGEuUmVzb2x2ZWRMb2Nrb3V0U2V0dGluZ3MylwsKFExvZ2luU2V0dGluZ3NTZXJ2aWNlEtMBChBTZXRMb2dpblNldHRpbmdzEjMuc3ZjLnNldHRpbmdzLmxvZ2luLnYzYWxwaGEuU2V0TG9naW5TZXR0aW5nc1JlcXVlc3QaNC5zdmMuc2V0dGluZ3MubG9naW4udjNhbHBoYS5TZXRMb2dpblNldHRpbmdzUmVzcG9uc2UiVKK7GCcKDHBvbGljeS53cml0ZRIVbXVsdGl0ZW5hbmN5X3NldHRpbmdzMAGC0+STAiM6CHNldHRpbmdzMhcvc2V0dGluZ3MvdjNhbHBoYS9sb2dpbhLUAQoUUmVzb2x2ZUxvZ2luU2V0dGluZ3MSNy5zdmMuc2V0dGluZ3MubG9naW4udjNhbHBoYS5SZXNvbHZlTG9naW5TZXR0aW5nc1JlcXVlc3QaOC5zdmMuc2V0dGluZ3MubG9naW4udjNhbHBoYS5SZXNvbHZlTG9naW5TZXR0aW5nc1Jlc3BvbnNlIkmiuxgmCg1hdXRoZW50aWNhdGVkEhVtdWx0aXRlbmFuY3lfc2V0dGluZ3OC0+STAhkSFy9zZXR0aW5ncy92M2FscGhhL2xvZ2luEogCCh1TZXRQYXNzd29yZENvbXBsZXhpdHlTZXR0aW5ncxJALnN2Yy5zZXR0aW5ncy5sb2dpbi52M2FscGhhLlNldFBhc3N3b3JkQ29tcGxleGl0eVNldHRpbmdzUmVxdWVzdBpBLnN2Yy5zZXR0aW5ncy5sb2dpbi52M2FscGhhLlNldFBhc3N3b3JkQ29tcGxleGl0eVNldHRpbmdzUmVzcG9uc2UiYqK7GCcKDHBvbGljeS53cml0ZRIVbXVsdGl0ZW5hbmN5X3NldHRpbmdzMAGC0+STAjE6CHNldHRpbmdzMiUvc2V0dGluZ3MvdjNhbHBoYS9wYXNzd29yZF9jb21wbGV4aXR5EokCCiFSZXNvbHZlUGFzc3dvcmRDb21wbGV4aXR5U2V0dGluZ3MSRC5zdmMuc2V0dGluZ3MubG9naW4udjNhbHBoYS5SZXNvbHZlUGFzc3dvcmRDb21wbGV4aXR5U2V0dGluZ3NSZXF1ZXN0GkUuc3ZjLnNldHRpbmdzLmxvZ2luLnYzYWxwaGEuUmVzb2x2ZVBhc3N3b3JkQ29tcGxleGl0eVNldHRpbmdzUmVzcG9uc2UiV6K7GCYKDWF1dGhlbnRpY2F0ZWQSFW11bHRpdGVuYW5jeV9zZXR0aW5nc4LT5JMCJxIlL3NldHRpbmdzL3YzYWxwaGEvcGFzc3dvcmRfY29tcGxleGl0eRLbAQoSU2V0TG9ja291dFNldHRpbmdzEjUuc3ZjLnNldHRpbmdzLmxvZ2luLnYzYWxwaGEuU2V0TG9ja291dFNldHRpbmdzUmVxdWVzdBo2LnN2Yy5zZXR0aW5ncy5sb2dpbi52M2FscGhhLlNldExvY2tvdXRTZXR0aW5nc1Jlc3BvbnNlIlaiuxgnCgxwb2xpY3kud3JpdGUSFW11bHRpdGVuYW5jeV9zZXR0aW5nczABgtPkkwIlOghzZXR0aW5nczIZL3NldHRpbmdzL3YzYWxwaGEvbG9ja291dBLcAQoWUmVzb2x2ZUxvY2tvdXRTZXR0aW5ncxI5LnN2Yy5zZXR0aW5ncy5sb2dpbi52M2FscGhhLlJlc29sdmVMb2Nrb3V0U2V0dGluZ3NSZXF1ZXN0Gjouc3ZjLnNldHRpbmdzLmxvZ2luLnYzYWxwaGEuUmVzb2x2ZUxvY2tvdXRTZXR0aW5nc1Jlc3BvbnNlIkuiuxgmCg1hdXRoZW50aWNhdGVkEhVtdWx0aXRlbmFuY3lfc2V0dGluZ3OC0+STAhsSGS9zZXR0aW5ncy92M2FscGhhL2xvY2tvdXRiBnByb3RvMw", [file_google_api_annotations, file_svc_object_v3alpha_object, file_svc_options_v1_options, file_svc_settings_object_v3alpha_object]);
 
 /**
+ * Login settings properties to set or reset.
+ *
  * @generated from message svc.settings.login.v3alpha.SetLoginSettings
  */
 export type SetLoginSettings = Message<"svc.settings.login.v3alpha.SetLoginSettings"> & {
@@ -95,45 +97,63 @@ export const SetLoginSettingsSchema: GenMessage<SetLoginSettings> = /*@__PURE__*
   messageDesc(file_svc_settings_login_v3alpha_login_service, 0);
 
 /**
+ * The login settings in force in a context (the properties of SetLoginSettings).
+ *
  * @generated from message svc.settings.login.v3alpha.ResolvedLoginSettings
  */
 export type ResolvedLoginSettings = Message<"svc.settings.login.v3alpha.ResolvedLoginSettings"> & {
   /**
+   * Whether people may register themselves in the login UI.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedBool allow_register = 1;
    */
   allowRegister?: ResolvedBool | undefined;
 
   /**
+   * The second factors users may use ("otp", "otp_email", "otp_sms", "u2f").
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedStrings second_factors = 2;
    */
   secondFactors?: ResolvedStrings | undefined;
 
   /**
+   * Whether every sign-in needs a second factor.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedBool force_mfa = 3;
    */
   forceMfa?: ResolvedBool | undefined;
 
   /**
+   * Whether sign-ins with a local password need a second factor.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedBool force_mfa_local_only = 4;
    */
   forceMfaLocalOnly?: ResolvedBool | undefined;
 
   /**
+   * How long a user may skip setting up a second factor; 0: never asked.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedDuration mfa_init_skip_lifetime = 5;
    */
   mfaInitSkipLifetime?: ResolvedDuration | undefined;
 
   /**
+   * Whether users may sign in with a passkey alone.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedBool passwordless_allowed = 6;
    */
   passwordlessAllowed?: ResolvedBool | undefined;
 
   /**
+   * The custom login UI's URL; empty: the built-in login UI.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedString custom_login_url = 7;
    */
   customLoginUrl?: ResolvedString | undefined;
 
   /**
+   * Whether the login UI offers the context's identity providers.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedBool allow_external_idp = 8;
    */
   allowExternalIdp?: ResolvedBool | undefined;
@@ -147,6 +167,8 @@ export const ResolvedLoginSettingsSchema: GenMessage<ResolvedLoginSettings> = /*
   messageDesc(file_svc_settings_login_v3alpha_login_service, 1);
 
 /**
+ * Password complexity properties to set or reset: what a new password must contain.
+ *
  * @generated from message svc.settings.login.v3alpha.SetPasswordComplexitySettings
  */
 export type SetPasswordComplexitySettings = Message<"svc.settings.login.v3alpha.SetPasswordComplexitySettings"> & {
@@ -165,16 +187,22 @@ export type SetPasswordComplexitySettings = Message<"svc.settings.login.v3alpha.
   hasUppercase?: SetBool | undefined;
 
   /**
+   * A lower-case letter is required.
+   *
    * @generated from field: svc.settings.object.v3alpha.SetBool has_lowercase = 3;
    */
   hasLowercase?: SetBool | undefined;
 
   /**
+   * A digit is required.
+   *
    * @generated from field: svc.settings.object.v3alpha.SetBool has_number = 4;
    */
   hasNumber?: SetBool | undefined;
 
   /**
+   * A symbol (neither letter nor digit) is required.
+   *
    * @generated from field: svc.settings.object.v3alpha.SetBool has_symbol = 5;
    */
   hasSymbol?: SetBool | undefined;
@@ -188,30 +216,42 @@ export const SetPasswordComplexitySettingsSchema: GenMessage<SetPasswordComplexi
   messageDesc(file_svc_settings_login_v3alpha_login_service, 2);
 
 /**
+ * The password complexity settings in force in a context.
+ *
  * @generated from message svc.settings.login.v3alpha.ResolvedPasswordComplexitySettings
  */
 export type ResolvedPasswordComplexitySettings = Message<"svc.settings.login.v3alpha.ResolvedPasswordComplexitySettings"> & {
   /**
+   * Minimum number of characters.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedUInt64 min_length = 1;
    */
   minLength?: ResolvedUInt64 | undefined;
 
   /**
+   * Whether an upper-case letter is required.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedBool has_uppercase = 2;
    */
   hasUppercase?: ResolvedBool | undefined;
 
   /**
+   * Whether a lower-case letter is required.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedBool has_lowercase = 3;
    */
   hasLowercase?: ResolvedBool | undefined;
 
   /**
+   * Whether a digit is required.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedBool has_number = 4;
    */
   hasNumber?: ResolvedBool | undefined;
 
   /**
+   * Whether a symbol is required.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedBool has_symbol = 5;
    */
   hasSymbol?: ResolvedBool | undefined;
@@ -225,6 +265,8 @@ export const ResolvedPasswordComplexitySettingsSchema: GenMessage<ResolvedPasswo
   messageDesc(file_svc_settings_login_v3alpha_login_service, 3);
 
 /**
+ * Lockout properties to set or reset: when failed password checks lock a user, and for how long.
+ *
  * @generated from message svc.settings.login.v3alpha.SetLockoutSettings
  */
 export type SetLockoutSettings = Message<"svc.settings.login.v3alpha.SetLockoutSettings"> & {
@@ -252,15 +294,21 @@ export const SetLockoutSettingsSchema: GenMessage<SetLockoutSettings> = /*@__PUR
   messageDesc(file_svc_settings_login_v3alpha_login_service, 4);
 
 /**
+ * The lockout settings in force in a context.
+ *
  * @generated from message svc.settings.login.v3alpha.ResolvedLockoutSettings
  */
 export type ResolvedLockoutSettings = Message<"svc.settings.login.v3alpha.ResolvedLockoutSettings"> & {
   /**
+   * Failed password checks before the user is locked; 0: never.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedUInt64 max_password_attempts = 1;
    */
   maxPasswordAttempts?: ResolvedUInt64 | undefined;
 
   /**
+   * How long a lock lasts; 0: until an administrator unlocks the user.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedDuration lockout_duration = 2;
    */
   lockoutDuration?: ResolvedDuration | undefined;
@@ -274,15 +322,21 @@ export const ResolvedLockoutSettingsSchema: GenMessage<ResolvedLockoutSettings> 
   messageDesc(file_svc_settings_login_v3alpha_login_service, 5);
 
 /**
+ * Login settings to set or reset in a context.
+ *
  * @generated from message svc.settings.login.v3alpha.SetLoginSettingsRequest
  */
 export type SetLoginSettingsRequest = Message<"svc.settings.login.v3alpha.SetLoginSettingsRequest"> & {
   /**
+   * The context whose settings change (REST: the ctx.* query parameters); omitted: the instance of the request's Host.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * The properties to set or reset; those absent stay as they are.
+   *
    * @generated from field: svc.settings.login.v3alpha.SetLoginSettings settings = 2;
    */
   settings?: SetLoginSettings | undefined;
@@ -296,10 +350,14 @@ export const SetLoginSettingsRequestSchema: GenMessage<SetLoginSettingsRequest> 
   messageDesc(file_svc_settings_login_v3alpha_login_service, 6);
 
 /**
+ * The context's login settings after the change.
+ *
  * @generated from message svc.settings.login.v3alpha.SetLoginSettingsResponse
  */
 export type SetLoginSettingsResponse = Message<"svc.settings.login.v3alpha.SetLoginSettingsResponse"> & {
   /**
+   * The context and its last event of these settings (unchanged when nothing changed).
+   *
    * @generated from field: svc.settings.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -313,10 +371,14 @@ export const SetLoginSettingsResponseSchema: GenMessage<SetLoginSettingsResponse
   messageDesc(file_svc_settings_login_v3alpha_login_service, 7);
 
 /**
+ * The context whose login settings to read.
+ *
  * @generated from message svc.settings.login.v3alpha.ResolveLoginSettingsRequest
  */
 export type ResolveLoginSettingsRequest = Message<"svc.settings.login.v3alpha.ResolveLoginSettingsRequest"> & {
   /**
+   * The context to read in (REST: the ctx.* query parameters); omitted: the instance of the request's Host.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
@@ -330,15 +392,21 @@ export const ResolveLoginSettingsRequestSchema: GenMessage<ResolveLoginSettingsR
   messageDesc(file_svc_settings_login_v3alpha_login_service, 8);
 
 /**
+ * The login settings in force in the context.
+ *
  * @generated from message svc.settings.login.v3alpha.ResolveLoginSettingsResponse
  */
 export type ResolveLoginSettingsResponse = Message<"svc.settings.login.v3alpha.ResolveLoginSettingsResponse"> & {
   /**
+   * The context asked about and its own last event of these settings.
+   *
    * @generated from field: svc.settings.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * Each property with its value and, unless set in the context itself, the context it is inherited from.
+   *
    * @generated from field: svc.settings.login.v3alpha.ResolvedLoginSettings settings = 2;
    */
   settings?: ResolvedLoginSettings | undefined;
@@ -352,15 +420,21 @@ export const ResolveLoginSettingsResponseSchema: GenMessage<ResolveLoginSettings
   messageDesc(file_svc_settings_login_v3alpha_login_service, 9);
 
 /**
+ * Password complexity settings to set or reset in a context.
+ *
  * @generated from message svc.settings.login.v3alpha.SetPasswordComplexitySettingsRequest
  */
 export type SetPasswordComplexitySettingsRequest = Message<"svc.settings.login.v3alpha.SetPasswordComplexitySettingsRequest"> & {
   /**
+   * The context whose settings change (REST: the ctx.* query parameters); omitted: the instance of the request's Host.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * The properties to set or reset; those absent stay as they are.
+   *
    * @generated from field: svc.settings.login.v3alpha.SetPasswordComplexitySettings settings = 2;
    */
   settings?: SetPasswordComplexitySettings | undefined;
@@ -374,10 +448,14 @@ export const SetPasswordComplexitySettingsRequestSchema: GenMessage<SetPasswordC
   messageDesc(file_svc_settings_login_v3alpha_login_service, 10);
 
 /**
+ * The context's password complexity settings after the change.
+ *
  * @generated from message svc.settings.login.v3alpha.SetPasswordComplexitySettingsResponse
  */
 export type SetPasswordComplexitySettingsResponse = Message<"svc.settings.login.v3alpha.SetPasswordComplexitySettingsResponse"> & {
   /**
+   * The context and its last event of these settings (unchanged when nothing changed).
+   *
    * @generated from field: svc.settings.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -391,10 +469,14 @@ export const SetPasswordComplexitySettingsResponseSchema: GenMessage<SetPassword
   messageDesc(file_svc_settings_login_v3alpha_login_service, 11);
 
 /**
+ * The context whose password complexity settings to read.
+ *
  * @generated from message svc.settings.login.v3alpha.ResolvePasswordComplexitySettingsRequest
  */
 export type ResolvePasswordComplexitySettingsRequest = Message<"svc.settings.login.v3alpha.ResolvePasswordComplexitySettingsRequest"> & {
   /**
+   * The context to read in (REST: the ctx.* query parameters); omitted: the instance of the request's Host.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
@@ -408,15 +490,21 @@ export const ResolvePasswordComplexitySettingsRequestSchema: GenMessage<ResolveP
   messageDesc(file_svc_settings_login_v3alpha_login_service, 12);
 
 /**
+ * The password complexity settings in force in the context.
+ *
  * @generated from message svc.settings.login.v3alpha.ResolvePasswordComplexitySettingsResponse
  */
 export type ResolvePasswordComplexitySettingsResponse = Message<"svc.settings.login.v3alpha.ResolvePasswordComplexitySettingsResponse"> & {
   /**
+   * The context asked about and its own last event of these settings.
+   *
    * @generated from field: svc.settings.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * Each property with its value and, unless set in the context itself, the context it is inherited from.
+   *
    * @generated from field: svc.settings.login.v3alpha.ResolvedPasswordComplexitySettings settings = 2;
    */
   settings?: ResolvedPasswordComplexitySettings | undefined;
@@ -430,15 +518,21 @@ export const ResolvePasswordComplexitySettingsResponseSchema: GenMessage<Resolve
   messageDesc(file_svc_settings_login_v3alpha_login_service, 13);
 
 /**
+ * Lockout settings to set or reset in a context.
+ *
  * @generated from message svc.settings.login.v3alpha.SetLockoutSettingsRequest
  */
 export type SetLockoutSettingsRequest = Message<"svc.settings.login.v3alpha.SetLockoutSettingsRequest"> & {
   /**
+   * The context whose settings change (REST: the ctx.* query parameters); omitted: the instance of the request's Host.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * The properties to set or reset; those absent stay as they are.
+   *
    * @generated from field: svc.settings.login.v3alpha.SetLockoutSettings settings = 2;
    */
   settings?: SetLockoutSettings | undefined;
@@ -452,10 +546,14 @@ export const SetLockoutSettingsRequestSchema: GenMessage<SetLockoutSettingsReque
   messageDesc(file_svc_settings_login_v3alpha_login_service, 14);
 
 /**
+ * The context's lockout settings after the change.
+ *
  * @generated from message svc.settings.login.v3alpha.SetLockoutSettingsResponse
  */
 export type SetLockoutSettingsResponse = Message<"svc.settings.login.v3alpha.SetLockoutSettingsResponse"> & {
   /**
+   * The context and its last event of these settings (unchanged when nothing changed).
+   *
    * @generated from field: svc.settings.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -469,10 +567,14 @@ export const SetLockoutSettingsResponseSchema: GenMessage<SetLockoutSettingsResp
   messageDesc(file_svc_settings_login_v3alpha_login_service, 15);
 
 /**
+ * The context whose lockout settings to read.
+ *
  * @generated from message svc.settings.login.v3alpha.ResolveLockoutSettingsRequest
  */
 export type ResolveLockoutSettingsRequest = Message<"svc.settings.login.v3alpha.ResolveLockoutSettingsRequest"> & {
   /**
+   * The context to read in (REST: the ctx.* query parameters); omitted: the instance of the request's Host.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
@@ -486,15 +588,21 @@ export const ResolveLockoutSettingsRequestSchema: GenMessage<ResolveLockoutSetti
   messageDesc(file_svc_settings_login_v3alpha_login_service, 16);
 
 /**
+ * The lockout settings in force in the context.
+ *
  * @generated from message svc.settings.login.v3alpha.ResolveLockoutSettingsResponse
  */
 export type ResolveLockoutSettingsResponse = Message<"svc.settings.login.v3alpha.ResolveLockoutSettingsResponse"> & {
   /**
+   * The context asked about and its own last event of these settings.
+   *
    * @generated from field: svc.settings.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * Each property with its value and, unless set in the context itself, the context it is inherited from.
+   *
    * @generated from field: svc.settings.login.v3alpha.ResolvedLockoutSettings settings = 2;
    */
   settings?: ResolvedLockoutSettings | undefined;
@@ -512,6 +620,9 @@ export const ResolveLockoutSettingsResponseSchema: GenMessage<ResolveLockoutSett
  */
 export const LoginSettingsService: GenService<{
   /**
+   * Sets or resets login settings properties in the context; only fields present change. A request that changes
+   * nothing writes no event.
+   *
    * @generated from rpc svc.settings.login.v3alpha.LoginSettingsService.SetLoginSettings
    */
   setLoginSettings: {
@@ -520,6 +631,8 @@ export const LoginSettingsService: GenService<{
     output: typeof SetLoginSettingsResponseSchema;
   },
   /**
+   * The login settings in force in the context, each with the context it is inherited from.
+   *
    * @generated from rpc svc.settings.login.v3alpha.LoginSettingsService.ResolveLoginSettings
    */
   resolveLoginSettings: {
@@ -528,6 +641,9 @@ export const LoginSettingsService: GenService<{
     output: typeof ResolveLoginSettingsResponseSchema;
   },
   /**
+   * Sets or resets what new passwords in the context must contain; only fields present change. Existing
+   * passwords stay valid.
+   *
    * @generated from rpc svc.settings.login.v3alpha.LoginSettingsService.SetPasswordComplexitySettings
    */
   setPasswordComplexitySettings: {
@@ -536,6 +652,8 @@ export const LoginSettingsService: GenService<{
     output: typeof SetPasswordComplexitySettingsResponseSchema;
   },
   /**
+   * The password complexity settings in force in the context, each with the context it is inherited from.
+   *
    * @generated from rpc svc.settings.login.v3alpha.LoginSettingsService.ResolvePasswordComplexitySettings
    */
   resolvePasswordComplexitySettings: {
@@ -544,6 +662,8 @@ export const LoginSettingsService: GenService<{
     output: typeof ResolvePasswordComplexitySettingsResponseSchema;
   },
   /**
+   * Sets or resets the lockout after failed password checks in the context; only fields present change.
+   *
    * @generated from rpc svc.settings.login.v3alpha.LoginSettingsService.SetLockoutSettings
    */
   setLockoutSettings: {
@@ -552,6 +672,8 @@ export const LoginSettingsService: GenService<{
     output: typeof SetLockoutSettingsResponseSchema;
   },
   /**
+   * The lockout settings in force in the context, each with the context it is inherited from.
+   *
    * @generated from rpc svc.settings.login.v3alpha.LoginSettingsService.ResolveLockoutSettings
    */
   resolveLockoutSettings: {

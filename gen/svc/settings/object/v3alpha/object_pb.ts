@@ -18,20 +18,29 @@ export const file_svc_settings_object_v3alpha_object: GenFile = /*@__PURE__*/
   fileDesc("CihzdmMvc2V0dGluZ3Mvb2JqZWN0L3YzYWxwaGEvb2JqZWN0LnByb3RvEhtzdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEidgoHRGV0YWlscxIQCghzZXF1ZW5jZRgBIAEoBBIvCgtjaGFuZ2VfZGF0ZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKAoFb3duZXIYAyABKAsyGS5zdmMub2JqZWN0LnYzYWxwaGEuT3duZXIiVgoMUmVzb2x2ZWRCb29sEg0KBXZhbHVlGAEgASgIEi0KBW93bmVyGAIgASgLMhkuc3ZjLm9iamVjdC52M2FscGhhLk93bmVySACIAQFCCAoGX293bmVyIkAKB1NldEJvb2wSDQoDc2V0GAEgASgISAASFwoFcmVzZXQYAiABKAhCBqq7GAI4AUgAQg0KBXZhbHVlEgSwuxgBIlgKDlJlc29sdmVkU3RyaW5nEg0KBXZhbHVlGAEgASgJEi0KBW93bmVyGAIgASgLMhkuc3ZjLm9iamVjdC52M2FscGhhLk93bmVySACIAQFCCAoGX293bmVyIksKCVNldFN0cmluZxIWCgNzZXQYASABKAlCB6q7GAMQgAJIABIXCgVyZXNldBgCIAEoCEIGqrsYAjgBSABCDQoFdmFsdWUSBLC7GAEiTwoNU2V0U3RyaW5nTG9uZxIWCgNzZXQYASABKAlCB6q7GAMQgBBIABIXCgVyZXNldBgCIAEoCEIGqrsYAjgBSABCDQoFdmFsdWUSBLC7GAEiTwoOU2V0U3RyaW5nU2hvcnQSFQoDc2V0GAEgASgJQgaquxgCEEBIABIXCgVyZXNldBgCIAEoCEIGqrsYAjgBSABCDQoFdmFsdWUSBLC7GAEiWQoPUmVzb2x2ZWRTdHJpbmdzEg0KBXZhbHVlGAEgAygJEi0KBW93bmVyGAIgASgLMhkuc3ZjLm9iamVjdC52M2FscGhhLk93bmVySACIAQFCCAoGX293bmVyInEKClNldFN0cmluZ3MSOwoDc2V0GAEgASgLMiwuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlNldFN0cmluZ3NWYWx1ZUgAEhcKBXJlc2V0GAIgASgIQgaquxgCOAFIAEINCgV2YWx1ZRIEsLsYASIgCg9TZXRTdHJpbmdzVmFsdWUSDQoFdmFsdWUYASADKAkiWAoOUmVzb2x2ZWRVSW50NjQSDQoFdmFsdWUYASABKAQSLQoFb3duZXIYAiABKAsyGS5zdmMub2JqZWN0LnYzYWxwaGEuT3duZXJIAIgBAUIICgZfb3duZXIiQgoJU2V0VUludDY0Eg0KA3NldBgBIAEoBEgAEhcKBXJlc2V0GAIgASgIQgaquxgCOAFIAEINCgV2YWx1ZRIEsLsYASJ1ChBSZXNvbHZlZER1cmF0aW9uEigKBXZhbHVlGAEgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEi0KBW93bmVyGAIgASgLMhkuc3ZjLm9iamVjdC52M2FscGhhLk93bmVySACIAQFCCAoGX293bmVyIl8KC1NldER1cmF0aW9uEigKA3NldBgBIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkgAEhcKBXJlc2V0GAIgASgIQgaquxgCOAFIAEINCgV2YWx1ZRIEsLsYASIpCghMYW5ndWFnZRIdCgNrZXkYASABKAlCEKq7GAwiCl5bYS16XXsyfSRiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_svc_object_v3alpha_object, file_svc_options_v1_options]);
 
 /**
+ * Where a context's own settings of one kind stand.
+ *
  * @generated from message svc.settings.object.v3alpha.Details
  */
 export type Details = Message<"svc.settings.object.v3alpha.Details"> & {
   /**
+   * Sequence of the context's last event of these settings (on a Set: of the event it wrote, or unchanged when
+   * nothing changed); 0 when the context never set any.
+   *
    * @generated from field: uint64 sequence = 1;
    */
   sequence: bigint;
 
   /**
+   * Time of that event; absent when the context never set any.
+   *
    * @generated from field: google.protobuf.Timestamp change_date = 2;
    */
   changeDate?: Timestamp | undefined;
 
   /**
+   * The context asked about or written to.
+   *
    * @generated from field: svc.object.v3alpha.Owner owner = 3;
    */
   owner?: Owner | undefined;
@@ -45,10 +54,14 @@ export const DetailsSchema: GenMessage<Details> = /*@__PURE__*/
   messageDesc(file_svc_settings_object_v3alpha_object, 0);
 
 /**
+ * A boolean setting as in force in a context.
+ *
  * @generated from message svc.settings.object.v3alpha.ResolvedBool
  */
 export type ResolvedBool = Message<"svc.settings.object.v3alpha.ResolvedBool"> & {
   /**
+   * The value in force.
+   *
    * @generated from field: bool value = 1;
    */
   value: boolean;
@@ -69,6 +82,8 @@ export const ResolvedBoolSchema: GenMessage<ResolvedBool> = /*@__PURE__*/
   messageDesc(file_svc_settings_object_v3alpha_object, 1);
 
 /**
+ * Sets a boolean setting in the context, or resets it.
+ *
  * @generated from message svc.settings.object.v3alpha.SetBool
  */
 export type SetBool = Message<"svc.settings.object.v3alpha.SetBool"> & {
@@ -77,12 +92,16 @@ export type SetBool = Message<"svc.settings.object.v3alpha.SetBool"> & {
    */
   value: {
     /**
+     * The value to set in the context.
+     *
      * @generated from field: bool set = 1;
      */
     value: boolean;
     case: "set";
   } | {
     /**
+     * Removes the context's own value: it inherits its parent's value again.
+     *
      * @generated from field: bool reset = 2;
      */
     value: boolean;
@@ -98,15 +117,22 @@ export const SetBoolSchema: GenMessage<SetBool> = /*@__PURE__*/
   messageDesc(file_svc_settings_object_v3alpha_object, 2);
 
 /**
+ * A text setting as in force in a context.
+ *
  * @generated from message svc.settings.object.v3alpha.ResolvedString
  */
 export type ResolvedString = Message<"svc.settings.object.v3alpha.ResolvedString"> & {
   /**
+   * The value in force.
+   *
    * @generated from field: string value = 1;
    */
   value: string;
 
   /**
+   * Absent when the context itself set the value; else the context it is inherited from (the system for a
+   * built-in value).
+   *
    * @generated from field: optional svc.object.v3alpha.Owner owner = 2;
    */
   owner?: Owner | undefined;
@@ -120,6 +146,8 @@ export const ResolvedStringSchema: GenMessage<ResolvedString> = /*@__PURE__*/
   messageDesc(file_svc_settings_object_v3alpha_object, 3);
 
 /**
+ * Sets a text setting in the context, or resets it.
+ *
  * @generated from message svc.settings.object.v3alpha.SetString
  */
 export type SetString = Message<"svc.settings.object.v3alpha.SetString"> & {
@@ -128,12 +156,16 @@ export type SetString = Message<"svc.settings.object.v3alpha.SetString"> & {
    */
   value: {
     /**
+     * The value to set in the context; the setting's own rules apply (INVALID_ARGUMENT naming the field).
+     *
      * @generated from field: string set = 1;
      */
     value: string;
     case: "set";
   } | {
     /**
+     * Removes the context's own value: it inherits its parent's value again.
+     *
      * @generated from field: bool reset = 2;
      */
     value: boolean;
@@ -149,6 +181,8 @@ export const SetStringSchema: GenMessage<SetString> = /*@__PURE__*/
   messageDesc(file_svc_settings_object_v3alpha_object, 4);
 
 /**
+ * Sets a long text setting in the context, or resets it.
+ *
  * @generated from message svc.settings.object.v3alpha.SetStringLong
  */
 export type SetStringLong = Message<"svc.settings.object.v3alpha.SetStringLong"> & {
@@ -157,12 +191,16 @@ export type SetStringLong = Message<"svc.settings.object.v3alpha.SetStringLong">
    */
   value: {
     /**
+     * The value to set in the context; the setting's own rules apply (INVALID_ARGUMENT naming the field).
+     *
      * @generated from field: string set = 1;
      */
     value: string;
     case: "set";
   } | {
     /**
+     * Removes the context's own value: it inherits its parent's value again.
+     *
      * @generated from field: bool reset = 2;
      */
     value: boolean;
@@ -178,6 +216,8 @@ export const SetStringLongSchema: GenMessage<SetStringLong> = /*@__PURE__*/
   messageDesc(file_svc_settings_object_v3alpha_object, 5);
 
 /**
+ * Sets a short text setting in the context, or resets it.
+ *
  * @generated from message svc.settings.object.v3alpha.SetStringShort
  */
 export type SetStringShort = Message<"svc.settings.object.v3alpha.SetStringShort"> & {
@@ -186,12 +226,16 @@ export type SetStringShort = Message<"svc.settings.object.v3alpha.SetStringShort
    */
   value: {
     /**
+     * The value to set in the context; the setting's own rules apply (INVALID_ARGUMENT naming the field).
+     *
      * @generated from field: string set = 1;
      */
     value: string;
     case: "set";
   } | {
     /**
+     * Removes the context's own value: it inherits its parent's value again.
+     *
      * @generated from field: bool reset = 2;
      */
     value: boolean;
@@ -207,15 +251,22 @@ export const SetStringShortSchema: GenMessage<SetStringShort> = /*@__PURE__*/
   messageDesc(file_svc_settings_object_v3alpha_object, 6);
 
 /**
+ * A list setting as in force in a context.
+ *
  * @generated from message svc.settings.object.v3alpha.ResolvedStrings
  */
 export type ResolvedStrings = Message<"svc.settings.object.v3alpha.ResolvedStrings"> & {
   /**
+   * The value in force.
+   *
    * @generated from field: repeated string value = 1;
    */
   value: string[];
 
   /**
+   * Absent when the context itself set the value; else the context it is inherited from (the system for a
+   * built-in value).
+   *
    * @generated from field: optional svc.object.v3alpha.Owner owner = 2;
    */
   owner?: Owner | undefined;
@@ -229,6 +280,8 @@ export const ResolvedStringsSchema: GenMessage<ResolvedStrings> = /*@__PURE__*/
   messageDesc(file_svc_settings_object_v3alpha_object, 7);
 
 /**
+ * Sets a list setting in the context, or resets it.
+ *
  * @generated from message svc.settings.object.v3alpha.SetStrings
  */
 export type SetStrings = Message<"svc.settings.object.v3alpha.SetStrings"> & {
@@ -237,12 +290,16 @@ export type SetStrings = Message<"svc.settings.object.v3alpha.SetStrings"> & {
    */
   value: {
     /**
+     * The list to set in the context, replacing the whole list.
+     *
      * @generated from field: svc.settings.object.v3alpha.SetStringsValue set = 1;
      */
     value: SetStringsValue;
     case: "set";
   } | {
     /**
+     * Removes the context's own value: it inherits its parent's value again.
+     *
      * @generated from field: bool reset = 2;
      */
     value: boolean;
@@ -258,10 +315,14 @@ export const SetStringsSchema: GenMessage<SetStrings> = /*@__PURE__*/
   messageDesc(file_svc_settings_object_v3alpha_object, 8);
 
 /**
+ * A list of strings to set.
+ *
  * @generated from message svc.settings.object.v3alpha.SetStringsValue
  */
 export type SetStringsValue = Message<"svc.settings.object.v3alpha.SetStringsValue"> & {
   /**
+   * The items, each checked by the setting's rules; repeats are dropped, the order is kept. Empty: an empty list.
+   *
    * @generated from field: repeated string value = 1;
    */
   value: string[];
@@ -275,15 +336,22 @@ export const SetStringsValueSchema: GenMessage<SetStringsValue> = /*@__PURE__*/
   messageDesc(file_svc_settings_object_v3alpha_object, 9);
 
 /**
+ * A number setting as in force in a context.
+ *
  * @generated from message svc.settings.object.v3alpha.ResolvedUInt64
  */
 export type ResolvedUInt64 = Message<"svc.settings.object.v3alpha.ResolvedUInt64"> & {
   /**
+   * The value in force.
+   *
    * @generated from field: uint64 value = 1;
    */
   value: bigint;
 
   /**
+   * Absent when the context itself set the value; else the context it is inherited from (the system for a
+   * built-in value).
+   *
    * @generated from field: optional svc.object.v3alpha.Owner owner = 2;
    */
   owner?: Owner | undefined;
@@ -297,6 +365,8 @@ export const ResolvedUInt64Schema: GenMessage<ResolvedUInt64> = /*@__PURE__*/
   messageDesc(file_svc_settings_object_v3alpha_object, 10);
 
 /**
+ * Sets a number setting in the context, or resets it.
+ *
  * @generated from message svc.settings.object.v3alpha.SetUInt64
  */
 export type SetUInt64 = Message<"svc.settings.object.v3alpha.SetUInt64"> & {
@@ -305,12 +375,16 @@ export type SetUInt64 = Message<"svc.settings.object.v3alpha.SetUInt64"> & {
    */
   value: {
     /**
+     * The value to set in the context: at most 2^53 - 1 and within the setting's range.
+     *
      * @generated from field: uint64 set = 1;
      */
     value: bigint;
     case: "set";
   } | {
     /**
+     * Removes the context's own value: it inherits its parent's value again.
+     *
      * @generated from field: bool reset = 2;
      */
     value: boolean;
@@ -326,15 +400,22 @@ export const SetUInt64Schema: GenMessage<SetUInt64> = /*@__PURE__*/
   messageDesc(file_svc_settings_object_v3alpha_object, 11);
 
 /**
+ * A duration setting as in force in a context.
+ *
  * @generated from message svc.settings.object.v3alpha.ResolvedDuration
  */
 export type ResolvedDuration = Message<"svc.settings.object.v3alpha.ResolvedDuration"> & {
   /**
+   * The value in force.
+   *
    * @generated from field: google.protobuf.Duration value = 1;
    */
   value?: Duration | undefined;
 
   /**
+   * Absent when the context itself set the value; else the context it is inherited from (the system for a
+   * built-in value).
+   *
    * @generated from field: optional svc.object.v3alpha.Owner owner = 2;
    */
   owner?: Owner | undefined;
@@ -348,6 +429,8 @@ export const ResolvedDurationSchema: GenMessage<ResolvedDuration> = /*@__PURE__*
   messageDesc(file_svc_settings_object_v3alpha_object, 12);
 
 /**
+ * Sets a duration setting in the context, or resets it.
+ *
  * @generated from message svc.settings.object.v3alpha.SetDuration
  */
 export type SetDuration = Message<"svc.settings.object.v3alpha.SetDuration"> & {
@@ -356,12 +439,16 @@ export type SetDuration = Message<"svc.settings.object.v3alpha.SetDuration"> & {
    */
   value: {
     /**
+     * The value to set in the context: not negative and within the setting's range.
+     *
      * @generated from field: google.protobuf.Duration set = 1;
      */
     value: Duration;
     case: "set";
   } | {
     /**
+     * Removes the context's own value: it inherits its parent's value again.
+     *
      * @generated from field: bool reset = 2;
      */
     value: boolean;
@@ -377,10 +464,14 @@ export const SetDurationSchema: GenMessage<SetDuration> = /*@__PURE__*/
   messageDesc(file_svc_settings_object_v3alpha_object, 13);
 
 /**
+ * A language, by its two-letter code.
+ *
  * @generated from message svc.settings.object.v3alpha.Language
  */
 export type Language = Message<"svc.settings.object.v3alpha.Language"> & {
   /**
+   * The ISO 639-1 code in lower case ("de", "en", ...); one of the supported languages where the languages are set.
+   *
    * @generated from field: string key = 1;
    */
   key: string;

@@ -24,6 +24,8 @@ export const file_svc_settings_security_v3alpha_security_service: GenFile = /*@_
   fileDesc("CjRzdmMvc2V0dGluZ3Mvc2VjdXJpdHkvdjNhbHBoYS9zZWN1cml0eV9zZXJ2aWNlLnByb3RvEh1zdmMuc2V0dGluZ3Muc2VjdXJpdHkudjNhbHBoYSLiAQoTU2V0U2VjdXJpdHlTZXR0aW5ncxJCChRlbmFibGVfaW1wZXJzb25hdGlvbhgBIAEoCzIkLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5TZXRCb29sEkAKD2FsbG93ZWRfb3JpZ2lucxgCIAEoCzInLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5TZXRTdHJpbmdzEkUKF2VuYWJsZV9pZnJhbWVfZW1iZWRkaW5nGAMgASgLMiQuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlNldEJvb2wi9gEKGFJlc29sdmVkU2VjdXJpdHlTZXR0aW5ncxJHChRlbmFibGVfaW1wZXJzb25hdGlvbhgBIAEoCzIpLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5SZXNvbHZlZEJvb2wSRQoPYWxsb3dlZF9vcmlnaW5zGAIgASgLMiwuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLlJlc29sdmVkU3RyaW5ncxJKChdlbmFibGVfaWZyYW1lX2VtYmVkZGluZxgDIAEoCzIpLnN2Yy5zZXR0aW5ncy5vYmplY3QudjNhbHBoYS5SZXNvbHZlZEJvb2wiqAEKGlNldFNlY3VyaXR5U2V0dGluZ3NSZXF1ZXN0EjQKA2N0eBgBIAEoCzIiLnN2Yy5vYmplY3QudjNhbHBoYS5SZXF1ZXN0Q29udGV4dEgAiAEBEkwKCHNldHRpbmdzGAIgASgLMjIuc3ZjLnNldHRpbmdzLnNlY3VyaXR5LnYzYWxwaGEuU2V0U2VjdXJpdHlTZXR0aW5nc0IGqrsYAigBQgYKBF9jdHgiVAobU2V0U2VjdXJpdHlTZXR0aW5nc1Jlc3BvbnNlEjUKB2RldGFpbHMYASABKAsyJC5zdmMuc2V0dGluZ3Mub2JqZWN0LnYzYWxwaGEuRGV0YWlscyJeCh5SZXNvbHZlU2VjdXJpdHlTZXR0aW5nc1JlcXVlc3QSNAoDY3R4GAEgASgLMiIuc3ZjLm9iamVjdC52M2FscGhhLlJlcXVlc3RDb250ZXh0SACIAQFCBgoEX2N0eCKjAQofUmVzb2x2ZVNlY3VyaXR5U2V0dGluZ3NSZXNwb25zZRI1CgdkZXRhaWxzGAEgASgLMiQuc3ZjLnNldHRpbmdzLm9iamVjdC52M2FscGhhLkRldGFpbHMSSQoIc2V0dGluZ3MYAiABKAsyNy5zdmMuc2V0dGluZ3Muc2VjdXJpdHkudjNhbHBoYS5SZXNvbHZlZFNlY3VyaXR5U2V0dGluZ3My6gMKF1NlY3VyaXR5U2V0dGluZ3NTZXJ2aWNlEuUBChNTZXRTZWN1cml0eVNldHRpbmdzEjkuc3ZjLnNldHRpbmdzLnNlY3VyaXR5LnYzYWxwaGEuU2V0U2VjdXJpdHlTZXR0aW5nc1JlcXVlc3QaOi5zdmMuc2V0dGluZ3Muc2VjdXJpdHkudjNhbHBoYS5TZXRTZWN1cml0eVNldHRpbmdzUmVzcG9uc2UiV6K7GCcKDHBvbGljeS53cml0ZRIVbXVsdGl0ZW5hbmN5X3NldHRpbmdzMAGC0+STAiY6CHNldHRpbmdzMhovc2V0dGluZ3MvdjNhbHBoYS9zZWN1cml0eRLmAQoXUmVzb2x2ZVNlY3VyaXR5U2V0dGluZ3MSPS5zdmMuc2V0dGluZ3Muc2VjdXJpdHkudjNhbHBoYS5SZXNvbHZlU2VjdXJpdHlTZXR0aW5nc1JlcXVlc3QaPi5zdmMuc2V0dGluZ3Muc2VjdXJpdHkudjNhbHBoYS5SZXNvbHZlU2VjdXJpdHlTZXR0aW5nc1Jlc3BvbnNlIkyiuxgmCg1hdXRoZW50aWNhdGVkEhVtdWx0aXRlbmFuY3lfc2V0dGluZ3OC0+STAhwSGi9zZXR0aW5ncy92M2FscGhhL3NlY3VyaXR5YgZwcm90bzM", [file_google_api_annotations, file_svc_object_v3alpha_object, file_svc_options_v1_options, file_svc_settings_object_v3alpha_object]);
 
 /**
+ * Security settings properties to set or reset.
+ *
  * @generated from message svc.settings.security.v3alpha.SetSecuritySettings
  */
 export type SetSecuritySettings = Message<"svc.settings.security.v3alpha.SetSecuritySettings"> & {
@@ -60,20 +62,28 @@ export const SetSecuritySettingsSchema: GenMessage<SetSecuritySettings> = /*@__P
   messageDesc(file_svc_settings_security_v3alpha_security_service, 0);
 
 /**
+ * The security settings in force in a context (the properties of SetSecuritySettings).
+ *
  * @generated from message svc.settings.security.v3alpha.ResolvedSecuritySettings
  */
 export type ResolvedSecuritySettings = Message<"svc.settings.security.v3alpha.ResolvedSecuritySettings"> & {
   /**
+   * Whether token exchange may impersonate users.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedBool enable_impersonation = 1;
    */
   enableImpersonation?: ResolvedBool | undefined;
 
   /**
+   * The origins that may frame the login UI while enable_iframe_embedding is on.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedStrings allowed_origins = 2;
    */
   allowedOrigins?: ResolvedStrings | undefined;
 
   /**
+   * Whether the login UI may be framed by allowed_origins.
+   *
    * @generated from field: svc.settings.object.v3alpha.ResolvedBool enable_iframe_embedding = 3;
    */
   enableIframeEmbedding?: ResolvedBool | undefined;
@@ -87,15 +97,21 @@ export const ResolvedSecuritySettingsSchema: GenMessage<ResolvedSecuritySettings
   messageDesc(file_svc_settings_security_v3alpha_security_service, 1);
 
 /**
+ * Security settings to set or reset in a context.
+ *
  * @generated from message svc.settings.security.v3alpha.SetSecuritySettingsRequest
  */
 export type SetSecuritySettingsRequest = Message<"svc.settings.security.v3alpha.SetSecuritySettingsRequest"> & {
   /**
+   * The context whose settings change (REST: the ctx.* query parameters); omitted: the instance of the request's Host.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * The properties to set or reset; those absent stay as they are.
+   *
    * @generated from field: svc.settings.security.v3alpha.SetSecuritySettings settings = 2;
    */
   settings?: SetSecuritySettings | undefined;
@@ -109,10 +125,14 @@ export const SetSecuritySettingsRequestSchema: GenMessage<SetSecuritySettingsReq
   messageDesc(file_svc_settings_security_v3alpha_security_service, 2);
 
 /**
+ * The context's security settings after the change.
+ *
  * @generated from message svc.settings.security.v3alpha.SetSecuritySettingsResponse
  */
 export type SetSecuritySettingsResponse = Message<"svc.settings.security.v3alpha.SetSecuritySettingsResponse"> & {
   /**
+   * The context and its last event of these settings (unchanged when nothing changed).
+   *
    * @generated from field: svc.settings.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -126,10 +146,14 @@ export const SetSecuritySettingsResponseSchema: GenMessage<SetSecuritySettingsRe
   messageDesc(file_svc_settings_security_v3alpha_security_service, 3);
 
 /**
+ * The context whose security settings to read.
+ *
  * @generated from message svc.settings.security.v3alpha.ResolveSecuritySettingsRequest
  */
 export type ResolveSecuritySettingsRequest = Message<"svc.settings.security.v3alpha.ResolveSecuritySettingsRequest"> & {
   /**
+   * The context to read in (REST: the ctx.* query parameters); omitted: the instance of the request's Host.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
@@ -143,15 +167,21 @@ export const ResolveSecuritySettingsRequestSchema: GenMessage<ResolveSecuritySet
   messageDesc(file_svc_settings_security_v3alpha_security_service, 4);
 
 /**
+ * The security settings in force in the context.
+ *
  * @generated from message svc.settings.security.v3alpha.ResolveSecuritySettingsResponse
  */
 export type ResolveSecuritySettingsResponse = Message<"svc.settings.security.v3alpha.ResolveSecuritySettingsResponse"> & {
   /**
+   * The context asked about and its own last event of these settings.
+   *
    * @generated from field: svc.settings.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
 
   /**
+   * Each property with its value and, unless set in the context itself, the context it is inherited from.
+   *
    * @generated from field: svc.settings.security.v3alpha.ResolvedSecuritySettings settings = 2;
    */
   settings?: ResolvedSecuritySettings | undefined;

@@ -33,12 +33,17 @@ export type SetText = Message<"svc.settings.text.v3alpha.SetText"> & {
    */
   value: {
     /**
+     * The text in the context: not blank; labels and subjects one line of at most 500 characters; it keeps the
+     * built-in text's placeholders and adds none.
+     *
      * @generated from field: string set = 1;
      */
     value: string;
     case: "set";
   } | {
     /**
+     * Removes the context's own text: the inherited one applies again.
+     *
      * @generated from field: bool reset = 2;
      */
     value: boolean;
@@ -54,10 +59,14 @@ export const SetTextSchema: GenMessage<SetText> = /*@__PURE__*/
   messageDesc(file_svc_settings_text_v3alpha_text_service, 0);
 
 /**
+ * Texts of one language to set or reset in a context.
+ *
  * @generated from message svc.settings.text.v3alpha.SetTextsRequest
  */
 export type SetTextsRequest = Message<"svc.settings.text.v3alpha.SetTextsRequest"> & {
   /**
+   * The context whose texts change (REST: the ctx.* query parameters); omitted: the instance of the request's Host.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
@@ -87,10 +96,14 @@ export const SetTextsRequestSchema: GenMessage<SetTextsRequest> = /*@__PURE__*/
   messageDesc(file_svc_settings_text_v3alpha_text_service, 1);
 
 /**
+ * The context's texts after the change.
+ *
  * @generated from message svc.settings.text.v3alpha.SetTextsResponse
  */
 export type SetTextsResponse = Message<"svc.settings.text.v3alpha.SetTextsResponse"> & {
   /**
+   * The context and its last text event.
+   *
    * @generated from field: svc.settings.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
@@ -104,15 +117,21 @@ export const SetTextsResponseSchema: GenMessage<SetTextsResponse> = /*@__PURE__*
   messageDesc(file_svc_settings_text_v3alpha_text_service, 2);
 
 /**
+ * The context and language whose texts to read.
+ *
  * @generated from message svc.settings.text.v3alpha.ResolveTextsRequest
  */
 export type ResolveTextsRequest = Message<"svc.settings.text.v3alpha.ResolveTextsRequest"> & {
   /**
+   * The context to read in (REST: the ctx.* query parameters); omitted: the instance of the request's Host.
+   *
    * @generated from field: optional svc.object.v3alpha.RequestContext ctx = 1;
    */
   ctx?: RequestContext | undefined;
 
   /**
+   * A supported language ("de", "en", ...); another: INVALID_ARGUMENT.
+   *
    * @generated from field: string language = 2;
    */
   language: string;
@@ -126,10 +145,14 @@ export const ResolveTextsRequestSchema: GenMessage<ResolveTextsRequest> = /*@__P
   messageDesc(file_svc_settings_text_v3alpha_text_service, 3);
 
 /**
+ * Every text of the language in force in the context.
+ *
  * @generated from message svc.settings.text.v3alpha.ResolveTextsResponse
  */
 export type ResolveTextsResponse = Message<"svc.settings.text.v3alpha.ResolveTextsResponse"> & {
   /**
+   * The context asked about and its own last text event.
+   *
    * @generated from field: svc.settings.object.v3alpha.Details details = 1;
    */
   details?: Details | undefined;
