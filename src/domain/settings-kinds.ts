@@ -7,6 +7,7 @@
  */
 import { brandingProperties } from "./branding.js";
 import { textProperties } from "./texts/settings.js";
+import { translations } from "./texts/translations.js";
 
 /** The value of each property type as events and the projection store it (JSON). */
 export interface PropertyTypes {
@@ -52,8 +53,8 @@ const fixed = <T extends PropertyType>(p: Property<T>): Property<T> => ({ ...p, 
 
 const between = (min: number, max: number) => (v: number) => (v < min || v > max ? `must be between ${min} and ${max}` : undefined);
 
-/** The languages the server ships translations for; default and restricted languages are chosen from them. */
-export const supportedLanguages: readonly string[] = ["de", "en", "es", "fr", "it", "ja", "pl", "pt", "ru", "zh"];
+/** The languages the server ships complete texts for (./texts/languages/); default and restricted languages are chosen from them. */
+export const supportedLanguages: readonly string[] = Object.keys(translations).sort();
 const supported = (key: string) => (supportedLanguages.includes(key) ? undefined : `"${key}" is not a supported language (${supportedLanguages.join(", ")})`);
 
 /** An origin as a browser sends it (RFC 6454): scheme, host and port only, http(s), no path, query or credentials. */

@@ -53,7 +53,7 @@ export function registerPassword(kit: LoginKit, needs: PasswordStepNeeds): { aft
       c.send(pages.changePasswordPage({ ...c.page, carry: { ...c.page.carry, pending: String(c.fields.pending) } }, { error }), 400);
     const password = c.fields.newPassword ?? "";
     if (password !== (c.fields.confirmPassword ?? "")) return again(c.page.t.passwordsDiffer);
-    const problem = (await passwordRules(settings, instance.id, user.orgId)).problem(password);
+    const problem = (await passwordRules(settings, instance.id, user.orgId)).problem(password, c.page.t);
     if (problem) return again(problem);
     await setPassword(es, { instanceId: instance.id, id: user.id, creator: user.id, passwordHash: await hashPassword(password), changeRequired: false });
     return afterFirstFactor(c, reply, instance, user, "pwd");

@@ -104,7 +104,7 @@ export function registerRecovery(kit: LoginKit): void {
     const again = (error: string) => c.send(recoveryPages.setPasswordPage(c.page, { action, userId, code, error }), 400);
     const password = field(c, "newPassword", 1000);
     if (password !== field(c, "confirmPassword", 1000)) return again(c.page.t.passwordsDiffer);
-    const problem = (await passwordRules(settings, instance.id, user.orgId)).problem(password);
+    const problem = (await passwordRules(settings, instance.id, user.orgId)).problem(password, c.page.t);
     if (problem) return again(problem);
     const passwordHash = await hashPassword(password);
     const failed = await answeredFailure(
@@ -167,7 +167,7 @@ export function registerRecovery(kit: LoginKit): void {
     if (password !== field(c, "confirmPassword", 1000)) return again(c.page.t.passwordsDiffer);
     const user = await kit.users.byId(instance.id, account.userId);
     if (!user) throw new Error(`the signed-in user ${account.userId} is not found`);
-    const problem = (await passwordRules(settings, instance.id, user.orgId)).problem(password);
+    const problem = (await passwordRules(settings, instance.id, user.orgId)).problem(password, c.page.t);
     if (problem) return again(problem);
     const passwordHash = await hashPassword(password);
     const currentPassword = field(c, "currentPassword", 1000);

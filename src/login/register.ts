@@ -30,7 +30,7 @@ export function registerRegistration(kit: LoginKit, finish: Finish): void {
       return again(c.page.t.wrongCredentials);
     }
     if ((f.newPassword ?? "") !== (f.confirmPassword ?? "")) return again(c.page.t.passwordsDiffer);
-    const problem = (await passwordRules(settings, instance.id, instance.defaultOrgId)).problem(f.newPassword ?? "");
+    const problem = (await passwordRules(settings, instance.id, instance.defaultOrgId)).problem(f.newPassword ?? "", c.page.t);
     if (problem) return again(problem);
     const orgId = instance.defaultOrgId;
     try {

@@ -1,15 +1,16 @@
 /**
- * Rendering of the messages the server sends (their texts: src/domain/texts/messages.ts, overridden by the text
+ * Rendering of the messages the server sends (their texts: src/domain/texts/messages.ts and ./languages/, overridden by the text
  * settings): `{name}`, `{code}`, `{link}`, `{minutes}` are filled in, the HTML part derived from the text.
  */
-import { messageCatalogues, type MessageKind } from "../domain/texts/messages.js";
+import type { MessageKind } from "../domain/texts/messages.js";
+import { translations } from "../domain/texts/translations.js";
 
 export type { MessageKind } from "../domain/texts/messages.js";
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The language a message is sent in: the user's, when the messages are translated into it; else English. */
-const messageLanguage = (preferred: string | null | undefined) => (preferred && messageCatalogues[preferred] ? preferred : "en");
+const messageLanguage = (preferred: string | null | undefined) => (preferred && translations[preferred] ? preferred : "en");
 
 /**
  * The message in `language` (English when the catalogue lacks it); `texts`, the text settings' values in force
@@ -25,7 +26,7 @@ export function renderMessage(
   linkColor?: string,
 ): { language: string; subject: string; text: string; html: string } {
   const lang = messageLanguage(language);
-  const builtIn = messageCatalogues[lang]![kind];
+  const builtIn = translations[lang]!.messages[kind];
   const t = { subject: texts[`${lang}.message.${kind}.subject`] ?? builtIn.subject, text: texts[`${lang}.message.${kind}.text`] ?? builtIn.text };
   const fill = (s: string, esc: (v: string) => string) => s.replace(/\{(\w+)\}/g, (_, k: string) => esc(vars[k] ?? ""));
   const text = fill(t.text, (v) => v);

@@ -4,15 +4,16 @@
  * instance's default language; else English. The labels are the built-in ones (src/domain/texts/login.ts)
  * unless the text settings override them.
  */
-import { loginTexts, loginTextsEn, type Texts } from "../domain/texts/login.js";
+import { loginTextsEn, type Texts } from "../domain/texts/login.js";
+import { translations } from "../domain/texts/translations.js";
 
 export type { TextKey, Texts } from "../domain/texts/login.js";
 
-export const translatedLanguages = Object.keys(loginTexts);
+export const translatedLanguages = Object.keys(translations);
 
 /** The built-in labels of `language`, English where it has none. */
 export function textsFor(language: string): Texts {
-  return { ...loginTextsEn, ...(loginTexts[language] ?? {}) };
+  return { ...(translations[language]?.login ?? loginTextsEn) };
 }
 
 /**

@@ -113,7 +113,7 @@ describe("verification and recovery through the login UI", () => {
     expect(await page.textContent("h1")).toBe("Choose your password");
     // The complexity settings apply.
     await setPasswordOnPage(page, "weak");
-    expect(await page.textContent(".error")).toContain("the password needs");
+    expect(await page.textContent(".error")).toContain("The password needs");
     await setPasswordOnPage(page, NEW_PASSWORD);
     expect(await page.textContent("main")).toContain("Your password is set.");
 

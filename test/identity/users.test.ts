@@ -97,7 +97,7 @@ describe("users: humans and machines", () => {
       [{ ...human("x1"), human: { profile: { givenName: "A", familyName: "B" }, email: { address: "not-an-email" } } }, /user\.human\.email\.address/],
       [{ username: "x2" }, /user\.type/],
       [human("with space"), /user\.username/],
-      [human("x3", { password: { password: "short" } }), /user\.human\.password\.password: the password needs at least 8 characters/],
+      [human("x3", { password: { password: "short" } }), /user\.human\.password\.password: The password needs at least 8 characters/],
       [human("x4", { password: { hashedPassword: "$md5$nope" } }), /user\.human\.password\.hashed_password/],
       [human("x5", { phone: { number: "0791234567" } }), /user\.human\.phone\.number/],
       [

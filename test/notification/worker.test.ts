@@ -112,7 +112,7 @@ describe("the notification worker", () => {
   });
 
   it("mails the initial password and reset links (English fallback for a language without messages)", async () => {
-    const userId = await createHuman("kenji", "ja");
+    const userId = await createHuman("joost", "nl");
     const before = mail.received.length;
     await appendCode(t.server, t.instanceId, userId, passwordCodeAdded, "INIT1", { reason: "init" });
     await appendCode(t.server, t.instanceId, userId, passwordCodeAdded, "RESET1", { reason: "reset" });

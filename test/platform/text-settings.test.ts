@@ -3,7 +3,8 @@ import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OwnerType } from "../../gen/svc/object/v3alpha/object_pb.js";
 import { ResolveTextsRequestSchema, SetTextsRequestSchema, TextSettingsService } from "../../gen/svc/settings/text/v3alpha/text_service_pb.js";
-import { loginTexts } from "../../src/domain/texts/login.js";
+import { translations } from "../../src/domain/texts/translations.js";
+import { FormClient } from "../security/browser-form.js";
 import { call, expectCode, rest } from "../support/clients.js";
 import { mailsTo, startMessagingServer } from "../support/messaging.js";
 import type { TestServer } from "../support/server.js";
@@ -30,7 +31,7 @@ describe("text settings", () => {
   it("resolve every key of a language with the built-in texts, owned by the system", async () => {
     const r = await texts("GET", "de");
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body.texts["login.title"]).toMatchObject({ value: loginTexts.de!.title, owner: { type: "OWNER_TYPE_SYSTEM" } });
+    expect(r.body.texts["login.title"]).toMatchObject({ value: translations.de!.login.title, owner: { type: "OWNER_TYPE_SYSTEM" } });
     expect(r.body.texts["message.verifyEmail.text"].value).toContain("{code}");
     // Every label and every message's subject and text.
     expect(Object.keys(r.body.texts).length).toBeGreaterThan(80);
@@ -121,6 +122,20 @@ describe("text settings", () => {
     const en = await (await fetch(`${t.url}/ui/login/password/reset`, { headers: { "accept-language": "en" } })).text();
     expect(en).toContain("Reset your password");
     expect(en).not.toContain("Neues Passwort");
+  });
+
+  it("say what a new password lacks in the page's language, worded as the text settings say", async () => {
+    const password = { password: "Initial!pass1", changeRequired: true };
+    const human = { profile: { givenName: "Greta", familyName: "Garbo" }, email: { address: "greta@example.com", isVerified: true }, password };
+    expect((await rest(t.url, "POST", "/resources/v3alpha/users", { token: t.adminPat, body: { username: "greta", human } })).status).toBe(201);
+    expect((await texts("PATCH", "de", "", { "login.passwordNeedsSymbol": { set: "ein Zeichen wie ! oder #" } })).status).toBe(200);
+    const browser = new FormClient(t.url, undefined, { "accept-language": "de-CH,de;q=0.9" });
+    const change = await browser.post("/ui/login/password", { loginName: "greta", password: password.password });
+    const pending = /name="pending" value="([^"]+)"/.exec(change.body)?.[1];
+    expect(pending, change.body.slice(0, 300)).toBeTruthy();
+    const weak = await browser.post("/ui/login/password/change", { pending: pending!, newPassword: "kurz", confirmPassword: "kurz" });
+    expect(weak.status).toBe(400);
+    expect(weak.body).toContain("Das Passwort muss mindestens 8 Zeichen, einen Großbuchstaben, eine Ziffer, ein Zeichen wie ! oder # enthalten.");
   });
 
   it("give the messages of an organisation's users their subject and text", async () => {

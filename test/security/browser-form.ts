@@ -10,11 +10,13 @@ export class FormClient {
   constructor(
     private readonly base: string,
     private readonly from?: string,
+    /** Sent with every request, as a browser's language (`{ "accept-language": "de" }`). */
+    private readonly extraHeaders: Record<string, string> = {},
   ) {}
 
   request(method: string, path: string, form?: Record<string, string>): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
     const body = form ? new URLSearchParams(form).toString() : undefined;
-    const headers: Record<string, string> = { origin: this.base };
+    const headers: Record<string, string> = { ...this.extraHeaders, origin: this.base };
     if (this.cookies.size) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
     if (body !== undefined) headers["content-type"] = "application/x-www-form-urlencoded";
     return new Promise((resolve, reject) => {

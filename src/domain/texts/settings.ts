@@ -1,6 +1,7 @@
 import type { Property } from "../settings-kinds.js";
-import { loginTexts, loginTextsEn, type TextKey } from "./login.js";
-import { messageCatalogues, type MessageKind } from "./messages.js";
+import { loginTextsEn, type TextKey } from "./login.js";
+import type { MessageKind } from "./messages.js";
+import { translations } from "./translations.js";
 
 /**
  * The text settings' properties: every login label and every message's subject and text, per language, named
@@ -53,9 +54,12 @@ const text = (value: string, check: (v: string) => string | undefined): Property
 /** The keys of one language's texts, with their built-in values there. */
 export function textKeysOf(language: string): Map<string, Property<"string">> {
   const out = new Map<string, Property<"string">>();
-  const labels = { ...loginTextsEn, ...(loginTexts[language] ?? {}) };
-  for (const key of Object.keys(loginTextsEn) as TextKey[]) out.set(`login.${key}`, text(labels[key], labelCheck));
-  const messages = messageCatalogues[language] ?? messageCatalogues.en!;
+  const { login, messages } = translations[language] ?? translations.en!;
+  for (const key of Object.keys(loginTextsEn) as TextKey[]) {
+    const builtIn = login[key];
+    // a label with placeholders ({n}) keeps them, as a message does
+    out.set(`login.${key}`, text(builtIn, placeholders(builtIn).size ? messageCheck(builtIn, MAX_LABEL) : labelCheck));
+  }
   for (const [kind, m] of Object.entries(messages) as [MessageKind, { subject: string; text: string }][]) {
     out.set(`message.${kind}.subject`, text(m.subject, messageCheck(m.subject, MAX_LABEL)));
     out.set(`message.${kind}.text`, text(m.text, messageCheck(m.text, MAX_BODY)));
