@@ -2,7 +2,14 @@ import type { IncomingHttpHeaders } from "node:http";
 import { type Attributes, DiagLogLevel, defaultTextMapGetter, diag, ROOT_CONTEXT, SpanKind, SpanStatusCode, type Tracer } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from "@opentelemetry/resources";
-import { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter, type SpanExporter } from "@opentelemetry/sdk-trace-base";
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ConsoleSpanExporter,
+  type IdGenerator,
+  RandomIdGenerator,
+  type SpanExporter,
+} from "@opentelemetry/sdk-trace-base";
 import {
   ATTR_CLIENT_ADDRESS,
   ATTR_ERROR_TYPE,
@@ -38,6 +45,8 @@ export interface RequestSpan {
   port: number | undefined;
   clientAddress: string | undefined;
   headers: IncomingHttpHeaders;
+  /** The request's trace ID (its log line's): the caller's trace's, else the one a trace without a caller gets. */
+  traceId: string;
   /** Set for RPCs: the fully qualified method (`pkg.Service/Method`), the protocol and the gRPC status code's name. */
   rpc?: { method: string; protocol: string; code: string };
 }
@@ -86,7 +95,12 @@ export async function startTracing(config: TracingConfig, log: TracingLog): Prom
   const resource = defaultResource()
     .merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: "svc-iam" }))
     .merge(detectResources({ detectors: [envDetector] }));
-  const provider = new BasicTracerProvider({ resource, spanProcessors: exporters.map((e) => new BatchSpanProcessor(e)) });
+  // A span without a caller's trace begins the trace its request's log line names (`beginning`, set around
+  // the synchronous startSpan below); with a caller's trace, the SDK takes the parent's and asks for no ID.
+  let beginning: string | undefined;
+  const random = new RandomIdGenerator();
+  const idGenerator: IdGenerator = { generateTraceId: () => beginning ?? random.generateTraceId(), generateSpanId: () => random.generateSpanId() };
+  const provider = new BasicTracerProvider({ resource, idGenerator, spanProcessors: exporters.map((e) => new BatchSpanProcessor(e)) });
   const tracer: Tracer = provider.getTracer("svc-iam");
   const propagator = new W3CTraceContextPropagator();
   const origin = performance.timeOrigin;
@@ -123,7 +137,9 @@ export async function startTracing(config: TracingConfig, log: TracingLog): Prom
         }
       }
       if (errorType) attributes[ATTR_ERROR_TYPE] = errorType;
+      beginning = r.traceId;
       const span = tracer.startSpan(name, { kind: SpanKind.SERVER, startTime: origin + r.startMs, attributes }, parent);
+      beginning = undefined;
       if (failed) span.setStatus({ code: SpanStatusCode.ERROR });
       span.end(origin + r.endMs);
     },

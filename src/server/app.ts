@@ -58,6 +58,7 @@ import { registerPortability } from "../api/portability/routes.js";
 import { clientKey } from "../authz/context.js";
 import { FailureLimiter } from "../command/failure-limits.js";
 import { TrustedProxies } from "../domain/forwarded.js";
+import { decorateTraceId } from "../http/trace-id.js";
 import { decorateClient } from "../web/client.js";
 import { ReplayGuard } from "../command/replay.js";
 import type { SigningKeyPolicy } from "../command/signing-keys.js";
@@ -375,6 +376,7 @@ async function serve(config: Config, db: Database, opts: StartOptions & { log: L
   registerRequestLog(app, async (host) => (await tenancy.instanceByDomain(hostnameOf(host)))?.id);
   if (rebuilt.length) app.log.info({ projections: rebuilt }, "rebuilt projections from the event log: their handlers' version changed");
   decorateClient(app, new TrustedProxies(config.trustedProxies.spec, config.trustedProxies.headers));
+  decorateTraceId(app);
   // Pages a browser navigates to (authorize, end session, the login UI) are never readable cross-origin
   // (RFC 9700 §2.6); APIs, the token, userinfo, introspection, revocation and keys endpoints are. Each route
   // is marked when it is added, so no request pays for the decision.

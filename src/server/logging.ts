@@ -110,13 +110,6 @@ export class RequestLogController extends LogController {
 /** Requests that only probe the server: logged at debug, never at info. */
 const PROBES = new Set(["/healthz", "/readyz", "/metrics"]);
 
-/** A W3C `traceparent` header's trace ID (the server span of the request is in that trace), or undefined. */
-export function traceIdOf(header: string | string[] | undefined): string | undefined {
-  const value = Array.isArray(header) ? header[0] : header;
-  const m = value === undefined ? null : /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/.exec(value.trim().toLowerCase());
-  return m && !/^0+$/.test(m[1]!) ? m[1] : undefined;
-}
-
 /** `/<package>.<Service>/<Method>`: the route of an RPC over gRPC, gRPC-web or Connect. */
 const RPC_ROUTE = /^\/(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*\/[A-Za-z_]\w*$/;
 
@@ -138,7 +131,8 @@ function describe(req: FastifyRequest): { path: string; rpc?: string; protocol?:
 
 /**
  * One line per request, when its response has ended: method (or the RPC), path, status, duration, trace ID
- * (the caller's `traceparent`, whose trace the request's span joins; the request ID `reqId` is on every line)
+ * (the caller's `traceparent`, else the one begun for the request: src/http/trace-id.ts; the request ID `reqId`
+ * is on every line)
  * and the instance the request's host names, when there is one. The query string is not in the message (codes
  * and tokens travel there); `url` keeps it with the secret parameters redacted. Probes (/healthz, /readyz,
  * /metrics) are logged at debug. Replaces Fastify's two lines per request (`disableRequestLogging`).
@@ -150,7 +144,6 @@ export function registerRequestLog(app: FastifyInstance, instanceOf: (host: stri
     if (!(req.log as unknown as Logger).isLevelEnabled(level)) return;
     const ms = Math.round(reply.elapsedTime * 10) / 10;
     const instanceId = await instanceOf(req.client.host).catch(() => undefined);
-    const traceId = traceIdOf(req.headers.traceparent);
     // The RPC's code as the caller got it, where it was noted (servers with metrics or traces: observe.ts).
     const noted = rpc && typeof req.svcRpcCode === "number" && req.svcRpcCode >= 0 ? req.svcRpcCode : undefined;
     const fields = {
@@ -161,7 +154,7 @@ export function registerRequestLog(app: FastifyInstance, instanceOf: (host: stri
       url: req.url,
       status: reply.statusCode,
       ms,
-      ...(traceId ? { traceId } : {}),
+      traceId: req.traceId,
       ...(instanceId ? { instanceId } : {}),
       host: req.client.host,
       remoteAddress: req.client.address,

@@ -132,6 +132,7 @@ export async function startObserving(config: Config, sources: { pool?: PoolStats
       port: request.port ?? undefined,
       clientAddress: request.client.address,
       headers: request.headers,
+      traceId: request.traceId,
       rpc,
     });
   };

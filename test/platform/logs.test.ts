@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config/config.js";
-import { textLine, traceIdOf } from "../../src/server/logging.js";
+import { traceIdOf } from "../../src/http/trace-id.js";
+import { textLine } from "../../src/server/logging.js";
 import { projectRoot } from "../../src/storage/paths.js";
 import { testDb } from "../support/database.js";
 
@@ -112,7 +113,9 @@ describe.runIf(testDb === "embedded")("the server's log", () => {
     expect(oidc!.msg).toMatch(/^GET \/\.well-known\/openid-configuration 200 [\d.]+ ms$/);
     expect(health).toMatchObject({ method: "POST", rpc: "/grpc.health.v1.Health/Check", protocol: "connect", status: 200, code: "OK" });
     expect(health!.msg).toMatch(/^\/grpc\.health\.v1\.Health\/Check 200 [\d.]+ ms$/);
-    expect(health!.traceId).toBeUndefined();
+    // without a caller's trace, a request begins its own
+    expect(health!.traceId).toMatch(/^[\da-f]{32}$/);
+    expect(health!.traceId).not.toBe(TRACE_ID);
     expect(missing).toMatchObject({ method: "GET", status: 404 });
     // the query's secrets are not in the log
     const all = [...r.stdout, ...r.stderr].join("\n");

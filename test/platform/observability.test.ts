@@ -99,9 +99,14 @@ describe("metrics on (the default) and traces as OTLP/JSON", () => {
   let t: TestServer;
   let metrics: () => Promise<string>;
   let machineSecret: string;
+  /** The server's log lines (JSON), to find a request's trace ID in. */
+  const logLines: Record<string, any>[] = [];
 
   beforeAll(async () => {
-    t = await startTestServer({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" });
+    t = await startTestServer(
+      { OTEL_EXPORTER_OTLP_ENDPOINT: otlp, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", SVC_LOG_LEVEL: "info" },
+      { logger: true, logStream: { write: (line) => logLines.push(JSON.parse(line)) } },
+    );
     metrics = async () => {
       const r = await fetch(`${t.url}/metrics`);
       expect(r.status).toBe(200);
@@ -239,6 +244,23 @@ describe("metrics on (the default) and traces as OTLP/JSON", () => {
     );
     expect(oauth.attributes).toMatchObject({ "http.route": "/oauth/v2/token", "url.path": "/oauth/v2/token" });
     expect(oauth.status?.code ?? 0).not.toBe(2);
+  });
+
+  it("begins a trace for a request without one: its log line's trace ID is its span's", async () => {
+    const path = "/oauth/v2/keys";
+    expect((await fetch(`${t.url}${path}`)).status).toBe(200);
+    const line = await receiver.waitFor(() => logLines.find((l) => l.path === path), "request log line");
+    expect(line.traceId).toMatch(/^[\da-f]{32}$/);
+    const span = await receiver.waitFor(() => receiver.jsonSpans().find((s) => s.attributes["url.path"] === path), "span");
+    expect(span.traceId).toBe(line.traceId);
+    expect(span.parentSpanId ?? "").toBe("");
+    // each request begins its own
+    expect((await fetch(`${t.url}${path}`)).status).toBe(200);
+    const lines = await receiver.waitFor(() => {
+      const found = logLines.filter((l) => l.path === path);
+      return found.length === 2 ? found : undefined;
+    }, "second log line");
+    expect(lines[1]!.traceId).not.toBe(lines[0]!.traceId);
   });
 });
 
