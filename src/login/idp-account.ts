@@ -31,12 +31,21 @@ export interface ExternalAccounts {
 interface Pending {
   idpId: string;
   external: Omit<ExternalUser, "raw" | "tokens">;
+  /** The account `auto_linking` found, while the user is asked whether to link it. */
+  foundUserId?: string;
 }
+
+/** Whether a provider's options allow what a pending choice is about. */
+type Allows = (options: IdpOptions) => boolean;
+const linkingAllowed: Allows = (o) => !!o.isLinkingAllowed;
+const creationAllowed: Allows = (o) => !!o.isCreationAllowed;
+const autoLinking: Allows = (o) => !!o.autoLinking && o.autoLinking !== "AUTO_LINKING_OPTION_UNSPECIFIED";
 
 /**
  * What happens to the account of a user an external provider vouched for, exactly as the provider's options say:
- * a linked account signs in (`is_auto_update` takes over what the provider sent); an unknown one is auto-linked
- * (`auto_linking`), auto-created (`is_auto_creation`), or offered the choice the options allow: "link to my
+ * a linked account signs in (`is_auto_update` takes over what the provider sent); for an unknown one, a matching
+ * account here is offered for linking (`auto_linking`: the user links it, or goes on as if none matched); else it
+ * is auto-created (`is_auto_creation`), or offered the choice the options allow: "link to my
  * existing account" (after signing in with it here, `is_linking_allowed`) and "create an account" (a form
  * pre-filled from the provider, `is_creation_allowed`). The provider must be usable in the account's own
  * organisation (`allowedInOrg`), checked before anything is linked, updated or created.
@@ -69,16 +78,27 @@ export function registerExternalAccounts(
     let user = await kit.users.byExternalAccount(instance.id, row.id, external.id);
     if (user) {
       if (!(await allowedIn(user.orgId))) return notAllowed();
-      if (options.isAutoUpdate && user.kind === "human") user = await updated(instance, user, external);
-    } else {
-      const linked = await autoLinked(c, instance, options, external);
-      if (linked && !(await allowedIn(linked.orgId))) return notAllowed();
-      // A user linked to another account of this provider already keeps that link: no sign-in as it.
-      if (linked && (await linkFoundAccount(es, { instanceId: instance.id, userId: linked.id, creator: linked.id, link: account }))) user = linked;
+      if (options.isAutoUpdate && user.kind === "human") user = (await updated(instance, user, external)) ?? user;
+      return signedInAs(c, reply, instance, user, account, `fed:${account.idpId}`);
     }
+    const found = await autoLinked(c, instance, row.id, options, external);
+    if (found) {
+      if (!(await allowedIn(found.orgId))) return notAllowed();
+      const sealed = sealPending(c, instance, { idpId: row.id, external: withoutSecrets(external), foundUserId: found.id });
+      if (!sealed) return failed(c, 400);
+      return c.send(pages.linkPromptPage(c.page, { pending: sealed, provider: row.name, loginName: found.loginName }));
+    }
+    return withoutMatch(c, reply, instance, row, withoutSecrets(external), account);
+  }
+
+  /** An external user no account here is linked to or matches: created, offered the choices the options allow, or refused. */
+  async function withoutMatch(c: Ctx, reply: FastifyReply, instance: InstanceRow, row: IdpRow, external: Pending["external"], account: IdpLink) {
+    const options = (row.options ?? {}) as IdpOptions;
+    const allowedIn = (orgId: string) => allowedInOrg(instance, row, orgId);
+    let user: UserRow | null = null;
     const newOrg = c.org?.id ?? instance.defaultOrgId;
-    if (!user && options.isAutoCreation && newOrg) {
-      if (!(await allowedIn(newOrg))) return notAllowed();
+    if (options.isAutoCreation && newOrg) {
+      if (!(await allowedIn(newOrg))) return failed(c, 403);
       try {
         user = await created(newOrg, instance, external, account);
       } catch (e) {
@@ -103,19 +123,20 @@ export function registerExternalAccounts(
   }
 
   /**
-   * An existing user the options link the external account to without asking: by username, or by an e-mail
-   * address verified here and asserted as verified by the provider; exactly one match (several: no one).
+   * The existing user `auto_linking` offers to link the external account to: by username, or by an e-mail address
+   * verified here and asserted as verified by the provider; exactly one match (several: no one).
    */
-  async function autoLinked(c: Ctx, instance: InstanceRow, options: IdpOptions, external: ExternalUser) {
+  async function autoLinked(c: Ctx, instance: InstanceRow, idpId: string, options: IdpOptions, external: Pending["external"]) {
+    let found: UserRow | null = null;
     if (options.autoLinking === "AUTO_LINKING_OPTION_USERNAME" && external.username) {
-      const found = await userByLoginName(db, instance.id, external.username, kit.deps.settings);
-      return found?.kind === "human" && (!c.org || found.orgId === c.org.id) ? found : null;
+      const named = await userByLoginName(db, instance.id, external.username, kit.deps.settings);
+      found = named?.kind === "human" && (!c.org || named.orgId === c.org.id) ? named : null;
+    } else if (options.autoLinking === "AUTO_LINKING_OPTION_EMAIL" && external.email && external.emailVerified) {
+      const matching = await kit.users.withVerifiedEmail(instance.id, external.email, c.org?.id);
+      found = matching.length === 1 ? matching[0]! : null;
     }
-    if (options.autoLinking === "AUTO_LINKING_OPTION_EMAIL" && external.email && external.emailVerified) {
-      const found = await kit.users.withVerifiedEmail(instance.id, external.email, c.org?.id);
-      return found.length === 1 ? found[0]! : null;
-    }
-    return null;
+    // A user linked to another account of this provider keeps that link: it is no match.
+    return found && !(await kit.users.linkedToProvider(found.id, idpId)) ? found : null;
   }
 
   /**
@@ -147,7 +168,7 @@ export function registerExternalAccounts(
   }
 
   /** A new human of `orgId` (the flow's organisation, else the instance's default), linked, from what the provider sent. */
-  async function created(orgId: string, instance: InstanceRow, external: ExternalUser, account: IdpLink) {
+  async function created(orgId: string, instance: InstanceRow, external: Pending["external"], account: IdpLink) {
     // A system provider's account linked in another instance: one link per account, made there (no account here).
     if (await kit.users.externalAccountLinked(account.idpId, account.externalUserId)) return null;
     const username = external.username ?? external.email ?? `${external.id}`;
@@ -170,12 +191,22 @@ export function registerExternalAccounts(
     return kit.users.byId(instance.id, details.id);
   }
 
-  /** The page of choices the provider's options allow for an unknown external account, the user carried sealed. */
-  function offer(c: Ctx, instance: InstanceRow, row: IdpRow, external: ExternalUser, options: IdpOptions) {
+  /** What the provider sent without its raw answer and tokens: what a pending choice carries. */
+  function withoutSecrets(external: ExternalUser | Pending["external"]): Pending["external"] {
+    const { raw: _raw, tokens: _tokens, ...plain } = external as ExternalUser;
+    return plain;
+  }
+
+  /** A pending choice sealed for this browser (its binding) and instance; undefined without a binding. */
+  function sealPending(c: Ctx, instance: InstanceRow, pending: Pending): string | undefined {
     const binding = needs.bindingOf(c);
-    if (!binding) return failed(c, 400);
-    const { raw: _raw, tokens: _tokens, ...plain } = external;
-    const pending = signer.seal("idp-account", { p: { idpId: row.id, external: plain } satisfies Pending, b: binding, i: instance.id }, PENDING_TTL_MS);
+    return binding ? signer.seal("idp-account", { p: pending, b: binding, i: instance.id }, PENDING_TTL_MS) : undefined;
+  }
+
+  /** The page of choices the provider's options allow for an unknown external account, the user carried sealed. */
+  function offer(c: Ctx, instance: InstanceRow, row: IdpRow, external: Pending["external"], options: IdpOptions) {
+    const pending = sealPending(c, instance, { idpId: row.id, external });
+    if (!pending) return failed(c, 400);
     return c.send(
       pages.externalAccountPage(c.page, {
         pending,
@@ -193,14 +224,14 @@ export function registerExternalAccounts(
     email: e.email ?? "",
   });
 
-  /** The pending choice of this browser, with its provider still usable here and still allowing `what`. */
-  async function pendingOf(c: Ctx, instance: InstanceRow, what: "isLinkingAllowed" | "isCreationAllowed") {
+  /** The pending choice of this browser, with its provider still usable here and its options still allowing it. */
+  async function pendingOf(c: Ctx, instance: InstanceRow, allows: Allows) {
     const sealed = signer.open("idp-account", c.fields.pending);
     const binding = needs.bindingOf(c);
     if (!sealed || sealed.i !== instance.id || !binding || sealed.b !== binding) return undefined;
     const pending = sealed.p as Pending;
     const row = await needs.usableProvider(c, instance, pending.idpId);
-    if (!row || !(row.options as IdpOptions | null)?.[what]) return undefined;
+    if (!row || !allows((row.options ?? {}) as IdpOptions)) return undefined;
     const account: IdpLink = {
       idpId: row.id,
       externalUserId: pending.external.id,
@@ -209,10 +240,25 @@ export function registerExternalAccounts(
     return { pending, row, account };
   }
 
+  // The answer to the `auto_linking` prompt: "link" links the account found (if it still matches, the provider
+  // still allows it there and the account is not linked to another of the provider's) and signs in; "other" goes on
+  // as if nothing had matched.
+  kit.post(`${LOGIN_PATH}/idp/autolink`, async (c, reply, instance) => {
+    const found = await pendingOf(c, instance, autoLinking);
+    if (!found?.pending.foundUserId) return failed(c, 400);
+    const { pending, row, account } = found;
+    if (c.fields.choice !== "link") return withoutMatch(c, reply, instance, row, pending.external, account);
+    const user = await autoLinked(c, instance, row.id, (row.options ?? {}) as IdpOptions, pending.external);
+    if (!user || user.id !== pending.foundUserId || !(await allowedInOrg(instance, row, user.orgId))) return failed(c, 403);
+    // A user linked to another account of this provider already keeps that link: no sign-in as it.
+    if (!(await linkFoundAccount(es, { instanceId: instance.id, userId: user.id, creator: user.id, link: account }))) return failed(c, 409);
+    return signedInAs(c, reply, instance, user, account, `fed:${account.idpId}`);
+  });
+
   // "Link to my existing account": the user proves a local account here (its password, counted as the password
   // page counts it), which is then linked to the external one; the sign-in is with that password.
   kit.post(`${LOGIN_PATH}/idp/link`, async (c, reply, instance) => {
-    const found = await pendingOf(c, instance, "isLinkingAllowed");
+    const found = await pendingOf(c, instance, linkingAllowed);
     if (!found) return failed(c, 400);
     const loginName = (c.fields.loginName ?? "").trim().slice(0, 200);
     const user = await checkPassword(es, db, {
@@ -240,7 +286,7 @@ export function registerExternalAccounts(
   // "Create an account": the form pre-filled from the provider; the address is verified only as the provider said
   // and only if it is still the one it sent.
   kit.post(`${LOGIN_PATH}/idp/register`, async (c, reply, instance) => {
-    const found = await pendingOf(c, instance, "isCreationAllowed");
+    const found = await pendingOf(c, instance, creationAllowed);
     if (!found) return failed(c, 400);
     const orgId = c.org?.id ?? instance.defaultOrgId;
     if (!orgId || !(await allowedInOrg(instance, found.row, orgId))) return failed(c, 403);

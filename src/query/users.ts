@@ -132,6 +132,11 @@ export class UserQueries {
     return link ? this.byId(instanceId, link.userId) : null;
   }
 
+  /** Whether the user is linked to an account of the provider (one link per user and provider). */
+  async linkedToProvider(userId: string, idpId: string): Promise<boolean> {
+    return (await this.db.prisma.userIdpLink.count({ where: { userId, idpId } })) > 0;
+  }
+
   /** Whether the account at the provider is linked to any user (a system provider's: in any instance). */
   async externalAccountLinked(idpId: string, externalUserId: string): Promise<boolean> {
     return (await this.db.prisma.userIdpLink.count({ where: { idpId, externalUserId } })) > 0;

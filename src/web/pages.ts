@@ -150,6 +150,22 @@ export function externalAccountPage(
   return layout(p, p.t.title, `<p>${esc(p.t.externalNotLinked)} ${esc(opts.provider)}</p>${errorBox(opts.error)}${link}${create}`);
 }
 
+/**
+ * The prompt of a provider's `auto_linking`: an account here matches the external one (its login name shown); the
+ * user links it and goes on, or goes on as if none had matched.
+ */
+export function linkPromptPage(p: PageContext, opts: { pending: string; provider: string; loginName: string }): string {
+  const buttons =
+    `<button type="submit" name="choice" value="link" id="link-found">${esc(p.t.externalLinkPromptLink)}</button>` +
+    `<button type="submit" name="choice" value="other" id="link-other" class="account">${esc(p.t.otherAccount)}</button>`;
+  return layout(
+    p,
+    p.t.externalLinkPromptTitle,
+    `<p>${esc(p.t.externalLinkPromptIntro)} ${esc(opts.provider)}</p><p class="who">${esc(opts.loginName)}</p>` +
+      form(p, "/ui/login/idp/autolink", buttons, { pending: opts.pending }),
+  );
+}
+
 /** The sign-in form of a directory (an LDAP provider): its login name and password, checked there. */
 export function directoryPage(p: PageContext, opts: { idpId: string; name: string; loginName?: string; error?: string }): string {
   return layout(

@@ -99,14 +99,29 @@ describe("sign-in through an external OIDC provider", () => {
     await again.context().close();
   });
 
-  it("auto-links by an e-mail address verified on both sides, and never by an unverified one", async () => {
+  it("offers to link an account whose e-mail address is verified on both sides, and never one by an unverified one", async () => {
     const linking = await createProvider("Mail Link", { autoLinking: "AUTO_LINKING_OPTION_EMAIL" });
     await setState(created, "STATE_POLICY_DEACTIVATE");
     const bob = await addHuman(t, "bob", "Secr3t!pass");
     await api("PATCH", `/users/${bob}`, { human: { email: { address: "bob@ext.example.com", isVerified: true } } });
+    // the prompt names the account found; "use another account" links nothing and goes on as if none matched
+    const { page: declined } = await newPage(browser);
+    const prompt = await signInThrough(declined, "Mail Link", "bob");
+    expect(prompt).toContain("This account here matches your account at Mail Link");
+    expect(prompt).toContain("bob");
+    await declined.click("#link-other");
+    expect(await declined.textContent("main")).toContain("No account here is linked");
+    expect(await t.server.db.prisma.userIdpLink.count({ where: { userId: bob } })).toBe(0);
+    // "link and continue" links it and signs in
     const { page } = await newPage(browser);
-    expect(await signInThrough(page, "Mail Link", "bob")).toContain("bob");
+    await signInThrough(page, "Mail Link", "bob");
+    await page.click("#link-found");
+    await afterCallback(page);
+    expect(await page.textContent("main")).toContain("bob");
     expect(await t.server.db.prisma.userIdpLink.findMany({ where: { userId: bob } })).toMatchObject([{ idpId: linking, externalUserId: "bob" }]);
+    // linked now: the next sign-in asks nothing
+    const { page: again } = await newPage(browser);
+    expect(await signInThrough(again, "Mail Link", "bob")).not.toContain("matches your account");
 
     // carol's address here is not verified: no link, and neither linking nor creation is allowed: a page says so
     const carol = await addHuman(t, "carol", "Secr3t!pass");
@@ -121,7 +136,7 @@ describe("sign-in through an external OIDC provider", () => {
     const { page: third } = await newPage(browser);
     expect(await signInThrough(third, "Mail Link", "frank")).toContain("No account here is linked");
     expect(await t.server.db.prisma.userIdpLink.count({ where: { userId: frank } })).toBe(0);
-    for (const p of [page, other, third]) await p.context().close();
+    for (const p of [declined, page, again, other, third]) await p.context().close();
     await setState(linking, "STATE_POLICY_DEACTIVATE");
     await setState(created, "STATE_POLICY_ACTIVATE");
   });
@@ -288,8 +303,11 @@ describe("sign-in through an external OIDC provider", () => {
     });
     expect(gitlab.status, JSON.stringify(gitlab.body)).toBe(201);
     const { page: other } = await newPage(browser);
-    // auto-linked by username to the account just made
-    expect(await signInThrough(other, "Our GitLab", "grace")).toContain("grace");
+    // offered by username: the account just made
+    expect(await signInThrough(other, "Our GitLab", "grace")).toContain("matches your account at Our GitLab");
+    await other.click("#link-found");
+    await afterCallback(other);
+    expect(await other.textContent("main")).toContain("grace");
     expect(await t.server.db.prisma.userIdpLink.count({ where: { userId: grace } })).toBe(2);
     for (const p of [page, other]) await p.context().close();
     for (const id of [oauth.body.details.id, gitlab.body.details.id]) await api("DELETE", `/idps/${id}`);

@@ -63,6 +63,9 @@ describe("bad input", () => {
       "/ui/login/select",
       "/ui/login/register",
       "/ui/login/logout",
+      "/ui/login/idp/link",
+      "/ui/login/idp/register",
+      "/ui/login/idp/autolink",
     ]) {
       for (const body of bodies) {
         const r = await rest(t.url, "POST", path, { body, headers: { "content-type": form, cookie: "svc_csrf=%" } });

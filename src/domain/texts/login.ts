@@ -95,6 +95,9 @@ export const loginTextsEn = {
   externalNotLinked: "No account here is linked yet to your account at",
   externalLinkExisting: "Link to my existing account",
   externalCreateAccount: "Create an account",
+  externalLinkPromptTitle: "Link your account?",
+  externalLinkPromptIntro: "This account here matches your account at",
+  externalLinkPromptLink: "Link and continue",
   externalChangePasswordFirst: "Your password must be changed first: sign in with it, change it, then sign in through the identity provider again.",
 };
 

@@ -9,6 +9,9 @@ export const de: Translation = {
     externalNotLinked: "Hier ist noch kein Konto verknüpft mit Ihrem Konto bei",
     externalLinkExisting: "Mit meinem bestehenden Konto verknüpfen",
     externalCreateAccount: "Konto anlegen",
+    externalLinkPromptTitle: "Konto verknüpfen?",
+    externalLinkPromptIntro: "Dieses Konto hier passt zu Ihrem Konto bei",
+    externalLinkPromptLink: "Verknüpfen und fortfahren",
     externalChangePasswordFirst:
       "Ihr Passwort muss zuerst geändert werden: Melden Sie sich damit an, ändern Sie es und melden Sie sich dann erneut über den Identitätsanbieter an.",
     externalFailed: "Die Anmeldung beim Identitätsanbieter ist nicht gelungen. Versuchen Sie es erneut oder melden Sie sich anders an.",

@@ -96,6 +96,9 @@ export const es: Translation = {
     externalNotLinked: "Todavía no hay ninguna cuenta de aquí vinculada a su cuenta de",
     externalLinkExisting: "Vincular a mi cuenta existente",
     externalCreateAccount: "Crear una cuenta",
+    externalLinkPromptTitle: "¿Vincular su cuenta?",
+    externalLinkPromptIntro: "Esta cuenta de aquí coincide con su cuenta de",
+    externalLinkPromptLink: "Vincular y continuar",
     externalChangePasswordFirst:
       "Primero debe cambiarse su contraseña: inicie sesión con ella, cámbiela y, después, vuelva a iniciar sesión a través del proveedor de identidad.",
   },

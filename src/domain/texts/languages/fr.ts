@@ -9,6 +9,9 @@ export const fr: Translation = {
     externalNotLinked: "Aucun compte ici n'est encore lié à votre compte chez",
     externalLinkExisting: "Lier à mon compte existant",
     externalCreateAccount: "Créer un compte",
+    externalLinkPromptTitle: "Lier votre compte ?",
+    externalLinkPromptIntro: "Ce compte correspond à votre compte chez",
+    externalLinkPromptLink: "Lier et continuer",
     externalChangePasswordFirst:
       "Votre mot de passe doit d'abord être changé : connectez-vous avec, changez-le, puis reconnectez-vous via le fournisseur d'identité.",
     externalFailed: "La connexion auprès du fournisseur d'identité n'a pas abouti. Réessayez ou connectez-vous autrement.",

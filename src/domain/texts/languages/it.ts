@@ -96,6 +96,9 @@ export const it: Translation = {
     externalNotLinked: "Nessun account qui è ancora collegato al suo account di",
     externalLinkExisting: "Collegare al mio account esistente",
     externalCreateAccount: "Creare un account",
+    externalLinkPromptTitle: "Collegare il suo account?",
+    externalLinkPromptIntro: "Questo account corrisponde al suo account di",
+    externalLinkPromptLink: "Collegare e continuare",
     externalChangePasswordFirst:
       "Prima deve cambiare la password: acceda con la password attuale, la cambi, quindi acceda di nuovo tramite il provider di identità.",
   },

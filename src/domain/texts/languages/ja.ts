@@ -96,6 +96,9 @@ export const ja: Translation = {
     externalNotLinked: "次のIDプロバイダーのアカウントにリンクされたアカウントは、まだここにありません:",
     externalLinkExisting: "既存のアカウントにリンク",
     externalCreateAccount: "アカウントを作成",
+    externalLinkPromptTitle: "アカウントをリンクしますか?",
+    externalLinkPromptIntro: "このアカウントは、次のIDプロバイダーのアカウントと一致します:",
+    externalLinkPromptLink: "リンクして続行",
     externalChangePasswordFirst:
       "まずパスワードを変更する必要があります。このパスワードでログインして変更してから、もう一度IDプロバイダー経由でログインしてください。",
   },

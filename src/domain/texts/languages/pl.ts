@@ -95,6 +95,9 @@ export const pl: Translation = {
     externalNotLinked: "Żadne konto tutaj nie jest jeszcze połączone z Twoim kontem u dostawcy",
     externalLinkExisting: "Połącz z moim istniejącym kontem",
     externalCreateAccount: "Utwórz konto",
+    externalLinkPromptTitle: "Połączyć konto?",
+    externalLinkPromptIntro: "To konto odpowiada Twojemu kontu u dostawcy",
+    externalLinkPromptLink: "Połącz i kontynuuj",
     externalChangePasswordFirst:
       "Najpierw musisz zmienić hasło: zaloguj się przy jego użyciu, zmień je, a następnie ponownie zaloguj się przez dostawcę tożsamości.",
   },

@@ -95,6 +95,9 @@ export const pt: Translation = {
     externalNotLinked: "Ainda não há nenhuma conta daqui vinculada à sua conta de",
     externalLinkExisting: "Vincular à minha conta existente",
     externalCreateAccount: "Criar uma conta",
+    externalLinkPromptTitle: "Vincular sua conta?",
+    externalLinkPromptIntro: "Esta conta daqui corresponde à sua conta de",
+    externalLinkPromptLink: "Vincular e continuar",
     externalChangePasswordFirst:
       "Sua senha precisa ser alterada primeiro: faça login com ela, altere-a e depois faça login novamente pelo provedor de identidade.",
   },

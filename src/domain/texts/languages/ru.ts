@@ -96,6 +96,9 @@ export const ru: Translation = {
     externalNotLinked: "Здесь ещё нет учётной записи, связанной с вашей учётной записью у поставщика",
     externalLinkExisting: "Связать с моей существующей учётной записью",
     externalCreateAccount: "Создать учётную запись",
+    externalLinkPromptTitle: "Связать учётную запись?",
+    externalLinkPromptIntro: "Эта учётная запись соответствует вашей учётной записи у поставщика",
+    externalLinkPromptLink: "Связать и продолжить",
     externalChangePasswordFirst: "Сначала необходимо сменить пароль: войдите с ним, смените его, а затем снова войдите через поставщика удостоверений.",
   },
   messages: {

@@ -94,6 +94,9 @@ export const zh: Translation = {
     externalNotLinked: "此处尚无账号关联到您在以下身份提供方的账号:",
     externalLinkExisting: "关联到我的现有账号",
     externalCreateAccount: "创建账号",
+    externalLinkPromptTitle: "关联您的账号？",
+    externalLinkPromptIntro: "此账号与您在以下身份提供方的账号匹配:",
+    externalLinkPromptLink: "关联并继续",
     externalChangePasswordFirst: "必须先更改您的密码：请使用该密码登录并更改密码，然后再通过身份提供方重新登录。",
   },
   messages: {
