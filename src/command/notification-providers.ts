@@ -55,7 +55,9 @@ function existing(args: { instanceId: string; creator: string; id: string; kind:
 
 /**
  * Only what differs is stored. `config` is merged into the stored one; a changed provider type replaces it.
- * `secret`: undefined keeps the stored one, a string replaces it ("" removes it).
+ * `secret`: undefined keeps the stored one, a string replaces it ("" removes it). A provider whose type changes
+ * gets a secret of the new type, never the old one's: an HTTP SMS provider a new signing key (returned once, like
+ * at its creation), a Twilio one the token the patch must then carry.
  */
 export async function patchNotificationProvider(
   es: EventStore,
@@ -71,7 +73,8 @@ export async function patchNotificationProvider(
     secret?: string;
   },
 ) {
-  return changeAggregate(es, {
+  let signingKey = "";
+  const details = await changeAggregate(es, {
     ...existing(args),
     decide: (row) => {
       const changed: Partial<Omit<ProviderFields, "kind">> = {};
@@ -83,13 +86,21 @@ export async function patchNotificationProvider(
         const config = { ...base, ...Object.fromEntries(Object.entries(args.config).filter(([, v]) => v !== undefined)) } as unknown as ProviderConfig;
         if (JSON.stringify(config) !== JSON.stringify(row.config)) changed.config = config;
       }
-      if (args.secret !== undefined) {
+      let secret = args.secret;
+      if (typeChanged && args.providerType === "http") {
+        signingKey = randomBytes(32).toString("base64url");
+        secret = signingKey;
+      } else if (typeChanged && args.providerType === "twilio" && !secret) {
+        throw errors.invalidArgument("NOTIF-tw1t", "provider.twilio.token: required when the provider becomes a Twilio one (its former secret is not kept)");
+      }
+      if (secret !== undefined) {
         const current = row.secret ? box.open(row.secret) : "";
-        if (args.secret !== current) changed.secret = args.secret ? box.seal(args.secret) : "";
+        if (secret !== current) changed.secret = secret ? box.seal(secret) : "";
       }
       return Object.keys(changed).length ? [notificationProviderChanged.change(changed)] : [];
     },
   });
+  return { details, signingKey };
 }
 
 /** At most one active provider per kind: activating one deactivates the one active before (both in one transaction). */

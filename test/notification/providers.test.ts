@@ -195,7 +195,31 @@ describe("SMS providers", () => {
     await api.deleteSMSProvider({ id });
   });
 
-  it("Twilio: the Messages API at the configured base URL, basic auth with the stored token; switching to HTTP replaces the settings", async () => {
+  it("a provider whose type changes gets a secret of that type: HTTP a new signing key, Twilio the token it must be given", async () => {
+    const twilio = { case: "twilio" as const, value: { sid: "AC9", token: "tw-secret", senderNumber: "+15550001", baseUrl: "http://127.0.0.1:9" } };
+    const id = (await api.createSMSProvider({ provider: { description: "switch", providerType: twilio } })).details!.id;
+    // to HTTP: a new key, returned once, signs what the endpoint receives (not the former Twilio token)
+    const toHttp = await api.patchSMSProvider({ id, provider: { providerType: { case: "http", value: { url: sms.url } } } });
+    expect(toHttp.signingKey).toMatch(/^[\w-]{43}$/);
+    const before = sms.received.length;
+    await api.testSMSProvider({ id, receiverPhone: "+41790000004" });
+    const [r] = (await sms.waitFor(before + 1)).slice(before);
+    expect(verifySignature(toHttp.signingKey, r!.signature, r!.raw)).toBe(true);
+    expect(verifySignature("tw-secret", r!.signature, r!.raw)).toBe(false);
+    // staying HTTP makes no new key
+    expect((await api.patchSMSProvider({ id, provider: { providerType: { case: "http", value: { url: sms.url } } } })).signingKey).toBe("");
+    // back to Twilio without a token: refused naming it (the signing key is no Twilio token), nothing changed
+    const { token: _, ...tokenless } = twilio.value;
+    const refused = await rest(t.url, "PATCH", `/resources/v3alpha/sms_providers/${id}`, { token: t.adminPat, body: { twilio: tokenless } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toContain("provider.twilio.token");
+    expect((await api.getSMSProvider({ id })).provider!.provider!.providerType.case).toBe("http");
+    await api.patchSMSProvider({ id, provider: { providerType: twilio } });
+    expect((await api.getSMSProvider({ id })).provider!.provider!.providerType.case).toBe("twilio");
+    await api.deleteSMSProvider({ id });
+  });
+
+  it("Twilio: the Messages API at the configured base URL, basic auth with the stored token; a patch without a token keeps it", async () => {
     const raw: { url: string; auth: string; body: string }[] = [];
     // A Twilio stand-in: record the request line and headers too.
     const http = await import("node:http");

@@ -247,7 +247,7 @@ export function notificationProviderService(deps: NotificationProviderDeps): Ser
       const p = req.provider!;
       checkSmtpHost(p.host);
       await checkSender(instanceOf(ctx).instanceId, p.senderAddress);
-      const d = await patchNotificationProvider(es, box, {
+      const { details: d } = await patchNotificationProvider(es, box, {
         ...base(ctx, "smtp", req.id),
         description: p.description,
         config: smtpChangesOf(p),
@@ -292,14 +292,14 @@ export function notificationProviderService(deps: NotificationProviderDeps): Ser
     async patchSMSProvider(req, ctx) {
       const p = req.provider!;
       const c = checkSmsUrl(smsConfigOf(p));
-      const d = await patchNotificationProvider(es, box, {
+      const { details: d, signingKey } = await patchNotificationProvider(es, box, {
         ...base(ctx, "sms", req.id),
         description: p.description,
         providerType: c?.providerType,
         config: c?.config,
         secret: c?.secret,
       });
-      return create(PatchSMSProviderResponseSchema, details(d));
+      return create(PatchSMSProviderResponseSchema, { ...details(d), signingKey });
     },
     deleteSMSProvider: sms.delete,
     getSMSProvider: sms.get,

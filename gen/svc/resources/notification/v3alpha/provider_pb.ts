@@ -314,7 +314,7 @@ export const SMSProviderSchema: GenMessage<SMSProvider> = /*@__PURE__*/
 
 /**
  * Only present fields change; a present provider type replaces the whole type's settings (a Twilio token left
- * empty keeps the stored one).
+ * empty keeps the stored one while the provider stays a Twilio one).
  *
  * @generated from message svc.resources.notification.v3alpha.PatchSMSProvider
  */
@@ -331,8 +331,8 @@ export type PatchSMSProvider = Message<"svc.resources.notification.v3alpha.Patch
    */
   providerType: {
     /**
-     * Makes the provider an HTTP provider with these settings. No new signing key is made: one switched from Twilio
-     * signs with its stored token.
+     * Makes the provider an HTTP provider with these settings. A provider that was a Twilio one gets a new signing
+     * key, returned once in the response; one that stays HTTP keeps its key.
      *
      * @generated from field: svc.resources.notification.v3alpha.HTTPSMSProvider http = 2;
      */
@@ -340,8 +340,8 @@ export type PatchSMSProvider = Message<"svc.resources.notification.v3alpha.Patch
     case: "http";
   } | {
     /**
-     * Makes the provider a Twilio provider with these settings; an empty token keeps the stored secret (for a former
-     * HTTP provider, its signing key).
+     * Makes the provider a Twilio provider with these settings; an empty token keeps the stored one. A provider that
+     * was an HTTP one needs the token (INVALID_ARGUMENT without it): its signing key is no Twilio token.
      *
      * @generated from field: svc.resources.notification.v3alpha.TwilioSMSProvider twilio = 3;
      */
