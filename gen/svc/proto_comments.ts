@@ -1748,7 +1748,7 @@ export const protoComments: Record<string, string> = {
   "svc.resources.project.v3alpha.Project": "A project to create: its name and how its roles reach tokens.",
   "svc.resources.project.v3alpha.Project.name": "Name of the project, unique in its organisation (ALREADY_EXISTS); case counts.",
   "svc.resources.project.v3alpha.Project.project_role_assertion": "Lets the project's applications put the user's roles of this project into tokens without the roles scope:\nthe access token where the application has access_token_role_assertion, the ID token where it has\nid_token_role_assertion (claims urn:svc:iam:org:project:roles and urn:svc:iam:org:project:<project ID>:roles).\nDefault: false.",
-  "svc.resources.project.v3alpha.Project.project_role_check": "Stored and returned only: the server does not check it yet, so users without a grant of the project can still sign\nin to its applications. Default: false.",
+  "svc.resources.project.v3alpha.Project.project_role_check": "Lets only users with a grant of this project (a user grant, with a project grant for users of another\norganisation) sign in to its applications: an authorization request of anyone else ends with access_denied.\nDefault: false.",
   "svc.resources.project.v3alpha.PatchProject": "The changes to a project; an unset field is left as it is.",
   "svc.resources.project.v3alpha.PatchProject.name": "New name, unique in the project's organisation (ALREADY_EXISTS).",
   "svc.resources.project.v3alpha.PatchProject.project_role_assertion": "New value of project_role_assertion.",

@@ -244,6 +244,11 @@ async function complete(
     const description = named ? "the user is not a member of the organization the application asked for" : "the organization the scope names does not exist";
     return sendToClient(reply, request.redirectUri, request.responseMode, { error: "access_denied", error_description: description, ...base });
   }
+  // A project that checks roles (project_role_check) lets only users with a grant of it sign in to its applications.
+  if (client.projectId && (await deps.projects.checksRoles(client.projectId)) && !(await deps.userGrants.rolesOn(user.id, client.projectId))) {
+    const description = "the user has no grant of the application's project";
+    return sendToClient(reply, request.redirectUri, request.responseMode, { error: "access_denied", error_description: description, ...base });
+  }
   const code = request.responseType === "code" ? randomToken() : undefined;
   // Signing in to an application, silently too, is a use of the session: its idle lifetime starts again.
   await useSession(deps.es, deps.sessions, session.id);

@@ -63,12 +63,16 @@ export class ProjectQueries {
 
   /** Whether the project puts its users' roles into tokens; every token of its applications asks, so it is cached. */
   async assertsRoles(projectId: string): Promise<boolean> {
-    const project = await this.cache.get(
-      `oidc-project:${projectId}`,
-      () => this.db.prisma.project.findUnique({ where: { id: projectId } }),
-      readRow("project", projectId),
-    );
-    return !!project?.projectRoleAssertion;
+    return !!(await this.cachedRow(projectId))?.projectRoleAssertion;
+  }
+
+  /** Whether only users with a grant of the project sign in to its applications (project_role_check); cached. */
+  async checksRoles(projectId: string): Promise<boolean> {
+    return !!(await this.cachedRow(projectId))?.projectRoleCheck;
+  }
+
+  private cachedRow(projectId: string) {
+    return this.cache.get(`oidc-project:${projectId}`, () => this.db.prisma.project.findUnique({ where: { id: projectId } }), readRow("project", projectId));
   }
 
   /** Projects of readable organisations and those the caller is a member of. */

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ProjectService, SearchProjectGrantsRequestSchema } from "../../gen/svc/resources/project/v3alpha/project_service_pb.js";
 import { call, rest } from "../support/clients.js";
 import { startTestServer, type TestServer } from "../support/server.js";
-import { codeOverHttp } from "../oidc/rp.js";
+import { addHuman, codeOverHttp } from "../oidc/rp.js";
 
 // Project grants: a project granted to another organisation with some of its roles.
 let t: TestServer;
@@ -116,6 +116,22 @@ describe("project grants", () => {
     expect((await userinfo())["urn:svc:iam:org:project:roles"]).toBeUndefined();
     await ok(api("POST", `/projects/${projectId}/grants/${grantId}/_reactivate`));
     expect((await userinfo())["urn:svc:iam:org:project:roles"]).toEqual({ viewer: { [orgB]: expect.any(String) } });
+  });
+
+  it("project_role_check: only users with a grant of the project sign in to its applications", async () => {
+    const checked = (await ok(api("POST", "/projects", { name: "checked", projectRoleCheck: true }), 201)).details.id;
+    await ok(api("POST", `/projects/${checked}/roles`, { key: "member", displayName: "Member" }), 201);
+    const oidc = { redirectUris: ["https://rp.example.com/cb"], appType: "OIDC_APP_TYPE_WEB", authMethodType: "OIDC_AUTH_METHOD_TYPE_BASIC" };
+    const app = await ok(api("POST", `/projects/${checked}/applications`, { name: "checked-web", oidc }), 201);
+    const userId = await addHuman(t, "rc-human", "Secr3t!pass");
+    const params = { client_id: app.clientId, redirect_uri: "https://rp.example.com/cb", response_type: "code", scope: "openid", state: "s1" };
+    const refused = await codeOverHttp(t, params, "rc-human", "Secr3t!pass");
+    expect(refused.code).toBe("");
+    const answer = new URL(refused.location);
+    expect(`${answer.origin}${answer.pathname}`).toBe("https://rp.example.com/cb");
+    expect(Object.fromEntries(answer.searchParams)).toMatchObject({ error: "access_denied", state: "s1" });
+    await ok(api("POST", "/user_grants", { userId, projectId: checked, roleKeys: ["member"] }), 201);
+    expect((await codeOverHttp(t, params, "rc-human", "Secr3t!pass")).code).not.toBe("");
   });
 
   it("searches show the grants of the caller's projects and those made to its organisation; outsiders are refused; gRPC", async () => {

@@ -41,8 +41,9 @@ export type Project = Message<"svc.resources.project.v3alpha.Project"> & {
   projectRoleAssertion: boolean;
 
   /**
-   * Stored and returned only: the server does not check it yet, so users without a grant of the project can still sign
-   * in to its applications. Default: false.
+   * Lets only users with a grant of this project (a user grant, with a project grant for users of another
+   * organisation) sign in to its applications: an authorization request of anyone else ends with access_denied.
+   * Default: false.
    *
    * @generated from field: bool project_role_check = 3;
    */
