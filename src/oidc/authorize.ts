@@ -15,6 +15,7 @@ import { AUTHORIZE_PARAMETER_LIMITS, checkLengths, paramsOf } from "./params.js"
 import { defaultMode, errorPage, responseModes, sendToClient, type ResponseMode } from "./responses.js";
 import { parseScopes } from "./scopes.js";
 import { randomToken, sha256 } from "./tokens.js";
+import { grantAllowsSignIn } from "../query/user-grants.js";
 
 /** The response types of the authorize endpoint, each with the grant type it begins (RFC 7591 §2.1). */
 export const responseTypes = { code: "authorization_code", id_token: "implicit", "id_token token": "implicit" } as const;
@@ -245,7 +246,7 @@ async function complete(
     return sendToClient(reply, request.redirectUri, request.responseMode, { error: "access_denied", error_description: description, ...base });
   }
   // A project that checks roles (project_role_check) lets only users with a grant of it sign in to its applications.
-  if (client.projectId && (await deps.projects.checksRoles(client.projectId)) && !(await deps.userGrants.rolesOn(user.id, client.projectId))) {
+  if (!(await grantAllowsSignIn(deps.projects, deps.userGrants, client.projectId, user.id))) {
     const description = "the user has no grant of the application's project";
     return sendToClient(reply, request.redirectUri, request.responseMode, { error: "access_denied", error_description: description, ...base });
   }

@@ -1,6 +1,7 @@
 import type { Prisma as P, UserGrant } from "../../gen/prisma/client.js";
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
+import type { ProjectQueries } from "./projects.js";
 import { tableSources } from "./sources.js";
 import { readableWhere, search, type ListWindow, type ReadScope, type SearchRequest, type Searchable } from "./list.js";
 
@@ -28,6 +29,16 @@ const grants: Searchable<UserGrantFilter, P.UserGrantWhereInput, P.UserGrantOrde
 };
 
 /** Reads of user grants. */
+/**
+ * Whether `userId` may sign in to an application of `projectId`: a project that checks roles (project_role_check)
+ * lets in only users with a grant of it. Every way to a user's tokens for a client asks this (the authorization
+ * request's completion, by the login UI or a custom one, and token exchange).
+ */
+export async function grantAllowsSignIn(projects: ProjectQueries, grants: UserGrantQueries, projectId: string | undefined, userId: string): Promise<boolean> {
+  if (!projectId || !(await projects.checksRoles(projectId))) return true;
+  return (await grants.rolesOn(userId, projectId)) !== null;
+}
+
 export class UserGrantQueries {
   constructor(
     private readonly db: Database,

@@ -309,6 +309,8 @@ async function serve(config: Config, db: Database, opts: StartOptions & { log: L
         tenancy,
         authRequests: oidcReads.authRequests,
         clients: oidcReads.oauthClients,
+        projects: oidcReads.projects,
+        userGrants: oidcReads.userGrants,
         clock,
         issuerOf: issuerOfClient,
       }),

@@ -193,6 +193,18 @@ describe("the client (basic, post, private_key_jwt; never none: RFC 8693 §2.1; 
     }
   });
 
+  it("project_role_check: a user without a grant of the client's project gets no token, as at sign-in", async () => {
+    const project = `/resources/v3alpha/projects/${web.projectId}`;
+    await api("PATCH", project, { projectRoleCheck: true });
+    try {
+      const refused = await failure(exchange(webConfig, { subject_token: alice.access_token, subject_token_type: T.accessToken }));
+      expect(refused).toMatchObject({ error: "invalid_grant", description: "the user has no grant of the client's project, which checks roles" });
+    } finally {
+      await api("PATCH", project, { projectRoleCheck: false });
+    }
+    expect((await exchange(webConfig, { subject_token: alice.access_token, subject_token_type: T.accessToken })).access_token).toBeTruthy();
+  });
+
   it("none (a public client) is invalid_client even with the grant type; private_key_jwt (a client of token exchange alone) acts for a user", async () => {
     await setImpersonation(true);
     const spaConfig = await rpConfig(t.url, spa.clientId, undefined, client.None());

@@ -24,8 +24,8 @@ describe("the sessions API's callback enforces what the built-in login UI does",
   });
   afterAll(() => t?.close());
 
-  async function authRequest(): Promise<string> {
-    const app = await webApp(t, { origin: "https://rp.example.com" }, `rp-${Math.random().toString(36).slice(2, 8)}`);
+  async function authRequest(given?: { clientId: string; clientSecret: string }): Promise<string> {
+    const app = given ?? (await webApp(t, { origin: "https://rp.example.com" }, `rp-${Math.random().toString(36).slice(2, 8)}`));
     const config = await rpConfig(t.url, app.clientId, app.clientSecret, client.ClientSecretBasic(app.clientSecret));
     const url = client.buildAuthorizationUrl(config, {
       redirect_uri: "https://rp.example.com/cb",
@@ -43,6 +43,21 @@ describe("the sessions API's callback enforces what the built-in login UI does",
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     return { sessionId: created.body.details.id as string, sessionToken: created.body.sessionToken as string };
   }
+
+  it("project_role_check: a user without a grant of the client's project gets no code", async () => {
+    const userId = await addHuman(t, "no-grant", PASSWORD);
+    const app = await webApp(t, { origin: "https://rp.example.com" }, "checked-rp");
+    const admin = { token: t.adminPat };
+    expect((await rest(t.url, "PATCH", `/resources/v3alpha/projects/${app.projectId}`, { ...admin, body: { projectRoleCheck: true } })).status).toBe(200);
+    const refused = await sessions("POST", `/auth_requests/${await authRequest(app)}/_callback`, { session: await passwordSession("no-grant") });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toContain("no grant of the application's project");
+    await rest(t.url, "POST", `/resources/v3alpha/projects/${app.projectId}/roles`, { ...admin, body: { key: "member", displayName: "Member" } });
+    const granted = await rest(t.url, "POST", "/resources/v3alpha/user_grants", { ...admin, body: { userId, projectId: app.projectId, roleKeys: ["member"] } });
+    expect(granted.status).toBe(201);
+    const done = await sessions("POST", `/auth_requests/${await authRequest(app)}/_callback`, { session: await passwordSession("no-grant") });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+  });
 
   it("force_mfa_local_only: a password-only session gets no code", async () => {
     await addHuman(t, "local-only", PASSWORD);

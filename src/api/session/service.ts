@@ -42,7 +42,9 @@ import type { OAuthClientQueries } from "../../query/oauth-clients.js";
 import { SessionSearch, type SessionFilter } from "../../query/sessions.js";
 import { mustChangePassword } from "../../query/users.js";
 import type { ProjectionCache } from "../../query/cache.js";
+import type { ProjectQueries } from "../../query/projects.js";
 import type { TenancyQueries } from "../../query/tenancy.js";
+import { grantAllowsSignIn, type UserGrantQueries } from "../../query/user-grants.js";
 import { toResourceDetails } from "../convert.js";
 import { listDetails, listWindow, searchRequestOf, type SetFilter } from "../list.js";
 
@@ -56,6 +58,9 @@ export interface SessionServiceDeps extends SessionDeps {
   authRequests: AuthRequestQueries;
   clients: OAuthClientQueries;
   tenancy: TenancyQueries;
+  /** For project_role_check: the client's project and the user's grants. */
+  projects: ProjectQueries;
+  userGrants: UserGrantQueries;
   /** The time of the auth requests' expiry and max_age decisions (src/domain/clock.ts). */
   clock: Clock;
   /** The OIDC issuer for a request's Host (the `iss` of the authorization response, RFC 9207). */
@@ -225,6 +230,8 @@ export function sessionService(deps: SessionServiceDeps): ServiceImpl<typeof Ses
       const named = await deps.tenancy.requestedOrg(instanceId, request.scopes);
       if (named !== undefined && named?.id !== user.orgId)
         throw errors.failedPrecondition("AUTHR-0rg1", "session: the user is not a member of the organization the request names (its scope)");
+      if (!(await grantAllowsSignIn(deps.projects, deps.userGrants, client.app.projectId, user.id)))
+        throw errors.failedPrecondition("AUTHR-gr4n", "session: the user has no grant of the application's project, which checks roles");
       const login = await deps.settings.values("login", inheritanceChain({ type: "org", instanceId, orgId: user.orgId }));
       // A sign-in with a local credential (a password, a passkey) is forced by force_mfa_local_only too (security
       // review, finding 6; the built-in login UI's rule); one through a provider alone by force_mfa only.

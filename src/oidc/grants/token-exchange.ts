@@ -15,6 +15,7 @@ import { decodeJwt, verifyRs256 } from "../jwt.js";
 import { API_AUDIENCE, audienceOf, parseScopes } from "../scopes.js";
 import { isActorClaim, randomToken, sha256, Tokens } from "../tokens.js";
 import { authenticateApp } from "./grant.js";
+import { grantAllowsSignIn } from "../../query/user-grants.js";
 
 /**
  * Token exchange (RFC 8693): a client presents a token of a user (the subject) and gets new tokens for that user,
@@ -340,6 +341,9 @@ async function issueExchangeTokens(
   requested: TokenType,
 ): Promise<{ response: TokenResponse; access?: { jti: string; exp: number } }> {
   const { client, user, scopes } = a;
+  // project_role_check: tokens for a client of a project that checks roles only for users with a grant of it, as at sign-in.
+  if (!(await grantAllowsSignIn(deps.projects, deps.userGrants, client.projectId, user.id)))
+    throw oauth.invalidGrant("the user has no grant of the client's project, which checks roles");
   const projectAsserts = client.projectId ? await deps.projects.assertsRoles(client.projectId) : false;
   const roles = await roleClaims(deps.userGrants, user.id, client.projectId, scopes, projectAsserts && !!client.oidc?.accessTokenRoleAssertion);
   const common = {
