@@ -102,9 +102,11 @@ export function registerExternalAccounts(
       try {
         user = await created(newOrg, instance, external, account);
       } catch (e) {
-        // The provider's username is taken here, or what it sent is no valid account: no account is made.
+        // The provider's username is taken here, or what it sent is no valid account: no account is made; the
+        // choices the options allow are still offered (linking to the account that has the name, say).
         if (!refusedWith(e, Code.AlreadyExists, Code.InvalidArgument)) throw e;
         kit.ui.log.info({ idp: row.id, reason: e.message }, "external sign-in: no account could be created");
+        if (options.isLinkingAllowed || options.isCreationAllowed) return offer(c, instance, row, external, options);
         return c.send(pages.messagePage(c.page, c.page.t.title, c.page.t.externalNoAccount), 409);
       }
     }
@@ -244,7 +246,8 @@ export function registerExternalAccounts(
   // still allows it there and the account is not linked to another of the provider's) and signs in; "other" goes on
   // as if nothing had matched.
   kit.post(`${LOGIN_PATH}/idp/autolink`, async (c, reply, instance) => {
-    const found = await pendingOf(c, instance, autoLinking);
+    // "other" goes on even if the provider no longer offers matches meanwhile; "link" only while it does
+    const found = await pendingOf(c, instance, c.fields.choice === "link" ? autoLinking : () => true);
     if (!found?.pending.foundUserId) return failed(c, 400);
     const { pending, row, account } = found;
     if (c.fields.choice !== "link") return withoutMatch(c, reply, instance, row, pending.external, account);

@@ -125,8 +125,9 @@ export type Options = Message<"svc.resources.idp.v3alpha.Options"> & {
   isAutoUpdate: boolean;
 
   /**
-   * Links an external account that no user is linked to yet, without asking, to the existing human user whose chosen
-   * attribute matches; that user is then signed in. Tried before is_auto_creation.
+   * For an external account no user is linked to yet: the existing human user whose chosen attribute matches is
+   * offered in the hosted login UI ("Link and continue" links it and signs in as it; "Use another account" goes on
+   * as if none matched). Tried before is_auto_creation.
    *
    * @generated from field: svc.resources.idp.v3alpha.AutoLinkingOption auto_linking = 5;
    */
@@ -283,13 +284,13 @@ export const IDPNameFilterSchema: GenMessage<IDPNameFilter> = /*@__PURE__*/
   messageDesc(file_svc_resources_idp_v3alpha_idp, 6);
 
 /**
- * The attribute that links an unknown external account to an existing user automatically.
+ * The attribute by which an existing user is offered for linking to an unknown external account.
  *
  * @generated from enum svc.resources.idp.v3alpha.AutoLinkingOption
  */
 export enum AutoLinkingOption {
   /**
-   * Not set: no automatic linking.
+   * Not set: no account is offered.
    *
    * @generated from enum value: AUTO_LINKING_OPTION_UNSPECIFIED = 0;
    */
@@ -304,7 +305,7 @@ export enum AutoLinkingOption {
 
   /**
    * Match the external e-mail, which the provider must assert as verified, to an existing verified e-mail; when
-   * several users match, none is linked.
+   * several users match, none is offered.
    *
    * @generated from enum value: AUTO_LINKING_OPTION_EMAIL = 2;
    */
