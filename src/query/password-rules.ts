@@ -37,8 +37,9 @@ export async function passwordRules(settings: SettingsQueries, instanceId: strin
     lockoutDurationS: l.lockout_duration,
     problem(password, t = loginTextsEn) {
       const missing = needs.filter(([on, re]) => on && !re.test(password)).map(([, , what]) => t[what]);
-      if ([...password].length < c.min_length) missing.unshift(t.passwordNeedsLength.replace("{n}", String(c.min_length)));
-      return missing.length ? t.passwordNeeds.replace("{needs}", missing.join(t.listSeparator)) : undefined;
+      // replacement functions: a text's own "$&" or "$'" stays as written
+      if ([...password].length < c.min_length) missing.unshift(t.passwordNeedsLength.replaceAll("{n}", () => String(c.min_length)));
+      return missing.length ? t.passwordNeeds.replaceAll("{needs}", () => missing.join(t.listSeparator)) : undefined;
     },
   };
 }

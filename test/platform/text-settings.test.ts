@@ -128,14 +128,14 @@ describe("text settings", () => {
     const password = { password: "Initial!pass1", changeRequired: true };
     const human = { profile: { givenName: "Greta", familyName: "Garbo" }, email: { address: "greta@example.com", isVerified: true }, password };
     expect((await rest(t.url, "POST", "/resources/v3alpha/users", { token: t.adminPat, body: { username: "greta", human } })).status).toBe(201);
-    expect((await texts("PATCH", "de", "", { "login.passwordNeedsSymbol": { set: "ein Zeichen wie ! oder #" } })).status).toBe(200);
+    expect((await texts("PATCH", "de", "", { "login.passwordNeedsSymbol": { set: "ein Zeichen wie $& oder #" } })).status).toBe(200);
     const browser = new FormClient(t.url, undefined, { "accept-language": "de-CH,de;q=0.9" });
     const change = await browser.post("/ui/login/password", { loginName: "greta", password: password.password });
     const pending = /name="pending" value="([^"]+)"/.exec(change.body)?.[1];
     expect(pending, change.body.slice(0, 300)).toBeTruthy();
     const weak = await browser.post("/ui/login/password/change", { pending: pending!, newPassword: "kurz", confirmPassword: "kurz" });
     expect(weak.status).toBe(400);
-    expect(weak.body).toContain("Das Passwort muss mindestens 8 Zeichen, einen Großbuchstaben, eine Ziffer, ein Zeichen wie ! oder # enthalten.");
+    expect(weak.body).toContain("Das Passwort muss mindestens 8 Zeichen, einen Großbuchstaben, eine Ziffer, ein Zeichen wie $&amp; oder # enthalten.");
   });
 
   it("give the messages of an organisation's users their subject and text", async () => {
