@@ -77,6 +77,8 @@ export async function patchNotificationProvider(
   const details = await changeAggregate(es, {
     ...existing(args),
     decide: (row) => {
+      // decide may run again (a retried transaction): only the key of the run that commits is returned
+      signingKey = "";
       const changed: Partial<Omit<ProviderFields, "kind">> = {};
       if (args.description !== undefined && args.description !== row.description) changed.description = args.description;
       const typeChanged = args.providerType !== undefined && args.providerType !== row.providerType;

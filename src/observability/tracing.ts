@@ -138,8 +138,12 @@ export async function startTracing(config: TracingConfig, log: TracingLog): Prom
       }
       if (errorType) attributes[ATTR_ERROR_TYPE] = errorType;
       beginning = r.traceId;
-      const span = tracer.startSpan(name, { kind: SpanKind.SERVER, startTime: origin + r.startMs, attributes }, parent);
-      beginning = undefined;
+      let span: ReturnType<Tracer["startSpan"]>;
+      try {
+        span = tracer.startSpan(name, { kind: SpanKind.SERVER, startTime: origin + r.startMs, attributes }, parent);
+      } finally {
+        beginning = undefined;
+      }
       if (failed) span.setStatus({ code: SpanStatusCode.ERROR });
       span.end(origin + r.endMs);
     },
