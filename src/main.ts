@@ -2,6 +2,7 @@ import net from "node:net";
 import { parseArgs, usage } from "./config/cli.js";
 import { loadConfig, type Config } from "./config/config.js";
 import { ConfigError, StartupError } from "./config/startup-error.js";
+import { setPasswordHashCost } from "./crypto/password.js";
 
 /** Whether an unexpected start-up error may print its stack: SVC_LOG_LEVEL=debug (or trace). */
 let debug = /^(debug|trace)$/i.test(process.env.SVC_LOG_LEVEL ?? "");
@@ -138,6 +139,8 @@ async function main() {
   }
   const config = loadConfig(process.env, process.argv.slice(2));
   debug = /^(debug|trace)$/.test(config.logLevel);
+  // every command that sets a password (recover too) hashes at the configured cost
+  setPasswordHashCost(config.passwordHashCost);
   // Imported only now: --help and configuration errors answer without loading Prisma and the API.
   if (args.command === "migrate") {
     failing = "cannot migrate";

@@ -68,6 +68,8 @@ export interface Config {
   corsOrigins: string[];
   /** SVC_SHUTDOWN_GRACE_MS */
   shutdownGraceMs: number;
+  /** SVC_PASSWORD_HASH_COST: scrypt log2 N of new password hashes. */
+  passwordHashCost: number;
   /** SVC_DATABASE_POOL_SIZE */
   databasePoolSize: number;
   /**
@@ -310,6 +312,7 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = pro
     logFormat,
     corsOrigins,
     shutdownGraceMs: s.int("SVC_SHUTDOWN_GRACE_MS", 0, 600_000),
+    passwordHashCost: s.int("SVC_PASSWORD_HASH_COST", 10, 20),
     databasePoolSize: s.int("SVC_DATABASE_POOL_SIZE", 1, 1000),
     metrics: s.bool("SVC_METRICS"),
     idpInsecureHttp: s.bool("SVC_IDP_INSECURE_HTTP"),

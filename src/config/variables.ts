@@ -119,6 +119,11 @@ export const VARIABLES = [
     meaning: "comma-separated origins (http(s)://host[:port], no path) allowed for browser clients; * allows any",
   },
   { name: "SVC_SHUTDOWN_GRACE_MS", default: "10000", meaning: "how long in-flight calls may take to finish after SIGTERM" },
+  {
+    name: "SVC_PASSWORD_HASH_COST",
+    default: "15",
+    meaning: "scrypt cost of new password hashes as log2 N (10-20; r=8, p=1): each step doubles a sign-in's time and memory; below 15 only for tests",
+  },
   { name: "SVC_DATABASE_POOL_SIZE", default: "20", meaning: "connections this process keeps to PostgreSQL (besides one for LISTEN and one at start-up)" },
   { name: "SVC_OIDC_ACCESS_TOKEN_LIFETIME", default: "43200", meaning: "seconds an access token lives (12 h)" },
   { name: "SVC_OIDC_ID_TOKEN_LIFETIME", default: "43200", meaning: "seconds an ID token lives (12 h)" },

@@ -6,12 +6,23 @@ import { verifyOnWorker } from "./hash-worker-pool.js";
  * Password hashes. New passwords get scrypt (memory-hard, RFC 7914) from node:crypto: it runs on libuv's
  * thread pool, so a login never blocks the event loop (argon2 in JavaScript or WebAssembly would).
  * N = 2^15, r = 8, p = 1 takes 32 MiB and tens of milliseconds: the deliberate cost, measured in bench/.
+ * SVC_PASSWORD_HASH_COST sets log2 N for the process (`setPasswordHashCost`, at start): the suite's servers use
+ * 2^10, since thousands of sign-ins at the real cost made a third of its run time.
  *
  * Imported hashes are verified in the forms ZITADEL accepts, within cost limits (`hash-parameters.ts`),
  * and rehashed to the default on the next successful login (see `verifyPassword`'s `rehash`). bcrypt and argon2
  * are WebAssembly and run on worker threads (`hash-worker-pool.ts`).
  */
-const DEFAULT = { logN: 15, r: 8, p: 1, keyLen: 32 };
+/** The built-in cost of new hashes (SVC_PASSWORD_HASH_COST's default). */
+export const DEFAULT_PASSWORD_HASH_COST = 15;
+/** New hashes' form; logN follows SVC_PASSWORD_HASH_COST (one value per process: its servers share the setting). */
+const DEFAULT = { logN: DEFAULT_PASSWORD_HASH_COST, r: 8, p: 1, keyLen: 32 };
+
+/** The cost of new hashes from now on, in this process; a stored hash of another cost is rehashed at its next sign-in. */
+export function setPasswordHashCost(logN: number): void {
+  DEFAULT.logN = logN;
+  decoy = undefined;
+}
 
 export interface Verification {
   valid: boolean;

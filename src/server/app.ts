@@ -98,6 +98,7 @@ import { BODY_LIMIT } from "./decoding.js";
 import type { Logger } from "pino";
 import { hostnameOf } from "../authz/interceptor.js";
 import { createLogger, isFirstEmbeddedStart, RequestLogController, registerRequestLog, startupLogger } from "./logging.js";
+import { DEFAULT_PASSWORD_HASH_COST, setPasswordHashCost } from "../crypto/password.js";
 
 /** Paths without CORS: exact, or every path under one that ends in "/". */
 const NO_CORS_PATHS = ["/oauth/v2/authorize", "/oidc/v1/end_session", "/ui/", "/metrics"];
@@ -160,6 +161,10 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
       format: config.logFormat,
       ...(opts.logStream ? { stream: opts.logStream } : {}),
     });
+  // The process's cost of new password hashes (servers embedded in one process share it: the tests' do).
+  setPasswordHashCost(config.passwordHashCost);
+  if (config.passwordHashCost < DEFAULT_PASSWORD_HASH_COST)
+    log.warn({ cost: config.passwordHashCost }, `SVC_PASSWORD_HASH_COST=${config.passwordHashCost}: new password hashes are cheap to guess (for tests only)`);
   // A first start creates the embedded cluster (initdb) and migrates it: seconds without a word otherwise. Said only
   // then (a refused start stays one line); how long the database took is said at every start.
   const preparing = performance.now();

@@ -1,7 +1,7 @@
 import { Algorithm, hash as argon2Hash } from "@node-rs/argon2";
 import bcrypt from "bcryptjs";
 import { describe, expect, it } from "vitest";
-import { hashPassword, isSupportedHash, verifyPassword } from "../../src/crypto/password.js";
+import { DEFAULT_PASSWORD_HASH_COST, hashPassword, isSupportedHash, setPasswordHashCost, verifyPassword } from "../../src/crypto/password.js";
 
 const PASSWORD = "correct horse";
 
@@ -43,12 +43,27 @@ describe("imported password hashes", () => {
   });
 
   it("new hashes are the scrypt default, salted, and need no rehash", async () => {
+    // the built-in cost (the suite's servers set a low one for this process)
+    setPasswordHashCost(DEFAULT_PASSWORD_HASH_COST);
     const a = await hashPassword(PASSWORD);
     const b = await hashPassword(PASSWORD);
     expect(a).toMatch(/^\$scrypt\$ln=15,r=8,p=1\$/);
     expect(a).not.toBe(b);
     expect(await verifyPassword(PASSWORD, a)).toEqual({ valid: true, rehash: false });
     expect(await verifyPassword("wrong", a)).toEqual({ valid: false, rehash: false });
+  });
+
+  it("SVC_PASSWORD_HASH_COST sets the cost of new hashes; a hash of another cost is rehashed at its next sign-in", async () => {
+    setPasswordHashCost(12);
+    try {
+      const cheap = await hashPassword(PASSWORD);
+      expect(cheap).toMatch(/^\$scrypt\$ln=12,r=8,p=1\$/);
+      expect(await verifyPassword(PASSWORD, cheap)).toEqual({ valid: true, rehash: false });
+      setPasswordHashCost(DEFAULT_PASSWORD_HASH_COST);
+      expect(await verifyPassword(PASSWORD, cheap)).toEqual({ valid: true, rehash: true });
+    } finally {
+      setPasswordHashCost(DEFAULT_PASSWORD_HASH_COST);
+    }
   });
 
   it("unknown, malformed or abusive hashes never verify and never throw", async () => {

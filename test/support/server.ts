@@ -58,6 +58,8 @@ async function boot(storage: Storage, env: Record<string, string>, opts: StartOp
       SVC_HOST: "127.0.0.1",
       SVC_DATA_DIR: storage.dataDir,
       SVC_LOG_LEVEL: "silent",
+      // the suite signs in thousands of times: hashes at 2^10 instead of 2^15 (the hashing tests set their own)
+      SVC_PASSWORD_HASH_COST: "10",
       SVC_SHUTDOWN_GRACE_MS: "2000",
       // suites try wrong passwords, secrets, codes and tokens from one address far more often than anyone
       // would (they are on by default); the limits' own tests set these (an empty value is the default)
