@@ -1014,7 +1014,7 @@ export const protoComments: Record<string, string> = {
   "svc.resources.idp.v3alpha.PatchSAMLIDP.idp": "Changes to the name, options and state policy. In a child context only state_policy may be present.",
   "svc.resources.idp.v3alpha.PatchSAMLIDP.config": "Changes to the configuration; only in the context that owns the provider (else FAILED_PRECONDITION). The\nconfiguration that results is checked as a create's.",
   "svc.resources.idp.v3alpha.PatchSAMLConfig": "Changes to the configuration: a present field replaces the stored one, the others are kept.",
-  "svc.resources.idp.v3alpha.PatchSAMLConfig.metadata_xml": "Present: replaces the metadata XML. Exactly one of metadata_xml and metadata_url may be stored and neither can be\nemptied, so a patch that sets the one the provider does not use is refused (INVALID_ARGUMENT).",
+  "svc.resources.idp.v3alpha.PatchSAMLConfig.metadata_xml": "Present: replaces the metadata XML and clears a stored metadata_url (one of the two is stored at a time; both\nin one patch: INVALID_ARGUMENT).",
   "svc.resources.idp.v3alpha.PatchSAMLConfig.metadata_url": "Present: replaces the metadata URL (see metadata_xml).",
   "svc.resources.idp.v3alpha.PatchSAMLConfig.binding": "Present: replaces how the authentication request travels to the IdP.",
   "svc.resources.idp.v3alpha.PatchSAMLConfig.with_signed_request": "Present: replaces whether the authentication requests are signed.",

@@ -203,9 +203,18 @@ describe("every identity provider kind as a resource", () => {
     const seq = (await api("GET", `/idps/oidc/${ids.oidc}`)).body.idp.details.sequence;
     await api("PATCH", `/idps/oidc/${ids.oidc}`, { config: { issuer: "https://op.example.com", scopes: ["openid", "email"] } });
     expect((await api("GET", `/idps/oidc/${ids.oidc}`)).body.idp.details.sequence).toBe(seq);
-    // SAML: switching to a metadata URL clears the XML
-    const saml = await api("PATCH", `/idps/saml/${ids.saml}`, { config: { metadata_url: "https://idp.example.com/metadata", metadata_xml: "" } });
-    expect(saml.status, JSON.stringify(saml.body)).toBe(400);
+    // SAML: both metadata forms at once are refused; switching to a metadata URL clears the XML, and back
+    const both = await api("PATCH", `/idps/saml/${ids.saml}`, { config: { metadata_url: "https://idp.example.com/metadata", metadata_xml: "" } });
+    expect(both.status, JSON.stringify(both.body)).toBe(400);
+    const xml = (await api("GET", `/idps/saml/${ids.saml}`)).body.idp.idp.config.metadataXml as string;
+    const toUrl = await api("PATCH", `/idps/saml/${ids.saml}`, { config: { metadata_url: "https://idp.example.com/metadata" } });
+    expect(toUrl.status, JSON.stringify(toUrl.body)).toBe(200);
+    expect((await api("GET", `/idps/saml/${ids.saml}`)).body.idp.idp.config).toMatchObject({
+      metadataUrl: "https://idp.example.com/metadata",
+      metadataXml: "",
+    });
+    expect((await api("PATCH", `/idps/saml/${ids.saml}`, { config: { metadata_xml: xml } })).status).toBe(200);
+    expect((await api("GET", `/idps/saml/${ids.saml}`)).body.idp.idp.config).toMatchObject({ metadataUrl: "", metadataXml: xml });
   });
 
   it("is reached only through its own kind's RPCs; Get and Patch work over Connect for every kind", async () => {

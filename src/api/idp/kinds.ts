@@ -100,7 +100,13 @@ export function configOfCreate(k: KindMessages, config: Message | undefined, fie
 }
 
 /**
- * A patch applied to the stored configuration: present fields replace theirs; a list replaces its own when it is
+ * Fields of a kind's configuration of which one is stored at a time (proto JSON names): a patch that gives one of
+ * them clears the others (SAML's metadata as XML or from a URL).
+ */
+const alternatives: Partial<Record<IdpKind, string[][]>> = { saml: [["metadataXml", "metadataUrl"]] };
+
+/**
+ * A patch applied to the stored configuration: present fields replace theirs (and clear their `alternatives`); a list replaces its own when it is
  * not empty or its `replace_<list>` is true; a message field (LDAP attributes, a tenant, a timeout) replaces
  * the whole; the secret, when present, replaces the stored one. Undefined config: nothing of it changes.
  */
@@ -121,6 +127,9 @@ export function configOfPatch(k: KindMessages, stored: JsonObject, patch: Messag
     touched = true;
   }
   if (!touched) return {};
+  for (const group of alternatives[k.kind] ?? []) {
+    if (group.some((key) => json[key] !== undefined)) for (const key of group) if (json[key] === undefined) delete merged[key];
+  }
   // What the create checks holds for the result too (a patch cannot leave LDAP without servers).
   const { config, secret } = split(k, checked(k, merged, field));
   return { config, ...(secret !== undefined ? { secret } : {}) };

@@ -141,8 +141,8 @@ export const PatchSAMLIDPSchema: GenMessage<PatchSAMLIDP> = /*@__PURE__*/
  */
 export type PatchSAMLConfig = Message<"svc.resources.idp.v3alpha.PatchSAMLConfig"> & {
   /**
-   * Present: replaces the metadata XML. Exactly one of metadata_xml and metadata_url may be stored and neither can be
-   * emptied, so a patch that sets the one the provider does not use is refused (INVALID_ARGUMENT).
+   * Present: replaces the metadata XML and clears a stored metadata_url (one of the two is stored at a time; both
+   * in one patch: INVALID_ARGUMENT).
    *
    * @generated from field: optional string metadata_xml = 1;
    */
