@@ -11,7 +11,7 @@ import type { InstanceRow } from "../query/tenancy.js";
 import { userByLoginName, type UserRow } from "../query/users.js";
 import * as pages from "../web/pages.js";
 import type { AfterFirstFactor } from "./password.js";
-import { type Ctx, type FirstFactor, LOGIN_PATH, type LoginKit, PENDING_TTL_MS, refusedWith, type SignedInUser } from "./kit.js";
+import { type Ctx, type FirstFactor, LOGIN_PATH, type LoginKit, PENDING_TTL_MS, refusedWith, type SignedInUser, usernameUnavailable } from "./kit.js";
 
 /** The options of a provider (idp.proto's Options, as stored). */
 interface IdpOptions {
@@ -323,8 +323,10 @@ export function registerExternalAccounts(
       const user = await kit.users.byId(instance.id, details.id);
       return user ? signedInAs(c, reply, instance, user, found.account, `fed:${found.account.idpId}`) : failed(c, 400);
     } catch (err) {
-      // The field the server named (a taken username, an invalid address): the form again, with its message.
-      if (!refusedWith(err, Code.AlreadyExists, Code.InvalidArgument)) throw err;
+      // A taken username: the form again, saying so in the page's language; another refusal (an invalid address):
+      // the form again with the server's message, which names the field.
+      if (usernameUnavailable(err)) return again(c.page.t.usernameTaken, 400);
+      if (!refusedWith(err, Code.InvalidArgument)) throw err;
       return again(err.rawMessage, 400);
     }
   });

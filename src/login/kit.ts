@@ -1,4 +1,4 @@
-import { type Code, ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { hostnameOf } from "../authz/interceptor.js";
 import type { FailureLimiter, SignInLimits, TooManyFailures } from "../command/failure-limits.js";
@@ -25,6 +25,7 @@ import { AGENT_COOKIE, addStrictTransport, cookiesOf, crossOriginPost, hashAgent
 import * as pages from "../web/pages.js";
 import { chooseLanguage, customTexts, preferredLanguages, textsFor } from "../web/texts.js";
 import { csrfCookieName, newCookieValue, type Signer } from "./signing.js";
+import { errorIdOf } from "../errors/errors.js";
 
 /**
  * The login UI's page kit: what every step (one module each, registered by routes.ts) shares. The scope's form
@@ -163,6 +164,12 @@ export interface SecondFactorStep {
 
 /** Whether a command refused with one of `codes` (its errors are ConnectErrors, each with a named code). */
 export const refusedWith = (e: unknown, ...codes: Code[]): e is ConnectError => e instanceof ConnectError && codes.includes(e.code);
+
+/** The command's error ID for a username on another organisation's verified domain (src/command/users.ts). */
+const USERNAME_ON_FOREIGN_DOMAIN = "USER-d0mn";
+
+/** A new account's username is not to be had: taken, or on another organisation's verified domain. */
+export const usernameUnavailable = (e: unknown): boolean => refusedWith(e, Code.AlreadyExists) || errorIdOf(e) === USERNAME_ON_FOREIGN_DOMAIN;
 
 /** A form post's handler: runs only from a page of this origin, with a valid CSRF token, in a known instance. */
 export type PostHandler = (c: Ctx, reply: FastifyReply, instance: InstanceRow) => Promise<unknown>;

@@ -1,14 +1,10 @@
 import { Code } from "@connectrpc/connect";
 import { createHuman } from "../command/users.js";
 import { hashPassword } from "../crypto/password.js";
-import { errorIdOf } from "../errors/errors.js";
 import { passwordRules } from "../query/password-rules.js";
 import * as pages from "../web/pages.js";
 import type { Finish } from "./finish.js";
-import { LOGIN_PATH, type LoginKit, refusedWith } from "./kit.js";
-
-/** The command's error ID for a username on another organisation's verified domain (src/command/users.ts). */
-const USERNAME_ON_FOREIGN_DOMAIN = "USER-d0mn";
+import { LOGIN_PATH, type LoginKit, refusedWith, usernameUnavailable } from "./kit.js";
 
 /** Self-registration (login settings allow_register): a human user of the instance's default organisation, signed in at once. */
 export function registerRegistration(kit: LoginKit, finish: Finish): void {
@@ -46,7 +42,7 @@ export function registerRegistration(kit: LoginKit, finish: Finish): void {
       return finish(c, reply, instance, user);
     } catch (e) {
       // taken, or on another organisation's verified domain: the name is not to be had either way
-      if (refusedWith(e, Code.AlreadyExists) || errorIdOf(e) === USERNAME_ON_FOREIGN_DOMAIN) {
+      if (usernameUnavailable(e)) {
         return again(c.page.t.usernameTaken);
       }
       if (refusedWith(e, Code.InvalidArgument)) return again(c.page.t.wrongCredentials);
