@@ -323,7 +323,7 @@ export function createLoginKit(ui: FastifyInstance, deps: LoginDeps): LoginKit {
   /** The labels in force (the text settings, inherited from the instance and the system). */
   async function textsOf(instance: InstanceRow | null, lang: string, orgId?: string) {
     if (!instance) return textsFor(lang);
-    return customTexts(lang, await settings.values("text", chainOf(instance.id, orgId)));
+    return customTexts(lang, (await settings.setWithPrefix("text", chainOf(instance.id, orgId), `${lang}.login.`)) as Record<string, string>);
   }
 
   async function languageOf(instance: InstanceRow | null, uiLocales: string | undefined, acceptLanguage: string | undefined, orgId?: string) {

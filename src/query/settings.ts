@@ -59,6 +59,20 @@ export class SettingsQueries {
     return Object.fromEntries([...resolved].map(([name, v]) => [name, v.value])) as SettingsValues<K>;
   }
 
+  /**
+   * The values set along `chain` (the most specific context's first) of the kind's properties whose names start
+   * with `prefix`, without resolving the others: a login page needs its language's labels, not all 970 texts.
+   * Properties no context set are absent (their built-in values are the caller's to supply).
+   */
+  async setWithPrefix(kind: SettingsKind, chain: readonly ContextOwner[], prefix: string): Promise<Record<string, unknown>> {
+    const rows = await Promise.all(chain.map((o) => this.row(kind, o)));
+    const out: Record<string, unknown> = {};
+    for (const row of rows) {
+      for (const [name, value] of Object.entries(row?.values ?? {})) if (name.startsWith(prefix) && !(name in out)) out[name] = value;
+    }
+    return out;
+  }
+
   /** A read in the request's context. */
   async read(kind: SettingsKind, target: Target): Promise<SettingsRead> {
     const owner = ownerOf(target);
