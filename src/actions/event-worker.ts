@@ -36,8 +36,9 @@ export interface EventExecutions {
  * Event executions. A durable subscriber of the event log calls the targets of each event's most specific
  * execution (type, group, all), never in the API call's path. A delivery that fails is written to
  * `event_deliveries` and retried there with backoff, so one dead target holds up neither the log nor the
- * other targets, and pending retries survive restarts. At least once: a crash between a call and the
- * bookkeeping repeats the call.
+ * other targets, and pending retries survive restarts. One process at a time delivers, the one holding the
+ * subscription's lease (several processes share a database). At least once: a crash between a call and the
+ * bookkeeping repeats the call, as does a takeover from a process that froze past its lease.
  */
 export function startEventExecutions(
   db: Database,
@@ -79,6 +80,8 @@ export function startEventExecutions(
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
   const retryDue = async () => {
+    // Retries are the subscription's work too: only the process holding it makes them (one delivery at a time).
+    if (!subscription.holding()) return;
     const due = await dueDeliveries(db, 20);
     for (const d of due) {
       if (stopped) return;

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { type Clock, systemClock } from "../domain/clock.js";
 import { errors, isUniqueViolation } from "../errors/errors.js";
 import type { Prisma as PrismaNamespace } from "../../gen/prisma/client.js";
@@ -232,12 +233,20 @@ export interface SubscribeOptions {
   /** Only these events are handed over (the position still moves past the others). */
   filter?: (e: StoredEvent) => boolean;
   onError?: (err: unknown) => void;
+  /**
+   * Seconds a process's hold on the subscription lasts unless renewed (default 10; renewed every third of it).
+   * One process at a time runs a subscription of a name; another takes over from the stored cursor once the
+   * holder stops (at once) or its lease runs out (a killed process).
+   */
+  leaseS?: number;
 }
 
 export interface Subscription {
   stop(): Promise<void>;
-  /** Resolves once everything committed before this call has been handled. */
+  /** Resolves once everything committed before this call has been handled (by whichever process holds it). */
   caughtUp(): Promise<void>;
+  /** Whether this process holds the subscription now: work that must run once across processes runs only then. */
+  holding(): boolean;
 }
 
 /**
@@ -306,7 +315,7 @@ export class EventStore {
   private readonly reducers = new Map<string, Reducer[]>();
   private readonly committed: ((events: StoredEvent[]) => void)[] = [];
   private readonly appended: ((ms: number, events: number) => void)[] = [];
-  private readonly handled = new Map<string, () => Cursor>();
+  private readonly handled = new Map<string, () => Cursor | undefined>();
   /**
    * Counters for tests and metrics: commands retried after a conflict, and rejected after too many; reads of
    * the log by this process's subscriptions.
@@ -433,9 +442,12 @@ export class EventStore {
     return rows[0] ? { tx: BigInt(rows[0].tx), position: BigInt(rows[0].position) } : START;
   }
 
-  /** How far each running subscription of this process has handled (for metrics: its lag). */
+  /** How far each subscription this process holds has handled (for metrics: its lag). */
   subscriptionCursors(): { name: string; cursor: Cursor }[] {
-    return [...this.handled].map(([name, cursor]) => ({ name, cursor: cursor() }));
+    return [...this.handled].flatMap(([name, cursor]) => {
+      const at = cursor();
+      return at ? [{ name, cursor: at }] : [];
+    });
   }
 
   /**
@@ -448,7 +460,18 @@ export class EventStore {
     const pollMs = opts.pollMs ?? 1000;
     const coalesceMs = opts.coalesceMs ?? 20;
     const storeEveryMs = opts.storeEveryMs ?? 5000;
+    const leaseS = opts.leaseS ?? 10;
     const prisma = this.db.prisma;
+    // This subscription's name for its lease: one process (one subscribe call) holds a name at a time.
+    const me = randomUUID();
+    let holding = false;
+    // Losing the lease: whoever waits for this process to catch up asks the stored cursor instead.
+    const lose = () => {
+      holding = false;
+      const waiting = waiters;
+      waiters = [];
+      for (const w of waiting) w.resolve();
+    };
     let stopped = false;
     let wake: (() => void) | undefined;
     let announced = false;
@@ -471,22 +494,65 @@ export class EventStore {
       announced = true;
       wake?.();
     });
-    this.handled.set(name, () => handled ?? START);
+    this.handled.set(name, () => (holding ? (handled ?? START) : undefined));
     // After each wanted batch: one statement on the pool (Prisma's model API cost about 0.3 ms of CPU a call here).
-    const store = (cursor: Cursor) =>
-      this.db.pool.query("UPDATE subscriptions SET tx_id = $1, position = $2, updated_at = now() WHERE name = $3", [
+    // Only the holder stores: a process that lost its lease (it froze past it) writes nothing.
+    const store = async (cursor: Cursor) => {
+      const { rowCount } = await this.db.pool.query("UPDATE subscriptions SET tx_id = $1, position = $2, updated_at = now() WHERE name = $3 AND owner = $4", [
         cursor.tx.toString(),
         cursor.position.toString(),
         name,
+        me,
       ]);
+      if (!rowCount) lose();
+    };
+    /** Takes or renews the lease; the stored cursor when held (the database's clock decides for every process). */
+    const claim = async (): Promise<Cursor | undefined> => {
+      const { rows } = await this.db.pool.query<{ tx: string; position: string }>(
+        `UPDATE subscriptions SET owner = $2, lease_until = now() + make_interval(secs => $3)
+          WHERE name = $1 AND (owner = $2 OR lease_until < now()) RETURNING tx_id::text AS tx, position::text AS position`,
+        [name, me, leaseS],
+      );
+      return rows[0] ? { tx: BigInt(rows[0].tx), position: BigInt(rows[0].position) } : undefined;
+    };
+    // The holder renews its lease on a timer, so a long batch (slow targets) does not lose it.
+    const renewal = setInterval(
+      () => {
+        if (holding)
+          void claim().then(
+            (got) => {
+              if (!got) lose();
+            },
+            () => {},
+          );
+      },
+      (leaseS * 1000) / 3,
+    );
+    renewal.unref();
     const loop = (async () => {
       let backoff = opts.retryMs ?? 200;
-      const row = await prisma.subscription.upsert({ where: { name }, create: { name, txId: 0n, position: 0n }, update: {} });
-      let cursor: Cursor = { tx: row.txId, position: row.position };
+      // (the renewal timer ends with the loop, even one that failed before it began)
+      await prisma.subscription.upsert({ where: { name }, create: { name, txId: 0n, position: 0n }, update: {} }).catch((err) => {
+        clearInterval(renewal);
+        throw err;
+      });
+      let cursor: Cursor = START;
       let stored = cursor;
       let storedAt = performance.now();
       while (!stopped) {
         try {
+          if (!holding) {
+            // Another process holds it: try again within half a lease (it may have been killed).
+            const got = await claim();
+            if (!got) {
+              await sleep(Math.min(pollMs, (leaseS * 1000) / 2));
+              continue;
+            }
+            holding = true;
+            cursor = got;
+            stored = got;
+            storedAt = performance.now();
+          }
           if (announced && coalesceMs > 0) await new Promise((r) => setTimeout(r, coalesceMs));
           announced = false;
           const batch = await this.readShared(cursor, batchSize);
@@ -501,6 +567,13 @@ export class EventStore {
               storedAt = performance.now();
             }
             backoff = opts.retryMs ?? 200;
+          }
+          // Idle with progress not stored (only unwanted events since): stored after storeEveryMs, so that
+          // another process waiting for this subscription to catch up (caughtUp) sees it.
+          if (batch.length < batchSize && after(cursor, stored) && performance.now() - storedAt >= storeEveryMs) {
+            await store(cursor);
+            stored = cursor;
+            storedAt = performance.now();
           }
           handled = cursor;
           const done = cursor;
@@ -517,8 +590,12 @@ export class EventStore {
           backoff = Math.min(backoff * 2, 30_000);
         }
       }
-      // What was skipped since the last store is not read again after a restart.
-      if (after(cursor, stored)) await store(cursor).catch(() => undefined);
+      // What was skipped since the last store is not read again after a restart; the lease is given up at once.
+      clearInterval(renewal);
+      if (holding && after(cursor, stored)) await store(cursor).catch(() => undefined);
+      if (holding)
+        await this.db.pool.query("UPDATE subscriptions SET owner = '', lease_until = now() WHERE name = $1 AND owner = $2", [name, me]).catch(() => undefined);
+      holding = false;
     })();
     return {
       stop: async () => {
@@ -530,12 +607,23 @@ export class EventStore {
       },
       caughtUp: async () => {
         const target = await this.latest();
-        if (handled && !after(target, handled)) return;
-        await new Promise<void>((resolve) => {
-          waiters.push({ target, resolve });
-          wake?.();
-        });
+        for (;;) {
+          if (holding) {
+            if (handled && !after(target, handled)) return;
+            // resolved by the loop when it has handled the target, or once a lost lease makes it wait elsewhere
+            await new Promise<void>((resolve) => {
+              waiters.push({ target, resolve });
+              wake?.();
+            });
+            if (holding) return;
+          }
+          // Another process holds it: its stored cursor tells how far it has come.
+          const row = await prisma.subscription.findUnique({ where: { name } });
+          if (row && !after(target, { tx: row.txId, position: row.position })) return;
+          await new Promise((r) => setTimeout(r, 100));
+        }
       },
+      holding: () => holding,
     };
   }
 }

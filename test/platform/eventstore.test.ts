@@ -217,6 +217,42 @@ describe("event store", () => {
     expect(await stored()).toBe(afterMail);
   });
 
+  it("runs a subscription in one process at a time: a second of the same name waits, and takes over when the first stops or dies", async () => {
+    const es = t.server.es;
+    const seen: { by: string; id: string }[] = [];
+    const subscriber = (by: string) =>
+      es.subscribe("held-sub", async (b) => void seen.push(...b.map((e) => ({ by, id: e.aggregateId }))), {
+        filter: (e) => e.aggregateId.startsWith("held-"),
+        pollMs: 50,
+        leaseS: 1,
+      });
+    const first = subscriber("first");
+    await first.caughtUp();
+    const second = subscriber("second");
+    for (let i = 0; i < 5; i++) await increment(`held-${i}`);
+    await Promise.all([first.caughtUp(), second.caughtUp()]);
+    expect(first.holding()).toBe(true);
+    expect(second.holding()).toBe(false);
+    expect(seen).toEqual([0, 1, 2, 3, 4].map((i) => ({ by: "first", id: `held-${i}` })));
+    // the holder stops: the other goes on from the stored cursor, each event still handed over once
+    await first.stop();
+    await increment("held-5");
+    await second.caughtUp();
+    expect(second.holding()).toBe(true);
+    expect(seen.map((x) => x.id)).toEqual([0, 1, 2, 3, 4, 5].map((i) => `held-${i}`));
+    expect(seen.at(-1)).toEqual({ by: "second", id: "held-5" });
+    // a holder that died without stopping (its lease left as it was): another takes over once the lease runs out
+    await second.stop();
+    await t.server.db.pool.query("UPDATE subscriptions SET owner = 'a-process-killed', lease_until = now() + interval '1 second' WHERE name = 'held-sub'");
+    const third = subscriber("third");
+    await increment("held-6");
+    await third.caughtUp();
+    expect(third.holding()).toBe(true);
+    expect(seen.at(-1)).toEqual({ by: "third", id: "held-6" });
+    expect(seen.filter((x) => x.id === "held-6")).toHaveLength(1);
+    await third.stop();
+  });
+
   it("keeps a subscription's position across a restart of the server", async () => {
     const t2 = await startTestServer();
     try {

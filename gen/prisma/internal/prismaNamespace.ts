@@ -3925,7 +3925,9 @@ export const SubscriptionScalarFieldEnum = {
   name: 'name',
   txId: 'txId',
   position: 'position',
-  updatedAt: 'updatedAt'
+  updatedAt: 'updatedAt',
+  owner: 'owner',
+  leaseUntil: 'leaseUntil'
 } as const
 
 export type SubscriptionScalarFieldEnum = (typeof SubscriptionScalarFieldEnum)[keyof typeof SubscriptionScalarFieldEnum]

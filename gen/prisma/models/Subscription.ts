@@ -41,6 +41,8 @@ export type SubscriptionMinAggregateOutputType = {
   txId: bigint | null
   position: bigint | null
   updatedAt: Date | null
+  owner: string | null
+  leaseUntil: Date | null
 }
 
 export type SubscriptionMaxAggregateOutputType = {
@@ -48,6 +50,8 @@ export type SubscriptionMaxAggregateOutputType = {
   txId: bigint | null
   position: bigint | null
   updatedAt: Date | null
+  owner: string | null
+  leaseUntil: Date | null
 }
 
 export type SubscriptionCountAggregateOutputType = {
@@ -55,6 +59,8 @@ export type SubscriptionCountAggregateOutputType = {
   txId: number
   position: number
   updatedAt: number
+  owner: number
+  leaseUntil: number
   _all: number
 }
 
@@ -74,6 +80,8 @@ export type SubscriptionMinAggregateInputType = {
   txId?: true
   position?: true
   updatedAt?: true
+  owner?: true
+  leaseUntil?: true
 }
 
 export type SubscriptionMaxAggregateInputType = {
@@ -81,6 +89,8 @@ export type SubscriptionMaxAggregateInputType = {
   txId?: true
   position?: true
   updatedAt?: true
+  owner?: true
+  leaseUntil?: true
 }
 
 export type SubscriptionCountAggregateInputType = {
@@ -88,6 +98,8 @@ export type SubscriptionCountAggregateInputType = {
   txId?: true
   position?: true
   updatedAt?: true
+  owner?: true
+  leaseUntil?: true
   _all?: true
 }
 
@@ -182,6 +194,8 @@ export type SubscriptionGroupByOutputType = {
   txId: bigint
   position: bigint
   updatedAt: Date
+  owner: string
+  leaseUntil: Date
   _count: SubscriptionCountAggregateOutputType | null
   _avg: SubscriptionAvgAggregateOutputType | null
   _sum: SubscriptionSumAggregateOutputType | null
@@ -212,6 +226,8 @@ export type SubscriptionWhereInput = {
   txId?: Prisma.BigIntFilter<"Subscription"> | bigint | number
   position?: Prisma.BigIntFilter<"Subscription"> | bigint | number
   updatedAt?: Prisma.DateTimeFilter<"Subscription"> | Date | string
+  owner?: Prisma.StringFilter<"Subscription"> | string
+  leaseUntil?: Prisma.DateTimeFilter<"Subscription"> | Date | string
 }
 
 export type SubscriptionOrderByWithRelationInput = {
@@ -219,6 +235,8 @@ export type SubscriptionOrderByWithRelationInput = {
   txId?: Prisma.SortOrder
   position?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
+  owner?: Prisma.SortOrder
+  leaseUntil?: Prisma.SortOrder
 }
 
 export type SubscriptionWhereUniqueInput = Prisma.AtLeast<{
@@ -229,6 +247,8 @@ export type SubscriptionWhereUniqueInput = Prisma.AtLeast<{
   txId?: Prisma.BigIntFilter<"Subscription"> | bigint | number
   position?: Prisma.BigIntFilter<"Subscription"> | bigint | number
   updatedAt?: Prisma.DateTimeFilter<"Subscription"> | Date | string
+  owner?: Prisma.StringFilter<"Subscription"> | string
+  leaseUntil?: Prisma.DateTimeFilter<"Subscription"> | Date | string
 }, "name">
 
 export type SubscriptionOrderByWithAggregationInput = {
@@ -236,6 +256,8 @@ export type SubscriptionOrderByWithAggregationInput = {
   txId?: Prisma.SortOrder
   position?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
+  owner?: Prisma.SortOrder
+  leaseUntil?: Prisma.SortOrder
   _count?: Prisma.SubscriptionCountOrderByAggregateInput
   _avg?: Prisma.SubscriptionAvgOrderByAggregateInput
   _max?: Prisma.SubscriptionMaxOrderByAggregateInput
@@ -251,6 +273,8 @@ export type SubscriptionScalarWhereWithAggregatesInput = {
   txId?: Prisma.BigIntWithAggregatesFilter<"Subscription"> | bigint | number
   position?: Prisma.BigIntWithAggregatesFilter<"Subscription"> | bigint | number
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Subscription"> | Date | string
+  owner?: Prisma.StringWithAggregatesFilter<"Subscription"> | string
+  leaseUntil?: Prisma.DateTimeWithAggregatesFilter<"Subscription"> | Date | string
 }
 
 export type SubscriptionCreateInput = {
@@ -258,6 +282,8 @@ export type SubscriptionCreateInput = {
   txId?: bigint | number
   position: bigint | number
   updatedAt?: Date | string
+  owner?: string
+  leaseUntil?: Date | string
 }
 
 export type SubscriptionUncheckedCreateInput = {
@@ -265,6 +291,8 @@ export type SubscriptionUncheckedCreateInput = {
   txId?: bigint | number
   position: bigint | number
   updatedAt?: Date | string
+  owner?: string
+  leaseUntil?: Date | string
 }
 
 export type SubscriptionUpdateInput = {
@@ -272,6 +300,8 @@ export type SubscriptionUpdateInput = {
   txId?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   position?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  owner?: Prisma.StringFieldUpdateOperationsInput | string
+  leaseUntil?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
 export type SubscriptionUncheckedUpdateInput = {
@@ -279,6 +309,8 @@ export type SubscriptionUncheckedUpdateInput = {
   txId?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   position?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  owner?: Prisma.StringFieldUpdateOperationsInput | string
+  leaseUntil?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
 export type SubscriptionCreateManyInput = {
@@ -286,6 +318,8 @@ export type SubscriptionCreateManyInput = {
   txId?: bigint | number
   position: bigint | number
   updatedAt?: Date | string
+  owner?: string
+  leaseUntil?: Date | string
 }
 
 export type SubscriptionUpdateManyMutationInput = {
@@ -293,6 +327,8 @@ export type SubscriptionUpdateManyMutationInput = {
   txId?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   position?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  owner?: Prisma.StringFieldUpdateOperationsInput | string
+  leaseUntil?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
 export type SubscriptionUncheckedUpdateManyInput = {
@@ -300,6 +336,8 @@ export type SubscriptionUncheckedUpdateManyInput = {
   txId?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   position?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  owner?: Prisma.StringFieldUpdateOperationsInput | string
+  leaseUntil?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
 export type SubscriptionCountOrderByAggregateInput = {
@@ -307,6 +345,8 @@ export type SubscriptionCountOrderByAggregateInput = {
   txId?: Prisma.SortOrder
   position?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
+  owner?: Prisma.SortOrder
+  leaseUntil?: Prisma.SortOrder
 }
 
 export type SubscriptionAvgOrderByAggregateInput = {
@@ -319,6 +359,8 @@ export type SubscriptionMaxOrderByAggregateInput = {
   txId?: Prisma.SortOrder
   position?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
+  owner?: Prisma.SortOrder
+  leaseUntil?: Prisma.SortOrder
 }
 
 export type SubscriptionMinOrderByAggregateInput = {
@@ -326,6 +368,8 @@ export type SubscriptionMinOrderByAggregateInput = {
   txId?: Prisma.SortOrder
   position?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
+  owner?: Prisma.SortOrder
+  leaseUntil?: Prisma.SortOrder
 }
 
 export type SubscriptionSumOrderByAggregateInput = {
@@ -340,6 +384,8 @@ export type SubscriptionSelect<ExtArgs extends runtime.Types.Extensions.Internal
   txId?: boolean
   position?: boolean
   updatedAt?: boolean
+  owner?: boolean
+  leaseUntil?: boolean
 }, ExtArgs["result"]["subscription"]>
 
 export type SubscriptionSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -347,6 +393,8 @@ export type SubscriptionSelectCreateManyAndReturn<ExtArgs extends runtime.Types.
   txId?: boolean
   position?: boolean
   updatedAt?: boolean
+  owner?: boolean
+  leaseUntil?: boolean
 }, ExtArgs["result"]["subscription"]>
 
 export type SubscriptionSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -354,6 +402,8 @@ export type SubscriptionSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.
   txId?: boolean
   position?: boolean
   updatedAt?: boolean
+  owner?: boolean
+  leaseUntil?: boolean
 }, ExtArgs["result"]["subscription"]>
 
 export type SubscriptionSelectScalar = {
@@ -361,9 +411,11 @@ export type SubscriptionSelectScalar = {
   txId?: boolean
   position?: boolean
   updatedAt?: boolean
+  owner?: boolean
+  leaseUntil?: boolean
 }
 
-export type SubscriptionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"name" | "txId" | "position" | "updatedAt", ExtArgs["result"]["subscription"]>
+export type SubscriptionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"name" | "txId" | "position" | "updatedAt" | "owner" | "leaseUntil", ExtArgs["result"]["subscription"]>
 
 export type $SubscriptionPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "Subscription"
@@ -373,6 +425,8 @@ export type $SubscriptionPayload<ExtArgs extends runtime.Types.Extensions.Intern
     txId: bigint
     position: bigint
     updatedAt: Date
+    owner: string
+    leaseUntil: Date
   }, ExtArgs["result"]["subscription"]>
   composites: {}
 }
@@ -800,6 +854,8 @@ export interface SubscriptionFieldRefs {
   readonly txId: Prisma.FieldRef<"Subscription", 'BigInt'>
   readonly position: Prisma.FieldRef<"Subscription", 'BigInt'>
   readonly updatedAt: Prisma.FieldRef<"Subscription", 'DateTime'>
+  readonly owner: Prisma.FieldRef<"Subscription", 'String'>
+  readonly leaseUntil: Prisma.FieldRef<"Subscription", 'DateTime'>
 }
     
 

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "subscriptions" ADD COLUMN     "lease_until" TIMESTAMPTZ(6) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+ADD COLUMN     "owner" TEXT NOT NULL DEFAULT '';
