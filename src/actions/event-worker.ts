@@ -84,7 +84,8 @@ export function startEventExecutions(
     if (!subscription.holding()) return;
     const due = await dueDeliveries(db, 20);
     for (const d of due) {
-      if (stopped) return;
+      // the lease may pass to another process meanwhile: it retries from there
+      if (stopped || !subscription.holding()) return;
       const event = await es.eventAt(d.position);
       try {
         if (event) await deliver(event);

@@ -316,6 +316,8 @@ export class EventStore {
   private readonly committed: ((events: StoredEvent[]) => void)[] = [];
   private readonly appended: ((ms: number, events: number) => void)[] = [];
   private readonly handled = new Map<string, () => Cursor | undefined>();
+  /** Leads the lease names of this event store's subscriptions (a process's, in practice). */
+  private readonly instanceTag = randomUUID();
   /**
    * Counters for tests and metrics: commands retried after a conflict, and rejected after too many; reads of
    * the log by this process's subscriptions.
@@ -462,8 +464,8 @@ export class EventStore {
     const storeEveryMs = opts.storeEveryMs ?? 5000;
     const leaseS = opts.leaseS ?? 10;
     const prisma = this.db.prisma;
-    // This subscription's name for its lease: one process (one subscribe call) holds a name at a time.
-    const me = randomUUID();
+    // This subscription's name for its lease (one subscribe call holds a name at a time), led by this event store's.
+    const me = `${this.instanceTag}/${randomUUID()}`;
     let holding = false;
     // Losing the lease: whoever waits for this process to catch up asks the stored cursor instead.
     const lose = () => {
@@ -492,7 +494,8 @@ export class EventStore {
     const unlisten = this.db.listen(EVENTS_CHANNEL, () => {
       this.notices++;
       announced = true;
-      wake?.();
+      // a process waiting for the lease waits for the lease, not for commits
+      if (holding) wake?.();
     });
     this.handled.set(name, () => (holding ? (handled ?? START) : undefined));
     // After each wanted batch: one statement on the pool (Prisma's model API cost about 0.3 ms of CPU a call here).
@@ -506,25 +509,38 @@ export class EventStore {
       ]);
       if (!rowCount) lose();
     };
-    /** Takes or renews the lease; the stored cursor when held (the database's clock decides for every process). */
-    const claim = async (): Promise<Cursor | undefined> => {
+    // Until when this process may act as the holder by its own clock: the lease as granted, less a fifth, counted
+    // from when the claim was sent (renewals that fail, say while the database is away, let it pass).
+    let heldUntil = 0;
+    /**
+     * Takes the lease when it is free (expired or given up; on the embedded database, which serves one process at a
+     * time, also one an earlier process left: it was killed), or renews it (`renewing`: ours only); the stored
+     * cursor when held. The database's clock decides for every process.
+     */
+    const claim = async (renewing: boolean): Promise<Cursor | undefined> => {
+      const sentAt = performance.now();
+      const earlier = !renewing && this.db.kind === "embedded";
+      const free = renewing ? "owner = $2" : `(owner = $2 OR lease_until < now()${earlier ? " OR owner NOT LIKE $4" : ""})`;
       const { rows } = await this.db.pool.query<{ tx: string; position: string }>(
         `UPDATE subscriptions SET owner = $2, lease_until = now() + make_interval(secs => $3)
-          WHERE name = $1 AND (owner = $2 OR lease_until < now()) RETURNING tx_id::text AS tx, position::text AS position`,
-        [name, me, leaseS],
+          WHERE name = $1 AND ${free} RETURNING tx_id::text AS tx, position::text AS position`,
+        [name, me, leaseS, ...(earlier ? [`${this.instanceTag}/%`] : [])],
       );
-      return rows[0] ? { tx: BigInt(rows[0].tx), position: BigInt(rows[0].position) } : undefined;
+      if (!rows[0]) return undefined;
+      heldUntil = sentAt + leaseS * 800;
+      return { tx: BigInt(rows[0].tx), position: BigInt(rows[0].position) };
     };
     // The holder renews its lease on a timer, so a long batch (slow targets) does not lose it.
+    let renewing: Promise<unknown> = Promise.resolve();
     const renewal = setInterval(
       () => {
-        if (holding)
-          void claim().then(
-            (got) => {
-              if (!got) lose();
-            },
-            () => {},
-          );
+        if (!holding) return;
+        renewing = claim(true).then(
+          (got) => {
+            if (!got) lose();
+          },
+          () => {},
+        );
       },
       (leaseS * 1000) / 3,
     );
@@ -532,18 +548,22 @@ export class EventStore {
     const loop = (async () => {
       let backoff = opts.retryMs ?? 200;
       // (the renewal timer ends with the loop, even one that failed before it began)
-      await prisma.subscription.upsert({ where: { name }, create: { name, txId: 0n, position: 0n }, update: {} }).catch((err) => {
-        clearInterval(renewal);
-        throw err;
-      });
+      // lease_until takes the database's default (its clock), not the process's
+      await this.db.pool
+        .query("INSERT INTO subscriptions (name, tx_id, position, updated_at) VALUES ($1, 0, 0, now()) ON CONFLICT (name) DO NOTHING", [name])
+        .catch((err) => {
+          clearInterval(renewal);
+          throw err;
+        });
       let cursor: Cursor = START;
       let stored = cursor;
       let storedAt = performance.now();
       while (!stopped) {
         try {
+          if (holding && performance.now() > heldUntil) lose();
           if (!holding) {
             // Another process holds it: try again within half a lease (it may have been killed).
-            const got = await claim();
+            const got = await claim(false);
             if (!got) {
               await sleep(Math.min(pollMs, (leaseS * 1000) / 2));
               continue;
@@ -551,6 +571,7 @@ export class EventStore {
             holding = true;
             cursor = got;
             stored = got;
+            handled = got;
             storedAt = performance.now();
           }
           if (announced && coalesceMs > 0) await new Promise((r) => setTimeout(r, coalesceMs));
@@ -590,12 +611,14 @@ export class EventStore {
           backoff = Math.min(backoff * 2, 30_000);
         }
       }
-      // What was skipped since the last store is not read again after a restart; the lease is given up at once.
+      // What was skipped since the last store is not read again after a restart; the lease is given up at once
+      // (after a renewal on its way, which would otherwise take it again).
       clearInterval(renewal);
+      await renewing;
       if (holding && after(cursor, stored)) await store(cursor).catch(() => undefined);
       if (holding)
         await this.db.pool.query("UPDATE subscriptions SET owner = '', lease_until = now() WHERE name = $1 AND owner = $2", [name, me]).catch(() => undefined);
-      holding = false;
+      lose();
     })();
     return {
       stop: async () => {
@@ -607,7 +630,8 @@ export class EventStore {
       },
       caughtUp: async () => {
         const target = await this.latest();
-        for (;;) {
+        // a stopped subscription has nothing more to catch up with
+        while (!stopped) {
           if (holding) {
             if (handled && !after(target, handled)) return;
             // resolved by the loop when it has handled the target, or once a lost lease makes it wait elsewhere
