@@ -12,6 +12,10 @@ export class NoProvider extends SendFailure {
   }
 }
 
+/** What each channel lacks when nothing can send on it (one wording, for the check before rendering and the send). */
+const noMail = () => new NoProvider("no SMTP provider is active and no default (SVC_SMTP_URL) is configured", "mail");
+const noSms = () => new NoProvider("no SMS provider is active", "sms");
+
 /**
  * Where an instance's messages go: its active SMTP provider, else the system default (SVC_SMTP_URL /
  * SVC_SMTP_FROM); its active SMS provider. No way to send is a SendFailure like a refused delivery.
@@ -27,9 +31,9 @@ export class Channels {
   async missing(instanceId: string, channel: "mail" | "sms"): Promise<NoProvider | undefined> {
     if (channel === "mail") {
       if (this.smtpDefault || (await this.providers.active(instanceId, "smtp"))) return undefined;
-      return new NoProvider("no SMTP provider is active and no default (SVC_SMTP_URL) is configured", "mail");
+      return noMail();
     }
-    return (await this.providers.active(instanceId, "sms")) ? undefined : new NoProvider("no SMS provider is active", "sms");
+    return (await this.providers.active(instanceId, "sms")) ? undefined : noSms();
   }
 
   /** Whether mail goes out without an instance's provider (SVC_SMTP_URL). */
@@ -41,12 +45,12 @@ export class Channels {
     const p = await this.providers.active(instanceId, "smtp");
     if (p) return sendMailVia(p, mail, this.http);
     if (this.smtpDefault) return sendMailViaDefault(this.smtpDefault, mail);
-    throw new NoProvider("no SMTP provider is active and no default (SVC_SMTP_URL) is configured", "mail");
+    throw noMail();
   }
 
   async sms(instanceId: string, sms: Sms): Promise<void> {
     const p = await this.providers.active(instanceId, "sms");
-    if (!p) throw new NoProvider("no SMS provider is active", "sms");
+    if (!p) throw noSms();
     return sendSmsVia(p, sms, this.http);
   }
 }

@@ -1,7 +1,6 @@
 import type { FastifyReply } from "fastify";
 import { inheritanceChain } from "../domain/contexts.js";
-import { defaultsOf } from "../domain/settings-kinds.js";
-import { translatedLanguages } from "../web/texts.js";
+import { defaultsOf, supportedLanguages } from "../domain/settings-kinds.js";
 import { responseTypes } from "./authorize.js";
 import { paths, type OidcDeps, type RequestScope } from "./context.js";
 import { offeredGrants, tokenEndpointAuthMethods } from "./grants/index.js";
@@ -81,7 +80,7 @@ export async function discovery(deps: OidcDeps, s: RequestScope) {
       ROLES_SCOPE,
     ],
     code_challenge_methods_supported: ["S256"],
-    ui_locales_supported: (restricted.length ? restricted : defaultsOf("language").restricted_languages).filter((l) => translatedLanguages.includes(l)),
+    ui_locales_supported: (restricted.length ? restricted : defaultsOf("language").restricted_languages).filter((l) => supportedLanguages.includes(l)),
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
     claims_parameter_supported: false,

@@ -6,10 +6,9 @@
  */
 import { loginTextsEn, type Texts } from "../domain/texts/login.js";
 import { translations } from "../domain/texts/translations.js";
+import { supportedLanguages } from "../domain/settings-kinds.js";
 
 export type { TextKey, Texts } from "../domain/texts/login.js";
-
-export const translatedLanguages = Object.keys(translations);
 
 /** The built-in labels of `language`, English where it has none. */
 export function textsFor(language: string): Texts {
@@ -53,6 +52,6 @@ export function preferredLanguages(uiLocales: string | undefined, acceptLanguage
 
 /** The page language: the first preferred one the instance allows and the UI has texts for. */
 export function chooseLanguage(preferred: string[], allowed: string[], instanceDefault: string): string {
-  const usable = (l: string) => allowed.includes(l) && translatedLanguages.includes(l);
+  const usable = (l: string) => allowed.includes(l) && supportedLanguages.includes(l);
   return preferred.find(usable) ?? (usable(instanceDefault) ? instanceDefault : "en");
 }

@@ -3,7 +3,10 @@ import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OwnerType } from "../../gen/svc/object/v3alpha/object_pb.js";
 import { ResolveTextsRequestSchema, SetTextsRequestSchema, TextSettingsService } from "../../gen/svc/settings/text/v3alpha/text_service_pb.js";
+import { inheritanceChain } from "../../src/domain/contexts.js";
 import { translations } from "../../src/domain/texts/translations.js";
+import { ProjectionCache } from "../../src/query/cache.js";
+import { SettingsQueries } from "../../src/query/settings.js";
 import { FormClient } from "../security/browser-form.js";
 import { call, expectCode, rest } from "../support/clients.js";
 import { mailsTo, startMessagingServer } from "../support/messaging.js";
@@ -122,6 +125,25 @@ describe("text settings", () => {
     const en = await (await fetch(`${t.url}/ui/login/password/reset`, { headers: { "accept-language": "en" } })).text();
     expect(en).toContain("Reset your password");
     expect(en).not.toContain("Neues Passwort");
+  });
+
+  it("read one language's labels as the login UI does: the organisation's over the instance's, other languages and messages left out", async () => {
+    expect((await texts("PATCH", "fr", "", { "login.title": { set: "Connexion (instance)" }, "login.next": { set: "Suivant (instance)" } })).status).toBe(200);
+    expect((await texts("PATCH", "fr", inOrg(), { "login.title": { set: "Connexion (org)" }, "message.verifyEmail.subject": { set: "Objet" } })).status).toBe(
+      200,
+    );
+    const settings = new SettingsQueries(t.server.db, new ProjectionCache());
+    const chain = inheritanceChain({ type: "org", instanceId: t.instanceId, orgId: t.defaultOrgId });
+    expect(await settings.setWithPrefix("text", chain, "fr.login.")).toEqual({ "fr.login.title": "Connexion (org)", "fr.login.next": "Suivant (instance)" });
+    // the same as resolving every text, for the keys set
+    const all = await settings.values("text", chain);
+    expect([all["fr.login.title"], all["fr.login.next"]]).toEqual(["Connexion (org)", "Suivant (instance)"]);
+    for (const [query, reset] of [
+      ["", ["login.title", "login.next"]],
+      [inOrg(), ["login.title", "message.verifyEmail.subject"]],
+    ] as const) {
+      await texts("PATCH", "fr", query, Object.fromEntries(reset.map((k) => [k, { reset: true }])));
+    }
   });
 
   it("say what a new password lacks in the page's language, worded as the text settings say", async () => {
