@@ -1,5 +1,6 @@
 // `npm run build`: compiles src/, gen/ and scripts/svc-migrate.ts to dist/ with tsc (tsconfig.build.json), so
-// that the server runs as plain JavaScript (no tsx, no TypeScript at run time). `ensureBuilt()` is what
+// that the server runs as plain JavaScript (no tsx, no TypeScript at run time), and bundles the admin console
+// (console/, with Vite) into dist/console. `ensureBuilt()` is what
 // `npm start`, `npm run migrate` and the bins call first: it builds when dist/ is missing or was built from other
 // sources than those here (docs/decisions.md, "Build: When `npm start` builds"). Plain JavaScript itself, since
 // it runs before anything is compiled.
@@ -13,7 +14,7 @@ import { fileURLToPath } from "node:url";
 export const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const dist = join(root, "dist");
 /** What the build reads (relative to the root): every file under them counts, added and removed ones too. */
-const sources = ["src", "gen", "scripts/svc-migrate.ts", "tsconfig.build.json", "tsconfig.json"];
+const sources = ["src", "gen", "console", "scripts/svc-migrate.ts", "tsconfig.build.json", "tsconfig.json"];
 /** dist/.build-stamp: the digest of the sources as they were when the build started, then a line for people. */
 const stampOf = (at) => join(at, "dist", ".build-stamp");
 
@@ -80,6 +81,12 @@ export function build({ quiet = false, root: at = root } = {}) {
     rmSync(out, { recursive: true, force: true });
     throw new Error(`the build failed (tsc exited with ${r.status ?? r.signal}); dist/ is unchanged`);
   }
+  try {
+    buildConsole(at, join(out, "console"));
+  } catch (err) {
+    rmSync(out, { recursive: true, force: true });
+    throw err;
+  }
   writeFileSync(join(out, ".build-stamp"), `${from?.digest ?? "no sources"}\nbuilt ${started.toISOString()} from ${from?.files ?? 0} files\n`);
   const target = join(at, "dist");
   const old = join(at, `dist.old-${process.pid}`);
@@ -93,6 +100,23 @@ export function build({ quiet = false, root: at = root } = {}) {
   }
   rmSync(old, { recursive: true, force: true });
   if (!quiet) process.stderr.write(`built dist/ in ${((Date.now() - started.getTime()) / 1000).toFixed(1)} s\n`);
+}
+
+/** The admin console's production bundle (console/vite.config.ts) into outDir. */
+export function buildConsole(at = root, outDir = join(at, "dist", "console")) {
+  const config = join(at, "console", "vite.config.ts");
+  if (!existsSync(config)) return; // a checkout without the console (the build's own tests)
+  let vite;
+  try {
+    vite = join(dirname(createRequire(join(at, "package.json")).resolve("vite/package.json")), "bin", "vite.js");
+  } catch {
+    throw new Error("Vite is not installed (a production install?): run `npm ci` and `npm run build` where the dev dependencies are");
+  }
+  const r = spawnSync(process.execPath, [vite, "build", "--config", config, "--outDir", outDir, "--emptyOutDir", "--logLevel", "warn"], {
+    cwd: at,
+    stdio: "inherit",
+  });
+  if (r.status !== 0) throw new Error(`the console's build failed (vite exited with ${r.status ?? r.signal}); dist/ is unchanged`);
 }
 
 /**

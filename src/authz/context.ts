@@ -41,6 +41,8 @@ export interface CallInfo {
    * ceiling, src/authz/permissions.ts); undefined when the caller may change that user's credentials and state.
    */
   uncovered(userId: string): Promise<MembershipRow | undefined>;
+  /** The permissions these roles give, sorted. */
+  permissionsOfRoles(roles: readonly string[]): string[];
 }
 
 export const callInfoKey = createContextKey<CallInfo | undefined>(undefined, { description: "svc call info" });

@@ -175,6 +175,7 @@ export function createAuthorizationInterceptor(deps: AuthDeps): Interceptor {
       projectsWith,
       grantsWith,
       uncovered,
+      permissionsOfRoles: (roles) => [...new Set(roles.flatMap((r) => deps.rolePermissions[r] ?? []))].sort(),
     });
     const res = await next(req);
     if (!checked) throw errors.internal("AUTHZ-f0rg", `${req.method.parent.typeName}/${req.method.name} answered without checking a permission`);

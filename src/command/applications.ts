@@ -4,7 +4,7 @@ import { errors } from "../errors/errors.js";
 import type { PayloadOf } from "../eventstore/definition.js";
 import type { EventStore, Tx } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
-import type { ApiConfig, GrantType, OidcConfig } from "../domain/applications.js";
+import { isIssuerPath, type ApiConfig, type GrantType, type OidcConfig } from "../domain/applications.js";
 import { changeAggregate, withUniqueConflict, type ChangeDetails, type Decision } from "./aggregate.js";
 import {
   apiAppAdded,
@@ -40,6 +40,7 @@ export function checkOidcConfig(c: OidcConfig): void {
   if (c.appType !== "web" && c.authMethod !== "none") throw invalid("auth_method_type", `${c.appType} apps cannot keep a secret: use NONE (PKCE)`);
   if (c.clockSkewMs < 0 || c.clockSkewMs > 5000) throw invalid("clock_skew", "must be between 0s and 5s");
   const checkUri = (field: string) => (uri: string, i: number) => {
+    if (isIssuerPath(uri)) return;
     const u = new URL(uri);
     if (u.hash) throw invalid(`${field}[${i}]`, "must not have a fragment");
     const loopback = u.protocol === "http:" && LOOPBACK.has(u.hostname);

@@ -13,13 +13,14 @@ import {
   instanceRemoved,
   settingsAggregateId,
 } from "../events/index.js";
+import { consoleAppEvents } from "./console-app.js";
 import { orgAddedEvent, orgDomain } from "./orgs.js";
 import { machineUserEvents, memberEvent, patEvents } from "./users.js";
 
 /**
  * Instances: the first one made at first start (setup.ts) and further ones through the system API, by the
- * same events: the instance with its domains, its first organisation (the default), an administrator
- * (IAM_OWNER), and the preview API flags on.
+ * same events: the instance with its domains, its first organisation (the default) with the admin console's project
+ * and application, an administrator (IAM_OWNER), and the preview API flags on.
  */
 export type FirstAdmin =
   | { kind: "human"; username: string; passwordHash: string; passwordChangeRequired: boolean; givenName?: string; familyName?: string; email?: string }
@@ -42,6 +43,7 @@ export function newInstanceEvents(instanceId: string, a: NewInstance): { events:
     instanceDomainPrimarySet.event(instance, { domain: a.domains[0]! }),
     orgAddedEvent(orgId, a.orgName, orgDomain(a.orgName, a.domains[0]!)),
     instanceDefaultOrgSet.event(instance, { orgId }),
+    ...consoleAppEvents(orgId),
   ];
   const adminIds: string[] = [];
   const pats: string[] = [];

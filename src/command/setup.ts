@@ -6,7 +6,9 @@ import { hashPassword } from "../crypto/password.js";
 import { StartupError } from "../config/startup-error.js";
 import type { EventStore, EventWriter, Tx } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
+import { SYSTEM_CREATOR } from "../domain/system.js";
 import { instanceAdded, instanceDomainAdded, instanceDomainPrimarySet } from "../events/index.js";
+import { ensureConsoleApps } from "./console-app.js";
 import { newInstanceEvents } from "./instances.js";
 import { memberEvent } from "./users.js";
 
@@ -34,8 +36,6 @@ function writeSecretFile(path: string, content: string): void {
   // writeFileSync's mode applies only to a new file (and through the umask): an old file keeps its mode
   chmodSync(path, 0o600);
 }
-
-const SYSTEM_CREATOR = "SYSTEM";
 
 /**
  * The first start creates the first instance with its domains, its default organisation, a human admin
@@ -86,6 +86,7 @@ export async function ensureFirstInstance(es: EventStore, config: Config): Promi
     if (first) {
       const existing = await w.tx.instance.findUnique({ where: { id: first } });
       if (existing) await addExternalDomain(w, existing, config.externalDomain.toLowerCase());
+      await ensureConsoleApps(w);
       return { created: false, instanceId: first };
     }
     const instanceId = newId();

@@ -4,6 +4,7 @@ import type { EventStore } from "../eventstore/eventstore.js";
 import { newId } from "../ids.js";
 import { SIGNING_GRACE_MS } from "../query/signing-keys.js";
 import { signingKeyAdded } from "../events/index.js";
+import { SYSTEM_CREATOR } from "../domain/system.js";
 
 /** How keys are made: sealed with the master key, signing for `signMs`, published `maxTokenMs` longer. */
 export interface SigningKeyPolicy {
@@ -43,7 +44,7 @@ async function addSigningKey(es: EventStore, policy: SigningKeyPolicy, instanceI
       if (usable) return undefined;
     }
     // The key that signed until now stops signing; its public key stays published for its tokens.
-    await w.push(instanceId, "SYSTEM", [
+    await w.push(instanceId, SYSTEM_CREATOR, [
       signingKeyAdded.event(
         { aggregateId: instanceId, resourceOwner: instanceId },
         {

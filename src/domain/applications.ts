@@ -25,3 +25,16 @@ export type OidcConfig = {
 export type ApiConfig = {
   authMethod: "client_secret_basic" | "private_key_jwt";
 };
+
+/**
+ * A redirect URI given as a path: one on the issuer the request came through (docs/decisions.md "Console"). "/" then
+ * no second "/" or "\\" (which browsers read as a network-path reference to another host), no whitespace.
+ */
+export function isIssuerPath(value: string): boolean {
+  return /^\/(?![/\\])\S*$/.test(value);
+}
+
+/** A registered redirect URI as the request's issuer makes it: a path joined to the issuer, a URI as it is. */
+export function onIssuer(registered: string, issuer: string): string {
+  return isIssuerPath(registered) ? `${issuer}${registered}` : registered;
+}

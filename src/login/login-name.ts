@@ -1,3 +1,4 @@
+import { CONSOLE_PATH } from "../domain/console.js";
 import { AGENT_COOKIE } from "../web/browser.js";
 import * as pages from "../web/pages.js";
 import type { ExternalSignIn } from "./idp.js";
@@ -8,9 +9,9 @@ import { LOGIN_PATH, type LoginKit } from "./kit.js";
  * several, or with one and prompt=select_account) and the login name.
  */
 export function registerLoginName(kit: LoginKit, external: ExternalSignIn): void {
-  // The server's root leads to the login page (as a console or login page is where other identity servers send
-  // `/`; there is no console yet), and so does the login page's path with a trailing slash, its query kept.
-  kit.ui.get("/", (_req, reply) => reply.redirect(LOGIN_PATH, 302));
+  // The server's root leads to the admin console (contract), which signs in through this page; the login page's
+  // path with a trailing slash leads to it, its query kept.
+  kit.ui.get("/", (_req, reply) => reply.redirect(CONSOLE_PATH, 302));
   kit.ui.get(`${LOGIN_PATH}/`, (req, reply) => {
     const query = req.url.indexOf("?");
     return reply.redirect(query < 0 ? LOGIN_PATH : `${LOGIN_PATH}${req.url.slice(query)}`, 302);

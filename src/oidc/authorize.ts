@@ -1,4 +1,5 @@
 import { inheritanceChain } from "../domain/contexts.js";
+import { onIssuer } from "../domain/applications.js";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { addAuthRequest, CODE_LIFETIME_MS, succeedAuthRequest } from "../command/auth-requests.js";
 import { useSession } from "../command/sessions.js";
@@ -42,9 +43,12 @@ const REQUEST_GONE = "the sign-in request is unknown, used or expired; start aga
 const PROMPTS = ["none", "login", "consent", "select_account", "create"];
 const LOOPBACK = /^http:\/\/(127\.0\.0\.1|\[::1\])(:\d+)?(\/.*)?$/;
 
-/** Exact match; for native apps, loopback IP redirect URIs may differ in the port alone (RFC 8252 §7.3). */
-export function redirectAllowed(client: OAuthClient, uri: string): boolean {
-  const registered = client.oidc!.redirectUris;
+/**
+ * Exact match (a registered path on the request's issuer); for native apps, loopback IP redirect URIs may differ in
+ * the port alone (RFC 8252 §7.3).
+ */
+export function redirectAllowed(client: OAuthClient, uri: string, issuer: string): boolean {
+  const registered = client.oidc!.redirectUris.map((r) => onIssuer(r, issuer));
   if (registered.includes(uri)) return true;
   if (client.oidc!.appType !== "native" || !LOOPBACK.test(uri)) return false;
   const strip = (u: string) => {
@@ -78,7 +82,8 @@ export async function authorize(deps: OidcDeps, s: RequestScope, req: FastifyReq
   const client = await deps.clients.application(s.instance.id, params.client_id);
   if (!client?.oidc || !client.active) return errorPage(reply, 400, "invalid_client", "unknown or inactive client");
   if (!params.redirect_uri) return errorPage(reply, 400, "invalid_request", "redirect_uri is missing");
-  if (!redirectAllowed(client, params.redirect_uri)) return errorPage(reply, 400, "invalid_request", "redirect_uri is not registered for this client");
+  if (!redirectAllowed(client, params.redirect_uri, s.issuer))
+    return errorPage(reply, 400, "invalid_request", "redirect_uri is not registered for this client");
 
   const responseType = responseTypeOf(params.response_type);
   const requestedMode = params.response_mode as ResponseMode | undefined;

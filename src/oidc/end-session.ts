@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { terminateSessions } from "../command/sessions.js";
+import { onIssuer } from "../domain/applications.js";
 import { messagePage } from "../web/pages.js";
 import { agentHashOf } from "../web/browser.js";
 import { textsFor } from "../web/texts.js";
@@ -73,7 +74,7 @@ async function redirectTarget(deps: OidcDeps, s: RequestScope, clientId: string 
   if (!uri) return undefined;
   if (!clientId) return "invalid";
   const client: OAuthClient | undefined = await deps.clients.application(s.instance.id, clientId);
-  return client?.oidc?.postLogoutRedirectUris.includes(uri) ? uri : "invalid";
+  return client?.oidc?.postLogoutRedirectUris.some((r) => onIssuer(r, s.issuer) === uri) ? uri : "invalid";
 }
 
 function backTo(reply: FastifyReply, target: string | undefined, state: string | undefined) {

@@ -91,6 +91,7 @@ import { shareDefaultAbortReason } from "./abort-reason.js";
 import { DualProtocolServer } from "./listener.js";
 import { startObserving } from "./observe.js";
 import { registerApiReference } from "./api-reference.js";
+import { registerConsole } from "./console.js";
 import { buildOpenApi, openApiFor } from "./openapi.js";
 import { registerRestGateway } from "./rest-gateway.js";
 import { methodPaths, mount, routesOf, serviceDescriptors as S, type Mounted } from "./services.js";
@@ -138,6 +139,8 @@ export interface StartOptions {
   resolveHost?: ResolveHost;
   /** The time of every time-based decision (src/domain/clock.ts); tests move it. Default the system's. */
   clock?: Clock;
+  /** The built admin console (tests build their own); default dist/console. */
+  consoleDir?: string;
 }
 
 function allFiles(mounted: Mounted[]): DescFile[] {
@@ -459,6 +462,7 @@ async function serve(config: Config, db: Database, opts: StartOptions & { log: L
   // The OAuth 2.0 flow's URLs are those of the instance the document is read from (each domain is its own issuer).
   app.get("/openapi.json", async (req) => openApiFor(openApi, (await scopeOf({ tenancy, secure: config.externalSecure }, req))?.issuer));
   registerApiReference(app, openApi);
+  registerConsole(app, { db, tenancy, secure: config.externalSecure, ...(opts.consoleDir ? { dir: opts.consoleDir } : {}) });
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_req, reply) =>
     (await ready())

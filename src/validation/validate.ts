@@ -2,6 +2,7 @@ import { getOption, hasOption, isMessage, ScalarType, type DescField, type DescM
 import { reflect, type ReflectMessage } from "@bufbuild/protobuf/reflect";
 import type { Interceptor } from "@connectrpc/connect";
 import { field as fieldExt, required as requiredExt, type FieldRules } from "../../gen/svc/options/v1/options_pb.js";
+import { isIssuerPath } from "../domain/applications.js";
 import { errors } from "../errors/errors.js";
 
 /**
@@ -37,7 +38,8 @@ function stringChecks(r: FieldRules): ((v: string) => string | undefined)[] {
     const max = r.maxLen;
     checks.push((v) => ([...v].length > max ? `must be at most ${max} characters long` : undefined));
   }
-  if (r.uri) checks.push((v) => (isUri(v) ? undefined : "must be a URI"));
+  if (r.uri && r.orPath) checks.push((v) => (isUri(v) || isIssuerPath(v) ? undefined : "must be a URI or a path beginning with /"));
+  else if (r.uri) checks.push((v) => (isUri(v) ? undefined : "must be a URI"));
   if (r.pattern) {
     const re = new RegExp(r.pattern);
     checks.push((v) => (re.test(v) ? undefined : `must match the pattern ${r.pattern}`));

@@ -166,13 +166,10 @@ describe("the README's first hour, run from examples/", () => {
     expect(out.code).not.toBe(0);
   });
 
-  it("GET / leads to the login page", async () => {
+  it("GET / leads to the admin console (which signs in through the login page)", async () => {
     const r = await rest(t.url, "GET", "/");
     expect(r.status).toBe(302);
-    expect(r.headers.location).toBe("/ui/login");
-    const page = await rest(t.url, "GET", r.headers.location!);
-    expect(page.status).toBe(200);
-    expect(String(page.body)).toContain('id="loginName"');
+    expect(r.headers.location).toBe("/ui/console/");
   });
 
   it("GET /ui/login/ (a trailing slash) leads to /ui/login with its query", async () => {

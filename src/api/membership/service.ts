@@ -7,6 +7,8 @@ import {
   GetMembershipResponseSchema,
   GetMembershipSchema,
   ListAvailableRolesResponseSchema,
+  ListMyMembershipsResponseSchema,
+  type MyMembership,
   type MembershipService,
   PatchMembershipResponseSchema,
   SearchMembershipsResponseSchema,
@@ -18,6 +20,7 @@ import { availableRoles } from "../../domain/roles.js";
 import type { ChangeDetails } from "../../command/aggregate.js";
 import { addMembership, changeMembership, membershipId, parseMembershipId, removeMembership, type MemberContextType } from "../../command/memberships.js";
 import { errors } from "../../errors/errors.js";
+import type { MembershipRow } from "../../query/tenancy.js";
 import { MembershipQueries, type MembershipFilter, type MembershipView } from "../../query/memberships.js";
 import { ProjectGrantQueries } from "../../query/project-grants.js";
 import { ProjectQueries } from "../../query/projects.js";
@@ -47,6 +50,21 @@ function contextOf(c: MembershipContext | undefined, instanceId: string, field: 
       return { type: "project_grant", contextId: c.context.value };
     default:
       throw errors.invalidArgument("MEMB-ctx0", `invalid ${field}: a context is required`);
+  }
+}
+
+function myContext(m: MembershipRow): MyMembership["context"] {
+  switch (m.contextType as MemberContextType) {
+    case "system":
+      return { case: "system", value: true };
+    case "instance":
+      return { case: "instance", value: true };
+    case "org":
+      return { case: "organizationId", value: m.contextId };
+    case "project":
+      return { case: "projectId", value: m.contextId };
+    case "project_grant":
+      return { case: "projectGrantId", value: m.contextId };
   }
 }
 
@@ -151,6 +169,17 @@ export function membershipService(deps: ResourceDeps): ServiceImpl<typeof Member
         f.case === "context" ? { case: "context", value: contextOf(f.value, instanceId, `${field}.context`) } : f;
       const page = await memberships.search(instanceId, visible, searchRequestOf(req, criterionOf), listWindow(req.query));
       return create(SearchMembershipsResponseSchema, { details: listDetails(page), result: page.rows.map(toGet) });
+    },
+
+    async listMyMemberships(_req, ctx) {
+      const info = callInfo(ctx);
+      const instanceId = info.target.instance.id;
+      const own = info.caller.memberships.filter((m) => m.contextType === "system" || m.instanceId === instanceId);
+      const order = ["system", "instance", "org", "project", "project_grant"];
+      own.sort((a, b) => order.indexOf(a.contextType) - order.indexOf(b.contextType) || (a.contextId < b.contextId ? -1 : a.contextId > b.contextId ? 1 : 0));
+      return create(ListMyMembershipsResponseSchema, {
+        result: own.map((m) => ({ context: myContext(m), roles: m.roles, permissions: info.permissionsOfRoles(m.roles) })),
+      });
     },
 
     async listAvailableRoles(req, ctx) {

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/options/v1/options.proto.
  */
 export const file_svc_options_v1_options: GenFile = /*@__PURE__*/
-  fileDesc("ChxzdmMvb3B0aW9ucy92MS9vcHRpb25zLnByb3RvEg5zdmMub3B0aW9ucy52MSKXAQoLTWV0aG9kUnVsZXMSEgoKcGVybWlzc2lvbhgBIAEoCRIPCgdmZWF0dXJlGAIgASgJEhkKEWh0dHBfc3VjY2Vzc19jb2RlGAMgASgNEg4KBnB1YmxpYxgEIAEoCBIYChByZXNvdXJjZV9jb250ZXh0GAUgASgIEh4KFnBlcm1pc3Npb25fcGVyX2NvbnRleHQYBiABKAgi6gEKCkZpZWxkUnVsZXMSFAoHbWluX2xlbhgBIAEoDUgAiAEBEhQKB21heF9sZW4YAiABKA1IAYgBARILCgN1cmkYAyABKAgSDwoHcGF0dGVybhgEIAEoCRIQCghyZXF1aXJlZBgFIAEoCBIUCgxkZWZpbmVkX29ubHkYBiABKAgSEgoKY29uc3RfdHJ1ZRgHIAEoCBIQCgNsdGUYCCABKARIAogBARIWCgltYXhfaXRlbXMYCSABKA1IA4gBAUIKCghfbWluX2xlbkIKCghfbWF4X2xlbkIGCgRfbHRlQgwKCl9tYXhfaXRlbXM6VQoGbWV0aG9kEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMYtIcDIAEoCzIbLnN2Yy5vcHRpb25zLnYxLk1ldGhvZFJ1bGVzUgZtZXRob2Q6UQoFZmllbGQSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGLWHAyABKAsyGi5zdmMub3B0aW9ucy52MS5GaWVsZFJ1bGVzUgVmaWVsZDo7CghyZXF1aXJlZBIdLmdvb2dsZS5wcm90b2J1Zi5PbmVvZk9wdGlvbnMYtocDIAEoCFIIcmVxdWlyZWRiBnByb3RvMw", [file_google_protobuf_descriptor]);
+  fileDesc("ChxzdmMvb3B0aW9ucy92MS9vcHRpb25zLnByb3RvEg5zdmMub3B0aW9ucy52MSKXAQoLTWV0aG9kUnVsZXMSEgoKcGVybWlzc2lvbhgBIAEoCRIPCgdmZWF0dXJlGAIgASgJEhkKEWh0dHBfc3VjY2Vzc19jb2RlGAMgASgNEg4KBnB1YmxpYxgEIAEoCBIYChByZXNvdXJjZV9jb250ZXh0GAUgASgIEh4KFnBlcm1pc3Npb25fcGVyX2NvbnRleHQYBiABKAgi+wEKCkZpZWxkUnVsZXMSFAoHbWluX2xlbhgBIAEoDUgAiAEBEhQKB21heF9sZW4YAiABKA1IAYgBARILCgN1cmkYAyABKAgSDwoHcGF0dGVybhgEIAEoCRIQCghyZXF1aXJlZBgFIAEoCBIUCgxkZWZpbmVkX29ubHkYBiABKAgSEgoKY29uc3RfdHJ1ZRgHIAEoCBIQCgNsdGUYCCABKARIAogBARIWCgltYXhfaXRlbXMYCSABKA1IA4gBARIPCgdvcl9wYXRoGAogASgIQgoKCF9taW5fbGVuQgoKCF9tYXhfbGVuQgYKBF9sdGVCDAoKX21heF9pdGVtczpVCgZtZXRob2QSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxi0hwMgASgLMhsuc3ZjLm9wdGlvbnMudjEuTWV0aG9kUnVsZXNSBm1ldGhvZDpRCgVmaWVsZBIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMYtYcDIAEoCzIaLnN2Yy5vcHRpb25zLnYxLkZpZWxkUnVsZXNSBWZpZWxkOjsKCHJlcXVpcmVkEh0uZ29vZ2xlLnByb3RvYnVmLk9uZW9mT3B0aW9ucxi2hwMgASgIUghyZXF1aXJlZGIGcHJvdG8z", [file_google_protobuf_descriptor]);
 
 /**
  * What an RPC needs before its handler runs, read once per method (src/schema/descriptors.ts): the
@@ -151,6 +151,13 @@ export type FieldRules = Message<"svc.options.v1.FieldRules"> & {
    * @generated from field: optional uint32 max_items = 9;
    */
   maxItems?: number | undefined;
+
+  /**
+   * Strings with uri: a path on this server (one "/", then anything but a second "/" first) is accepted too.
+   *
+   * @generated from field: bool or_path = 10;
+   */
+  orPath: boolean;
 };
 
 /**

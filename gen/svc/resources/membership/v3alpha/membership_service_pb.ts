@@ -22,7 +22,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file svc/resources/membership/v3alpha/membership_service.proto.
  */
 export const file_svc_resources_membership_v3alpha_membership_service: GenFile = /*@__PURE__*/
-  fileDesc("CjlzdmMvcmVzb3VyY2VzL21lbWJlcnNoaXAvdjNhbHBoYS9tZW1iZXJzaGlwX3NlcnZpY2UucHJvdG8SIHN2Yy5yZXNvdXJjZXMubWVtYmVyc2hpcC52M2FscGhhIpQBCgpNZW1iZXJzaGlwEhwKB3VzZXJfaWQYASABKAlCC6q7GAcIARDIASgBEkwKB2NvbnRleHQYAiABKAsyMy5zdmMucmVzb3VyY2VzLm1lbWJlcnNoaXAudjNhbHBoYS5NZW1iZXJzaGlwQ29udGV4dEIGqrsYAigBEhoKBXJvbGVzGAMgAygJQguquxgHCAEQyAFIMiKuAQoRTWVtYmVyc2hpcENvbnRleHQSGgoIaW5zdGFuY2UYASABKAhCBqq7GAI4AUgAEiQKD29yZ2FuaXphdGlvbl9pZBgCIAEoCUIJqrsYBQgBEMgBSAASHwoKcHJvamVjdF9pZBgDIAEoCUIJqrsYBQgBEMgBSAASJQoQcHJvamVjdF9ncmFudF9pZBgEIAEoCUIJqrsYBQgBEMgBSABCDwoHY29udGV4dBIEsLsYASItCg9QYXRjaE1lbWJlcnNoaXASGgoFcm9sZXMYASADKAlCC6q7GAcIARDIAUgyIokBCg1HZXRNZW1iZXJzaGlwEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMSQAoKbWVtYmVyc2hpcBgCIAEoCzIsLnN2Yy5yZXNvdXJjZXMubWVtYmVyc2hpcC52M2FscGhhLk1lbWJlcnNoaXAiqQEKFk1lbWJlcnNoaXBTZWFyY2hGaWx0ZXISHAoHdXNlcl9pZBgBIAEoCUIJqrsYBQgBEMgBSAASRgoHY29udGV4dBgCIAEoCzIzLnN2Yy5yZXNvdXJjZXMubWVtYmVyc2hpcC52M2FscGhhLk1lbWJlcnNoaXBDb250ZXh0SAASGQoEcm9sZRgDIAEoCUIJqrsYBQgBEMgBSABCDgoGZmlsdGVyEgSwuxgBImMKF0NyZWF0ZU1lbWJlcnNoaXBSZXF1ZXN0EkgKCm1lbWJlcnNoaXAYASABKAsyLC5zdmMucmVzb3VyY2VzLm1lbWJlcnNoaXAudjNhbHBoYS5NZW1iZXJzaGlwQgaquxgCKAEiUgoYQ3JlYXRlTWVtYmVyc2hpcFJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMigAEKFlBhdGNoTWVtYmVyc2hpcFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARCQAygBEk0KCm1lbWJlcnNoaXAYAiABKAsyMS5zdmMucmVzb3VyY2VzLm1lbWJlcnNoaXAudjNhbHBoYS5QYXRjaE1lbWJlcnNoaXBCBqq7GAIoASJRChdQYXRjaE1lbWJlcnNoaXBSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIi8KFEdldE1lbWJlcnNoaXBSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQkAMoASJcChVHZXRNZW1iZXJzaGlwUmVzcG9uc2USQwoKbWVtYmVyc2hpcBgBIAEoCzIvLnN2Yy5yZXNvdXJjZXMubWVtYmVyc2hpcC52M2FscGhhLkdldE1lbWJlcnNoaXAiMgoXRGVsZXRlTWVtYmVyc2hpcFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARCQAygBIlIKGERlbGV0ZU1lbWJlcnNoaXBSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIqUBChhTZWFyY2hNZW1iZXJzaGlwc1JlcXVlc3QSNgoFcXVlcnkYASABKAsyJy5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkxpc3RRdWVyeRJRCgdmaWx0ZXJzGAIgAygLMjguc3ZjLnJlc291cmNlcy5tZW1iZXJzaGlwLnYzYWxwaGEuTWVtYmVyc2hpcFNlYXJjaEZpbHRlckIGqrsYAkhkIpgBChlTZWFyY2hNZW1iZXJzaGlwc1Jlc3BvbnNlEjoKB2RldGFpbHMYASABKAsyKS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkxpc3REZXRhaWxzEj8KBnJlc3VsdBgCIAMoCzIvLnN2Yy5yZXNvdXJjZXMubWVtYmVyc2hpcC52M2FscGhhLkdldE1lbWJlcnNoaXAimQEKGUxpc3RBdmFpbGFibGVSb2xlc1JlcXVlc3QSNAoDY3R4GAEgASgLMiIuc3ZjLm9iamVjdC52M2FscGhhLlJlcXVlc3RDb250ZXh0SACIAQESGwoKcHJvamVjdF9pZBgCIAEoCUIHqrsYAxDIARIhChBwcm9qZWN0X2dyYW50X2lkGAMgASgJQgequxgDEMgBQgYKBF9jdHgiKwoaTGlzdEF2YWlsYWJsZVJvbGVzUmVzcG9uc2USDQoFcm9sZXMYASADKAkyxgsKEU1lbWJlcnNoaXBTZXJ2aWNlEvQBChBDcmVhdGVNZW1iZXJzaGlwEjkuc3ZjLnJlc291cmNlcy5tZW1iZXJzaGlwLnYzYWxwaGEuQ3JlYXRlTWVtYmVyc2hpcFJlcXVlc3QaOi5zdmMucmVzb3VyY2VzLm1lbWJlcnNoaXAudjNhbHBoYS5DcmVhdGVNZW1iZXJzaGlwUmVzcG9uc2UiaaK7GDMKEG9yZy5tZW1iZXIud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpGMkBKAGC0+STAiw6Cm1lbWJlcnNoaXAiHi9yZXNvdXJjZXMvdjNhbHBoYS9tZW1iZXJzaGlwcxLzAQoPUGF0Y2hNZW1iZXJzaGlwEjguc3ZjLnJlc291cmNlcy5tZW1iZXJzaGlwLnYzYWxwaGEuUGF0Y2hNZW1iZXJzaGlwUmVxdWVzdBo5LnN2Yy5yZXNvdXJjZXMubWVtYmVyc2hpcC52M2FscGhhLlBhdGNoTWVtYmVyc2hpcFJlc3BvbnNlImuiuxgwChBvcmcubWVtYmVyLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIxOgptZW1iZXJzaGlwMiMvcmVzb3VyY2VzL3YzYWxwaGEvbWVtYmVyc2hpcHMve2lkfRLgAQoNR2V0TWVtYmVyc2hpcBI2LnN2Yy5yZXNvdXJjZXMubWVtYmVyc2hpcC52M2FscGhhLkdldE1lbWJlcnNoaXBSZXF1ZXN0Gjcuc3ZjLnJlc291cmNlcy5tZW1iZXJzaGlwLnYzYWxwaGEuR2V0TWVtYmVyc2hpcFJlc3BvbnNlIl6iuxgvCg9vcmcubWVtYmVyLnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAiUSIy9yZXNvdXJjZXMvdjNhbHBoYS9tZW1iZXJzaGlwcy97aWR9EusBChBEZWxldGVNZW1iZXJzaGlwEjkuc3ZjLnJlc291cmNlcy5tZW1iZXJzaGlwLnYzYWxwaGEuRGVsZXRlTWVtYmVyc2hpcFJlcXVlc3QaOi5zdmMucmVzb3VyY2VzLm1lbWJlcnNoaXAudjNhbHBoYS5EZWxldGVNZW1iZXJzaGlwUmVzcG9uc2UiYKK7GDEKEW9yZy5tZW1iZXIuZGVsZXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIlKiMvcmVzb3VyY2VzL3YzYWxwaGEvbWVtYmVyc2hpcHMve2lkfRL4AQoRU2VhcmNoTWVtYmVyc2hpcHMSOi5zdmMucmVzb3VyY2VzLm1lbWJlcnNoaXAudjNhbHBoYS5TZWFyY2hNZW1iZXJzaGlwc1JlcXVlc3QaOy5zdmMucmVzb3VyY2VzLm1lbWJlcnNoaXAudjNhbHBoYS5TZWFyY2hNZW1iZXJzaGlwc1Jlc3BvbnNlImqiuxgvCg9vcmcubWVtYmVyLnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAjE6B2ZpbHRlcnMiJi9yZXNvdXJjZXMvdjNhbHBoYS9tZW1iZXJzaGlwcy9fc2VhcmNoEvcBChJMaXN0QXZhaWxhYmxlUm9sZXMSOy5zdmMucmVzb3VyY2VzLm1lbWJlcnNoaXAudjNhbHBoYS5MaXN0QXZhaWxhYmxlUm9sZXNSZXF1ZXN0Gjwuc3ZjLnJlc291cmNlcy5tZW1iZXJzaGlwLnYzYWxwaGEuTGlzdEF2YWlsYWJsZVJvbGVzUmVzcG9uc2UiZqK7GCsKDWF1dGhlbnRpY2F0ZWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwIxEi8vcmVzb3VyY2VzL3YzYWxwaGEvbWVtYmVyc2hpcHMvX2F2YWlsYWJsZV9yb2xlc2IGcHJvdG8z", [file_google_api_annotations, file_svc_object_v3alpha_object, file_svc_options_v1_options, file_svc_resources_object_v3alpha_object]);
+  fileDesc("CjlzdmMvcmVzb3VyY2VzL21lbWJlcnNoaXAvdjNhbHBoYS9tZW1iZXJzaGlwX3NlcnZpY2UucHJvdG8SIHN2Yy5yZXNvdXJjZXMubWVtYmVyc2hpcC52M2FscGhhIpQBCgpNZW1iZXJzaGlwEhwKB3VzZXJfaWQYASABKAlCC6q7GAcIARDIASgBEkwKB2NvbnRleHQYAiABKAsyMy5zdmMucmVzb3VyY2VzLm1lbWJlcnNoaXAudjNhbHBoYS5NZW1iZXJzaGlwQ29udGV4dEIGqrsYAigBEhoKBXJvbGVzGAMgAygJQguquxgHCAEQyAFIMiKuAQoRTWVtYmVyc2hpcENvbnRleHQSGgoIaW5zdGFuY2UYASABKAhCBqq7GAI4AUgAEiQKD29yZ2FuaXphdGlvbl9pZBgCIAEoCUIJqrsYBQgBEMgBSAASHwoKcHJvamVjdF9pZBgDIAEoCUIJqrsYBQgBEMgBSAASJQoQcHJvamVjdF9ncmFudF9pZBgEIAEoCUIJqrsYBQgBEMgBSABCDwoHY29udGV4dBIEsLsYASItCg9QYXRjaE1lbWJlcnNoaXASGgoFcm9sZXMYASADKAlCC6q7GAcIARDIAUgyIokBCg1HZXRNZW1iZXJzaGlwEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMSQAoKbWVtYmVyc2hpcBgCIAEoCzIsLnN2Yy5yZXNvdXJjZXMubWVtYmVyc2hpcC52M2FscGhhLk1lbWJlcnNoaXAiqQEKFk1lbWJlcnNoaXBTZWFyY2hGaWx0ZXISHAoHdXNlcl9pZBgBIAEoCUIJqrsYBQgBEMgBSAASRgoHY29udGV4dBgCIAEoCzIzLnN2Yy5yZXNvdXJjZXMubWVtYmVyc2hpcC52M2FscGhhLk1lbWJlcnNoaXBDb250ZXh0SAASGQoEcm9sZRgDIAEoCUIJqrsYBQgBEMgBSABCDgoGZmlsdGVyEgSwuxgBImMKF0NyZWF0ZU1lbWJlcnNoaXBSZXF1ZXN0EkgKCm1lbWJlcnNoaXAYASABKAsyLC5zdmMucmVzb3VyY2VzLm1lbWJlcnNoaXAudjNhbHBoYS5NZW1iZXJzaGlwQgaquxgCKAEiUgoYQ3JlYXRlTWVtYmVyc2hpcFJlc3BvbnNlEjYKB2RldGFpbHMYASABKAsyJS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkRldGFpbHMigAEKFlBhdGNoTWVtYmVyc2hpcFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARCQAygBEk0KCm1lbWJlcnNoaXAYAiABKAsyMS5zdmMucmVzb3VyY2VzLm1lbWJlcnNoaXAudjNhbHBoYS5QYXRjaE1lbWJlcnNoaXBCBqq7GAIoASJRChdQYXRjaE1lbWJlcnNoaXBSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIi8KFEdldE1lbWJlcnNoaXBSZXF1ZXN0EhcKAmlkGAEgASgJQguquxgHCAEQkAMoASJcChVHZXRNZW1iZXJzaGlwUmVzcG9uc2USQwoKbWVtYmVyc2hpcBgBIAEoCzIvLnN2Yy5yZXNvdXJjZXMubWVtYmVyc2hpcC52M2FscGhhLkdldE1lbWJlcnNoaXAiMgoXRGVsZXRlTWVtYmVyc2hpcFJlcXVlc3QSFwoCaWQYASABKAlCC6q7GAcIARCQAygBIlIKGERlbGV0ZU1lbWJlcnNoaXBSZXNwb25zZRI2CgdkZXRhaWxzGAEgASgLMiUuc3ZjLnJlc291cmNlcy5vYmplY3QudjNhbHBoYS5EZXRhaWxzIqUBChhTZWFyY2hNZW1iZXJzaGlwc1JlcXVlc3QSNgoFcXVlcnkYASABKAsyJy5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkxpc3RRdWVyeRJRCgdmaWx0ZXJzGAIgAygLMjguc3ZjLnJlc291cmNlcy5tZW1iZXJzaGlwLnYzYWxwaGEuTWVtYmVyc2hpcFNlYXJjaEZpbHRlckIGqrsYAkhkIpgBChlTZWFyY2hNZW1iZXJzaGlwc1Jlc3BvbnNlEjoKB2RldGFpbHMYASABKAsyKS5zdmMucmVzb3VyY2VzLm9iamVjdC52M2FscGhhLkxpc3REZXRhaWxzEj8KBnJlc3VsdBgCIAMoCzIvLnN2Yy5yZXNvdXJjZXMubWVtYmVyc2hpcC52M2FscGhhLkdldE1lbWJlcnNoaXAimQEKGUxpc3RBdmFpbGFibGVSb2xlc1JlcXVlc3QSNAoDY3R4GAEgASgLMiIuc3ZjLm9iamVjdC52M2FscGhhLlJlcXVlc3RDb250ZXh0SACIAQESGwoKcHJvamVjdF9pZBgCIAEoCUIHqrsYAxDIARIhChBwcm9qZWN0X2dyYW50X2lkGAMgASgJQgequxgDEMgBQgYKBF9jdHgiKwoaTGlzdEF2YWlsYWJsZVJvbGVzUmVzcG9uc2USDQoFcm9sZXMYASADKAkiGgoYTGlzdE15TWVtYmVyc2hpcHNSZXF1ZXN0IrABCgxNeU1lbWJlcnNoaXASEAoGc3lzdGVtGAEgASgISAASEgoIaW5zdGFuY2UYAiABKAhIABIZCg9vcmdhbml6YXRpb25faWQYAyABKAlIABIUCgpwcm9qZWN0X2lkGAQgASgJSAASGgoQcHJvamVjdF9ncmFudF9pZBgFIAEoCUgAEg0KBXJvbGVzGAYgAygJEhMKC3Blcm1pc3Npb25zGAcgAygJQgkKB2NvbnRleHQiWwoZTGlzdE15TWVtYmVyc2hpcHNSZXNwb25zZRI+CgZyZXN1bHQYASADKAsyLi5zdmMucmVzb3VyY2VzLm1lbWJlcnNoaXAudjNhbHBoYS5NeU1lbWJlcnNoaXAysg0KEU1lbWJlcnNoaXBTZXJ2aWNlEvQBChBDcmVhdGVNZW1iZXJzaGlwEjkuc3ZjLnJlc291cmNlcy5tZW1iZXJzaGlwLnYzYWxwaGEuQ3JlYXRlTWVtYmVyc2hpcFJlcXVlc3QaOi5zdmMucmVzb3VyY2VzLm1lbWJlcnNoaXAudjNhbHBoYS5DcmVhdGVNZW1iZXJzaGlwUmVzcG9uc2UiaaK7GDMKEG9yZy5tZW1iZXIud3JpdGUSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpGMkBKAGC0+STAiw6Cm1lbWJlcnNoaXAiHi9yZXNvdXJjZXMvdjNhbHBoYS9tZW1iZXJzaGlwcxLzAQoPUGF0Y2hNZW1iZXJzaGlwEjguc3ZjLnJlc291cmNlcy5tZW1iZXJzaGlwLnYzYWxwaGEuUGF0Y2hNZW1iZXJzaGlwUmVxdWVzdBo5LnN2Yy5yZXNvdXJjZXMubWVtYmVyc2hpcC52M2FscGhhLlBhdGNoTWVtYmVyc2hpcFJlc3BvbnNlImuiuxgwChBvcmcubWVtYmVyLndyaXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIxOgptZW1iZXJzaGlwMiMvcmVzb3VyY2VzL3YzYWxwaGEvbWVtYmVyc2hpcHMve2lkfRLgAQoNR2V0TWVtYmVyc2hpcBI2LnN2Yy5yZXNvdXJjZXMubWVtYmVyc2hpcC52M2FscGhhLkdldE1lbWJlcnNoaXBSZXF1ZXN0Gjcuc3ZjLnJlc291cmNlcy5tZW1iZXJzaGlwLnYzYWxwaGEuR2V0TWVtYmVyc2hpcFJlc3BvbnNlIl6iuxgvCg9vcmcubWVtYmVyLnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAiUSIy9yZXNvdXJjZXMvdjNhbHBoYS9tZW1iZXJzaGlwcy97aWR9EusBChBEZWxldGVNZW1iZXJzaGlwEjkuc3ZjLnJlc291cmNlcy5tZW1iZXJzaGlwLnYzYWxwaGEuRGVsZXRlTWVtYmVyc2hpcFJlcXVlc3QaOi5zdmMucmVzb3VyY2VzLm1lbWJlcnNoaXAudjNhbHBoYS5EZWxldGVNZW1iZXJzaGlwUmVzcG9uc2UiYKK7GDEKEW9yZy5tZW1iZXIuZGVsZXRlEhptdWx0aXRlbmFuY3lfcmVzb3VyY2VzX2FwaSgBgtPkkwIlKiMvcmVzb3VyY2VzL3YzYWxwaGEvbWVtYmVyc2hpcHMve2lkfRL4AQoRU2VhcmNoTWVtYmVyc2hpcHMSOi5zdmMucmVzb3VyY2VzLm1lbWJlcnNoaXAudjNhbHBoYS5TZWFyY2hNZW1iZXJzaGlwc1JlcXVlc3QaOy5zdmMucmVzb3VyY2VzLm1lbWJlcnNoaXAudjNhbHBoYS5TZWFyY2hNZW1iZXJzaGlwc1Jlc3BvbnNlImqiuxgvCg9vcmcubWVtYmVyLnJlYWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpKAGC0+STAjE6B2ZpbHRlcnMiJi9yZXNvdXJjZXMvdjNhbHBoYS9tZW1iZXJzaGlwcy9fc2VhcmNoEukBChFMaXN0TXlNZW1iZXJzaGlwcxI6LnN2Yy5yZXNvdXJjZXMubWVtYmVyc2hpcC52M2FscGhhLkxpc3RNeU1lbWJlcnNoaXBzUmVxdWVzdBo7LnN2Yy5yZXNvdXJjZXMubWVtYmVyc2hpcC52M2FscGhhLkxpc3RNeU1lbWJlcnNoaXBzUmVzcG9uc2UiW6K7GCsKDWF1dGhlbnRpY2F0ZWQSGm11bHRpdGVuYW5jeV9yZXNvdXJjZXNfYXBpgtPkkwImEiQvcmVzb3VyY2VzL3YzYWxwaGEvbWVtYmVyc2hpcHMvX21pbmUS9wEKEkxpc3RBdmFpbGFibGVSb2xlcxI7LnN2Yy5yZXNvdXJjZXMubWVtYmVyc2hpcC52M2FscGhhLkxpc3RBdmFpbGFibGVSb2xlc1JlcXVlc3QaPC5zdmMucmVzb3VyY2VzLm1lbWJlcnNoaXAudjNhbHBoYS5MaXN0QXZhaWxhYmxlUm9sZXNSZXNwb25zZSJmorsYKwoNYXV0aGVudGljYXRlZBIabXVsdGl0ZW5hbmN5X3Jlc291cmNlc19hcGmC0+STAjESLy9yZXNvdXJjZXMvdjNhbHBoYS9tZW1iZXJzaGlwcy9fYXZhaWxhYmxlX3JvbGVzYgZwcm90bzM", [file_google_api_annotations, file_svc_object_v3alpha_object, file_svc_options_v1_options, file_svc_resources_object_v3alpha_object]);
 
 /**
  * A user's roles in one context (the instance, an organisation, a project or a project grant).
@@ -496,6 +496,117 @@ export const ListAvailableRolesResponseSchema: GenMessage<ListAvailableRolesResp
   messageDesc(file_svc_resources_membership_v3alpha_membership_service, 16);
 
 /**
+ * No parameters: the caller's memberships are listed.
+ *
+ * @generated from message svc.resources.membership.v3alpha.ListMyMembershipsRequest
+ */
+export type ListMyMembershipsRequest = Message<"svc.resources.membership.v3alpha.ListMyMembershipsRequest"> & {
+};
+
+/**
+ * Describes the message svc.resources.membership.v3alpha.ListMyMembershipsRequest.
+ * Use `create(ListMyMembershipsRequestSchema)` to create a new message.
+ */
+export const ListMyMembershipsRequestSchema: GenMessage<ListMyMembershipsRequest> = /*@__PURE__*/
+  messageDesc(file_svc_resources_membership_v3alpha_membership_service, 17);
+
+/**
+ * One of the caller's memberships.
+ *
+ * @generated from message svc.resources.membership.v3alpha.MyMembership
+ */
+export type MyMembership = Message<"svc.resources.membership.v3alpha.MyMembership"> & {
+  /**
+   * Where the roles apply.
+   *
+   * @generated from oneof svc.resources.membership.v3alpha.MyMembership.context
+   */
+  context: {
+    /**
+     * The system, above every instance.
+     *
+     * @generated from field: bool system = 1;
+     */
+    value: boolean;
+    case: "system";
+  } | {
+    /**
+     * The request's instance.
+     *
+     * @generated from field: bool instance = 2;
+     */
+    value: boolean;
+    case: "instance";
+  } | {
+    /**
+     * ID of an organisation of the instance.
+     *
+     * @generated from field: string organization_id = 3;
+     */
+    value: string;
+    case: "organizationId";
+  } | {
+    /**
+     * ID of a project of the instance.
+     *
+     * @generated from field: string project_id = 4;
+     */
+    value: string;
+    case: "projectId";
+  } | {
+    /**
+     * ID of a project grant of the instance.
+     *
+     * @generated from field: string project_grant_id = 5;
+     */
+    value: string;
+    case: "projectGrantId";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * The roles held there.
+   *
+   * @generated from field: repeated string roles = 6;
+   */
+  roles: string[];
+
+  /**
+   * The permissions the roles give there (and, for the system and the instance, in what lies below), sorted.
+   *
+   * @generated from field: repeated string permissions = 7;
+   */
+  permissions: string[];
+};
+
+/**
+ * Describes the message svc.resources.membership.v3alpha.MyMembership.
+ * Use `create(MyMembershipSchema)` to create a new message.
+ */
+export const MyMembershipSchema: GenMessage<MyMembership> = /*@__PURE__*/
+  messageDesc(file_svc_resources_membership_v3alpha_membership_service, 18);
+
+/**
+ * The caller's memberships.
+ *
+ * @generated from message svc.resources.membership.v3alpha.ListMyMembershipsResponse
+ */
+export type ListMyMembershipsResponse = Message<"svc.resources.membership.v3alpha.ListMyMembershipsResponse"> & {
+  /**
+   * System first, then the instance, organisations, projects and project grants, each kind by ID.
+   *
+   * @generated from field: repeated svc.resources.membership.v3alpha.MyMembership result = 1;
+   */
+  result: MyMembership[];
+};
+
+/**
+ * Describes the message svc.resources.membership.v3alpha.ListMyMembershipsResponse.
+ * Use `create(ListMyMembershipsResponseSchema)` to create a new message.
+ */
+export const ListMyMembershipsResponseSchema: GenMessage<ListMyMembershipsResponse> = /*@__PURE__*/
+  messageDesc(file_svc_resources_membership_v3alpha_membership_service, 19);
+
+/**
  * @generated from service svc.resources.membership.v3alpha.MembershipService
  */
 export const MembershipService: GenService<{
@@ -549,6 +660,17 @@ export const MembershipService: GenService<{
     methodKind: "unary";
     input: typeof SearchMembershipsRequestSchema;
     output: typeof SearchMembershipsResponseSchema;
+  },
+  /**
+   * The caller's own memberships in the request's instance and in the system, each with the permissions its roles
+   * give: what a console shows and offers to its user (every call is still decided by its own permission).
+   *
+   * @generated from rpc svc.resources.membership.v3alpha.MembershipService.ListMyMemberships
+   */
+  listMyMemberships: {
+    methodKind: "unary";
+    input: typeof ListMyMembershipsRequestSchema;
+    output: typeof ListMyMembershipsResponseSchema;
   },
   /**
    * The roles a membership may hold in a context: ctx for the instance or an organisation, or a project ID.

@@ -1,0 +1,5 @@
+import type { AreaProps } from "../areas";
+
+export default function Area(_props: AreaProps) {
+  return <h1>instances</h1>;
+}
