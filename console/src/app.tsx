@@ -34,6 +34,10 @@ export function App() {
     chosenOrg && (access.everywhere("org.read") || access.orgIds.includes(chosenOrg))
       ? chosenOrg
       : (instanceDefault.data?.organization?.details?.id ?? access.orgIds[0] ?? "");
+  // once resolved, the organisation stays the one in use (making another the instance default does not move it)
+  useEffect(() => {
+    if (!chosenOrg && orgId) setChosenOrg(orgId);
+  }, [chosenOrg, orgId]);
   const org = useMemo(
     () => ({
       orgId,
@@ -192,10 +196,9 @@ function NotFound() {
 /** The organisation the console acts in: any of the instance's for instance-wide roles, else the user's own. */
 function OrgSwitcher() {
   const t = useT(messages);
-  const access = useAccess();
   const { orgId, setOrgId } = useOrg();
-  const wide = access.everywhere("org.read");
-  const all = useQuery(OrganizationService.method.searchOrganizations, { query: { limit: 200, asc: true } }, { enabled: wide || access.orgIds.length > 1 });
+  // the organisations the user may read: all of the instance's, or their own
+  const all = useQuery(OrganizationService.method.searchOrganizations, { query: { limit: 200, asc: true } });
   const options = (all.data?.result ?? []).map((o) => ({ id: o.details?.id ?? "", name: o.name }));
   if (options.length < 2) {
     const name = options[0]?.name;

@@ -1,0 +1,154 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { useMutation, useQuery } from "@connectrpc/connect-query";
+import { keepPreviousData } from "@tanstack/react-query";
+import { useState } from "react";
+import { TextFilterMethod } from "../../../../gen/svc/resources/object/v3alpha/object_pb.js";
+import {
+  type GetOrganization,
+  OrganizationFieldName,
+  type OrganizationSearchFilterSchema,
+  OrganizationState,
+} from "../../../../gen/svc/resources/org/v3alpha/org_pb.js";
+import { OrganizationService } from "../../../../gen/svc/resources/org/v3alpha/org_service_pb.js";
+import { useAccess, useOrg } from "../../access";
+import { errorOf } from "../../api";
+import { useT } from "../../i18n";
+import { messages as coreMessages } from "../../i18n/core";
+import { messages } from "../../i18n/orgs";
+import { navigate } from "../../router";
+import { type Column, DataTable, ErrorText, Field, Link, Modal, Page, Select } from "../../ui";
+import { FormErrorText, PAGE_SIZE, useAction, useDate, useDebounced } from "../projects/kit";
+
+export function OrgList() {
+  const t = useT(messages);
+  const c = useT(coreMessages);
+  const access = useAccess();
+  const { orgId } = useOrg();
+  const date = useDate();
+  const [search, setSearch] = useState("");
+  const text = useDebounced(search.trim());
+  const [state, setState] = useState("");
+  const [sort, setSort] = useState({ column: String(OrganizationFieldName.NAME), asc: true });
+  const [offset, setOffset] = useState(0);
+  const [creating, setCreating] = useState(false);
+
+  const filters: MessageInitShape<typeof OrganizationSearchFilterSchema>[] = [];
+  if (text) filters.push({ filter: { case: "name", value: { name: text, method: TextFilterMethod.CONTAINS_IGNORE_CASE } } });
+  if (state) filters.push({ filter: { case: "state", value: { state: Number(state) } } });
+  const list = useQuery(
+    OrganizationService.method.searchOrganizations,
+    { query: { offset: BigInt(offset), limit: PAGE_SIZE, asc: sort.asc }, sortingColumn: Number(sort.column), filters },
+    { placeholderData: keepPreviousData },
+  );
+
+  const columns: Column<GetOrganization>[] = [
+    {
+      key: "name",
+      label: c("name"),
+      sort: String(OrganizationFieldName.NAME),
+      render: (o) => <Link to={`/orgs/${o.details?.id}`}>{o.name}</Link>,
+    },
+    { key: "domain", label: t("primaryDomain"), render: (o) => o.primaryDomain },
+    {
+      key: "state",
+      label: c("state"),
+      render: (o) => (
+        <>
+          {o.state === OrganizationState.INACTIVE ? c("inactive") : c("active")}
+          {o.isInstanceDefault && <>, {t("isDefault")}</>}
+          {o.details?.id === orgId && <>, {t("current")}</>}
+        </>
+      ),
+    },
+    { key: "id", label: c("id"), sort: String(OrganizationFieldName.ID), render: (o) => o.details?.id },
+    { key: "changed", label: c("changed"), sort: String(OrganizationFieldName.CHANGE_DATE), render: (o) => date(o.details?.changeDate) },
+  ];
+
+  return (
+    <Page
+      title={t("title")}
+      actions={
+        access.everywhere("org.create") && (
+          <button type="button" className="primary" onClick={() => setCreating(true)}>
+            {t("newOrg")}
+          </button>
+        )
+      }
+    >
+      <search className="toolbar">
+        <Field
+          label={t("searchName")}
+          name="filters.name.name"
+          type="search"
+          value={search}
+          onChange={(e) => {
+            setSearch(e.target.value);
+            setOffset(0);
+          }}
+        />
+        <Select
+          label={c("state")}
+          name="filters.state.state"
+          value={state}
+          onChange={(v) => {
+            setState(v);
+            setOffset(0);
+          }}
+          options={[
+            { value: "", label: t("allStates") },
+            { value: String(OrganizationState.ACTIVE), label: c("active") },
+            { value: String(OrganizationState.INACTIVE), label: c("inactive") },
+          ]}
+        />
+      </search>
+      {list.isError && <ErrorText error={errorOf(list.error)} />}
+      <DataTable
+        caption={t("listCaption")}
+        columns={columns}
+        rows={list.data?.result}
+        rowKey={(o) => o.details?.id ?? ""}
+        sort={sort}
+        onSort={(column, asc) => {
+          setSort({ column, asc });
+          setOffset(0);
+        }}
+        paging={{ offset, limit: PAGE_SIZE, total: Number(list.data?.details?.totalResult ?? 0), onPage: setOffset }}
+        loading={list.isFetching}
+      />
+      <Modal title={t("newOrg")} open={creating} onClose={() => setCreating(false)}>
+        <CreateOrg onDone={() => setCreating(false)} />
+      </Modal>
+    </Page>
+  );
+}
+
+function CreateOrg({ onDone }: { onDone: () => void }) {
+  const t = useT(messages);
+  const c = useT(coreMessages);
+  const [name, setName] = useState("");
+  const create = useMutation(OrganizationService.method.createOrganization);
+  const action = useAction();
+  return (
+    <form
+      onSubmit={async (e) => {
+        e.preventDefault();
+        const r = await action.run(() => create.mutateAsync({ organization: { name } }));
+        if (r?.details?.id) {
+          onDone();
+          navigate(`/orgs/${r.details.id}`);
+        }
+      }}
+    >
+      <FormErrorText error={action.error} names={["organization.name"]} />
+      <Field label={c("name")} name="organization.name" value={name} onChange={(e) => setName(e.target.value)} error={action.error} hint={t("nameHint")} />
+      <div className="buttons">
+        <button type="button" onClick={onDone}>
+          {c("cancel")}
+        </button>
+        <button type="submit" className="primary" disabled={action.busy}>
+          {c("create")}
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,186 @@
+import { useMutation, useQuery } from "@connectrpc/connect-query";
+import { useState } from "react";
+import { ApplicationState, type GetApplication } from "../../../../gen/svc/resources/application/v3alpha/application_pb.js";
+import { ApplicationService } from "../../../../gen/svc/resources/application/v3alpha/application_service_pb.js";
+import type { GetProject } from "../../../../gen/svc/resources/project/v3alpha/project_pb.js";
+import { errorOf } from "../../api";
+import { useT } from "../../i18n";
+import { messages as coreMessages } from "../../i18n/core";
+import { messages } from "../../i18n/projects";
+import { navigate } from "../../router";
+import { ConfirmButton, ErrorText, type FormError, Link, Page, SecretModal } from "../../ui";
+import { AppFields, type AppState, appFieldNames, appRequest, appState, stateUsesSecret, tidy, usesKeys, usesSecret } from "./app-form";
+import { useKindLabel } from "./apps";
+import { Card, FormErrorText, Saved, useAction, useDate, YesNo } from "./kit";
+import { ProjectTabs, useProjectCan } from "./project";
+
+export function AppPage({ project, id }: { project: GetProject; id: string }) {
+  const t = useT(messages);
+  const c = useT(coreMessages);
+  const got = useQuery(ApplicationService.method.getApplication, { id });
+  const app = got.data?.application;
+  const projectPath = `/projects/${project.details?.id}`;
+  if (got.isError || (app && app.projectId !== project.details?.id)) {
+    return (
+      <Page title={c("notFound")}>
+        {got.isError && <ErrorText error={errorOf(got.error)} />}
+        <p>
+          <Link to={`${projectPath}/apps`}>{t("backToApps")}</Link>
+        </p>
+      </Page>
+    );
+  }
+  if (!app) return <p role="status">{c("loading")}</p>;
+  return <AppView project={project} app={app} />;
+}
+
+function AppView({ project, app }: { project: GetProject; app: GetApplication }) {
+  const t = useT(messages);
+  const c = useT(coreMessages);
+  const date = useDate();
+  const can = useProjectCan(project);
+  const kindLabel = useKindLabel();
+  const id = app.details?.id ?? "";
+  const projectPath = `/projects/${project.details?.id}`;
+  const active = app.state !== ApplicationState.INACTIVE;
+  const deactivate = useMutation(ApplicationService.method.deactivateApplication);
+  const reactivate = useMutation(ApplicationService.method.reactivateApplication);
+  const remove = useMutation(ApplicationService.method.deleteApplication);
+  const secret = useMutation(ApplicationService.method.generateApplicationSecret);
+  const addKey = useMutation(ApplicationService.method.addApplicationKey);
+  const stateAction = useAction();
+  const credentials = useAction();
+  const [shown, setShown] = useState<{ title: string; value: string }>();
+  const name = app.application?.name ?? id;
+
+  return (
+    <Page title={name}>
+      <p>
+        <Link to={`${projectPath}/apps`}>{t("backToAppsOf", { project: project.project?.name ?? "" })}</Link>
+      </p>
+      <ProjectTabs project={project} current="apps" />
+      <Card title={c("details")}>
+        <dl className="props">
+          <dt>{t("clientId")}</dt>
+          <dd>
+            <code>{app.clientId}</code>
+          </dd>
+          <dt>{t("appKind")}</dt>
+          <dd>{kindLabel(app)}</dd>
+          <dt>{c("state")}</dt>
+          <dd>{active ? c("active") : c("inactive")}</dd>
+          <dt>{t("hasSecret")}</dt>
+          <dd>
+            <YesNo value={app.hasSecret} />
+          </dd>
+          <dt>{c("id")}</dt>
+          <dd>{id}</dd>
+          <dt>{c("changed")}</dt>
+          <dd>{date(app.details?.changeDate)}</dd>
+        </dl>
+      </Card>
+
+      {can("project.app.write") && <EditApp app={app} />}
+
+      {can("project.app.write") && (usesSecret(app.application) || usesKeys(app.application)) && (
+        <Card title={t("credentialsTitle")}>
+          <ErrorText error={credentials.error} />
+          <div className="buttons">
+            {usesSecret(app.application) && (
+              <ConfirmButton
+                label={t("newSecret")}
+                question={t("confirmNewSecret")}
+                onConfirm={async () => {
+                  const r = await credentials.run(() => secret.mutateAsync({ id }), t("secretMade"));
+                  if (r) setShown({ title: t("secretOf", { clientId: r.clientId }), value: r.clientSecret });
+                }}
+              />
+            )}
+            {usesKeys(app.application) && (
+              <button
+                type="button"
+                onClick={async () => {
+                  const r = await credentials.run(() => addKey.mutateAsync({ id }), t("keyMade"));
+                  if (r) setShown({ title: t("keyOf", { keyId: r.keyId }), value: r.keyContent });
+                }}
+              >
+                {t("newKey")}
+              </button>
+            )}
+          </div>
+          <Saved text={credentials.status} />
+        </Card>
+      )}
+
+      {(can("project.app.write") || can("project.app.delete")) && (
+        <Card title={t("stateTitle")}>
+          <ErrorText error={stateAction.error} />
+          <div className="buttons">
+            {can("project.app.write") &&
+              (active ? (
+                <ConfirmButton
+                  label={c("deactivate")}
+                  question={t("confirmDeactivateApp", { name })}
+                  onConfirm={() => stateAction.run(() => deactivate.mutateAsync({ id }), t("deactivated"))}
+                />
+              ) : (
+                <button type="button" onClick={() => stateAction.run(() => reactivate.mutateAsync({ id }), t("reactivated"))}>
+                  {c("reactivate")}
+                </button>
+              ))}
+            {can("project.app.delete") && (
+              <ConfirmButton
+                label={c("delete")}
+                question={t("confirmDeleteApp", { name })}
+                onConfirm={async () => {
+                  const r = await stateAction.run(() => remove.mutateAsync({ id }));
+                  if (r) navigate(`${projectPath}/apps`);
+                }}
+              />
+            )}
+          </div>
+          <Saved text={stateAction.status} />
+        </Card>
+      )}
+      <SecretModal title={shown?.title} value={shown?.value} onClose={() => setShown(undefined)} />
+    </Page>
+  );
+}
+
+function EditApp({ app }: { app: GetApplication }) {
+  const t = useT(messages);
+  const c = useT(coreMessages);
+  const [state, setState] = useState<AppState>(() => appState(app.application));
+  const [formError, setFormError] = useState<FormError>();
+  const patch = useMutation(ApplicationService.method.patchApplication);
+  const action = useAction();
+  const error = formError ?? action.error;
+  return (
+    <Card title={t("configTitle")}>
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const sent = tidy(state);
+          setState(sent);
+          const req = appRequest(sent, t("clockSkewNumber"));
+          if ("error" in req) {
+            setFormError(req.error);
+            return;
+          }
+          setFormError(undefined);
+          await action.run(() => patch.mutateAsync({ id: app.details?.id ?? "", application: { name: req.app.name, type: req.app.type } }), c("saved"));
+        }}
+      >
+        <FormErrorText error={error} names={appFieldNames} />
+        <AppFields state={state} onChange={setState} error={error} isNew={false} />
+        {usesSecret(app.application) !== stateUsesSecret(state) && <p className="hint">{t("authChangeHint")}</p>}
+        <div className="buttons">
+          <button type="submit" className="primary" disabled={action.busy}>
+            {c("save")}
+          </button>
+        </div>
+        <Saved text={action.status} />
+      </form>
+    </Card>
+  );
+}

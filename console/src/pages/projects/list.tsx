@@ -1,0 +1,129 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { useMutation, useQuery } from "@connectrpc/connect-query";
+import { keepPreviousData } from "@tanstack/react-query";
+import { useState } from "react";
+import { TextFilterMethod } from "../../../../gen/svc/resources/object/v3alpha/object_pb.js";
+import { type GetProject, ProjectFieldName, type ProjectSearchFilterSchema, ProjectState } from "../../../../gen/svc/resources/project/v3alpha/project_pb.js";
+import { ProjectService } from "../../../../gen/svc/resources/project/v3alpha/project_service_pb.js";
+import { orgCtx, useCan, useOrg } from "../../access";
+import { errorOf } from "../../api";
+import { useT } from "../../i18n";
+import { messages as coreMessages } from "../../i18n/core";
+import { messages } from "../../i18n/projects";
+import { navigate } from "../../router";
+import { Checkbox, type Column, DataTable, ErrorText, Field, Link, Modal, Page } from "../../ui";
+import { FormErrorText, PAGE_SIZE, useAction, useDate, useDebounced, YesNo } from "./kit";
+
+export function ProjectList() {
+  const t = useT(messages);
+  const c = useT(coreMessages);
+  const can = useCan();
+  const { orgId } = useOrg();
+  const date = useDate();
+  const [search, setSearch] = useState("");
+  const text = useDebounced(search.trim());
+  const [sort, setSort] = useState({ column: String(ProjectFieldName.NAME), asc: true });
+  const [offset, setOffset] = useState(0);
+  const [creating, setCreating] = useState(false);
+
+  const filters: MessageInitShape<typeof ProjectSearchFilterSchema>[] = [];
+  if (text) filters.push({ filter: { case: "name", value: { name: text, method: TextFilterMethod.CONTAINS_IGNORE_CASE } } });
+  const list = useQuery(
+    ProjectService.method.searchProjects,
+    { ctx: orgCtx(orgId), query: { offset: BigInt(offset), limit: PAGE_SIZE, asc: sort.asc }, sortingColumn: Number(sort.column), filters },
+    { placeholderData: keepPreviousData, enabled: !!orgId },
+  );
+
+  const columns: Column<GetProject>[] = [
+    {
+      key: "name",
+      label: c("name"),
+      sort: String(ProjectFieldName.NAME),
+      render: (p) => <Link to={`/projects/${p.details?.id}`}>{p.project?.name}</Link>,
+    },
+    { key: "state", label: c("state"), render: (p) => (p.state === ProjectState.INACTIVE ? c("inactive") : c("active")) },
+    { key: "check", label: t("roleCheckShort"), render: (p) => <YesNo value={!!p.project?.projectRoleCheck} /> },
+    { key: "id", label: c("id"), sort: String(ProjectFieldName.ID), render: (p) => p.details?.id },
+    { key: "changed", label: c("changed"), sort: String(ProjectFieldName.CHANGE_DATE), render: (p) => date(p.details?.changeDate) },
+  ];
+
+  return (
+    <Page
+      title={t("title")}
+      actions={
+        can("project.write") && (
+          <button type="button" className="primary" onClick={() => setCreating(true)}>
+            {t("newProject")}
+          </button>
+        )
+      }
+    >
+      <search className="toolbar">
+        <Field
+          label={t("searchName")}
+          name="filters.name.name"
+          type="search"
+          value={search}
+          onChange={(e) => {
+            setSearch(e.target.value);
+            setOffset(0);
+          }}
+        />
+      </search>
+      {list.isError && <ErrorText error={errorOf(list.error)} />}
+      <DataTable
+        caption={t("listCaption")}
+        columns={columns}
+        rows={list.data?.result}
+        rowKey={(p) => p.details?.id ?? ""}
+        sort={sort}
+        onSort={(column, asc) => {
+          setSort({ column, asc });
+          setOffset(0);
+        }}
+        paging={{ offset, limit: PAGE_SIZE, total: Number(list.data?.details?.totalResult ?? 0), onPage: setOffset }}
+        loading={list.isFetching}
+      />
+      <Modal title={t("newProject")} open={creating} onClose={() => setCreating(false)}>
+        <CreateProject orgId={orgId} onDone={() => setCreating(false)} />
+      </Modal>
+    </Page>
+  );
+}
+
+function CreateProject({ orgId, onDone }: { orgId: string; onDone: () => void }) {
+  const t = useT(messages);
+  const c = useT(coreMessages);
+  const [name, setName] = useState("");
+  const [assertion, setAssertion] = useState(false);
+  const [check, setCheck] = useState(false);
+  const create = useMutation(ProjectService.method.createProject);
+  const action = useAction();
+  return (
+    <form
+      onSubmit={async (e) => {
+        e.preventDefault();
+        const r = await action.run(() =>
+          create.mutateAsync({ ctx: orgCtx(orgId), project: { name, projectRoleAssertion: assertion, projectRoleCheck: check } }),
+        );
+        if (r?.details?.id) {
+          onDone();
+          navigate(`/projects/${r.details.id}`);
+        }
+      }}
+    >
+      <FormErrorText error={action.error} names={["project.name"]} />
+      <Field label={c("name")} name="project.name" value={name} onChange={(e) => setName(e.target.value)} error={action.error} hint={t("nameHint")} />
+      <Checkbox label={t("roleAssertion")} name="project.project_role_assertion" checked={assertion} onChange={setAssertion} />
+      <Checkbox label={t("roleCheck")} name="project.project_role_check" checked={check} onChange={setCheck} />
+      <div className="buttons">
+        <button type="button" onClick={onDone}>
+          {c("cancel")}
+        </button>
+        <button type="submit" className="primary" disabled={action.busy}>
+          {c("create")}
+        </button>
+      </div>
+    </form>
+  );
+}
