@@ -21,7 +21,7 @@ export const transport = createConnectTransport({ baseUrl: location.origin, useB
 /** The field a server error names ("invalid user.profile.given_name: ..."), and the message itself. */
 export function errorOf(err: unknown): { field?: string; message: string; code?: Code } {
   if (err instanceof ConnectError) {
-    const field = /^invalid ([\w.[\]]+):/.exec(err.rawMessage)?.[1];
+    const field = /^invalid ([\w.[\]"]+):/.exec(err.rawMessage)?.[1];
     return { message: err.rawMessage, code: err.code, ...(field ? { field } : {}) };
   }
   return { message: err instanceof Error ? err.message : String(err) };

@@ -9,12 +9,13 @@ import { brandingAssetAdded } from "../events/index.js";
  * the projection can be rebuilt from the log like every other.
  */
 export async function addBrandingAsset(es: EventStore, a: { instanceId: string; creator: string; kind: AssetKind; data: Uint8Array }) {
+  // "the icon_dark", not "a icon_dark": the kind as the request named it
   if (a.data.length > assetMaxBytes[a.kind])
-    throw errors.invalidArgument("BRAND-s1ze", `invalid data: a ${a.kind} may have at most ${assetMaxBytes[a.kind] / 1024} KiB`);
+    throw errors.invalidArgument("BRAND-s1ze", `invalid data: the ${a.kind} may have at most ${assetMaxBytes[a.kind] / 1024} KiB`);
   const contentType = assetTypeOf(a.kind, a.data);
   if (!contentType) {
     const allowed = a.kind === "font" ? "a WOFF2, WOFF, TrueType or OpenType font" : "a PNG, JPEG or GIF image";
-    throw errors.invalidArgument("BRAND-typ3", `invalid data: a ${a.kind} must be ${allowed}`);
+    throw errors.invalidArgument("BRAND-typ3", `invalid data: the ${a.kind} must be ${allowed}`);
   }
   const sha256 = createHash("sha256").update(a.data).digest("hex");
   await es.execute(async (w) => {
