@@ -132,19 +132,19 @@ async function clientNavigate(page: Page, path: string) {
  * page, armed before the action, notes performance.now() when the first body row's text differs from before.
  */
 async function timed(page: Page, act: () => Promise<unknown>): Promise<number> {
-  await page.evaluate(() => {
-    const w = window as unknown as { __bench: { start: number; done?: number; before: string } };
+  // a string, not a function: tsx keeps function names with a helper (__name) that the page does not have
+  await page.evaluate(`(() => {
     const first = () => document.querySelector("table tbody tr")?.textContent ?? "";
-    w.__bench = { start: performance.now(), before: first() };
+    window.__bench = { start: performance.now(), before: first() };
     const observer = new MutationObserver(() => {
       const now = first();
-      if (now && now !== w.__bench.before && w.__bench.done === undefined) {
-        w.__bench.done = performance.now();
+      if (now && now !== window.__bench.before && window.__bench.done === undefined) {
+        window.__bench.done = performance.now();
         observer.disconnect();
       }
     });
     observer.observe(document.body, { childList: true, subtree: true, characterData: true });
-  });
+  })()`);
   await act();
   await page.waitForFunction(() => (window as unknown as { __bench: { done?: number } }).__bench.done !== undefined, undefined, { timeout: 30_000 });
   return page.evaluate(() => {

@@ -1,0 +1,227 @@
+// /users/create/human and /users/create/machine: a new user of the chosen organisation (CreateUser with its ctx).
+import { useId, useState } from "react";
+import { AccessTokenType } from "../../../../gen/svc/resources/user/v3alpha/user_pb.js";
+import { UserService } from "../../../../gen/svc/resources/user/v3alpha/user_service_pb.js";
+import { orgCtx, useOrg } from "../../access";
+import { useT } from "../../i18n";
+import { messages as coreMessages } from "../../i18n/core";
+import { messages } from "../../i18n/users";
+import { navigate } from "../../router";
+import { Checkbox, ErrorText, Field, Link, Page, Select } from "../../ui";
+import { useChange, useForm } from "./common";
+import { listHref } from "./list";
+
+const humanFields = [
+  "user.username",
+  "user.human.profile.given_name",
+  "user.human.profile.family_name",
+  "user.human.email.address",
+  "user.human.phone.number",
+  "user.human.password.password",
+];
+
+export function CreateHuman() {
+  const t = useT(messages);
+  const c = useT(coreMessages);
+  const { orgId } = useOrg();
+  const create = useChange(UserService.method.createUser);
+  const form = useForm();
+  const [username, setUsername] = useState("");
+  const [givenName, setGivenName] = useState("");
+  const [familyName, setFamilyName] = useState("");
+  const [email, setEmail] = useState("");
+  const [emailVerified, setEmailVerified] = useState(false);
+  const [phone, setPhone] = useState("");
+  const [mode, setMode] = useState<"mail" | "set">("mail");
+  const [password, setPassword] = useState("");
+  const [changeRequired, setChangeRequired] = useState(true);
+  const radio = useId();
+
+  return (
+    <Page title={t("newHuman")}>
+      <p>
+        <Link to={listHref()}>{t("backToList")}</Link>
+      </p>
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const r = await form.run(() =>
+            create.mutateAsync({
+              ctx: orgCtx(orgId),
+              user: {
+                username: username.trim(),
+                type: {
+                  case: "human",
+                  value: {
+                    profile: { givenName, familyName },
+                    email: { address: email.trim(), isVerified: emailVerified },
+                    ...(phone.trim() ? { phone: { number: phone.trim() } } : {}),
+                    ...(mode === "set" ? { password: { value: { case: "password", value: password }, changeRequired } } : {}),
+                  },
+                },
+              },
+            }),
+          );
+          if (r?.details?.id) navigate(`/users/${encodeURIComponent(r.details.id)}`);
+        }}
+      >
+        <ErrorText error={form.error} fields={humanFields} />
+        <Field
+          label={t("username")}
+          name="user.username"
+          required
+          autoComplete="off"
+          value={username}
+          onChange={(e) => setUsername(e.target.value)}
+          error={form.error}
+        />
+        <Field
+          label={t("givenName")}
+          name="user.human.profile.given_name"
+          required
+          value={givenName}
+          onChange={(e) => setGivenName(e.target.value)}
+          error={form.error}
+        />
+        <Field
+          label={t("familyName")}
+          name="user.human.profile.family_name"
+          required
+          value={familyName}
+          onChange={(e) => setFamilyName(e.target.value)}
+          error={form.error}
+        />
+        <Field
+          label={t("email")}
+          name="user.human.email.address"
+          type="email"
+          required
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+          error={form.error}
+        />
+        <Checkbox label={t("emailVerifiedCreate")} name="user.human.email.is_verified" checked={emailVerified} onChange={setEmailVerified} />
+        <Field
+          label={t("phoneOptional")}
+          name="user.human.phone.number"
+          type="tel"
+          hint={t("phoneHint")}
+          value={phone}
+          onChange={(e) => setPhone(e.target.value)}
+          error={form.error}
+        />
+        <fieldset className="field">
+          <legend>{t("initialPassword")}</legend>
+          <div className="field-check">
+            <input id={`${radio}-mail`} type="radio" name="password_mode" checked={mode === "mail"} onChange={() => setMode("mail")} />
+            <label htmlFor={`${radio}-mail`}>{t("passwordByMail")}</label>
+          </div>
+          <div className="field-check">
+            <input id={`${radio}-set`} type="radio" name="password_mode" checked={mode === "set"} onChange={() => setMode("set")} />
+            <label htmlFor={`${radio}-set`}>{t("passwordSetNow")}</label>
+          </div>
+        </fieldset>
+        {mode === "set" && (
+          <>
+            <Field
+              label={t("password")}
+              name="user.human.password.password"
+              type="password"
+              autoComplete="new-password"
+              required
+              value={password}
+              onChange={(e) => setPassword(e.target.value)}
+              error={form.error}
+            />
+            <Checkbox label={t("changeRequired")} name="user.human.password.change_required" checked={changeRequired} onChange={setChangeRequired} />
+          </>
+        )}
+        {mode === "mail" && <p className="hint">{t("passwordByMailHint")}</p>}
+        <div className="buttons">
+          <button type="submit" className="primary" disabled={form.busy}>
+            {c("create")}
+          </button>
+          <button type="button" onClick={() => navigate(listHref())}>
+            {c("cancel")}
+          </button>
+        </div>
+      </form>
+    </Page>
+  );
+}
+
+const machineFields = ["user.username", "user.machine.name", "user.machine.description", "user.machine.access_token_type"];
+
+export function CreateMachine() {
+  const t = useT(messages);
+  const c = useT(coreMessages);
+  const { orgId } = useOrg();
+  const create = useChange(UserService.method.createUser);
+  const form = useForm();
+  const [username, setUsername] = useState("");
+  const [name, setName] = useState("");
+  const [description, setDescription] = useState("");
+  const [tokenType, setTokenType] = useState(String(AccessTokenType.OPAQUE));
+
+  return (
+    <Page title={t("newMachine")}>
+      <p>
+        <Link to={listHref()}>{t("backToList")}</Link>
+      </p>
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const r = await form.run(() =>
+            create.mutateAsync({
+              ctx: orgCtx(orgId),
+              user: {
+                username: username.trim(),
+                type: { case: "machine", value: { name, description, accessTokenType: Number(tokenType) as AccessTokenType } },
+              },
+            }),
+          );
+          if (r?.details?.id) navigate(`/users/${encodeURIComponent(r.details.id)}`);
+        }}
+      >
+        <ErrorText error={form.error} fields={machineFields} />
+        <Field
+          label={t("username")}
+          name="user.username"
+          required
+          autoComplete="off"
+          hint={t("machineUsernameHint")}
+          value={username}
+          onChange={(e) => setUsername(e.target.value)}
+          error={form.error}
+        />
+        <Field label={c("name")} name="user.machine.name" required value={name} onChange={(e) => setName(e.target.value)} error={form.error} />
+        <Field
+          label={t("description")}
+          name="user.machine.description"
+          value={description}
+          onChange={(e) => setDescription(e.target.value)}
+          error={form.error}
+        />
+        <Select
+          label={t("accessTokenType")}
+          name="user.machine.access_token_type"
+          value={tokenType}
+          onChange={setTokenType}
+          error={form.error}
+          options={[
+            { value: String(AccessTokenType.OPAQUE), label: t("tokenOpaque") },
+            { value: String(AccessTokenType.JWT), label: t("tokenJwt") },
+          ]}
+        />
+        <div className="buttons">
+          <button type="submit" className="primary" disabled={form.busy}>
+            {c("create")}
+          </button>
+          <button type="button" onClick={() => navigate(listHref())}>
+            {c("cancel")}
+          </button>
+        </div>
+      </form>
+    </Page>
+  );
+}
