@@ -50,6 +50,15 @@ export class ApplicationQueries {
     return this.db.prisma.application.findFirst({ where: { id, instanceId } });
   }
 
+  /** An application's keys, oldest first (IDs and dates only). */
+  keysOf(applicationId: string) {
+    return this.db.prisma.applicationKey.findMany({
+      where: { applicationId },
+      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+      select: { id: true, createdAt: true, expiresAt: true },
+    });
+  }
+
   /** Applications of projects in readable organisations and of projects the caller is a member of. */
   search(instanceId: string, readable: ReadScope, req: SearchRequest<ApplicationFilter>, window: ListWindow) {
     return search(this.db, this.cache, applications, [{ instanceId }, readableWhere(readable, "orgId", "projectId")], req, window);

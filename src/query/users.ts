@@ -175,6 +175,26 @@ export class UserQueries {
   }
 
   /** A machine user's keys and personal access tokens, oldest first: what describes them, not the public key or token hash. */
+  /** The ways of signing in a user has set up (src/api/user/service.ts names them). */
+  async authenticationMethods(user: { id: string; passwordHash: string | null }) {
+    const where = { where: { userId: user.id } };
+    const [totp, keys, channels, links] = await Promise.all([
+      this.db.prisma.userTotp.findFirst({ where: { userId: user.id, verified: true }, select: { userId: true } }),
+      this.db.prisma.userWebauthnKey.findMany({ ...where, select: { passwordless: true } }),
+      this.db.prisma.userOtpChannel.findMany({ ...where, select: { channel: true } }),
+      this.db.prisma.userIdpLink.count(where),
+    ]);
+    return {
+      password: user.passwordHash !== null,
+      passkey: keys.some((k) => k.passwordless),
+      idp: links > 0,
+      totp: totp !== null,
+      u2f: keys.some((k) => !k.passwordless),
+      otpSms: channels.some((c) => c.channel === "sms"),
+      otpEmail: channels.some((c) => c.channel === "email"),
+    };
+  }
+
   async machineCredentials(userId: string) {
     const args = { where: { userId }, orderBy: { createdAt: "asc" as const }, select: { id: true, createdAt: true, expiresAt: true } };
     const [keys, pats] = await Promise.all([this.db.prisma.machineKey.findMany(args), this.db.prisma.personalAccessToken.findMany(args)]);

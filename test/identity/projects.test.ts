@@ -170,6 +170,15 @@ describe("applications", () => {
     expect(file).toMatchObject({ type: "application", keyId: key.keyId, appId: r.details.id, clientId: r.clientId });
     const stored = await t.server.db.prisma.applicationKey.findUniqueOrThrow({ where: { id: key.keyId } });
     expect(verify("sha256", Buffer.from("x"), createPublicKey(stored.publicKey), sign("sha256", Buffer.from("x"), createPrivateKey(file.key)))).toBe(true);
+    // listed (so that a key can be found to remove), with its dates and no key material
+    const later = await created(api("POST", `/applications/${r.details.id}/keys`, { expirationDate: "2099-01-01T00:00:00Z" }));
+    const listed = await api("GET", `/applications/${r.details.id}/keys`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.result.map((k: { id: string }) => k.id)).toEqual([key.keyId, later.keyId]);
+    expect(listed.body.result[1].expirationDate).toBe("2099-01-01T00:00:00Z");
+    expect(listed.body.result[0].expirationDate).toBeUndefined();
+    expect(JSON.stringify(listed.body)).not.toContain("BEGIN");
+    expect((await api("DELETE", `/applications/${r.details.id}/keys/${later.keyId}`)).status).toBe(200);
     expect((await api("PATCH", `/applications/${r.details.id}`, { oidc: { redirectUris: ["https://x.example.com"] } })).status).toBe(400);
     expect((await api("PATCH", `/applications/${r.details.id}`, { name: "backend-2" })).status).toBe(200);
     expect((await api("DELETE", `/applications/${r.details.id}/keys/${key.keyId}`)).status).toBe(200);

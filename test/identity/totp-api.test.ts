@@ -5,7 +5,7 @@ import { AddTotpRequestSchema, RemoveTotpRequestSchema, UserService, VerifyTotpR
 import { call, expectCode, rest } from "../support/clients.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { addHuman } from "../oidc/rp.js";
-import { totpCode, wrongTotpCode } from "../support/totp.js";
+import { awayFromPeriodEnd, totpCode, wrongTotpCode } from "../support/totp.js";
 
 let t: TestServer;
 beforeAll(async () => {
@@ -88,5 +88,32 @@ describe("TOTP through the user API", () => {
       Code.FailedPrecondition,
     );
     await expectCode(call("grpc", t.url, UserService, UserService.method.addTotp, create(AddTotpRequestSchema, { id: "nobody" }), opts), Code.NotFound);
+  });
+});
+
+describe("ListAuthenticationMethodTypes", () => {
+  it("names the ways of signing in a user has set up, as they come and go", async () => {
+    const methods = async (id: string) => {
+      const r = await api("GET", `/users/${id}/authentication_methods`);
+      expect(r.status).toBe(200);
+      return r.body.authMethodTypes ?? [];
+    };
+    const id = await addHuman(t, "methods", "Secr3t!pass");
+    expect(await methods(id)).toEqual(["AUTHENTICATION_METHOD_TYPE_PASSWORD"]);
+    await awayFromPeriodEnd();
+    const secret = (await api("POST", `/users/${id}/totp`)).body.secret as string;
+    // enrolled but not verified: not a way of signing in yet
+    expect(await methods(id)).toEqual(["AUTHENTICATION_METHOD_TYPE_PASSWORD"]);
+    expect((await api("POST", `/users/${id}/totp/_verify`, { code: totpCode(secret) })).status).toBe(200);
+    expect((await api("POST", `/users/${id}/otp_email`)).status).toBe(200);
+    expect(await methods(id)).toEqual(["AUTHENTICATION_METHOD_TYPE_PASSWORD", "AUTHENTICATION_METHOD_TYPE_TOTP", "AUTHENTICATION_METHOD_TYPE_OTP_EMAIL"]);
+    expect((await api("DELETE", `/users/${id}/totp`)).status).toBe(200);
+    expect(await methods(id)).toEqual(["AUTHENTICATION_METHOD_TYPE_PASSWORD", "AUTHENTICATION_METHOD_TYPE_OTP_EMAIL"]);
+    // a machine has none (its keys and tokens are ListMachineCredentials')
+    const machine = await t.serviceUser("methods-bot");
+    expect(await methods(machine.userId)).toEqual([]);
+    // the caller needs user.read where the user is
+    const stranger = await t.serviceUser("methods-stranger");
+    expect((await rest(t.url, "GET", `/resources/v3alpha/users/${id}/authentication_methods`, { token: stranger.token })).status).toBe(403);
   });
 });

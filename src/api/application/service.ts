@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
   AddApplicationKeyResponseSchema,
@@ -9,6 +9,7 @@ import {
   DeleteApplicationResponseSchema,
   GenerateApplicationSecretResponseSchema,
   GetApplicationResponseSchema,
+  ListApplicationKeysResponseSchema,
   PatchApplicationResponseSchema,
   ReactivateApplicationResponseSchema,
   RemoveApplicationKeyResponseSchema,
@@ -131,6 +132,18 @@ export function applicationService(deps: ApplicationDeps): ServiceImpl<typeof Ap
       const { args } = await resolve(ctx, req.id);
       const r = await apps.addApplicationKey(es, { ...args, expiresAt: expiryOf(req.expirationDate) });
       return create(AddApplicationKeyResponseSchema, { details: details(r.details), keyId: r.keyId, keyContent: r.keyContent });
+    },
+
+    async listApplicationKeys(req, ctx) {
+      const { app } = await resolve(ctx, req.id);
+      const keys = await applications.keysOf(app.id);
+      return create(ListApplicationKeysResponseSchema, {
+        result: keys.map((k) => ({
+          id: k.id,
+          creationDate: timestampFromDate(k.createdAt),
+          ...(k.expiresAt ? { expirationDate: timestampFromDate(k.expiresAt) } : {}),
+        })),
+      });
     },
 
     async removeApplicationKey(req, ctx) {

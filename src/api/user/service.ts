@@ -13,6 +13,8 @@ import {
   DeleteUserResponseSchema,
   GenerateClientSecretResponseSchema,
   GetUserResponseSchema,
+  AuthenticationMethodType,
+  ListAuthenticationMethodTypesResponseSchema,
   ListMachineCredentialsResponseSchema,
   LockUserResponseSchema,
   MachineCredentialSchema,
@@ -320,6 +322,23 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
       return create(RemovePersonalAccessTokenResponseSchema, {
         details: details(await users.removePersonalAccessToken(es, { ...args, tokenId: req.tokenId })),
       });
+    },
+
+    async listAuthenticationMethodTypes(req, ctx) {
+      const { user } = await resolve(ctx, req.id);
+      if (user.kind !== "human") return create(ListAuthenticationMethodTypesResponseSchema, {});
+      const has = await userQueries.authenticationMethods(user);
+      const T = AuthenticationMethodType;
+      const types = [
+        [has.password, T.PASSWORD],
+        [has.passkey, T.PASSKEY],
+        [has.idp, T.IDP],
+        [has.totp, T.TOTP],
+        [has.u2f, T.U2F],
+        [has.otpSms, T.OTP_SMS],
+        [has.otpEmail, T.OTP_EMAIL],
+      ] as const;
+      return create(ListAuthenticationMethodTypesResponseSchema, { authMethodTypes: types.filter(([on]) => on).map(([, type]) => type) });
     },
 
     async listMachineCredentials(req, ctx) {
