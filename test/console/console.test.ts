@@ -4,6 +4,7 @@ import { rest } from "../support/clients.js";
 import { launchChromium } from "../support/browser.js";
 import { consoleBuild } from "../support/console.js";
 import { startTestServer, type TestServer } from "../support/server.js";
+import { awayFromPeriodEnd, totpCode } from "../support/totp.js";
 import { consolePage, expectAccessible, go, human, signInAt } from "./support.js";
 
 /**
@@ -146,6 +147,89 @@ describe("languages and colour schemes", () => {
     await page.reload();
     await page.waitForSelector("nav.side");
     expect(await page.textContent("h1")).toBe("Bienvenue, Administrator");
+    await ctx.close();
+  });
+});
+
+describe("sessions of the console", () => {
+  it("a second factor is asked on the way in", async () => {
+    const id = await human(t, "twofactor", PASSWORD);
+    await rest(t.url, "POST", "/resources/v3alpha/memberships", { token: t.adminPat, body: { userId: id, context: { instance: true }, roles: ["IAM_OWNER_VIEWER"] } });
+    await awayFromPeriodEnd();
+    const secret = (await rest(t.url, "POST", `/resources/v3alpha/users/${id}/totp`, { token: t.adminPat, body: {} })).body.secret as string;
+    expect((await rest(t.url, "POST", `/resources/v3alpha/users/${id}/totp/_verify`, { token: t.adminPat, body: { code: totpCode(secret) } })).status).toBe(200);
+    const { ctx, page, problems } = await consolePage(browser);
+    await page.goto(`${t.url}/ui/console/`);
+    await signInAt(page, "twofactor", PASSWORD);
+    await page.waitForSelector("#code");
+    await page.fill("#code", totpCode(secret, 30_000));
+    await page.click("button[type=submit]");
+    await page.waitForSelector("nav.side");
+    expect(await page.textContent("h1")).toBe("Welcome, Twofactor Tester");
+    expect(problems).toEqual([]);
+    await ctx.close();
+  });
+
+  it("renews its access token quietly with the refresh token before it runs out", async () => {
+    const s = await startTestServer({ SVC_FIRSTINSTANCE_ADMIN_PASSWORD: FIRST, SVC_OIDC_ACCESS_TOKEN_LIFETIME: "8" }, { consoleDir: await consoleBuild() });
+    try {
+      const { ctx, page, problems } = await consolePage(browser);
+      const grants: string[] = [];
+      page.on("request", (r) => {
+        if (r.url().endsWith("/oauth/v2/token")) grants.push(new URLSearchParams(r.postData() ?? "").get("grant_type") ?? "");
+      });
+      await page.goto(`${s.url}/ui/console/`);
+      await signInAt(page, "admin", FIRST, CHANGED);
+      await page.waitForSelector("nav.side");
+      // the token is renewed at 80 % of its 8 s, before any call needs it: calls after its end still succeed
+      await expect.poll(() => grants.filter((g) => g === "refresh_token").length, { timeout: 20_000 }).toBeGreaterThanOrEqual(2);
+      await go(page, "/users");
+      await page.locator("tbody tr", { hasText: "admin-service" }).waitFor();
+      expect(new URL(page.url()).pathname).toBe("/ui/console/users");
+      expect(grants.filter((g) => g === "authorization_code")).toHaveLength(1);
+      expect(problems).toEqual([]);
+      await ctx.close();
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe("the branding's theme", () => {
+  it("a theme mode the branding fixes wins over the browser's scheme, and the console offers no other", async () => {
+    const set = await rest(t.url, "PATCH", "/settings/v3alpha/branding", { token: t.adminPat, body: { themeMode: { set: "light" } } });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    expect((await rest(t.url, "POST", "/settings/v3alpha/branding/_activate", { token: t.adminPat, body: {} })).status).toBe(200);
+    try {
+      const { ctx, page } = await consolePage(browser, { colorScheme: "dark" });
+      await page.goto(`${t.url}/ui/console/`);
+      await signInAt(page, "admin", CHANGED);
+      await page.waitForSelector("nav.side");
+      await expect.poll(() => page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe("rgb(245, 246, 248)");
+      expect(await page.getByLabel("Colour scheme").count()).toBe(0);
+      await ctx.close();
+    } finally {
+      await rest(t.url, "PATCH", "/settings/v3alpha/branding", { token: t.adminPat, body: { themeMode: { reset: true } } });
+      await rest(t.url, "POST", "/settings/v3alpha/branding/_activate", { token: t.adminPat, body: {} });
+    }
+  });
+});
+
+describe("the keyboard", () => {
+  it("reaches the skip link first, then the main content and every section by Tab", async () => {
+    const { ctx, page } = await consolePage(browser);
+    await page.goto(`${t.url}/ui/console/`);
+    await signInAt(page, "admin", CHANGED);
+    await page.waitForSelector("nav.side");
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Skip to content");
+    await page.keyboard.press("Enter");
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("main");
+    // every section's link can be reached and followed with the keyboard alone
+    await page.locator("nav.side a", { hasText: "Users" }).focus();
+    await page.keyboard.press("Enter");
+    await page.waitForURL(/\/ui\/console\/users$/);
+    await page.locator("tbody tr").first().waitFor();
     await ctx.close();
   });
 });
