@@ -154,10 +154,15 @@ describe("languages and colour schemes", () => {
 describe("sessions of the console", () => {
   it("a second factor is asked on the way in", async () => {
     const id = await human(t, "twofactor", PASSWORD);
-    await rest(t.url, "POST", "/resources/v3alpha/memberships", { token: t.adminPat, body: { userId: id, context: { instance: true }, roles: ["IAM_OWNER_VIEWER"] } });
+    await rest(t.url, "POST", "/resources/v3alpha/memberships", {
+      token: t.adminPat,
+      body: { userId: id, context: { instance: true }, roles: ["IAM_OWNER_VIEWER"] },
+    });
     await awayFromPeriodEnd();
     const secret = (await rest(t.url, "POST", `/resources/v3alpha/users/${id}/totp`, { token: t.adminPat, body: {} })).body.secret as string;
-    expect((await rest(t.url, "POST", `/resources/v3alpha/users/${id}/totp/_verify`, { token: t.adminPat, body: { code: totpCode(secret) } })).status).toBe(200);
+    expect((await rest(t.url, "POST", `/resources/v3alpha/users/${id}/totp/_verify`, { token: t.adminPat, body: { code: totpCode(secret) } })).status).toBe(
+      200,
+    );
     const { ctx, page, problems } = await consolePage(browser);
     await page.goto(`${t.url}/ui/console/`);
     await signInAt(page, "twofactor", PASSWORD);

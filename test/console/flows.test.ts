@@ -2,16 +2,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  executionSet,
-  humanAdded,
-  idpAdded,
-  loginSettingsSet,
-  oidcAppAdded,
-  orgAdded,
-  projectAdded,
-  targetAdded,
-} from "../../src/events/index.js";
+import { executionSet, humanAdded, idpAdded, loginSettingsSet, oidcAppAdded, orgAdded, projectAdded, targetAdded } from "../../src/events/index.js";
 import { launchChromium } from "../support/browser.js";
 import { rest } from "../support/clients.js";
 import { consoleBuild } from "../support/console.js";
@@ -165,7 +156,9 @@ describe("an administrator in the console", () => {
     await page.locator("section.card").nth(1).locator("> .toolbar button.primary").click();
     await dialog().locator("select[name='execution.condition.request.service']").selectOption("grpc.health.v1.Health");
     await dialog().locator("select[name='execution.condition.request.method']").selectOption({ label: "Check" });
-    const picker = dialog().locator("fieldset").filter({ has: page.locator("select[name='execution.targets']") });
+    const picker = dialog()
+      .locator("fieldset")
+      .filter({ has: page.locator("select[name='execution.targets']") });
     await picker.locator("select[name='execution.targets']").selectOption({ label: "audit-hook" });
     await picker.locator(".toolbar button").click();
     await dialog().locator("button[type=submit]").click();

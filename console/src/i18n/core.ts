@@ -65,6 +65,8 @@ const en = {
   details: "Details",
   welcome: "Welcome, {name}",
   homeIntro: "Manage the organizations, users, applications and settings of this instance.",
+  entryOf: "{label}, entry {n}",
+  addEntry: "Add entry",
 };
 
 export const messages: Catalogue<typeof en> = {
@@ -135,6 +137,8 @@ export const messages: Catalogue<typeof en> = {
     details: "Details",
     welcome: "Willkommen, {name}",
     homeIntro: "Verwalten Sie die Organisationen, Benutzer, Anwendungen und Einstellungen dieser Instanz.",
+    entryOf: "{label}, Eintrag {n}",
+    addEntry: "Eintrag hinzufügen",
   },
   fr: {
     consoleTitle: "Console",
@@ -202,5 +206,7 @@ export const messages: Catalogue<typeof en> = {
     details: "Détails",
     welcome: "Bienvenue, {name}",
     homeIntro: "Gérez les organisations, les utilisateurs, les applications et les paramètres de cette instance.",
+    entryOf: "{label}, entrée {n}",
+    addEntry: "Ajouter une entrée",
   },
 };

@@ -3,7 +3,7 @@
 import type { Duration } from "@bufbuild/protobuf/wkt";
 import { useId, useState } from "react";
 import type { Target } from "../../../../gen/svc/resources/action/v3alpha/target_pb.js";
-import type { Condition } from "../../../../gen/svc/resources/action/v3alpha/execution_pb.js";
+import { type Condition, ExecutionType } from "../../../../gen/svc/resources/action/v3alpha/execution_pb.js";
 import { useLanguage, useT } from "../../i18n";
 import { messages } from "../../i18n/actions";
 import type { FormError } from "../../ui";
@@ -77,6 +77,19 @@ export function useConditionText(): (c: Condition | undefined) => { kind: string
         return { kind: "", what: "" };
     }
   };
+}
+
+/** The execution type of a condition kind (the list's filter). */
+export const typeOfKind: Record<ConditionKind, ExecutionType> = {
+  request: ExecutionType.REQUEST,
+  response: ExecutionType.RESPONSE,
+  function: ExecutionType.FUNCTION,
+  event: ExecutionType.EVENT,
+};
+
+export function useKindLabel(): (k: ConditionKind) => string {
+  const t = useT(messages);
+  return (k) => t(k === "request" ? "kindRequest" : k === "response" ? "kindResponse" : k === "function" ? "kindFunction" : "kindEvent");
 }
 
 /** An execution ID (request/svc.x.Service/Method, event/user.human.*, function/preuserinfo, ...) as words. */

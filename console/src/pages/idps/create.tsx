@@ -8,11 +8,12 @@ import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/idps";
 import { navigate } from "../../router";
-import { Link, Page, Select, Status } from "../../ui";
+import { fieldErrorOf, Link, Page, Select, Status } from "../../ui";
 import type { FormError } from "../../ui";
-import { commonOf, configOf, formError, idpOf, methodsOf, ProviderForm, valuesOf } from "./form";
+import { ProviderForm } from "./form";
 import { KINDS, kindById } from "./kinds";
 import { IdpList, useCreateTargets } from "./list";
+import { commonOf, configOf, idpOf, methodsOf, valuesOf } from "./values";
 
 export function KindPicker() {
   const t = useT(messages);
@@ -102,7 +103,7 @@ export function CreateIdp({ kindId }: { kindId: string }) {
             await qc.invalidateQueries();
             navigate(`/idps/${res.details?.id ?? ""}`);
           } catch (err) {
-            setError(formError(err));
+            setError(fieldErrorOf(err));
           }
         }}
       />

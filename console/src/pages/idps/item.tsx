@@ -11,33 +11,22 @@ import { formatDate, useLanguage, useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/idps";
 import { navigate } from "../../router";
-import { ConfirmButton, ErrorText, type FormError, Link, Page, Select, Status } from "../../ui";
-import { commonOf, configOf, formError, idpOf, type KindGet, methodsOf, ownerName, ProviderForm, valuesOf } from "./form";
+import { ConfirmButton, ErrorText, fieldErrorOf, type FormError, Link, Missing, Page, Select, Status } from "../../ui";
+import { ownerName, ProviderForm } from "./form";
 import { type KindDef, kindByType } from "./kinds";
+import { commonOf, configOf, idpOf, type KindGet, methodsOf, valuesOf } from "./values";
 
 /** One provider: found by a search for its ID (which says its kind), then read with its kind's Get. */
 export function IdpItem({ id }: { id: string }) {
+  const t = useT(messages);
   const c = useT(coreMessages);
   const { orgId } = useOrg();
   const found = useQuery(IdentityProviderService.method.searchIDPs, { ctx: orgCtx(orgId), filters: [{ filter: { case: "id", value: { id } } }] });
   const row = found.data?.result[0];
   const kind = kindByType(row?.type);
   if (found.isPending) return <p role="status">{c("loading")}</p>;
-  if (!row || !kind) return <Missing error={found.error} />;
+  if (!row || !kind) return <Missing title={t("title")} error={found.error} back="/idps" />;
   return <IdpDetail key={`${kind.id}:${id}`} kind={kind} id={id} />;
-}
-
-function Missing({ error }: { error: unknown }) {
-  const t = useT(messages);
-  const c = useT(coreMessages);
-  return (
-    <Page title={t("title")}>
-      <ErrorText error={error ? errorOf(error) : { message: c("notFound") }} />
-      <p>
-        <Link to="/idps">{c("back")}</Link>
-      </p>
-    </Page>
-  );
 }
 
 function IdpDetail({ kind, id }: { kind: KindDef; id: string }) {
@@ -66,7 +55,7 @@ function IdpDetail({ kind, id }: { kind: KindDef; id: string }) {
   const [status, setStatus] = useState("");
   const [delError, setDelError] = useState<FormError>();
   if (here.isPending) return <p role="status">{c("loading")}</p>;
-  if (!view) return <Missing error={here.error} />;
+  if (!view) return <Missing title={t("title")} error={here.error} back="/idps" />;
   const name = view.idp?.idp?.name || id;
   const editable = canEdit && !!ownerView;
   const shown = editable ? ownerView : view;
@@ -133,7 +122,7 @@ function IdpDetail({ kind, id }: { kind: KindDef; id: string }) {
               await qc.invalidateQueries();
               setStatus(c("saved"));
             } catch (err) {
-              setError(formError(err));
+              setError(fieldErrorOf(err));
             }
           }}
         />
@@ -196,7 +185,7 @@ function OrgPolicy({ kind, id, view, ownerType }: { kind: KindDef; id: string; v
             await qc.invalidateQueries();
             setStatus(c("saved"));
           } catch (err) {
-            setError(formError(err));
+            setError(fieldErrorOf(err));
           }
         }}
       >

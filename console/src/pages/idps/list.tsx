@@ -10,11 +10,9 @@ import { formatDate, useLanguage, useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/idps";
 import { navigate } from "../../router";
-import { type Column, DataTable, ErrorText, Field, Link, Page, Select } from "../../ui";
+import { type Column, DataTable, ErrorText, Link, Page, SearchField, Select, useListState } from "../../ui";
 import { ownerName } from "./form";
 import { kindByType } from "./kinds";
-
-const PAGE = 20;
 
 /** May the user create a provider anywhere: in this organisation, the instance or the system. */
 export function useCreateTargets() {
@@ -31,8 +29,8 @@ export function IdpList() {
   const targets = useCreateTargets();
   const [text, setText] = useState("");
   const [state, setState] = useState("");
-  const [sort, setSort] = useState({ column: "", asc: false });
-  const [offset, setOffset] = useState(0);
+  const paged = useListState({ column: "", asc: false });
+  const sort = paged.sort;
   const filters = [
     ...(text.trim() ? [{ filter: { case: "name" as const, value: { name: text.trim(), method: TextFilterMethod.CONTAINS_IGNORE_CASE } } }] : []),
     ...(state
@@ -41,7 +39,7 @@ export function IdpList() {
   ];
   const list = useQuery(IdentityProviderService.method.searchIDPs, {
     ctx: orgCtx(orgId),
-    query: { offset: BigInt(offset), limit: PAGE, asc: sort.asc },
+    query: paged.query,
     sortingColumn: sort.column === "name" ? IDPFieldName.IDP_FIELD_NAME_NAME : IDPFieldName.IDP_FIELD_NAME_UNSPECIFIED,
     filters,
   });
@@ -84,24 +82,12 @@ export function IdpList() {
     >
       <p>{t("intro")}</p>
       <search className="toolbar">
-        <Field
-          label={t("searchName")}
-          name="filters.name"
-          type="search"
-          value={text}
-          onChange={(e) => {
-            setText(e.target.value);
-            setOffset(0);
-          }}
-        />
+        <SearchField label={t("searchName")} name="filters.name" value={text} onChange={paged.reset(setText)} />
         <Select
           label={t("stateFilter")}
           name="filters.state"
           value={state}
-          onChange={(v) => {
-            setState(v);
-            setOffset(0);
-          }}
+          onChange={paged.reset(setState)}
           options={[
             { value: "", label: t("stateAll") },
             { value: "active", label: c("active") },
@@ -116,12 +102,9 @@ export function IdpList() {
         rows={list.data?.result}
         rowKey={(r) => r.details?.id ?? ""}
         sort={sort}
-        onSort={(column, asc) => {
-          setSort({ column, asc });
-          setOffset(0);
-        }}
+        onSort={paged.onSort}
         loading={list.isFetching}
-        paging={{ offset, limit: PAGE, total: Number(list.data?.details?.totalResult ?? 0), onPage: setOffset }}
+        paging={paged.paging(list.data?.details?.totalResult)}
       />
     </Page>
   );

@@ -13,8 +13,23 @@ import { errorOf } from "../../api";
 import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/orgs";
-import { Checkbox, type Column, ConfirmButton, DataTable, ErrorText, Field, Modal, Select } from "../../ui";
-import { Card, FormErrorText, PAGE_SIZE, Saved, useAction, useDebounced } from "../projects/kit";
+import {
+  Card,
+  Checkbox,
+  type Column,
+  ConfirmButton,
+  DataTable,
+  ErrorText,
+  Field,
+  FormErrorText,
+  Modal,
+  SearchField,
+  Select,
+  Status,
+  useDebounced,
+  useListState,
+  useRun,
+} from "../../ui";
 
 export function Domains({ orgId, canWrite }: { orgId: string; canWrite: boolean }) {
   const t = useT(messages);
@@ -22,17 +37,17 @@ export function Domains({ orgId, canWrite }: { orgId: string; canWrite: boolean 
   const [search, setSearch] = useState("");
   const text = useDebounced(search.trim());
   const [verifiedOnly, setVerifiedOnly] = useState(false);
-  const [asc, setAsc] = useState(true);
-  const [offset, setOffset] = useState(0);
+  const paged = useListState({ column: "", asc: true });
+  const asc = paged.sort.asc;
   const [validating, setValidating] = useState<string>();
   const list = useQuery(
     OrganizationDomainService.method.searchOrganizationDomains,
-    { organizationId: orgId, query: { offset: BigInt(offset), limit: PAGE_SIZE, asc }, domainContains: text, verifiedOnly },
+    { organizationId: orgId, query: paged.query, domainContains: text, verifiedOnly },
     { placeholderData: keepPreviousData },
   );
   const remove = useMutation(OrganizationDomainService.method.removeOrganizationDomain);
   const primary = useMutation(OrganizationDomainService.method.setAsPrimary);
-  const action = useAction();
+  const action = useRun({ refresh: true });
 
   const kind = (d: OrganizationDomain) =>
     [d.isPrimary && t("primary"), d.isGenerated && t("generated"), d.isVerified ? t("verified") : t("unverified")].filter(Boolean).join(", ");
@@ -78,38 +93,18 @@ export function Domains({ orgId, canWrite }: { orgId: string; canWrite: boolean 
   return (
     <Card title={t("domainsTitle")}>
       <search className="toolbar">
-        <Field
-          label={t("searchDomain")}
-          name="domain_contains"
-          type="search"
-          value={search}
-          onChange={(e) => {
-            setSearch(e.target.value);
-            setOffset(0);
-          }}
-        />
+        <SearchField label={t("searchDomain")} name="domain_contains" value={search} onChange={paged.reset(setSearch)} />
         <Select
           label={t("order")}
           name="query.asc"
           value={asc ? "asc" : "desc"}
-          onChange={(v) => {
-            setAsc(v === "asc");
-            setOffset(0);
-          }}
+          onChange={(v) => paged.onSort("", v === "asc")}
           options={[
             { value: "asc", label: t("oldestFirst") },
             { value: "desc", label: t("newestFirst") },
           ]}
         />
-        <Checkbox
-          label={t("verifiedOnly")}
-          name="verified_only"
-          checked={verifiedOnly}
-          onChange={(v) => {
-            setVerifiedOnly(v);
-            setOffset(0);
-          }}
-        />
+        <Checkbox label={t("verifiedOnly")} name="verified_only" checked={verifiedOnly} onChange={paged.reset(setVerifiedOnly)} />
       </search>
       {list.isError && <ErrorText error={errorOf(list.error)} />}
       <ErrorText error={action.error} />
@@ -118,10 +113,10 @@ export function Domains({ orgId, canWrite }: { orgId: string; canWrite: boolean 
         columns={columns}
         rows={list.data?.result}
         rowKey={(d) => d.domain}
-        paging={{ offset, limit: PAGE_SIZE, total: Number(list.data?.details?.totalResult ?? 0), onPage: setOffset }}
+        paging={paged.paging(list.data?.details?.totalResult)}
         loading={list.isFetching}
       />
-      <Saved text={action.status} />
+      <Status text={action.status} />
       {canWrite && <AddDomain orgId={orgId} onAdded={(domain, verified) => (verified ? undefined : setValidating(domain))} />}
       <Modal title={t("validateTitle", { domain: validating ?? "" })} open={validating !== undefined} onClose={() => setValidating(undefined)}>
         {validating !== undefined && (
@@ -136,7 +131,7 @@ function AddDomain({ orgId, onAdded }: { orgId: string; onAdded: (domain: string
   const t = useT(messages);
   const [domain, setDomain] = useState("");
   const add = useMutation(OrganizationDomainService.method.addOrganizationDomain);
-  const action = useAction();
+  const action = useRun({ refresh: true });
   return (
     <form
       onSubmit={async (e) => {
@@ -158,7 +153,7 @@ function AddDomain({ orgId, onAdded }: { orgId: string; onAdded: (domain: string
           {t("addDomain")}
         </button>
       </div>
-      <Saved text={action.status} />
+      <Status text={action.status} />
     </form>
   );
 }
@@ -172,8 +167,8 @@ function Validate({ orgId, domain, generatedBefore, onClose }: { orgId: string; 
   const [verified, setVerified] = useState(false);
   const generate = useMutation(OrganizationDomainService.method.generateValidation);
   const validate = useMutation(OrganizationDomainService.method.validate);
-  const gen = useAction();
-  const check = useAction();
+  const gen = useRun({ refresh: true });
+  const check = useRun({ refresh: true });
   const [copied, setCopied] = useState(false);
   return (
     <>
@@ -267,7 +262,7 @@ function Validate({ orgId, domain, generatedBefore, onClose }: { orgId: string; 
           </div>
         </>
       )}
-      <Saved text={check.status} />
+      <Status text={check.status} />
       <div className="buttons">
         <button type="button" onClick={onClose}>
           {c("close")}

@@ -16,8 +16,22 @@ import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/orgs";
 import { navigate } from "../../router";
-import { type Column, DataTable, ErrorText, Field, Link, Modal, Page, Select } from "../../ui";
-import { FormErrorText, PAGE_SIZE, useAction, useDate, useDebounced } from "../projects/kit";
+import {
+  type Column,
+  DataTable,
+  ErrorText,
+  Field,
+  FormErrorText,
+  Link,
+  Modal,
+  Page,
+  SearchField,
+  Select,
+  useDate,
+  useDebounced,
+  useListState,
+  useRun,
+} from "../../ui";
 
 export function OrgList() {
   const t = useT(messages);
@@ -28,8 +42,8 @@ export function OrgList() {
   const [search, setSearch] = useState("");
   const text = useDebounced(search.trim());
   const [state, setState] = useState("");
-  const [sort, setSort] = useState({ column: String(OrganizationFieldName.NAME), asc: true });
-  const [offset, setOffset] = useState(0);
+  const paged = useListState({ column: String(OrganizationFieldName.NAME), asc: true });
+  const sort = paged.sort;
   const [creating, setCreating] = useState(false);
 
   const filters: MessageInitShape<typeof OrganizationSearchFilterSchema>[] = [];
@@ -37,7 +51,7 @@ export function OrgList() {
   if (state) filters.push({ filter: { case: "state", value: { state: Number(state) } } });
   const list = useQuery(
     OrganizationService.method.searchOrganizations,
-    { query: { offset: BigInt(offset), limit: PAGE_SIZE, asc: sort.asc }, sortingColumn: Number(sort.column), filters },
+    { query: paged.query, sortingColumn: Number(sort.column), filters },
     { placeholderData: keepPreviousData },
   );
 
@@ -76,24 +90,12 @@ export function OrgList() {
       }
     >
       <search className="toolbar">
-        <Field
-          label={t("searchName")}
-          name="filters.name.name"
-          type="search"
-          value={search}
-          onChange={(e) => {
-            setSearch(e.target.value);
-            setOffset(0);
-          }}
-        />
+        <SearchField label={t("searchName")} name="filters.name.name" value={search} onChange={paged.reset(setSearch)} />
         <Select
           label={c("state")}
           name="filters.state.state"
           value={state}
-          onChange={(v) => {
-            setState(v);
-            setOffset(0);
-          }}
+          onChange={paged.reset(setState)}
           options={[
             { value: "", label: t("allStates") },
             { value: String(OrganizationState.ACTIVE), label: c("active") },
@@ -108,11 +110,8 @@ export function OrgList() {
         rows={list.data?.result}
         rowKey={(o) => o.details?.id ?? ""}
         sort={sort}
-        onSort={(column, asc) => {
-          setSort({ column, asc });
-          setOffset(0);
-        }}
-        paging={{ offset, limit: PAGE_SIZE, total: Number(list.data?.details?.totalResult ?? 0), onPage: setOffset }}
+        onSort={paged.onSort}
+        paging={paged.paging(list.data?.details?.totalResult)}
         loading={list.isFetching}
       />
       <Modal title={t("newOrg")} open={creating} onClose={() => setCreating(false)}>
@@ -127,7 +126,7 @@ function CreateOrg({ onDone }: { onDone: () => void }) {
   const c = useT(coreMessages);
   const [name, setName] = useState("");
   const create = useMutation(OrganizationService.method.createOrganization);
-  const action = useAction();
+  const action = useRun({ refresh: true });
   return (
     <form
       onSubmit={async (e) => {

@@ -8,8 +8,8 @@ import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/orgs";
 import { navigate } from "../../router";
-import { ConfirmButton, ErrorText, Field, Link, Page } from "../../ui";
-import { Card, FormErrorText, Saved, useAction, useDate, YesNo } from "../projects/kit";
+import { Card, ConfirmButton, ErrorText, Field, FormErrorText, Link, Page, Status, useDate, useRun } from "../../ui";
+import { YesNo } from "../projects/kit";
 import { Domains } from "./domains";
 
 export function OrgPage({ id }: { id: string }) {
@@ -48,7 +48,7 @@ function OrgView({ org }: { org: GetOrganization }) {
   const reactivate = useMutation(OrganizationService.method.reactivateOrganization);
   const setDefault = useMutation(OrganizationService.method.setAsInstanceDefault);
   const remove = useMutation(OrganizationService.method.deleteOrganization);
-  const stateAction = useAction();
+  const stateAction = useRun({ refresh: true });
 
   return (
     <Page
@@ -125,7 +125,7 @@ function OrgView({ org }: { org: GetOrganization }) {
               />
             )}
           </div>
-          <Saved text={stateAction.status} />
+          <Status text={stateAction.status} />
         </Card>
       )}
 
@@ -139,7 +139,7 @@ function Rename({ org }: { org: GetOrganization }) {
   const c = useT(coreMessages);
   const [name, setName] = useState(org.name);
   const patch = useMutation(OrganizationService.method.patchOrganization);
-  const action = useAction();
+  const action = useRun({ refresh: true });
   return (
     <Card title={t("renameTitle")}>
       <form
@@ -155,7 +155,7 @@ function Rename({ org }: { org: GetOrganization }) {
             {c("save")}
           </button>
         </div>
-        <Saved text={action.status} />
+        <Status text={action.status} />
       </form>
     </Card>
   );

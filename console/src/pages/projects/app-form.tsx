@@ -13,8 +13,7 @@ import {
 } from "../../../../gen/svc/resources/application/v3alpha/application_pb.js";
 import { useT } from "../../i18n";
 import { messages } from "../../i18n/projects";
-import { Checkbox, Field, type FormError, Select } from "../../ui";
-import { CheckGroup, RepeatedField } from "./kit";
+import { Checkbox, CheckGroup, Field, type FormError, RepeatedField, Select } from "../../ui";
 
 export interface OidcState {
   appType: OIDCAppType;

@@ -8,10 +8,10 @@ import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/projects";
 import { navigate } from "../../router";
-import { ConfirmButton, ErrorText, type FormError, Link, Page, SecretModal } from "../../ui";
+import { Card, ConfirmButton, ErrorText, type FormError, FormErrorText, Link, Page, SecretModal, Status, useDate, useRun } from "../../ui";
 import { AppFields, type AppState, appFieldNames, appRequest, appState, stateUsesSecret, tidy, usesKeys, usesSecret } from "./app-form";
 import { useKindLabel } from "./apps";
-import { Card, FormErrorText, Saved, useAction, useDate, YesNo } from "./kit";
+import { YesNo } from "./kit";
 import { ProjectTabs, useProjectCan } from "./project";
 
 export function AppPage({ project, id }: { project: GetProject; id: string }) {
@@ -48,8 +48,8 @@ function AppView({ project, app }: { project: GetProject; app: GetApplication })
   const remove = useMutation(ApplicationService.method.deleteApplication);
   const secret = useMutation(ApplicationService.method.generateApplicationSecret);
   const addKey = useMutation(ApplicationService.method.addApplicationKey);
-  const stateAction = useAction();
-  const credentials = useAction();
+  const stateAction = useRun({ refresh: true });
+  const credentials = useRun({ refresh: true });
   const [shown, setShown] = useState<{ title: string; value: string }>();
   const name = app.application?.name ?? id;
 
@@ -108,7 +108,7 @@ function AppView({ project, app }: { project: GetProject; app: GetApplication })
               </button>
             )}
           </div>
-          <Saved text={credentials.status} />
+          <Status text={credentials.status} />
         </Card>
       )}
 
@@ -139,7 +139,7 @@ function AppView({ project, app }: { project: GetProject; app: GetApplication })
               />
             )}
           </div>
-          <Saved text={stateAction.status} />
+          <Status text={stateAction.status} />
         </Card>
       )}
       <SecretModal title={shown?.title} value={shown?.value} onClose={() => setShown(undefined)} />
@@ -153,7 +153,7 @@ function EditApp({ app }: { app: GetApplication }) {
   const [state, setState] = useState<AppState>(() => appState(app.application));
   const [formError, setFormError] = useState<FormError>();
   const patch = useMutation(ApplicationService.method.patchApplication);
-  const action = useAction();
+  const action = useRun({ refresh: true });
   const error = formError ?? action.error;
   return (
     <Card title={t("configTitle")}>
@@ -179,7 +179,7 @@ function EditApp({ app }: { app: GetApplication }) {
             {c("save")}
           </button>
         </div>
-        <Saved text={action.status} />
+        <Status text={action.status} />
       </form>
     </Card>
   );

@@ -16,9 +16,22 @@ import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/projects";
 import { navigate } from "../../router";
-import { type Column, DataTable, ErrorText, Field, type FormError, Link, SecretModal, Select } from "../../ui";
+import {
+  Card,
+  type Column,
+  DataTable,
+  ErrorText,
+  type FormError,
+  FormErrorText,
+  Link,
+  SearchField,
+  SecretModal,
+  Select,
+  useDebounced,
+  useListState,
+  useRun,
+} from "../../ui";
 import { AppFields, type AppState, appFieldNames, appRequest, newApp, tidy } from "./app-form";
-import { Card, FormErrorText, PAGE_SIZE, useAction, useDebounced } from "./kit";
 import { useProjectCan } from "./project";
 
 /** "Web (OIDC)", "API"… */
@@ -47,15 +60,11 @@ export function Apps({ project }: { project: GetProject }) {
   const projectId = project.details?.id ?? "";
   const [search, setSearch] = useState("");
   const text = useDebounced(search.trim());
-  const [asc, setAsc] = useState(true);
-  const [offset, setOffset] = useState(0);
+  const paged = useListState({ column: "", asc: true });
+  const asc = paged.sort.asc;
   const filters: MessageInitShape<typeof ApplicationSearchFilterSchema>[] = [{ filter: { case: "projectId", value: { projectId } } }];
   if (text) filters.push({ filter: { case: "name", value: { name: text, method: TextFilterMethod.CONTAINS_IGNORE_CASE } } });
-  const list = useQuery(
-    ApplicationService.method.searchApplications,
-    { query: { offset: BigInt(offset), limit: PAGE_SIZE, asc }, filters },
-    { placeholderData: keepPreviousData },
-  );
+  const list = useQuery(ApplicationService.method.searchApplications, { query: paged.query, filters }, { placeholderData: keepPreviousData });
   const columns: Column<GetApplication>[] = [
     { key: "name", label: c("name"), render: (a) => <Link to={`/projects/${projectId}/apps/${a.details?.id}`}>{a.application?.name}</Link> },
     { key: "kind", label: t("appKind"), render: kindLabel },
@@ -70,24 +79,12 @@ export function Apps({ project }: { project: GetProject }) {
         </p>
       )}
       <search className="toolbar">
-        <Field
-          label={t("searchName")}
-          name="filters.name.name"
-          type="search"
-          value={search}
-          onChange={(e) => {
-            setSearch(e.target.value);
-            setOffset(0);
-          }}
-        />
+        <SearchField label={t("searchName")} name="filters.name.name" value={search} onChange={paged.reset(setSearch)} />
         <Select
           label={t("order")}
           name="query.asc"
           value={asc ? "asc" : "desc"}
-          onChange={(v) => {
-            setAsc(v === "asc");
-            setOffset(0);
-          }}
+          onChange={(v) => paged.onSort("", v === "asc")}
           options={[
             { value: "asc", label: t("oldestFirst") },
             { value: "desc", label: t("newestFirst") },
@@ -100,7 +97,7 @@ export function Apps({ project }: { project: GetProject }) {
         columns={columns}
         rows={list.data?.result}
         rowKey={(a) => a.details?.id ?? ""}
-        paging={{ offset, limit: PAGE_SIZE, total: Number(list.data?.details?.totalResult ?? 0), onPage: setOffset }}
+        paging={paged.paging(list.data?.details?.totalResult)}
         loading={list.isFetching}
       />
     </Card>
@@ -115,7 +112,7 @@ export function CreateApp({ project }: { project: GetProject }) {
   const [formError, setFormError] = useState<FormError>();
   const [created, setCreated] = useState<{ id: string; clientId: string; secret: string }>();
   const create = useMutation(ApplicationService.method.createApplication);
-  const action = useAction();
+  const action = useRun({ refresh: true });
   const error = formError ?? action.error;
   const appPath = (id: string) => `/projects/${projectId}/apps/${id}`;
   return (

@@ -12,8 +12,22 @@ import { errorOf } from "../../api";
 import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/projects";
-import { type Column, ConfirmButton, DataTable, ErrorText, Field, Link, Modal, Select } from "../../ui";
-import { Card, CheckGroup, FormErrorText, PAGE_SIZE, Saved, useAction } from "./kit";
+import {
+  Card,
+  CheckGroup,
+  type Column,
+  ConfirmButton,
+  DataTable,
+  ErrorText,
+  Field,
+  FormErrorText,
+  Link,
+  Modal,
+  Select,
+  Status,
+  useListState,
+  useRun,
+} from "../../ui";
 import { useProjectCan } from "./project";
 import { useRoleOptions } from "./roles";
 
@@ -24,12 +38,12 @@ export function Grants({ project }: { project: GetProject }) {
   const access = useAccess();
   const projectId = project.details?.id ?? "";
   const ownOrg = project.details?.resourceOwner?.id ?? "";
-  const [asc, setAsc] = useState(true);
-  const [offset, setOffset] = useState(0);
+  const paged = useListState({ column: "", asc: true });
+  const asc = paged.sort.asc;
   const [editing, setEditing] = useState<GetProjectGrant>();
   const list = useQuery(
     ProjectService.method.searchProjectGrants,
-    { query: { offset: BigInt(offset), limit: PAGE_SIZE, asc }, filters: [{ filter: { case: "projectId", value: projectId } }] },
+    { query: paged.query, filters: [{ filter: { case: "projectId", value: projectId } }] },
     { placeholderData: keepPreviousData },
   );
   const ids = [...new Set((list.data?.result ?? []).map((g) => g.grantedOrganizationId))];
@@ -43,7 +57,7 @@ export function Grants({ project }: { project: GetProject }) {
   const deactivate = useMutation(ProjectService.method.deactivateProjectGrant);
   const reactivate = useMutation(ProjectService.method.reactivateProjectGrant);
   const remove = useMutation(ProjectService.method.deleteProjectGrant);
-  const action = useAction();
+  const action = useRun({ refresh: true });
 
   const columns: Column<GetProjectGrant>[] = [
     {
@@ -108,10 +122,7 @@ export function Grants({ project }: { project: GetProject }) {
             label={t("order")}
             name="query.asc"
             value={asc ? "asc" : "desc"}
-            onChange={(v) => {
-              setAsc(v === "asc");
-              setOffset(0);
-            }}
+            onChange={(v) => paged.onSort("", v === "asc")}
             options={[
               { value: "asc", label: t("oldestFirst") },
               { value: "desc", label: t("newestFirst") },
@@ -125,10 +136,10 @@ export function Grants({ project }: { project: GetProject }) {
           columns={columns}
           rows={list.data?.result}
           rowKey={(g) => g.id}
-          paging={{ offset, limit: PAGE_SIZE, total: Number(list.data?.details?.totalResult ?? 0), onPage: setOffset }}
+          paging={paged.paging(list.data?.details?.totalResult)}
           loading={list.isFetching}
         />
-        <Saved text={action.status} />
+        <Status text={action.status} />
       </Card>
       {can("project.grant.write") && <CreateGrant projectId={projectId} ownOrg={ownOrg} roles={roles} />}
       <Modal
@@ -157,7 +168,7 @@ function CreateGrant({ projectId, ownOrg, roles }: { projectId: string; ownOrg: 
   const [org, setOrg] = useState("");
   const [keys, setKeys] = useState<string[]>([]);
   const create = useMutation(ProjectService.method.createProjectGrant);
-  const action = useAction();
+  const action = useRun({ refresh: true });
   // the organisations to choose from, where the user may read them all; else the ID is typed
   const orgs = useQuery(
     OrganizationService.method.searchOrganizations,
@@ -206,7 +217,7 @@ function CreateGrant({ projectId, ownOrg, roles }: { projectId: string; ownOrg: 
             {t("grantProject")}
           </button>
         </div>
-        <Saved text={action.status} />
+        <Status text={action.status} />
       </form>
     </Card>
   );
@@ -217,7 +228,7 @@ function EditGrant({ grant, roles, onDone }: { grant: GetProjectGrant; roles: { 
   const c = useT(coreMessages);
   const [keys, setKeys] = useState<string[]>(grant.roleKeys);
   const patch = useMutation(ProjectService.method.patchProjectGrant);
-  const action = useAction();
+  const action = useRun({ refresh: true });
   return (
     <form
       onSubmit={async (e) => {

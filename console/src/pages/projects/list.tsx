@@ -11,8 +11,23 @@ import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/projects";
 import { navigate } from "../../router";
-import { Checkbox, type Column, DataTable, ErrorText, Field, Link, Modal, Page } from "../../ui";
-import { FormErrorText, PAGE_SIZE, useAction, useDate, useDebounced, YesNo } from "./kit";
+import {
+  Checkbox,
+  type Column,
+  DataTable,
+  ErrorText,
+  Field,
+  FormErrorText,
+  Link,
+  Modal,
+  Page,
+  SearchField,
+  useDate,
+  useDebounced,
+  useListState,
+  useRun,
+} from "../../ui";
+import { YesNo } from "./kit";
 
 export function ProjectList() {
   const t = useT(messages);
@@ -22,15 +37,15 @@ export function ProjectList() {
   const date = useDate();
   const [search, setSearch] = useState("");
   const text = useDebounced(search.trim());
-  const [sort, setSort] = useState({ column: String(ProjectFieldName.NAME), asc: true });
-  const [offset, setOffset] = useState(0);
+  const paged = useListState({ column: String(ProjectFieldName.NAME), asc: true });
+  const sort = paged.sort;
   const [creating, setCreating] = useState(false);
 
   const filters: MessageInitShape<typeof ProjectSearchFilterSchema>[] = [];
   if (text) filters.push({ filter: { case: "name", value: { name: text, method: TextFilterMethod.CONTAINS_IGNORE_CASE } } });
   const list = useQuery(
     ProjectService.method.searchProjects,
-    { ctx: orgCtx(orgId), query: { offset: BigInt(offset), limit: PAGE_SIZE, asc: sort.asc }, sortingColumn: Number(sort.column), filters },
+    { ctx: orgCtx(orgId), query: paged.query, sortingColumn: Number(sort.column), filters },
     { placeholderData: keepPreviousData, enabled: !!orgId },
   );
 
@@ -59,16 +74,7 @@ export function ProjectList() {
       }
     >
       <search className="toolbar">
-        <Field
-          label={t("searchName")}
-          name="filters.name.name"
-          type="search"
-          value={search}
-          onChange={(e) => {
-            setSearch(e.target.value);
-            setOffset(0);
-          }}
-        />
+        <SearchField label={t("searchName")} name="filters.name.name" value={search} onChange={paged.reset(setSearch)} />
       </search>
       {list.isError && <ErrorText error={errorOf(list.error)} />}
       <DataTable
@@ -77,11 +83,8 @@ export function ProjectList() {
         rows={list.data?.result}
         rowKey={(p) => p.details?.id ?? ""}
         sort={sort}
-        onSort={(column, asc) => {
-          setSort({ column, asc });
-          setOffset(0);
-        }}
-        paging={{ offset, limit: PAGE_SIZE, total: Number(list.data?.details?.totalResult ?? 0), onPage: setOffset }}
+        onSort={paged.onSort}
+        paging={paged.paging(list.data?.details?.totalResult)}
         loading={list.isFetching}
       />
       <Modal title={t("newProject")} open={creating} onClose={() => setCreating(false)}>
@@ -98,7 +101,7 @@ function CreateProject({ orgId, onDone }: { orgId: string; onDone: () => void })
   const [assertion, setAssertion] = useState(false);
   const [check, setCheck] = useState(false);
   const create = useMutation(ProjectService.method.createProject);
-  const action = useAction();
+  const action = useRun({ refresh: true });
   return (
     <form
       onSubmit={async (e) => {

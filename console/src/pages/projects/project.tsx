@@ -8,8 +8,7 @@ import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/projects";
 import { navigate } from "../../router";
-import { Checkbox, ConfirmButton, ErrorText, Field, Link, Page } from "../../ui";
-import { Card, FormErrorText, Saved, Tabs, useAction, useDate } from "./kit";
+import { Card, Checkbox, ConfirmButton, ErrorText, Field, FormErrorText, Link, Page, Status, Tabs, useDate, useRun } from "../../ui";
 
 /** A permission for a project: in its organisation (or everywhere), or through a membership in the project itself. */
 export function useProjectCan(project: GetProject): (permission: string) => boolean {
@@ -72,7 +71,7 @@ export function Settings({ project }: { project: GetProject }) {
   const deactivate = useMutation(ProjectService.method.deactivateProject);
   const reactivate = useMutation(ProjectService.method.reactivateProject);
   const remove = useMutation(ProjectService.method.deleteProject);
-  const stateAction = useAction();
+  const stateAction = useRun({ refresh: true });
   return (
     <>
       <Card title={c("details")}>
@@ -124,7 +123,7 @@ export function Settings({ project }: { project: GetProject }) {
               />
             )}
           </div>
-          <Saved text={stateAction.status} />
+          <Status text={stateAction.status} />
         </Card>
       )}
     </>
@@ -138,7 +137,7 @@ function EditProject({ project }: { project: GetProject }) {
   const [assertion, setAssertion] = useState(!!project.project?.projectRoleAssertion);
   const [check, setCheck] = useState(!!project.project?.projectRoleCheck);
   const patch = useMutation(ProjectService.method.patchProject);
-  const action = useAction();
+  const action = useRun({ refresh: true });
   const names = ["project.name", "project.project_role_assertion", "project.project_role_check"];
   return (
     <Card title={t("settingsTitle")}>
@@ -162,7 +161,7 @@ function EditProject({ project }: { project: GetProject }) {
             {c("save")}
           </button>
         </div>
-        <Saved text={action.status} />
+        <Status text={action.status} />
       </form>
     </Card>
   );

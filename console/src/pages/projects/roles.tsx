@@ -7,8 +7,21 @@ import { errorOf } from "../../api";
 import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/projects";
-import { type Column, ConfirmButton, DataTable, ErrorText, Field, Modal } from "../../ui";
-import { Card, FormErrorText, PAGE_SIZE, Saved, useAction, useDebounced } from "./kit";
+import {
+  Card,
+  type Column,
+  ConfirmButton,
+  DataTable,
+  ErrorText,
+  Field,
+  FormErrorText,
+  Modal,
+  SearchField,
+  Status,
+  useDebounced,
+  useListState,
+  useRun,
+} from "../../ui";
 import { useProjectCan } from "./project";
 
 export function Roles({ project }: { project: GetProject }) {
@@ -18,16 +31,12 @@ export function Roles({ project }: { project: GetProject }) {
   const projectId = project.details?.id ?? "";
   const [search, setSearch] = useState("");
   const prefix = useDebounced(search.trim());
-  const [asc, setAsc] = useState(true);
-  const [offset, setOffset] = useState(0);
+  const paged = useListState({ column: "", asc: true });
+  const asc = paged.sort.asc;
   const [editing, setEditing] = useState<ProjectRole>();
-  const list = useQuery(
-    ProjectService.method.searchProjectRoles,
-    { projectId, query: { offset: BigInt(offset), limit: PAGE_SIZE, asc }, keyPrefix: prefix },
-    { placeholderData: keepPreviousData },
-  );
+  const list = useQuery(ProjectService.method.searchProjectRoles, { projectId, query: paged.query, keyPrefix: prefix }, { placeholderData: keepPreviousData });
   const remove = useMutation(ProjectService.method.removeProjectRole);
-  const action = useAction();
+  const action = useRun({ refresh: true });
 
   const columns: Column<ProjectRole>[] = [
     { key: "key", label: t("roleKey"), sort: "key", render: (r) => <code>{r.key}</code> },
@@ -62,16 +71,7 @@ export function Roles({ project }: { project: GetProject }) {
     <>
       <Card title={t("rolesTitle")}>
         <search className="toolbar">
-          <Field
-            label={t("searchKey")}
-            name="key_prefix"
-            type="search"
-            value={search}
-            onChange={(e) => {
-              setSearch(e.target.value);
-              setOffset(0);
-            }}
-          />
+          <SearchField label={t("searchKey")} name="key_prefix" value={search} onChange={paged.reset(setSearch)} />
         </search>
         {list.isError && <ErrorText error={errorOf(list.error)} />}
         <ErrorText error={action.error} />
@@ -81,14 +81,11 @@ export function Roles({ project }: { project: GetProject }) {
           rows={list.data?.result}
           rowKey={(r) => r.key}
           sort={{ column: "key", asc }}
-          onSort={(_, a) => {
-            setAsc(a);
-            setOffset(0);
-          }}
-          paging={{ offset, limit: PAGE_SIZE, total: Number(list.data?.details?.totalResult ?? 0), onPage: setOffset }}
+          onSort={(_, a) => paged.onSort("", a)}
+          paging={paged.paging(list.data?.details?.totalResult)}
           loading={list.isFetching}
         />
-        <Saved text={action.status} />
+        <Status text={action.status} />
       </Card>
       {can("project.role.write") && <AddRole projectId={projectId} />}
       <Modal title={t("changeRole", { key: editing?.key ?? "" })} open={editing !== undefined} onClose={() => setEditing(undefined)}>
@@ -113,7 +110,7 @@ function AddRole({ projectId }: { projectId: string }) {
   const [displayName, setDisplayName] = useState("");
   const [group, setGroup] = useState("");
   const add = useMutation(ProjectService.method.addProjectRole);
-  const action = useAction();
+  const action = useRun({ refresh: true });
   const names = ["role.key", "role.display_name", "role.group"];
   return (
     <Card title={t("addRole")}>
@@ -137,7 +134,7 @@ function AddRole({ projectId }: { projectId: string }) {
             {t("addRole")}
           </button>
         </div>
-        <Saved text={action.status} />
+        <Status text={action.status} />
       </form>
     </Card>
   );
@@ -149,7 +146,7 @@ function EditRole({ projectId, role, onDone }: { projectId: string; role: Projec
   const [displayName, setDisplayName] = useState(role.displayName);
   const [group, setGroup] = useState(role.group);
   const patch = useMutation(ProjectService.method.patchProjectRole);
-  const action = useAction();
+  const action = useRun({ refresh: true });
   const names = ["role.display_name", "role.group"];
   return (
     <form

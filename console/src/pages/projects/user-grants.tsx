@@ -16,8 +16,25 @@ import { errorOf } from "../../api";
 import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/projects";
-import { type Column, ConfirmButton, DataTable, ErrorText, Field, Link, Modal, Select } from "../../ui";
-import { Card, CheckGroup, FormErrorText, PAGE_SIZE, Saved, useAction, useDate, useDebounced } from "./kit";
+import {
+  Card,
+  CheckGroup,
+  type Column,
+  ConfirmButton,
+  DataTable,
+  ErrorText,
+  Field,
+  FormErrorText,
+  Link,
+  Modal,
+  SearchField,
+  Select,
+  Status,
+  useDate,
+  useDebounced,
+  useListState,
+  useRun,
+} from "../../ui";
 import { useProjectCan } from "./project";
 import { useRoleOptions } from "./roles";
 
@@ -37,19 +54,15 @@ export function UserGrants({ project }: { project: GetProject }) {
   const [userFilter, setUserFilter] = useState("");
   const userId = useDebounced(userFilter.trim());
   const [roleFilter, setRoleFilter] = useState("");
-  const [asc, setAsc] = useState(false);
-  const [offset, setOffset] = useState(0);
+  const paged = useListState({ column: "", asc: false });
+  const asc = paged.sort.asc;
   const [editing, setEditing] = useState<GetUserGrant>();
   const roles = useRoleOptions(projectId, can("project.role.read"));
 
   const filters: MessageInitShape<typeof UserGrantSearchFilterSchema>[] = [{ filter: { case: "projectId", value: projectId } }];
   if (userId) filters.push({ filter: { case: "userId", value: userId } });
   if (roleFilter) filters.push({ filter: { case: "roleKey", value: roleFilter } });
-  const list = useQuery(
-    UserGrantService.method.searchUserGrants,
-    { query: { offset: BigInt(offset), limit: PAGE_SIZE, asc }, filters },
-    { placeholderData: keepPreviousData },
-  );
+  const list = useQuery(UserGrantService.method.searchUserGrants, { query: paged.query, filters }, { placeholderData: keepPreviousData });
   const ids = [...new Set((list.data?.result ?? []).map((g) => g.grant?.userId ?? ""))].filter(Boolean);
   const users = useQuery(
     UserService.method.searchUsers,
@@ -59,7 +72,7 @@ export function UserGrants({ project }: { project: GetProject }) {
   const userOf = (id: string) => users.data?.result.find((u) => u.details?.id === id);
   const who = (id: string) => userLabel(userOf(id)) ?? id;
   const remove = useMutation(UserGrantService.method.deleteUserGrant);
-  const action = useAction();
+  const action = useRun({ refresh: true });
 
   const columns: Column<GetUserGrant>[] = [
     {
@@ -107,34 +120,19 @@ export function UserGrants({ project }: { project: GetProject }) {
     <>
       <Card title={t("userGrantsTitle")}>
         <search className="toolbar">
-          <Field
-            label={t("filterUserId")}
-            name="filters.user_id"
-            type="search"
-            value={userFilter}
-            onChange={(e) => {
-              setUserFilter(e.target.value);
-              setOffset(0);
-            }}
-          />
+          <SearchField label={t("filterUserId")} name="filters.user_id" value={userFilter} onChange={paged.reset(setUserFilter)} />
           <Select
             label={t("filterRole")}
             name="filters.role_key"
             value={roleFilter}
-            onChange={(v) => {
-              setRoleFilter(v);
-              setOffset(0);
-            }}
+            onChange={paged.reset(setRoleFilter)}
             options={[{ value: "", label: t("anyRole") }, ...roles]}
           />
           <Select
             label={t("order")}
             name="query.asc"
             value={asc ? "asc" : "desc"}
-            onChange={(v) => {
-              setAsc(v === "asc");
-              setOffset(0);
-            }}
+            onChange={(v) => paged.onSort("", v === "asc")}
             options={[
               { value: "desc", label: t("newestFirst") },
               { value: "asc", label: t("oldestFirst") },
@@ -148,10 +146,10 @@ export function UserGrants({ project }: { project: GetProject }) {
           columns={columns}
           rows={list.data?.result}
           rowKey={(g) => g.details?.id ?? ""}
-          paging={{ offset, limit: PAGE_SIZE, total: Number(list.data?.details?.totalResult ?? 0), onPage: setOffset }}
+          paging={paged.paging(list.data?.details?.totalResult)}
           loading={list.isFetching}
         />
-        <Saved text={action.status} />
+        <Status text={action.status} />
       </Card>
       {can("user.grant.write") && <AddUserGrant projectId={projectId} roles={roles} />}
       <Modal
@@ -179,7 +177,7 @@ function AddUserGrant({ projectId, roles }: { projectId: string; roles: { value:
   const [userId, setUserId] = useState("");
   const [keys, setKeys] = useState<string[]>([]);
   const create = useMutation(UserGrantService.method.createUserGrant);
-  const action = useAction();
+  const action = useRun({ refresh: true });
   return (
     <Card title={t("newUserGrant")}>
       <form
@@ -215,7 +213,7 @@ function AddUserGrant({ projectId, roles }: { projectId: string; roles: { value:
             {t("addUserGrant")}
           </button>
         </div>
-        <Saved text={action.status} />
+        <Status text={action.status} />
       </form>
     </Card>
   );
@@ -226,7 +224,7 @@ function EditUserGrant({ grant, roles, onDone }: { grant: GetUserGrant; roles: {
   const c = useT(coreMessages);
   const [keys, setKeys] = useState<string[]>(grant.grant?.roleKeys ?? []);
   const patch = useMutation(UserGrantService.method.patchUserGrant);
-  const action = useAction();
+  const action = useRun({ refresh: true });
   return (
     <form
       onSubmit={async (e) => {

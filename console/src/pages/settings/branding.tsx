@@ -10,20 +10,8 @@ import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/settings";
 import { ConfirmButton, ErrorText, Field, type FormError, Status } from "../../ui";
-import {
-  LastChange,
-  type Level,
-  localName,
-  originOf,
-  PropertiesCard,
-  type PropDef,
-  type Resolved,
-  resetOf,
-  SettingsPage,
-  type T,
-  Swatch,
-  useLevel,
-} from "./common";
+import { LastChange, type Level, originOf, SettingsPage, type T, Swatch, useLevel } from "./common";
+import { localName, PropertiesCard, type PropDef, type Resolved, resetOf } from "./properties";
 
 type Settings = Record<string, Resolved | undefined>;
 const ASSETS = ["logo", "logo_dark", "icon", "icon_dark", "font"] as const;

@@ -9,8 +9,8 @@ import { errorOf } from "../../api";
 import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/settings";
-import { ConfirmButton, ErrorText, type FormError, Status } from "../../ui";
-import { CheckField, Group, LastChange, type Level, SettingsPage, type T, useLevel } from "./common";
+import { CheckField, ConfirmButton, ErrorText, type FormError, Group, Status } from "../../ui";
+import { LastChange, type Level, SettingsPage, type T, useLevel } from "./common";
 
 const FLAGS = ["multitenancyResourcesApi", "multitenancySettings", "oidcTokenExchange"] as const;
 type Flag = (typeof FLAGS)[number];

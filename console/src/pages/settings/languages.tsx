@@ -8,8 +8,8 @@ import { errorOf } from "../../api";
 import { useLanguage, useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/settings";
-import { ErrorText, type FormError, Status } from "../../ui";
-import { CheckField, Group, LastChange, originOf, ResetButton, SelectField, SettingsPage, useLevel } from "./common";
+import { CheckField, ErrorText, type FormError, Group, Select, Status } from "../../ui";
+import { LastChange, originOf, ResetButton, SettingsPage, useLevel } from "./common";
 
 /** "Deutsch (de)" in the console's language. */
 export function useLanguageName(): (code: string) => string {
@@ -97,7 +97,8 @@ export function LanguageSettings() {
           <form onSubmit={submit} noValidate aria-labelledby={headingId}>
             <Group disabled={!canWrite || set.isPending}>
               <div>
-                <SelectField
+                <Select
+                  markInvalid
                   label={t("defaultLanguage")}
                   name="settings.default_language.key"
                   value={defaultLanguage}

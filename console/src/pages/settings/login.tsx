@@ -9,7 +9,8 @@ import {
 } from "../../../../gen/svc/settings/login/v3alpha/login_service_pb.js";
 import { useT } from "../../i18n";
 import { messages } from "../../i18n/settings";
-import { PropertiesCard, type PropDef, type Resolved, SettingsPage, useLevel } from "./common";
+import { SettingsPage, useLevel } from "./common";
+import { PropertiesCard, type PropDef, type Resolved } from "./properties";
 
 type Settings = Record<string, Resolved | undefined>;
 

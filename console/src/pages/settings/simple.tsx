@@ -5,7 +5,8 @@ import { DomainSettingsService, type SetDomainSettingsSchema } from "../../../..
 import { SecuritySettingsService, type SetSecuritySettingsSchema } from "../../../../gen/svc/settings/security/v3alpha/security_service_pb.js";
 import { useT } from "../../i18n";
 import { messages } from "../../i18n/settings";
-import { PropertiesCard, type PropDef, type Resolved, SettingsPage, useLevel } from "./common";
+import { SettingsPage, useLevel } from "./common";
+import { PropertiesCard, type PropDef, type Resolved } from "./properties";
 
 type Settings = Record<string, Resolved | undefined>;
 

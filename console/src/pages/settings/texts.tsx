@@ -11,8 +11,8 @@ import { errorOf } from "../../api";
 import { useLanguage, useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/settings";
-import { ConfirmButton, DataTable, ErrorText, Field, type FormError, Modal, Status } from "../../ui";
-import { CheckField, LastChange, type LevelChoice, originOf, SelectField, SettingsPage, TextArea, useLevel } from "./common";
+import { CheckField, ConfirmButton, DataTable, ErrorText, Field, type FormError, Modal, Select, Status, TextArea } from "../../ui";
+import { LastChange, type LevelChoice, originOf, SettingsPage, useLevel } from "./common";
 import { useLanguageName } from "./languages";
 
 interface Row {
@@ -85,7 +85,8 @@ export function TextSettings() {
         <h2>{t("textsCard")}</h2>
         <LastChange details={texts.data?.details} />
         <div className="toolbar">
-          <SelectField
+          <Select
+            markInvalid
             label={t("textLanguage")}
             name="language"
             value={language}
@@ -100,7 +101,8 @@ export function TextSettings() {
             onChange={(e) => filter(() => setSearch(e.target.value))}
             hint={t("textSearchHint")}
           />
-          <SelectField
+          <Select
+            markInvalid
             label={t("textGroup")}
             name="group"
             value={group}
@@ -213,7 +215,15 @@ function TextEditor({
   return (
     <form onSubmit={submit} noValidate>
       {choice.canWrite ? (
-        <TextArea label={t("textValue")} name={name} value={value} onChange={setValue} rows={row.key.endsWith(".text") ? 8 : 2} hint={hint} error={error} />
+        <TextArea
+          label={t("textValue")}
+          name={name}
+          value={value}
+          onChange={(e) => setValue(e.target.value)}
+          rows={row.key.endsWith(".text") ? 8 : 2}
+          hint={hint}
+          error={error}
+        />
       ) : (
         <>
           <p className="hint">{hint}</p>

@@ -1,41 +1,13 @@
-// Helpers of the users section: a form's server error and "Saved." status, mutations that refresh what they change,
-// dates, user states and one page of a small list.
+// Helpers of the users section: mutations that refresh what they change, user states, and metadata values.
 import type { DescMethodUnary, DescMessage } from "@bufbuild/protobuf";
-import { type Timestamp, timestampDate } from "@bufbuild/protobuf/wkt";
 import { createConnectQueryKey, useMutation } from "@connectrpc/connect-query";
 import { useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
 import { UserState } from "../../../../gen/svc/resources/user/v3alpha/user_pb.js";
 import { UserService } from "../../../../gen/svc/resources/user/v3alpha/user_service_pb.js";
 import { useAccess } from "../../access";
-import { errorOf } from "../../api";
-import { formatDate, useLanguage, useT } from "../../i18n";
+import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/users";
-import type { FormError } from "../../ui";
-
-/** A form's last server error and its status line; `run` clears both, then sets one. */
-export function useForm() {
-  const [error, setError] = useState<FormError>();
-  const [status, setStatus] = useState("");
-  const [busy, setBusy] = useState(false);
-  async function run<T>(fn: () => Promise<T>, done?: string): Promise<T | undefined> {
-    setError(undefined);
-    setStatus("");
-    setBusy(true);
-    try {
-      const r = await fn();
-      if (done) setStatus(done);
-      return r;
-    } catch (err) {
-      setError(errorOf(err));
-      return undefined;
-    } finally {
-      setBusy(false);
-    }
-  }
-  return { error, status, busy, run, setError, setStatus };
-}
 
 /** A mutation that, once it succeeded, refreshes the queries of its service (and the user's, which most change). */
 export function useChange<I extends DescMessage, O extends DescMessage>(method: DescMethodUnary<I, O>) {
@@ -48,12 +20,6 @@ export function useChange<I extends DescMessage, O extends DescMessage>(method: 
       ]);
     },
   });
-}
-
-/** Dates in the page's language; "" for none. */
-export function useDate(): (ts: Timestamp | undefined) => string {
-  const lang = useLanguage();
-  return (ts) => (ts ? formatDate(lang, timestampDate(ts)) : "");
 }
 
 /** A user state in words. */
@@ -80,15 +46,6 @@ export function useStateLabel(): (s: UserState) => string {
 export function useCanIn(orgId: string): (permission: string) => boolean {
   const access = useAccess();
   return (permission) => access.inOrg(permission, orgId);
-}
-
-/** Paging of a small list: offset and limit for the request, and DataTable's paging. */
-export function usePaging(limit = 20) {
-  const [offset, setOffset] = useState(0);
-  return {
-    query: { offset: BigInt(offset), limit, asc: false },
-    paging: (total: bigint | undefined) => ({ offset, limit, total: Number(total ?? 0n), onPage: setOffset }),
-  };
 }
 
 /** Bytes of a metadata value as text: UTF-8 where it is, else base64. */

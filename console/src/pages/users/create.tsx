@@ -7,8 +7,9 @@ import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/users";
 import { navigate } from "../../router";
-import { Checkbox, ErrorText, Field, Link, Page, Select } from "../../ui";
-import { useChange, useForm } from "./common";
+import { Checkbox, ErrorText, Field, Link, Page, useRun } from "../../ui";
+import { useChange } from "./common";
+import { MachineFields } from "./machine-fields";
 import { listHref } from "./list";
 
 const humanFields = [
@@ -25,7 +26,7 @@ export function CreateHuman() {
   const c = useT(coreMessages);
   const { orgId } = useOrg();
   const create = useChange(UserService.method.createUser);
-  const form = useForm();
+  const form = useRun();
   const [username, setUsername] = useState("");
   const [givenName, setGivenName] = useState("");
   const [familyName, setFamilyName] = useState("");
@@ -157,7 +158,7 @@ export function CreateMachine() {
   const c = useT(coreMessages);
   const { orgId } = useOrg();
   const create = useChange(UserService.method.createUser);
-  const form = useForm();
+  const form = useRun();
   const [username, setUsername] = useState("");
   const [name, setName] = useState("");
   const [description, setDescription] = useState("");
@@ -194,24 +195,14 @@ export function CreateMachine() {
           onChange={(e) => setUsername(e.target.value)}
           error={form.error}
         />
-        <Field label={c("name")} name="user.machine.name" required value={name} onChange={(e) => setName(e.target.value)} error={form.error} />
-        <Field
-          label={t("description")}
-          name="user.machine.description"
-          value={description}
-          onChange={(e) => setDescription(e.target.value)}
+        <MachineFields
+          name={name}
+          setName={setName}
+          description={description}
+          setDescription={setDescription}
+          tokenType={tokenType}
+          setTokenType={setTokenType}
           error={form.error}
-        />
-        <Select
-          label={t("accessTokenType")}
-          name="user.machine.access_token_type"
-          value={tokenType}
-          onChange={setTokenType}
-          error={form.error}
-          options={[
-            { value: String(AccessTokenType.OPAQUE), label: t("tokenOpaque") },
-            { value: String(AccessTokenType.JWT), label: t("tokenJwt") },
-          ]}
         />
         <div className="buttons">
           <button type="submit" className="primary" disabled={form.busy}>

@@ -11,11 +11,12 @@ import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/users";
 import { navigate } from "../../router";
-import { ConfirmButton, ErrorText, Field, Link, Page, Select, Status } from "../../ui";
-import { useCanIn, useChange, useDate, useForm, useStateLabel } from "./common";
+import { ConfirmButton, ErrorText, Field, Link, Page, Status, useDate, useRun } from "../../ui";
+import { useCanIn, useChange, useStateLabel } from "./common";
 import { EmailSection, FactorsSection, PasswordSection, PhoneSection } from "./human";
 import { displayNameOf, listHref } from "./list";
 import { CredentialsSection, SecretSection } from "./machine";
+import { MachineFields } from "./machine-fields";
 import { IdpLinksSection, MembershipsSection, MetadataSection, SessionsSection } from "./related";
 
 export function UserDetail({ id }: { id: string }) {
@@ -77,7 +78,7 @@ function Overview({ user, orgId }: SectionProps) {
   const can = useCanIn(orgId);
   const date = useDate();
   const stateLabel = useStateLabel();
-  const form = useForm();
+  const form = useRun();
   const qc = useQueryClient();
   const id = user.details?.id ?? "";
   const lock = useChange(UserService.method.lockUser);
@@ -195,7 +196,7 @@ function ProfileSection({ user, orgId }: SectionProps) {
   const t = useT(messages);
   const c = useT(coreMessages);
   const can = useCanIn(orgId);
-  const form = useForm();
+  const form = useRun();
   const patch = useChange(UserService.method.patchUser);
   const id = user.details?.id ?? "";
   const p = user.type.case === "human" ? user.type.value.profile : undefined;
@@ -331,27 +332,15 @@ function ProfileSection({ user, orgId }: SectionProps) {
           </>
         )}
         {m && (
-          <>
-            <Field label={c("name")} name="user.machine.name" required value={name} onChange={(e) => setName(e.target.value)} error={form.error} />
-            <Field
-              label={t("description")}
-              name="user.machine.description"
-              value={description}
-              onChange={(e) => setDescription(e.target.value)}
-              error={form.error}
-            />
-            <Select
-              label={t("accessTokenType")}
-              name="user.machine.access_token_type"
-              value={tokenType}
-              onChange={setTokenType}
-              error={form.error}
-              options={[
-                { value: String(AccessTokenType.OPAQUE), label: t("tokenOpaque") },
-                { value: String(AccessTokenType.JWT), label: t("tokenJwt") },
-              ]}
-            />
-          </>
+          <MachineFields
+            name={name}
+            setName={setName}
+            description={description}
+            setDescription={setDescription}
+            tokenType={tokenType}
+            setTokenType={setTokenType}
+            error={form.error}
+          />
         )}
         <button type="submit" className="primary" disabled={form.busy}>
           {c("save")}

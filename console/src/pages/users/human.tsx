@@ -8,9 +8,65 @@ import { errorOf } from "../../api";
 import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/users";
-import { Checkbox, type Column, ConfirmButton, DataTable, ErrorText, Field, Status } from "../../ui";
-import { useCanIn, useChange, useDate, useForm } from "./common";
+import { Checkbox, type Column, ConfirmButton, DataTable, ErrorText, Field, Status, useDate, useRun } from "../../ui";
+import { useCanIn, useChange } from "./common";
 import type { SectionProps } from "./detail";
+
+/** The code sent to an address or number, to verify it; or a new code. */
+function VerifyCode({
+  title,
+  hint,
+  form,
+  onVerify,
+  onResend,
+  done,
+}: {
+  title: string;
+  hint: string;
+  form: ReturnType<typeof useRun>;
+  onVerify: (code: string) => Promise<unknown>;
+  onResend: () => Promise<unknown>;
+  done: string;
+}) {
+  const t = useT(messages);
+  const [code, setCode] = useState("");
+  return (
+    <>
+      <h3>{title}</h3>
+      <p className="hint">{hint}</p>
+      <form
+        className="toolbar"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void form.run(async () => {
+            await onVerify(code.trim());
+            setCode("");
+          }, done);
+        }}
+      >
+        <Field
+          label={t("code")}
+          name="verification_code"
+          required
+          autoComplete="off"
+          value={code}
+          onChange={(e) => setCode(e.target.value)}
+          error={form.error}
+        />
+        <div className="field">
+          <button type="submit" disabled={form.busy}>
+            {t("verify")}
+          </button>
+        </div>
+        <div className="field">
+          <button type="button" disabled={form.busy} onClick={() => form.run(onResend, t("codeSent"))}>
+            {t("resendCode")}
+          </button>
+        </div>
+      </form>
+    </>
+  );
+}
 
 function humanOf(props: SectionProps): GetHumanUser | undefined {
   return props.user.type.case === "human" ? props.user.type.value : undefined;
@@ -22,13 +78,12 @@ export function EmailSection(props: SectionProps) {
   const can = useCanIn(props.orgId);
   const id = props.user.details?.id ?? "";
   const email = humanOf(props)?.email;
-  const form = useForm();
+  const form = useRun();
   const patch = useChange(UserService.method.patchUser);
   const resend = useChange(UserService.method.resendEmailCode);
   const verify = useChange(UserService.method.verifyEmail);
   const [address, setAddress] = useState(email?.address ?? "");
   const [verified, setVerified] = useState(false);
-  const [code, setCode] = useState("");
   const writable = can("user.write");
   return (
     <section className="card">
@@ -63,40 +118,14 @@ export function EmailSection(props: SectionProps) {
             </button>
           </form>
           {email?.address && !email.isVerified && (
-            <>
-              <h3>{t("verifyEmail")}</h3>
-              <p className="hint">{t("verifyEmailHint")}</p>
-              <form
-                className="toolbar"
-                onSubmit={(e) => {
-                  e.preventDefault();
-                  void form.run(async () => {
-                    await verify.mutateAsync({ id, verificationCode: code.trim() });
-                    setCode("");
-                  }, t("emailVerifiedDone"));
-                }}
-              >
-                <Field
-                  label={t("code")}
-                  name="verification_code"
-                  required
-                  autoComplete="off"
-                  value={code}
-                  onChange={(e) => setCode(e.target.value)}
-                  error={form.error}
-                />
-                <div className="field">
-                  <button type="submit" disabled={form.busy}>
-                    {t("verify")}
-                  </button>
-                </div>
-                <div className="field">
-                  <button type="button" disabled={form.busy} onClick={() => form.run(() => resend.mutateAsync({ id, returnCode: false }), t("codeSent"))}>
-                    {t("resendCode")}
-                  </button>
-                </div>
-              </form>
-            </>
+            <VerifyCode
+              title={t("verifyEmail")}
+              hint={t("verifyEmailHint")}
+              form={form}
+              onVerify={(code) => verify.mutateAsync({ id, verificationCode: code })}
+              onResend={() => resend.mutateAsync({ id, returnCode: false })}
+              done={t("emailVerifiedDone")}
+            />
           )}
         </>
       )}
@@ -111,13 +140,12 @@ export function PhoneSection(props: SectionProps) {
   const can = useCanIn(props.orgId);
   const id = props.user.details?.id ?? "";
   const phone = humanOf(props)?.phone;
-  const form = useForm();
+  const form = useRun();
   const patch = useChange(UserService.method.patchUser);
   const resend = useChange(UserService.method.resendPhoneCode);
   const verify = useChange(UserService.method.verifyPhone);
   const [number, setNumber] = useState(phone?.number ?? "");
   const [verified, setVerified] = useState(false);
-  const [code, setCode] = useState("");
   const writable = can("user.write");
   return (
     <section className="card">
@@ -174,40 +202,14 @@ export function PhoneSection(props: SectionProps) {
             </div>
           </form>
           {phone?.number && !phone.isVerified && (
-            <>
-              <h3>{t("verifyPhone")}</h3>
-              <p className="hint">{t("verifyPhoneHint")}</p>
-              <form
-                className="toolbar"
-                onSubmit={(e) => {
-                  e.preventDefault();
-                  void form.run(async () => {
-                    await verify.mutateAsync({ id, verificationCode: code.trim() });
-                    setCode("");
-                  }, t("phoneVerifiedDone"));
-                }}
-              >
-                <Field
-                  label={t("code")}
-                  name="verification_code"
-                  required
-                  autoComplete="off"
-                  value={code}
-                  onChange={(e) => setCode(e.target.value)}
-                  error={form.error}
-                />
-                <div className="field">
-                  <button type="submit" disabled={form.busy}>
-                    {t("verify")}
-                  </button>
-                </div>
-                <div className="field">
-                  <button type="button" disabled={form.busy} onClick={() => form.run(() => resend.mutateAsync({ id, returnCode: false }), t("codeSent"))}>
-                    {t("resendCode")}
-                  </button>
-                </div>
-              </form>
-            </>
+            <VerifyCode
+              title={t("verifyPhone")}
+              hint={t("verifyPhoneHint")}
+              form={form}
+              onVerify={(code) => verify.mutateAsync({ id, verificationCode: code })}
+              onResend={() => resend.mutateAsync({ id, returnCode: false })}
+              done={t("phoneVerifiedDone")}
+            />
           )}
         </>
       )}
@@ -222,7 +224,7 @@ export function PasswordSection(props: SectionProps) {
   const date = useDate();
   const id = props.user.details?.id ?? "";
   const human = humanOf(props);
-  const form = useForm();
+  const form = useRun();
   const set = useChange(UserService.method.setPassword);
   const reset = useChange(UserService.method.requestPasswordReset);
   const [password, setPassword] = useState("");
@@ -277,7 +279,7 @@ export function FactorsSection(props: SectionProps) {
   const date = useDate();
   const id = props.user.details?.id ?? "";
   const keys = useQuery(UserService.method.listWebauthnKeys, { id });
-  const form = useForm();
+  const form = useRun();
   const removeKey = useChange(UserService.method.removeWebauthnKey);
   const removeTotp = useChange(UserService.method.removeTotp);
   const removeOtpEmail = useChange(UserService.method.removeOtpEmail);

@@ -13,8 +13,8 @@ import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/users";
 import { navigate, useLocation } from "../../router";
-import { type Column, DataTable, ErrorText, Field, Link, Page, Select } from "../../ui";
-import { useDate, useStateLabel } from "./common";
+import { type Column, DataTable, ErrorText, Field, Link, Page, Select, useDate } from "../../ui";
+import { useStateLabel } from "./common";
 
 const sorts = {
   username: UserFieldName.USERNAME,

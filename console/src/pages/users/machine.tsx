@@ -8,8 +8,8 @@ import { errorOf } from "../../api";
 import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/users";
-import { type Column, ConfirmButton, DataTable, ErrorText, Field, SecretModal, Status } from "../../ui";
-import { useCanIn, useChange, useDate, useForm } from "./common";
+import { type Column, ConfirmButton, DataTable, ErrorText, Field, SecretModal, Status, useDate, useRun } from "../../ui";
+import { useCanIn, useChange } from "./common";
 import type { SectionProps } from "./detail";
 
 export function SecretSection({ user, orgId }: SectionProps) {
@@ -17,7 +17,7 @@ export function SecretSection({ user, orgId }: SectionProps) {
   const can = useCanIn(orgId);
   const id = user.details?.id ?? "";
   const has = user.type.case === "machine" && user.type.value.hasSecret;
-  const form = useForm();
+  const form = useRun();
   const generate = useChange(UserService.method.generateClientSecret);
   const remove = useChange(UserService.method.removeClientSecret);
   const [secret, setSecret] = useState<{ clientId: string; value: string }>();
@@ -69,7 +69,7 @@ export function CredentialsSection({ user, orgId }: SectionProps) {
   const id = user.details?.id ?? "";
   const list = useQuery(UserService.method.listMachineCredentials, { id });
   // one status line for the section; a date's error shows at the form that was sent
-  const form = useForm();
+  const form = useRun();
   const [sent, setSent] = useState<"pat" | "key">();
   const addPat = useChange(UserService.method.addPersonalAccessToken);
   const removePat = useChange(UserService.method.removePersonalAccessToken);

@@ -10,8 +10,8 @@ import { errorOf } from "../../api";
 import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/users";
-import { type Column, ConfirmButton, DataTable, ErrorText, Field, Status } from "../../ui";
-import { bytesText, useCanIn, useChange, useDate, useForm, usePaging } from "./common";
+import { type Column, ConfirmButton, DataTable, ErrorText, Field, Status, useDate, usePaging, useRun } from "../../ui";
+import { bytesText, useCanIn, useChange } from "./common";
 import type { SectionProps } from "./detail";
 
 export function MetadataSection({ user, orgId }: SectionProps) {
@@ -20,7 +20,7 @@ export function MetadataSection({ user, orgId }: SectionProps) {
   const can = useCanIn(orgId);
   const id = user.details?.id ?? "";
   const list = useQuery(UserService.method.listUserMetadata, { id });
-  const form = useForm();
+  const form = useRun();
   const set = useChange(UserService.method.setUserMetadata);
   const remove = useChange(UserService.method.removeUserMetadata);
   const [key, setKey] = useState("");
@@ -98,7 +98,7 @@ export function IdpLinksSection({ user, orgId }: SectionProps) {
   const id = user.details?.id ?? "";
   const page = usePaging();
   const list = useQuery(UserService.method.searchIDPLinks, { id, query: page.query });
-  const form = useForm();
+  const form = useRun();
   const remove = useChange(UserService.method.removeIDPLink);
 
   const columns: Column<IDPLink>[] = [
@@ -173,7 +173,7 @@ export function MembershipsSection({ user, orgId }: SectionProps) {
     { query: page.query, filters: [{ filter: { case: "userId", value: id } }] },
     { enabled: readable },
   );
-  const form = useForm();
+  const form = useRun();
   const remove = useChange(MembershipService.method.deleteMembership);
   const mayRemove = useMayRemoveMembership();
   if (!readable) return null;
@@ -241,7 +241,7 @@ export function SessionsSection({ user }: { user: SectionProps["user"] }) {
     { query: page.query, filters: [{ filter: { case: "userId", value: id } }] },
     { enabled: readable },
   );
-  const form = useForm();
+  const form = useRun();
   const remove = useChange(SessionService.method.deleteSession);
   if (!readable) return null;
 
