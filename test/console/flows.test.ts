@@ -7,7 +7,7 @@ import { launchChromium } from "../support/browser.js";
 import { rest } from "../support/clients.js";
 import { consoleBuild } from "../support/console.js";
 import { startTestServer, type TestServer } from "../support/server.js";
-import { consolePage, expectAccessible, go, signInAt } from "./support.js";
+import { consolePage, expectAccessible, go, human, signInAt } from "./support.js";
 
 /**
  * What an administrator does in the console, in Chromium against a real server (issue 30's proof): an organisation,
@@ -204,6 +204,39 @@ describe("an administrator in the console", () => {
     expect(payload).toContain("audit-hook");
     expect(payload).not.toMatch(/signingKey"\s*:\s*"[^"]/);
     await looked("audit-log-event");
+  });
+
+  it("lists an application's keys and removes one after asking", async () => {
+    const app = await rest(t.url, "POST", `/resources/v3alpha/projects/${projectId}/applications`, {
+      token: t.adminPat,
+      body: { name: "Backend", api: { authMethodType: "API_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT" } },
+    });
+    const appId = app.body.details.id as string;
+    const key = await rest(t.url, "POST", `/resources/v3alpha/applications/${appId}/keys`, { token: t.adminPat, body: {} });
+    await go(page, `/projects/${projectId}/apps/${appId}`);
+    const row = page.locator("tbody tr", { hasText: key.body.keyId });
+    await row.waitFor();
+    await looked("application-keys");
+    await row.getByRole("button", { name: "Remove" }).click();
+    await dialog().locator("button.danger").click();
+    await row.waitFor({ state: "detached" });
+    expect((await rest(t.url, "GET", `/resources/v3alpha/applications/${appId}/keys`, { token: t.adminPat })).body.result ?? []).toEqual([]);
+  });
+
+  it("lists the one-time-code channels a user has turned on, and turns one off after asking", async () => {
+    // codes by e-mail need a verified address
+    const userId = await human(t, "otto", "Otto-Secret-123!");
+    expect((await rest(t.url, "POST", `/resources/v3alpha/users/${userId}/otp_email`, { token: t.adminPat, body: {} })).status).toBe(200);
+    await go(page, `/users/${userId}`);
+    const item = page.locator("li", { hasText: "One-time codes by e-mail" });
+    await item.waitFor();
+    expect(await page.locator("li", { hasText: "Authenticator app (TOTP)" }).count()).toBe(0);
+    await item.getByRole("button", { name: "Turn off codes by e-mail" }).click();
+    await dialog().locator("button.danger").click();
+    await item.waitFor({ state: "detached" });
+    const methods = await rest(t.url, "GET", `/resources/v3alpha/users/${userId}/authentication_methods`, { token: t.adminPat });
+    expect(methods.body.authMethodTypes).toEqual(["AUTHENTICATION_METHOD_TYPE_PASSWORD"]);
+    await looked("user-factors");
   });
 
   it("logged nothing wrong on the way (no CSP violation, no script error)", () => {

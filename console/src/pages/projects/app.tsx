@@ -10,6 +10,7 @@ import { messages } from "../../i18n/projects";
 import { navigate } from "../../router";
 import { Card, ConfirmButton, ErrorText, type FormError, FormErrorText, Link, Page, SecretModal, Status, useDate, useRun } from "../../ui";
 import { AppFields, type AppState, appFieldNames, appRequest, appState, stateUsesSecret, tidy, usesKeys, usesSecret } from "./app-form";
+import { AppKeys } from "./app-keys";
 import { useKindLabel } from "./apps";
 import { YesNo } from "./kit";
 import { ProjectTabs, useProjectCan } from "./project";
@@ -111,6 +112,8 @@ function AppView({ project, app }: { project: GetProject; app: GetApplication })
           <Status text={credentials.status} />
         </Card>
       )}
+
+      {usesKeys(app.application) && <AppKeys id={id} writable={can("project.app.write")} />}
 
       {(can("project.app.write") || can("project.app.delete")) && (
         <Card title={t("stateTitle")}>

@@ -3,7 +3,7 @@ import { Code } from "@connectrpc/connect";
 import { useQuery } from "@connectrpc/connect-query";
 import { useState } from "react";
 import type { GetHumanUser } from "../../../../gen/svc/resources/user/v3alpha/user_pb.js";
-import { UserService, type WebauthnKey } from "../../../../gen/svc/resources/user/v3alpha/user_service_pb.js";
+import { AuthenticationMethodType, UserService, type WebauthnKey } from "../../../../gen/svc/resources/user/v3alpha/user_service_pb.js";
 import { errorOf } from "../../api";
 import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
@@ -279,6 +279,7 @@ export function FactorsSection(props: SectionProps) {
   const date = useDate();
   const id = props.user.details?.id ?? "";
   const keys = useQuery(UserService.method.listWebauthnKeys, { id });
+  const methods = useQuery(UserService.method.listAuthenticationMethodTypes, { id });
   const form = useRun();
   const removeKey = useChange(UserService.method.removeWebauthnKey);
   const removeTotp = useChange(UserService.method.removeTotp);
@@ -317,25 +318,45 @@ export function FactorsSection(props: SectionProps) {
     });
   }
 
-  const other: { key: string; label: string; question: string; remove: () => Promise<unknown> }[] = [
-    { key: "totp", label: t("removeTotp"), question: t("confirmRemoveTotp"), remove: () => removeTotp.mutateAsync({ id }) },
-    { key: "otpEmail", label: t("removeOtpEmail"), question: t("confirmRemoveOtpEmail"), remove: () => removeOtpEmail.mutateAsync({ id }) },
-    { key: "otpSms", label: t("removeOtpSms"), question: t("confirmRemoveOtpSms"), remove: () => removeOtpSms.mutateAsync({ id }) },
-  ];
+  const inUse = new Set(methods.data?.authMethodTypes ?? []);
+  const other = [
+    {
+      type: AuthenticationMethodType.TOTP,
+      name: t("methodTotp"),
+      label: t("removeTotp"),
+      question: t("confirmRemoveTotp"),
+      remove: () => removeTotp.mutateAsync({ id }),
+    },
+    {
+      type: AuthenticationMethodType.OTP_EMAIL,
+      name: t("methodOtpEmail"),
+      label: t("removeOtpEmail"),
+      question: t("confirmRemoveOtpEmail"),
+      remove: () => removeOtpEmail.mutateAsync({ id }),
+    },
+    {
+      type: AuthenticationMethodType.OTP_SMS,
+      name: t("methodOtpSms"),
+      label: t("removeOtpSms"),
+      question: t("confirmRemoveOtpSms"),
+      remove: () => removeOtpSms.mutateAsync({ id }),
+    },
+  ].filter((o) => inUse.has(o.type));
 
   return (
     <section className="card">
       <h2>{t("factors")}</h2>
       <ErrorText error={form.error ?? (keys.error ? errorOf(keys.error) : undefined)} />
       <DataTable caption={t("webauthnKeys")} columns={columns} rows={keys.data?.keys} rowKey={(k) => k.id} loading={keys.isFetching} />
-      {writable && (
-        <>
-          <h3>{t("otherFactors")}</h3>
-          <p className="hint">{t("otherFactorsHint")}</p>
-          <div className="buttons">
-            {other.map((o) => (
+      <h3>{t("otherFactors")}</h3>
+      <p className="hint">{t("otherFactorsHint")}</p>
+      {methods.isSuccess && other.length === 0 && <p>{t("noOtherFactors")}</p>}
+      <ul className="plain">
+        {other.map((o) => (
+          <li key={o.type}>
+            {o.name}{" "}
+            {writable && (
               <ConfirmButton
-                key={o.key}
                 label={o.label}
                 question={o.question}
                 onConfirm={async () => {
@@ -343,10 +364,10 @@ export function FactorsSection(props: SectionProps) {
                   if (said) form.setStatus(said);
                 }}
               />
-            ))}
-          </div>
-        </>
-      )}
+            )}
+          </li>
+        ))}
+      </ul>
       <Status text={form.status} />
     </section>
   );
