@@ -252,3 +252,8 @@ export type ProjectGrant = Prisma.ProjectGrantModel
  * records here what it rebuilt.
  */
 export type ProjectionState = Prisma.ProjectionStateModel
+/**
+ * Model PortabilityJob
+ * 
+ */
+export type PortabilityJob = Prisma.PortabilityJobModel

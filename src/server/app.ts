@@ -54,6 +54,7 @@ import { registerProjections } from "../projections/index.js";
 import { outdatedProjections, rebuildProjections } from "../projections/rebuild.js";
 import { allEventTypes } from "../events/index.js";
 import { registerLoginUi } from "../login/routes.js";
+import { portabilityService } from "../api/portability/jobs.js";
 import { registerPortability } from "../api/portability/routes.js";
 import { clientKey } from "../authz/context.js";
 import { FailureLimiter } from "../command/failure-limits.js";
@@ -326,6 +327,8 @@ async function serve(config: Config, db: Database, opts: StartOptions & { log: L
     mount(S.project, projectService({ es, db, cache, tenancy })),
     mount(S.application, applicationService({ es, db, cache, tenancy, clock })),
     mount(S.membership, membershipService({ es, db, cache, tenancy })),
+    // a job's fault is logged as a request's would be (the logger below is made once the services are mounted)
+    mount(S.portability, portabilityService({ es, db, box, settings, tenancy, clock, log: { error: (obj, msg) => log.error(obj, msg) } })),
     mount(S.userGrant, userGrantService({ es, db, cache, tenancy })),
     mount(S.webKey, webKeyService({ es, keys: oidcReads.keys, keyPolicy, clock })),
     mount(S.feature, featureService({ es, settings })),

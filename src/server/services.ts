@@ -10,6 +10,7 @@ import { IdentityProviderIntentService } from "../../gen/svc/resources/idp/v3alp
 import { IdentityProviderService } from "../../gen/svc/resources/idp/v3alpha/idp_service_pb.js";
 import { ApplicationService } from "../../gen/svc/resources/application/v3alpha/application_service_pb.js";
 import { MembershipService } from "../../gen/svc/resources/membership/v3alpha/membership_service_pb.js";
+import { PortabilityService } from "../../gen/svc/resources/portability/v3alpha/portability_service_pb.js";
 import { ProjectService } from "../../gen/svc/resources/project/v3alpha/project_service_pb.js";
 import { UserGrantService } from "../../gen/svc/resources/usergrant/v3alpha/user_grant_service_pb.js";
 import { WebKeyService } from "../../gen/svc/resources/webkey/v3alpha/webkey_service_pb.js";
@@ -62,6 +63,7 @@ export const serviceDescriptors = {
   project: ProjectService,
   application: ApplicationService,
   membership: MembershipService,
+  portability: PortabilityService,
   userGrant: UserGrantService,
   webKey: WebKeyService,
   feature: FeatureService,

@@ -442,7 +442,8 @@ export const ModelName = {
   UserMetadata: 'UserMetadata',
   UserSchema: 'UserSchema',
   ProjectGrant: 'ProjectGrant',
-  ProjectionState: 'ProjectionState'
+  ProjectionState: 'ProjectionState',
+  PortabilityJob: 'PortabilityJob'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -458,7 +459,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "orgDomain" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "idpIntent" | "refreshToken" | "refreshTokenGrace" | "revokedToken" | "usedJwtId" | "rateLimitCount" | "failureLimit" | "temporaryLockout" | "masterKeyVerifier" | "notificationProvider" | "userTotp" | "userWebauthnKey" | "userMfaInitSkip" | "notificationMessage" | "userCode" | "userOtpChannel" | "userIdpLink" | "brandingAsset" | "userMetadata" | "userSchema" | "projectGrant" | "projectionState"
+    modelProps: "event" | "subscription" | "instance" | "instanceDomain" | "org" | "orgDomain" | "user" | "machineKey" | "membership" | "personalAccessToken" | "setting" | "target" | "execution" | "eventDelivery" | "idp" | "idpPolicy" | "loginSession" | "project" | "projectRole" | "application" | "applicationKey" | "userGrant" | "signingKey" | "authRequest" | "idpIntent" | "refreshToken" | "refreshTokenGrace" | "revokedToken" | "usedJwtId" | "rateLimitCount" | "failureLimit" | "temporaryLockout" | "masterKeyVerifier" | "notificationProvider" | "userTotp" | "userWebauthnKey" | "userMfaInitSkip" | "notificationMessage" | "userCode" | "userOtpChannel" | "userIdpLink" | "brandingAsset" | "userMetadata" | "userSchema" | "projectGrant" | "projectionState" | "portabilityJob"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -3866,6 +3867,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    PortabilityJob: {
+      payload: Prisma.$PortabilityJobPayload<ExtArgs>
+      fields: Prisma.PortabilityJobFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.PortabilityJobFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PortabilityJobPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.PortabilityJobFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PortabilityJobPayload>
+        }
+        findFirst: {
+          args: Prisma.PortabilityJobFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PortabilityJobPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.PortabilityJobFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PortabilityJobPayload>
+        }
+        findMany: {
+          args: Prisma.PortabilityJobFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PortabilityJobPayload>[]
+        }
+        create: {
+          args: Prisma.PortabilityJobCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PortabilityJobPayload>
+        }
+        createMany: {
+          args: Prisma.PortabilityJobCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.PortabilityJobCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PortabilityJobPayload>[]
+        }
+        delete: {
+          args: Prisma.PortabilityJobDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PortabilityJobPayload>
+        }
+        update: {
+          args: Prisma.PortabilityJobUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PortabilityJobPayload>
+        }
+        deleteMany: {
+          args: Prisma.PortabilityJobDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.PortabilityJobUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.PortabilityJobUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PortabilityJobPayload>[]
+        }
+        upsert: {
+          args: Prisma.PortabilityJobUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PortabilityJobPayload>
+        }
+        aggregate: {
+          args: Prisma.PortabilityJobAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregatePortabilityJob>
+        }
+        groupBy: {
+          args: Prisma.PortabilityJobGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.PortabilityJobGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.PortabilityJobCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.PortabilityJobCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -4559,6 +4634,28 @@ export const ProjectionStateScalarFieldEnum = {
 export type ProjectionStateScalarFieldEnum = (typeof ProjectionStateScalarFieldEnum)[keyof typeof ProjectionStateScalarFieldEnum]
 
 
+export const PortabilityJobScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  kind: 'kind',
+  state: 'state',
+  done: 'done',
+  total: 'total',
+  phase: 'phase',
+  orgName: 'orgName',
+  objects: 'objects',
+  creator: 'creator',
+  error: 'error',
+  issues: 'issues',
+  data: 'data',
+  dataSize: 'dataSize',
+  createdAt: 'createdAt',
+  changeDate: 'changeDate'
+} as const
+
+export type PortabilityJobScalarFieldEnum = (typeof PortabilityJobScalarFieldEnum)[keyof typeof PortabilityJobScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -4914,6 +5011,7 @@ export type GlobalOmitConfig = {
   userSchema?: Prisma.UserSchemaOmit
   projectGrant?: Prisma.ProjectGrantOmit
   projectionState?: Prisma.ProjectionStateOmit
+  portabilityJob?: Prisma.PortabilityJobOmit
 }
 
 /* Types for Logging */

@@ -96,7 +96,8 @@ export const ModelName = {
   UserMetadata: 'UserMetadata',
   UserSchema: 'UserSchema',
   ProjectGrant: 'ProjectGrant',
-  ProjectionState: 'ProjectionState'
+  ProjectionState: 'ProjectionState',
+  PortabilityJob: 'PortabilityJob'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -767,6 +768,28 @@ export const ProjectionStateScalarFieldEnum = {
 } as const
 
 export type ProjectionStateScalarFieldEnum = (typeof ProjectionStateScalarFieldEnum)[keyof typeof ProjectionStateScalarFieldEnum]
+
+
+export const PortabilityJobScalarFieldEnum = {
+  id: 'id',
+  instanceId: 'instanceId',
+  kind: 'kind',
+  state: 'state',
+  done: 'done',
+  total: 'total',
+  phase: 'phase',
+  orgName: 'orgName',
+  objects: 'objects',
+  creator: 'creator',
+  error: 'error',
+  issues: 'issues',
+  data: 'data',
+  dataSize: 'dataSize',
+  createdAt: 'createdAt',
+  changeDate: 'changeDate'
+} as const
+
+export type PortabilityJobScalarFieldEnum = (typeof PortabilityJobScalarFieldEnum)[keyof typeof PortabilityJobScalarFieldEnum]
 
 
 export const SortOrder = {

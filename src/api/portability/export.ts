@@ -2,6 +2,7 @@ import type { SecretBox } from "../../crypto/secrets.js";
 import { camelSettings, type DataOrg, type ExportedIdp, type IdpListName, idpLists, wireName } from "../../domain/data-org.js";
 import { kindOfType } from "../../domain/idps.js";
 import type { OidcConfig, ApiConfig } from "../../command/applications.js";
+import type { ReportProgress } from "../../domain/jobs.js";
 import type { ExportQueries } from "../../query/export-data.js";
 
 /** The organisation's own settings that travel, by kind, and their DataOrg field. */
@@ -14,6 +15,8 @@ export interface ExportOptions {
   withOtp: boolean;
   /** Throws DEADLINE_EXCEEDED once the call's time is up; checked between pages. */
   checkDeadline: () => void;
+  /** Told the organisations' count, each one started and finished, and the users written (a job's progress). */
+  progress?: ReportProgress;
 }
 
 const USER_PAGE = 500;
@@ -27,8 +30,12 @@ const USER_PAGE = 500;
 export async function* exportChunks(q: ExportQueries, box: SecretBox, instanceId: string, o: ExportOptions): AsyncGenerator<string> {
   yield '{"orgs":[';
   let firstOrg = true;
-  for (const org of await q.orgs(instanceId, o.orgIds, o.excludedOrgIds)) {
+  const report = o.progress ?? (() => {});
+  const orgs = await q.orgs(instanceId, o.orgIds, o.excludedOrgIds);
+  report({ total: orgs.length, done: 0 });
+  for (const [index, org] of orgs.entries()) {
     o.checkDeadline();
+    report({ done: index, orgName: org.name, phase: "human_users" });
     yield `${firstOrg ? "" : ","}{"orgId":${JSON.stringify(org.id)},"org":${JSON.stringify({ name: org.name })}`;
     firstOrg = false;
     const domains = (await q.domains(org.id)).map((d) => ({
@@ -70,7 +77,9 @@ export async function* exportChunks(q: ExportQueries, box: SecretBox, instanceId
       });
       yield (first ? "" : ",") + items.join(",");
       first = false;
+      report({ objects: page.length });
     }
+    report({ phase: "machine_users" });
     yield "]";
     const machines: NonNullable<DataOrg["machineUsers"]> = [];
     for (let after = ""; ; ) {
@@ -91,6 +100,7 @@ export async function* exportChunks(q: ExportQueries, box: SecretBox, instanceId
       }
     }
     yield `,"machineUsers":${JSON.stringify(machines)}`;
+    report({ objects: machines.length, phase: "projects" });
     o.checkDeadline();
     const projects = await q.projects(org.id);
     const projectIds = projects.map((p) => p.id);
@@ -141,6 +151,7 @@ export async function* exportChunks(q: ExportQueries, box: SecretBox, instanceId
     }
     yield `,${JSON.stringify(rest).slice(1, -1)}}`;
   }
+  report({ done: orgs.length, orgName: "", phase: "" });
   yield "]}";
 }
 

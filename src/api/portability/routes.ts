@@ -67,7 +67,7 @@ function locationIn(body: Record<string, unknown>, fields: Record<string, readon
 }
 
 /** The DataOrg list of an import body, an export file or the migration tool's output. */
-function orgsOf(data: unknown, field: string): DataOrg[] {
+export function orgsOf(data: unknown, field: string): DataOrg[] {
   const d = data as { orgs?: unknown; dataOrgs?: { orgs?: unknown } } | null;
   const orgs = d && typeof d === "object" ? (d.orgs ?? d.dataOrgs?.orgs) : undefined;
   if (!Array.isArray(orgs)) throw invalid(`${field}.orgs`, "must be a list of organisations");
@@ -147,9 +147,11 @@ async function importRequest(deps: PortabilityDeps, req: FastifyRequest) {
     orgs = orgsOf(parsed, file.field);
   } else orgs = orgsOf(body[inline[0]!], inline[0] === "dataOrgs" ? "data_orgs" : "data_orgsv1");
   const domain = (await deps.tenancy.domainsOf(instance.id))[0] ?? "localhost";
-  const idpConfig = (kind: IdpKind, json: Record<string, unknown>, field: string) => configOfJson(kindMessages[kind], json as JsonObject, field);
   return importData({ ...deps, idpConfig }, { instanceId: instance.id, instanceDomain: domain, creator: importCreator(caller.userId), orgs, deadline });
 }
+
+/** An exported provider's configuration checked as a create checks it (ImportDeps.idpConfig). */
+export const idpConfig = (kind: IdpKind, json: Record<string, unknown>, field: string) => configOfJson(kindMessages[kind], json as JsonObject, field);
 
 const admin = (method: string) => ({ service: "zitadel.admin.v1.AdminService", method });
 const management = (method: string) => ({ service: "zitadel.management.v1.ManagementService", method });

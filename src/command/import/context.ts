@@ -1,6 +1,7 @@
 import type { IdpKind } from "../../domain/idps.js";
 import { type Code, ConnectError } from "@connectrpc/connect";
 import type { SecretBox } from "../../crypto/secrets.js";
+import type { ReportProgress } from "../../domain/jobs.js";
 import { TimedOut, type DataOrg, type ImportError, type ImportSuccessOrg } from "../../domain/data-org.js";
 import { errors } from "../../errors/errors.js";
 import type { EventStore } from "../../eventstore/eventstore.js";
@@ -27,6 +28,8 @@ export interface ImportRequest {
   orgs: DataOrg[];
   /** On the server's clock (`es.clock`). */
   deadline: number;
+  /** Told the organisations' count, each one started, each step and the objects it placed (a job's progress). */
+  progress?: ReportProgress;
 }
 
 export interface ImportResult {

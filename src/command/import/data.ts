@@ -19,19 +19,19 @@ export { ImportDeadline, type ImportDeps, type ImportRequest, type ImportResult 
  * counted as done: the same import twice creates nothing twice, and an import cut short by its timeout
  * completes when run again.
  */
-const steps: ((o: OrgImport) => Promise<void>)[] = [
-  importSettings,
+const steps: [phase: string, step: (o: OrgImport) => Promise<void>][] = [
+  ["settings", importSettings],
   // Before the users: login names use them.
-  importDomains,
+  ["domains", importDomains],
   // Before the users: their links name the providers.
-  importIdps,
-  importHumanUsers,
-  importUserLinks,
-  importMachineUsers,
-  importUserMetadata,
-  importProjects,
-  importProjectRoles,
-  importApplications,
+  ["idps", importIdps],
+  ["human_users", importHumanUsers],
+  ["user_links", importUserLinks],
+  ["machine_users", importMachineUsers],
+  ["user_metadata", importUserMetadata],
+  ["projects", importProjects],
+  ["project_roles", importProjectRoles],
+  ["applications", importApplications],
 ];
 
 /**
@@ -57,12 +57,17 @@ export async function importData(deps: ImportDeps, req: ImportRequest): Promise<
     if (deps.es.clock.now() >= req.deadline) throw new ImportDeadline(result);
   };
   const imported: OrgImport[] = [];
+  const report = req.progress ?? (() => {});
+  report({ total: req.orgs.length, done: 0 });
   for (const [i, data] of req.orgs.entries()) {
     check();
+    report({ done: i, orgName: data.org?.name ?? data.orgId ?? "" });
     const o = await importOrg(deps, req, data, i, result, check);
     if (o) imported.push(o);
   }
+  report({ phase: "links", orgName: "" });
   for (const o of imported) for (const step of linkSteps) await step(o);
+  report({ done: req.orgs.length, phase: "" });
   return result;
 }
 
@@ -132,6 +137,13 @@ async function importOrg(
   ok.domains.push(org.primaryDomain);
 
   const o: OrgImport = { deps, req, data, orgId, ok, base: { instanceId: req.instanceId, creator: req.creator }, each, fail, check };
-  for (const step of steps) await step(o);
+  // what each step placed, for a job's progress: the report's lists grow as objects are placed
+  const placed = () => Object.values(ok).reduce((n, v) => n + (Array.isArray(v) ? v.length : 0), 0);
+  for (const [phase, step] of steps) {
+    req.progress?.({ phase });
+    const before = placed();
+    await step(o);
+    req.progress?.({ objects: placed() - before });
+  }
   return o;
 }
