@@ -42,11 +42,15 @@ const text = (v: unknown, field: string, max: number, required = false): string 
 const STATES: Record<string, ImportableHuman["state"]> = { USER_STATE_ACTIVE: "active", USER_STATE_INACTIVE: "inactive", USER_STATE_LOCKED: "locked" };
 
 /** The human an import body describes, or INVALID_ARGUMENT naming the field (`prefix` places it in a larger body). */
-export function importableHuman(u: HumanUserShape, prefix = ""): ImportableHuman {
+/**
+ * An import entry checked and shaped as a new human. `emailRequired` false (the data import): a user without an
+ * address (the export writes "" for one, such as the first instance's admin) comes back without one.
+ */
+export function importableHuman(u: HumanUserShape, prefix = "", { emailRequired = true } = {}): ImportableHuman {
   const f = (name: string) => `${prefix}${name}`;
   const username = text(u.userName, f("user_name"), 200, true)!;
-  const email = text(u.email?.email, f("email.email"), 200, true)!;
-  if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw invalid(f("email.email"), "is not an e-mail address");
+  const email = text(u.email?.email, f("email.email"), 200, emailRequired) ?? "";
+  if ((email || emailRequired) && !/^[^\s@]+@[^\s@]+$/.test(email)) throw invalid(f("email.email"), "is not an e-mail address");
   const phone = text(u.phone?.phone, f("phone.phone"), 50);
   if (phone && !/^\+\d[\d ]{3,}$/.test(phone)) throw invalid(f("phone.phone"), 'must be a number in international form ("+41 79 ...")');
   const p = u.profile ?? {};
@@ -110,6 +114,8 @@ export function importedHumanEvents(box: SecretBox, userId: string, orgId: strin
   return [
     humanAdded.event(ref, {
       ...h.human,
+      // no address: none stored (an empty one would be an address)
+      ...(h.human.email ? {} : { email: undefined, emailVerified: false }),
       displayName: h.human.displayName || h.human.username,
       passwordHash: passwordHash ?? null,
       passwordChangeRequired: h.passwordChangeRequired,
@@ -159,8 +165,11 @@ export async function importHuman(
   return result;
 }
 
-/** Whether an imported human is sent the initialisation mail: its e-mail is not verified, or it has no password. */
-export const needsInitialisation = (h: ImportableHuman, passwordHash: string | undefined) => !h.human.emailVerified || !passwordHash;
+/**
+ * Whether an imported human is sent the initialisation mail: its e-mail is not verified, or it has no password
+ * (one without an address has nowhere to get it).
+ */
+export const needsInitialisation = (h: ImportableHuman, passwordHash: string | undefined) => h.human.email !== "" && (!h.human.emailVerified || !passwordHash);
 
 export interface HumanToImport {
   userId: string;

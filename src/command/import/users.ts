@@ -27,7 +27,7 @@ export async function importHumanUsers(o: OrgImport): Promise<void> {
       const userId = entry.userId ?? "";
       await o.each("human_user", userId, async () => {
         if (!userId) throw errors.invalidArgument("IMPORT-u1d0", `invalid human_users[${i}].user_id: is required`);
-        const human = importableHuman(entry.user ?? {}, `human_users[${i}].user.`);
+        const human = importableHuman(entry.user ?? {}, `human_users[${i}].user.`, { emailRequired: false });
         batch.push({ userId, human, passwordHash: await importedPasswordHash(human, rules.problem, `human_users[${i}].user.password`) });
       });
     }
