@@ -24,6 +24,13 @@ export const areas: Area[] = [
   { segment: "idps", label: "navIdps", permission: "idp.read", where: "org", component: lazy(() => import("./pages/idps")) },
   { segment: "settings", label: "navSettings", permission: "policy.read", where: "org", component: lazy(() => import("./pages/settings")) },
   { segment: "actions", label: "navActions", permission: "action.target.read", where: "instance", component: lazy(() => import("./pages/actions")) },
+  {
+    segment: "portability",
+    label: "navPortability",
+    permission: "iam.export",
+    where: "instance",
+    component: lazy(() => import("./pages/portability")),
+  },
   { segment: "events", label: "navEvents", permission: "events.read", where: "instance", component: lazy(() => import("./pages/events")) },
   {
     segment: "notifications",
