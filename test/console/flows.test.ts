@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -25,7 +25,7 @@ const shots = process.env.CONSOLE_SCREENSHOTS;
 beforeAll(async () => {
   t = await startTestServer({ SVC_FIRSTINSTANCE_ADMIN_PASSWORD: "Configured-Secret-9" }, { consoleDir: await consoleBuild() });
   browser = await launchChromium();
-  ({ ctx, page, problems } = await consolePage(browser));
+  ({ ctx, page, problems } = await consolePage(browser, { acceptDownloads: true }));
   await ctx.grantPermissions(["clipboard-read", "clipboard-write"], { origin: t.url });
   await page.goto(`${t.url}/ui/console/`);
   await signInAt(page, "admin", "Configured-Secret-9", "Changed-Secret-77!");
@@ -237,6 +237,35 @@ describe("an administrator in the console", () => {
     const methods = await rest(t.url, "GET", `/resources/v3alpha/users/${userId}/authentication_methods`, { token: t.adminPat });
     expect(methods.body.authMethodTypes).toEqual(["AUTHENTICATION_METHOD_TYPE_PASSWORD"]);
     await looked("user-factors");
+  });
+
+  it("exports an organisation as a job, downloads it, imports it back, and finds the jobs again after leaving", async () => {
+    await go(page, "/portability");
+    const exportCard = page.locator("section.card").first();
+    const importCard = page.locator("section.card").nth(1);
+    const row = (kind: string) =>
+      page
+        .locator("table tbody tr")
+        .filter({ has: page.locator("td:first-child", { hasText: new RegExp(`^${kind}$`) }) })
+        .first();
+    await exportCard.getByLabel("Flow Org", { exact: true }).check();
+    await exportCard.locator("button[type=submit]").click();
+    await expect.poll(() => row("Export").locator("td").nth(1).textContent(), { timeout: 30_000 }).toBe("Done");
+    await looked("export-done");
+    const [download] = await Promise.all([page.waitForEvent("download"), row("Export").locator("button").click()]);
+    const file = await download.path();
+    const data = JSON.parse(readFileSync(file, "utf8")) as { orgs: { orgId: string }[] };
+    expect(data.orgs.map((o) => o.orgId)).toEqual([orgId]);
+    await importCard.locator("input[type=file][name=data_json]").setInputFiles(file);
+    await importCard.locator("button[type=submit]").click();
+    await expect.poll(() => row("Import").locator("td").nth(1).textContent(), { timeout: 30_000 }).toBe("Done");
+    expect(await row("Import").locator("td").last().textContent()).toBe("Every object was placed.");
+    // the jobs are the server's: away and back, they are listed as they were
+    await go(page, "/users");
+    await page.locator("tbody tr").first().waitFor();
+    await go(page, "/portability");
+    await expect.poll(() => page.locator("table tbody tr").count()).toBe(2);
+    await looked("portability");
   });
 
   it("logged nothing wrong on the way (no CSP violation, no script error)", () => {

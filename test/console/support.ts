@@ -6,8 +6,12 @@ import { rest } from "../support/clients.js";
 import type { TestServer } from "../support/server.js";
 
 /** A browser profile for the console that records what the page logged: CSP violations, errors, failed calls. */
-export async function consolePage(browser: Browser, opts: { locale?: string; colorScheme?: "light" | "dark" } = {}) {
-  const ctx: BrowserContext = await browser.newContext({ locale: opts.locale ?? "en-US", colorScheme: opts.colorScheme ?? "light" });
+export async function consolePage(browser: Browser, opts: { locale?: string; colorScheme?: "light" | "dark"; acceptDownloads?: boolean } = {}) {
+  const ctx: BrowserContext = await browser.newContext({
+    locale: opts.locale ?? "en-US",
+    colorScheme: opts.colorScheme ?? "light",
+    acceptDownloads: opts.acceptDownloads ?? false,
+  });
   const page = await ctx.newPage();
   const problems: string[] = [];
   page.on("console", (m) => {
