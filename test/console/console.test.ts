@@ -43,6 +43,7 @@ describe("the first admin", () => {
       "Identity providers",
       "Settings",
       "Actions",
+      "Export and import",
       "Audit log",
       "Notification providers",
       "Instances",

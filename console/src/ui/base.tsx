@@ -93,23 +93,23 @@ export function Card({ title, children, id }: { title: string; children: ReactNo
   );
 }
 
-/** A paragraph with a link back (to a section's list). */
-export function BackLink({ to }: { to: string }) {
+/** A paragraph with a link back (to a section's list), "Back" unless `label` says otherwise. */
+export function BackLink({ to, label }: { to: string; label?: string }) {
   const t = useT(messages);
   return (
     <p>
-      <Link to={to}>{t("back")}</Link>
+      <Link to={to}>{label ?? t("back")}</Link>
     </p>
   );
 }
 
 /** An item that could not be read: the server's error (or "not found") and a link back, under the section's title. */
-export function Missing({ title, error, back }: { title: string; error: unknown; back: string }) {
+export function Missing({ title, error, back, backLabel }: { title: string; error: unknown; back: string; backLabel?: string }) {
   const t = useT(messages);
   return (
     <Page title={title}>
       <ErrorText error={error ? errorOf(error) : { message: t("notFound") }} />
-      <BackLink to={back} />
+      <BackLink to={back} label={backLabel} />
     </Page>
   );
 }

@@ -6,4 +6,5 @@ export * from "./base";
 export * from "./dialogs";
 export * from "./fields";
 export * from "./list-state";
+export * from "./lists";
 export * from "./table";

@@ -1,7 +1,6 @@
 // Targets: the endpoints the server calls. A searchable, sortable page of them with a create dialog (the signing key
 // shown once), and a page per target to change or delete it and to see the executions that call it.
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { Code } from "@connectrpc/connect";
 import { useMutation, useQuery } from "@connectrpc/connect-query";
 import { keepPreviousData, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
@@ -14,9 +13,10 @@ import { formatDate, useLanguage, useT } from "../../i18n";
 import { messages } from "../../i18n/actions";
 import { messages as core } from "../../i18n/core";
 import { navigate } from "../../router";
-import { type Column, ConfirmButton, DataTable, ErrorText, Field, type FormError, Link, Modal, Page, SecretModal, Select, Status } from "../../ui";
-import { durationOf, kindOf, modeOf, secondsOf, type TargetKind, type TargetMode, urlOf, useSecondsText } from "./common";
+import { type Column, ConfirmButton, DataTable, ErrorText, Field, type FormError, Link, Modal, Page, SecretModal, Status, useRun } from "../../ui";
+import { durationOf, kindOf, modeOf, urlOf, useSecondsText } from "./common";
 import { ExecutionsSection } from "./executions";
+import { TargetForm, targetErrorOf, targetTypeOf, useTargetTexts, valuesOf } from "./target-form";
 
 const PAGE = 20;
 
@@ -27,15 +27,6 @@ const sortColumns: Record<string, TargetFieldName> = {
   timeout: TargetFieldName.TIMEOUT,
   changed: TargetFieldName.CHANGE_DATE,
 };
-
-/** The texts of a target's type and mode. */
-function useTargetTexts() {
-  const t = useT(messages);
-  return {
-    kind: (k: TargetKind) => t(k === "rest_webhook" ? "typeWebhook" : "typeCall"),
-    mode: (m: TargetMode) => t(m === "async" ? "modeAsync" : m === "interrupt" ? "modeInterrupt" : "modeContinue"),
-  };
-}
 
 /** The instance's targets: search by name, sort by any column, page; create one. */
 export function TargetsSection() {
@@ -132,82 +123,6 @@ export function TargetsSection() {
   );
 }
 
-interface TargetValues {
-  name: string;
-  kind: TargetKind;
-  url: string;
-  timeout: string;
-  mode: TargetMode;
-}
-
-function valuesOf(target: Target | undefined): TargetValues {
-  return {
-    name: target?.name ?? "",
-    kind: kindOf(target),
-    url: urlOf(target),
-    timeout: String(secondsOf(target?.timeout) ?? 10),
-    mode: modeOf(target),
-  };
-}
-
-/** ALREADY_EXISTS is about the name. */
-function targetErrorOf(err: unknown): FormError {
-  const e = errorOf(err);
-  return e.code === Code.AlreadyExists && !e.field ? { ...e, field: "target.name" } : e;
-}
-
-function TargetFields({ values, set, error }: { values: TargetValues; set: (v: Partial<TargetValues>) => void; error: FormError }) {
-  const t = useT(messages);
-  const c = useT(core);
-  const texts = useTargetTexts();
-  return (
-    <>
-      <Field label={c("name")} name="target.name" value={values.name} onChange={(e) => set({ name: e.target.value })} error={error} autoComplete="off" />
-      <Select
-        label={t("type")}
-        name="target.target_type"
-        value={values.kind}
-        onChange={(v) => set({ kind: v as TargetKind })}
-        options={(["rest_webhook", "rest_request_response"] as const).map((k) => ({ value: k, label: texts.kind(k) }))}
-        error={error}
-      />
-      <p className="hint">{t(values.kind === "rest_webhook" ? "typeWebhookHint" : "typeCallHint")}</p>
-      <Field
-        label={t("url")}
-        name={`target.${values.kind}.url`}
-        type="url"
-        value={values.url}
-        onChange={(e) => set({ url: e.target.value })}
-        error={error}
-        hint={t("urlHint")}
-        autoComplete="off"
-      />
-      <Field
-        label={t("timeoutSeconds")}
-        name="target.timeout"
-        type="number"
-        step="any"
-        inputMode="decimal"
-        value={values.timeout}
-        onChange={(e) => set({ timeout: e.target.value })}
-        error={error}
-        hint={t("timeoutHint")}
-      />
-      <Select
-        label={t("mode")}
-        name="target.execution_type"
-        value={values.mode}
-        onChange={(v) => set({ mode: v as TargetMode })}
-        options={(["continue", "interrupt", "async"] as const).map((m) => ({ value: m, label: texts.mode(m) }))}
-        error={error}
-      />
-      <p className="hint">{t(values.mode === "async" ? "modeAsyncHint" : values.mode === "interrupt" ? "modeInterruptHint" : "modeContinueHint")}</p>
-    </>
-  );
-}
-
-const FIELDS = ["target.name", "target.target_type", "target.rest_webhook.url", "target.rest_request_response.url", "target.timeout", "target.execution_type"];
-
 function CreateTargetModal({ open, onClose, onCreated }: { open: boolean; onClose: () => void; onCreated: (signingKey: string) => void }) {
   const t = useT(messages);
   return (
@@ -222,22 +137,22 @@ function CreateTargetForm({ onClose, onCreated }: { onClose: () => void; onCreat
   const c = useT(core);
   const qc = useQueryClient();
   const [values, setValues] = useState(() => valuesOf(undefined));
-  const [error, setError] = useState<FormError>(undefined);
+  const form = useRun({ toError: targetErrorOf });
   const create = useMutation(ActionService.method.createTarget);
   return (
-    <form
-      noValidate
-      onSubmit={async (e) => {
-        e.preventDefault();
-        setError(undefined);
-        try {
+    <TargetForm
+      values={values}
+      setValues={setValues}
+      error={form.error}
+      pending={create.isPending}
+      submitLabel={c("create")}
+      onCancel={onClose}
+      onSubmit={() =>
+        form.run(async () => {
           const res = await create.mutateAsync({
             target: {
               name: values.name.trim(),
-              targetType:
-                values.kind === "rest_webhook"
-                  ? { case: "restWebhook", value: { url: values.url.trim() } }
-                  : { case: "restRequestResponse", value: { url: values.url.trim() } },
+              targetType: targetTypeOf(values),
               timeout: durationOf(values.timeout),
               executionType:
                 values.mode === "async"
@@ -249,23 +164,11 @@ function CreateTargetForm({ onClose, onCreated }: { onClose: () => void; onCreat
           });
           await qc.invalidateQueries();
           onCreated(res.signingKey);
-        } catch (err) {
-          setError(targetErrorOf(err));
-        }
-      }}
+        })
+      }
     >
-      <ErrorText error={error} fields={FIELDS} />
-      <TargetFields values={values} set={(v) => setValues((old) => ({ ...old, ...v }))} error={error} />
-      <div className="buttons">
-        <button type="submit" className="primary" disabled={create.isPending}>
-          {c("create")}
-        </button>
-        <button type="button" onClick={onClose}>
-          {c("cancel")}
-        </button>
-      </div>
       {create.isPending && <p className="hint">{t("creating")}</p>}
-    </form>
+    </TargetForm>
   );
 }
 
@@ -351,28 +254,24 @@ function ChangeTargetForm({ id, target }: { id: string; target: Target | undefin
   const qc = useQueryClient();
   const initial = valuesOf(target);
   const [values, setValues] = useState(initial);
-  const [error, setError] = useState<FormError>(undefined);
-  const [status, setStatus] = useState("");
+  const form = useRun({ toError: targetErrorOf });
   const patch = useMutation(ActionService.method.patchTarget);
   return (
-    <form
-      noValidate
-      onSubmit={async (e) => {
-        e.preventDefault();
-        setError(undefined);
-        setStatus("");
+    <TargetForm
+      values={values}
+      setValues={setValues}
+      error={form.error}
+      pending={patch.isPending}
+      submitLabel={c("save")}
+      onSubmit={() => {
         const typeChanged = values.kind !== initial.kind || values.url.trim() !== initial.url;
         const modeChanged = values.mode !== initial.mode;
-        try {
+        return form.run(async () => {
           await patch.mutateAsync({
             id,
             target: {
               name: values.name.trim() !== initial.name ? values.name.trim() : undefined,
-              targetType: !typeChanged
-                ? { case: undefined }
-                : values.kind === "rest_webhook"
-                  ? { case: "restWebhook", value: { url: values.url.trim() } }
-                  : { case: "restRequestResponse", value: { url: values.url.trim() } },
+              targetType: typeChanged ? targetTypeOf(values) : { case: undefined },
               timeout: values.timeout !== initial.timeout ? (durationOf(values.timeout) ?? { seconds: 0n, nanos: 0 }) : undefined,
               // "continue": both flags off (is_async false also clears interrupt_on_error)
               executionType: !modeChanged
@@ -383,20 +282,10 @@ function ChangeTargetForm({ id, target }: { id: string; target: Target | undefin
             },
           });
           await qc.invalidateQueries();
-          setStatus(c("saved"));
-        } catch (err) {
-          setError(targetErrorOf(err));
-        }
+        }, c("saved"));
       }}
     >
-      <ErrorText error={error} fields={FIELDS} />
-      <TargetFields values={values} set={(v) => setValues((old) => ({ ...old, ...v }))} error={error} />
-      <div className="buttons">
-        <button type="submit" className="primary" disabled={patch.isPending}>
-          {c("save")}
-        </button>
-      </div>
-      <Status text={status} />
-    </form>
+      <Status text={form.status} />
+    </TargetForm>
   );
 }

@@ -5,12 +5,11 @@ import { type GetIDP, IDPFieldName } from "../../../../gen/svc/resources/idp/v3a
 import { IdentityProviderService } from "../../../../gen/svc/resources/idp/v3alpha/idp_service_pb.js";
 import { State, StatePolicy, TextFilterMethod } from "../../../../gen/svc/resources/object/v3alpha/object_pb.js";
 import { orgCtx, useAccess, useCan, useOrg } from "../../access";
-import { errorOf } from "../../api";
 import { formatDate, useLanguage, useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/idps";
 import { navigate } from "../../router";
-import { type Column, DataTable, ErrorText, Link, Page, SearchField, Select, useListState } from "../../ui";
+import { type Column, Link, Page, QueryTable, SearchField, StateSelect, useListState } from "../../ui";
 import { ownerName } from "./form";
 import { kindByType } from "./kinds";
 
@@ -83,28 +82,16 @@ export function IdpList() {
       <p>{t("intro")}</p>
       <search className="toolbar">
         <SearchField label={t("searchName")} name="filters.name" value={text} onChange={paged.reset(setText)} />
-        <Select
-          label={t("stateFilter")}
-          name="filters.state"
-          value={state}
-          onChange={paged.reset(setState)}
-          options={[
-            { value: "", label: t("stateAll") },
-            { value: "active", label: c("active") },
-            { value: "inactive", label: c("inactive") },
-          ]}
-        />
+        <StateSelect label={t("stateFilter")} name="filters.state" all={t("stateAll")} value={state} onChange={paged.reset(setState)} />
       </search>
-      <ErrorText error={list.error ? errorOf(list.error) : undefined} />
-      <DataTable
+      <QueryTable
+        list={list}
         caption={t("caption")}
         columns={columns}
-        rows={list.data?.result}
         rowKey={(r) => r.details?.id ?? ""}
         sort={sort}
         onSort={paged.onSort}
-        loading={list.isFetching}
-        paging={paged.paging(list.data?.details?.totalResult)}
+        paging={paged.paging}
       />
     </Page>
   );

@@ -5,12 +5,11 @@ import { useState } from "react";
 import { type Instance, InstanceService } from "../../../../gen/svc/resources/instance/v3alpha/instance_service_pb.js";
 import { InIDsFilterSchema } from "../../../../gen/svc/resources/object/v3alpha/object_pb.js";
 import { useAccess } from "../../access";
-import { errorOf } from "../../api";
 import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/instances";
 import { navigate } from "../../router";
-import { type Column, DataTable, ErrorText, Field, Link, Page, Select, useDate, useListState } from "../../ui";
+import { type Column, Field, Link, OrderSelect, Page, QueryTable, Select, useDate, useListState } from "../../ui";
 
 /** The instance this console is served by. */
 export const isOwnInstance = (i: Instance) => i.domains.includes(location.hostname.toLowerCase());
@@ -86,26 +85,16 @@ export function InstanceList() {
           value={text}
           onChange={(e) => list.reset(setText)(e.target.value)}
         />
-        <Select
+        <OrderSelect
           label={t("order")}
-          name="query.asc"
-          value={list.sort.asc ? "asc" : "desc"}
-          onChange={(v) => list.onSort("", v === "asc")}
-          options={[
-            { value: "desc", label: t("newestFirst") },
-            { value: "asc", label: t("oldestFirst") },
-          ]}
+          oldest={t("oldestFirst")}
+          newest={t("newestFirst")}
+          asc={list.sort.asc}
+          onChange={(a) => list.onSort("", a)}
+          newestFirst
         />
       </search>
-      <ErrorText error={found.error ? errorOf(found.error) : undefined} />
-      <DataTable
-        caption={t("caption")}
-        columns={columns}
-        rows={found.data?.result}
-        rowKey={(i) => i.details?.id ?? ""}
-        loading={found.isFetching}
-        paging={list.paging(found.data?.details?.totalResult)}
-      />
+      <QueryTable list={found} caption={t("caption")} columns={columns} rowKey={(i) => i.details?.id ?? ""} paging={list.paging} />
     </Page>
   );
 }

@@ -4,12 +4,11 @@ import { useState } from "react";
 import { type GetSMSProvider, type GetSMTPProvider, ProviderFieldName } from "../../../../gen/svc/resources/notification/v3alpha/provider_pb.js";
 import { NotificationProviderService } from "../../../../gen/svc/resources/notification/v3alpha/provider_service_pb.js";
 import { State, TextFilterMethod } from "../../../../gen/svc/resources/object/v3alpha/object_pb.js";
-import { errorOf } from "../../api";
 import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/notifications";
 import { navigate } from "../../router";
-import { type Column, DataTable, ErrorText, Link, Page, SearchField, Select, useDate, useListState } from "../../ui";
+import { type Column, Link, Page, QueryTable, SearchField, StateSelect, useDate, useListState } from "../../ui";
 import { stateText, usePerms } from "./shared";
 
 const S = NotificationProviderService.method;
@@ -55,7 +54,6 @@ function ProviderList({ kind }: { kind: "smtp" | "sms" }) {
   const smtp = useQuery(S.searchSMTPProviders, request, { enabled: kind === "smtp" });
   const sms = useQuery(S.searchSMSProviders, request, { enabled: kind === "sms" });
   const found = kind === "smtp" ? smtp : sms;
-  const rows: Row[] | undefined = kind === "smtp" ? smtp.data?.result : sms.data?.result;
   const columns: Column<Row>[] = [
     {
       key: "description",
@@ -94,17 +92,7 @@ function ProviderList({ kind }: { kind: "smtp" | "sms" }) {
       <h2>{kind === "smtp" ? t("smtpSection") : t("smsSection")}</h2>
       <search className="toolbar">
         <SearchField label={t("searchDescription")} name="filters.description" value={text} onChange={list.reset(setText)} />
-        <Select
-          label={t("stateFilter")}
-          name="filters.state"
-          value={state}
-          onChange={list.reset(setState)}
-          options={[
-            { value: "", label: t("stateAll") },
-            { value: "active", label: c("active") },
-            { value: "inactive", label: c("inactive") },
-          ]}
-        />
+        <StateSelect label={t("stateFilter")} name="filters.state" all={t("stateAll")} value={state} onChange={list.reset(setState)} />
         {perms.write && (
           <div className="field">
             <button type="button" className="primary" onClick={() => navigate(`/notifications/${kind}/new`)}>
@@ -113,16 +101,14 @@ function ProviderList({ kind }: { kind: "smtp" | "sms" }) {
           </div>
         )}
       </search>
-      <ErrorText error={found.error ? errorOf(found.error) : undefined} />
-      <DataTable
+      <QueryTable<Row>
+        list={found}
         caption={kind === "smtp" ? t("smtpCaption") : t("smsCaption")}
         columns={columns}
-        rows={rows}
         rowKey={(r) => r.details?.id ?? ""}
         sort={list.sort}
         onSort={list.onSort}
-        loading={found.isFetching}
-        paging={list.paging(found.data?.details?.totalResult)}
+        paging={list.paging}
       />
     </section>
   );

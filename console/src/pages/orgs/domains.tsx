@@ -9,7 +9,6 @@ import {
   type OrganizationDomain,
   OrganizationDomainService,
 } from "../../../../gen/svc/resources/org/v3alpha/org_domain_service_pb.js";
-import { errorOf } from "../../api";
 import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/orgs";
@@ -18,14 +17,16 @@ import {
   Checkbox,
   type Column,
   ConfirmButton,
-  DataTable,
   ErrorText,
   Field,
   FormErrorText,
   Modal,
+  OrderSelect,
+  QueryTable,
   SearchField,
   Select,
   Status,
+  SubmitForm,
   useDebounced,
   useListState,
   useRun,
@@ -94,28 +95,10 @@ export function Domains({ orgId, canWrite }: { orgId: string; canWrite: boolean 
     <Card title={t("domainsTitle")}>
       <search className="toolbar">
         <SearchField label={t("searchDomain")} name="domain_contains" value={search} onChange={paged.reset(setSearch)} />
-        <Select
-          label={t("order")}
-          name="query.asc"
-          value={asc ? "asc" : "desc"}
-          onChange={(v) => paged.onSort("", v === "asc")}
-          options={[
-            { value: "asc", label: t("oldestFirst") },
-            { value: "desc", label: t("newestFirst") },
-          ]}
-        />
+        <OrderSelect label={t("order")} oldest={t("oldestFirst")} newest={t("newestFirst")} asc={asc} onChange={(a) => paged.onSort("", a)} />
         <Checkbox label={t("verifiedOnly")} name="verified_only" checked={verifiedOnly} onChange={paged.reset(setVerifiedOnly)} />
       </search>
-      {list.isError && <ErrorText error={errorOf(list.error)} />}
-      <ErrorText error={action.error} />
-      <DataTable
-        caption={t("domainsCaption")}
-        columns={columns}
-        rows={list.data?.result}
-        rowKey={(d) => d.domain}
-        paging={paged.paging(list.data?.details?.totalResult)}
-        loading={list.isFetching}
-      />
+      <QueryTable list={list} error={action.error} caption={t("domainsCaption")} columns={columns} rowKey={(d) => d.domain} paging={paged.paging} />
       <Status text={action.status} />
       {canWrite && <AddDomain orgId={orgId} onAdded={(domain, verified) => (verified ? undefined : setValidating(domain))} />}
       <Modal title={t("validateTitle", { domain: validating ?? "" })} open={validating !== undefined} onClose={() => setValidating(undefined)}>
@@ -133,9 +116,14 @@ function AddDomain({ orgId, onAdded }: { orgId: string; onAdded: (domain: string
   const add = useMutation(OrganizationDomainService.method.addOrganizationDomain);
   const action = useRun({ refresh: true });
   return (
-    <form
-      onSubmit={async (e) => {
-        e.preventDefault();
+    <SubmitForm
+      head={<h3>{t("addDomain")}</h3>}
+      error={action.error}
+      names={["domain"]}
+      busy={action.busy}
+      submitLabel={t("addDomain")}
+      status={action.status}
+      onSubmit={async () => {
         const r = await action.run(() => add.mutateAsync({ organizationId: orgId, domain }));
         if (r) {
           const added = r.details?.id || domain.trim().toLowerCase();
@@ -145,16 +133,8 @@ function AddDomain({ orgId, onAdded }: { orgId: string; onAdded: (domain: string
         }
       }}
     >
-      <h3>{t("addDomain")}</h3>
-      <FormErrorText error={action.error} names={["domain"]} />
       <Field label={t("domain")} name="domain" value={domain} onChange={(e) => setDomain(e.target.value)} error={action.error} hint={t("domainHint")} />
-      <div className="buttons">
-        <button type="submit" className="primary" disabled={action.busy}>
-          {t("addDomain")}
-        </button>
-      </div>
-      <Status text={action.status} />
-    </form>
+    </SubmitForm>
   );
 }
 

@@ -11,27 +11,11 @@ import {
 } from "../../../../gen/svc/resources/org/v3alpha/org_pb.js";
 import { OrganizationService } from "../../../../gen/svc/resources/org/v3alpha/org_service_pb.js";
 import { useAccess, useOrg } from "../../access";
-import { errorOf } from "../../api";
 import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/orgs";
 import { navigate } from "../../router";
-import {
-  type Column,
-  DataTable,
-  ErrorText,
-  Field,
-  FormErrorText,
-  Link,
-  Modal,
-  Page,
-  SearchField,
-  Select,
-  useDate,
-  useDebounced,
-  useListState,
-  useRun,
-} from "../../ui";
+import { type Column, DialogForm, Field, Link, Modal, Page, QueryTable, SearchField, StateSelect, useDate, useDebounced, useListState, useRun } from "../../ui";
 
 export function OrgList() {
   const t = useT(messages);
@@ -91,28 +75,24 @@ export function OrgList() {
     >
       <search className="toolbar">
         <SearchField label={t("searchName")} name="filters.name.name" value={search} onChange={paged.reset(setSearch)} />
-        <Select
+        <StateSelect
           label={c("state")}
           name="filters.state.state"
+          all={t("allStates")}
           value={state}
           onChange={paged.reset(setState)}
-          options={[
-            { value: "", label: t("allStates") },
-            { value: String(OrganizationState.ACTIVE), label: c("active") },
-            { value: String(OrganizationState.INACTIVE), label: c("inactive") },
-          ]}
+          active={String(OrganizationState.ACTIVE)}
+          inactive={String(OrganizationState.INACTIVE)}
         />
       </search>
-      {list.isError && <ErrorText error={errorOf(list.error)} />}
-      <DataTable
+      <QueryTable
+        list={list}
         caption={t("listCaption")}
         columns={columns}
-        rows={list.data?.result}
         rowKey={(o) => o.details?.id ?? ""}
         sort={sort}
         onSort={paged.onSort}
-        paging={paged.paging(list.data?.details?.totalResult)}
-        loading={list.isFetching}
+        paging={paged.paging}
       />
       <Modal title={t("newOrg")} open={creating} onClose={() => setCreating(false)}>
         <CreateOrg onDone={() => setCreating(false)} />
@@ -128,9 +108,13 @@ function CreateOrg({ onDone }: { onDone: () => void }) {
   const create = useMutation(OrganizationService.method.createOrganization);
   const action = useRun({ refresh: true });
   return (
-    <form
-      onSubmit={async (e) => {
-        e.preventDefault();
+    <DialogForm
+      error={action.error}
+      names={["organization.name"]}
+      busy={action.busy}
+      submitLabel={c("create")}
+      onCancel={onDone}
+      onSubmit={async () => {
         const r = await action.run(() => create.mutateAsync({ organization: { name } }));
         if (r?.details?.id) {
           onDone();
@@ -138,16 +122,7 @@ function CreateOrg({ onDone }: { onDone: () => void }) {
         }
       }}
     >
-      <FormErrorText error={action.error} names={["organization.name"]} />
       <Field label={c("name")} name="organization.name" value={name} onChange={(e) => setName(e.target.value)} error={action.error} hint={t("nameHint")} />
-      <div className="buttons">
-        <button type="button" onClick={onDone}>
-          {c("cancel")}
-        </button>
-        <button type="submit" className="primary" disabled={action.busy}>
-          {c("create")}
-        </button>
-      </div>
-    </form>
+    </DialogForm>
   );
 }

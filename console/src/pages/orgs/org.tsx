@@ -3,12 +3,11 @@ import { useState } from "react";
 import { type GetOrganization, OrganizationState } from "../../../../gen/svc/resources/org/v3alpha/org_pb.js";
 import { OrganizationService } from "../../../../gen/svc/resources/org/v3alpha/org_service_pb.js";
 import { useAccess, useOrg } from "../../access";
-import { errorOf } from "../../api";
 import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/orgs";
 import { navigate } from "../../router";
-import { Card, ConfirmButton, ErrorText, Field, FormErrorText, Link, Page, Status, useDate, useRun } from "../../ui";
+import { BackLink, Card, ConfirmButton, ErrorText, Field, Missing, Page, Status, SubmitForm, useDate, useRun } from "../../ui";
 import { YesNo } from "../projects/kit";
 import { Domains } from "./domains";
 
@@ -18,14 +17,7 @@ export function OrgPage({ id }: { id: string }) {
   const got = useQuery(OrganizationService.method.getOrganization, { id });
   const org = got.data?.organization;
   if (got.isError) {
-    return (
-      <Page title={t("title")}>
-        <ErrorText error={errorOf(got.error)} />
-        <p>
-          <Link to="/orgs">{t("backToList")}</Link>
-        </p>
-      </Page>
-    );
+    return <Missing title={t("title")} error={got.error} back="/orgs" backLabel={t("backToList")} />;
   }
   if (!org) return <p role="status">{c("loading")}</p>;
   return <OrgView org={org} />;
@@ -66,9 +58,7 @@ function OrgView({ org }: { org: GetOrganization }) {
         )
       }
     >
-      <p>
-        <Link to="/orgs">{t("backToList")}</Link>
-      </p>
+      <BackLink to="/orgs" label={t("backToList")} />
       <Card title={c("details")}>
         <dl className="props">
           <dt>{c("id")}</dt>
@@ -142,21 +132,16 @@ function Rename({ org }: { org: GetOrganization }) {
   const action = useRun({ refresh: true });
   return (
     <Card title={t("renameTitle")}>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          void action.run(() => patch.mutateAsync({ id: org.details?.id ?? "", organization: { name } }), c("saved"));
-        }}
+      <SubmitForm
+        error={action.error}
+        names={["organization.name"]}
+        busy={action.busy}
+        submitLabel={c("save")}
+        status={action.status}
+        onSubmit={() => action.run(() => patch.mutateAsync({ id: org.details?.id ?? "", organization: { name } }), c("saved"))}
       >
-        <FormErrorText error={action.error} names={["organization.name"]} />
         <Field label={c("name")} name="organization.name" value={name} onChange={(e) => setName(e.target.value)} error={action.error} hint={t("renameHint")} />
-        <div className="buttons">
-          <button type="submit" className="primary" disabled={action.busy}>
-            {c("save")}
-          </button>
-        </div>
-        <Status text={action.status} />
-      </form>
+      </SubmitForm>
     </Card>
   );
 }

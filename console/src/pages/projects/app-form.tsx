@@ -11,6 +11,7 @@ import {
   OIDCResponseType,
   OIDCTokenType,
 } from "../../../../gen/svc/resources/application/v3alpha/application_pb.js";
+import { useState } from "react";
 import { useT } from "../../i18n";
 import { messages } from "../../i18n/projects";
 import { Checkbox, CheckGroup, Field, type FormError, RepeatedField, Select } from "../../ui";
@@ -321,4 +322,26 @@ export function usesKeys(app: Application | undefined): boolean {
   return s.kind === "api"
     ? s.apiAuthMethodType === APIAuthMethodType.API_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT
     : s.oidc.authMethodType === OIDCAuthMethodType.OIDC_AUTH_METHOD_TYPE_PRIVATE_KEY_JWT;
+}
+
+/**
+ * The state of an application's form and its check before sending: `request()` tidies the state and gives the
+ * request's application, or shows the error the check found and gives undefined; `error` is that or `serverError`.
+ */
+export function useAppForm(initial: () => AppState, serverError: FormError) {
+  const t = useT(messages);
+  const [state, setState] = useState<AppState>(initial);
+  const [formError, setFormError] = useState<FormError>();
+  const request = () => {
+    const sent = tidy(state);
+    setState(sent);
+    const req = appRequest(sent, t("clockSkewNumber"));
+    if ("error" in req) {
+      setFormError(req.error);
+      return undefined;
+    }
+    setFormError(undefined);
+    return req.app;
+  };
+  return { state, setState, error: formError ?? serverError, request };
 }

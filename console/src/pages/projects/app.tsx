@@ -8,11 +8,11 @@ import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/projects";
 import { navigate } from "../../router";
-import { Card, ConfirmButton, ErrorText, type FormError, FormErrorText, Link, Page, SecretModal, Status, useDate, useRun } from "../../ui";
-import { AppFields, type AppState, appFieldNames, appRequest, appState, stateUsesSecret, tidy, usesKeys, usesSecret } from "./app-form";
+import { Card, ConfirmButton, ErrorText, Link, Page, SecretModal, Status, SubmitForm, useDate, useRun } from "../../ui";
+import { AppFields, appFieldNames, appState, stateUsesSecret, useAppForm, usesKeys, usesSecret } from "./app-form";
 import { AppKeys } from "./app-keys";
 import { useKindLabel } from "./apps";
-import { YesNo } from "./kit";
+import { StateCard, YesNo } from "./kit";
 import { ProjectTabs, useProjectCan } from "./project";
 
 export function AppPage({ project, id }: { project: GetProject; id: string }) {
@@ -49,7 +49,6 @@ function AppView({ project, app }: { project: GetProject; app: GetApplication })
   const remove = useMutation(ApplicationService.method.deleteApplication);
   const secret = useMutation(ApplicationService.method.generateApplicationSecret);
   const addKey = useMutation(ApplicationService.method.addApplicationKey);
-  const stateAction = useRun({ refresh: true });
   const credentials = useRun({ refresh: true });
   const [shown, setShown] = useState<{ title: string; value: string }>();
   const name = app.application?.name ?? id;
@@ -115,36 +114,16 @@ function AppView({ project, app }: { project: GetProject; app: GetApplication })
 
       {usesKeys(app.application) && <AppKeys id={id} writable={can("project.app.write")} />}
 
-      {(can("project.app.write") || can("project.app.delete")) && (
-        <Card title={t("stateTitle")}>
-          <ErrorText error={stateAction.error} />
-          <div className="buttons">
-            {can("project.app.write") &&
-              (active ? (
-                <ConfirmButton
-                  label={c("deactivate")}
-                  question={t("confirmDeactivateApp", { name })}
-                  onConfirm={() => stateAction.run(() => deactivate.mutateAsync({ id }), t("deactivated"))}
-                />
-              ) : (
-                <button type="button" onClick={() => stateAction.run(() => reactivate.mutateAsync({ id }), t("reactivated"))}>
-                  {c("reactivate")}
-                </button>
-              ))}
-            {can("project.app.delete") && (
-              <ConfirmButton
-                label={c("delete")}
-                question={t("confirmDeleteApp", { name })}
-                onConfirm={async () => {
-                  const r = await stateAction.run(() => remove.mutateAsync({ id }));
-                  if (r) navigate(`${projectPath}/apps`);
-                }}
-              />
-            )}
-          </div>
-          <Status text={stateAction.status} />
-        </Card>
-      )}
+      <StateCard
+        active={active}
+        canWrite={can("project.app.write")}
+        canDelete={can("project.app.delete")}
+        questions={{ deactivate: t("confirmDeactivateApp", { name }), delete: t("confirmDeleteApp", { name }) }}
+        deactivate={() => deactivate.mutateAsync({ id })}
+        reactivate={() => reactivate.mutateAsync({ id })}
+        remove={() => remove.mutateAsync({ id })}
+        deleted={() => navigate(`${projectPath}/apps`)}
+      />
       <SecretModal title={shown?.title} value={shown?.value} onClose={() => setShown(undefined)} />
     </Page>
   );
@@ -153,37 +132,26 @@ function AppView({ project, app }: { project: GetProject; app: GetApplication })
 function EditApp({ app }: { app: GetApplication }) {
   const t = useT(messages);
   const c = useT(coreMessages);
-  const [state, setState] = useState<AppState>(() => appState(app.application));
-  const [formError, setFormError] = useState<FormError>();
   const patch = useMutation(ApplicationService.method.patchApplication);
   const action = useRun({ refresh: true });
-  const error = formError ?? action.error;
+  const { state, setState, error, request } = useAppForm(() => appState(app.application), action.error);
   return (
     <Card title={t("configTitle")}>
-      <form
-        onSubmit={async (e) => {
-          e.preventDefault();
-          const sent = tidy(state);
-          setState(sent);
-          const req = appRequest(sent, t("clockSkewNumber"));
-          if ("error" in req) {
-            setFormError(req.error);
-            return;
-          }
-          setFormError(undefined);
-          await action.run(() => patch.mutateAsync({ id: app.details?.id ?? "", application: { name: req.app.name, type: req.app.type } }), c("saved"));
+      <SubmitForm
+        error={error}
+        names={appFieldNames}
+        busy={action.busy}
+        submitLabel={c("save")}
+        status={action.status}
+        onSubmit={async () => {
+          const application = request();
+          if (!application) return;
+          await action.run(() => patch.mutateAsync({ id: app.details?.id ?? "", application: { name: application.name, type: application.type } }), c("saved"));
         }}
       >
-        <FormErrorText error={error} names={appFieldNames} />
         <AppFields state={state} onChange={setState} error={error} isNew={false} />
         {usesSecret(app.application) !== stateUsesSecret(state) && <p className="hint">{t("authChangeHint")}</p>}
-        <div className="buttons">
-          <button type="submit" className="primary" disabled={action.busy}>
-            {c("save")}
-          </button>
-        </div>
-        <Status text={action.status} />
-      </form>
+      </SubmitForm>
     </Card>
   );
 }

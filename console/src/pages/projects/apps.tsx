@@ -11,27 +11,12 @@ import {
 import { ApplicationService } from "../../../../gen/svc/resources/application/v3alpha/application_service_pb.js";
 import { TextFilterMethod } from "../../../../gen/svc/resources/object/v3alpha/object_pb.js";
 import type { GetProject } from "../../../../gen/svc/resources/project/v3alpha/project_pb.js";
-import { errorOf } from "../../api";
 import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/projects";
 import { navigate } from "../../router";
-import {
-  Card,
-  type Column,
-  DataTable,
-  ErrorText,
-  type FormError,
-  FormErrorText,
-  Link,
-  SearchField,
-  SecretModal,
-  Select,
-  useDebounced,
-  useListState,
-  useRun,
-} from "../../ui";
-import { AppFields, type AppState, appFieldNames, appRequest, newApp, tidy } from "./app-form";
+import { Card, type Column, DialogForm, Link, OrderSelect, QueryTable, SearchField, SecretModal, useDebounced, useListState, useRun } from "../../ui";
+import { AppFields, appFieldNames, newApp, useAppForm } from "./app-form";
 import { useProjectCan } from "./project";
 
 /** "Web (OIDC)", "API"… */
@@ -80,26 +65,9 @@ export function Apps({ project }: { project: GetProject }) {
       )}
       <search className="toolbar">
         <SearchField label={t("searchName")} name="filters.name.name" value={search} onChange={paged.reset(setSearch)} />
-        <Select
-          label={t("order")}
-          name="query.asc"
-          value={asc ? "asc" : "desc"}
-          onChange={(v) => paged.onSort("", v === "asc")}
-          options={[
-            { value: "asc", label: t("oldestFirst") },
-            { value: "desc", label: t("newestFirst") },
-          ]}
-        />
+        <OrderSelect label={t("order")} oldest={t("oldestFirst")} newest={t("newestFirst")} asc={asc} onChange={(a) => paged.onSort("", a)} />
       </search>
-      {list.isError && <ErrorText error={errorOf(list.error)} />}
-      <DataTable
-        caption={t("appsCaption")}
-        columns={columns}
-        rows={list.data?.result}
-        rowKey={(a) => a.details?.id ?? ""}
-        paging={paged.paging(list.data?.details?.totalResult)}
-        loading={list.isFetching}
-      />
+      <QueryTable list={list} caption={t("appsCaption")} columns={columns} rowKey={(a) => a.details?.id ?? ""} paging={paged.paging} />
     </Card>
   );
 }
@@ -108,44 +76,31 @@ export function CreateApp({ project }: { project: GetProject }) {
   const t = useT(messages);
   const c = useT(coreMessages);
   const projectId = project.details?.id ?? "";
-  const [state, setState] = useState<AppState>(newApp);
-  const [formError, setFormError] = useState<FormError>();
   const [created, setCreated] = useState<{ id: string; clientId: string; secret: string }>();
   const create = useMutation(ApplicationService.method.createApplication);
   const action = useRun({ refresh: true });
-  const error = formError ?? action.error;
+  const { state, setState, error, request } = useAppForm(newApp, action.error);
   const appPath = (id: string) => `/projects/${projectId}/apps/${id}`;
   return (
     <Card title={t("newApp")}>
-      <form
-        onSubmit={async (e) => {
-          e.preventDefault();
-          const sent = tidy(state);
-          setState(sent);
-          const req = appRequest(sent, t("clockSkewNumber"));
-          if ("error" in req) {
-            setFormError(req.error);
-            return;
-          }
-          setFormError(undefined);
-          const r = await action.run(() => create.mutateAsync({ projectId, application: req.app }));
+      <DialogForm
+        error={error}
+        names={appFieldNames}
+        busy={action.busy}
+        submitLabel={c("create")}
+        onCancel={() => navigate(`/projects/${projectId}/apps`)}
+        onSubmit={async () => {
+          const application = request();
+          if (!application) return;
+          const r = await action.run(() => create.mutateAsync({ projectId, application }));
           if (!r) return;
           const id = r.details?.id ?? "";
           if (r.clientSecret) setCreated({ id, clientId: r.clientId, secret: r.clientSecret });
           else navigate(appPath(id));
         }}
       >
-        <FormErrorText error={error} names={appFieldNames} />
         <AppFields state={state} onChange={setState} error={error} isNew />
-        <div className="buttons">
-          <button type="button" onClick={() => navigate(`/projects/${projectId}/apps`)}>
-            {c("cancel")}
-          </button>
-          <button type="submit" className="primary" disabled={action.busy}>
-            {c("create")}
-          </button>
-        </div>
-      </form>
+      </DialogForm>
       <SecretModal
         title={t("secretOf", { clientId: created?.clientId ?? "" })}
         value={created?.secret}

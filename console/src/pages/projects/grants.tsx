@@ -8,28 +8,12 @@ import { OrganizationService } from "../../../../gen/svc/resources/org/v3alpha/o
 import type { GetProject } from "../../../../gen/svc/resources/project/v3alpha/project_pb.js";
 import { type GetProjectGrant, ProjectService } from "../../../../gen/svc/resources/project/v3alpha/project_service_pb.js";
 import { useAccess } from "../../access";
-import { errorOf } from "../../api";
 import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/projects";
-import {
-  Card,
-  CheckGroup,
-  type Column,
-  ConfirmButton,
-  DataTable,
-  ErrorText,
-  Field,
-  FormErrorText,
-  Link,
-  Modal,
-  Select,
-  Status,
-  useListState,
-  useRun,
-} from "../../ui";
+import { Card, type Column, ConfirmButton, Field, Link, Modal, OrderSelect, QueryTable, Select, Status, SubmitForm, useListState, useRun } from "../../ui";
 import { useProjectCan } from "./project";
-import { useRoleOptions } from "./roles";
+import { EditRoleKeys, RoleKeys, type RoleOption, useRoleOptions } from "./roles";
 
 export function Grants({ project }: { project: GetProject }) {
   const t = useT(messages);
@@ -57,6 +41,7 @@ export function Grants({ project }: { project: GetProject }) {
   const deactivate = useMutation(ProjectService.method.deactivateProjectGrant);
   const reactivate = useMutation(ProjectService.method.reactivateProjectGrant);
   const remove = useMutation(ProjectService.method.deleteProjectGrant);
+  const patch = useMutation(ProjectService.method.patchProjectGrant);
   const action = useRun({ refresh: true });
 
   const columns: Column<GetProjectGrant>[] = [
@@ -118,27 +103,9 @@ export function Grants({ project }: { project: GetProject }) {
       <Card title={t("grantsTitle")}>
         <p className="hint">{t("grantsIntro")}</p>
         <div className="toolbar">
-          <Select
-            label={t("order")}
-            name="query.asc"
-            value={asc ? "asc" : "desc"}
-            onChange={(v) => paged.onSort("", v === "asc")}
-            options={[
-              { value: "asc", label: t("oldestFirst") },
-              { value: "desc", label: t("newestFirst") },
-            ]}
-          />
+          <OrderSelect label={t("order")} oldest={t("oldestFirst")} newest={t("newestFirst")} asc={asc} onChange={(a) => paged.onSort("", a)} />
         </div>
-        {list.isError && <ErrorText error={errorOf(list.error)} />}
-        <ErrorText error={action.error} />
-        <DataTable
-          caption={t("grantsCaption")}
-          columns={columns}
-          rows={list.data?.result}
-          rowKey={(g) => g.id}
-          paging={paged.paging(list.data?.details?.totalResult)}
-          loading={list.isFetching}
-        />
+        <QueryTable list={list} error={action.error} caption={t("grantsCaption")} columns={columns} rowKey={(g) => g.id} paging={paged.paging} />
         <Status text={action.status} />
       </Card>
       {can("project.grant.write") && <CreateGrant projectId={projectId} ownOrg={ownOrg} roles={roles} />}
@@ -148,9 +115,11 @@ export function Grants({ project }: { project: GetProject }) {
         onClose={() => setEditing(undefined)}
       >
         {editing && (
-          <EditGrant
-            grant={editing}
+          <EditRoleKeys
+            initial={editing.roleKeys}
             roles={roles}
+            hint={t("grantRolesHint")}
+            save={(roleKeys) => patch.mutateAsync({ projectId: editing.projectId, grantId: editing.id, grant: { roleKeys } })}
             onDone={(saved) => {
               setEditing(undefined);
               if (saved) action.setStatus(c("saved"));
@@ -162,7 +131,7 @@ export function Grants({ project }: { project: GetProject }) {
   );
 }
 
-function CreateGrant({ projectId, ownOrg, roles }: { projectId: string; ownOrg: string; roles: { value: string; label: string }[] }) {
+function CreateGrant({ projectId, ownOrg, roles }: { projectId: string; ownOrg: string; roles: RoleOption[] }) {
   const t = useT(messages);
   const access = useAccess();
   const [org, setOrg] = useState("");
@@ -180,9 +149,13 @@ function CreateGrant({ projectId, ownOrg, roles }: { projectId: string; ownOrg: 
   const names = ["grant.granted_organization_id", "grant.role_keys"];
   return (
     <Card title={t("newGrant")}>
-      <form
-        onSubmit={async (e) => {
-          e.preventDefault();
+      <SubmitForm
+        error={action.error}
+        names={names}
+        busy={action.busy}
+        submitLabel={t("grantProject")}
+        status={action.status}
+        onSubmit={async () => {
           const r = await action.run(() => create.mutateAsync({ projectId, grant: { grantedOrganizationId: org.trim(), roleKeys: keys } }), t("grantCreated"));
           if (r) {
             setOrg("");
@@ -190,7 +163,6 @@ function CreateGrant({ projectId, ownOrg, roles }: { projectId: string; ownOrg: 
           }
         }}
       >
-        <FormErrorText error={action.error} names={names} />
         {pick ? (
           <Select
             label={t("grantedOrg")}
@@ -203,58 +175,8 @@ function CreateGrant({ projectId, ownOrg, roles }: { projectId: string; ownOrg: 
         ) : (
           <Field label={t("grantedOrgId")} name="grant.granted_organization_id" value={org} onChange={(e) => setOrg(e.target.value)} error={action.error} />
         )}
-        <CheckGroup
-          legend={t("roles")}
-          name="grant.role_keys"
-          options={roles}
-          selected={keys}
-          onChange={setKeys}
-          error={action.error}
-          hint={roles.length ? undefined : t("noRolesYet")}
-        />
-        <div className="buttons">
-          <button type="submit" className="primary" disabled={action.busy}>
-            {t("grantProject")}
-          </button>
-        </div>
-        <Status text={action.status} />
-      </form>
+        <RoleKeys roles={roles} selected={keys} onChange={setKeys} error={action.error} emptyHint />
+      </SubmitForm>
     </Card>
-  );
-}
-
-function EditGrant({ grant, roles, onDone }: { grant: GetProjectGrant; roles: { value: string; label: string }[]; onDone: (saved: boolean) => void }) {
-  const t = useT(messages);
-  const c = useT(coreMessages);
-  const [keys, setKeys] = useState<string[]>(grant.roleKeys);
-  const patch = useMutation(ProjectService.method.patchProjectGrant);
-  const action = useRun({ refresh: true });
-  return (
-    <form
-      onSubmit={async (e) => {
-        e.preventDefault();
-        const r = await action.run(() => patch.mutateAsync({ projectId: grant.projectId, grantId: grant.id, grant: { roleKeys: keys } }));
-        if (r) onDone(true);
-      }}
-    >
-      <FormErrorText error={action.error} names={["grant.role_keys"]} />
-      <CheckGroup
-        legend={t("roles")}
-        name="grant.role_keys"
-        options={roles}
-        selected={keys}
-        onChange={setKeys}
-        error={action.error}
-        hint={t("grantRolesHint")}
-      />
-      <div className="buttons">
-        <button type="button" onClick={() => onDone(false)}>
-          {c("cancel")}
-        </button>
-        <button type="submit" className="primary" disabled={action.busy}>
-          {c("save")}
-        </button>
-      </div>
-    </form>
   );
 }

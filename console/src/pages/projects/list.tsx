@@ -6,27 +6,11 @@ import { TextFilterMethod } from "../../../../gen/svc/resources/object/v3alpha/o
 import { type GetProject, ProjectFieldName, type ProjectSearchFilterSchema, ProjectState } from "../../../../gen/svc/resources/project/v3alpha/project_pb.js";
 import { ProjectService } from "../../../../gen/svc/resources/project/v3alpha/project_service_pb.js";
 import { orgCtx, useCan, useOrg } from "../../access";
-import { errorOf } from "../../api";
 import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/projects";
 import { navigate } from "../../router";
-import {
-  Checkbox,
-  type Column,
-  DataTable,
-  ErrorText,
-  Field,
-  FormErrorText,
-  Link,
-  Modal,
-  Page,
-  SearchField,
-  useDate,
-  useDebounced,
-  useListState,
-  useRun,
-} from "../../ui";
+import { Checkbox, type Column, DialogForm, Field, Link, Modal, Page, QueryTable, SearchField, useDate, useDebounced, useListState, useRun } from "../../ui";
 import { YesNo } from "./kit";
 
 export function ProjectList() {
@@ -76,16 +60,14 @@ export function ProjectList() {
       <search className="toolbar">
         <SearchField label={t("searchName")} name="filters.name.name" value={search} onChange={paged.reset(setSearch)} />
       </search>
-      {list.isError && <ErrorText error={errorOf(list.error)} />}
-      <DataTable
+      <QueryTable
+        list={list}
         caption={t("listCaption")}
         columns={columns}
-        rows={list.data?.result}
         rowKey={(p) => p.details?.id ?? ""}
         sort={sort}
         onSort={paged.onSort}
-        paging={paged.paging(list.data?.details?.totalResult)}
-        loading={list.isFetching}
+        paging={paged.paging}
       />
       <Modal title={t("newProject")} open={creating} onClose={() => setCreating(false)}>
         <CreateProject orgId={orgId} onDone={() => setCreating(false)} />
@@ -103,9 +85,13 @@ function CreateProject({ orgId, onDone }: { orgId: string; onDone: () => void })
   const create = useMutation(ProjectService.method.createProject);
   const action = useRun({ refresh: true });
   return (
-    <form
-      onSubmit={async (e) => {
-        e.preventDefault();
+    <DialogForm
+      error={action.error}
+      names={["project.name"]}
+      busy={action.busy}
+      submitLabel={c("create")}
+      onCancel={onDone}
+      onSubmit={async () => {
         const r = await action.run(() =>
           create.mutateAsync({ ctx: orgCtx(orgId), project: { name, projectRoleAssertion: assertion, projectRoleCheck: check } }),
         );
@@ -115,18 +101,9 @@ function CreateProject({ orgId, onDone }: { orgId: string; onDone: () => void })
         }
       }}
     >
-      <FormErrorText error={action.error} names={["project.name"]} />
       <Field label={c("name")} name="project.name" value={name} onChange={(e) => setName(e.target.value)} error={action.error} hint={t("nameHint")} />
       <Checkbox label={t("roleAssertion")} name="project.project_role_assertion" checked={assertion} onChange={setAssertion} />
       <Checkbox label={t("roleCheck")} name="project.project_role_check" checked={check} onChange={setCheck} />
-      <div className="buttons">
-        <button type="button" onClick={onDone}>
-          {c("cancel")}
-        </button>
-        <button type="submit" className="primary" disabled={action.busy}>
-          {c("create")}
-        </button>
-      </div>
-    </form>
+    </DialogForm>
   );
 }

@@ -3,13 +3,13 @@ import { type ReactNode, useState } from "react";
 import { type GetProject, ProjectState } from "../../../../gen/svc/resources/project/v3alpha/project_pb.js";
 import { ProjectService } from "../../../../gen/svc/resources/project/v3alpha/project_service_pb.js";
 import { useAccess } from "../../access";
-import { errorOf } from "../../api";
 import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/projects";
 import { navigate } from "../../router";
-import { Card, Checkbox, ConfirmButton, ErrorText, Field, FormErrorText, Link, Page, Status, Tabs, useDate, useRun } from "../../ui";
+import { BackLink, Card, Checkbox, Field, Missing, Page, SubmitForm, Tabs, useDate, useRun } from "../../ui";
 
+import { StateCard } from "./kit";
 /** A permission for a project: in its organisation (or everywhere), or through a membership in the project itself. */
 export function useProjectCan(project: GetProject): (permission: string) => boolean {
   const access = useAccess();
@@ -27,22 +27,13 @@ export function ProjectFrame({ id, tab, child, children }: { id: string; tab: st
   const got = useQuery(ProjectService.method.getProject, { id });
   const project = got.data?.project;
   if (got.isError) {
-    return (
-      <Page title={t("title")}>
-        <ErrorText error={errorOf(got.error)} />
-        <p>
-          <Link to="/projects">{t("backToList")}</Link>
-        </p>
-      </Page>
-    );
+    return <Missing title={t("title")} error={got.error} back="/projects" backLabel={t("backToList")} />;
   }
   if (!project) return <p role="status">{c("loading")}</p>;
   if (child) return <>{children(project)}</>;
   return (
     <Page title={project.project?.name ?? id}>
-      <p>
-        <Link to="/projects">{t("backToList")}</Link>
-      </p>
+      <BackLink to="/projects" label={t("backToList")} />
       <ProjectTabs project={project} current={tab} />
       {children(project)}
     </Page>
@@ -71,7 +62,6 @@ export function Settings({ project }: { project: GetProject }) {
   const deactivate = useMutation(ProjectService.method.deactivateProject);
   const reactivate = useMutation(ProjectService.method.reactivateProject);
   const remove = useMutation(ProjectService.method.deleteProject);
-  const stateAction = useRun({ refresh: true });
   return (
     <>
       <Card title={c("details")}>
@@ -96,36 +86,19 @@ export function Settings({ project }: { project: GetProject }) {
           </dl>
         </Card>
       )}
-      {(can("project.write") || can("project.delete")) && (
-        <Card title={t("stateTitle")}>
-          <ErrorText error={stateAction.error} />
-          <div className="buttons">
-            {can("project.write") &&
-              (active ? (
-                <ConfirmButton
-                  label={c("deactivate")}
-                  question={t("confirmDeactivateProject", { name: project.project?.name ?? id })}
-                  onConfirm={() => stateAction.run(() => deactivate.mutateAsync({ id }), t("deactivated"))}
-                />
-              ) : (
-                <button type="button" onClick={() => stateAction.run(() => reactivate.mutateAsync({ id }), t("reactivated"))}>
-                  {c("reactivate")}
-                </button>
-              ))}
-            {can("project.delete") && (
-              <ConfirmButton
-                label={c("delete")}
-                question={t("confirmDeleteProject", { name: project.project?.name ?? id })}
-                onConfirm={async () => {
-                  const r = await stateAction.run(() => remove.mutateAsync({ id }));
-                  if (r) navigate("/projects");
-                }}
-              />
-            )}
-          </div>
-          <Status text={stateAction.status} />
-        </Card>
-      )}
+      <StateCard
+        active={active}
+        canWrite={can("project.write")}
+        canDelete={can("project.delete")}
+        questions={{
+          deactivate: t("confirmDeactivateProject", { name: project.project?.name ?? id }),
+          delete: t("confirmDeleteProject", { name: project.project?.name ?? id }),
+        }}
+        deactivate={() => deactivate.mutateAsync({ id })}
+        reactivate={() => reactivate.mutateAsync({ id })}
+        remove={() => remove.mutateAsync({ id })}
+        deleted={() => navigate("/projects")}
+      />
     </>
   );
 }
@@ -141,28 +114,25 @@ function EditProject({ project }: { project: GetProject }) {
   const names = ["project.name", "project.project_role_assertion", "project.project_role_check"];
   return (
     <Card title={t("settingsTitle")}>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          void action.run(
+      <SubmitForm
+        error={action.error}
+        names={names}
+        busy={action.busy}
+        submitLabel={c("save")}
+        status={action.status}
+        onSubmit={() =>
+          action.run(
             () => patch.mutateAsync({ id: project.details?.id ?? "", project: { name, projectRoleAssertion: assertion, projectRoleCheck: check } }),
             c("saved"),
-          );
-        }}
+          )
+        }
       >
-        <FormErrorText error={action.error} names={names} />
         <Field label={c("name")} name="project.name" value={name} onChange={(e) => setName(e.target.value)} error={action.error} hint={t("nameHint")} />
         <Checkbox label={t("roleAssertion")} name="project.project_role_assertion" checked={assertion} onChange={setAssertion} />
         <p className="hint">{t("roleAssertionHint")}</p>
         <Checkbox label={t("roleCheck")} name="project.project_role_check" checked={check} onChange={setCheck} />
         <p className="hint">{t("roleCheckHint")}</p>
-        <div className="buttons">
-          <button type="submit" className="primary" disabled={action.busy}>
-            {c("save")}
-          </button>
-        </div>
-        <Status text={action.status} />
-      </form>
+      </SubmitForm>
     </Card>
   );
 }

@@ -3,21 +3,22 @@ import { keepPreviousData } from "@tanstack/react-query";
 import { useState } from "react";
 import type { GetProject, ProjectRole } from "../../../../gen/svc/resources/project/v3alpha/project_pb.js";
 import { ProjectService } from "../../../../gen/svc/resources/project/v3alpha/project_service_pb.js";
-import { errorOf } from "../../api";
 import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/projects";
 import {
   Card,
+  CheckGroup,
   type Column,
   ConfirmButton,
-  DataTable,
-  ErrorText,
+  DialogForm,
   Field,
-  FormErrorText,
+  type FormError,
   Modal,
+  QueryTable,
   SearchField,
   Status,
+  SubmitForm,
   useDebounced,
   useListState,
   useRun,
@@ -73,17 +74,15 @@ export function Roles({ project }: { project: GetProject }) {
         <search className="toolbar">
           <SearchField label={t("searchKey")} name="key_prefix" value={search} onChange={paged.reset(setSearch)} />
         </search>
-        {list.isError && <ErrorText error={errorOf(list.error)} />}
-        <ErrorText error={action.error} />
-        <DataTable
+        <QueryTable
+          list={list}
+          error={action.error}
           caption={t("rolesCaption")}
           columns={columns}
-          rows={list.data?.result}
           rowKey={(r) => r.key}
           sort={{ column: "key", asc }}
           onSort={(_, a) => paged.onSort("", a)}
-          paging={paged.paging(list.data?.details?.totalResult)}
-          loading={list.isFetching}
+          paging={paged.paging}
         />
         <Status text={action.status} />
       </Card>
@@ -114,9 +113,13 @@ function AddRole({ projectId }: { projectId: string }) {
   const names = ["role.key", "role.display_name", "role.group"];
   return (
     <Card title={t("addRole")}>
-      <form
-        onSubmit={async (e) => {
-          e.preventDefault();
+      <SubmitForm
+        error={action.error}
+        names={names}
+        busy={action.busy}
+        submitLabel={t("addRole")}
+        status={action.status}
+        onSubmit={async () => {
           const r = await action.run(() => add.mutateAsync({ projectId, role: { key, displayName, group } }), t("roleAdded", { key }));
           if (r) {
             setKey("");
@@ -125,54 +128,104 @@ function AddRole({ projectId }: { projectId: string }) {
           }
         }}
       >
-        <FormErrorText error={action.error} names={names} />
         <Field label={t("roleKey")} name="role.key" value={key} onChange={(e) => setKey(e.target.value)} error={action.error} hint={t("roleKeyHint")} />
         <Field label={t("displayName")} name="role.display_name" value={displayName} onChange={(e) => setDisplayName(e.target.value)} error={action.error} />
         <Field label={t("group")} name="role.group" value={group} onChange={(e) => setGroup(e.target.value)} error={action.error} />
-        <div className="buttons">
-          <button type="submit" className="primary" disabled={action.busy}>
-            {t("addRole")}
-          </button>
-        </div>
-        <Status text={action.status} />
-      </form>
+      </SubmitForm>
     </Card>
   );
 }
 
 function EditRole({ projectId, role, onDone }: { projectId: string; role: ProjectRole; onDone: (saved: boolean) => void }) {
   const t = useT(messages);
-  const c = useT(coreMessages);
   const [displayName, setDisplayName] = useState(role.displayName);
   const [group, setGroup] = useState(role.group);
   const patch = useMutation(ProjectService.method.patchProjectRole);
   const action = useRun({ refresh: true });
   const names = ["role.display_name", "role.group"];
   return (
-    <form
-      onSubmit={async (e) => {
-        e.preventDefault();
+    <DialogForm
+      error={action.error}
+      names={names}
+      busy={action.busy}
+      onCancel={() => onDone(false)}
+      onSubmit={async () => {
         const r = await action.run(() => patch.mutateAsync({ projectId, key: role.key, role: { displayName, group } }));
         if (r) onDone(true);
       }}
     >
-      <FormErrorText error={action.error} names={names} />
       <Field label={t("displayName")} name="role.display_name" value={displayName} onChange={(e) => setDisplayName(e.target.value)} error={action.error} />
       <Field label={t("group")} name="role.group" value={group} onChange={(e) => setGroup(e.target.value)} error={action.error} />
-      <div className="buttons">
-        <button type="button" onClick={() => onDone(false)}>
-          {c("cancel")}
-        </button>
-        <button type="submit" className="primary" disabled={action.busy}>
-          {c("save")}
-        </button>
-      </div>
-    </form>
+    </DialogForm>
   );
 }
 
 /** All roles of a project, by key, for the role choices of grants (a project has at most a few hundred). */
-export function useRoleOptions(projectId: string, enabled = true): { value: string; label: string }[] {
+export function useRoleOptions(projectId: string, enabled = true): RoleOption[] {
   const list = useQuery(ProjectService.method.searchProjectRoles, { projectId, query: { limit: 1000, asc: true } }, { enabled });
   return (list.data?.result ?? []).map((r) => ({ value: r.key, label: r.displayName ? `${r.displayName} (${r.key})` : r.key }));
+}
+
+export type RoleOption = { value: string; label: string };
+
+/** The role keys of a grant as checkboxes ("grant.role_keys"); `emptyHint` says so when the project has no roles. */
+export function RoleKeys({
+  roles,
+  selected,
+  onChange,
+  error,
+  hint,
+  emptyHint,
+}: {
+  roles: RoleOption[];
+  selected: string[];
+  onChange: (keys: string[]) => void;
+  error: FormError;
+  hint?: string;
+  emptyHint?: boolean;
+}) {
+  const t = useT(messages);
+  return (
+    <CheckGroup
+      legend={t("roles")}
+      name="grant.role_keys"
+      options={roles}
+      selected={selected}
+      onChange={onChange}
+      error={error}
+      hint={emptyHint ? (roles.length ? undefined : t("noRolesYet")) : hint}
+    />
+  );
+}
+
+/** A dialog's form that changes the role keys of a grant (of the project to an organisation, or to a user). */
+export function EditRoleKeys({
+  initial,
+  roles,
+  hint,
+  save,
+  onDone,
+}: {
+  initial: string[];
+  roles: RoleOption[];
+  hint?: string;
+  save: (keys: string[]) => Promise<unknown>;
+  onDone: (saved: boolean) => void;
+}) {
+  const [keys, setKeys] = useState(initial);
+  const action = useRun({ refresh: true });
+  return (
+    <DialogForm
+      error={action.error}
+      names={["grant.role_keys"]}
+      busy={action.busy}
+      onCancel={() => onDone(false)}
+      onSubmit={async () => {
+        const r = await action.run(() => save(keys));
+        if (r) onDone(true);
+      }}
+    >
+      <RoleKeys roles={roles} selected={keys} onChange={setKeys} error={action.error} hint={hint} />
+    </DialogForm>
+  );
 }

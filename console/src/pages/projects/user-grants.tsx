@@ -12,31 +12,29 @@ import {
   UserGrantService,
 } from "../../../../gen/svc/resources/usergrant/v3alpha/user_grant_service_pb.js";
 import { useAccess } from "../../access";
-import { errorOf } from "../../api";
 import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/projects";
 import {
   Card,
-  CheckGroup,
   type Column,
   ConfirmButton,
-  DataTable,
-  ErrorText,
   Field,
-  FormErrorText,
   Link,
   Modal,
+  OrderSelect,
+  QueryTable,
   SearchField,
   Select,
   Status,
+  SubmitForm,
   useDate,
   useDebounced,
   useListState,
   useRun,
 } from "../../ui";
 import { useProjectCan } from "./project";
-import { useRoleOptions } from "./roles";
+import { EditRoleKeys, RoleKeys, type RoleOption, useRoleOptions } from "./roles";
 
 function userLabel(u: GetUser | undefined): string | undefined {
   if (!u) return undefined;
@@ -72,6 +70,7 @@ export function UserGrants({ project }: { project: GetProject }) {
   const userOf = (id: string) => users.data?.result.find((u) => u.details?.id === id);
   const who = (id: string) => userLabel(userOf(id)) ?? id;
   const remove = useMutation(UserGrantService.method.deleteUserGrant);
+  const patch = useMutation(UserGrantService.method.patchUserGrant);
   const action = useRun({ refresh: true });
 
   const columns: Column<GetUserGrant>[] = [
@@ -128,26 +127,15 @@ export function UserGrants({ project }: { project: GetProject }) {
             onChange={paged.reset(setRoleFilter)}
             options={[{ value: "", label: t("anyRole") }, ...roles]}
           />
-          <Select
-            label={t("order")}
-            name="query.asc"
-            value={asc ? "asc" : "desc"}
-            onChange={(v) => paged.onSort("", v === "asc")}
-            options={[
-              { value: "desc", label: t("newestFirst") },
-              { value: "asc", label: t("oldestFirst") },
-            ]}
-          />
+          <OrderSelect label={t("order")} oldest={t("oldestFirst")} newest={t("newestFirst")} asc={asc} onChange={(a) => paged.onSort("", a)} newestFirst />
         </search>
-        {list.isError && <ErrorText error={errorOf(list.error)} />}
-        <ErrorText error={action.error} />
-        <DataTable
+        <QueryTable
+          list={list}
+          error={action.error}
           caption={t("userGrantsCaption")}
           columns={columns}
-          rows={list.data?.result}
           rowKey={(g) => g.details?.id ?? ""}
-          paging={paged.paging(list.data?.details?.totalResult)}
-          loading={list.isFetching}
+          paging={paged.paging}
         />
         <Status text={action.status} />
       </Card>
@@ -158,9 +146,10 @@ export function UserGrants({ project }: { project: GetProject }) {
         onClose={() => setEditing(undefined)}
       >
         {editing && (
-          <EditUserGrant
-            grant={editing}
+          <EditRoleKeys
+            initial={editing.grant?.roleKeys ?? []}
             roles={roles}
+            save={(roleKeys) => patch.mutateAsync({ id: editing.details?.id ?? "", grant: { roleKeys } })}
             onDone={(saved) => {
               setEditing(undefined);
               if (saved) action.setStatus(c("saved"));
@@ -172,7 +161,7 @@ export function UserGrants({ project }: { project: GetProject }) {
   );
 }
 
-function AddUserGrant({ projectId, roles }: { projectId: string; roles: { value: string; label: string }[] }) {
+function AddUserGrant({ projectId, roles }: { projectId: string; roles: RoleOption[] }) {
   const t = useT(messages);
   const [userId, setUserId] = useState("");
   const [keys, setKeys] = useState<string[]>([]);
@@ -180,9 +169,13 @@ function AddUserGrant({ projectId, roles }: { projectId: string; roles: { value:
   const action = useRun({ refresh: true });
   return (
     <Card title={t("newUserGrant")}>
-      <form
-        onSubmit={async (e) => {
-          e.preventDefault();
+      <SubmitForm
+        error={action.error}
+        names={["grant.user_id", "grant.role_keys"]}
+        busy={action.busy}
+        submitLabel={t("addUserGrant")}
+        status={action.status}
+        onSubmit={async () => {
           const r = await action.run(() => create.mutateAsync({ grant: { userId: userId.trim(), projectId, roleKeys: keys } }), t("userGrantAdded"));
           if (r) {
             setUserId("");
@@ -190,7 +183,6 @@ function AddUserGrant({ projectId, roles }: { projectId: string; roles: { value:
           }
         }}
       >
-        <FormErrorText error={action.error} names={["grant.user_id", "grant.role_keys"]} />
         <Field
           label={t("userId")}
           name="grant.user_id"
@@ -199,50 +191,8 @@ function AddUserGrant({ projectId, roles }: { projectId: string; roles: { value:
           error={action.error}
           hint={t("userIdHint")}
         />
-        <CheckGroup
-          legend={t("roles")}
-          name="grant.role_keys"
-          options={roles}
-          selected={keys}
-          onChange={setKeys}
-          error={action.error}
-          hint={roles.length ? undefined : t("noRolesYet")}
-        />
-        <div className="buttons">
-          <button type="submit" className="primary" disabled={action.busy}>
-            {t("addUserGrant")}
-          </button>
-        </div>
-        <Status text={action.status} />
-      </form>
+        <RoleKeys roles={roles} selected={keys} onChange={setKeys} error={action.error} emptyHint />
+      </SubmitForm>
     </Card>
-  );
-}
-
-function EditUserGrant({ grant, roles, onDone }: { grant: GetUserGrant; roles: { value: string; label: string }[]; onDone: (saved: boolean) => void }) {
-  const t = useT(messages);
-  const c = useT(coreMessages);
-  const [keys, setKeys] = useState<string[]>(grant.grant?.roleKeys ?? []);
-  const patch = useMutation(UserGrantService.method.patchUserGrant);
-  const action = useRun({ refresh: true });
-  return (
-    <form
-      onSubmit={async (e) => {
-        e.preventDefault();
-        const r = await action.run(() => patch.mutateAsync({ id: grant.details?.id ?? "", grant: { roleKeys: keys } }));
-        if (r) onDone(true);
-      }}
-    >
-      <FormErrorText error={action.error} names={["grant.role_keys"]} />
-      <CheckGroup legend={t("roles")} name="grant.role_keys" options={roles} selected={keys} onChange={setKeys} error={action.error} />
-      <div className="buttons">
-        <button type="button" onClick={() => onDone(false)}>
-          {c("cancel")}
-        </button>
-        <button type="submit" className="primary" disabled={action.busy}>
-          {c("save")}
-        </button>
-      </div>
-    </form>
   );
 }

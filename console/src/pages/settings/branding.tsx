@@ -11,7 +11,7 @@ import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/settings";
 import { ConfirmButton, ErrorText, Field, type FormError, Status } from "../../ui";
 import { LastChange, type Level, originOf, SettingsPage, type T, Swatch, useLevel } from "./common";
-import { localName, PropertiesCard, type PropDef, type Resolved, resetOf } from "./properties";
+import { localName, type PropDef, type Resolved, ResolvedCard, resetOf } from "./properties";
 
 type Settings = Record<string, Resolved | undefined>;
 const ASSETS = ["logo", "logo_dark", "icon", "icon_dark", "font"] as const;
@@ -45,17 +45,7 @@ export function BrandingSettings() {
     { name: "custom_values", label: t("customValues"), type: "strings", hint: t("customValuesHint") },
   ];
   const card = (title: string, defs: PropDef[], intro?: string) => (
-    <PropertiesCard
-      title={title}
-      intro={intro}
-      defs={defs}
-      resolved={preview.data?.settings as Settings | undefined}
-      level={level}
-      canWrite={canWrite}
-      loading={preview.isPending}
-      loadError={preview.error}
-      save={save}
-    />
+    <ResolvedCard title={title} intro={intro} defs={defs} q={preview} choice={choice} noDetails save={save} />
   );
 
   return (

@@ -10,14 +10,12 @@ import {
 import { useT } from "../../i18n";
 import { messages } from "../../i18n/settings";
 import { SettingsPage, useLevel } from "./common";
-import { PropertiesCard, type PropDef, type Resolved } from "./properties";
-
-type Settings = Record<string, Resolved | undefined>;
+import { type PropDef, ResolvedCard } from "./properties";
 
 export function LoginSettings() {
   const t = useT(messages);
   const choice = useLevel();
-  const { ctx, level, canWrite } = choice;
+  const { ctx } = choice;
   const login = useQuery(LoginSettingsService.method.resolveLoginSettings, { ctx });
   const complexity = useQuery(LoginSettingsService.method.resolvePasswordComplexitySettings, { ctx });
   const lockout = useQuery(LoginSettingsService.method.resolveLockoutSettings, { ctx });
@@ -59,39 +57,27 @@ export function LoginSettings() {
 
   return (
     <SettingsPage title={t("loginTitle")} intro={t("loginIntro")} choice={choice}>
-      <PropertiesCard
+      <ResolvedCard
         title={t("loginCard")}
         defs={loginDefs}
-        resolved={login.data?.settings as Settings | undefined}
-        details={login.data?.details}
-        level={level}
-        canWrite={canWrite}
-        loading={login.isPending}
-        loadError={login.error}
+        q={login}
+        choice={choice}
         save={(s) => setLogin.mutateAsync({ ctx, settings: s as MessageInitShape<typeof SetLoginSettingsSchema> })}
       />
-      <PropertiesCard
+      <ResolvedCard
         title={t("complexityCard")}
         intro={t("complexityIntro")}
         defs={complexityDefs}
-        resolved={complexity.data?.settings as Settings | undefined}
-        details={complexity.data?.details}
-        level={level}
-        canWrite={canWrite}
-        loading={complexity.isPending}
-        loadError={complexity.error}
+        q={complexity}
+        choice={choice}
         save={(s) => setComplexity.mutateAsync({ ctx, settings: s as MessageInitShape<typeof SetPasswordComplexitySettingsSchema> })}
       />
-      <PropertiesCard
+      <ResolvedCard
         title={t("lockoutCard")}
         intro={t("lockoutIntro")}
         defs={lockoutDefs}
-        resolved={lockout.data?.settings as Settings | undefined}
-        details={lockout.data?.details}
-        level={level}
-        canWrite={canWrite}
-        loading={lockout.isPending}
-        loadError={lockout.error}
+        q={lockout}
+        choice={choice}
         save={(s) => setLockout.mutateAsync({ ctx, settings: s as MessageInitShape<typeof SetLockoutSettingsSchema> })}
       />
     </SettingsPage>

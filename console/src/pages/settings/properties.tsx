@@ -9,7 +9,7 @@ import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/settings";
 import { ErrorText, type FormError, Group, Status } from "../../ui";
-import { LastChange, type Level, originOf, ResetButton } from "./common";
+import { LastChange, type Level, type LevelChoice, originOf, ResetButton } from "./common";
 import { PropInput } from "./prop-inputs";
 
 export type PropType = "bool" | "uint64" | "duration" | "string" | "color" | "select" | "strings" | "choices";
@@ -213,5 +213,40 @@ export function PropertiesCard({
         </form>
       )}
     </section>
+  );
+}
+
+/** What a card needs of a Resolve* query (connect-query's result). */
+interface ResolveQuery {
+  data?: { settings?: unknown; details?: Details };
+  isPending: boolean;
+  error: unknown;
+}
+
+/** A PropertiesCard of the settings a Resolve* query read at the level chosen; `noDetails` leaves out the last change. */
+export function ResolvedCard({
+  q,
+  choice,
+  noDetails,
+  ...card
+}: {
+  title: string;
+  intro?: string;
+  defs: PropDef[];
+  q: ResolveQuery;
+  choice: LevelChoice;
+  noDetails?: boolean;
+  save: (settings: Record<string, unknown>) => Promise<unknown>;
+}) {
+  return (
+    <PropertiesCard
+      {...card}
+      resolved={q.data?.settings as Record<string, Resolved | undefined> | undefined}
+      details={noDetails ? undefined : q.data?.details}
+      level={choice.level}
+      canWrite={choice.canWrite}
+      loading={q.isPending}
+      loadError={q.error}
+    />
   );
 }

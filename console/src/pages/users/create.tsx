@@ -7,8 +7,9 @@ import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/users";
 import { navigate } from "../../router";
-import { Checkbox, ErrorText, Field, Link, Page, useRun } from "../../ui";
+import { BackLink, Checkbox, ErrorText, Field, Page, useRun } from "../../ui";
 import { useChange } from "./common";
+import { ContactFields, NameFields, UsernameField } from "./fields";
 import { MachineFields } from "./machine-fields";
 import { listHref } from "./list";
 
@@ -40,9 +41,7 @@ export function CreateHuman() {
 
   return (
     <Page title={t("newHuman")}>
-      <p>
-        <Link to={listHref()}>{t("backToList")}</Link>
-      </p>
+      <BackLink to={listHref()} label={t("backToList")} />
       <form
         onSubmit={async (e) => {
           e.preventDefault();
@@ -67,50 +66,18 @@ export function CreateHuman() {
         }}
       >
         <ErrorText error={form.error} fields={humanFields} />
-        <Field
-          label={t("username")}
-          name="user.username"
-          required
-          autoComplete="off"
-          value={username}
-          onChange={(e) => setUsername(e.target.value)}
-          error={form.error}
-        />
-        <Field
-          label={t("givenName")}
-          name="user.human.profile.given_name"
-          required
-          value={givenName}
-          onChange={(e) => setGivenName(e.target.value)}
-          error={form.error}
-        />
-        <Field
-          label={t("familyName")}
-          name="user.human.profile.family_name"
-          required
-          value={familyName}
-          onChange={(e) => setFamilyName(e.target.value)}
-          error={form.error}
-        />
-        <Field
+        <UsernameField value={[username, setUsername]} error={form.error} />
+        <NameFields prefix="user.human.profile." given={[givenName, setGivenName]} family={[familyName, setFamilyName]} error={form.error} />
+        <ContactFields
+          kind="email"
           label={t("email")}
-          name="user.human.email.address"
-          type="email"
           required
-          value={email}
-          onChange={(e) => setEmail(e.target.value)}
+          value={[email, setEmail]}
+          verified={[emailVerified, setEmailVerified]}
+          verifiedLabel={t("emailVerifiedCreate")}
           error={form.error}
         />
-        <Checkbox label={t("emailVerifiedCreate")} name="user.human.email.is_verified" checked={emailVerified} onChange={setEmailVerified} />
-        <Field
-          label={t("phoneOptional")}
-          name="user.human.phone.number"
-          type="tel"
-          hint={t("phoneHint")}
-          value={phone}
-          onChange={(e) => setPhone(e.target.value)}
-          error={form.error}
-        />
+        <ContactFields kind="phone" label={t("phoneOptional")} hint={t("phoneHint")} value={[phone, setPhone]} error={form.error} />
         <fieldset className="field">
           <legend>{t("initialPassword")}</legend>
           <div className="field-check">
@@ -166,9 +133,7 @@ export function CreateMachine() {
 
   return (
     <Page title={t("newMachine")}>
-      <p>
-        <Link to={listHref()}>{t("backToList")}</Link>
-      </p>
+      <BackLink to={listHref()} label={t("backToList")} />
       <form
         onSubmit={async (e) => {
           e.preventDefault();
@@ -185,16 +150,7 @@ export function CreateMachine() {
         }}
       >
         <ErrorText error={form.error} fields={machineFields} />
-        <Field
-          label={t("username")}
-          name="user.username"
-          required
-          autoComplete="off"
-          hint={t("machineUsernameHint")}
-          value={username}
-          onChange={(e) => setUsername(e.target.value)}
-          error={form.error}
-        />
+        <UsernameField value={[username, setUsername]} hint={t("machineUsernameHint")} error={form.error} />
         <MachineFields
           name={name}
           setName={setName}

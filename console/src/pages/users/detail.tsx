@@ -11,11 +11,12 @@ import { useT } from "../../i18n";
 import { messages as coreMessages } from "../../i18n/core";
 import { messages } from "../../i18n/users";
 import { navigate } from "../../router";
-import { ConfirmButton, ErrorText, Field, Link, Page, Status, useDate, useRun } from "../../ui";
+import { BackLink, ConfirmButton, ErrorText, Field, Page, Status, useDate, useRun } from "../../ui";
 import { useCanIn, useChange, useStateLabel } from "./common";
 import { EmailSection, FactorsSection, PasswordSection, PhoneSection } from "./human";
 import { displayNameOf, listHref } from "./list";
 import { CredentialsSection, SecretSection } from "./machine";
+import { NameFields, UsernameField } from "./fields";
 import { MachineFields } from "./machine-fields";
 import { IdpLinksSection, MembershipsSection, MetadataSection, SessionsSection } from "./related";
 
@@ -28,9 +29,7 @@ export function UserDetail({ id }: { id: string }) {
   if (!user) {
     return (
       <Page title={t("userTitle")}>
-        <p>
-          <Link to={listHref()}>{t("backToList")}</Link>
-        </p>
+        <BackLink to={listHref()} label={t("backToList")} />
         {found.isError ? <ErrorText error={errorOf(found.error)} /> : <p role="status">{c("loading")}</p>}
       </Page>
     );
@@ -38,9 +37,7 @@ export function UserDetail({ id }: { id: string }) {
   const userOrg = user.details?.resourceOwner?.id || orgId;
   return (
     <Page title={displayNameOf(user) || user.username}>
-      <p>
-        <Link to={listHref()}>{t("backToList")}</Link>
-      </p>
+      <BackLink to={listHref()} label={t("backToList")} />
       <Overview user={user} orgId={userOrg} />
       <ProfileSection user={user} orgId={userOrg} />
       {user.type.case === "human" && (
@@ -284,33 +281,10 @@ function ProfileSection({ user, orgId }: SectionProps) {
         }}
       >
         <ErrorText error={form.error} fields={profileFields} />
-        <Field
-          label={t("username")}
-          name="user.username"
-          required
-          autoComplete="off"
-          value={username}
-          onChange={(e) => setUsername(e.target.value)}
-          error={form.error}
-        />
+        <UsernameField value={[username, setUsername]} error={form.error} />
         {p && (
           <>
-            <Field
-              label={t("givenName")}
-              name="user.human.given_name"
-              required
-              value={givenName}
-              onChange={(e) => setGivenName(e.target.value)}
-              error={form.error}
-            />
-            <Field
-              label={t("familyName")}
-              name="user.human.family_name"
-              required
-              value={familyName}
-              onChange={(e) => setFamilyName(e.target.value)}
-              error={form.error}
-            />
+            <NameFields prefix="user.human." given={[givenName, setGivenName]} family={[familyName, setFamilyName]} error={form.error} />
             <Field label={t("nickName")} name="user.human.nick_name" value={nickName} onChange={(e) => setNickName(e.target.value)} error={form.error} />
             <Field
               label={t("displayName")}

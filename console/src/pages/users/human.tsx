@@ -11,6 +11,7 @@ import { messages } from "../../i18n/users";
 import { Checkbox, type Column, ConfirmButton, DataTable, ErrorText, Field, Status, useDate, useRun } from "../../ui";
 import { useCanIn, useChange } from "./common";
 import type { SectionProps } from "./detail";
+import { ContactFields } from "./fields";
 
 /** The code sent to an address or number, to verify it; or a new code. */
 function VerifyCode({
@@ -103,16 +104,15 @@ export function EmailSection(props: SectionProps) {
               );
             }}
           >
-            <Field
+            <ContactFields
+              kind="email"
               label={t("newEmail")}
-              name="user.human.email.address"
-              type="email"
               required
-              value={address}
-              onChange={(e) => setAddress(e.target.value)}
+              value={[address, setAddress]}
+              verified={[verified, setVerified]}
+              verifiedLabel={t("markVerified")}
               error={form.error}
             />
-            <Checkbox label={t("markVerified")} name="user.human.email.is_verified" checked={verified} onChange={setVerified} />
             <button type="submit" className="primary" disabled={form.busy}>
               {t("changeEmail")}
             </button>
@@ -171,17 +171,16 @@ export function PhoneSection(props: SectionProps) {
               );
             }}
           >
-            <Field
+            <ContactFields
+              kind="phone"
               label={t("newPhone")}
-              name="user.human.phone.number"
-              type="tel"
               required
               hint={t("phoneHint")}
-              value={number}
-              onChange={(e) => setNumber(e.target.value)}
+              value={[number, setNumber]}
+              verified={[verified, setVerified]}
+              verifiedLabel={t("markVerified")}
               error={form.error}
             />
-            <Checkbox label={t("markVerified")} name="user.human.phone.is_verified" checked={verified} onChange={setVerified} />
             <div className="buttons">
               <button type="submit" className="primary" disabled={form.busy}>
                 {t("changePhone")}
