@@ -7,7 +7,7 @@ import { launchChromium } from "../support/browser.js";
 import { rest } from "../support/clients.js";
 import { consoleBuild } from "../support/console.js";
 import { startTestServer, type TestServer } from "../support/server.js";
-import { consolePage, expectAccessible, go, human, signInAt } from "./support.js";
+import { consolePage, expectAccessible, go, human, loaded, signInAt } from "./support.js";
 
 /**
  * What an administrator does in the console, in Chromium against a real server (issue 30's proof): an organisation,
@@ -42,7 +42,7 @@ const card = (title: string) => page.locator("section.card", { has: page.getByRo
 
 /** The page is done loading, accessible, and (with CONSOLE_SCREENSHOTS) kept as a picture. */
 async function looked(name: string) {
-  await page.waitForLoadState("networkidle");
+  await loaded(page);
   await expectAccessible(page, name);
   if (shots) await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
 }

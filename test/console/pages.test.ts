@@ -4,7 +4,7 @@ import { launchChromium } from "../support/browser.js";
 import { rest } from "../support/clients.js";
 import { consoleBuild } from "../support/console.js";
 import { startTestServer, type TestServer } from "../support/server.js";
-import { axeViolations, consolePage, go, human, signInAt } from "./support.js";
+import { axeViolations, consolePage, go, human, loaded, signInAt } from "./support.js";
 
 /**
  * Every page of the console, each with something on it, in English and light and in German and dark: axe-core finds
@@ -100,9 +100,7 @@ describe("every page of the console", () => {
       for (const path of paths) {
         await go(page, path);
         await page.waitForSelector("main h1");
-        await page.waitForLoadState("networkidle");
-        // what is loading shows as a status line: wait until the page has its content
-        await page.waitForFunction(() => !document.querySelector("main [aria-busy=true]"), undefined, { timeout: 10_000 }).catch(() => {});
+        await loaded(page);
         for (const v of await axeViolations(page)) found.push(`${path}: ${v}`);
       }
       expect(found).toEqual([]);

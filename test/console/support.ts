@@ -43,6 +43,20 @@ export async function go(page: Page, path: string) {
   }, path);
 }
 
+/**
+ * The page has its content: nothing marked busy and no "Loading…" line left in the main part (quicker than waiting
+ * for the network to stay idle for half a second, which every page would pay).
+ */
+export async function loaded(page: Page) {
+  await page.waitForFunction(
+    () =>
+      !document.querySelector("main [aria-busy=true]") &&
+      ![...document.querySelectorAll("main [role=status]")].some((e) => /^(Loading|Wird geladen|Chargement)…$/.test(e.textContent ?? "")),
+    undefined,
+    { timeout: 10_000 },
+  );
+}
+
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
 /**
