@@ -3,6 +3,8 @@ import { parseArgs, usage } from "./config/cli.js";
 import { loadConfig, type Config } from "./config/config.js";
 import { ConfigError, StartupError } from "./config/startup-error.js";
 import { setPasswordHashCost } from "./crypto/password.js";
+import type { Logger } from "pino";
+import type { WorkerMessage, WorkerRole } from "./server/worker-peers.js";
 
 /** Whether an unexpected start-up error may print its stack: SVC_LOG_LEVEL=debug (or trace). */
 let debug = /^(debug|trace)$/i.test(process.env.SVC_LOG_LEVEL ?? "");
@@ -169,29 +171,29 @@ async function main() {
     await rebuild(config, args.rebuild ?? []);
     return;
   }
-  await checkPort(config);
+  const { workerRole } = await import("./server/worker-peers.js");
+  const role = workerRole();
+  if (!role) await checkPort(config);
   // From here every line is the logger's (SVC_LOG_FORMAT: JSON by default, so that `npm start | jq` reads them all).
   const { createLogger, startupLogger } = await import("./server/logging.js");
-  const all = createLogger({ level: config.logLevel, format: config.logFormat });
+  const root = createLogger({ level: config.logLevel, format: config.logFormat });
+  const all = role ? root.child({ worker: role.slot }) : root;
   // The start-up and stop lines are shown at any SVC_LOG_LEVEL but silent; everything else follows the level.
   const log = startupLogger(all);
   // Node's own warnings (deprecations, experimental features) as log lines rather than plain text on stderr.
   process.removeAllListeners("warning");
   process.on("warning", (w) => all.warn({ warning: w.name, code: (w as NodeJS.ErrnoException).code }, w.message));
-  const { startServer } = await import("./server/app.js");
-  const server = await startServer(config, { log: all }).catch((err: unknown) => {
-    const listen = (err as NodeJS.ErrnoException).syscall === "listen" ? listenError(err, config.port, config.host) : undefined;
-    throw listen ?? databaseError(err, config) ?? err;
-  });
+  if (role) return serveAsWorker(config, role, all);
+  const server = config.workers >= 2 ? await supervise(config, log) : await serveAlone(config, all);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, "shutting down: finishing in-flight calls");
     try {
-      await server.close();
+      const code = await server.stop();
       log.info({ signal }, "stopped");
-      process.exit(0);
+      process.exit(code);
     } catch (err) {
       log.error({ err }, "shutdown failed");
       process.exit(1);
@@ -201,7 +203,7 @@ async function main() {
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
   // Paths and the URL end at a space: whoever reads them from a line (scripts, the tests) takes them up to there.
-  if (server.firstInstance.created) {
+  if (server.firstInstance) {
     const pat = config.firstInstancePatPath;
     log.info({ patFile: pat }, `first start: created the first instance; the IAM_OWNER service user's PAT is in ${pat} (mode 0600)`);
     const passwordFile = server.firstInstance.passwordFile;
@@ -213,7 +215,75 @@ async function main() {
       );
     }
   }
-  log.info({ url: server.url }, `svc IAM listening on ${server.url} (REST, gRPC, Connect, OIDC and the login UI)`);
+  const workers = config.workers >= 2 ? `, ${config.workers} workers` : "";
+  log.info({ url: server.url, workers: config.workers }, `svc IAM listening on ${server.url} (REST, gRPC, Connect, OIDC and the login UI${workers})`);
+}
+
+/** A server as main runs it: one process, or a supervisor of workers (src/server/workers.ts). */
+interface Serving {
+  url: string;
+  /** The start created the first instance; where the first admin's generated password is, if any. */
+  firstInstance?: { passwordFile?: string | undefined } | undefined;
+  /** Finishes the calls in flight; resolves with the exit code. */
+  stop(): Promise<number>;
+}
+
+async function serveAlone(config: Config, log: Logger): Promise<Serving> {
+  const { startServer } = await import("./server/app.js");
+  const server = await startServer(config, { log }).catch((err: unknown) => {
+    throw startError(err, config);
+  });
+  const { created, passwordFile } = server.firstInstance;
+  return { url: server.url, firstInstance: created ? { passwordFile } : undefined, stop: () => server.close().then(() => 0) };
+}
+
+async function supervise(config: Config, log: Logger): Promise<Serving> {
+  const { superviseWorkers } = await import("./server/workers.js");
+  return superviseWorkers(config, log, (code) => process.exit(code)).catch((err: unknown) => {
+    throw startError(err, config);
+  });
+}
+
+/**
+ * A worker of the supervisor: serves until told to drain (or signalled: a terminal's Ctrl-C reaches the whole
+ * process group), then exits. Its start-up failure goes to the supervisor as the one line it prints.
+ */
+async function serveAsWorker(config: Config, role: WorkerRole, log: Logger): Promise<void> {
+  const { startServer } = await import("./server/app.js");
+  const { WorkerPeers } = await import("./server/worker-peers.js");
+  const tell = (m: WorkerMessage) => new Promise<void>((resolve) => (process.send ? process.send(m, undefined, {}, () => resolve()) : resolve()));
+  let server: Awaited<ReturnType<typeof startServer>> | undefined;
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    // still starting: it has answered nothing yet, and a set-up cut short is done again by the next start
+    if (!server) process.exit(0);
+    server.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error({ err }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+  process.on("message", (m: WorkerMessage) => m.t === "drain" && stop());
+  try {
+    server = await startServer(config, { log, peers: new WorkerPeers(role) });
+  } catch (err) {
+    await tell({ t: "failed", line: oneLine(startError(err, config)) });
+    process.exit(1);
+  }
+  const { created, passwordFile } = server.firstInstance;
+  await tell({ t: "ready", url: server.url, ...(created ? { firstInstance: { passwordFile } } : {}) });
+}
+
+/** A start-up error in words naming the setting at fault (the port, DATABASE_URL), else as thrown. */
+function startError(err: unknown, config: Config): unknown {
+  const listen = (err as NodeJS.ErrnoException).syscall === "listen" ? listenError(err, config.port, config.host) : undefined;
+  return listen ?? databaseError(err, config) ?? err;
 }
 
 /**

@@ -1,4 +1,6 @@
+import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
+import { availableParallelism } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { dnsServerProblem, type DomainValidationConfig, httpOriginProblem } from "../domain/org-domains.js";
 import { type FailureRules, parseRateRule, type RateRule } from "../domain/rate-rules.js";
@@ -70,8 +72,10 @@ export interface Config {
   shutdownGraceMs: number;
   /** SVC_PASSWORD_HASH_COST: scrypt log2 N of new password hashes. */
   passwordHashCost: number;
-  /** SVC_DATABASE_POOL_SIZE */
+  /** SVC_DATABASE_POOL_SIZE: of the whole server, shared out among its workers */
   databasePoolSize: number;
+  /** SVC_WORKERS: processes serving the port (1: this one) */
+  workers: number;
   /**
    * SVC_IDP_ENDPOINT_OVERRIDES: the fixed origins of the vendor kinds (GitHub, Google, ...) replaced by others
    * (fixed origin -> replacement); for tests against local stand-ins, and for networks that reach a vendor
@@ -314,6 +318,7 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = pro
     shutdownGraceMs: s.int("SVC_SHUTDOWN_GRACE_MS", 0, 600_000),
     passwordHashCost: s.int("SVC_PASSWORD_HASH_COST", 10, 20),
     databasePoolSize: s.int("SVC_DATABASE_POOL_SIZE", 1, 1000),
+    workers: s.int("SVC_WORKERS", 1, 256, usableCores()),
     metrics: s.bool("SVC_METRICS"),
     idpInsecureHttp: s.bool("SVC_IDP_INSECURE_HTTP"),
     idpEndpointOverrides: endpointOverrides(s.label("SVC_IDP_ENDPOINT_OVERRIDES"), s.get("SVC_IDP_ENDPOINT_OVERRIDES") ?? ""),
@@ -461,4 +466,20 @@ function endpointOverrides(label: string, value: string): Record<string, string>
     out[a] = b;
   }
   return out;
+}
+
+/**
+ * The cores this process may use: the machine's, or fewer when its cgroup has a CPU quota (a container or pod
+ * with a CPU limit), which Node 20's availableParallelism does not count. A pod limited to 1 CPU on a 64-core
+ * node runs one worker, not 64 that its memory limit would not hold.
+ */
+export function usableCores(): number {
+  const cores = availableParallelism();
+  try {
+    const [quota, period] = readFileSync("/sys/fs/cgroup/cpu.max", "utf8").trim().split(/\s+/);
+    const limit = Number(quota) / Number(period);
+    return quota === "max" || !(limit > 0) ? cores : Math.max(1, Math.min(cores, Math.ceil(limit)));
+  } catch {
+    return cores;
+  }
 }

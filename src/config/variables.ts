@@ -124,7 +124,18 @@ export const VARIABLES = [
     default: "15",
     meaning: "scrypt cost of new password hashes as log2 N (10-20; r=8, p=1): each step doubles a sign-in's time and memory; below 15 only for tests",
   },
-  { name: "SVC_DATABASE_POOL_SIZE", default: "20", meaning: "connections this process keeps to PostgreSQL (besides one for LISTEN and one at start-up)" },
+  {
+    name: "SVC_DATABASE_POOL_SIZE",
+    default: "20",
+    meaning:
+      "connections the server keeps to PostgreSQL (besides one for LISTEN and one at start-up in each worker), shared out among its workers (each at least 4)",
+  },
+  {
+    name: "SVC_WORKERS",
+    shown: "the cores",
+    meaning:
+      "server processes sharing the port (1-256): the cores this process may use (its cgroup's CPU quota counted); 1 serves from this process alone; several: a supervising process starts, replaces and drains them",
+  },
   { name: "SVC_OIDC_ACCESS_TOKEN_LIFETIME", default: "43200", meaning: "seconds an access token lives (12 h)" },
   { name: "SVC_OIDC_ID_TOKEN_LIFETIME", default: "43200", meaning: "seconds an ID token lives (12 h)" },
   { name: "SVC_OIDC_REFRESH_TOKEN_IDLE", default: "2592000", meaning: "seconds unused after which a refresh token expires (30 d)" },

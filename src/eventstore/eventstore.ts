@@ -313,11 +313,11 @@ export async function eventsOfTypes(sql: Sql, types: readonly string[], after: b
 /** Append-only events with per-aggregate sequences, a global position, projections and durable subscriptions. */
 export class EventStore {
   private readonly reducers = new Map<string, Reducer[]>();
-  private readonly committed: ((events: StoredEvent[]) => void)[] = [];
+  private readonly committed: ((events: StoredEvent[]) => void | Promise<void>)[] = [];
   private readonly appended: ((ms: number, events: number) => void)[] = [];
   private readonly handled = new Map<string, () => Cursor | undefined>();
-  /** Leads the lease names of this event store's subscriptions (a process's, in practice). */
-  private readonly instanceTag = randomUUID();
+  /** Leads the lease names of this event store's subscriptions: a process's, or its start's when workers share one. */
+  private readonly instanceTag: string;
   /**
    * Counters for tests and metrics: commands retried after a conflict, and rejected after too many; reads of
    * the log by this process's subscriptions.
@@ -334,7 +334,9 @@ export class EventStore {
      * their writers' (`EventWriter.clock`). Not the events' `created_at`, which the database sets.
      */
     readonly clock: Clock = systemClock,
-  ) {}
+  ) {
+    this.instanceTag = db.startTag ?? randomUUID();
+  }
 
   /**
    * Registers a projection reducer for an event (at start-up). The reducer sees the payload typed by the
@@ -347,8 +349,11 @@ export class EventStore {
     this.reducers.set(event.type, list);
   }
 
-  /** Called right after a transaction that appended events commits (caches of this process drop entries here). */
-  onCommitted(fn: (events: StoredEvent[]) => void): void {
+  /**
+   * Called right after a transaction that appended events commits (caches of this process drop entries here). A
+   * promise it returns is awaited before the command returns (the other workers of the machine drop theirs).
+   */
+  onCommitted(fn: (events: StoredEvent[]) => void | Promise<void>): void {
     this.committed.push(fn);
   }
 
@@ -377,8 +382,13 @@ export class EventStore {
         });
         if (out.events.length) {
           const ms = performance.now() - started;
-          for (const fn of this.committed) fn(out.events);
+          const told: Promise<void>[] = [];
+          for (const fn of this.committed) {
+            const telling = fn(out.events);
+            if (telling) told.push(telling);
+          }
           for (const fn of this.appended) fn(ms, out.events.length);
+          if (told.length) await Promise.all(told);
         }
         return out;
       } catch (err) {
@@ -513,8 +523,8 @@ export class EventStore {
     // from when the claim was sent (renewals that fail, say while the database is away, let it pass).
     let heldUntil = 0;
     /**
-     * Takes the lease when it is free (expired or given up; on the embedded database, which serves one process at a
-     * time, also one an earlier process left: it was killed), or renews it (`renewing`: ours only); the stored
+     * Takes the lease when it is free (expired or given up; on the embedded database, which serves one process (or
+     * the workers of one start) at a time, also one an earlier process left: it was killed), or renews it (`renewing`: ours only); the stored
      * cursor when held. The database's clock decides for every process.
      */
     const claim = async (renewing: boolean): Promise<Cursor | undefined> => {

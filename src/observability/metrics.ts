@@ -145,7 +145,7 @@ export class Metrics {
   private lag: SubscriberLag | undefined;
   private messages: MessageStats | undefined;
 
-  constructor(sources: { pool?: PoolStats; cache?: CacheStats } = {}) {
+  constructor(sources: { pool?: PoolStats; cache?: CacheStats; labels?: Record<string, string> } = {}) {
     const registers = [this.registry];
     this.rpcs = new RequestMetrics(this.registry, {
       total: "svc_rpc_requests_total",
@@ -249,6 +249,8 @@ export class Metrics {
       },
     });
     this.exposed = Registry.merge([processMetrics(), this.registry]);
+    // a worker's series carry its slot (worker-metrics.ts)
+    this.exposed.setDefaultLabels(sources.labels ?? {});
   }
 
   /** The recorder of one RPC over one protocol; the outcome is the gRPC status code's name (OK, NOT_FOUND, ...). */

@@ -75,7 +75,7 @@ import type { Config } from "../config/config.js";
 import { loadMasterKey, masterKeyOpens } from "../storage/masterkey.js";
 import { closeHashWorkers } from "../crypto/hash-worker-pool.js";
 import { SecretBox } from "../crypto/secrets.js";
-import { EVENTS_CHANNEL, EventStore, parseChangeNotice } from "../eventstore/eventstore.js";
+import { changeNotice, EVENTS_CHANNEL, EventStore, parseChangeNotice } from "../eventstore/eventstore.js";
 import { ActionQueries } from "../query/actions.js";
 import { NotificationProviderQueries } from "../query/notification-providers.js";
 import { Channels } from "../notification/channels.js";
@@ -91,6 +91,7 @@ import { validationInterceptor } from "../validation/validate.js";
 import { shareDefaultAbortReason } from "./abort-reason.js";
 import { DualProtocolServer } from "./listener.js";
 import { startObserving } from "./observe.js";
+import type { WorkerPeers } from "./worker-peers.js";
 import { registerApiReference } from "./api-reference.js";
 import { registerConsole } from "./console.js";
 import { buildOpenApi, openApiFor } from "./openapi.js";
@@ -142,6 +143,8 @@ export interface StartOptions {
   clock?: Clock;
   /** The built admin console (tests build their own); default dist/console. */
   consoleDir?: string;
+  /** A worker's link to the other workers of its machine (SVC_WORKERS >= 2, `worker-peers.ts`). */
+  peers?: WorkerPeers;
 }
 
 function allFiles(mounted: Mounted[]): DescFile[] {
@@ -172,8 +175,15 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   // A first start creates the embedded cluster (initdb) and migrates it: seconds without a word otherwise. Said only
   // then (a refused start stays one line); how long the database took is said at every start.
   const preparing = performance.now();
-  if (isFirstEmbeddedStart(config)) startupLogger(log).info({ dataDir: config.dataDir }, "preparing the database ...");
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
+  const role = opts.peers?.role;
+  if (!role && isFirstEmbeddedStart(config)) startupLogger(log).info({ dataDir: config.dataDir }, "preparing the database ...");
+  const db = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: role?.poolSize ?? config.databasePoolSize,
+    embeddedUrl: role?.embeddedUrl,
+    startTag: role?.startTag,
+  });
   try {
     return await serve(config, db, { ...opts, log }, preparing);
   } catch (err) {
@@ -203,11 +213,19 @@ async function serve(config: Config, db: Database, opts: StartOptions & { log: L
   const cache = new ProjectionCache();
   // Entries read from what changed are dropped: here right after commit, in every process on the NOTIFY.
   es.onCommitted((events) => cache.invalidate(events));
-  const stopListening = await db.listen(EVENTS_CHANNEL, (notice) => {
+  const applyNotice = (notice: string) => {
     const changed = parseChangeNotice(notice);
     if (changed) cache.invalidate(changed);
     else cache.clear();
-  });
+  };
+  const stopListening = await db.listen(EVENTS_CHANNEL, applyNotice);
+  // Workers of one machine also hear it from the writer before its caller does (a NOTIFY arrives a moment later),
+  // so that the caller's next call, served by another worker, reads what it wrote.
+  const peers = opts.peers;
+  if (peers) {
+    peers.onChanged(applyNotice);
+    es.onCommitted((events) => peers.changed(changeNotice(events)));
+  }
 
   const tenancy = new TenancyQueries(db, cache);
   const settings = new SettingsQueries(db, cache);
@@ -353,7 +371,7 @@ async function serve(config: Config, db: Database, opts: StartOptions & { log: L
   const caller = new TargetCaller(log, targetPolicy, opts.resolveHost);
   const functions = new FunctionExecutions(actions, caller);
   // Metrics (SVC_METRICS) and traces (OTEL_*): the first interceptor notes each RPC's code for them.
-  const observe = await startObserving(config, { pool: db.pool, cache: cache.stats, log });
+  const observe = await startObserving(config, { pool: db.pool, cache: cache.stats, log, peers });
   observe.watch(es);
   const interceptors: Interceptor[] = [
     ...observe.interceptors,

@@ -1,5 +1,6 @@
 import { type Code, type ContextValues, ConnectError, createContextKey, createContextValues, type Interceptor } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandler, RouteOptions } from "fastify";
+import type { WorkerPeers } from "./worker-peers.js";
 import type { Config } from "../config/config.js";
 import type { EventStore } from "../eventstore/eventstore.js";
 import type { CacheStats, MessageStats, Metrics, PoolStats, Recorder, SubscriberLag } from "../observability/metrics.js";
@@ -92,8 +93,14 @@ export interface Observe {
  * Metrics (SVC_METRICS, on by default) and traces (the OTEL_* variables). prom-client and the OpenTelemetry
  * SDK are imported only when asked for: with both off nothing is loaded and no hook is added.
  */
-export async function startObserving(config: Config, sources: { pool?: PoolStats; cache?: CacheStats; log: TracingLog }): Promise<Observe> {
-  const metrics: Metrics | undefined = config.metrics ? new (await import("../observability/metrics.js")).Metrics(sources) : undefined;
+export async function startObserving(
+  config: Config,
+  sources: { pool?: PoolStats; cache?: CacheStats; log: TracingLog; peers?: WorkerPeers | undefined },
+): Promise<Observe> {
+  const peers = sources.peers;
+  const metrics: Metrics | undefined = config.metrics
+    ? new (await import("../observability/metrics.js")).Metrics({ ...sources, labels: peers ? { worker: String(peers.role.slot) } : {} })
+    : undefined;
   const tracing: Tracing | undefined = config.tracing
     ? await (await import("../observability/tracing.js")).startTracing(config.tracing, sources.log)
     : undefined;
@@ -189,7 +196,11 @@ export async function startObserving(config: Config, sources: { pool?: PoolStats
         const hook = rest ? rpcHook(rest.service, rest.method, rest.template, "rest") : rpc ? rpcHook(rpc.service, rpc.method, route.url) : httpHook(route.url);
         route.onResponse = [...(route.onResponse === undefined ? [] : [route.onResponse].flat()), hook];
       });
-      if (metrics) app.get("/metrics", async (_req, reply) => reply.type(metrics.contentType).send(await metrics.text()));
+      if (!metrics) return;
+      // With workers a scrape reaches one of them: it answers for the machine (worker-metrics.ts).
+      peers?.serveMetrics(() => metrics.text());
+      const text = peers ? () => peers.machineMetrics() : () => metrics.text();
+      app.get("/metrics", async (_req, reply) => reply.type(metrics.contentType).send(await text()));
     },
     watchMessages(stats) {
       metrics?.watchMessages(stats);

@@ -13,6 +13,8 @@ export type Prisma = PrismaClient;
  */
 export interface Database {
   readonly kind: "embedded" | "postgres";
+  /** Names this start of the machine's server when several workers share the embedded database (`startTag`). */
+  readonly startTag?: string | undefined;
   readonly prisma: PrismaClient;
   /** The pool behind Prisma, for what Prisma cannot do: scripts (migrations) and dedicated sessions. */
   readonly pool: pg.Pool;
@@ -40,11 +42,19 @@ export interface DatabaseOptions {
   poolSize?: number;
   /** The embedded server stopped under this process (it should exit). */
   onLost?: (reason: string) => void;
+  /**
+   * A worker's: the embedded server of `dataDir` that the supervising process owns, reached through its socket.
+   * It is used as the embedded database (never started or stopped here).
+   */
+  embeddedUrl?: string | undefined;
+  /** The same for every worker of one start (their subscriptions' leases, src/eventstore/eventstore.ts). */
+  startTag?: string | undefined;
 }
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   const poolSize = opts.poolSize ?? 20;
   if (opts.databaseUrl) return openPostgres("postgres", { connectionString: opts.databaseUrl }, poolSize);
+  if (opts.embeddedUrl) return openPostgres("embedded", { connectionString: opts.embeddedUrl }, poolSize, undefined, opts.startTag);
   const embedded = await startEmbeddedPostgres(opts.dataDir, { onLost: opts.onLost });
   try {
     return await openPostgres("embedded", embedded.connection, poolSize, embedded);
@@ -54,7 +64,13 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   }
 }
 
-async function openPostgres(kind: Database["kind"], connection: pg.ClientConfig, poolSize: number, embedded?: EmbeddedPostgres): Promise<Database> {
+async function openPostgres(
+  kind: Database["kind"],
+  connection: pg.ClientConfig,
+  poolSize: number,
+  embedded?: EmbeddedPostgres,
+  startTag?: string,
+): Promise<Database> {
   const pool = new pg.Pool({ ...connection, max: poolSize });
   // A broken idle connection must not take the process down; the pool replaces it.
   pool.on("error", () => {});
@@ -64,6 +80,7 @@ async function openPostgres(kind: Database["kind"], connection: pg.ClientConfig,
   const listeners = new Map<string, Set<(payload: string) => void>>();
   return {
     kind,
+    startTag,
     prisma,
     pool,
     connection,

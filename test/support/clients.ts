@@ -89,7 +89,8 @@ export function rest(
   baseUrl: string,
   method: string,
   path: string,
-  opts: { token?: string; body?: unknown; host?: string; headers?: Record<string, string> } = {},
+  /** agent: a connection of its own (a pinned keep-alive agent), or false for a new one each call */
+  opts: { token?: string; body?: unknown; host?: string; headers?: Record<string, string>; agent?: http.Agent | false; timeoutMs?: number } = {},
 ): Promise<{ status: number; body: any; headers: http.IncomingHttpHeaders }> {
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
@@ -97,7 +98,7 @@ export function rest(
   if (payload !== undefined) headers["content-type"] ??= "application/json";
   if (opts.host) headers.host = opts.host;
   return new Promise((resolve, reject) => {
-    const req = http.request(`${baseUrl}${path}`, { method, headers }, (res) => {
+    const req = http.request(`${baseUrl}${path}`, { method, headers, ...(opts.agent !== undefined ? { agent: opts.agent } : {}) }, (res) => {
       let text = "";
       res.setEncoding("utf8");
       res.on("data", (c) => (text += c));
@@ -112,6 +113,7 @@ export function rest(
       });
     });
     req.on("error", reject);
+    if (opts.timeoutMs) req.setTimeout(opts.timeoutMs, () => req.destroy(new Error(`no answer within ${opts.timeoutMs} ms`)));
     req.end(payload);
   });
 }

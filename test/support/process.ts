@@ -10,17 +10,21 @@ export interface ServerProcess {
 }
 
 /** Starts `src/main.ts` as its own process (what `npm start` runs) and waits for the line with its URL. */
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
-  const started = await startOrExit(env);
+export async function startServerProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
+  const started = await startOrExit(env, timeoutMs);
   if ("server" in started) return started.server;
   throw new Error(`exited with ${started.code} before it was ready:\n${started.output}`);
 }
 
 /** Starts `src/main.ts` and tells whether it came up or exited first (with its code and output). */
-export async function startOrExit(env: Record<string, string>): Promise<{ server: ServerProcess } | { code: number | null; output: string }> {
+export async function startOrExit(
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+): Promise<{ server: ServerProcess } | { code: number | null; output: string }> {
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
     cwd: projectRoot,
-    env: { ...process.env, SVC_PORT: "0", SVC_LOG_LEVEL: "warn", ...env },
+    // one process unless a test asks for workers (test/platform/workers.test.ts): the supervisor's own tests are there
+    env: { ...process.env, SVC_PORT: "0", SVC_LOG_LEVEL: "warn", SVC_WORKERS: "1", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -28,8 +32,8 @@ export async function startOrExit(env: Record<string, string>): Promise<{ server
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`neither ready nor exited within 60 s:\n${out}`));
-    }, 60_000);
+      reject(new Error(`neither ready nor exited within ${timeoutMs / 1000} s:\n${out}`));
+    }, timeoutMs);
     const onData = (d: Buffer) => {
       out += d.toString();
       const m = /listening on (http:\/\/\S+:(\d+))/.exec(out);

@@ -1,0 +1,228 @@
+import { execFileSync } from "node:child_process";
+import http from "node:http";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rest } from "../support/clients.js";
+import { freshPostgresDatabase, TEST_MASTERKEY, testDb } from "../support/database.js";
+import { startOrExit, startServerProcess, type ServerProcess } from "../support/process.js";
+import { TargetServer } from "../support/targets.js";
+
+/**
+ * SVC_WORKERS=2 as an operator runs it (`npm start` on a machine with two cores): a supervisor and two worker
+ * processes on one port, on the embedded database (which the supervisor owns) or on DATABASE_URL.
+ */
+const cleanups: (() => Promise<void> | void)[] = [];
+afterAll(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** The worker processes under the supervisor `pid` (tsx's esbuild service is a child too; ps exits 1 when none). */
+function childPids(pid: number): number[] {
+  let out = "";
+  try {
+    out = execFileSync("ps", ["-o", "pid=,args=", "--ppid", String(pid)], { encoding: "utf8" });
+  } catch {
+    return [];
+  }
+  return out
+    .split("\n")
+    .filter((l) => l.includes("src/main.ts"))
+    .map((l) => Number(l.trim().split(/\s+/)[0]));
+}
+
+async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The value of a sample in a metrics text, summed over the lines matching `pattern`. */
+function sample(text: string, pattern: RegExp): number {
+  return text
+    .split("\n")
+    .filter((l) => pattern.test(l))
+    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
+}
+
+describe("several worker processes on one port (SVC_WORKERS=2)", () => {
+  let server: ServerProcess;
+  let dir: string;
+  let env: Record<string, string>;
+  let token: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "svc-workers-"));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    env = { SVC_DATA_DIR: dir, SVC_WORKERS: "2", SVC_TARGET_DENY: "none", SVC_LOG_LEVEL: "info" };
+    if (testDb === "postgres") {
+      const pgdb = await freshPostgresDatabase();
+      cleanups.push(pgdb.drop);
+      Object.assign(env, { DATABASE_URL: pgdb.url, SVC_MASTERKEY: TEST_MASTERKEY });
+    }
+    server = await startServerProcess(env, 150_000);
+    cleanups.push(async () => {
+      if (server.child.exitCode === null && server.child.signalCode === null) {
+        server.child.kill("SIGKILL");
+        await server.exited;
+      }
+    });
+    token = readFileSync(join(dir, "admin.pat"), "utf8").trim();
+  }, 180_000);
+
+  it("start as one server: one ready line, one first-start line, two workers under the supervisor", async () => {
+    await until("both workers", () => childPids(server.child.pid!).length === 2 || undefined);
+    const out = server.output();
+    expect(out.match(/svc IAM listening on/g)).toHaveLength(1);
+    expect(out.match(/first start: created the first instance/g)).toHaveLength(1);
+    expect(out).toContain("2 workers");
+    expect((await rest(server.url, "GET", "/readyz")).status).toBe(200);
+  });
+
+  it.skipIf(testDb !== "embedded")("refuse a second start on the data directory, naming the supervisor", async () => {
+    const second = await startOrExit({ ...env, SVC_WORKERS: "1" });
+    expect("code" in second && second.code).toBe(1);
+    expect("output" in second && second.output).toContain(`is in use by process ${server.child.pid}`);
+  });
+
+  /** A keep-alive connection of its own, and the worker that serves it (found from the labelled metrics). */
+  async function pinned(): Promise<{ agent: http.Agent; worker: string }> {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    cleanups.push(() => agent.destroy());
+    const before = (await rest(server.url, "GET", "/metrics", { agent })).body as string;
+    for (let i = 0; i < 3; i++) await rest(server.url, "GET", "/.well-known/openid-configuration", { agent });
+    const after = (await rest(server.url, "GET", "/metrics", { agent })).body as string;
+    for (const w of ["0", "1"]) {
+      const served = new RegExp(`^svc_http_requests_total\\{.*route="/.well-known/openid-configuration".*worker="${w}"`);
+      if (sample(after, served) - sample(before, served) === 3) return { agent, worker: w };
+    }
+    throw new Error("no worker counted the pinned connection's calls");
+  }
+
+  it("read at once through one worker what was written through the other (their caches are told before the write answers)", async () => {
+    // connections are handed out in turn: open them until two land on different workers
+    const a = await pinned();
+    let b = await pinned();
+    for (let i = 0; i < 6 && b.worker === a.worker; i++) b = await pinned();
+    expect(b.worker).not.toBe(a.worker);
+    const keys = ["de", "fr", "it", "es"];
+    for (let i = 0; i < 40; i++) {
+      const key = keys[i % keys.length]!;
+      // read first, so that the other worker has the settings cached
+      expect((await rest(server.url, "GET", "/settings/v3alpha/languages", { token, agent: b.agent })).status).toBe(200);
+      const set = await rest(server.url, "PATCH", "/settings/v3alpha/languages", {
+        token,
+        agent: a.agent,
+        body: { restrictedLanguages: { languages: [{ key: "en" }, { key }] } },
+      });
+      expect(set.status, JSON.stringify(set.body)).toBe(200);
+      const read = await rest(server.url, "GET", "/settings/v3alpha/languages", { token, agent: b.agent });
+      expect(JSON.stringify(read.body), `round ${i}`).toContain(`"${key}"`);
+    }
+  });
+
+  it("call an event execution's target once per event, whichever worker wrote it", async () => {
+    const receiver = await new TargetServer().start();
+    cleanups.push(() => receiver.stop());
+    const target = await rest(server.url, "POST", "/resources/v3alpha/targets", {
+      token,
+      body: { name: "once", restWebhook: { url: receiver.url }, timeout: "2s" },
+    });
+    expect(target.status).toBe(201);
+    const execution = await rest(server.url, "POST", "/resources/v3alpha/executions", {
+      token,
+      body: { condition: { event: { event: "org.org.added" } }, targets: [target.body.details.id] },
+    });
+    expect(execution.status, JSON.stringify(execution.body)).toBeLessThan(300);
+    const names = Array.from({ length: 10 }, (_, i) => `workers-org-${i}`);
+    // a new connection each: the supervisor hands them to the workers in turn
+    for (const name of names)
+      expect((await rest(server.url, "POST", "/resources/v3alpha/organizations", { token, agent: false, body: { name } })).status).toBe(201);
+    await receiver.waitFor(names.length, 30_000);
+    await new Promise((r) => setTimeout(r, 1500));
+    const delivered = receiver.received.map((r) => (r.body as { payload?: { name?: string } }).payload?.name);
+    expect(delivered.sort()).toEqual([...names].sort());
+  });
+
+  it("answer /metrics for the whole machine, each series labelled with its worker", async () => {
+    const text = (await rest(server.url, "GET", "/metrics")).body as string;
+    expect(text).toMatch(/svc_workers\{state="running"\} 2/);
+    expect(text).toMatch(/process_resident_memory_bytes\{worker="0"\}/);
+    expect(text).toMatch(/process_resident_memory_bytes\{worker="1"\}/);
+    // one HELP per family, however many workers
+    expect(text.match(/# HELP svc_http_requests_total /g)).toHaveLength(1);
+  });
+
+  it("replace a worker killed under load while calls keep succeeding, and lose no acknowledged write", async () => {
+    const [victim] = childPids(server.child.pid!);
+    expect(victim).toBeDefined();
+    const created: string[] = [];
+    let connectionErrors = 0;
+    let otherFailures = 0;
+    let stop = false;
+    const loop = async (n: number) => {
+      for (let i = 0; !stop; i++) {
+        try {
+          const r = await rest(server.url, "POST", "/resources/v3alpha/organizations", {
+            token,
+            agent: false,
+            // a connection the supervisor was handing to the worker as it died stays unanswered (node:cluster)
+            timeoutMs: 10_000,
+            body: { name: `load-${n}-${i}` },
+          });
+          if (r.status === 201) created.push(r.body.details.id);
+          else otherFailures++;
+        } catch {
+          // a call in flight on the killed worker loses its connection: it was never answered
+          connectionErrors++;
+        }
+      }
+    };
+    const loops = [0, 1, 2, 3].map(loop);
+    await new Promise((r) => setTimeout(r, 1000));
+    process.kill(victim!, "SIGKILL");
+    const replaced = await until("a new worker in its place", () => {
+      const now = childPids(server.child.pid!);
+      return now.length === 2 && !now.includes(victim!) ? now : undefined;
+    });
+    await new Promise((r) => setTimeout(r, 1000));
+    stop = true;
+    await Promise.all(loops);
+    expect(replaced).toHaveLength(2);
+    expect(otherFailures).toBe(0);
+    expect(connectionErrors).toBeLessThanOrEqual(4);
+    expect(created.length).toBeGreaterThan(10);
+    for (const id of created) expect((await rest(server.url, "GET", `/resources/v3alpha/organizations/${id}`, { token, agent: false })).status).toBe(200);
+    const metrics = (await rest(server.url, "GET", "/metrics", { agent: false })).body as string;
+    expect(metrics).toMatch(/svc_worker_restarts_total 1/);
+    expect(server.output()).toMatch(/worker \d exited \(SIGKILL\): starting another/);
+  }, 180_000);
+
+  it("drain every worker on SIGTERM: the calls in flight answer, then all processes and the database stop", async () => {
+    const workers = childPids(server.child.pid!);
+    const inFlight = Array.from({ length: 10 }, (_, i) =>
+      rest(server.url, "POST", "/resources/v3alpha/organizations", { token, agent: false, body: { name: `draining-${i}` } }),
+    );
+    await new Promise((r) => setTimeout(r, 20));
+    server.child.kill("SIGTERM");
+    const answers = await Promise.allSettled(inFlight);
+    expect(await server.exited).toBe(0);
+    // each either answered or was refused before it reached a worker: none cut off in the middle
+    for (const a of answers) if (a.status === "fulfilled") expect(a.value.status).toBe(201);
+    expect(answers.filter((a) => a.status === "fulfilled").length).toBeGreaterThan(0);
+    for (const pid of workers) expect(() => process.kill(pid, 0)).toThrow();
+    expect(server.output()).toContain("stopped");
+    // the next start is clean (the data directory's lock was given up)
+    const next = await startServerProcess({ ...env, SVC_WORKERS: "1" }, 150_000);
+    cleanups.push(async () => {
+      next.child.kill("SIGKILL");
+      await next.exited;
+    });
+    expect((await rest(next.url, "GET", "/readyz")).status).toBe(200);
+  }, 240_000);
+});
