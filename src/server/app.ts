@@ -1,6 +1,6 @@
 import type http from "node:http";
 import type { DescFile } from "@bufbuild/protobuf";
-import { createConnectRouter, createContextValues, cors as connectCors, type Interceptor } from "@connectrpc/connect";
+import { createContextValues, cors as connectCors, type Interceptor } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import fastifyCors from "@fastify/cors";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from "fastify";
@@ -96,6 +96,7 @@ import { registerApiReference } from "./api-reference.js";
 import { registerConsole } from "./console.js";
 import { buildOpenApi, openApiFor } from "./openapi.js";
 import { registerRestGateway } from "./rest-gateway.js";
+import { SERVER_JSON_WRITE } from "../schema/json-writer.js";
 import { methodPaths, mount, routesOf, serviceDescriptors as S, type Mounted } from "./services.js";
 import { BODY_LIMIT } from "./decoding.js";
 import type { Logger } from "pino";
@@ -384,7 +385,7 @@ async function serve(config: Config, db: Database, opts: StartOptions & { log: L
   // connect-es ignores unknown JSON fields (and so unknown enum names) by default; the API refuses them,
   // as protobuf JSON and the REST gateway do. Request bodies are checked first anyway (decoding.ts).
   // The same 4 MiB as REST bodies: connect-es would otherwise read up to 4 GiB.
-  const connectOptions = { interceptors, jsonOptions: { alwaysEmitImplicit: true, ignoreUnknownFields: false }, readMaxBytes: BODY_LIMIT };
+  const connectOptions = { interceptors, jsonOptions: { ...SERVER_JSON_WRITE, ignoreUnknownFields: false }, readMaxBytes: BODY_LIMIT };
   const routes = routesOf(mounted, BODY_LIMIT, log);
 
   const app = Fastify({
@@ -440,9 +441,7 @@ async function serve(config: Config, db: Database, opts: StartOptions & { log: L
   // carry the request too.
   const contextValues = (req: FastifyRequest) => (observe.contextValues?.(req) ?? createContextValues()).set(clientKey, req.client);
   await app.register(fastifyConnectPlugin, { routes, ...connectOptions, contextValues });
-  const router = createConnectRouter(connectOptions);
-  routes(router);
-  registerRestGateway(app, router, BODY_LIMIT);
+  registerRestGateway(app, { mounted, interceptors, jsonOptions: connectOptions.jsonOptions }, BODY_LIMIT);
   // SVC_RATE_LIMIT_*: counts in the database, shared by every process on it.
   const limiter = new RateLimiter(db, clock);
   registerOidc(

@@ -1,4 +1,4 @@
-import { fromBinary, fromJson, type DescField, type DescMessage, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import { fromBinary, fromJson, type DescField, type DescMessage, type JsonObject, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ConnectRouter, type ContextValues } from "@connectrpc/connect";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import { compressedFlag, readAllBytes, type Compression, type UniversalHandler, type UniversalServerRequest } from "@connectrpc/connect/protocol";
@@ -116,11 +116,19 @@ function within(f: DescField, key: string, value: JsonValue, path: string): Loca
  * ("invalid settings.default_language.key: expected string, got 7").
  */
 export function checkJson(desc: DescMessage, json: JsonValue): void {
-  const e = decodeError(desc, json);
-  if (!e) return;
-  // The request as a whole when no one field is to blame (a body that is no JSON object at all).
-  const found = (isObject(json) ? locate(desc, json, "") : undefined) ?? at("", e, json);
-  throw errors.invalidArgument("VALID-j5f1", `invalid ${found.path || "request"}: ${found.reason}`);
+  decodeJson(desc, json);
+}
+
+/** The request decoded from its proto JSON as checkJson checks it: the REST gateway decodes each request once. */
+export function decodeJson<Desc extends DescMessage>(desc: Desc, json: JsonValue): MessageShape<Desc> {
+  try {
+    return fromJson(desc, json);
+  } catch (thrown) {
+    const e = thrown instanceof Error ? thrown : new Error(String(thrown));
+    // The request as a whole when no one field is to blame (a body that is no JSON object at all).
+    const found = (isObject(json) ? locate(desc, json, "") : undefined) ?? at("", e, json);
+    throw errors.invalidArgument("VALID-j5f1", `invalid ${found.path || "request"}: ${found.reason}`);
+  }
 }
 
 function checkMessage(desc: DescMessage, data: Uint8Array, binary: boolean): void {
@@ -252,7 +260,7 @@ function checking(handler: UniversalHandler): UniversalHandler {
   const single = handler.method.methodKind === "unary" || handler.method.methodKind === "server_streaming";
   const wrapped = (req: UniversalServerRequest) => {
     const format = formatOf(req);
-    // An already parsed body (the REST gateway's) is checked by its caller, which has the JSON at hand.
+    // A body that is not bytes is left to connect-es (the REST gateway decodes its requests itself).
     if (!format || !isByteStream(req.body)) return handler(req);
     const encoding = req.header.get(format.encodingHeader);
     const c = !encoding || encoding === "identity" ? null : compressions.find((x) => x.name === encoding);

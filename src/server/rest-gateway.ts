@@ -1,13 +1,24 @@
 import { ScalarType, type DescField, type DescMessage, type DescMethod, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
-import { Code, ConnectError, createContextValues, type ConnectRouter } from "@connectrpc/connect";
-import { readAllBytes, type UniversalHandler } from "@connectrpc/connect/protocol";
+import {
+  Code,
+  ConnectError,
+  createContextValues,
+  createHandlerContext,
+  createServiceImplSpec,
+  type Interceptor,
+  type MethodImplSpec,
+} from "@connectrpc/connect";
+import { invokeUnaryImplementation } from "@connectrpc/connect/protocol";
+import { errorToJsonBytes, headerTimeout, parseTimeout } from "@connectrpc/connect/protocol-connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { clientKey } from "../authz/context.js";
 import { errorOfConnectJson } from "../errors/errors.js";
-import { checkJson } from "./decoding.js";
+import { decodeJson } from "./decoding.js";
 import { BadRequest, registerJsonScope, sendConnectError, sendStatus } from "../http/json-edge.js";
 import { HTTP_STATUS_HEADER, methodInfo } from "../schema/descriptors.js";
+import { jsonWriter } from "../schema/json-writer.js";
 import { noteRpcCode, type RestRouteConfig } from "../http/rpc-code.js";
+import type { Mounted } from "./services.js";
 
 export interface RestRoute {
   method: DescMethod;
@@ -126,24 +137,34 @@ export function requestJson(route: RestRoute, query: Record<string, unknown>, bo
   return json;
 }
 
-/** The answer's bytes, sent on as they are (decoding them to a string only for Fastify to encode it again cost a copy of each). */
-async function collect(body: AsyncIterable<Uint8Array> | undefined): Promise<Buffer> {
-  const bytes = body ? await readAllBytes(body, Number.MAX_SAFE_INTEGER) : new Uint8Array(0);
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+/** What a REST call runs: the RPCs' implementations behind the same interceptors as every other protocol's calls. */
+export interface RestServices {
+  mounted: Mounted[];
+  interceptors: Interceptor[];
+  /** The Connect router's JSON options (app.ts): its error details are written with them. */
+  jsonOptions: { alwaysEmitImplicit: boolean };
 }
 
 /**
- * Serves every annotated RPC as REST. Each call is handed to the RPC's Connect handler as a Connect unary
- * JSON request, so REST passes exactly the interceptors (tenancy, authentication, validation, authorization,
- * executions) that gRPC, gRPC-web and Connect calls pass.
+ * Serves every annotated RPC as REST. Each call runs the RPC's implementation as connect-es's Connect unary
+ * handler runs it (a handler context with the request's headers, deadline and signal; the interceptors:
+ * tenancy, authentication, validation, authorization, executions), so REST passes exactly what gRPC,
+ * gRPC-web and Connect calls pass. The request JSON is decoded once, here, where a field that does not
+ * decode can be named (decoding.ts); handing the JSON to connect-es's handler decoded it a second time.
+ * The answer is written by the compiled JSON writer (schema/json-writer.ts), the same text connect-es's
+ * `toJsonString` writes without building a JSON tree first (issue 31).
  */
-export function registerRestGateway(app: FastifyInstance, router: ConnectRouter, bodyLimit: number): RestRoute[] {
-  const handlers = new Map<DescMethod, UniversalHandler>(router.handlers.map((h) => [h.method, h]));
-  const routes = router.handlers.flatMap((h) => restRoutesOf(h.method));
+export function registerRestGateway(app: FastifyInstance, services: RestServices, bodyLimit: number): RestRoute[] {
+  const specs = new Map<DescMethod, MethodImplSpec>();
+  for (const m of services.mounted) for (const spec of Object.values(createServiceImplSpec(m.service, m.impl as never).methods)) specs.set(spec.method, spec);
+  const routes = [...specs.keys()].flatMap((method) => restRoutesOf(method));
   registerJsonScope(app, { bodyLimit, where: "REST gateway" }, (scope) => {
     for (const route of routes) {
-      const handler = handlers.get(route.method)!;
+      const spec = specs.get(route.method)!;
+      if (spec.kind !== "unary") continue;
       const info = methodInfo(route.method);
+      const write = jsonWriter(route.method.output, services.jsonOptions);
+      const url = `/${route.method.parent.typeName}/${route.method.name}`;
       // Metrics and traces count the call here, as REST, under the RPC's name (observe.ts).
       const config: RestRouteConfig = { svcRpc: { service: route.method.parent.typeName, method: route.method.name, template: route.template } };
       scope.route({
@@ -151,11 +172,11 @@ export function registerRestGateway(app: FastifyInstance, router: ConnectRouter,
         url: route.fastifyPath,
         config,
         handler: async (req: FastifyRequest, reply: FastifyReply) => {
-          let json: JsonObject;
+          let input: ReturnType<typeof decodeJson>;
           try {
-            json = requestJson(route, req.query as Record<string, unknown>, req.body, req.params as Record<string, string>);
-            // Here rather than in connect-es, which would name the message type instead of the field.
-            checkJson(route.method.input, json);
+            const json = requestJson(route, req.query as Record<string, unknown>, req.body, req.params as Record<string, string>);
+            // Decoded here rather than by connect-es, which would name the message type instead of the field.
+            input = decodeJson(route.method.input, json);
           } catch (e) {
             if (e instanceof BadRequest) return sendStatus(reply, Code.InvalidArgument, e.message);
             if (e instanceof ConnectError) return sendConnectError(reply, e);
@@ -172,22 +193,39 @@ export function registerRestGateway(app: FastifyInstance, router: ConnectRouter,
           const abort = new AbortController();
           // Only a client that goes away mid-call aborts it (aborting costs a DOMException per call).
           reply.raw.once("close", () => reply.raw.writableFinished || abort.abort());
-          const res = await handler({
-            httpVersion: req.raw.httpVersion,
-            method: "POST",
-            url: `http://${req.host}${handler.requestPath}`,
-            header,
-            body: json,
-            signal: abort.signal,
+          // A Connect deadline header is honoured as connect-es honours it.
+          const timeout = parseTimeout(header.get(headerTimeout), Number.MAX_SAFE_INTEGER);
+          const context = createHandlerContext({
+            service: route.method.parent,
+            method: route.method,
+            protocolName: "connect",
+            requestMethod: "POST",
+            timeoutMs: timeout.timeoutMs,
+            requestSignal: abort.signal,
+            requestHeader: header,
+            url: `http://${req.host}${url}`,
+            responseHeader: { "content-type": "application/json" },
             // Only the client: the gateway notes the call's code itself (no request for the observer).
             contextValues: createContextValues().set(clientKey, req.client),
-          } as Parameters<UniversalHandler>[0]);
-          const answer = await collect(res.body as AsyncIterable<Uint8Array> | undefined);
-          if (res.status !== 200) {
-            // The Connect error, details included, as the status object (a body that is not one: UNKNOWN).
-            return sendConnectError(reply, errorOfConnectJson(answer));
+          });
+          let answer: string;
+          try {
+            if (timeout.error) throw timeout.error;
+            const output = await invokeUnaryImplementation(spec, context, input, services.interceptors);
+            try {
+              answer = write(output as never);
+            } catch (e) {
+              throw ConnectError.from(e, Code.Internal);
+            }
+          } catch (e) {
+            context.abort(e);
+            const error = e instanceof ConnectError ? e : new ConnectError("internal error", Code.Internal, undefined, undefined, e);
+            // The Connect error, details included, as the status object: as it reads once written as Connect's JSON.
+            return sendConnectError(reply, errorOfConnectJson(errorToJsonBytes(error, services.jsonOptions)));
+          } finally {
+            context.abort();
           }
-          const override = Number(res.header?.get(HTTP_STATUS_HEADER));
+          const override = Number(context.responseHeader.get(HTTP_STATUS_HEADER));
           noteRpcCode(req, 0);
           return reply
             .status(override || info.httpSuccessCode)
