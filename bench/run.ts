@@ -17,7 +17,7 @@ import { passwordBench } from "./passwords.js";
 import { protocolsBench } from "./protocols.js";
 import { secondFactorBench } from "./second-factors.js";
 import { searchBench } from "./search.js";
-import { serializationBench } from "./serialization.js";
+import { jsonWriterBench, serializationBench } from "./serialization.js";
 import { transactionsBench } from "./transactions.js";
 import { writesBench } from "./writes.js";
 
@@ -183,7 +183,7 @@ try {
   if (sections.has("search")) {
     const perCase = Number(process.env.BENCH_SEARCH_SECONDS ?? Math.min(seconds, 3));
     ratios.push(...(await searchBench({ api, headers: json, seconds: perCase, pid: server.child.pid!, org: firstOrg })).lines);
-    ratios.push(...serializationBench());
+    ratios.push(...serializationBench(), ...jsonWriterBench());
   }
 
   // OIDC endpoints next to oidc-provider (issue 6)

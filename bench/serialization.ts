@@ -5,6 +5,7 @@
 import { create, toJsonString } from "@bufbuild/protobuf";
 import { SearchUsersResponseSchema } from "../gen/svc/resources/user/v3alpha/user_service_pb.js";
 import { toGetUser } from "../src/api/user/convert.js";
+import { jsonWriter, SERVER_JSON_WRITE } from "../src/schema/json-writer.js";
 import type { UserView } from "../src/query/users.js";
 
 /** Rows as the seed's users come from the database (bench/seed.ts). */
@@ -86,4 +87,53 @@ export function serializationBench(pages = 3000): string[] {
   return [
     `REST answer of a 100-user page, in process: protobuf (messages + canonical JSON) ${median(a).toFixed(0)} µs, direct JSON from the rows ${median(b).toFixed(0)} µs (protobuf / direct = ${(median(a) / median(b)).toFixed(2)})`,
   ];
+}
+
+/**
+ * The REST gateway's answer writer (issue 31): `toJsonString` with the server's options, as connect-es writes
+ * a Connect JSON answer and the gateway wrote REST answers, against the compiled writer (src/schema/json-writer.ts)
+ * on the same messages, a SearchUsers answer of 1 and of 100 users. Same run, alternated; the texts must be equal.
+ * Alone: `node --import tsx bench/serialization.ts`.
+ */
+export function jsonWriterBench(ms = 300): string[] {
+  const write = jsonWriter(SearchUsersResponseSchema, SERVER_JSON_WRITE);
+  const lines: string[] = [];
+  for (const users of [1, 100]) {
+    const message = create(SearchUsersResponseSchema, { result: rows().slice(0, users).map(toGetUser) });
+    if (toJsonString(SearchUsersResponseSchema, message, SERVER_JSON_WRITE) !== write(message))
+      throw new Error("serialization bench: the compiled writer's JSON differs from protobuf-es's");
+    // As sent: the text encoded to UTF-8 (which also flattens the writer's concatenated string).
+    const tree = () => Buffer.from(toJsonString(SearchUsersResponseSchema, message, SERVER_JSON_WRITE));
+    const compiled = () => Buffer.from(write(message));
+    const opsPerSecond = (f: () => Buffer) => {
+      for (let i = 0; i < 200; i++) f();
+      let n = 0;
+      const start = process.hrtime.bigint();
+      const until = start + BigInt(ms) * 1_000_000n;
+      let now = start;
+      while (now < until) {
+        for (let i = 0; i < 50; i++) f();
+        n += 50;
+        now = process.hrtime.bigint();
+      }
+      return n / (Number(now - start) / 1e9);
+    };
+    const a: number[] = [];
+    const b: number[] = [];
+    // Alternated in short windows, so that the load of a shared machine hits both alike.
+    for (let round = 0; round < 9; round++) {
+      a.push(opsPerSecond(tree));
+      b.push(opsPerSecond(compiled));
+    }
+    const median = (x: number[]) => x.sort((p, q) => p - q)[4]!;
+    const [ta, tb] = [median(a), median(b)];
+    lines.push(
+      `SearchUsers answer, ${users} user${users === 1 ? "" : "s"} (${tree().byteLength} bytes), in process: toJsonString ${ta.toFixed(0)} ops/s (${(1e6 / ta).toFixed(1)} µs), compiled writer ${tb.toFixed(0)} ops/s (${(1e6 / tb).toFixed(1)} µs), ${(tb / ta).toFixed(2)}x`,
+    );
+  }
+  return lines;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  for (const line of [...jsonWriterBench(), ...serializationBench()]) console.log(line);
 }
