@@ -16,11 +16,23 @@ export interface QueuedMessage {
   createdAt: Date;
   /** When it is first due: when it was queued, on the server's clock (the worker's), which decides what is due. */
   dueAt: Date;
+  /**
+   * Queued waiting for a provider (src/command/notification-waiting.ts): `WAITING_FOR_PROVIDER` and why, with
+   * `dueAt` its expiry. Unset: queued to be sent.
+   */
+  lastError?: string;
 }
 
 /** Queues messages as pending; one already queued (its event redelivered) is left as it is (ON CONFLICT DO NOTHING). */
 export async function queueMessages(db: Database, messages: QueuedMessage[]): Promise<void> {
-  const data = messages.map(({ sealedCode, dueAt, ...m }) => ({ ...m, code: sealedCode, status: "pending", attempts: 0, nextAttemptAt: dueAt, lastError: "" }));
+  const data = messages.map(({ sealedCode, dueAt, lastError, ...m }) => ({
+    ...m,
+    code: sealedCode,
+    status: "pending",
+    attempts: 0,
+    nextAttemptAt: dueAt,
+    lastError: lastError ?? "",
+  }));
   await db.prisma.notificationMessage.createMany({ data, skipDuplicates: true });
 }
 

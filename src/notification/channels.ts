@@ -27,13 +27,16 @@ export class Channels {
     private readonly http: OutboundHttp,
   ) {}
 
-  /** Why the instance cannot send on a channel now (no active provider, for mail no default either), or undefined. */
-  async missing(instanceId: string, channel: "mail" | "sms"): Promise<NoProvider | undefined> {
-    if (channel === "mail") {
-      if (this.smtpDefault || (await this.providers.active(instanceId, "smtp"))) return undefined;
-      return noMail();
-    }
-    return (await this.providers.active(instanceId, "sms")) ? undefined : noSms();
+  /**
+   * Why the instance cannot send on a channel now (no active provider, for mail no default either), or undefined.
+   * `fresh`: read from the table rather than the cache (a provider another process configured a moment ago counts).
+   */
+  async missing(instanceId: string, channel: "mail" | "sms", fresh = false): Promise<NoProvider | undefined> {
+    const kind = channel === "mail" ? "smtp" : "sms";
+    if (channel === "mail" && this.smtpDefault) return undefined;
+    const has = fresh ? await this.providers.hasActive(instanceId, kind) : !!(await this.providers.active(instanceId, kind));
+    if (has) return undefined;
+    return channel === "mail" ? noMail() : noSms();
   }
 
   /** Whether mail goes out without an instance's provider (SVC_SMTP_URL). */

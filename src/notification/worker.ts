@@ -120,7 +120,9 @@ const linkPaths: Record<MessageKind, string> = {
  * back-off; a permanent one (5xx from SMTP, 4xx from an SMS provider) or the last attempt marks it failed and
  * appends `notification.message.failed`. A channel without a provider is no failure of the message: it waits,
  * its attempts unspent, until a provider is added, activated or changed (the same subscription wakes it) or it
- * expires, and the worker warns once per instance and channel. Repeated warnings of one cause are folded.
+ * expires, and the worker warns once per instance and channel. A message whose channel has no provider when it is
+ * queued is queued waiting: no delivery claims it until then (issue 31: one claim each was what a mass creation of
+ * users left the server busy with). Repeated warnings of one cause are folded.
  */
 export function startNotificationWorker(deps: {
   db: Database;
@@ -158,11 +160,41 @@ export function startNotificationWorker(deps: {
     dueAt: new Date(now()),
   });
 
+  /** The one warning of an instance's channel without a provider (again only after a message of it was sent). */
+  const warnWaiting = (instanceId: string, channel: "mail" | "sms", reason: string) => {
+    const key = `${instanceId}/${channel}`;
+    if (waiting.has(key)) return;
+    waiting.add(key);
+    log.warn({ instanceId, channel, reason }, `no ${channel === "mail" ? "SMTP" : "SMS"} provider: messages wait until one is configured`);
+  };
+
+  /**
+   * Messages of a channel without a provider are queued waiting (due at their expiry, marked as waiting): no
+   * delivery claims them until a provider's event wakes them (below). Asked of the table once per instance and
+   * channel and batch: a provider committed after this check comes in a later batch, after these rows exist.
+   */
+  const queueWaitingOrDue = async (messages: QueuedMessage[]) => {
+    const missing = new Map<string, NoProvider | undefined>();
+    for (const m of messages) {
+      const key = `${m.instanceId}/${m.channel}`;
+      if (!missing.has(key)) missing.set(key, await channels.missing(m.instanceId, m.channel, true));
+      const lack = missing.get(key);
+      if (lack) Object.assign(m, { dueAt: m.expiresAt, lastError: `${WAITING_FOR_PROVIDER}${lack.message}` });
+    }
+    await queueMessages(db, messages);
+    for (const [key, lack] of missing) {
+      if (!lack) continue;
+      const [instanceId, channel] = key.split("/") as [string, "mail" | "sms"];
+      warnWaiting(instanceId, channel, lack.message);
+    }
+    return messages.some((m) => !m.lastError);
+  };
+
   const subscription = es.subscribe(
     "notifications",
     async (events) => {
       const messages = events.flatMap((e) => plan(e).map((p) => queued(e, p)));
-      if (messages.length) await queueMessages(db, messages);
+      const due = messages.length ? await queueWaitingOrDue(messages) : false;
       // A provider added, activated or changed: the instance's messages waiting for one are due now (an activation
       // or change does not name its kind: both channels; one still without a provider waits again, unwarned).
       // The warning of a channel stays given until a message of it is sent.
@@ -177,7 +209,7 @@ export function startNotificationWorker(deps: {
         const [instanceId, channel] = key.split("/") as [string, "mail" | "sms"];
         woken += await wakeWaitingMessages(db, new Date(now()), channel, instanceId);
       }
-      if (messages.length || woken) wake?.();
+      if (due || woken) wake?.();
     },
     // Only events that plan a message or may add a provider are wanted: the cursor moves past the others without a write each time.
     {
@@ -252,14 +284,7 @@ export function startNotificationWorker(deps: {
       case "retry":
         if (outcome.reason.startsWith(WAITING_FOR_PROVIDER)) {
           // One warning per instance and channel, not one per message.
-          if (!waiting.has(channelKey)) {
-            waiting.add(channelKey);
-            const what = m.channel === "mail" ? "SMTP" : "SMS";
-            log.warn(
-              { instanceId: m.instanceId, channel: m.channel, reason: outcome.reason.slice(WAITING_FOR_PROVIDER.length) },
-              `no ${what} provider: messages wait until one is configured`,
-            );
-          }
+          warnWaiting(m.instanceId, m.channel, outcome.reason.slice(WAITING_FOR_PROVIDER.length));
           break;
         }
         stats.retried++;

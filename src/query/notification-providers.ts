@@ -83,6 +83,15 @@ export class NotificationProviderQueries {
     );
   }
 
+  /**
+   * Whether the instance has an active provider of a kind, read from the table, not the cache: the notification
+   * worker decides by it whether a message waits, and another process's new provider may not have reached this
+   * process's cache yet.
+   */
+  async hasActive(instanceId: string, kind: ProviderKind): Promise<boolean> {
+    return !!(await this.db.prisma.notificationProvider.findFirst({ where: { instanceId, kind, active: true }, select: { id: true } }));
+  }
+
   private toUsable(row: { id: string; providerType: string; config: unknown; secret: string }): UsableProvider {
     return {
       id: row.id,

@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WAITING_FOR_PROVIDER } from "../../src/command/notification-waiting.js";
+import { rest } from "../support/clients.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+import { MailServer } from "../support/smtp.js";
+
+/**
+ * Issue 31: users created without a password on an instance without a mail server each ask for an
+ * initial-password mail. Those messages are queued waiting for a provider (no attempt, no retry, one warning),
+ * survive a restart, and go out once a provider is configured.
+ */
+
+let t: TestServer;
+let mail: MailServer;
+const lines: string[] = [];
+const logStream = { write: (line: string) => void lines.push(line) };
+const warnings = () =>
+  lines
+    .flatMap((l) => l.split("\n").filter(Boolean))
+    .map((l) => JSON.parse(l) as { level: number; msg: string })
+    .filter((e) => e.level === 40);
+
+beforeAll(async () => {
+  mail = await new MailServer().start();
+  t = await startTestServer({ SVC_LOG_LEVEL: "info" }, { logger: true, logStream });
+});
+afterAll(async () => {
+  await t?.close();
+  await mail?.stop();
+});
+
+async function humanWithoutPassword(username: string): Promise<string> {
+  const r = await rest(t.url, "POST", "/resources/v3alpha/users", {
+    token: t.adminPat,
+    body: { username, human: { profile: { givenName: username, familyName: "Test" }, email: { address: `${username}@example.com` } } },
+  });
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+  return r.body.details.id as string;
+}
+
+describe("messages of a channel without a provider", () => {
+  it("are queued waiting, unretried, kept over a restart, and sent once a provider is configured", async () => {
+    const users = 4;
+    for (let i = 0; i < users; i++) await humanWithoutPassword(`nomail${i}`);
+    await t.server.notifications.idle();
+    const rows = await t.server.db.prisma.notificationMessage.findMany({ where: { instanceId: t.instanceId } });
+    expect(rows).toHaveLength(users);
+    for (const row of rows) {
+      expect(row).toMatchObject({ status: "pending", attempts: 0, kind: "initPassword" });
+      expect(row.lastError.startsWith(WAITING_FOR_PROVIDER)).toBe(true);
+      // Due only at its expiry: no delivery claims it before a provider wakes it.
+      expect(row.nextAttemptAt.getTime()).toBe(row.expiresAt.getTime());
+    }
+    expect(warnings().filter((w) => /^no SMTP provider: messages wait until one is configured$/.test(w.msg))).toHaveLength(1);
+    expect(warnings().filter((w) => /will retry|given up/.test(w.msg))).toEqual([]);
+    expect(t.server.notifications.stats).toMatchObject({ sent: 0, retried: 0, failed: 0 });
+
+    // Across a restart they still wait, and the new process warns no more than once either.
+    await t.stop();
+    t = await t.restart();
+    await humanWithoutPassword("nomail-after-restart");
+    await t.server.notifications.idle();
+    expect(await t.server.db.prisma.notificationMessage.count({ where: { status: "pending", attempts: 0 } })).toBe(users + 1);
+
+    const smtp = await rest(t.url, "POST", "/resources/v3alpha/smtp_providers", {
+      token: t.adminPat,
+      body: { host: "127.0.0.1", port: mail.port, tls: "SMTP_TLS_MODE_NONE", senderAddress: "iam@example.com" },
+    });
+    expect(smtp.status, JSON.stringify(smtp.body)).toBe(201);
+    await rest(t.url, "POST", `/resources/v3alpha/smtp_providers/${smtp.body.details.id}/_activate`, { token: t.adminPat, body: {} });
+    await t.server.notifications.idle();
+    const to = (await mail.waitFor(users + 1)).flatMap((m) => m.to).sort();
+    expect(to).toEqual([...Array.from({ length: users }, (_, i) => `nomail${i}@example.com`), "nomail-after-restart@example.com"].sort());
+    const after = await t.server.db.prisma.notificationMessage.findMany({ where: { instanceId: t.instanceId } });
+    expect(after.map((r) => [r.status, r.attempts])).toEqual(Array.from({ length: users + 1 }, () => ["sent", 1]));
+
+    // With a provider, a new user's mail is queued due and goes out at once.
+    await humanWithoutPassword("withmail");
+    await t.server.notifications.idle();
+    expect((await mail.waitFor(users + 2)).flatMap((m) => m.to)).toContain("withmail@example.com");
+  }, 120_000);
+});
