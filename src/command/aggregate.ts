@@ -58,12 +58,15 @@ export async function changeAggregate<R extends Versioned, A extends string>(
   return result;
 }
 
-/** Runs a command, turning a unique-index hit by a concurrent writer into the same ALREADY_EXISTS a check gives. */
-export async function withUniqueConflict<T>(model: string, conflict: () => Error, run: () => Promise<T>): Promise<T> {
+/**
+ * Runs a command, turning a unique-index hit by a concurrent writer into the same ALREADY_EXISTS a check gives.
+ * `table`: the model's table, for a hit by a statement sent without Prisma (a projection's own SQL).
+ */
+export async function withUniqueConflict<T>(model: string, conflict: () => Error, run: () => Promise<T>, table?: string): Promise<T> {
   try {
     return await run();
   } catch (e) {
-    if (isUniqueViolation(e, model)) throw conflict();
+    if (isUniqueViolation(e, model) || (table !== undefined && isUniqueViolation(e, model, table))) throw conflict();
     throw e;
   }
 }

@@ -1,20 +1,18 @@
 import { type CodeKind, MAX_CODE_FAILURES } from "../domain/user-codes.js";
-import type { StoredEvent, Tx } from "../eventstore/eventstore.js";
+import type { Sql, StoredEvent, Tx } from "../eventstore/eventstore.js";
 import * as events from "../events/index.js";
 import { defineProjection } from "./projection.js";
 import { usersOfOrg } from "./related.js";
 
-const keep = async (tx: Tx, e: StoredEvent<{ code: string; expiresAt: string; reason?: string }>, kind: CodeKind) => {
-  const data = {
-    instanceId: e.instanceId,
-    orgId: e.resourceOwner,
-    code: e.payload.code,
-    reason: e.payload.reason ?? "",
-    expiresAt: new Date(e.payload.expiresAt),
+/** The newest code of a kind replaces the one before; one statement without Prisma (every new human sends one). */
+const keep = async (sql: Sql, e: StoredEvent<{ code: string; expiresAt: string; reason?: string }>, kind: CodeKind) => {
+  await sql.query(
+    `INSERT INTO user_codes (user_id, kind, instance_id, org_id, code, reason, expires_at, failures) VALUES ($1, $2, $3, $4, $5, $6, $7, 0)
+     ON CONFLICT (user_id, kind) DO UPDATE SET instance_id = EXCLUDED.instance_id, org_id = EXCLUDED.org_id, code = EXCLUDED.code,
+       reason = EXCLUDED.reason, expires_at = EXCLUDED.expires_at, failures = 0`,
     // A new code starts its own count of wrong tries.
-    failures: 0,
-  };
-  await tx.userCode.upsert({ where: { userId_kind: { userId: e.aggregateId, kind } }, create: { userId: e.aggregateId, kind, ...data }, update: data });
+    [e.aggregateId, kind, e.instanceId, e.resourceOwner, e.payload.code, e.payload.reason ?? "", new Date(e.payload.expiresAt)],
+  );
 };
 
 const drop = async (tx: Tx, userId: string, kind: CodeKind) => {
@@ -23,12 +21,12 @@ const drop = async (tx: Tx, userId: string, kind: CodeKind) => {
 
 /** The pending code per user and kind (src/command/user-codes.ts). */
 export const userCodes = defineProjection("userCode", 1, (on) => {
-  on(events.emailCodeAdded, (tx, e) => keep(tx, e, "email"));
-  on(events.phoneCodeAdded, (tx, e) => keep(tx, e, "phone"));
-  on(events.passwordCodeAdded, (tx, e) => keep(tx, e, "password"));
-  on(events.unlockCodeAdded, (tx, e) => keep(tx, e, "unlock"));
-  on(events.otpEmailCodeAdded, (tx, e) => keep(tx, e, "otp_email"));
-  on(events.otpSmsCodeAdded, (tx, e) => keep(tx, e, "otp_sms"));
+  on(events.emailCodeAdded, (_tx, e, sql) => keep(sql, e, "email"));
+  on(events.phoneCodeAdded, (_tx, e, sql) => keep(sql, e, "phone"));
+  on(events.passwordCodeAdded, (_tx, e, sql) => keep(sql, e, "password"));
+  on(events.unlockCodeAdded, (_tx, e, sql) => keep(sql, e, "unlock"));
+  on(events.otpEmailCodeAdded, (_tx, e, sql) => keep(sql, e, "otp_email"));
+  on(events.otpSmsCodeAdded, (_tx, e, sql) => keep(sql, e, "otp_sms"));
   on(events.userCodeFailed, async (tx, e) => {
     const kind = e.payload.kind as CodeKind;
     const row = await tx.userCode.update({ where: { userId_kind: { userId: e.aggregateId, kind } }, data: { failures: { increment: 1 } } });

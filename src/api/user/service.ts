@@ -133,8 +133,10 @@ export function userService(deps: UserDeps): ServiceImpl<typeof UserService> {
       if (schemaData) Object.assign(base, { schemaData });
       if (machine) d = await users.createMachine(es, { ...base, machine });
       else {
-        const rules = await passwordRules(deps.settings, instance.id, orgId);
-        const passwordHash = password ? await users.passwordHashOf(password, rules.problem, "user.human.password") : undefined;
+        // The password rules only for a password (most creations by an API come without one).
+        const passwordHash = password
+          ? await users.passwordHashOf(password, (await passwordRules(deps.settings, instance.id, orgId)).problem, "user.human.password")
+          : undefined;
         d = await users.createHuman(es, {
           ...base,
           box: deps.box,
