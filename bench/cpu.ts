@@ -1,5 +1,6 @@
 // CPU time of the processes a benchmark shares the cores with, from /proc (Linux), so that a figure can say
-// where the cycles went: the server, PostgreSQL, or the load generator itself.
+// where the cycles went: the server, PostgreSQL, or the load generator itself. "The server" is every process of it
+// (the supervisor and its workers under SVC_WORKERS >= 2), never its embedded PostgreSQL nor tsx's esbuild.
 import { readdirSync, readFileSync } from "node:fs";
 
 /** utime + stime of /proc/<pid>/stat in seconds (clock ticks of 1/100 s); 0 for a process that is gone. */
@@ -16,6 +17,56 @@ function statSeconds(pid: number | string): number {
 /** CPU seconds (user + system) the process has used. */
 export function cpuSeconds(pid: number): number {
   return statSeconds(pid);
+}
+
+/** Programs below a server that are not the server: its embedded PostgreSQL (counted apart) and tsx's esbuild helper. */
+const NOT_THE_SERVER = new Set(["postgres", "esbuild"]);
+
+/** The parent of every process on the machine, from /proc/<pid>/stat (field 4, the first after the state). */
+function parents(): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      out.set(Number(pid), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // gone in between
+    }
+  }
+  return out;
+}
+
+/**
+ * The processes of the server `pid`: itself and every process below it except PostgreSQL's and esbuild's (and
+ * theirs). With SVC_WORKERS >= 2 that is the supervisor and its workers; with 1, the one process.
+ */
+export function serverPids(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const [child, parent] of parents()) children.set(parent, [...(children.get(parent) ?? []), child]);
+  const out: number[] = [];
+  const visit = (p: number) => {
+    out.push(p);
+    for (const c of children.get(p) ?? []) {
+      let comm: string;
+      try {
+        comm = readFileSync(`/proc/${c}/comm`, "utf8").trim();
+      } catch {
+        continue;
+      }
+      if (!NOT_THE_SERVER.has(comm)) visit(c);
+    }
+  };
+  visit(pid);
+  return out;
+}
+
+/**
+ * CPU seconds (user + system) the server `pid` has used: the sum over `serverPids(pid)`. A worker that exited
+ * in between takes its share along (its parent's cutime gets it only once it is reaped): benches keep workers up.
+ */
+export function serverCpuSeconds(pid: number): number {
+  return serverPids(pid).reduce((sum, p) => sum + statSeconds(p), 0);
 }
 
 /** CPU seconds used so far by each PostgreSQL process on the machine (backends, WAL writer, checkpointer...), by PID. */
@@ -43,14 +94,14 @@ function postgresSince(before: Map<string, number>): number {
   return total;
 }
 
-/** CPU of the server, PostgreSQL and this process over what `run` does. */
+/** CPU of the server (its workers with it: `serverCpuSeconds`), PostgreSQL and this process over what `run` does. */
 export async function cpuDuring<T>(serverPid: number, run: () => Promise<T>): Promise<{ value: T; server: number; postgres: number; self: number }> {
-  const before = { server: cpuSeconds(serverPid), postgres: postgresCpu(), self: process.cpuUsage() };
+  const before = { server: serverCpuSeconds(serverPid), postgres: postgresCpu(), self: process.cpuUsage() };
   const value = await run();
   const selfUsage = process.cpuUsage(before.self);
   return {
     value,
-    server: cpuSeconds(serverPid) - before.server,
+    server: serverCpuSeconds(serverPid) - before.server,
     postgres: postgresSince(before.postgres),
     self: (selfUsage.user + selfUsage.system) / 1e6,
   };

@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { hashPassword, verifyPassword } from "../src/crypto/password.js";
 import { type LdapUser, slapdAvailable, startSlapd } from "../test/support/slapd.js";
-import { cpuSeconds } from "./cpu.js";
+import { cpuSeconds, serverCpuSeconds } from "./cpu.js";
 import { startProcess } from "./load.js";
 
 const signIns = Number(process.env.BENCH_SIGNINS ?? 240);
@@ -340,7 +340,7 @@ const browsers = Array.from({ length: concurrency }, () => new Browser());
 
 /** `n` sign-ins of a case, `concurrency` browsers at a time, each a new one at this server. */
 async function run(c: Case, n: number): Promise<Totals> {
-  const before = { server: cpuSeconds(pid), db: descendantsCpu(pid), slapd: descendantsCpu(process.pid, "slapd") };
+  const before = { server: serverCpuSeconds(pid), db: descendantsCpu(pid, "postgres"), slapd: descendantsCpu(process.pid, "slapd") };
   const t0 = performance.now();
   let next = 0;
   await Promise.all(
@@ -355,8 +355,8 @@ async function run(c: Case, n: number): Promise<Totals> {
   return {
     n,
     wall,
-    server: cpuSeconds(pid) - before.server,
-    db: since(before.db, descendantsCpu(pid)),
+    server: serverCpuSeconds(pid) - before.server,
+    db: since(before.db, descendantsCpu(pid, "postgres")),
     slapd: since(before.slapd, descendantsCpu(process.pid, "slapd")),
   };
 }
@@ -380,9 +380,9 @@ try {
   // Warm-up: the accounts of the providers are created and linked here; the JIT gets the paths.
   for (const c of all) await run(c, warmUp);
   // The server's own CPU when nothing is asked of it (workers, polling, timers): in every figure below too.
-  const idle0 = cpuSeconds(pid);
+  const idle0 = serverCpuSeconds(pid);
   await new Promise((r) => setTimeout(r, 3000));
-  const idleMsPerS = ((cpuSeconds(pid) - idle0) * 1000) / 3;
+  const idleMsPerS = ((serverCpuSeconds(pid) - idle0) * 1000) / 3;
   const totals = new Map<string, Totals>(all.map((c) => [c.key, { n: 0, wall: 0, server: 0, db: 0, slapd: 0 }]));
   for (let r = 0; r < rounds; r++) {
     for (const c of all) {
@@ -397,7 +397,7 @@ try {
   const pad = (s: string, n: number) => s.padEnd(n);
   console.log(
     `\nServer CPU per completed sign-in in the login UI (${concurrency} browsers at a time, ${rounds} rounds, after ${warmUp} warm-up sign-ins each; ` +
-      `server process only: user + system of /proc/${pid}/stat)`,
+      `the server's processes: user + system of /proc/<pid>/stat of ${pid} and its workers)`,
   );
   console.log(
     `${pad("sign-in", 24)} ${pad("sign-ins", 9)} ${pad("wall s", 8)} ${pad("sign-ins/s", 11)} ${pad("server CPU ms", 14)} ${pad("vs local", 9)} ` +

@@ -3,8 +3,8 @@
 // own embedded database. Both are loaded at the same time, round after round, after a warm-up: on a shared
 // machine the neighbours' load swings throughput by a factor of two within seconds, and loaded together both
 // sides meet the same swings while the scheduler gives each process the same share of CPU, so the cheaper side
-// serves more. Printed: the median of the rounds' ratios, the ratio of the summed counts, and each server
-// process's CPU time per request (from /proc, Linux). Beside it, what recording one request costs in this
+// serves more. Printed: the median of the rounds' ratios, the ratio of the summed counts, and each server's
+// CPU time per request (its processes, from /proc, Linux). Beside it, what recording one request costs in this
 // process (no network, no noise to speak of), against that CPU time per request.
 // Part of `npm run bench` (BENCH_SECTIONS=metrics); alone: node --import tsx bench/metrics.ts (BENCH_SECONDS, default 3).
 import type { ChildProcess } from "node:child_process";
@@ -12,6 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Metrics } from "../src/observability/metrics.js";
+import { serverCpuSeconds } from "./cpu.js";
 import { httpLoad, startProcess, type Result } from "./load.js";
 
 type Label = "on" | "off";
@@ -39,14 +40,10 @@ async function stop(side: Side): Promise<void> {
   rmSync(side.dir, { recursive: true, force: true });
 }
 
-/** CPU time (user + system) of a process so far in ms, or undefined where /proc is not there. */
+/** CPU time (user + system) of a server so far in ms (its workers with it), or undefined where /proc is not there. */
 function cpuMs(pid: number | undefined): number | undefined {
-  const file = `/proc/${pid}/stat`;
-  if (pid === undefined || !existsSync(file)) return undefined;
-  // The fields after the command name (in parentheses, may hold spaces); utime and stime are the 14th and 15th, in 1/100 s.
-  const stat = readFileSync(file, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  if (pid === undefined || !existsSync(`/proc/${pid}/stat`)) return undefined;
+  return serverCpuSeconds(pid) * 1000;
 }
 
 /** Nanoseconds of CPU that recording one request's count and duration takes (the metrics' part of the per-request hook). */

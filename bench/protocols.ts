@@ -1,11 +1,11 @@
 // The same handler over gRPC and over REST, driven by h2load (nghttp2's load generator, in C) so that the
-// client does not eat the cores the server runs on; compared by the server process's own CPU per call.
+// client does not eat the cores the server runs on; compared by the server's own CPU per call (its processes: bench/cpu.ts).
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { abortBench } from "./abort.js";
-import { cpuSeconds } from "./cpu.js";
+import { serverCpuSeconds } from "./cpu.js";
 import type { Result } from "./load.js";
 
 interface H2Run {
@@ -17,9 +17,9 @@ interface H2Run {
 }
 
 function h2load(args: string[], url: string, pid: number): H2Run {
-  const before = cpuSeconds(pid);
+  const before = serverCpuSeconds(pid);
   const r = spawnSync("h2load", [...args, url], { encoding: "utf8" });
-  const cpu = cpuSeconds(pid) - before;
+  const cpu = serverCpuSeconds(pid) - before;
   const rps = Number(/finished in [\d.]+m?s, ([\d.]+) req\/s/.exec(r.stdout)?.[1] ?? Number.NaN);
   const m = /requests: \d+ total, \d+ started, (\d+) done, (\d+) succeeded, (\d+) failed/.exec(r.stdout);
   if (r.status !== 0 || !m) throw new Error(`h2load failed: ${r.stderr || r.stdout}`);

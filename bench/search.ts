@@ -1,9 +1,9 @@
 // Every filter and sort column of SearchUsers (100,000 users) and SearchTargets (10,000 targets) over REST at
 // 10 connections: latency percentiles and the server's own CPU per page, read from /proc/<pid>/stat before and
-// after each run (user + system time of every thread of the node process; the embedded PostgreSQL runs in
-// processes of its own and is not counted). Filter values are chosen so that most pages are full (100 rows);
+// after each run (user + system time of every thread of the server's node processes, bench/cpu.ts; the embedded
+// PostgreSQL runs in processes of its own and is not counted). Filter values are chosen so that most pages are full (100 rows);
 // each row says how many rows its pages hold. Goal (issue 12): p99 < 20 ms and Node CPU <= 1 ms per page.
-import { readFileSync } from "node:fs";
+import { serverCpuSeconds } from "./cpu.js";
 import { httpLoad } from "./load.js";
 
 export interface SearchBenchOptions {
@@ -28,15 +28,8 @@ export interface SearchCase {
   cpuMs: number;
 }
 
-const TICKS_PER_SECOND = 100; // USER_HZ on Linux
-
-/** User + system CPU of a process in ms (every thread), from /proc/<pid>/stat. */
-function cpuOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  // The command name may contain spaces; the fields after it are space-separated (utime and stime are 14 and 15).
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
-}
+/** User + system CPU of the server in ms: its processes, every thread (bench/cpu.ts). */
+const cpuOf = (pid: number) => serverCpuSeconds(pid) * 1000;
 
 const text = [
   "EQUALS",
