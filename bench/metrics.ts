@@ -6,6 +6,7 @@
 // serves more. Printed: the median of the rounds' ratios, the ratio of the summed counts, and each server's
 // CPU time per request (its processes, from /proc, Linux). Beside it, what recording one request costs in this
 // process (no network, no noise to speak of), against that CPU time per request.
+// Both servers run BENCH_WORKERS workers (SVC_WORKERS, default 1).
 // Part of `npm run bench` (BENCH_SECTIONS=metrics); alone: node --import tsx bench/metrics.ts (BENCH_SECONDS, default 3).
 import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -14,6 +15,7 @@ import { join } from "node:path";
 import { Metrics } from "../src/observability/metrics.js";
 import { serverCpuSeconds } from "./cpu.js";
 import { httpLoad, startProcess, type Result } from "./load.js";
+import { benchWorkers } from "./server.js";
 
 type Label = "on" | "off";
 
@@ -25,10 +27,10 @@ interface Side {
   pat: string;
 }
 
-async function start(label: Label): Promise<Side> {
+async function start(label: Label, workers: number): Promise<Side> {
   const dir = mkdtempSync(join(tmpdir(), `svc-bench-metrics-${label}-`));
   // An OTEL_* variable in the bench's environment would turn tracing on for both sides: this measures metrics alone.
-  const env = { SVC_PORT: "0", SVC_DATA_DIR: dir, SVC_LOG_LEVEL: "warn", SVC_METRICS: label, OTEL_SDK_DISABLED: "true" };
+  const env = { SVC_PORT: "0", SVC_DATA_DIR: dir, SVC_LOG_LEVEL: "warn", SVC_METRICS: label, OTEL_SDK_DISABLED: "true", SVC_WORKERS: String(workers) };
   const p = await startProcess(["src/main.ts"], env, /listening on (http:\/\/\S+)/);
   return { label, dir, child: p.child, url: p.url, pat: readFileSync(join(dir, "admin.pat"), "utf8").trim() };
 }
@@ -62,8 +64,9 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
-export async function metricsBench(seconds: number, rounds = 5): Promise<{ results: Result[]; ratios: string[] }> {
-  const [on, off] = await Promise.all([start("on"), start("off")]);
+/** `workers`: SVC_WORKERS of both servers. */
+export async function metricsBench(seconds: number, workers = benchWorkers(), rounds = 5): Promise<{ results: Result[]; ratios: string[] }> {
+  const [on, off] = await Promise.all([start("on", workers), start("off", workers)]);
   try {
     if ((await fetch(`${on.url}/metrics`)).status !== 200) throw new Error("metrics on: /metrics is not served");
     if ((await fetch(`${off.url}/metrics`)).status !== 404) throw new Error("metrics off: /metrics is served");

@@ -3,14 +3,11 @@
 // compared as ratios because absolute numbers drift between runs. BENCH_SECONDS sets each run's length.
 // BENCH_DATABASE_URL (a PostgreSQL server; its database is dropped and created again) runs the server there
 // instead of on the embedded database, and lets pgbench measure the same transactions as a ceiling.
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+// BENCH_WORKERS sets the server's SVC_WORKERS (default 1); BENCH_USERS the users seeded (default 100,000).
+// The goals of issue 31 at 1 and 2 workers side by side: bench/goals.ts.
 import { create, toBinary } from "@bufbuild/protobuf";
-import pg from "pg";
 import { ResolveLanguageSettingsRequestSchema, SetLanguageSettingsRequestSchema } from "../gen/svc/settings/language/v3alpha/language_service_pb.js";
-import { grpcLoad, httpLoad, startProcess, type Result } from "./load.js";
+import { grpcLoad, httpLoad, type Result } from "./load.js";
 import { metricsBench } from "./metrics.js";
 import { oidcBench } from "./oidc.js";
 import { passwordBench } from "./passwords.js";
@@ -18,58 +15,19 @@ import { protocolsBench } from "./protocols.js";
 import { secondFactorBench } from "./second-factors.js";
 import { searchBench } from "./search.js";
 import { jsonWriterBench, serializationBench } from "./serialization.js";
+import { benchWorkers, startBenchServer } from "./server.js";
 import { transactionsBench } from "./transactions.js";
 import { writesBench } from "./writes.js";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-const targetsStored = Number(process.env.SEED_TARGETS ?? 10_000);
-const dataDir = mkdtempSync(join(tmpdir(), "svc-bench-"));
-const databaseUrl = process.env.BENCH_DATABASE_URL ? await freshDatabase(process.env.BENCH_DATABASE_URL) : undefined;
-const env: Record<string, string> = {
-  SVC_PORT: "0",
-  SVC_DATA_DIR: dataDir,
-  SVC_LOG_LEVEL: "warn",
-  // The limits as a deployment runs them by default: failures counted (the load makes none, so its cost is the
-  // check on every guessable request), the request limits off.
-  // The webhook of the actions section answers on loopback, which the default of SVC_TARGET_DENY denies.
-  SVC_TARGET_DENY: "none",
-  ...(databaseUrl ? { DATABASE_URL: databaseUrl, SVC_MASTERKEY: "bench-master-key-0123456789abcde" } : {}),
-};
-
-/** Drops and creates the database of `url`, so that every run starts from nothing. */
-async function freshDatabase(url: string): Promise<string> {
-  const target = new URL(url);
-  const name = target.pathname.slice(1) || "svc_bench";
-  const admin = new URL(url);
-  admin.pathname = "/postgres";
-  const c = new pg.Client({ connectionString: admin.toString() });
-  await c.connect();
-  await c.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
-  await c.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
-  await c.end();
-  target.pathname = `/${name}`;
-  return target.toString();
-}
-
-// First start creates the instance; then the seed; then the measured server.
-const first = await startProcess(["src/main.ts"], env, /listening on (http:\/\/\S+)/);
-first.child.kill("SIGTERM");
-await new Promise((r) => first.child.once("exit", r));
-const seeded = spawnSync(process.execPath, ["--import", "tsx", "bench/seed.ts"], {
-  env: { ...process.env, ...env, SEED_TARGETS: String(targetsStored) },
-  encoding: "utf8",
-});
-if (seeded.status !== 0) throw new Error(`seeding failed: ${seeded.stderr}`);
-const firstOrg = /first org (\d+)/.exec(seeded.stdout)![1]!;
-
+const workers = benchWorkers();
 // BENCH_CPU_PROF=<dir>: the measured server writes a V8 CPU profile there when the run ends (NODE_OPTIONS may not carry it).
 const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-const server = await startProcess(["src/main.ts"], env, /listening on (http:\/\/\S+)/, profile);
-const pat = readFileSync(join(dataDir, "admin.pat"), "utf8").trim();
+const server = await startBenchServer({ workers, databaseUrl: process.env.BENCH_DATABASE_URL, nodeArgs: profile });
+const { pat, firstOrg, databaseUrl, ceiling } = server;
+const targetsStored = server.targets;
 const auth = { authorization: `Bearer ${pat}` };
 const json = { ...auth, "content-type": "application/json" };
-const sample = await (await fetch(`${server.url}/settings/v3alpha/languages`, { headers: auth })).text();
-const ceiling = await startProcess(["bench/ceiling.ts"], { CEILING_BODY: sample }, /listening on (http:\/\/\S+)/);
 const target = new URL(server.url).host;
 const svc = "/svc.settings.language.v3alpha.LanguageSettingsService";
 // Consecutive writes cycle through the supported languages, so (nearly) every write is a real change.
@@ -99,7 +57,7 @@ try {
 
   if (sections.has("protocols")) {
     // Server CPU per call by protocol, with a client that does not compete for the cores (issue 12).
-    const byProtocol = protocolsBench({ url: server.url, pid: server.child.pid!, pat, seconds });
+    const byProtocol = protocolsBench({ url: server.url, pid: server.pid, pat, seconds });
     results.push(...byProtocol.results);
     ratios.push(...byProtocol.ratios);
   }
@@ -182,20 +140,20 @@ try {
   // Every search filter and sort column of users and targets, 10 connections, with the server's CPU per page (issue 12)
   if (sections.has("search")) {
     const perCase = Number(process.env.BENCH_SEARCH_SECONDS ?? Math.min(seconds, 3));
-    ratios.push(...(await searchBench({ api, headers: json, seconds: perCase, pid: server.child.pid!, org: firstOrg })).lines);
+    ratios.push(...(await searchBench({ api, headers: json, seconds: perCase, pid: server.pid, org: firstOrg })).lines);
     ratios.push(...serializationBench(), ...jsonWriterBench());
   }
 
   // OIDC endpoints next to oidc-provider (issue 6)
   if (sections.has("oidc")) {
-    const o = await oidcBench(server.url, server.child.pid!, pat, seconds, ceiling.url);
+    const o = await oidcBench(server.url, server.pid, pat, seconds, ceiling.url);
     results.push(...o.results);
     ratios.push(...o.lines);
   }
 
   // What metrics cost: two servers of their own, metrics on and off (bench/metrics.ts)
   if (sections.has("metrics")) {
-    const m = await metricsBench(seconds);
+    const m = await metricsBench(seconds, workers);
     results.push(...m.results);
     ratios.push(...m.ratios);
   }
@@ -221,7 +179,7 @@ try {
 
   const pad = (s: string, n: number) => s.padEnd(n);
   console.log(
-    `\n${pad(`benchmark (50 concurrent, ${seconds} s each)`, 46)} ${pad("req/s", 9)} ${pad("p50 ms", 8)} ${pad("p99 ms", 8)} ${pad("errors", 7)} vs ceiling`,
+    `\n${pad(`benchmark (50 concurrent, ${seconds} s each, ${workers} worker${workers > 1 ? "s" : ""})`, 46)} ${pad("req/s", 9)} ${pad("p50 ms", 8)} ${pad("p99 ms", 8)} ${pad("errors", 7)} vs ceiling`,
   );
   for (const r of results) {
     console.log(
@@ -257,8 +215,5 @@ try {
     }
   }
 } finally {
-  server.child.kill("SIGTERM");
-  ceiling.child.kill("SIGTERM");
-  await new Promise((r) => setTimeout(r, 500));
-  rmSync(dataDir, { recursive: true, force: true });
+  await server.stop();
 }
