@@ -64,8 +64,8 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
-/** `workers`: SVC_WORKERS of both servers. */
-export async function metricsBench(seconds: number, workers = benchWorkers(), rounds = 5): Promise<{ results: Result[]; ratios: string[] }> {
+/** `workers`: SVC_WORKERS of both servers. `ratio`: the median of the rounds' on / off throughput (the goal's figure). */
+export async function metricsBench(seconds: number, workers = benchWorkers(), rounds = 5): Promise<{ results: Result[]; ratios: string[]; ratio: number }> {
   const [on, off] = await Promise.all([start("on", workers), start("off", workers)]);
   try {
     if ((await fetch(`${on.url}/metrics`)).status !== 200) throw new Error("metrics on: /metrics is not served");
@@ -118,7 +118,7 @@ export async function metricsBench(seconds: number, workers = benchWorkers(), ro
           `recording a request costs ${ns.toFixed(0)} ns in process, ${((ns / 1000 / cpuUs.off) * 100).toFixed(2)} % of the CPU per request`,
       );
     }
-    return { results: [merged("on"), merged("off")], ratios };
+    return { results: [merged("on"), merged("off")], ratios, ratio: median(perRound) };
   } finally {
     await Promise.all([stop(on), stop(off)]);
   }

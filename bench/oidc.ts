@@ -41,7 +41,7 @@ export async function oidcBench(
   pat: string,
   seconds: number,
   ceiling: string,
-): Promise<{ results: Result[]; lines: string[] }> {
+): Promise<{ results: Result[]; lines: string[]; introspectionCpuMs: { alone: number; beside: number } }> {
   const api = async (path: string, body: unknown = {}) => {
     const r = await fetch(`${server}/resources/v3alpha${path}`, {
       method: "POST",
@@ -79,6 +79,8 @@ export async function oidcBench(
   const peerProc = await startProcess(["bench/oidc-peer.ts"], {}, /listening on (http:\/\/\S+)/);
   const out: Result[] = [];
   const lines: string[] = [];
+  // The server's CPU per introspection alone and with the paced writes beside (the writes' own CPU included), ms.
+  const introspectionCpuMs = { alone: Number.NaN, beside: Number.NaN };
   try {
     // The peer prints its secret, key and user token on the line before its URL.
     const peerInfo = JSON.parse(peerProc.output.split("\n").find((l) => l.startsWith("{"))!) as { userToken: string; secret: string; privateKeyPem: string };
@@ -171,6 +173,8 @@ export async function oidcBench(
     // Where the cycles of the run with writes went: what the introspections cost alone is taken away, per write.
     const per = (cpu: number, n: number) => ((cpu * 1000) / Math.max(1, n)).toFixed(3);
     const counts = { alone: aloneRun.value.rps * seconds, beside: besideWrites.rps * seconds, writes: written.sent - written.failed };
+    introspectionCpuMs.alone = (aloneRun.server * 1000) / Math.max(1, counts.alone);
+    introspectionCpuMs.beside = (besideRun.server * 1000) / Math.max(1, counts.beside);
     for (const [what, key] of [
       ["server", "server"],
       ["PostgreSQL", "postgres"],
@@ -256,5 +260,5 @@ export async function oidcBench(
   } finally {
     peerProc.child.kill("SIGTERM");
   }
-  return { results: out, lines };
+  return { results: out, lines, introspectionCpuMs };
 }

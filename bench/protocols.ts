@@ -34,7 +34,12 @@ export function h2loadAvailable(): boolean {
   return spawnSync("h2load", ["--version"]).status === 0;
 }
 
-export function protocolsBench(a: { url: string; pid: number; pat: string; seconds: number }): { results: Result[]; ratios: string[] } {
+/** `cpuMsPerCall`: the server's CPU per call of ResolveLanguages over gRPC and over REST (HTTP/1.1), when h2load ran. */
+export function protocolsBench(a: { url: string; pid: number; pat: string; seconds: number }): {
+  results: Result[];
+  ratios: string[];
+  cpuMsPerCall?: { grpc: number; rest: number };
+} {
   if (!h2loadAvailable()) return { results: [], ratios: ["gRPC vs REST: skipped (install Debian's nghttp2-client for h2load)"] };
   const dir = mkdtempSync(join(tmpdir(), "svc-h2load-"));
   try {
@@ -70,7 +75,7 @@ export function protocolsBench(a: { url: string; pid: number; pat: string; secon
       `server CPU per call, both on one HTTP/2 connection: REST ${restH2.cpuMsPerCall.toFixed(3)} ms, gRPC / REST over HTTP/2 = ${(grpc.cpuMsPerCall / restH2.cpuMsPerCall).toFixed(2)}`,
       ...abortBench(rest.cpuMsPerCall),
     ];
-    return { results, ratios };
+    return { results, ratios, cpuMsPerCall: { grpc: grpc.cpuMsPerCall, rest: rest.cpuMsPerCall } };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

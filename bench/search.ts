@@ -3,6 +3,9 @@
 // after each run (user + system time of every thread of the server's node processes, bench/cpu.ts; the embedded
 // PostgreSQL runs in processes of its own and is not counted). Filter values are chosen so that most pages are full (100 rows);
 // each row says how many rows its pages hold. Goal (issue 12): p99 < 20 ms and Node CPU <= 1 ms per page.
+// With `rate` (issue 31's shape, bench/goals.ts) each case is an open loop of `rate` searches/s over the 10
+// connections (autocannon's overallRate, latencies corrected for coordinated omission); with `oneRow` each case
+// with full pages runs again with a limit of 1, for the server CPU of a 100-row page against a one-row page.
 import { serverCpuSeconds } from "./cpu.js";
 import { httpLoad } from "./load.js";
 
@@ -15,6 +18,10 @@ export interface SearchBenchOptions {
   pid: number;
   /** An organisation of the seed (1,000 users). */
   org: string;
+  /** Searches per second per case, an open loop; without it each case is a closed loop of 10 connections. */
+  rate?: number;
+  /** Also runs each case with full pages at a limit of 1 (`SearchCase.oneRowCpuMs`). */
+  oneRow?: boolean;
 }
 
 export interface SearchCase {
@@ -26,6 +33,8 @@ export interface SearchCase {
   errors: number;
   /** Server CPU per request, ms. */
   cpuMs: number;
+  /** Server CPU per request of the same search with a limit of 1, ms (`oneRow`, full pages only). */
+  oneRowCpuMs?: number;
 }
 
 /** User + system CPU of the server in ms: its processes, every thread (bench/cpu.ts). */
@@ -99,32 +108,40 @@ export async function searchBench(o: SearchBenchOptions): Promise<{ cases: Searc
   ];
 
   const cases: SearchCase[] = [];
-  const run = async (resource: string, path: string, name: string, body: object) => {
+  const measure = async (name: string, path: string, body: object) => {
     // One call first: its rows, and the total of the filter counted once (kept until the table changes).
     const first = await post(path, body);
     const cpu0 = cpuOf(o.pid);
-    const r = await httpLoad(`${resource} ${name}`, {
+    const r = await httpLoad(name, {
       url: o.api(path),
       method: "POST",
       headers: o.headers,
       body: JSON.stringify(body),
       connections: 10,
       duration: o.seconds,
+      ...(o.rate ? { overallRate: o.rate } : {}),
     });
     const cpu = cpuOf(o.pid) - cpu0;
-    cases.push({ ...r, rows: first.result.length, cpuMs: r.requests ? cpu / r.requests : Number.NaN });
+    return { ...r, rows: first.result.length as number, cpuMs: r.requests ? cpu / r.requests : Number.NaN };
+  };
+  const run = async (resource: string, path: string, name: string, body: { query?: object }) => {
+    const c: SearchCase = await measure(`${resource} ${name}`, path, body);
+    if (o.oneRow && c.rows === 100) c.oneRowCpuMs = (await measure(`${c.name}, one row`, path, { ...body, query: { ...body.query, limit: 1 } })).cpuMs;
+    cases.push(c);
   };
   for (const [name, body] of users) await run("SearchUsers", "/resources/v3alpha/users/_search", name, body);
+  await run("SearchUsers", `/resources/v3alpha/users/_search?ctx.org_id=${o.org}`, "organisation context", {});
   for (const [name, body] of targets) await run("SearchTargets", "/resources/v3alpha/targets/_search", name, body);
 
   const pad = (s: string, n: number) => s.padEnd(n);
   console.log(
-    `\n${pad(`search (REST, 10 connections, ${o.seconds} s each)`, 50)} ${pad("rows", 5)} ${pad("req/s", 7)} ${pad("p50 ms", 7)} ${pad("p99 ms", 7)} ${pad("errors", 7)} node CPU ms/page`,
+    `\n${pad(`search (REST, ${o.rate ? `${o.rate}/s open loop over ` : ""}10 connections, ${o.seconds} s each)`, 50)} ${pad("rows", 5)} ${pad("req/s", 7)} ${pad("p50 ms", 7)} ${pad("p99 ms", 7)} ${pad("errors", 7)} node CPU ms/page${o.oneRow ? "  one-row page  x" : ""}`,
   );
   for (const c of cases) {
     const flag = c.p99 >= 20 || c.cpuMs > 1 ? "  *" : "";
+    const oneRow = c.oneRowCpuMs === undefined ? "" : `  ${c.oneRowCpuMs.toFixed(2)}  x${(c.cpuMs / c.oneRowCpuMs).toFixed(2)}`;
     console.log(
-      `${pad(c.name, 50)} ${pad(String(c.rows), 5)} ${pad(c.rps.toFixed(0), 7)} ${pad(c.p50.toFixed(2), 7)} ${pad(c.p99.toFixed(2), 7)} ${pad(String(c.errors), 7)} ${c.cpuMs.toFixed(2)}${flag}`,
+      `${pad(c.name, 50)} ${pad(String(c.rows), 5)} ${pad(c.rps.toFixed(0), 7)} ${pad(c.p50.toFixed(2), 7)} ${pad(c.p99.toFixed(2), 7)} ${pad(String(c.errors), 7)} ${c.cpuMs.toFixed(2)}${oneRow}${flag}`,
     );
   }
   const worst = (f: (c: SearchCase) => number) => cases.reduce((a, b) => (f(b) > f(a) ? b : a));
