@@ -95,6 +95,8 @@ export class Clients {
    */
   private readonly verified = new Map<string, number>();
   private readonly cacheKey = randomBytes(32).toString("base64url");
+  /** Verifications under way, by the same key: calls arriving meanwhile wait for the same answer. */
+  private readonly verifying = new Map<string, Promise<boolean>>();
   private static readonly VERIFIED_MS = 5 * 60_000;
 
   constructor(
@@ -149,12 +151,27 @@ export class Clients {
     const key = hash("sha256", `${this.cacheKey}\0${client.clientId}\0${client.secretHash}\0${secret}`, "base64url");
     const until = this.verified.get(key);
     if (until && until > Date.now()) return true;
-    const { valid } = await verifyPassword(secret, client.secretHash);
-    if (valid) {
-      if (this.verified.size > 10_000) this.verified.clear();
-      this.verified.set(key, Date.now() + Clients.VERIFIED_MS);
+    // Calls of one client with one secret that arrive together share one verification: a burst of 50 (a newly
+    // started worker, a cache entry just expired) would otherwise queue 50 scrypt runs on the thread pool.
+    let verifying = this.verifying.get(key);
+    if (!verifying) {
+      verifying = verifyPassword(secret, client.secretHash).then(
+        ({ valid }) => {
+          this.verifying.delete(key);
+          if (valid) {
+            if (this.verified.size > 10_000) this.verified.clear();
+            this.verified.set(key, Date.now() + Clients.VERIFIED_MS);
+          }
+          return valid;
+        },
+        (err: unknown) => {
+          this.verifying.delete(key);
+          throw err;
+        },
+      );
+      this.verifying.set(key, verifying);
     }
-    return valid;
+    return verifying;
   }
 
   /**
