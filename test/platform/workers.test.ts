@@ -235,3 +235,18 @@ describe("several worker processes on one port (SVC_WORKERS=2)", () => {
     expect((await rest(next.url, "GET", "/readyz")).status).toBe(200);
   }, 240_000);
 });
+
+describe("a worker that cannot start (SVC_WORKERS=2)", () => {
+  it("stops the whole start with that worker's one line and exit code 1", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "svc-workers-"));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    // nothing listens on port 1: every worker fails to reach the database
+    const r = await startOrExit({ SVC_WORKERS: "2", SVC_DATA_DIR: dir, DATABASE_URL: "postgres://postgres@127.0.0.1:1/none", SVC_MASTERKEY: TEST_MASTERKEY });
+    expect("code" in r && r.code).toBe(1);
+    const output = "output" in r ? r.output : "";
+    const lines = output.split("\n").filter((l) => l.startsWith("cannot start"));
+    expect(lines, output).toHaveLength(1);
+    expect(lines[0]).toMatch(/^cannot start: DATABASE_URL postgres:\/\/postgres@127\.0\.0\.1:1\/none: /);
+    expect(output).not.toContain("listening on");
+  });
+});
