@@ -12,7 +12,7 @@ import { invokeUnaryImplementation } from "@connectrpc/connect/protocol";
 import { errorToJsonBytes, headerTimeout, parseTimeout } from "@connectrpc/connect/protocol-connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { clientKey } from "../authz/context.js";
-import { errorOfConnectJson } from "../errors/errors.js";
+import { errorOfConnectJson, unexpectedFault } from "../errors/errors.js";
 import { decodeJson } from "./decoding.js";
 import { BadRequest, registerJsonScope, sendConnectError, sendStatus } from "../http/json-edge.js";
 import { HTTP_STATUS_HEADER, methodInfo } from "../schema/descriptors.js";
@@ -212,14 +212,11 @@ export function registerRestGateway(app: FastifyInstance, services: RestServices
           try {
             if (timeout.error) throw timeout.error;
             const output = await invokeUnaryImplementation(spec, context, input, services.interceptors);
-            try {
-              answer = write(output as never);
-            } catch (e) {
-              throw ConnectError.from(e, Code.Internal);
-            }
+            answer = write(output as never);
           } catch (e) {
             context.abort(e);
-            const error = e instanceof ConnectError ? e : new ConnectError("internal error", Code.Internal, undefined, undefined, e);
+            // A fault past the interceptors (an answer that cannot be written): logged under a reference, as every fault.
+            const error = e instanceof ConnectError ? e : unexpectedFault(req.log, e, { rpc: url });
             // The Connect error, details included, as the status object: as it reads once written as Connect's JSON.
             return sendConnectError(reply, errorOfConnectJson(errorToJsonBytes(error, services.jsonOptions)));
           } finally {
