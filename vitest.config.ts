@@ -1,5 +1,4 @@
 import { defineConfig } from "vitest/config";
-import HeavyFirstSequencer from "./test/support/sequencer.js";
 
 // The whole suite runs on the embedded PostgreSQL, and again on a PostgreSQL server when TEST_DATABASE_URL is set.
 const databases = ["embedded", ...(process.env.TEST_DATABASE_URL ? ["postgres"] : [])];
@@ -16,8 +15,6 @@ export default defineConfig({
     // servers and keep no state in modules (docs/decisions.md "Test run time").
     isolate: false,
     globalSetup: ["test/support/global-teardown.ts"],
-    // Files that start processes, containers or browsers first (test/support/sequencer.ts): the run's tail.
-    sequence: { sequencer: HeavyFirstSequencer },
     hookTimeout: 60_000,
     projects: [
       ...databases.map((db) => ({
