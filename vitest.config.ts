@@ -19,14 +19,17 @@ export default defineConfig({
     projects: [
       ...databases.map((db) => ({
         extends: true,
-        test: { name: db, include: ["test/**/*.test.ts"], exclude: ["test/**/*.timing.test.ts"], env: { SVC_TEST_DB: db } },
+        // SVC_WORKERS=1: the processes the tests start are single unless a test asks for workers
+        // (test/platform/workers.test.ts, and the log's test, which starts the default): two cores shared by three
+        // test files have none to spare for a supervisor and two workers in every server a test starts.
+        test: { name: db, include: ["test/**/*.test.ts"], exclude: ["test/**/*.timing.test.ts"], env: { SVC_TEST_DB: db, SVC_WORKERS: "1" } },
       })),
       // Assertions on elapsed time (an answer no faster for unknown names, a target cut at its timeout): run
       // alone, one file at a time, after the others (package.json's test script), so that a loaded machine does
       // not decide them. `vitest run --project timing` runs them by themselves.
       {
         extends: true,
-        test: { name: "timing", include: ["test/**/*.timing.test.ts"], env: { SVC_TEST_DB: "embedded" }, fileParallelism: false },
+        test: { name: "timing", include: ["test/**/*.timing.test.ts"], env: { SVC_TEST_DB: "embedded", SVC_WORKERS: "1" }, fileParallelism: false },
       },
     ],
   },
