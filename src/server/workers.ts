@@ -46,7 +46,8 @@ export async function superviseWorkers(config: Config, log: Logger, exit: (code:
     stopping = true;
     const live = slots.filter((s): s is Slot => s !== undefined && !s.worker.isDead());
     for (const s of live) send(s.worker, { t: "drain" });
-    const deadline = config.shutdownGraceMs + 5_000;
+    // the grace for calls in flight, then time to close the rest (subscriptions, pools) on a loaded machine
+    const deadline = config.shutdownGraceMs + 20_000;
     const exited = await Promise.race([
       Promise.all(live.map((s) => (s.worker.isDead() ? undefined : new Promise((r) => s.worker.once("exit", r))))).then(() => true),
       new Promise<boolean>((r) => setTimeout(() => r(false), deadline).unref()),
