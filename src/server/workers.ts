@@ -45,7 +45,12 @@ export async function superviseWorkers(config: Config, log: Logger, exit: (code:
   const stopAll = async (code: number): Promise<number> => {
     stopping = true;
     const live = slots.filter((s): s is Slot => s !== undefined && !s.worker.isDead());
-    for (const s of live) send(s.worker, { t: "drain" });
+    // A worker still starting may not listen for messages yet (one sent then is lost): a signal reaches it either
+    // way, ending it (nothing answered yet) or, once its handler is in place, draining it.
+    for (const s of live) {
+      if (s.ready) send(s.worker, { t: "drain" });
+      else s.worker.process.kill("SIGTERM");
+    }
     // the grace for calls in flight, then time to close the rest (subscriptions, pools) on a loaded machine
     const deadline = config.shutdownGraceMs + 20_000;
     const exited = await Promise.race([
@@ -91,6 +96,7 @@ export async function superviseWorkers(config: Config, log: Logger, exit: (code:
     worker.on("message", (m: WorkerMessage) => {
       if (m.t === "ready") {
         s.ready = true;
+        if (stopping) return send(worker, { t: "drain" });
         url = m.url;
         firstInstance ??= m.firstInstance;
         if (slots.every((x) => x?.ready)) started.resolve({ url, firstInstance, stop: () => stopAll(0) });
