@@ -47,10 +47,10 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-/** Drops and creates the database of `url`, so that every run starts from nothing. */
-async function freshDatabase(url: string): Promise<string> {
+/** Drops and creates the database of `url` (`fallbackName` when it names none), so that every run starts from nothing. */
+export async function freshDatabase(url: string, fallbackName = "svc_bench"): Promise<string> {
   const target = new URL(url);
-  const name = target.pathname.slice(1) || "svc_bench";
+  const name = target.pathname.slice(1) || fallbackName;
   const admin = new URL(url);
   admin.pathname = "/postgres";
   const c = new pg.Client({ connectionString: admin.toString() });

@@ -9,28 +9,13 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
 import { cpuSeconds } from "./cpu.js";
 import autocannon from "autocannon";
 import { startProcess } from "./load.js";
+import { freshDatabase } from "./server.js";
 
 const writes = Number(process.env.BENCH_USERS ?? 3000);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
-
-/** Drops and creates the database of `url`, so that every run starts from nothing. */
-async function freshDatabase(url: string): Promise<string> {
-  const target = new URL(url);
-  const name = target.pathname.slice(1) || "svc_bench_users";
-  const admin = new URL(url);
-  admin.pathname = "/postgres";
-  const c = new pg.Client({ connectionString: admin.toString() });
-  await c.connect();
-  await c.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
-  await c.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
-  await c.end();
-  target.pathname = `/${name}`;
-  return target.toString();
-}
 
 /** CPU seconds a second the server uses when nothing is asked of it (timers, polls; a profiler's own thread). */
 let idleRate = 0;
@@ -130,7 +115,7 @@ export async function userWritesBench(a: { url: string; pid: number; headers: Re
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const dataDir = mkdtempSync(join(tmpdir(), "svc-bench-users-"));
-  const databaseUrl = process.env.BENCH_DATABASE_URL ? await freshDatabase(process.env.BENCH_DATABASE_URL) : undefined;
+  const databaseUrl = process.env.BENCH_DATABASE_URL ? await freshDatabase(process.env.BENCH_DATABASE_URL, "svc_bench_users") : undefined;
   const env: Record<string, string> = {
     SVC_PORT: "0",
     SVC_DATA_DIR: dataDir,
