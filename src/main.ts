@@ -184,14 +184,16 @@ async function main() {
   process.removeAllListeners("warning");
   process.on("warning", (w) => all.warn({ warning: w.name, code: (w as NodeJS.ErrnoException).code }, w.message));
   if (role) return serveAsWorker(config, role, all);
-  const server = config.workers >= 2 ? await supervise(config, log) : await serveAlone(config, all);
+  const supervisor = config.workers >= 2;
+  let server: Serving | undefined;
+  let stopStarting: (() => Promise<number>) | undefined;
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, "shutting down: finishing in-flight calls");
     try {
-      const code = await server.stop();
+      const code = await (server ? server.stop() : stopStarting ? stopStarting() : 0);
       log.info({ signal }, "stopped");
       process.exit(code);
     } catch (err) {
@@ -199,9 +201,15 @@ async function main() {
       process.exit(1);
     }
   };
-  // Before the ready line: whoever reads it may signal at once, and an unhandled SIGTERM kills outright.
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
+  const handleSignals = () => {
+    process.on("SIGTERM", () => void stop("SIGTERM"));
+    process.on("SIGINT", () => void stop("SIGINT"));
+  };
+  // A supervisor handles signals from its first moment (src/server/workers.ts); one process, once it serves
+  // and before the ready line: whoever reads it may signal at once, and an unhandled SIGTERM kills outright.
+  if (supervisor) handleSignals();
+  server = supervisor ? await supervise(config, log, (s) => (stopStarting = s)) : await serveAlone(config, all);
+  if (!supervisor) handleSignals();
   // Paths and the URL end at a space: whoever reads them from a line (scripts, the tests) takes them up to there.
   if (server.firstInstance) {
     const pat = config.firstInstancePatPath;
@@ -237,9 +245,9 @@ async function serveAlone(config: Config, log: Logger): Promise<Serving> {
   return { url: server.url, firstInstance: created ? { passwordFile } : undefined, stop: () => server.close().then(() => 0) };
 }
 
-async function supervise(config: Config, log: Logger): Promise<Serving> {
+async function supervise(config: Config, log: Logger, onStoppable: (stop: () => Promise<number>) => void): Promise<Serving> {
   const { superviseWorkers } = await import("./server/workers.js");
-  return superviseWorkers(config, log, (code) => process.exit(code)).catch((err: unknown) => {
+  return superviseWorkers(config, log, (code) => process.exit(code), onStoppable).catch((err: unknown) => {
     throw startError(err, config);
   });
 }

@@ -36,13 +36,25 @@ interface Slot {
   ready: boolean;
 }
 
-/** Starts `config.workers` workers and resolves when all listen; rejects with the first one's failure. */
-export async function superviseWorkers(config: Config, log: Logger, exit: (code: number) => void): Promise<Supervised> {
+/**
+ * Starts `config.workers` workers and resolves when all listen; rejects with the first one's failure.
+ * `onStoppable` gets the stop at once, before any worker is forked: the first worker answers on the port before
+ * the last is ready, so a SIGTERM can come while starting (and a container's PID 1 ignores one it has no
+ * handler for).
+ */
+export async function superviseWorkers(
+  config: Config,
+  log: Logger,
+  exit: (code: number) => void,
+  onStoppable: (stop: () => Promise<number>) => void,
+): Promise<Supervised> {
   const n = config.workers;
-  let embedded: EmbeddedPostgres | undefined;
+  let embedded: Promise<EmbeddedPostgres> | undefined;
   let stopping = false;
   const slots: (Slot | undefined)[] = Array.from({ length: n }, () => undefined);
-  const stopAll = async (code: number): Promise<number> => {
+  let stopped: Promise<number> | undefined;
+  const stopAll = (code: number): Promise<number> => (stopped ??= drainAll(code));
+  const drainAll = async (code: number): Promise<number> => {
     stopping = true;
     const live = slots.filter((s): s is Slot => s !== undefined && !s.worker.isDead());
     // A worker still starting may not listen for messages yet (one sent then is lost): a signal reaches it either
@@ -58,13 +70,15 @@ export async function superviseWorkers(config: Config, log: Logger, exit: (code:
       new Promise<boolean>((r) => setTimeout(() => r(false), deadline).unref()),
     ]);
     for (const s of live) if (!s.worker.isDead()) s.worker.process.kill("SIGKILL");
-    await embedded?.stop();
+    // one still starting is waited for: stopped now, not left running without its owner
+    await embedded?.then((e) => e.stop()).catch(() => undefined);
     return exited ? code : 1;
   };
+  onStoppable(() => stopAll(0));
 
   if (!config.databaseUrl) {
     if (isFirstEmbeddedStart(config)) log.info({ dataDir: config.dataDir }, "preparing the database ...");
-    embedded = await startEmbeddedPostgres(config.dataDir, {
+    embedded = startEmbeddedPostgres(config.dataDir, {
       onLost: (reason) => {
         // the workers would only fail each call: stop them and exit, as one process does (docs/decisions.md)
         log.error({ reason }, reason);
@@ -72,6 +86,7 @@ export async function superviseWorkers(config: Config, log: Logger, exit: (code:
         exit(1);
       },
     });
+    await embedded;
   }
   const role = (slot: number): WorkerRole => ({
     slot,
@@ -158,7 +173,7 @@ export async function superviseWorkers(config: Config, log: Logger, exit: (code:
   };
 
   try {
-    for (let slot = 0; slot < n; slot++) fork(slot);
+    for (let slot = 0; slot < n && !stopping; slot++) fork(slot);
     return await all;
   } catch (err) {
     await stopAll(1);

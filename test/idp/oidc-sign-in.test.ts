@@ -1,5 +1,6 @@
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Writable } from "node:stream";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { afterCallback, launchChromium } from "../support/browser.js";
 import { rest } from "../support/clients.js";
 import { type ExternalClaims, type ExternalOp, startExternalOp } from "../support/external-op.js";
@@ -62,8 +63,16 @@ const userIdOf = async (username: string) => (await t.server.db.prisma.user.find
 const eventTypes = async (userId: string) =>
   (await t.server.db.prisma.event.findMany({ where: { aggregateId: userId }, orderBy: { position: "asc" } })).map((e) => e.type);
 
+/** The server's warnings (why a sign-in "did not succeed" is only in the log): printed when a test fails. */
+const warnings: string[] = [];
+beforeEach(({ onTestFailed }) => {
+  const from = warnings.length;
+  onTestFailed(() => console.error(`the server's warnings during the test:\n${warnings.slice(from).join("") || "(none)"}`));
+});
+
 beforeAll(async () => {
-  t = await startTestServer();
+  const logStream = new Writable({ write: (line, _enc, done) => done(void warnings.push(String(line))) });
+  t = await startTestServer({ SVC_LOG_LEVEL: "warn" }, { logger: true, logStream });
   op = await startExternalOp(`${t.url}/idps/callback`, opUsers);
   browser = await launchChromium();
 });

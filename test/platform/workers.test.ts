@@ -225,6 +225,14 @@ describe("several worker processes on one port (SVC_WORKERS=2)", () => {
     for (const a of answers) if (a.status === "fulfilled") expect(a.value.status).toBe(201);
     for (const pid of workers) expect(() => process.kill(pid, 0)).toThrow();
     expect(server.output()).toContain("stopped");
+    // signalled while its workers start (one answers on the port before the supervisor's ready line): the
+    // supervisor stops them and the database, exit 0, nothing left behind
+    const early = await startOrExit({ ...env, SVC_LOG_LEVEL: "info" }, 150_000, /Server listening at (http:\/\/\S+:(\d+))/);
+    if (!("server" in early)) throw new Error(`exited with ${early.code} before a worker listened:\n${early.output}`);
+    const starting = childPids(early.server.child.pid!);
+    early.server.child.kill("SIGTERM");
+    expect(await early.server.exited, early.server.output().slice(-3000)).toBe(0);
+    for (const pid of starting) expect(() => process.kill(pid, 0)).toThrow();
     // the next start is clean (the data directory's lock was given up)
     const next = await startServerProcess({ ...env, SVC_WORKERS: "1" }, 150_000);
     cleanups.push(async () => {

@@ -16,10 +16,14 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs 
   throw new Error(`exited with ${started.code} before it was ready:\n${started.output}`);
 }
 
-/** Starts `src/main.ts` and tells whether it came up or exited first (with its code and output). */
+/**
+ * Starts `src/main.ts` and tells whether it came up or exited first (with its code and output). Up is the line
+ * `ready` matches (its groups: the URL, the port): the ready line unless a test waits for an earlier one.
+ */
 export async function startOrExit(
   env: Record<string, string>,
   timeoutMs = 60_000,
+  ready = /listening on (http:\/\/\S+:(\d+))/,
 ): Promise<{ server: ServerProcess } | { code: number | null; output: string }> {
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
     cwd: projectRoot,
@@ -36,7 +40,7 @@ export async function startOrExit(
     }, timeoutMs);
     const onData = (d: Buffer) => {
       out += d.toString();
-      const m = /listening on (http:\/\/\S+:(\d+))/.exec(out);
+      const m = ready.exec(out);
       if (m) {
         clearTimeout(timer);
         resolve({ server: { child, url: m[1]!.replace("localhost", "127.0.0.1"), port: Number(m[2]), output: () => out, exited } });
