@@ -7,7 +7,7 @@ import { openDatabase } from "../../src/storage/database.js";
 import { rest } from "../support/clients.js";
 import { requestInFlight } from "../support/in-flight.js";
 import { freshPostgresDatabase, TEST_MASTERKEY, testDb } from "../support/database.js";
-import { startServerProcess } from "../support/process.js";
+import { serverArgs, startServerProcess } from "../support/process.js";
 
 let dataDir: string;
 let env: Record<string, string>;
@@ -70,7 +70,7 @@ describe("the server process", () => {
     const dir = mkdtempSync(join(tmpdir(), "svc-migrate-"));
     try {
       const run = () =>
-        spawnSync(process.execPath, ["--import", "tsx", "src/main.ts", "migrate"], {
+        spawnSync(process.execPath, serverArgs("migrate"), {
           cwd: join(import.meta.dirname, "..", ".."),
           env: { ...process.env, SVC_DATA_DIR: dir, ...(env.DATABASE_URL ? { DATABASE_URL: env.DATABASE_URL, SVC_MASTERKEY: TEST_MASTERKEY } : {}) },
           encoding: "utf8",

@@ -8,6 +8,7 @@ import { traceIdOf } from "../../src/http/trace-id.js";
 import { textLine } from "../../src/server/logging.js";
 import { projectRoot } from "../../src/storage/paths.js";
 import { testDb } from "../support/database.js";
+import { serverArgs } from "../support/process.js";
 
 /**
  * Issue 29, logs: `npm start | jq` reads every line. The server runs as its own process (what `npm start` runs),
@@ -27,10 +28,10 @@ interface Run {
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 
-/** Starts src/main.ts, waits for its address, sends the requests, stops it with SIGTERM; its lines, per stream. */
+/** Starts the server (serverArgs), waits for its address, sends the requests, stops it with SIGTERM; its lines, per stream. */
 async function run(env: Record<string, string>): Promise<Run> {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("SVC_") && k !== "DATABASE_URL"));
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const child = spawn(process.execPath, serverArgs(), {
     cwd: projectRoot,
     env: { ...clean, SVC_PORT: "0", SVC_HOST: "127.0.0.1", SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],

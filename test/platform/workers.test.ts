@@ -20,7 +20,7 @@ afterAll(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-/** The worker processes under the supervisor `pid` (tsx's esbuild service is a child too; ps exits 1 when none). */
+/** The worker processes under the supervisor `pid` (the embedded PostgreSQL is a child too; ps exits 1 when none). */
 function childPids(pid: number): number[] {
   let out = "";
   try {
@@ -30,7 +30,7 @@ function childPids(pid: number): number[] {
   }
   return out
     .split("\n")
-    .filter((l) => l.includes("src/main.ts"))
+    .filter((l) => l.includes("src/main."))
     .map((l) => Number(l.trim().split(/\s+/)[0]));
 }
 

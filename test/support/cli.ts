@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
+import { serverArgs } from "./process.js";
 
 const root = join(import.meta.dirname, "..", "..");
 
@@ -10,12 +11,13 @@ const root = join(import.meta.dirname, "..", "..");
 function cleanEnv(env: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("SVC_") && k !== "DATABASE_URL") out[k] = v;
-  return { ...out, SVC_LOG_LEVEL: "warn", ...env };
+  // one process unless a test asks for workers (test/platform/workers.test.ts), as test/support/process.ts
+  return { ...out, SVC_LOG_LEVEL: "warn", SVC_WORKERS: "1", ...env };
 }
 
 /** `src/main.ts` with arguments and a clean environment, running (a test signals or kills it itself). */
 export function spawnMain(args: string[], env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], { cwd: root, env: cleanEnv(env), stdio: ["ignore", "pipe", "pipe"] });
+  return spawn(process.execPath, serverArgs(...args), { cwd: root, env: cleanEnv(env), stdio: ["ignore", "pipe", "pipe"] });
 }
 
 export interface CliResult {

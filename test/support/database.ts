@@ -7,14 +7,18 @@ export const testDb = process.env.SVC_TEST_DB === "postgres" ? "postgres" : "emb
 /** The master key tests use with DATABASE_URL, where SVC_MASTERKEY is required. */
 export const TEST_MASTERKEY = "test-master-key-of-32-bytes-long";
 
-/** A fresh, empty PostgreSQL database for one test server; dropped by the returned function. */
-export async function freshPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+/**
+ * A fresh PostgreSQL database for one test server, dropped by the returned function: empty, or `migrated`, a
+ * copy of the run's database with the migrations applied (test/support/postgres-template.ts), when there is one.
+ */
+export async function freshPostgresDatabase(opts: { migrated?: boolean } = {}): Promise<{ url: string; drop: () => Promise<void> }> {
   const base = process.env.TEST_DATABASE_URL;
   if (!base) throw new Error("SVC_TEST_DB=postgres needs TEST_DATABASE_URL");
   const name = `svc_test_${randomBytes(6).toString("hex")}`;
   const admin = new pg.Client({ connectionString: base });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
+  const template = opts.migrated ? process.env.SVC_TEST_PG_TEMPLATE : undefined;
+  await admin.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ""}`);
   await admin.end();
   const url = new URL(base);
   url.pathname = `/${name}`;

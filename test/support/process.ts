@@ -1,5 +1,49 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdirSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { projectRoot } from "../../src/storage/paths.js";
+
+/** bin/svc.js's V8 flag (its first line; docs/decisions.md "Build: Start time and idle memory"). */
+const V8_FLAGS = ["--wasm-tiering-budget=180000000"];
+let built = false;
+
+/**
+ * The arguments of `node` that run the server as `npm start` does: the compiled build with bin/svc.js's flag,
+ * about half the CPU of a start through tsx (docs/decisions.md "Test run time"). The first call of a test
+ * process has dist/ built when it is missing or stale (bin/svc.js --help does that, then prints its usage),
+ * one test process at a time: the others wait for the one building.
+ */
+export function serverArgs(...args: string[]): string[] {
+  if (!built) {
+    const lock = join(projectRoot, ".dist-building");
+    for (;;) {
+      try {
+        mkdirSync(lock);
+      } catch {
+        // a lock a killed run left behind is taken after five minutes
+        const age = (() => {
+          try {
+            return Date.now() - statSync(lock).mtimeMs;
+          } catch {
+            return 0;
+          }
+        })();
+        if (age > 300_000) rmSync(lock, { recursive: true, force: true });
+        else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500);
+        continue;
+      }
+      try {
+        const r = spawnSync(process.execPath, ["bin/svc.js", "--help"], { cwd: projectRoot, encoding: "utf8", env: { ...process.env, NODE_OPTIONS: "" } });
+        if (r.status !== 0) throw new Error(`building dist/ for the tests failed:\n${r.stderr}`);
+      } finally {
+        rmSync(lock, { recursive: true, force: true });
+      }
+      break;
+    }
+    built = true;
+  }
+  return [...V8_FLAGS, join(projectRoot, "dist", "src", "main.js"), ...args];
+}
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -9,7 +53,7 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts `src/main.ts` as its own process (what `npm start` runs) and waits for the line with its URL. */
+/** Starts the server as its own process (what `npm start` runs: serverArgs) and waits for the line with its URL. */
 export async function startServerProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
   const started = await startOrExit(env, timeoutMs);
   if ("server" in started) return started.server;
@@ -25,7 +69,7 @@ export async function startOrExit(
   timeoutMs = 60_000,
   ready = /listening on (http:\/\/\S+:(\d+))/,
 ): Promise<{ server: ServerProcess } | { code: number | null; output: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const child = spawn(process.execPath, serverArgs(), {
     cwd: projectRoot,
     // one process unless a test asks for workers (test/platform/workers.test.ts): the supervisor's own tests are there
     env: { ...process.env, SVC_PORT: "0", SVC_LOG_LEVEL: "warn", SVC_WORKERS: "1", ...env },

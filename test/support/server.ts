@@ -38,7 +38,7 @@ interface Storage {
 async function newStorage(): Promise<Storage> {
   const dataDir = mkdtempSync(join(tmpdir(), "svc-test-"));
   if (testDb === "postgres") {
-    const pgdb = await freshPostgresDatabase();
+    const pgdb = await freshPostgresDatabase({ migrated: true });
     return {
       dataDir,
       databaseUrl: pgdb.url,
