@@ -103,6 +103,8 @@ export async function superviseWorkers(
   let url = "";
   let firstInstance: Supervised["firstInstance"];
   let failed = false;
+  /** Every worker of the start has been ready once: from then on an exit is a crash to replace. */
+  let up = false;
 
   const fork = (slot: number) => {
     const worker = cluster.fork({ [WORKER_ENV]: JSON.stringify(role(slot)) });
@@ -114,10 +116,17 @@ export async function superviseWorkers(
         if (stopping) return send(worker, { t: "drain" });
         url = m.url;
         firstInstance ??= m.firstInstance;
-        if (slots.every((x) => x?.ready)) started.resolve({ url, firstInstance, stop: () => stopAll(0) });
-      } else if (m.t === "failed" && !failed && !slots.every((x) => x?.ready)) {
-        failed = true;
-        started.reject(new StartupError(m.line.replace(/^cannot start: /, "")));
+        if (!up && slots.every((x) => x?.ready)) {
+          up = true;
+          started.resolve({ url, firstInstance, stop: () => stopAll(0) });
+        }
+      } else if (m.t === "failed") {
+        // a replacement's failure is the operator's to read; its exit is counted as a crash
+        if (up) log.error({ worker: slot }, m.line);
+        else if (!failed) {
+          failed = true;
+          started.reject(new StartupError(m.line.replace(/^cannot start: /, "")));
+        }
       } else if (m.t === "changed") relay.changed(slot, m);
       else if (m.t === "applied") relay.applied(m, slot);
       else if (m.t === "metrics") void machineMetrics().then((text) => send(worker, { t: "metrics", id: m.id, text }));
@@ -126,7 +135,9 @@ export async function superviseWorkers(
     worker.on("exit", (code, signal) => {
       relay.gone(slot);
       if (stopping || slots[slot]?.worker !== worker) return;
-      if (!slots.every((x) => x?.ready)) {
+      // Before all first came up, an exit fails the start; after, any unplanned exit counts, a replacement that
+      // dies while starting too (it would otherwise leave its slot empty for good).
+      if (!up) {
         if (!failed) {
           failed = true;
           started.reject(new StartupError(`a worker exited while starting (${signal ?? `exit code ${code}`})`));

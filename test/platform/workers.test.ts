@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import http from "node:http";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -256,4 +256,41 @@ describe("a worker that cannot start (SVC_WORKERS=2)", () => {
     expect(lines[0]).toMatch(/^cannot start: DATABASE_URL postgres:\/\/postgres@127\.0\.0\.1:1\/none: /);
     expect(output).not.toContain("listening on");
   });
+});
+
+// The supervisor's own logic, the same on either database: run once.
+describe.runIf(testDb === "embedded")("workers that keep dying (SVC_WORKERS=2)", () => {
+  it("are replaced with a back-off, those dying while they start too, until more than 5 exit within a minute: then all stops, exit 1", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "svc-workers-"));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const server = await startServerProcess({ SVC_WORKERS: "2", SVC_DATA_DIR: dir, SVC_LOG_LEVEL: "info" }, 150_000);
+    cleanups.push(async () => {
+      if (server.child.exitCode === null && server.child.signalCode === null) {
+        server.child.kill("SIGKILL");
+        await server.exited;
+      }
+    });
+    // every worker the supervisor forks, the replacements as soon as they appear (still starting), until it gives up
+    const killed = new Set<number>();
+    const until = Date.now() + 90_000;
+    while (server.child.exitCode === null && Date.now() < until) {
+      for (const pid of childPids(server.child.pid!)) {
+        if (killed.has(pid)) continue;
+        killed.add(pid);
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // gone already
+        }
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(server.child.exitCode, `still running after 90 s:\n${server.output().slice(-3000)}`).not.toBeNull();
+    expect(await server.exited, server.output().slice(-3000)).toBe(1);
+    expect(server.output()).toMatch(/6 workers exited within a minute: stopping/);
+    expect(killed.size).toBeGreaterThanOrEqual(6);
+    for (const pid of killed) expect(() => process.kill(pid, 0)).toThrow();
+    // and the embedded PostgreSQL was stopped, not left running without its owner
+    expect(existsSync(join(dir, "pg", "postmaster.pid"))).toBe(false);
+  }, 180_000);
 });
