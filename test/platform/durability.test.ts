@@ -52,7 +52,8 @@ async function writeUntilCrash<T>(p: ServerProcess, ackedBeforeCrash: number, wr
       try {
         acked.push(await write(w, i));
       } catch (err) {
-        if (!crashed) throw err;
+        // before the crash a failed write is the server's fault: its output says why (it may have died)
+        if (!crashed) throw new Error(`write ${w}/${i} failed before the crash: ${(err as Error).message}\n${p.output().slice(-3000)}`);
       }
       if (!crashed && acked.length >= ackedBeforeCrash) {
         crashed = true;

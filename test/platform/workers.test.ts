@@ -204,13 +204,14 @@ describe("several worker processes on one port (SVC_WORKERS=2)", () => {
       const now = childPids(server.child.pid!);
       return now.length === 2 && !now.includes(victim!) ? now : undefined;
     });
-    await new Promise((r) => setTimeout(r, 1000));
+    // calls go on succeeding after the replacement (however slow a loaded machine makes them)
+    const atReplacement = created.length;
+    await until("calls succeeding after the replacement", () => (created.length >= atReplacement + 10 ? true : undefined), 60_000);
     stop = true;
     await Promise.all(loops);
     expect(replaced).toHaveLength(2);
     expect(otherFailures).toBe(0);
     expect(connectionErrors).toBeLessThanOrEqual(4);
-    expect(created.length).toBeGreaterThan(10);
     for (const id of created) expect((await rest(server.url, "GET", `/resources/v3alpha/organizations/${id}`, { token, agent: false })).status).toBe(200);
     const metrics = (await rest(server.url, "GET", "/metrics", { agent: false })).body as string;
     expect(metrics).toMatch(/svc_worker_restarts_total 1/);
