@@ -15,7 +15,7 @@ function cleanEnv(env: Record<string, string>): Record<string, string> {
   return { ...out, SVC_LOG_LEVEL: "warn", SVC_WORKERS: "1", ...env };
 }
 
-/** `src/main.ts` with arguments and a clean environment, running (a test signals or kills it itself). */
+/** The server (serverArgs) with arguments and a clean environment, running (a test signals or kills it itself). */
 export function spawnMain(args: string[], env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, serverArgs(...args), { cwd: root, env: cleanEnv(env), stdio: ["ignore", "pipe", "pipe"] });
 }
@@ -28,7 +28,7 @@ export interface CliResult {
   errorLines: string[];
 }
 
-/** Runs `src/main.ts` with arguments and environment to its end (for inputs that must stop it). */
+/** Runs the server (serverArgs) with arguments and environment to its end (for inputs that must stop it). */
 export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 30_000): Promise<CliResult> {
   const child = spawnMain(args, env);
   let stdout = "";
@@ -55,7 +55,7 @@ export interface RunningCli {
   exited: Promise<number | null>;
 }
 
-/** Starts `src/main.ts` with arguments and waits for the line with its URL (for inputs that must work). */
+/** Starts the server (serverArgs) with arguments and waits for the line with its URL (for inputs that must work). */
 export function startCli(args: string[], env: Record<string, string> = {}, timeoutMs = 60_000): Promise<RunningCli> {
   const child = spawnMain(args, env);
   let out = "";

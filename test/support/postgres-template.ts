@@ -1,7 +1,6 @@
-import { randomBytes } from "node:crypto";
-import pg from "pg";
 import { openDatabase } from "../../src/storage/database.js";
 import { migrate } from "../../src/storage/migrate.js";
+import { freshPostgresDatabase } from "./database.js";
 
 /**
  * Once per run, with TEST_DATABASE_URL: a database with every migration applied, which the test servers'
@@ -10,29 +9,15 @@ import { migrate } from "../../src/storage/migrate.js";
  * tests of the migrations themselves take empty databases (freshPostgresDatabase()).
  */
 export default async function setup(): Promise<(() => Promise<void>) | undefined> {
-  const base = process.env.TEST_DATABASE_URL;
-  if (!base) return undefined;
-  const name = `svc_test_template_${randomBytes(6).toString("hex")}`;
-  await admin(base, `CREATE DATABASE ${name}`);
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  const db = await openDatabase({ databaseUrl: url.toString(), dataDir: "" });
+  if (!process.env.TEST_DATABASE_URL) return undefined;
+  const template = await freshPostgresDatabase();
+  const db = await openDatabase({ databaseUrl: template.url, dataDir: "" });
   try {
     await migrate(db);
   } finally {
     await db.close();
   }
-  // the vitest workers are started after this and inherit it (test/support/database.ts reads it)
-  process.env.SVC_TEST_PG_TEMPLATE = name;
-  return () => admin(base, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-}
-
-async function admin(base: string, sql: string): Promise<void> {
-  const c = new pg.Client({ connectionString: base });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
+  // the vitest workers are started after this and inherit it (freshPostgresDatabase({ migrated: true }) reads it)
+  process.env.SVC_TEST_PG_TEMPLATE = new URL(template.url).pathname.slice(1);
+  return template.drop;
 }

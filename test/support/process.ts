@@ -61,7 +61,7 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs 
 }
 
 /**
- * Starts `src/main.ts` and tells whether it came up or exited first (with its code and output). Up is the line
+ * Starts the server (serverArgs) and tells whether it came up or exited first (with its code and output). Up is the line
  * `ready` matches (its groups: the URL, the port): the ready line unless a test waits for an earlier one.
  */
 export async function startOrExit(
