@@ -70,8 +70,27 @@ export function guardedAgents(policy: TargetAddressPolicy, resolve: ResolveHost 
   return { httpAgent: new http.Agent({ lookup } as http.AgentOptions), httpsAgent: new https.Agent({ lookup } as https.AgentOptions) };
 }
 
+/**
+ * How long a kept-alive connection may wait for its next request. An agent without a timeout keeps idle sockets
+ * for good and ignores the server's `Keep-Alive: timeout=` hint, so the next request after a server's own idle
+ * timeout (Node's 5 s, nginx's 75 s) races its close. With one, Node drops an idle socket at the shorter of this and
+ * the hint less a second.
+ */
+const IDLE_SOCKET_MS = 4_000;
+
+/**
+ * An error of a request sent on a kept-alive socket that the server closed as the request went out: the server
+ * received nothing, so a fresh connection may send the request again (Node's documented remedy, `reusedSocket`).
+ */
+function closedWhileIdle(req: http.ClientRequest, e: NodeJS.ErrnoException): boolean {
+  return req.reusedSocket && (e.code === "ECONNRESET" || e.code === "EPIPE");
+}
+
 export class OutboundHttp {
-  private readonly agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+  private readonly agents = {
+    http: new http.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS }),
+    https: new https.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS }),
+  };
   private readonly lookup: LookupFunction;
 
   constructor(
@@ -143,30 +162,37 @@ export class OutboundHttp {
         reject(e);
       };
       const timer = setTimeout(() => fail(new OutboundFailure(`did not answer within ${r.timeoutMs} ms`)), r.timeoutMs);
-      const req = (secure ? https : http).request(
-        url,
-        { method: r.method, headers: r.headers ?? {}, agent: secure ? this.agents.https : this.agents.http, lookup: this.lookup },
-        (res) => {
-          // Redirects are not followed: a 3xx is an answer like any other.
-          const chunks: Buffer[] = [];
-          let size = 0;
-          res.on("data", (c: Buffer) => {
-            size += c.byteLength;
-            if (size > r.maxBytes) fail(new OutboundFailure(`answered more than ${r.maxBytes} bytes`));
-            else chunks.push(c);
-          });
-          res.on("error", (e) => fail(new OutboundFailure(`broke off its answer (${e.message})`)));
-          res.on("aborted", () => fail(new OutboundFailure("broke off its answer")));
-          res.on("end", () => {
-            if (settled) return;
-            settled = true;
-            clearTimeout(timer);
-            resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8"), headers: res.headers });
-          });
-        },
-      );
-      req.on("error", (e) => fail(e instanceof OutboundFailure ? e : new OutboundFailure(`unreachable (${e.message})`)));
-      req.end(r.body);
+      let req: http.ClientRequest;
+      let responded = false;
+      const send = (agent: http.Agent | false) => {
+        req = (secure ? https : http).request(url, { method: r.method, headers: r.headers ?? {}, agent, lookup: this.lookup }, answered);
+        req.on("error", (e: NodeJS.ErrnoException) => {
+          // Once, on a connection of its own, within the same time limit.
+          if (agent && !responded && !settled && closedWhileIdle(req, e)) return send(false);
+          fail(e instanceof OutboundFailure ? e : new OutboundFailure(`unreachable (${e.message})`));
+        });
+        req.end(r.body);
+      };
+      const answered = (res: http.IncomingMessage) => {
+        responded = true;
+        // Redirects are not followed: a 3xx is an answer like any other.
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on("data", (c: Buffer) => {
+          size += c.byteLength;
+          if (size > r.maxBytes) fail(new OutboundFailure(`answered more than ${r.maxBytes} bytes`));
+          else chunks.push(c);
+        });
+        res.on("error", (e) => fail(new OutboundFailure(`broke off its answer (${e.message})`)));
+        res.on("aborted", () => fail(new OutboundFailure("broke off its answer")));
+        res.on("end", () => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8"), headers: res.headers });
+        });
+      };
+      send(secure ? this.agents.https : this.agents.http);
     });
   }
 }
