@@ -12,12 +12,15 @@ export interface WasmVerification {
 type WasmVerificationReply = { valid: boolean } | { error: string };
 
 /**
- * Two threads at most: on this deployment's two cores a third would only take CPU from the event loop and
- * the libuv threads (scrypt, pbkdf2, DNS), and bounded costs keep a queued verification waiting at most a
- * second or so per job ahead of it. Imported bcrypt/argon2 hashes are rehashed to scrypt at the first
- * successful login, so this path carries little traffic.
+ * The threads of one process: two at most, and no more than its share of the cores when `processes` (SVC_WORKERS)
+ * share them. A thread beyond its cores would only take CPU from the event loops and the libuv threads (scrypt,
+ * pbkdf2, DNS), and bounded costs keep a queued verification waiting at most a second or so per job ahead of it.
+ * Imported bcrypt/argon2 hashes are rehashed to scrypt at the first successful login, so this path carries
+ * little traffic.
  */
-const POOL_SIZE = Math.max(1, Math.min(2, availableParallelism()));
+export function hashThreadsFor(cores: number, processes: number): number {
+  return Math.max(1, Math.min(2, Math.floor(cores / processes)));
+}
 
 /**
  * The worker's code, given to it as a string (`eval`) rather than as a file. From source the file would be `.ts`,
@@ -61,7 +64,22 @@ class HashWorkerPool {
   private readonly slots = new Set<Slot>();
   private readonly queue: Job[] = [];
 
-  constructor(private readonly size: number) {}
+  constructor(private size: number) {}
+
+  /** Fewer threads take effect as busy ones finish (idle ones end now); more, as jobs come. */
+  resize(size: number): void {
+    this.size = size;
+    for (const slot of [...this.slots].slice(size)) {
+      this.slots.delete(slot);
+      if (slot.job) slot.retiring = () => void slot.worker.terminate();
+      else void slot.worker.terminate();
+    }
+    this.dispatch();
+  }
+
+  get threads(): number {
+    return this.size;
+  }
 
   verify(verification: WasmVerification): Promise<boolean> {
     return new Promise((resolve, reject) => {
@@ -128,7 +146,13 @@ class HashWorkerPool {
   }
 }
 
-const pool = new HashWorkerPool(POOL_SIZE);
+const pool = new HashWorkerPool(hashThreadsFor(availableParallelism(), 1));
+
+/** Sizes the threads for this process's share of `cores` (at a server's start: SVC_WORKERS and the usable cores). */
+export const sizeHashWorkers = (cores: number, processes: number): void => pool.resize(hashThreadsFor(cores, processes));
+
+/** How many threads verifications may use. */
+export const hashWorkerThreads = (): number => pool.threads;
 
 /** Verifies a bcrypt or argon2 hash on a worker thread; rejects when the hash is malformed or the thread fails. */
 export const verifyOnWorker = (verification: WasmVerification): Promise<boolean> => pool.verify(verification);

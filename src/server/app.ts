@@ -71,9 +71,9 @@ import { Tokens } from "../oidc/tokens.js";
 import { OidcAccessTokenVerifier } from "../oidc/verifier.js";
 import { Signer } from "../login/signing.js";
 import { ensureFirstInstance, type FirstInstance } from "../command/setup.js";
-import type { Config } from "../config/config.js";
+import { type Config, usableCores } from "../config/config.js";
 import { loadMasterKey, masterKeyOpens } from "../storage/masterkey.js";
-import { closeHashWorkers } from "../crypto/hash-worker-pool.js";
+import { closeHashWorkers, sizeHashWorkers } from "../crypto/hash-worker-pool.js";
 import { SecretBox } from "../crypto/secrets.js";
 import { changeNotice, EVENTS_CHANNEL, EventStore, parseChangeNotice } from "../eventstore/eventstore.js";
 import { ActionQueries } from "../query/actions.js";
@@ -171,6 +171,8 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     });
   // The process's cost of new password hashes (servers embedded in one process share it: the tests' do).
   setPasswordHashCost(config.passwordHashCost);
+  // The bcrypt/argon2 threads: this process's share of the cores, which its sibling workers share.
+  sizeHashWorkers(usableCores(), opts.peers ? config.workers : 1);
   if (config.passwordHashCost < DEFAULT_PASSWORD_HASH_COST)
     log.warn({ cost: config.passwordHashCost }, `SVC_PASSWORD_HASH_COST=${config.passwordHashCost}: new password hashes are cheap to guess (for tests only)`);
   // A first start creates the embedded cluster (initdb) and migrates it: seconds without a word otherwise. Said only
