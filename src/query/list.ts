@@ -1,6 +1,6 @@
 import type { Database } from "../storage/database.js";
 import type { ProjectionCache } from "./cache.js";
-import { countRows, findPage, readThroughFilter } from "./sql-search.js";
+import { countRows, findPage, type PagePlan, pagePlan } from "./sql-search.js";
 
 export type Direction = "asc" | "desc";
 
@@ -168,6 +168,8 @@ export function searchPlan<F extends Criterion, W, O, R, S extends string>(s: Se
   const columns = unique.includes(column) ? [column] : [column, ...s.tieBreaker.filter((c) => c !== column)];
   return {
     where: { AND: [...scope, ...filters] } as W,
+    /** The scope alone: what a bounded walk walks (`pagePlan`). */
+    scopeWhere: { AND: scope } as W,
     orderBy: (order: Direction) => columns.map((c) => ({ [c]: order })) as O[],
   };
 }
@@ -181,10 +183,10 @@ export function search<F extends Criterion, W, O, R, S extends string>(
   req: SearchRequest<F, S>,
   window: ListWindow,
 ): Promise<SearchPage<R>> {
-  const { where, orderBy } = searchPlan(s, scope, req);
+  const { where, scopeWhere, orderBy } = searchPlan(s, scope, req);
   return searchPage(db, cache, window, countKey(s.table, where), s.sources, ({ skip, take, order }) => [
     async (total) =>
-      findRows(db, s, { where, orderBy: orderBy(order), skip, take, throughFilter: await readThroughFilter(db, s.table, where, total, { skip, take }) }),
+      findRows(db, s, { where, orderBy: orderBy(order), skip, take, plan: await pagePlan(db, s.table, { where, scope: scopeWhere }, total, { skip, take }) }),
     () => countMatches(db, s, where),
   ]);
 }
@@ -193,7 +195,7 @@ export function search<F extends Criterion, W, O, R, S extends string>(
 export function findRows<F extends Criterion, W, O, R, S extends string>(
   db: Database,
   s: Searchable<F, W, O, R, S>,
-  args: { where: W; orderBy: O[]; skip?: number; take?: number; throughFilter?: boolean },
+  args: { where: W; orderBy: O[]; skip?: number; take?: number; plan?: PagePlan },
 ): Promise<R[]> {
   return findPage<R>(db, s.table, s.select, { ...args, orderBy: args.orderBy as Record<string, Direction>[] });
 }

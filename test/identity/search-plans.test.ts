@@ -302,6 +302,25 @@ describe("a page of few text matches that lie far along the order", () => {
     // Newest first: user n was created n seconds before zz-0
     expect(rows.slice(0, 12).map((r) => r.username)).toEqual(["zz-15", ...Array.from({ length: 10 }, (_, i) => `zz-${150 + i}`), "zz-1500"]);
     expect(rows).toHaveLength(100);
+
+    // One row: a walk is expected to meet a match soon (111 of 12,000, if they were spread), but is bounded by
+    // where evenly spread matches would surely have come; these are the oldest users, so it meets none within
+    // that, and the page is read through the filter after it.
+    captured = [];
+    const one = await new UserQueries(fresh, new ProjectionCache()).search(
+      t.instanceId,
+      all,
+      { filters: [f("username", { text: "zz-", match: "startsWith" })] },
+      { ...window, take: 1 },
+    );
+    expect(one.rows.map((r) => r.username)).toEqual(["zz-15"]);
+    const reads = captured.filter((c) => c.sql.includes('FROM "public"."users"') && c.sql.includes("ORDER BY"));
+    expect(reads.map((c) => (c.sql.includes(") AS w ") ? "bounded walk" : c.sql.includes("MATERIALIZED") ? "through the filter" : "walk"))).toEqual([
+      "bounded walk",
+      "through the filter",
+    ]);
+    // As far as 111 evenly spread matches would hold 9 (1 + 3 standard deviations + 5): about 1,000 of the 12,000.
+    expect(Math.max(...reads[0]!.params.filter((p) => typeof p === "number"))).toBeLessThan(1_500);
   });
 });
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { countRows, findPage, MATCH_COST_IN_ROWS, readThroughFilter } from "../../src/query/sql-search.js";
+import { countRows, findPage, MATCH_COST_IN_ROWS, pagePlan } from "../../src/query/sql-search.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 // Searches read through the pool with their where clauses in Prisma's form (src/query/sql-search.ts). For every
@@ -63,7 +63,14 @@ describe("search pages through the pool", () => {
         expect(await findPage(db, "user", undefined, args), label).toEqual(await db.prisma.user.findMany(args));
         // Through the filter's index (the matches first, then sorted), by a column the select may lack: the same.
         const narrow = { id: true, username: true } as const;
-        expect(await findPage(db, "user", narrow, { ...args, throughFilter: true }), label).toEqual(await db.prisma.user.findMany({ ...args, select: narrow }));
+        const prisma = await db.prisma.user.findMany({ ...args, select: narrow });
+        expect(await findPage(db, "user", narrow, { ...args, plan: { read: "throughFilter" } }), label).toEqual(prisma);
+        // Walking a bounded stretch of the whole table: far enough to fill the page, or one row and then through the filter.
+        const expected = Math.min(take, Math.max(0, (await db.prisma.user.count({ where })) - skip));
+        for (const rows of [1_000, 1]) {
+          const plan = { read: "boundedWalk" as const, scope: {}, rows, expected };
+          expect(await findPage(db, "user", narrow, { ...args, plan }), `${label} walking ${rows}`).toEqual(prisma);
+        }
       }
       expect(await countRows(db, "user", where), JSON.stringify(where)).toBe(await db.prisma.user.count({ where }));
     }
@@ -86,21 +93,36 @@ describe("search pages through the pool", () => {
     await expect(countRows(t.server.db, "user", { nosuchfield: "x" })).rejects.toThrow(/no field nosuchfield/);
   });
 
-  it("read a page through a text filter only when its matches cost less than walking the order would", async () => {
+  it("read a page through a text filter when its matches cost less than walking the order would, and bound the walk otherwise", async () => {
     const db = t.server.db;
+    // A table large enough for a bounded walk to be shorter than the table.
+    await db.pool.query(
+      `INSERT INTO users (id, instance_id, org_id, username, login_name, kind, state, display_name, sequence, created_at, change_date)
+       SELECT 'pp' || n, $1, 'o1', 'pp' || n, 'pp' || n, 'human', 'initial', 'P', 1, now() - interval '1 day', now() FROM generate_series(1, 1000) n`,
+      [t.instanceId],
+    );
     await db.pool.query("ANALYZE users");
     const { rows } = await db.pool.query("SELECT reltuples::float8 AS n FROM pg_class WHERE oid = 'users'::regclass");
     const table = Number(rows[0].n);
-    const page = { skip: 0, take: 100 };
+    const plan = (matches: number, page: { skip: number; take: number }, where: object = { username: { contains: "a" } }) =>
+      pagePlan(db, "user", { where, scope: { instanceId: "i" } }, Promise.resolve(matches), page);
+    const page = { skip: 0, take: 1 };
     // The largest total read through the filter: total² × cost ≤ (skip + take) × rows
     const most = Math.floor(Math.sqrt((page.take * table) / MATCH_COST_IN_ROWS));
-    const pattern = { username: { contains: "a" } };
-    expect(await readThroughFilter(db, "user", pattern, Promise.resolve(0), page)).toBe(true);
-    expect(await readThroughFilter(db, "user", pattern, Promise.resolve(most), page)).toBe(true);
-    expect(await readThroughFilter(db, "user", pattern, Promise.resolve(most + 1), page)).toBe(false);
+    expect(await plan(0, page)).toEqual({ read: "throughFilter" });
+    expect(await plan(most, page)).toEqual({ read: "throughFilter" });
+    // More: a walk, only as far as evenly spread matches would fill the page (1 + 3 standard deviations + 5
+    // matches), unbounded when that is the whole table.
+    const bound = (matches: number) => Math.ceil((9 * table) / matches);
+    for (const matches of [most + 1, 9, 10, 100]) {
+      expect(await plan(matches, page), `${matches} matches`).toEqual(
+        bound(matches) >= table ? { read: "walk" } : { read: "boundedWalk", scope: { instanceId: "i" }, rows: bound(matches), expected: 1 },
+      );
+    }
+    expect(await plan(100, page)).toMatchObject({ read: "boundedWalk" });
     // Deeper pages walk further, so more matches are worth reading through the filter.
-    expect(await readThroughFilter(db, "user", pattern, Promise.resolve(most + 1), { skip: 900, take: 100 })).toBe(true);
+    expect(await plan(most + 1, { skip: 900, take: 100 })).toEqual({ read: "throughFilter" });
     // Without a text pattern, the planner's estimates are its own: equality and ranges are left to it.
-    expect(await readThroughFilter(db, "user", { username: "a", state: { in: ["locked"] } }, Promise.resolve(0), page)).toBe(false);
+    expect(await plan(0, page, { username: "a", state: { in: ["locked"] } })).toEqual({ read: "walk" });
   });
 });
