@@ -79,7 +79,7 @@ export function createAuthenticationInterceptor(deps: AuthDeps): Interceptor {
 const isSystemMember = (caller: Caller) => caller.memberships.some((m) => m.contextType === "system");
 
 /** The permissions a caller holds in a context, through its memberships' roles. */
-export function permissionsIn(caller: Caller, target: Target, rolePermissions: Record<string, string[]>): Set<string> {
+export function permissionsIn(caller: Pick<Caller, "memberships">, target: Target, rolePermissions: Record<string, string[]>): ReadonlySet<string> {
   return permissionsAt(caller, contextOf(target), rolePermissions);
 }
 
