@@ -79,11 +79,13 @@ export function guardedAgents(policy: TargetAddressPolicy, resolve: ResolveHost 
 const IDLE_SOCKET_MS = 4_000;
 
 /**
- * An error of a request sent on a kept-alive socket that the server closed as the request went out: the server
- * received nothing, so a fresh connection may send the request again (Node's documented remedy, `reusedSocket`).
+ * An error of a GET sent on a kept-alive socket that the server closed as the request went out, most likely at
+ * its idle timeout: a fresh connection may send it again (Node's documented remedy, `reusedSocket`). Only a GET:
+ * a reset says no answer came, not that nothing was received, and a POST (a webhook, an SMS, a one-time code)
+ * must not run twice.
  */
 function closedWhileIdle(req: http.ClientRequest, e: NodeJS.ErrnoException): boolean {
-  return req.reusedSocket && (e.code === "ECONNRESET" || e.code === "EPIPE");
+  return req.method === "GET" && req.reusedSocket && (e.code === "ECONNRESET" || e.code === "EPIPE");
 }
 
 export class OutboundHttp {
