@@ -158,10 +158,11 @@ export type PagePlan =
   /** Every match found through the filter's index first, then sorted. */
   | { read: "throughFilter" }
   /**
-   * The first `rows` rows of `scope` in order, filtered; when they hold fewer than the `expected` rows of the
-   * page, the page is read through the filter after all.
+   * The first `rows` rows of `scope` in order, filtered; when they hold less than a full page, the page is read
+   * through the filter after all. (Only a full page proves the walk went far enough: a shorter one may be the
+   * last page, or may have stopped short of matches a stale total does not count.)
    */
-  | { read: "boundedWalk"; scope: unknown; rows: number; expected: number };
+  | { read: "boundedWalk"; scope: unknown; rows: number };
 
 /** A page of `model`'s rows: the selected fields (all without `select`), keyed by field name, with Prisma's types. */
 export async function findPage<R>(db: Database, modelName: string, select: Record<string, true> | undefined, args: PageArgs): Promise<R[]> {
@@ -190,7 +191,9 @@ export async function findPage<R>(db: Database, modelName: string, select: Recor
   if (args.take !== undefined) text += ` LIMIT ${sql.param(args.take)}`;
   if (args.skip) text += ` OFFSET ${sql.param(args.skip)}`;
   const { rows } = await db.pool.query(text, sql.values);
-  if (plan.read === "boundedWalk" && rows.length < plan.expected) return findPage(db, modelName, select, { ...args, plan: { read: "throughFilter" } });
+  if (plan.read === "boundedWalk" && rows.length < (args.take ?? Number.POSITIVE_INFINITY)) {
+    return findPage(db, modelName, select, { ...args, plan: { read: "throughFilter" } });
+  }
   // pg gives int8 as text and bytea as Buffer; Prisma gives bigint and Uint8Array (a Buffer is one).
   const bigints = fields.filter((f) => model.fields.get(f)!.type === "BigInt");
   if (bigints.length) for (const row of rows) for (const f of bigints) if (row[f] !== null) row[f] = BigInt(row[f]);
@@ -243,7 +246,8 @@ export async function pagePlan(
   if (matches * matches * MATCH_COST_IN_ROWS <= page * rows) return { read: "throughFilter" };
   const bound = Math.ceil((walkBound(page) * rows) / matches);
   if (bound >= rows) return { read: "walk" };
-  return { read: "boundedWalk", scope: query.scope, rows: bound, expected: Math.min(window.take, Math.max(0, matches - window.skip)) };
+  // Bounded only below the matches (walkBound(page) < matches): the page is a full one, unless the total is stale.
+  return { read: "boundedWalk", scope: query.scope, rows: bound };
 }
 
 const ESTIMATE_TTL_MS = 60_000;
