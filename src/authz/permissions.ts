@@ -20,6 +20,8 @@ const permissionsOfRoles = (roles: readonly string[], rolePermissions: Record<st
  */
 const known = new WeakMap<readonly unknown[], WeakMap<Record<string, string[]>, Map<string, ReadonlySet<string>>>>();
 
+const CONTEXTS_KEPT = 256;
+
 const keyOf = (at: ContextRef) => (at.type === "system" ? "system" : at.type === "instance" ? `i:${at.instanceId}` : `o:${at.instanceId}:${at.orgId}`);
 
 /**
@@ -27,13 +29,17 @@ const keyOf = (at: ContextRef) => (at.type === "system" ? "system" : at.type ===
  * everywhere, an instance membership to the instance and its organisations, an organisation membership there.
  */
 export function permissionsAt(caller: Pick<Caller, "memberships">, at: ContextRef, rolePermissions: Record<string, string[]>): ReadonlySet<string> {
-  let byRoles = known.get(caller.memberships);
-  if (!byRoles) known.set(caller.memberships, (byRoles = new WeakMap()));
-  let byContext = byRoles.get(rolePermissions);
-  if (!byContext) byRoles.set(rolePermissions, (byContext = new Map()));
+  const byRoles = known.get(caller.memberships) ?? new WeakMap();
+  known.set(caller.memberships, byRoles);
+  const byContext = byRoles.get(rolePermissions) ?? new Map<string, ReadonlySet<string>>();
+  byRoles.set(rolePermissions, byContext);
   const key = keyOf(at);
-  let held = byContext.get(key);
-  if (!held) byContext.set(key, (held = heldAt(caller.memberships, at, rolePermissions)));
+  const kept = byContext.get(key);
+  if (kept) return kept;
+  // A system member acting in thousands of organisations would keep a set for each: a few hundred at most.
+  if (byContext.size >= CONTEXTS_KEPT) byContext.clear();
+  const held = heldAt(caller.memberships, at, rolePermissions);
+  byContext.set(key, held);
   return held;
 }
 

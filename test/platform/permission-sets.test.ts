@@ -24,6 +24,15 @@ describe("a caller's permission sets", () => {
     expect(permissionsAt({ memberships: manager.map((m) => ({ ...m })) }, orgA, defaultRolePermissions)).toEqual(first);
   });
 
+  it("are kept for a few hundred contexts of one list, not for every organisation a system member acts in", () => {
+    const system: MembershipRow[] = [{ instanceId: "", contextType: "system", contextId: "", roles: ["SYSTEM_OWNER"] }];
+    const first = permissionsAt({ memberships: system }, orgA, defaultRolePermissions);
+    for (let i = 0; i < 300; i++) permissionsAt({ memberships: system }, { type: "org", instanceId: "i1", orgId: `o${i}` }, defaultRolePermissions);
+    const again = permissionsAt({ memberships: system }, orgA, defaultRolePermissions);
+    expect(again).not.toBe(first);
+    expect(again).toEqual(first);
+  });
+
   it("of a new list (a membership added) are computed again, never the old list's", () => {
     const owner: MembershipRow[] = [...manager, { instanceId: "i1", contextType: "instance", contextId: "i1", roles: ["IAM_OWNER"] }];
     expect(permissionsAt({ memberships: manager }, orgB, defaultRolePermissions).size).toBe(0);
