@@ -77,8 +77,9 @@ class HashWorkerPool {
     this.dispatch();
   }
 
-  get threads(): number {
-    return this.size;
+  /** The threads it may use, and those running now. */
+  get threads(): { size: number; running: number } {
+    return { size: this.size, running: this.slots.size };
   }
 
   verify(verification: WasmVerification): Promise<boolean> {
@@ -151,8 +152,8 @@ const pool = new HashWorkerPool(hashThreadsFor(availableParallelism(), 1));
 /** Sizes the threads for this process's share of `cores` (at a server's start: SVC_WORKERS and the usable cores). */
 export const sizeHashWorkers = (cores: number, processes: number): void => pool.resize(hashThreadsFor(cores, processes));
 
-/** How many threads verifications may use. */
-export const hashWorkerThreads = (): number => pool.threads;
+/** How many threads verifications may use, and how many run. */
+export const hashWorkerThreads = (): { size: number; running: number } => pool.threads;
 
 /** Verifies a bcrypt or argon2 hash on a worker thread; rejects when the hash is malformed or the thread fails. */
 export const verifyOnWorker = (verification: WasmVerification): Promise<boolean> => pool.verify(verification);
