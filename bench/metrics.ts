@@ -59,6 +59,23 @@ function recordingNs(): number {
   return ((t.user + t.system) * 1000) / n;
 }
 
+/**
+ * What a Prometheus scrape waits for: 50 scrapes of /metrics one after another on the idle server, after the load
+ * filled its series. With workers the supervisor asks each of them and merges their answers (prom-client's
+ * cluster registry), which is what this shows beside a single process.
+ */
+async function scrapeTime(url: string, workers: number): Promise<string> {
+  const times: number[] = [];
+  let bytes = 0;
+  for (let i = 0; i < 50; i++) {
+    const t0 = performance.now();
+    bytes = (await (await fetch(`${url}/metrics`)).text()).length;
+    times.push(performance.now() - t0);
+  }
+  const sorted = [...times].sort((a, b) => a - b);
+  return `/metrics scrape, ${workers} worker(s), idle: p50 ${median(times).toFixed(1)} ms, max ${sorted.at(-1)!.toFixed(1)} ms, ${bytes} bytes`;
+}
+
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
@@ -118,6 +135,7 @@ export async function metricsBench(seconds: number, workers = benchWorkers(), ro
           `recording a request costs ${ns.toFixed(0)} ns in process, ${((ns / 1000 / cpuUs.off) * 100).toFixed(2)} % of the CPU per request`,
       );
     }
+    ratios.push(await scrapeTime(on.url, workers));
     return { results: [merged("on"), merged("off")], ratios, ratio: median(perRound) };
   } finally {
     await Promise.all([stop(on), stop(off)]);
