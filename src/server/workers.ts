@@ -60,7 +60,7 @@ export async function superviseWorkers(
     // A worker still starting may not listen for messages yet (one sent then is lost): a signal reaches it either
     // way, ending it (nothing answered yet) or, once its handler is in place, draining it.
     for (const s of live) {
-      if (s.ready) send(s.worker, { t: "drain" });
+      if (s.ready) sendToWorker(s.worker, { t: "drain" });
       else s.worker.process.kill("SIGTERM");
     }
     // the grace for calls in flight, then time to close the rest (subscriptions, pools) on a loaded machine
@@ -110,10 +110,12 @@ export async function superviseWorkers(
     const worker = cluster.fork({ [WORKER_ENV]: JSON.stringify(role(slot)) });
     const s: Slot = { worker, ready: false };
     slots[slot] = s;
+    // Its channel's errors (a write to a worker that is going away): never the supervisor's end.
+    worker.on("error", (err) => log.debug({ worker: slot, reason: err.message }, "worker channel error"));
     worker.on("message", (m: WorkerMessage) => {
       if (m.t === "ready") {
         s.ready = true;
-        if (stopping) return send(worker, { t: "drain" });
+        if (stopping) return sendToWorker(worker, { t: "drain" });
         url = m.url;
         firstInstance ??= m.firstInstance;
         if (!up && slots.every((x) => x?.ready)) {
@@ -129,7 +131,7 @@ export async function superviseWorkers(
         }
       } else if (m.t === "changed") relay.changed(slot, m);
       else if (m.t === "applied") relay.applied(m, slot);
-      else if (m.t === "metrics") void machineMetrics().then((text) => send(worker, { t: "metrics", id: m.id, text }));
+      else if (m.t === "metrics") void machineMetrics().then((text) => sendToWorker(worker, { t: "metrics", id: m.id, text }));
       else if (m.t === "collect") collected.get(m.id)?.(slot, m.text ?? "");
     });
     worker.on("exit", (code, signal) => {
@@ -177,7 +179,7 @@ export async function superviseWorkers(
         got.push(text);
         if (got.length === live.length) done();
       });
-      for (const s of live) send(s.worker, { t: "collect", id });
+      for (const s of live) sendToWorker(s.worker, { t: "collect", id });
     });
     const running = slots.filter((s) => s?.ready && !s.worker.isDead()).length;
     return mergeMetricTexts([...texts, supervisorMetrics({ workers: n, running, restarts: restarts.total, missing: live.length - texts.length })]);
@@ -192,8 +194,13 @@ export async function superviseWorkers(
   }
 }
 
-function send(worker: Worker, m: WorkerMessage): void {
-  if (worker.isConnected()) worker.send(m);
+/**
+ * A message to a worker that may be dying: its channel can still count as connected when the write fails (EPIPE),
+ * and an unhandled send error would end the supervisor. The failure is dropped; the worker's exit is handled
+ * where exits are.
+ */
+export function sendToWorker(worker: Worker, m: WorkerMessage): void {
+  if (worker.isConnected()) worker.send(m, undefined, undefined, () => {});
 }
 
 /**
@@ -211,7 +218,7 @@ class ChangeRelay {
     this.slots.forEach((s, slot) => {
       if (slot !== from && s?.worker.isConnected()) {
         others.add(slot);
-        s.worker.send({ t: "changed", id: m.id, notice: m.notice, from } satisfies WorkerMessage);
+        sendToWorker(s.worker, { t: "changed", id: m.id, notice: m.notice, from });
       }
     });
     if (others.size) this.pending.set(`${from}/${m.id}`, others);
@@ -244,6 +251,6 @@ class ChangeRelay {
 
   private done(from: number, id: number): void {
     const s = this.slots[from];
-    if (s?.worker.isConnected()) s.worker.send({ t: "applied", id } satisfies WorkerMessage);
+    if (s) sendToWorker(s.worker, { t: "applied", id });
   }
 }
