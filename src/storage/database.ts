@@ -2,6 +2,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaClient } from "../../gen/prisma/client.js";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded.js";
+import { NotificationListener } from "./notification-listener.js";
 import { runTransaction, transactionBoundPrisma, type Sql } from "./transactions.js";
 
 export type Prisma = PrismaClient;
@@ -29,7 +30,11 @@ export interface Database {
   readonly writer: PrismaClient;
   /** Runs SQL with several statements (simple query protocol). */
   execScript(sql: string): Promise<void>;
-  /** Calls fn with the payload of every NOTIFY on channel, from any process on this database. */
+  /**
+   * Calls fn with the payload of every NOTIFY on channel, from any process on this database, and with an empty
+   * payload when notifications may have been missed (the connection broke, and again once it listens again:
+   * `notification-listener.ts`).
+   */
   listen(channel: string, fn: (payload: string) => void): Promise<() => Promise<void>>;
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -76,8 +81,7 @@ async function openPostgres(
   pool.on("error", () => {});
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   const writer = transactionBoundPrisma();
-  let listenClient: pg.Client | undefined;
-  const listeners = new Map<string, Set<(payload: string) => void>>();
+  const listener = new NotificationListener(connection);
   return {
     kind,
     startTag,
@@ -89,29 +93,14 @@ async function openPostgres(
     async execScript(sql) {
       await pool.query(sql);
     },
-    async listen(channel, fn) {
-      if (!listenClient) {
-        listenClient = new pg.Client(connection);
-        listenClient.on("error", () => {});
-        await listenClient.connect();
-        listenClient.on("notification", (n) => {
-          for (const f of listeners.get(n.channel) ?? []) f(n.payload ?? "");
-        });
-      }
-      if (!listeners.has(channel)) {
-        listeners.set(channel, new Set());
-        await listenClient.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
-      }
-      listeners.get(channel)!.add(fn);
-      return async () => void listeners.get(channel)?.delete(fn);
-    },
+    listen: (channel, fn) => listener.listen(channel, fn),
     async ping() {
       await pool.query("select 1");
     },
     async close() {
       await prisma.$disconnect();
       await writer.$disconnect();
-      await listenClient?.end().catch(() => {});
+      await listener.close();
       await pool.end();
       await embedded?.stop();
     },
