@@ -4,6 +4,7 @@ import { base64Encode } from "@bufbuild/protobuf/wire";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
+import { databaseUnavailable } from "./database-unavailable.js";
 
 /** The domain of this server's google.rpc.ErrorInfo details. */
 export const ERROR_DOMAIN = "svc-iam";
@@ -51,10 +52,16 @@ export const FAULT_REASON = "UNEXPECTED_FAULT";
  * The one answer to a fault that is not the caller's (a bug, a database failure), wherever it is caught: the
  * fault is logged with its stack under a new reference (`ref` in the log line, with `context`), and the client
  * gets INTERNAL "internal error" with that reference as a google.rpc.ErrorInfo detail and nothing of the
- * internal text (SQL, driver messages). Every 5xx so leaves a log line that the reference finds.
+ * internal text (SQL, driver messages). Every 5xx so leaves a log line that the reference finds. A database that
+ * cannot be reached is not a fault: UNAVAILABLE, which the caller may retry (`databaseUnavailable`).
  */
 export function unexpectedFault(log: ErrorLog, err: unknown, context: object = {}): ConnectError {
   const ref = randomUUID();
+  if (databaseUnavailable(err)) {
+    // An outage, not a bug: its reason without a stack, and an answer the caller may retry.
+    log.error({ ...context, reason: (err as Error).message, ref }, "request failed: the database cannot be reached");
+    return errors.unavailable("DB-unr3", "the database cannot be reached: retry in a moment");
+  }
   log.error({ ...context, err, ref }, "request failed on the server's side");
   const detail = { desc: ErrorInfoSchema, value: { reason: FAULT_REASON, domain: ERROR_DOMAIN, metadata: { reference: ref } } };
   return new ConnectError("internal error", Code.Internal, undefined, [detail]);

@@ -1,6 +1,6 @@
 import type http from "node:http";
 import type { DescFile } from "@bufbuild/protobuf";
-import { createContextValues, cors as connectCors, type Interceptor } from "@connectrpc/connect";
+import { Code, createContextValues, cors as connectCors, type Interceptor } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import fastifyCors from "@fastify/cors";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from "fastify";
@@ -424,6 +424,8 @@ async function serve(config: Config, db: Database, opts: StartOptions & { log: L
     if (err.statusCode && err.statusCode < 500) return reply.send(err);
     // RFC 6749's JSON: the fault's reference (unexpectedFault, as every API answers it) in the description.
     const fault = unexpectedFault(req.log, err);
+    if (fault.code === Code.Unavailable)
+      return reply.status(503).header("retry-after", "1").send({ error: "temporarily_unavailable", error_description: fault.rawMessage });
     return reply.status(500).send({ error: "server_error", error_description: `${fault.rawMessage}, reference ${referenceOf(fault)}` });
   });
   // Header lists joined once: @fastify/cors joins arrays again for every answer.

@@ -1,0 +1,66 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { chownSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/**
+ * A PostgreSQL server of a test's own (Debian's, the machine's packages), for what the shared one at
+ * 127.0.0.1:5432 must not suffer: being stopped, killed and started again under a running server. Its cluster
+ * lives in a temporary directory, on a free loopback port, trust authentication; as root it runs as the
+ * `postgres` user, as PostgreSQL refuses root.
+ */
+export interface PrivatePostgres {
+  /** postgres://postgres@127.0.0.1:<port>/postgres */
+  url: string;
+  port: number;
+  start(): void;
+  /** Fast shutdown (SIGINT): sessions are ended (57P01), new ones refused until `start`. */
+  stop(): void;
+  /** Stops it and removes its cluster. */
+  remove(): void;
+}
+
+function binDir(): string {
+  const versions = readdirSync("/usr/lib/postgresql").sort((a, b) => Number(b) - Number(a));
+  if (!versions.length) throw new Error("no PostgreSQL under /usr/lib/postgresql (apt-get install postgresql)");
+  return `/usr/lib/postgresql/${versions[0]}/bin`;
+}
+
+async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((ok) => s.listen(0, "127.0.0.1", ok));
+  const port = (s.address() as net.AddressInfo).port;
+  await new Promise((ok) => s.close(ok));
+  return port;
+}
+
+export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+  const bin = binDir();
+  const dir = mkdtempSync(join(tmpdir(), "svc-private-pg-"));
+  const data = join(dir, "data");
+  const asRoot = process.getuid?.() === 0;
+  const ids = asRoot
+    ? { uid: Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" })), gid: Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" })) }
+    : {};
+  if (asRoot) chownSync(dir, ids.uid!, ids.gid!);
+  const run = (program: string, args: string[]) => {
+    const r = spawnSync(join(bin, program), args, { ...ids, encoding: "utf8", env: { ...process.env, LC_ALL: "C" } });
+    if (r.status !== 0) throw new Error(`${program} ${args.join(" ")}: ${r.stderr || r.stdout}`);
+  };
+  run("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"]);
+  const port = await freePort();
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100`;
+  const pg: PrivatePostgres = {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    port,
+    start: () => run("pg_ctl", ["-D", data, "-l", join(dir, "log"), "-o", options, "-w", "start"]),
+    stop: () => run("pg_ctl", ["-D", data, "-m", "fast", "-w", "stop"]),
+    remove: () => {
+      spawnSync(join(bin, "pg_ctl"), ["-D", data, "-m", "immediate", "-w", "stop"], { ...ids });
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  pg.start();
+  return pg;
+}
