@@ -44,6 +44,7 @@ describe("storage", () => {
       await db.close();
       await pgdb?.drop();
       rmSync(dataDir, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { createHash, pbkdf2Sync, randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -103,6 +103,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await rp?.close();
   await t?.close();
+  rmSync(dir, { recursive: true, force: true });
 });
 
 describe("svc-migrate keycloak", () => {

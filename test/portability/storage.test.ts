@@ -1,5 +1,4 @@
-import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { mkdtempSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,6 +19,7 @@ let s3: { close(): Promise<void>; address: string; port: number };
 let gcs: GcsTestServer;
 let orgId: string;
 const exportDir = mkdtempSync(join(tmpdir(), "svc-exports-"));
+const s3Dir = mkdtempSync(join(tmpdir(), "s3rver-"));
 const serviceAccount = Buffer.from(
   JSON.stringify({
     type: "service_account",
@@ -35,7 +35,7 @@ beforeAll(async () => {
     port: 0,
     address: "127.0.0.1",
     silent: true,
-    directory: mkdtempSync(join(tmpdir(), "s3rver-")),
+    directory: s3Dir,
     configureBuckets: [{ name: "exports" }],
   });
   const address = await server.run();
@@ -62,6 +62,7 @@ afterAll(async () => {
   await b?.close();
   await s3?.close();
   await gcs?.stop();
+  for (const d of [exportDir, s3Dir]) rmSync(d, { recursive: true, force: true });
 });
 
 const exportTo = (output: Record<string, unknown>) => post(a, "/admin/v1/export", { org_ids: [orgId], with_passwords: true, timeout: "1m", ...output });
