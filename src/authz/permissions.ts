@@ -29,10 +29,16 @@ const keyOf = (at: ContextRef) => (at.type === "system" ? "system" : at.type ===
  * everywhere, an instance membership to the instance and its organisations, an organisation membership there.
  */
 export function permissionsAt(caller: Pick<Caller, "memberships">, at: ContextRef, rolePermissions: Record<string, string[]>): ReadonlySet<string> {
-  const byRoles = known.get(caller.memberships) ?? new WeakMap();
-  known.set(caller.memberships, byRoles);
-  const byContext = byRoles.get(rolePermissions) ?? new Map<string, ReadonlySet<string>>();
-  byRoles.set(rolePermissions, byContext);
+  let byRoles = known.get(caller.memberships);
+  if (!byRoles) {
+    byRoles = new WeakMap();
+    known.set(caller.memberships, byRoles);
+  }
+  let byContext = byRoles.get(rolePermissions);
+  if (!byContext) {
+    byContext = new Map();
+    byRoles.set(rolePermissions, byContext);
+  }
   const key = keyOf(at);
   const kept = byContext.get(key);
   if (kept) return kept;

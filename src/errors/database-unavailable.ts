@@ -1,3 +1,5 @@
+import { causesOf } from "./causes.js";
+
 /**
  * Whether an error says that the database cannot be reached now (it is down, restarting or failing over, or the
  * connection broke), rather than that a statement failed: the call may succeed if repeated, so it is answered
@@ -5,7 +7,8 @@
  * the driver's.
  */
 export function databaseUnavailable(err: unknown): boolean {
-  for (let e = err, depth = 0; e && typeof e === "object" && depth < 6; e = (e as { cause?: unknown }).cause, depth++) {
+  for (const e of causesOf(err)) {
+    if (!e || typeof e !== "object") continue;
     const { code, message } = e as { code?: unknown; message?: unknown };
     if (typeof code === "string" && (PRISMA_UNREACHABLE.has(code) || SOCKET_FAILURES.has(code) || unavailableState(code))) return true;
     if (typeof message === "string" && DRIVER_MESSAGES.some((m) => message.includes(m))) return true;

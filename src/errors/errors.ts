@@ -4,6 +4,7 @@ import { base64Encode } from "@bufbuild/protobuf/wire";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
+import { reasonsOf } from "./causes.js";
 import { databaseUnavailable } from "./database-unavailable.js";
 
 /** The domain of this server's google.rpc.ErrorInfo details. */
@@ -59,7 +60,7 @@ export function unexpectedFault(log: ErrorLog, err: unknown, context: object = {
   const ref = randomUUID();
   if (databaseUnavailable(err)) {
     // An outage, not a bug: its reason without a stack, and an answer the caller may retry.
-    log.error({ ...context, reason: (err as Error).message, ref }, "request failed: the database cannot be reached");
+    log.error({ ...context, reason: reasonsOf(err), ref }, "request failed: the database cannot be reached");
     return errors.unavailable("DB-unr3", "the database cannot be reached: retry in a moment");
   }
   log.error({ ...context, err, ref }, "request failed on the server's side");

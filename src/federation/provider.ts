@@ -46,16 +46,3 @@ export interface StoredProvider {
 
 /** The `fetch` every request to a provider goes through (src/net/outbound-http.ts `outboundFetch`). */
 export type Fetch = (url: string, init: { method?: string; headers?: HeadersInit; body?: unknown }) => Promise<Response>;
-
-/**
- * Why a provider's sign-in failed, for the log: the error's message and its causes' (openid-client wraps what it
- * does not recognise, a connection reset among them, as "something went wrong" with the real reason as its cause).
- */
-export function failureReason(e: unknown): string {
-  const reasons: string[] = [];
-  for (let at: unknown = e; at !== undefined && reasons.length < 5; at = (at as { cause?: unknown }).cause) {
-    reasons.push(at instanceof Error ? at.message : String(at));
-    if (!(at instanceof Error)) break;
-  }
-  return reasons.join(": ");
-}

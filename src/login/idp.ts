@@ -12,7 +12,8 @@ import {
 } from "../command/idp-intents.js";
 import type { ContextRef } from "../query/reuse.js";
 import { type IdpKind, kindOfType } from "../domain/idps.js";
-import { type ExternalUser, failureReason, type RedirectStart, type StoredProvider } from "../federation/provider.js";
+import type { ExternalUser, RedirectStart, StoredProvider } from "../federation/provider.js";
+import { reasonsOf } from "../errors/causes.js";
 import { storedProviderOf } from "../federation/stored.js";
 import { FORM_POST_KINDS, REDIRECT_KINDS, type RedirectProtocols, refusedByProvider } from "../federation/redirect.js";
 import { IdpQueries, type IdpRow } from "../query/idps.js";
@@ -138,7 +139,7 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
     try {
       start = await protocolOf(row)!.start(callbackOf(c));
     } catch (e) {
-      kit.ui.log.warn({ idp: row.id, reason: failureReason(e) }, "external sign-in: the provider could not be reached");
+      kit.ui.log.warn({ idp: row.id, reason: reasonsOf(e) }, "external sign-in: the provider could not be reached");
       return failed(c);
     }
     const returnTo = c.page.carry.return_to ?? "";
@@ -214,7 +215,7 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
         headers: req.headers,
       });
     } catch (e) {
-      kit.ui.log.warn({ idp: row.id, reason: failureReason(e) }, "external sign-in: the provider's answer was refused");
+      kit.ui.log.warn({ idp: row.id, reason: reasonsOf(e) }, "external sign-in: the provider's answer was refused");
       // The provider said no (the user cancelled there, or it refused): the browser's request is what failed.
       return failed(flow, 400);
     }
@@ -256,7 +257,7 @@ export function registerExternalSignIn(kit: LoginKit, needs: { afterFirstFactor:
         headers,
       });
     } catch (e) {
-      kit.ui.log.warn({ idp: row.id, reason: failureReason(e) }, "external sign-in (intent): the provider's answer was refused");
+      kit.ui.log.warn({ idp: row.id, reason: reasonsOf(e) }, "external sign-in (intent): the provider's answer was refused");
       return refusedByProvider(e)
         ? failure("access_denied", "the identity provider refused the sign-in")
         : failure("server_error", "the identity provider's answer could not be used");

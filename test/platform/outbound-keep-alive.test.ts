@@ -25,14 +25,17 @@ interface Peer {
  */
 async function startPeer(headers = ""): Promise<Peer> {
   let closedByClient!: () => void;
+  const sockets = new Set<net.Socket>();
   const peer: Peer = {
     port: 0,
     answered: [],
     connections: 0,
     clientClosed: new Promise((ok) => (closedByClient = ok)),
-    close: () => new Promise((ok) => server.close(() => ok())),
+    close: () => {
+      for (const s of sockets) s.destroy();
+      return new Promise((ok) => server.close(() => ok()));
+    },
   };
-  const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
     peer.connections++;
     sockets.add(socket);
@@ -54,11 +57,6 @@ async function startPeer(headers = ""): Promise<Peer> {
       socket.write(`HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: keep-alive\r\n${headers}\r\nok`);
     });
   });
-  const origClose = peer.close;
-  peer.close = () => {
-    for (const s of sockets) s.destroy();
-    return origClose();
-  };
   await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
   peer.port = (server.address() as net.AddressInfo).port;
   return peer;
@@ -72,12 +70,18 @@ describe("outbound HTTP's kept-alive connections", () => {
     await peer.close();
   });
 
-  it("send a GET again, once, on a fresh connection when the kept one was closed as it went out", async () => {
+  const limits = { timeoutMs: 5_000, maxBytes: 1_000 };
+  /** A peer, a client, and one GET answered on a connection the client keeps: the next request goes out on it. */
+  async function keptConnection(path: string): Promise<string> {
     peer = await startPeer();
     out = new OutboundHttp(new TargetAddressPolicy("none"));
-    const url = `http://127.0.0.1:${peer.port}/user`;
-    const limits = { timeoutMs: 5_000, maxBytes: 1_000 };
+    const url = `http://127.0.0.1:${peer.port}${path}`;
     expect((await out.request(url, { method: "GET", ...limits })).text).toBe("ok");
+    return url;
+  }
+
+  it("send a GET again, once, on a fresh connection when the kept one was closed as it went out", async () => {
+    const url = await keptConnection("/user");
     expect(await out.request(url, { method: "GET", ...limits })).toMatchObject({ status: 200, text: "ok" });
     // The reset connection's request was never answered; the fresh one's was.
     expect(peer.answered).toEqual(["GET /user HTTP/1.1", "GET /user HTTP/1.1"]);
@@ -85,11 +89,7 @@ describe("outbound HTTP's kept-alive connections", () => {
   });
 
   it("never send a POST twice: a reset after it went out fails it", async () => {
-    peer = await startPeer();
-    out = new OutboundHttp(new TargetAddressPolicy("none"));
-    const url = `http://127.0.0.1:${peer.port}/token`;
-    const limits = { timeoutMs: 5_000, maxBytes: 1_000 };
-    expect((await out.request(url, { method: "GET", ...limits })).text).toBe("ok");
+    const url = await keptConnection("/token");
     const post = { method: "POST" as const, body: "code=abc", headers: { "content-type": "application/x-www-form-urlencoded" }, ...limits };
     // The peer read the whole request before it reset the connection: it may have acted on it.
     await expect(out.request(url, post)).rejects.toThrow(/unreachable/);
@@ -100,7 +100,7 @@ describe("outbound HTTP's kept-alive connections", () => {
     peer = await startPeer("Keep-Alive: timeout=2\r\n");
     out = new OutboundHttp(new TargetAddressPolicy("none"));
     const answeredAt = Date.now();
-    await out.request(`http://127.0.0.1:${peer.port}/`, { method: "GET", timeoutMs: 5_000, maxBytes: 1_000 });
+    await out.request(`http://127.0.0.1:${peer.port}/`, { method: "GET", ...limits });
     // Node's agent drops it a second before the hint; without an agent timeout it would keep it for good.
     const gone = await Promise.race([peer.clientClosed.then(() => Date.now() - answeredAt), new Promise<number>((ok) => setTimeout(() => ok(-1), 4_000))]);
     expect(gone).toBeGreaterThan(0);

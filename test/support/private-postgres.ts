@@ -1,8 +1,8 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { chownSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { reservePort } from "./vendor-stand-ins.js";
 
 /**
  * A PostgreSQL server of a test's own (Debian's, the machine's packages), for what the shared one at
@@ -27,14 +27,6 @@ function binDir(): string {
   return `/usr/lib/postgresql/${versions[0]}/bin`;
 }
 
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((ok) => s.listen(0, "127.0.0.1", ok));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((ok) => s.close(ok));
-  return port;
-}
-
 export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const bin = binDir();
   const dir = mkdtempSync(join(tmpdir(), "svc-private-pg-"));
@@ -49,7 +41,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     if (r.status !== 0) throw new Error(`${program} ${args.join(" ")}: ${r.stderr || r.stdout}`);
   };
   run("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"]);
-  const port = await freePort();
+  const port = await reservePort();
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100`;
   const pg: PrivatePostgres = {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
