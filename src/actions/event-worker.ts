@@ -64,13 +64,15 @@ export function startEventExecutions(
 
   const subscription = es.subscribe(
     "event-executions",
-    async (events) => {
+    async (events, done) => {
       for (const e of events) {
         try {
           await deliver(e);
         } catch (err) {
           await failed(e.position, 1, err);
         }
+        // Called, or its retry booked: a batch that fails after this (the database went away) resumes after it.
+        done(e);
       }
     },
     { batchSize: 50, onError: (err) => log.warn({ reason: (err as Error).message }, "event executions: reading the log failed") },

@@ -465,9 +465,11 @@ export class EventStore {
   /**
    * Hands every event after the subscription's stored cursor to `handle`, in commit order, at least once:
    * the cursor moves only after `handle` resolves, and it is stored, so a restart resumes where it stopped.
-   * A failing batch is retried with backoff.
+   * A failing batch is retried with backoff, from after the last event `handle` reported `done` (a handler whose
+   * work cannot be undone, a call to a target, reports each event, so a failure half-way, the database gone
+   * mid-batch, does not do the first half again).
    */
-  subscribe(name: string, handle: (events: StoredEvent[]) => Promise<void>, opts: SubscribeOptions = {}): Subscription {
+  subscribe(name: string, handle: (events: StoredEvent[], done: (e: StoredEvent) => void) => Promise<void>, opts: SubscribeOptions = {}): Subscription {
     const batchSize = opts.batchSize ?? 100;
     const pollMs = opts.pollMs ?? 1000;
     const coalesceMs = opts.coalesceMs ?? 20;
@@ -589,7 +591,11 @@ export class EventStore {
           const batch = await this.readShared(cursor, batchSize);
           if (batch.length) {
             const wanted = opts.filter ? batch.filter(opts.filter) : batch;
-            if (wanted.length) await handle(wanted);
+            if (wanted.length)
+              await handle(wanted, (e) => {
+                // an event of this batch, read with its transaction ID
+                cursor = { tx: (e as StoredEvent & { tx: bigint }).tx, position: e.position };
+              });
             const last = batch[batch.length - 1]!;
             cursor = { tx: last.tx, position: last.position };
             if (wanted.length || performance.now() - storedAt >= storeEveryMs) {

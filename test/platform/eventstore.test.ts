@@ -133,6 +133,33 @@ describe("event store", () => {
     expect(again.map((e) => `${e.aggregateId}:${e.sequence}`)).toEqual(["s1:3"]);
   });
 
+  it("retries a batch that failed half-way from after the last event its handler reported done", async () => {
+    const es = t.server.es;
+    const handled: string[] = [];
+    let failures = 0;
+    const ids = ["half-1", "half-2", "half-3", "half-4"];
+    // one commit: the four arrive in one batch
+    await es.execute(async (w) => {
+      for (const id of ids) await w.push(t.instanceId, "test", [{ ...counter(id), type: "test.counter.incremented", payload: { count: 1 } }]);
+    });
+    const sub = es.subscribe(
+      "half-sub",
+      async (batch, done) => {
+        for (const e of batch) {
+          // the database gone after two calls were made: the handler cannot record the third
+          if (e.aggregateId === "half-3" && failures++ === 0) throw new Error("the database went away");
+          handled.push(e.aggregateId);
+          done(e);
+        }
+      },
+      { filter: (e) => e.aggregateId.startsWith("half-"), pollMs: 50, retryMs: 20 },
+    );
+    await sub.caughtUp();
+    await sub.stop();
+    expect(failures).toBe(2);
+    expect(handled).toEqual(ids);
+  });
+
   it("lets the subscriptions that stand at the same place share one read of the log per commit", async () => {
     // A store of its own, so that only these two subscriptions read through it (the server runs two more).
     const es = new EventStore(t.server.db);
