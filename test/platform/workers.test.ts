@@ -1,5 +1,4 @@
 import { execFileSync } from "node:child_process";
-import http from "node:http";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,6 +8,7 @@ import { runningEmbeddedUrl } from "../../src/command/recover.js";
 import { rest } from "../support/clients.js";
 import { freshPostgresDatabase, TEST_MASTERKEY, testDb } from "../support/database.js";
 import { startOrExit, startServerProcess, type ServerProcess } from "../support/process.js";
+import { connectionsToTwoWorkers, until } from "../support/machine.js";
 import { TargetServer } from "../support/targets.js";
 
 /**
@@ -32,24 +32,6 @@ function childPids(pid: number): number[] {
     .split("\n")
     .filter((l) => l.includes("src/main."))
     .map((l) => Number(l.trim().split(/\s+/)[0]));
-}
-
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-/** The value of a sample in a metrics text, summed over the lines matching `pattern`. */
-function sample(text: string, pattern: RegExp): number {
-  return text
-    .split("\n")
-    .filter((l) => pattern.test(l))
-    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
 }
 
 describe("several worker processes on one port (SVC_WORKERS=2)", () => {
@@ -92,26 +74,8 @@ describe("several worker processes on one port (SVC_WORKERS=2)", () => {
     expect("output" in second && second.output).toContain(`is in use by process ${server.child.pid}`);
   });
 
-  /** A keep-alive connection of its own, and the worker that serves it (found from the labelled metrics). */
-  async function pinned(): Promise<{ agent: http.Agent; worker: string }> {
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    cleanups.push(() => agent.destroy());
-    const before = (await rest(server.url, "GET", "/metrics", { agent })).body as string;
-    for (let i = 0; i < 3; i++) await rest(server.url, "GET", "/.well-known/openid-configuration", { agent });
-    const after = (await rest(server.url, "GET", "/metrics", { agent })).body as string;
-    for (const w of ["0", "1"]) {
-      const served = new RegExp(`^svc_http_requests_total\\{.*route="/.well-known/openid-configuration".*worker="${w}"`);
-      if (sample(after, served) - sample(before, served) === 3) return { agent, worker: w };
-    }
-    throw new Error("no worker counted the pinned connection's calls");
-  }
-
   it("read at once through one worker what was written through the other (their caches are told before the write answers)", async () => {
-    // connections are handed out in turn: open them until two land on different workers
-    const a = await pinned();
-    let b = await pinned();
-    for (let i = 0; i < 6 && b.worker === a.worker; i++) b = await pinned();
-    expect(b.worker).not.toBe(a.worker);
+    const { a, b } = await connectionsToTwoWorkers(server.url, (f) => cleanups.push(f));
     // Without the NOTIFY (its sessions ended, as a database restart would) only what the writer tells the other
     // workers keeps them right; with it alone a reader on the same machine is usually, not always, fast enough.
     const db = new pg.Client({ connectionString: env.DATABASE_URL ?? runningEmbeddedUrl(dir) });
