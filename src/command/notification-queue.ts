@@ -58,6 +58,8 @@ export function attemptDueMessage(
   db: Database,
   now: Date,
   attempt: (m: DueMessage) => Promise<AttemptOutcome>,
+  /** Messages not to claim: sent, with their record still to be made (`recordSent`). */
+  skip: string[] = [],
 ): Promise<{ message: DueMessage; outcome: AttemptOutcome } | undefined> {
   return db.prisma.$transaction(
     async (tx) => {
@@ -65,7 +67,8 @@ export function attemptDueMessage(
       const [message] = await tx.$queryRaw<DueMessage[]>`
         SELECT id, instance_id AS "instanceId", user_id AS "userId", channel, kind, code AS "sealedCode", expires_at AS "expiresAt", attempts
         FROM notification_messages
-        WHERE status = 'pending' AND next_attempt_at <= ${now} ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED`;
+        WHERE status = 'pending' AND next_attempt_at <= ${now} AND NOT (id = ANY(${skip}::text[]))
+        ORDER BY next_attempt_at LIMIT 1 FOR UPDATE SKIP LOCKED`;
       if (!message) return undefined;
       const outcome = await attempt(message);
       await tx.notificationMessage.update({ where: { id: message.id }, data: outcomeColumns(outcome, now) });
@@ -74,6 +77,18 @@ export function attemptDueMessage(
     // Sending may take a while (SMTP, SMS providers), and the row stays locked meanwhile.
     { maxWait: 10_000, timeout: 120_000 },
   );
+}
+
+/**
+ * Records a message as sent whose attempt's own record failed (the provider accepted it, then the database went
+ * away before the commit). False when it is no longer pending (recorded meanwhile).
+ */
+export async function recordSent(db: Database, id: string, attempts: number, sentAt: Date): Promise<boolean> {
+  const { count } = await db.prisma.notificationMessage.updateMany({
+    where: { id, status: "pending" },
+    data: outcomeColumns({ status: "sent", attempts }, sentAt),
+  });
+  return count > 0;
 }
 
 /** The columns an outcome changes: a retry stays pending with its next attempt set. */

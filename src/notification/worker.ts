@@ -13,7 +13,7 @@ import {
   unlockCodeAdded,
   userDomainClaimed,
 } from "../events/index.js";
-import { type AttemptOutcome, attemptDueMessage, type DueMessage, type QueuedMessage, queueMessages } from "../command/notification-queue.js";
+import { type AttemptOutcome, attemptDueMessage, type DueMessage, type QueuedMessage, queueMessages, recordSent } from "../command/notification-queue.js";
 import type { EventStore, StoredEvent } from "../eventstore/eventstore.js";
 import { inheritanceChain } from "../domain/contexts.js";
 import { countDueMessages, primaryDomainOf, recipientOf } from "../query/notification-messages.js";
@@ -115,8 +115,9 @@ const linkPaths: Record<MessageKind, string> = {
  * (ON CONFLICT DO NOTHING), so each event gives each message once. Delivery claims one due row at a time in
  * a transaction (FOR UPDATE SKIP LOCKED) and keeps it locked while sending, then marks it sent in the same
  * transaction: another process skips it, and a process that dies mid-delivery leaves it unsent and unlocked
- * (its connection closes, the transaction rolls back) for the next claim. At least once: a crash after the
- * provider accepted and before the commit repeats the message, the only window left. A failure is retried with
+ * (its connection closes, the transaction rolls back) for the next claim. A database that goes away after the
+ * provider accepted and before the commit leaves it pending too: the worker remembers it, claims it no more and
+ * records it once the database is back. At least once: only a crash of the process in that window repeats it. A failure is retried with
  * back-off; a permanent one (5xx from SMTP, 4xx from an SMS provider) or the last attempt marks it failed and
  * appends `notification.message.failed`. A channel without a provider is no failure of the message: it waits,
  * its attempts unspent, until a provider is added, activated or changed (the same subscription wakes it) or it
@@ -270,10 +271,29 @@ export function startNotificationWorker(deps: {
     }
   };
 
+  /**
+   * Messages a provider accepted whose record was lost with the transaction (the database went away before the
+   * commit, which left them pending): not claimed again, and recorded as sent once the database is back.
+   */
+  const unrecorded = new Map<string, { attempts: number; sentAt: Date }>();
+  const attemptNoting = async (m: DueMessage): Promise<AttemptOutcome> => {
+    const outcome = await attempt(m);
+    if (outcome.status === "sent") unrecorded.set(m.id, { attempts: outcome.attempts, sentAt: new Date(now()) });
+    return outcome;
+  };
+  const recordUnrecorded = async () => {
+    for (const [id, { attempts, sentAt }] of unrecorded) {
+      if (await recordSent(db, id, attempts, sentAt)) stats.sent++;
+      unrecorded.delete(id);
+    }
+  };
+
   /** Claims and delivers one due message; false when none is due. */
   const deliverOne = async (): Promise<boolean> => {
-    const claimed = await attemptDueMessage(db, new Date(now()), attempt);
+    if (unrecorded.size) await recordUnrecorded();
+    const claimed = await attemptDueMessage(db, new Date(now()), attemptNoting, [...unrecorded.keys()]);
     if (!claimed) return false;
+    unrecorded.delete(claimed.message.id);
     const { message: m, outcome } = claimed;
     const channelKey = `${m.instanceId}/${m.channel}`;
     switch (outcome.status) {

@@ -22,6 +22,8 @@ export class MailServer {
   private readonly closed = new Set<string>();
   /** Milliseconds before each answer (slow server). */
   delayMs = 0;
+  /** Called once a message is complete, just before it is accepted. */
+  beforeAccept: (() => void) | undefined;
 
   constructor(private readonly users?: Record<string, string>) {}
 
@@ -54,6 +56,7 @@ export class MailServer {
             const err = Object.assign(new Error("try later"), { responseCode: this.refuse });
             return cb(err);
           }
+          this.beforeAccept?.();
           this.received.push({
             from: session.envelope.mailFrom ? session.envelope.mailFrom.address : "",
             to: session.envelope.rcptTo.map((r) => r.address),
