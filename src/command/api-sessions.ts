@@ -77,11 +77,12 @@ async function findUser(deps: SessionDeps, instanceId: string, ref: NonNullable<
   const user =
     "userId" in ref
       ? await deps.db.prisma.user.findFirst({ where: { id: ref.userId, instanceId } })
-      : await userByLoginName(deps.db, instanceId, ref.loginName, deps.settings);
+      : await userByLoginName(deps.db.primary, instanceId, ref.loginName, deps.settings);
   if (!user) throw errors.notFound("SESS-us3r", "checks.user: no such user");
   if (user.kind !== "human") throw errors.invalidArgument("SESS-hum4", "invalid checks.user: only human users sign in through sessions");
   // Active, in an active organisation: as every sign-in.
-  if (!(await usableUserOf(deps.db, user.id))) throw errors.failedPrecondition("SESS-st4t", "checks.user: the user cannot sign in (locked or inactive)");
+  if (!(await usableUserOf(deps.db.primary, user.id)))
+    throw errors.failedPrecondition("SESS-st4t", "checks.user: the user cannot sign in (locked or inactive)");
   return user;
 }
 
@@ -171,7 +172,7 @@ async function checkIdpIntent(deps: SessionDeps, instanceId: string, user: User,
   // As in the login UI: the provider must be usable in the user's own organisation now (its state policies, the
   // login settings' allow_external_idp), not only where the intent started.
   const login = await deps.settings.values("login", inheritanceChain({ type: "org", instanceId, orgId: user.orgId }));
-  const active = await new IdpQueries(deps.db).activeIn({ type: "org", id: user.orgId, instanceId });
+  const active = await new IdpQueries(deps.db.primary).activeIn({ type: "org", id: user.orgId, instanceId });
   if (!login.allow_external_idp || !active.some((r) => r.id === result.idpId)) throw refused();
   if (!(await intentResult(deps.es, deps.box, { ...intent, consume: true }))) throw refused();
   return result.idpId;

@@ -65,7 +65,7 @@ export async function checkPassword(es: EventStore, db: Database, a: PasswordChe
   const user =
     "userId" in a.user
       ? await db.prisma.user.findFirst({ where: { id: a.user.userId, instanceId: a.instanceId } })
-      : await userByLoginName(db, a.instanceId, a.user.loginName, a.user.settings);
+      : await userByLoginName(db.primary, a.instanceId, a.user.loginName, a.user.settings);
   // An unknown name counts under itself, so that the per-account limit answers alike whether the account exists.
   const account = user?.id ?? ("loginName" in a.user ? `name:${a.instanceId}:${a.user.loginName.trim().toLowerCase()}` : a.user.userId);
   return limitedSignIn(a.limits, account, () => checkPasswordOf(es, db, a, user));
@@ -80,7 +80,7 @@ async function checkPasswordOf(es: EventStore, db: Database, a: PasswordCheck, f
   }
   // A user who may not sign in is not verified at all (the decoy costs the time): nothing can come of it, and a
   // hash stored with a huge cost (security review, finding 3) must not be worked on for a locked account.
-  if (user.state !== "active" || !(await usableUserOf(db, user.id))) return decoyCheck(a.password);
+  if (user.state !== "active" || !(await usableUserOf(db.primary, user.id))) return decoyCheck(a.password);
   const { valid, rehash } = await verifyPassword(a.password, user.passwordHash!);
   if (!valid) return countFailedCheck(es, a, user, "password");
   const newHash = rehash ? await hashPassword(a.password) : undefined;

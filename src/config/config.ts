@@ -36,6 +36,8 @@ export interface Config {
   tls: TlsFiles | undefined;
   /** DATABASE_URL: a postgres:// URL, or undefined for the embedded database. */
   databaseUrl: string | undefined;
+  /** SVC_DATABASE_REPLICA_URLS (streaming replicas of DATABASE_URL that serve reads) and how far behind they may be. */
+  databaseReplicas: { urls: string[]; maxLagMs: number; waitMs: number };
   /** SVC_DATA_DIR, absolute. */
   dataDir: string;
   /** SVC_EXPORT_DIR, absolute (default `<data dir>/exports`): where local exports and imports live. */
@@ -243,6 +245,22 @@ function tlsFiles(s: Source): TlsFiles | undefined {
   return files;
 }
 
+function databaseReplicas(s: Source, databaseUrl: string | undefined): Config["databaseReplicas"] {
+  const label = s.label("SVC_DATABASE_REPLICA_URLS");
+  const urls = (s.get("SVC_DATABASE_REPLICA_URLS") ?? "")
+    .split(",")
+    .map((u) => u.trim())
+    .filter(Boolean)
+    .map((u, i) => checkDatabaseUrl(u, `${label} (URL ${i + 1})`));
+  // Replicas of the embedded database cannot exist: it is this machine's own server.
+  if (urls.length && databaseUrl === undefined) throw new ConfigError(`${label} needs DATABASE_URL: replicas are of a PostgreSQL server of your own`);
+  return {
+    urls,
+    maxLagMs: s.int("SVC_DATABASE_REPLICA_MAX_LAG_MS", 0, 3_600_000),
+    waitMs: s.int("SVC_DATABASE_REPLICA_WAIT_MS", 0, 10_000),
+  };
+}
+
 function domainValidation(s: Source): DomainValidationConfig {
   const dnsServers = (s.get("SVC_DOMAIN_VALIDATION_DNS") ?? "")
     .split(",")
@@ -318,6 +336,7 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = pro
     shutdownGraceMs: s.int("SVC_SHUTDOWN_GRACE_MS", 0, 600_000),
     passwordHashCost: s.int("SVC_PASSWORD_HASH_COST", 10, 20),
     databasePoolSize: s.int("SVC_DATABASE_POOL_SIZE", 1, 1000),
+    databaseReplicas: databaseReplicas(s, databaseUrl),
     workers: s.int("SVC_WORKERS", 1, 256, usableCores()),
     metrics: s.bool("SVC_METRICS"),
     idpInsecureHttp: s.bool("SVC_IDP_INSECURE_HTTP"),

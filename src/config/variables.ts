@@ -131,6 +131,22 @@ export const VARIABLES = [
       "connections the server keeps to PostgreSQL (besides one for LISTEN and one at start-up in each worker), shared out among its workers (each at least 4)",
   },
   {
+    name: "SVC_DATABASE_REPLICA_URLS",
+    shown: "unset",
+    meaning:
+      "comma-separated PostgreSQL URLs of streaming replicas of DATABASE_URL: searches, gets, introspection, userinfo, JWKS and the login pages read there once a replica has replayed what they must see; writes stay on DATABASE_URL",
+  },
+  {
+    name: "SVC_DATABASE_REPLICA_MAX_LAG_MS",
+    default: "5000",
+    meaning: "a replica further behind the primary than this is skipped until it catches up",
+  },
+  {
+    name: "SVC_DATABASE_REPLICA_WAIT_MS",
+    default: "20",
+    meaning: "how long a read waits for a replica to replay a write it must see before the primary serves it",
+  },
+  {
     name: "SVC_WORKERS",
     shown: "the cores",
     meaning:

@@ -14,6 +14,14 @@ export interface CacheStats {
   readonly misses: number;
 }
 
+/** Where reads that may go to a replica went, and the replicas' state (`src/storage/reads.ts`); read at each scrape. */
+export type ReadStats = () =>
+  | {
+      replicas: { name: string; up: boolean; usable: boolean; lagSeconds: number; lagBytes: number; served: number }[];
+      primary: Record<string, number>;
+    }
+  | undefined;
+
 /** Per durable subscription: committed events it has not handled yet. */
 export type SubscriberLag = () => Promise<Iterable<{ name: string; behind: number }>>;
 
@@ -145,7 +153,7 @@ export class Metrics {
   private lag: SubscriberLag | undefined;
   private messages: MessageStats | undefined;
 
-  constructor(sources: { pool?: PoolStats; cache?: CacheStats; labels?: Record<string, string> } = {}) {
+  constructor(sources: { pool?: PoolStats; cache?: CacheStats; reads?: ReadStats; labels?: Record<string, string> } = {}) {
     const registers = [this.registry];
     this.rpcs = new RequestMetrics(this.registry, {
       total: "svc_rpc_requests_total",
@@ -215,6 +223,7 @@ export class Metrics {
         },
       });
     }
+    if (sources.reads?.()) replicaMetrics(sources.reads, registers);
     const cache = sources.cache;
     if (cache) {
       // The cache counts in plain numbers on its hot path; the counter catches up at each scrape.
@@ -285,4 +294,45 @@ export class Metrics {
   text(): Promise<string> {
     return this.exposed.metrics();
   }
+}
+
+/**
+ * Read replicas: `svc_db_reads_total` counts the reads that may go to a replica by the node that served them (the
+ * primary's with why: no replica usable, none caught up in time, or one failed the read); lag and reachability per
+ * replica as the server sees them.
+ */
+function replicaMetrics(reads: ReadStats, registers: Registry[]): void {
+  const seen = new Map<string, number>();
+  new Counter({
+    name: "svc_db_reads_total",
+    help: "Reads that may be served by a replica, by the node that served them (primary or replica-N) and, for the primary, why (no_replica, behind, retried)",
+    labelNames: ["node", "reason"],
+    registers,
+    collect() {
+      const now = reads();
+      if (!now) return;
+      const counts: [Record<string, string>, number][] = [
+        ...now.replicas.map((r): [Record<string, string>, number] => [{ node: r.name, reason: "" }, r.served]),
+        ...Object.entries(now.primary).map(([reason, n]): [Record<string, string>, number] => [{ node: "primary", reason }, n]),
+      ];
+      for (const [labels, n] of counts) {
+        const key = `${labels.node}/${labels.reason}`;
+        this.inc(labels, Math.max(0, n - (seen.get(key) ?? 0)));
+        seen.set(key, n);
+      }
+    },
+  });
+  const perReplica = (name: string, help: string, value: (r: NonNullable<ReturnType<ReadStats>>["replicas"][number]) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ["replica"],
+      registers,
+      collect() {
+        for (const r of reads()?.replicas ?? []) this.set({ replica: r.name }, value(r));
+      },
+    });
+  perReplica("svc_db_replica_up", "1 when the replica answers and is a standby of the primary, else 0", (r) => (r.up ? 1 : 0));
+  perReplica("svc_db_replica_lag_seconds", "How long the replica has been behind the primary's WAL position (0: caught up)", (r) => r.lagSeconds);
+  perReplica("svc_db_replica_lag_bytes", "WAL bytes the primary has written that the replica has not replayed", (r) => r.lagBytes);
 }

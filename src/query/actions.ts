@@ -99,7 +99,7 @@ export class ActionQueries {
   ) {}
 
   target(instanceId: string, id: string) {
-    return this.db.prisma.target.findFirst({ where: { instanceId, id } });
+    return this.db.reads.prisma.target.findFirst({ where: { instanceId, id } });
   }
 
   searchTargets(instanceId: string, req: SearchRequest<TargetFilter, TargetSort>, window: ListWindow) {
@@ -122,7 +122,7 @@ export class ActionQueries {
     return this.cache.get(
       `exec-targets:${instanceId}:${targetIds.join("|")}`,
       async () => {
-        const rows = await this.db.prisma.target.findMany({ where: { instanceId, id: { in: targetIds } } });
+        const rows = await this.db.reads.prisma.target.findMany({ where: { instanceId, id: { in: targetIds } } });
         return targetIds.flatMap((id) => {
           const t = rows.find((r) => r.id === id);
           return t ? [{ ...t, targetType: t.targetType as CallableTarget["targetType"], signingKey: this.box.open(t.signingKey) }] : [];
@@ -133,7 +133,7 @@ export class ActionQueries {
   }
 
   private async executionTargetIds(instanceId: string, ids: string[]): Promise<string[]> {
-    const found = await this.db.prisma.execution.findMany({ where: { instanceId, id: { in: ids } } });
+    const found = await this.db.reads.prisma.execution.findMany({ where: { instanceId, id: { in: ids } } });
     const best = ids.map((id) => found.find((x) => x.id === id)).find((x) => x !== undefined);
     if (!best) return [];
     const targetIds: string[] = [];
@@ -141,7 +141,7 @@ export class ActionQueries {
       targetIds.push(...x.targets);
       if (depth >= MAX_INCLUDE_DEPTH) return;
       for (const inc of x.includes) {
-        const child = await this.db.prisma.execution.findUnique({ where: { instanceId_id: { instanceId, id: inc } } });
+        const child = await this.db.reads.prisma.execution.findUnique({ where: { instanceId_id: { instanceId, id: inc } } });
         if (child) await expand(child, depth + 1);
       }
     };

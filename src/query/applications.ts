@@ -47,12 +47,12 @@ export class ApplicationQueries {
   ) {}
 
   byId(instanceId: string, id: string): Promise<ApplicationRow | null> {
-    return this.db.prisma.application.findFirst({ where: { id, instanceId } });
+    return this.db.reads.prisma.application.findFirst({ where: { id, instanceId } });
   }
 
   /** An application's keys, oldest first (IDs and dates only). */
   keysOf(applicationId: string) {
-    return this.db.prisma.applicationKey.findMany({
+    return this.db.reads.prisma.applicationKey.findMany({
       where: { applicationId },
       orderBy: [{ createdAt: "asc" }, { id: "asc" }],
       select: { id: true, createdAt: true, expiresAt: true },

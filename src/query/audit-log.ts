@@ -58,8 +58,8 @@ export class AuditLog {
     // Never cached: the retention's cutoff moves with the clock, and every event of the instance changes the total.
     const { skip, take, order } = window;
     const [rows, counted, state] = await Promise.all([
-      this.db.prisma.event.findMany({ where, orderBy: { position: order }, skip, take }),
-      this.db.prisma.event.findMany({ where, select: { position: true }, take: AUDIT_COUNT_CAP }),
+      this.db.reads.prisma.event.findMany({ where, orderBy: { position: order }, skip, take }),
+      this.db.reads.prisma.event.findMany({ where, select: { position: true }, take: AUDIT_COUNT_CAP }),
       projectionState(this.db, this.cache),
     ]);
     return { rows, skip, take, total: counted.length, state };

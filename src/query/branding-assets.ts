@@ -8,5 +8,5 @@ export type BrandingAssetRow = BrandingAsset;
  * /ui/login/assets/<sha256>. Not cached: files are large, and the browser keeps each for a year.
  */
 export function brandingAsset(db: Database, instanceId: string, sha256: string): Promise<BrandingAssetRow | null> {
-  return db.prisma.brandingAsset.findUnique({ where: { instanceId_sha256: { instanceId, sha256 } } });
+  return db.reads.prisma.brandingAsset.findUnique({ where: { instanceId_sha256: { instanceId, sha256 } } });
 }

@@ -7,12 +7,12 @@ import type { Database } from "../storage/database.js";
  * creation made it, src/command/console-app.ts), while that application exists and is active.
  */
 export async function consoleClientId(db: Database, instanceId: string): Promise<string | undefined> {
-  const made = await db.prisma.event.findFirst({
+  const made = await db.reads.prisma.event.findFirst({
     where: { instanceId, type: oidcAppAdded.type, payload: { path: ["name"], equals: CONSOLE_APP_NAME } },
     orderBy: { position: "asc" },
     select: { aggregateId: true },
   });
   if (!made) return undefined;
-  const app = await db.prisma.application.findUnique({ where: { id: made.aggregateId }, select: { clientId: true, state: true } });
+  const app = await db.reads.prisma.application.findUnique({ where: { id: made.aggregateId }, select: { clientId: true, state: true } });
   return app?.state === "active" ? app.clientId : undefined;
 }

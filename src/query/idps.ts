@@ -85,7 +85,7 @@ export class IdpQueries {
   constructor(private readonly db: Database) {}
 
   byId(id: string) {
-    return this.db.prisma.idp.findUnique({ where: { id } });
+    return this.db.reads.prisma.idp.findUnique({ where: { id } });
   }
 
   /**
@@ -93,7 +93,7 @@ export class IdpQueries {
    * are active there, state policies along the way applied.
    */
   async activeIn(ctx: ContextRef): Promise<IdpRow[]> {
-    const rows = await this.db.prisma.idp.findMany({ where: scopeOf(ctx), orderBy: [{ name: "asc" }, { id: "asc" }] });
+    const rows = await this.db.reads.prisma.idp.findMany({ where: scopeOf(ctx), orderBy: [{ name: "asc" }, { id: "asc" }] });
     const views = await this.views(
       rows.filter((r) => isAtOrAbove(ownerOf(r), ctx)),
       ctx,
@@ -122,7 +122,7 @@ export class IdpQueries {
       for (const c of pathBelow(owner, ctx)) contexts.set(policyKey(c), c);
     }
     const policyRows = contexts.size
-      ? await this.db.prisma.idpPolicy.findMany({
+      ? await this.db.reads.prisma.idpPolicy.findMany({
           where: { idpId: { in: rows.map((r) => r.id) }, OR: [...contexts.values()].map((c) => ({ contextType: c.type, contextId: c.id })) },
         })
       : [];

@@ -46,21 +46,21 @@ export class InstanceQueries {
   ) {}
 
   byId(id: string): Promise<InstanceFullRow | null> {
-    return this.db.prisma.instance.findUnique({ where: { id } });
+    return this.db.reads.prisma.instance.findUnique({ where: { id } });
   }
 
   /** The instance a command has just found: its absence is a fault, not a caller's mistake. */
   byIdOrThrow(id: string): Promise<InstanceFullRow> {
-    return this.db.prisma.instance.findUniqueOrThrow({ where: { id } });
+    return this.db.reads.prisma.instance.findUniqueOrThrow({ where: { id } });
   }
 
   byIds(ids: string[]): Promise<InstanceFullRow[]> {
-    return this.db.prisma.instance.findMany({ where: { id: { in: ids } } });
+    return this.db.reads.prisma.instance.findMany({ where: { id: { in: ids } } });
   }
 
   /** The domains of each instance, alphabetically. Read fresh (TenancyQueries.domainsOf caches one instance's). */
   async domainsOf(ids: string[]): Promise<Map<string, string[]>> {
-    const rows = await this.db.prisma.instanceDomain.findMany({ where: { instanceId: { in: ids } }, orderBy: { domain: "asc" } });
+    const rows = await this.db.reads.prisma.instanceDomain.findMany({ where: { instanceId: { in: ids } }, orderBy: { domain: "asc" } });
     const byInstance = new Map<string, string[]>(ids.map((id) => [id, []]));
     for (const r of rows) byInstance.get(r.instanceId)?.push(r.domain);
     return byInstance;
@@ -72,7 +72,7 @@ export class InstanceQueries {
     const resolved = await Promise.all(
       filters.map(async (filter): Promise<ResolvedFilter> => {
         if (filter.case === "inIds") return filter;
-        const served = await this.db.prisma.instanceDomain.findUnique({ where: { domain: filter.value.toLowerCase() } });
+        const served = await this.db.reads.prisma.instanceDomain.findUnique({ where: { domain: filter.value.toLowerCase() } });
         return { case: "id", value: served?.instanceId ?? "" };
       }),
     );

@@ -62,7 +62,7 @@ export function textFilter({ text, match }: TextCriterion) {
 /** The latest event the projections have reduced (they are updated in its transaction). */
 export function projectionState(db: Database, cache: ProjectionCache): Promise<ProjectionState> {
   return cache.get("projection-state", async () => {
-    const e = await db.prisma.event.findFirst({ orderBy: { position: "desc" }, select: { position: true, createdAt: true } });
+    const e = await db.reads.prisma.event.findFirst({ orderBy: { position: "desc" }, select: { position: true, createdAt: true } });
     return { position: e?.position ?? 0n, at: e?.createdAt };
   });
 }

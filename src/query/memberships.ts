@@ -54,7 +54,7 @@ export class MembershipQueries {
 
   /** The membership of the user in the context, when it belongs to the instance. */
   async byKey(instanceId: string, key: { userId: string; type: string; contextId: string }): Promise<MembershipRow | null> {
-    const row = await this.db.prisma.membership.findUnique({
+    const row = await this.db.reads.prisma.membership.findUnique({
       where: { userId_contextType_contextId: { userId: key.userId, contextType: key.type, contextId: key.contextId } },
     });
     return row?.instanceId === instanceId ? row : null;
@@ -69,7 +69,9 @@ export class MembershipQueries {
       visible.projectOrgs === "all"
         ? undefined
         : [
-            ...(await this.db.prisma.project.findMany({ where: { instanceId, orgId: { in: visible.projectOrgs } }, select: { id: true } })).map((p) => p.id),
+            ...(await this.db.reads.prisma.project.findMany({ where: { instanceId, orgId: { in: visible.projectOrgs } }, select: { id: true } })).map(
+              (p) => p.id,
+            ),
             ...visible.projects,
           ];
     readable.push({ contextType: "project", ...(projectIds ? { contextId: { in: projectIds } } : {}) });
@@ -77,7 +79,7 @@ export class MembershipQueries {
     if (visible.grantOrgs === "all") readable.push({ contextType: "project_grant" });
     else {
       const grantIds = (
-        await this.db.prisma.projectGrant.findMany({
+        await this.db.reads.prisma.projectGrant.findMany({
           where: { instanceId, OR: [{ orgId: { in: visible.grantOrgs } }, { projectId: { in: visible.grantProjects } }] },
           select: { id: true },
         })

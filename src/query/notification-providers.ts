@@ -58,7 +58,7 @@ export class NotificationProviderQueries {
   ) {}
 
   provider(instanceId: string, kind: ProviderKind, id: string): Promise<ProviderView | null> {
-    return this.db.prisma.notificationProvider.findFirst({ where: { instanceId, kind, id }, select: providerColumns });
+    return this.db.reads.prisma.notificationProvider.findFirst({ where: { instanceId, kind, id }, select: providerColumns });
   }
 
   search(instanceId: string, kind: ProviderKind, req: SearchRequest<ProviderFilter, ProviderSort>, window: ListWindow) {
@@ -67,7 +67,7 @@ export class NotificationProviderQueries {
 
   /** A provider with its secret opened, for sending (the `_test` RPCs, the notification worker). */
   async usable(instanceId: string, kind: ProviderKind, id: string): Promise<UsableProvider | null> {
-    const row = await this.db.prisma.notificationProvider.findFirst({ where: { instanceId, kind, id } });
+    const row = await this.db.reads.prisma.notificationProvider.findFirst({ where: { instanceId, kind, id } });
     return row ? this.toUsable(row) : null;
   }
 
@@ -76,7 +76,7 @@ export class NotificationProviderQueries {
     return this.cache.get(
       `notification-provider:${instanceId}:${kind}`,
       async () => {
-        const row = await this.db.prisma.notificationProvider.findFirst({ where: { instanceId, kind, active: true } });
+        const row = await this.db.reads.prisma.notificationProvider.findFirst({ where: { instanceId, kind, active: true } });
         return row ? this.toUsable(row) : null;
       },
       readFrom("notificationProvider"),
@@ -89,7 +89,7 @@ export class NotificationProviderQueries {
    * process's cache yet.
    */
   async hasActive(instanceId: string, kind: ProviderKind): Promise<boolean> {
-    return !!(await this.db.prisma.notificationProvider.findFirst({ where: { instanceId, kind, active: true }, select: { id: true } }));
+    return !!(await this.db.reads.prisma.notificationProvider.findFirst({ where: { instanceId, kind, active: true }, select: { id: true } }));
   }
 
   private toUsable(row: { id: string; providerType: string; config: unknown; secret: string }): UsableProvider {

@@ -25,9 +25,9 @@ export class OAuthClientQueries {
     return this.cache.get(
       `oauth-app:${instanceId}:${clientId}`,
       async () => {
-        const app = await this.db.prisma.application.findUnique({ where: { instanceId_clientId: { instanceId, clientId } } });
+        const app = await this.db.reads.prisma.application.findUnique({ where: { instanceId_clientId: { instanceId, clientId } } });
         if (!app) return undefined;
-        const project = await this.db.prisma.project.findUnique({ where: { id: app.projectId }, select: { state: true } });
+        const project = await this.db.reads.prisma.project.findUnique({ where: { id: app.projectId }, select: { state: true } });
         return { app, projectActive: project?.state === "active" };
       },
       readFrom("application", "project"),
@@ -39,7 +39,7 @@ export class OAuthClientQueries {
     return this.cache.get(
       `oauth-machine:${instanceId}:${by.username ?? ""}:${by.userId ?? ""}`,
       () =>
-        this.db.prisma.user.findFirst({
+        this.db.reads.prisma.user.findFirst({
           where: { instanceId, kind: "machine", ...(by.userId ? { id: by.userId } : { loginName: (by.username ?? "").toLowerCase() }) },
         }),
       by.userId ? readRow("user", by.userId) : readFrom("user"),
@@ -57,8 +57,8 @@ export class OAuthClientQueries {
       async () => {
         const rows =
           "userId" in owner
-            ? await this.db.prisma.machineKey.findMany({ where: { userId: owner.userId } })
-            : await this.db.prisma.applicationKey.findMany({ where: { applicationId: owner.applicationId } });
+            ? await this.db.reads.prisma.machineKey.findMany({ where: { userId: owner.userId } })
+            : await this.db.reads.prisma.applicationKey.findMany({ where: { applicationId: owner.applicationId } });
         return rows.map((r) => ({ id: r.id, expiresAt: r.expiresAt, key: createPublicKey(r.publicKey) }));
       },
       "userId" in owner ? readRow("machineKey", owner.userId) : readRow("applicationKey", owner.applicationId),

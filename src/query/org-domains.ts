@@ -50,7 +50,7 @@ export class OrgDomainQueries {
 
   /** The organisation's domain, however the caller spelt it (surrounding spaces, case). */
   byName(orgId: string, domain: string): Promise<OrgDomainRow | null> {
-    return this.db.prisma.orgDomain.findUnique({ where: { orgId_domain: { orgId, domain: domain.trim().toLowerCase() } } });
+    return this.db.reads.prisma.orgDomain.findUnique({ where: { orgId_domain: { orgId, domain: domain.trim().toLowerCase() } } });
   }
 
   search(orgId: string, criteria: OrgDomainCriteria, window: ListWindow) {

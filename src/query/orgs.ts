@@ -44,7 +44,7 @@ export class OrgQueries {
   ) {}
 
   byId(instanceId: string, id: string): Promise<OrgRow | null> {
-    return this.db.prisma.org.findFirst({ where: { id, instanceId } });
+    return this.db.reads.prisma.org.findFirst({ where: { id, instanceId } });
   }
 
   search(instanceId: string, readable: ReadScope, req: SearchRequest<OrgFilter, OrgSort>, window: ListWindow) {

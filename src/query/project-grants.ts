@@ -44,12 +44,12 @@ export class ProjectGrantQueries {
 
   /** The grant, when it belongs to the instance. */
   byId(instanceId: string, id: string): Promise<ProjectGrantRow | null> {
-    return this.db.prisma.projectGrant.findFirst({ where: { id, instanceId } });
+    return this.db.reads.prisma.projectGrant.findFirst({ where: { id, instanceId } });
   }
 
   /** The grant, when it is one of the project's. */
   ofProject(projectId: string, id: string): Promise<ProjectGrantRow | null> {
-    return this.db.prisma.projectGrant.findFirst({ where: { id, projectId } });
+    return this.db.reads.prisma.projectGrant.findFirst({ where: { id, projectId } });
   }
 
   /**

@@ -58,7 +58,7 @@ export class ProjectQueries {
   ) {}
 
   byId(instanceId: string, id: string): Promise<ProjectRow | null> {
-    return this.db.prisma.project.findFirst({ where: { id, instanceId } });
+    return this.db.reads.prisma.project.findFirst({ where: { id, instanceId } });
   }
 
   /** Whether the project puts its users' roles into tokens; every token of its applications asks, so it is cached. */
@@ -72,7 +72,11 @@ export class ProjectQueries {
   }
 
   private cachedRow(projectId: string) {
-    return this.cache.get(`oidc-project:${projectId}`, () => this.db.prisma.project.findUnique({ where: { id: projectId } }), readRow("project", projectId));
+    return this.cache.get(
+      `oidc-project:${projectId}`,
+      () => this.db.reads.prisma.project.findUnique({ where: { id: projectId } }),
+      readRow("project", projectId),
+    );
   }
 
   /** Projects of readable organisations and those the caller is a member of. */

@@ -49,7 +49,10 @@ const lifeOf = (row: { tokenHash: string | null; authTime: Date; expiresAt: Date
 
 const lifeColumns = { tokenHash: true, authTime: true, expiresAt: true, usedAt: true } as const;
 
-/** Reads of browser sessions (the login UI signs them in; access tokens and refresh tokens are bound to them). */
+/**
+ * Reads of browser sessions (the login UI signs them in; access tokens and refresh tokens are bound to them), on
+ * the primary: the steps of one sign-in follow each other across processes faster than a replica may replay them.
+ */
 export class SessionQueries {
   private readonly tenancy: TenancyQueries;
 
@@ -180,11 +183,11 @@ export class SessionSearch {
   }
 
   async byIds(instanceId: string, ids: string[]): Promise<SessionWithUser[]> {
-    return this.withUsers(await this.db.prisma.loginSession.findMany({ where: { instanceId, id: { in: ids } } }));
+    return this.withUsers(await this.db.reads.prisma.loginSession.findMany({ where: { instanceId, id: { in: ids } } }));
   }
 
   private async withUsers(rows: LoginSession[]): Promise<SessionWithUser[]> {
-    const users = await this.db.prisma.user.findMany({
+    const users = await this.db.reads.prisma.user.findMany({
       where: { id: { in: [...new Set(rows.map((r) => r.userId))] } },
       select: { id: true, loginName: true, orgId: true },
     });

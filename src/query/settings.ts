@@ -31,7 +31,7 @@ export class SettingsQueries {
     return this.cache.get(
       `settings:${kind}:${owner.type}:${owner.id}`,
       async () => {
-        const row = await this.db.prisma.setting.findUnique({
+        const row = await this.db.reads.prisma.setting.findUnique({
           where: { kind_ownerType_ownerId: { kind, ownerType: owner.type, ownerId: owner.id } },
         });
         return row ? { values: row.values as StoredValues, sequence: row.sequence, changeDate: row.changeDate } : null;
@@ -86,6 +86,6 @@ export class SettingsQueries {
  * command copying it (branding's activation) must copy what the last write stored.
  */
 export async function storedValuesOf(db: Database, kind: SettingsKind, owner: ContextOwner): Promise<StoredValues> {
-  const row = await db.prisma.setting.findUnique({ where: { kind_ownerType_ownerId: { kind, ownerType: owner.type, ownerId: owner.id } } });
+  const row = await db.reads.prisma.setting.findUnique({ where: { kind_ownerType_ownerId: { kind, ownerType: owner.type, ownerId: owner.id } } });
   return (row?.values ?? {}) as StoredValues;
 }

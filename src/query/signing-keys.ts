@@ -42,7 +42,7 @@ export class SigningKeyQueries {
   private rows(instanceId: string) {
     return this.cache.get(
       `signing-keys:${instanceId}`,
-      () => this.db.prisma.signingKey.findMany({ where: { instanceId }, orderBy: { createdAt: "desc" } }),
+      () => this.db.reads.prisma.signingKey.findMany({ where: { instanceId }, orderBy: { createdAt: "desc" } }),
       readFrom("signingKey"),
     );
   }

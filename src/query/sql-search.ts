@@ -27,15 +27,15 @@ const models = new WeakMap<object, Map<string, Model>>();
 
 /** The schema's mapping of a model (by its client property name, `user`, `loginSession`) to table and columns. */
 function modelOf(db: Database, name: string): Model {
-  let known = models.get(db.prisma);
+  let known = models.get(db.reads.prisma);
   if (!known) {
     known = new Map();
-    models.set(db.prisma, known);
+    models.set(db.reads.prisma, known);
   }
   const cached = known.get(name);
   if (cached) return cached;
   // The generated client's own data model (schema.prisma's names and @map/@@map): there is no public accessor.
-  const runtime = (db.prisma as unknown as { _runtimeDataModel?: RuntimeDataModel })._runtimeDataModel;
+  const runtime = (db.reads.prisma as unknown as { _runtimeDataModel?: RuntimeDataModel })._runtimeDataModel;
   const model = runtime?.models[name.charAt(0).toUpperCase() + name.slice(1)];
   if (!model) throw new Error(`no model ${name} in the Prisma client's data model`);
   const fields = new Map(model.fields.filter((f) => f.kind === "scalar").map((f) => [f.name, { column: f.dbName ?? f.name, type: f.type }]));
@@ -190,7 +190,7 @@ export async function findPage<R>(db: Database, modelName: string, select: Recor
   }
   if (args.take !== undefined) text += ` LIMIT ${sql.param(args.take)}`;
   if (args.skip) text += ` OFFSET ${sql.param(args.skip)}`;
-  const { rows } = await db.pool.query(text, sql.values);
+  const { rows } = await db.reads.pool.query(text, sql.values);
   if (plan.read === "boundedWalk" && rows.length < (args.take ?? Number.POSITIVE_INFINITY)) {
     return findPage(db, modelName, select, { ...args, plan: { read: "throughFilter" } });
   }
@@ -258,15 +258,15 @@ const estimates = new WeakMap<object, Map<string, { rows: number; at: number }>>
  * at most once a minute. Before a table's first ANALYZE it is unknown: then -1, and nothing goes through the filter.
  */
 async function estimatedRows(db: Database, modelName: string): Promise<number> {
-  let known = estimates.get(db.pool);
+  let known = estimates.get(db.reads.pool);
   if (!known) {
     known = new Map();
-    estimates.set(db.pool, known);
+    estimates.set(db.reads.pool, known);
   }
   const cached = known.get(modelName);
   if (cached && Date.now() - cached.at < ESTIMATE_TTL_MS) return cached.rows;
   const table = `"public".${quote(modelOf(db, modelName).table)}`;
-  const { rows } = await db.pool.query("SELECT reltuples::float8 AS n FROM pg_class WHERE oid = to_regclass($1)", [table]);
+  const { rows } = await db.reads.pool.query("SELECT reltuples::float8 AS n FROM pg_class WHERE oid = to_regclass($1)", [table]);
   const estimate = { rows: Number(rows[0]?.n ?? -1), at: Date.now() };
   known.set(modelName, estimate);
   return estimate.rows;
@@ -276,6 +276,6 @@ async function estimatedRows(db: Database, modelName: string): Promise<number> {
 export async function countRows(db: Database, modelName: string, where: unknown): Promise<number> {
   const model = modelOf(db, modelName);
   const sql = new Sql(model);
-  const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM "public".${quote(model.table)} WHERE ${sql.where(where as Where)}`, sql.values);
+  const { rows } = await db.reads.pool.query(`SELECT count(*)::int AS n FROM "public".${quote(model.table)} WHERE ${sql.where(where as Where)}`, sql.values);
   return rows[0].n as number;
 }

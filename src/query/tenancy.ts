@@ -27,9 +27,9 @@ export interface UsableUser {
  * deciding on the current state call this; request paths call the cached `TenancyQueries.usableUser`.
  */
 export async function usableUserOf(db: Database, userId: string): Promise<UsableUser | null> {
-  const user = await db.prisma.user.findUnique({ where: { id: userId }, select: { id: true, instanceId: true, orgId: true, state: true } });
+  const user = await db.reads.prisma.user.findUnique({ where: { id: userId }, select: { id: true, instanceId: true, orgId: true, state: true } });
   if (user?.state !== "active") return null;
-  const org = await db.prisma.org.findUnique({ where: { id: user.orgId }, select: { state: true } });
+  const org = await db.reads.prisma.org.findUnique({ where: { id: user.orgId }, select: { state: true } });
   return org?.state === "active" ? { id: user.id, instanceId: user.instanceId, orgId: user.orgId } : null;
 }
 
@@ -52,7 +52,7 @@ export class TenancyQueries {
     return this.cache.get(
       `instance-domain:${d}`,
       async () => {
-        const row = await this.db.prisma.instanceDomain.findUnique({ where: { domain: d } });
+        const row = await this.db.reads.prisma.instanceDomain.findUnique({ where: { domain: d } });
         return row ? this.instanceById(row.instanceId) : null;
       },
       readFrom("instanceDomain", "instance"),
@@ -63,7 +63,7 @@ export class TenancyQueries {
     return this.cache.get(
       `instance:${id}`,
       () =>
-        this.db.prisma.instance.findUnique({
+        this.db.reads.prisma.instance.findUnique({
           where: { id },
           select: { id: true, name: true, defaultOrgId: true, primaryDomain: true, blocked: true, auditLogRetentionS: true },
         }),
@@ -74,7 +74,7 @@ export class TenancyQueries {
   domainsOf(instanceId: string): Promise<string[]> {
     return this.cache.get(
       `instance-domains:${instanceId}`,
-      async () => (await this.db.prisma.instanceDomain.findMany({ where: { instanceId }, orderBy: { domain: "asc" } })).map((d) => d.domain),
+      async () => (await this.db.reads.prisma.instanceDomain.findMany({ where: { instanceId }, orderBy: { domain: "asc" } })).map((d) => d.domain),
       readRow("instanceDomain", instanceId),
     );
   }
@@ -82,7 +82,7 @@ export class TenancyQueries {
   orgById(instanceId: string, id: string): Promise<OrgRow | null> {
     return this.cache.get(
       `org:${instanceId}:${id}`,
-      () => this.db.prisma.org.findFirst({ where: { instanceId, id }, select: { id: true, instanceId: true, name: true, primaryDomain: true } }),
+      () => this.db.reads.prisma.org.findFirst({ where: { instanceId, id }, select: { id: true, instanceId: true, name: true, primaryDomain: true } }),
       readRow("org", id),
     );
   }
@@ -92,9 +92,15 @@ export class TenancyQueries {
       `org-domain:${instanceId}:${domain.toLowerCase()}`,
       async () => {
         // Any verified domain of the organisation names it (the primary one and those it validated).
-        const d = await this.db.prisma.orgDomain.findFirst({ where: { instanceId, domain: domain.toLowerCase(), verified: true }, select: { orgId: true } });
+        const d = await this.db.reads.prisma.orgDomain.findFirst({
+          where: { instanceId, domain: domain.toLowerCase(), verified: true },
+          select: { orgId: true },
+        });
         if (!d) return null;
-        return this.db.prisma.org.findFirst({ where: { instanceId, id: d.orgId }, select: { id: true, instanceId: true, name: true, primaryDomain: true } });
+        return this.db.reads.prisma.org.findFirst({
+          where: { instanceId, id: d.orgId },
+          select: { id: true, instanceId: true, name: true, primaryDomain: true },
+        });
       },
       readFrom("org", "orgDomain"),
     );
@@ -114,7 +120,7 @@ export class TenancyQueries {
     return this.cache.get(
       `pat:${tokenHash}`,
       async () => {
-        const pat = await this.db.prisma.personalAccessToken.findUnique({ where: { tokenHash } });
+        const pat = await this.db.reads.prisma.personalAccessToken.findUnique({ where: { tokenHash } });
         if (!pat) return null;
         const user = await usableUserOf(this.db, pat.userId);
         if (!user) return null;
@@ -137,16 +143,16 @@ export class TenancyQueries {
   membershipsOf(userId: string): Promise<MembershipRow[]> {
     return this.cache.get(
       `members:${userId}`,
-      () => this.db.prisma.membership.findMany({ where: { userId }, select: { instanceId: true, contextType: true, contextId: true, roles: true } }),
+      () => this.db.reads.prisma.membership.findMany({ where: { userId }, select: { instanceId: true, contextType: true, contextId: true, roles: true } }),
       readFrom("membership"),
     );
   }
 
   /** The organisation that owns a project or a project grant (null for another kind, or one that is gone). */
   async orgOfContext(contextType: string, contextId: string): Promise<string | null> {
-    if (contextType === "project") return (await this.db.prisma.project.findUnique({ where: { id: contextId }, select: { orgId: true } }))?.orgId ?? null;
+    if (contextType === "project") return (await this.db.reads.prisma.project.findUnique({ where: { id: contextId }, select: { orgId: true } }))?.orgId ?? null;
     if (contextType === "project_grant")
-      return (await this.db.prisma.projectGrant.findUnique({ where: { id: contextId }, select: { orgId: true } }))?.orgId ?? null;
+      return (await this.db.reads.prisma.projectGrant.findUnique({ where: { id: contextId }, select: { orgId: true } }))?.orgId ?? null;
     return null;
   }
 }

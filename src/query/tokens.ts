@@ -17,7 +17,10 @@ export function graceAnswer(grace: RefreshGraceRow | null, row: RefreshTokenRow,
   return grace.response;
 }
 
-/** Reads of the OIDC provider's refresh tokens (by the SHA-256 of the token) and access token revocations. */
+/**
+ * Reads of the OIDC provider's refresh tokens (by the SHA-256 of the token) and access token revocations. Refresh
+ * tokens are read on the primary (each use decides a rotation or a reuse); revocations where reads may go.
+ */
 export class TokenQueries {
   constructor(
     private readonly db: Database,
@@ -42,6 +45,10 @@ export class TokenQueries {
 
   /** Whether the access token with this ID was revoked; every token check asks, so it is cached. */
   isRevoked(jti: string): Promise<boolean> {
-    return this.cache.get(`revoked:${jti}`, async () => !!(await this.db.prisma.revokedToken.findUnique({ where: { jti } })), readRow("revokedToken", jti));
+    return this.cache.get(
+      `revoked:${jti}`,
+      async () => !!(await this.db.reads.prisma.revokedToken.findUnique({ where: { jti } })),
+      readRow("revokedToken", jti),
+    );
   }
 }

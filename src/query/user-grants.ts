@@ -46,21 +46,21 @@ export class UserGrantQueries {
   ) {}
 
   byId(instanceId: string, id: string): Promise<UserGrantRow | null> {
-    return this.db.prisma.userGrant.findFirst({ where: { id, instanceId } });
+    return this.db.reads.prisma.userGrant.findFirst({ where: { id, instanceId } });
   }
 
   /** The user's roles on a project, with the organisation that granted them and its primary domain (the token role claims). */
   async rolesOn(userId: string, projectId: string): Promise<{ roleKeys: string[]; orgId: string; orgDomain: string } | null> {
-    const grant = await this.db.prisma.userGrant.findUnique({ where: { userId_projectId: { userId, projectId } } });
+    const grant = await this.db.reads.prisma.userGrant.findUnique({ where: { userId_projectId: { userId, projectId } } });
     if (!grant) return null;
     // A user of a granted organisation: its roles count while the project grant is active, and name its organisation.
-    const user = await this.db.prisma.user.findUnique({ where: { id: userId }, select: { orgId: true } });
+    const user = await this.db.reads.prisma.user.findUnique({ where: { id: userId }, select: { orgId: true } });
     const orgId = user?.orgId ?? grant.orgId;
     if (orgId !== grant.orgId) {
-      const projectGrant = await this.db.prisma.projectGrant.findUnique({ where: { projectId_grantedOrgId: { projectId, grantedOrgId: orgId } } });
+      const projectGrant = await this.db.reads.prisma.projectGrant.findUnique({ where: { projectId_grantedOrgId: { projectId, grantedOrgId: orgId } } });
       if (projectGrant?.state !== "active") return null;
     }
-    const org = await this.db.prisma.org.findUnique({ where: { id: orgId }, select: { primaryDomain: true } });
+    const org = await this.db.reads.prisma.org.findUnique({ where: { id: orgId }, select: { primaryDomain: true } });
     return { roleKeys: grant.roleKeys, orgId, orgDomain: org?.primaryDomain ?? "" };
   }
 
@@ -70,7 +70,7 @@ export class UserGrantQueries {
    */
   async search(instanceId: string, readable: ReadScope, req: SearchRequest<UserGrantFilter>, window: ListWindow, grantIds: string[] = []) {
     const viaGrants = grantIds.length
-      ? (await this.db.prisma.projectGrant.findMany({ where: { id: { in: grantIds }, instanceId, state: "active" } })).map((g) => ({
+      ? (await this.db.reads.prisma.projectGrant.findMany({ where: { id: { in: grantIds }, instanceId, state: "active" } })).map((g) => ({
           projectId: g.projectId,
           userOrgId: g.grantedOrgId,
         }))
@@ -84,7 +84,7 @@ export class UserGrantQueries {
   /** Whether one of these project grants (active) lets its members manage the grants of `userOrgId`'s users on the project. */
   async grantCovers(instanceId: string, grantIds: string[], projectId: string, userOrgId: string): Promise<boolean> {
     if (!grantIds.length) return false;
-    const found = await this.db.prisma.projectGrant.findFirst({
+    const found = await this.db.reads.prisma.projectGrant.findFirst({
       where: { id: { in: grantIds }, instanceId, projectId, grantedOrgId: userOrgId, state: "active" },
       select: { id: true },
     });

@@ -5,5 +5,5 @@ import type { Database } from "../storage/database.js";
  * process set it (UserQueries.metadataOf is the cached read the token claims make).
  */
 export function userMetadataOf(db: Database, userId: string): Promise<{ key: string; value: Uint8Array }[]> {
-  return db.prisma.userMetadata.findMany({ where: { userId }, orderBy: { key: "asc" }, select: { key: true, value: true } });
+  return db.reads.prisma.userMetadata.findMany({ where: { userId }, orderBy: { key: "asc" }, select: { key: true, value: true } });
 }

@@ -97,10 +97,10 @@ const users: Searchable<UserFilter, P.UserWhereInput, P.UserOrderByWithRelationI
 export async function userByLoginName(db: Database, instanceId: string, loginName: string, signIn?: SettingsQueries): Promise<UserRow | null> {
   const name = loginName.trim().toLowerCase();
   if (!name) return null;
-  const byUsername = (username: string) => db.prisma.user.findUnique({ where: { instanceId_loginName: { instanceId, loginName: username } } });
+  const byUsername = (username: string) => db.reads.prisma.user.findUnique({ where: { instanceId_loginName: { instanceId, loginName: username } } });
   const at = name.lastIndexOf("@");
   const domain = at > 0 && at < name.length - 1 ? name.slice(at + 1) : undefined;
-  const domainOwner = domain ? await db.prisma.orgDomain.findFirst({ where: { instanceId, domain, verified: true }, select: { orgId: true } }) : null;
+  const domainOwner = domain ? await db.reads.prisma.orgDomain.findFirst({ where: { instanceId, domain, verified: true }, select: { orgId: true } }) : null;
   const exact = await byUsername(name);
   // A username `…@<domain>` of a user outside the organisation that verified the domain never names anybody
   // (security review, finding 12: one taken before the check existed must not win over the real user).
@@ -122,24 +122,24 @@ export class UserQueries {
 
   /** The user, when it belongs to the instance. */
   async byId(instanceId: string, id: string): Promise<UserRow | null> {
-    const user = await this.db.prisma.user.findUnique({ where: { id } });
+    const user = await this.db.reads.prisma.user.findUnique({ where: { id } });
     return user?.instanceId === instanceId ? user : null;
   }
 
   /** The user linked to an account at an identity provider, when it belongs to the instance. */
   async byExternalAccount(instanceId: string, idpId: string, externalUserId: string): Promise<UserRow | null> {
-    const link = await this.db.prisma.userIdpLink.findUnique({ where: { idpId_externalUserId: { idpId, externalUserId } }, select: { userId: true } });
+    const link = await this.db.reads.prisma.userIdpLink.findUnique({ where: { idpId_externalUserId: { idpId, externalUserId } }, select: { userId: true } });
     return link ? this.byId(instanceId, link.userId) : null;
   }
 
   /** Whether the user is linked to an account of the provider (one link per user and provider). */
   async linkedToProvider(userId: string, idpId: string): Promise<boolean> {
-    return (await this.db.prisma.userIdpLink.count({ where: { userId, idpId } })) > 0;
+    return (await this.db.reads.prisma.userIdpLink.count({ where: { userId, idpId } })) > 0;
   }
 
   /** Whether the account at the provider is linked to any user (a system provider's: in any instance). */
   async externalAccountLinked(idpId: string, externalUserId: string): Promise<boolean> {
-    return (await this.db.prisma.userIdpLink.count({ where: { idpId, externalUserId } })) > 0;
+    return (await this.db.reads.prisma.userIdpLink.count({ where: { idpId, externalUserId } })) > 0;
   }
 
   /**
@@ -147,7 +147,7 @@ export class UserQueries {
    * two: auto-linking by e-mail links only when exactly one matches.
    */
   withVerifiedEmail(instanceId: string, email: string, orgId?: string): Promise<UserRow[]> {
-    return this.db.prisma.user.findMany({
+    return this.db.reads.prisma.user.findMany({
       where: { instanceId, kind: "human", email: { equals: email, mode: "insensitive" }, emailVerified: true, ...(orgId ? { orgId } : {}) },
       take: 2,
     });
@@ -158,14 +158,14 @@ export class UserQueries {
    * and introspection read it. Not scoped to an instance: the token's own claims are checked against it.
    */
   tokenSubject(id: string): Promise<UserRow | null> {
-    return this.cache.get(`oidc-user:${id}`, () => this.db.prisma.user.findUnique({ where: { id } }), readRow("user", id));
+    return this.cache.get(`oidc-user:${id}`, () => this.db.reads.prisma.user.findUnique({ where: { id } }), readRow("user", id));
   }
 
   /** The user's metadata, by key (the claim of the scope urn:svc:iam:user:metadata). */
   metadataOf(userId: string): Promise<{ key: string; value: Uint8Array }[]> {
     return this.cache.get(
       `user-metadata:${userId}`,
-      () => this.db.prisma.userMetadata.findMany({ where: { userId }, orderBy: { key: "asc" }, select: { key: true, value: true } }),
+      () => this.db.reads.prisma.userMetadata.findMany({ where: { userId }, orderBy: { key: "asc" }, select: { key: true, value: true } }),
       readRow("user", userId),
     );
   }
@@ -179,10 +179,10 @@ export class UserQueries {
   async authenticationMethods(user: { id: string; passwordHash: string | null }) {
     const where = { where: { userId: user.id } };
     const [totp, keys, channels, links] = await Promise.all([
-      this.db.prisma.userTotp.findFirst({ where: { userId: user.id, verified: true }, select: { userId: true } }),
-      this.db.prisma.userWebauthnKey.findMany({ ...where, select: { passwordless: true } }),
-      this.db.prisma.userOtpChannel.findMany({ ...where, select: { channel: true } }),
-      this.db.prisma.userIdpLink.count(where),
+      this.db.reads.prisma.userTotp.findFirst({ where: { userId: user.id, verified: true }, select: { userId: true } }),
+      this.db.reads.prisma.userWebauthnKey.findMany({ ...where, select: { passwordless: true } }),
+      this.db.reads.prisma.userOtpChannel.findMany({ ...where, select: { channel: true } }),
+      this.db.reads.prisma.userIdpLink.count(where),
     ]);
     return {
       password: user.passwordHash !== null,
@@ -197,7 +197,7 @@ export class UserQueries {
 
   async machineCredentials(userId: string) {
     const args = { where: { userId }, orderBy: { createdAt: "asc" as const }, select: { id: true, createdAt: true, expiresAt: true } };
-    const [keys, pats] = await Promise.all([this.db.prisma.machineKey.findMany(args), this.db.prisma.personalAccessToken.findMany(args)]);
+    const [keys, pats] = await Promise.all([this.db.reads.prisma.machineKey.findMany(args), this.db.reads.prisma.personalAccessToken.findMany(args)]);
     return { keys, pats };
   }
 }
@@ -225,7 +225,7 @@ export class UserSchemaQueries {
   ) {}
 
   byId(instanceId: string, id: string): Promise<UserSchema | null> {
-    return this.db.prisma.userSchema.findFirst({ where: { id, instanceId } });
+    return this.db.reads.prisma.userSchema.findFirst({ where: { id, instanceId } });
   }
 
   search(instanceId: string, req: SearchRequest<UserSchemaFilter>, window: ListWindow) {
@@ -235,6 +235,6 @@ export class UserSchemaQueries {
 
 /** Whether the user must change its password before signing in, read fresh: a sign-in decides on it. */
 export async function mustChangePassword(db: Database, userId: string): Promise<boolean> {
-  const user = await db.prisma.user.findUnique({ where: { id: userId }, select: { passwordChangeRequired: true } });
+  const user = await db.reads.prisma.user.findUnique({ where: { id: userId }, select: { passwordChangeRequired: true } });
   return !!user?.passwordChangeRequired;
 }

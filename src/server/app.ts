@@ -186,6 +186,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
     poolSize: role?.poolSize ?? config.databasePoolSize,
     embeddedUrl: role?.embeddedUrl,
     startTag: role?.startTag,
+    replicas: config.databaseReplicas.urls.length ? { ...config.databaseReplicas, poolSize: role?.poolSize ?? config.databasePoolSize } : undefined,
   });
   try {
     return await serve(config, db, { ...opts, log }, preparing);
@@ -217,6 +218,8 @@ async function serve(config: Config, db: Database, opts: StartOptions & { log: L
   // Entries read from what changed are dropped: here right after commit, in every process on the NOTIFY.
   es.onCommitted((events) => cache.invalidate(events));
   const applyNotice = (notice: string) => {
+    // First: a cache entry loaded after the drop below must come from a node that has the change.
+    db.changedElsewhere();
     const changed = parseChangeNotice(notice);
     if (changed) cache.invalidate(changed);
     else cache.clear();
@@ -374,7 +377,7 @@ async function serve(config: Config, db: Database, opts: StartOptions & { log: L
   const caller = new TargetCaller(log, targetPolicy, opts.resolveHost);
   const functions = new FunctionExecutions(actions, caller);
   // Metrics (SVC_METRICS) and traces (OTEL_*): the first interceptor notes each RPC's code for them.
-  const observe = await startObserving(config, { pool: db.pool, cache: cache.stats, log, peers });
+  const observe = await startObserving(config, { pool: db.pool, cache: cache.stats, reads: () => db.readStatus(), log, peers });
   observe.watch(es);
   const interceptors: Interceptor[] = [
     ...observe.interceptors,
@@ -488,10 +491,15 @@ async function serve(config: Config, db: Database, opts: StartOptions & { log: L
   registerApiReference(app, openApi);
   registerConsole(app, { db, tenancy, secure: config.externalSecure, ...(opts.consoleDir ? { dir: opts.consoleDir } : {}) });
   app.get("/healthz", async () => ({ status: "ok" }));
+  // Replicas do not decide readiness (the primary serves their reads): they are named with their state.
+  const replicaStates = () => {
+    const replicas = db.readStatus()?.replicas;
+    return replicas ? { replicas: replicas.map(({ name, up, usable, lagSeconds }) => ({ name, up, usable, lagSeconds })) } : {};
+  };
   app.get("/readyz", async (_req, reply) =>
     (await ready())
-      ? { status: "ready" }
-      : reply.status(503).send({ status: "unavailable", reason: "the database is unreachable or its secrets cannot be opened" }),
+      ? { status: "ready", ...replicaStates() }
+      : reply.status(503).send({ status: "unavailable", reason: "the database is unreachable or its secrets cannot be opened", ...replicaStates() }),
   );
 
   await app.listen({ port: config.port, host: config.host });

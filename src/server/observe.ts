@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandl
 import type { WorkerPeers } from "./worker-peers.js";
 import type { Config } from "../config/config.js";
 import type { EventStore } from "../eventstore/eventstore.js";
-import type { CacheStats, MessageStats, Metrics, PoolStats, Recorder, SubscriberLag } from "../observability/metrics.js";
+import type { CacheStats, MessageStats, Metrics, PoolStats, ReadStats, Recorder, SubscriberLag } from "../observability/metrics.js";
 import type { RequestSpan, Tracing, TracingLog } from "../observability/tracing.js";
 import type { Mounted } from "./services.js";
 import { observeRpcCodes, type RestRouteConfig } from "../http/rpc-code.js";
@@ -95,7 +95,7 @@ export interface Observe {
  */
 export async function startObserving(
   config: Config,
-  sources: { pool?: PoolStats; cache?: CacheStats; log: TracingLog; peers?: WorkerPeers | undefined },
+  sources: { pool?: PoolStats; cache?: CacheStats; reads?: ReadStats; log: TracingLog; peers?: WorkerPeers | undefined },
 ): Promise<Observe> {
   const peers = sources.peers;
   const metrics: Metrics | undefined = config.metrics

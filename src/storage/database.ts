@@ -3,6 +3,7 @@ import pg from "pg";
 import { PrismaClient } from "../../gen/prisma/client.js";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded.js";
 import { NotificationListener } from "./notification-listener.js";
+import { ReadRouter, type ReadStatus, type ReplicaOptions } from "./reads.js";
 import { runTransaction, transactionBoundPrisma, type Sql } from "./transactions.js";
 
 export type Prisma = PrismaClient;
@@ -19,6 +20,19 @@ export interface Database {
   readonly prisma: PrismaClient;
   /** The pool behind Prisma, for what Prisma cannot do: scripts (migrations) and dedicated sessions. */
   readonly pool: pg.Pool;
+  /**
+   * Where reads go that may be served by a streaming replica (`reads.ts`): one that has replayed everything this
+   * process knows committed, else the primary. Without replicas, the primary's `prisma` and `pool` themselves.
+   * Reads that decide a write (is this code unused, this name free) and the tables written outside the event
+   * store's transactions stay on `prisma`/`pool`.
+   */
+  readonly reads: { readonly prisma: PrismaClient; readonly pool: pg.Pool };
+  /** This database with `reads` on the primary: for commands that decide on what is current. */
+  readonly primary: Database;
+  /** Another process committed a change (its NOTIFY, a worker's word): the next reads must see it. */
+  changedElsewhere(): void;
+  /** Where reads went, and the replicas' state; undefined without replicas. */
+  readStatus(): ReadStatus | undefined;
   /** Connection settings of the pool, for a client of its own (a session lock, a schema tool). */
   readonly connection: pg.ClientConfig;
   /**
@@ -54,11 +68,13 @@ export interface DatabaseOptions {
   embeddedUrl?: string | undefined;
   /** The same for every worker of one start (their subscriptions' leases, src/eventstore/eventstore.ts). */
   startTag?: string | undefined;
+  /** Streaming replicas of `databaseUrl` that serve reads (`reads.ts`). */
+  replicas?: ReplicaOptions | undefined;
 }
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   const poolSize = opts.poolSize ?? 20;
-  if (opts.databaseUrl) return openPostgres("postgres", { connectionString: opts.databaseUrl }, poolSize);
+  if (opts.databaseUrl) return openPostgres("postgres", { connectionString: opts.databaseUrl }, poolSize, undefined, undefined, opts.replicas);
   if (opts.embeddedUrl) return openPostgres("embedded", { connectionString: opts.embeddedUrl }, poolSize, undefined, opts.startTag);
   const embedded = await startEmbeddedPostgres(opts.dataDir, { onLost: opts.onLost });
   try {
@@ -75,6 +91,7 @@ async function openPostgres(
   poolSize: number,
   embedded?: EmbeddedPostgres,
   startTag?: string,
+  replicas?: ReplicaOptions,
 ): Promise<Database> {
   const pool = new pg.Pool({ ...connection, max: poolSize });
   // A broken idle connection must not take the process down; the pool replaces it.
@@ -82,14 +99,21 @@ async function openPostgres(
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   const writer = transactionBoundPrisma();
   const listener = new NotificationListener(connection);
-  return {
+  const router = replicas?.urls.length ? new ReadRouter(pool, replicas) : undefined;
+  await router?.start();
+  const readers = router ? new PrismaClient({ adapter: new PrismaPg(router.pool) }) : prisma;
+  const committedAt = router ? (position: string) => router.committedAt(position) : undefined;
+  const db: Omit<Database, "primary"> & { primary?: Database } = {
     kind,
     startTag,
     prisma,
     pool,
+    reads: { prisma: readers, pool: router?.pool ?? pool },
+    changedElsewhere: () => router?.changedElsewhere(),
+    readStatus: () => router?.status(),
     connection,
     writer,
-    transaction: (fn) => runTransaction(pool, fn),
+    transaction: (fn) => runTransaction(pool, fn, { committedAt }),
     async execScript(sql) {
       await pool.query(sql);
     },
@@ -98,6 +122,8 @@ async function openPostgres(
       await pool.query("select 1");
     },
     async close() {
+      await router?.close();
+      if (readers !== prisma) await readers.$disconnect();
       await prisma.$disconnect();
       await writer.$disconnect();
       await listener.close();
@@ -105,4 +131,9 @@ async function openPostgres(
       await embedded?.stop();
     },
   };
+  // The primary's view is the same database with its reads where its writes are; it is its own primary.
+  const primary: { primary?: Database } & Omit<Database, "primary"> = router ? { ...db, reads: { prisma, pool } } : db;
+  primary.primary = primary as Database;
+  db.primary = primary as Database;
+  return db as Database;
 }

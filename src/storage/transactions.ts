@@ -236,9 +236,16 @@ class TransactionConnection {
  * Runs `fn` in a transaction on one connection of `pool`: BEGIN, `fn`, COMMIT; ROLLBACK when it throws.
  * BEGIN travels with the first statement (`TransactionConnection`): a write is a round trip shorter.
  * A transaction left idle for `idleTimeoutMs` is ended by the server, so a stuck command cannot hold its
- * locks forever. A connection that failed is discarded instead of going back to the pool.
+ * locks forever. A connection that failed is discarded instead of going back to the pool. With `committedAt`,
+ * the WAL position the commit reached is asked for in the COMMIT's own round trip and handed to it (read
+ * replicas serve this process's reads once they have replayed it, `reads.ts`).
  */
-export async function runTransaction<T>(pool: pg.Pool, fn: (sql: Sql) => Promise<T>, idleTimeoutMs = 30_000): Promise<T> {
+export async function runTransaction<T>(
+  pool: pg.Pool,
+  fn: (sql: Sql) => Promise<T>,
+  options: { idleTimeoutMs?: number; committedAt?: (position: string) => void } = {},
+): Promise<T> {
+  const { idleTimeoutMs = 30_000, committedAt } = options;
   const client = await pool.connect();
   const connection = new TransactionConnection(client, openingStatements(idleTimeoutMs));
   const bound: Bound = { client: connection, open: true, savepoints: 0 };
@@ -247,7 +254,11 @@ export async function runTransaction<T>(pool: pg.Pool, fn: (sql: Sql) => Promise
   try {
     const result = await current.run(bound, () => fn(connection));
     bound.open = false;
-    if (connection.begun) await client.query("COMMIT");
+    if (connection.begun && committedAt) {
+      // The insert position is past the commit record as soon as COMMIT returns, whatever synchronous_commit says.
+      const [, position] = (await client.query("COMMIT; SELECT pg_current_wal_insert_lsn()::text AS position")) as unknown as pg.QueryResult[];
+      committedAt(position!.rows[0].position);
+    } else if (connection.begun) await client.query("COMMIT");
     return result;
   } catch (err) {
     bound.open = false;

@@ -52,7 +52,8 @@ beforeAll(async () => {
       return pool.query(text, values);
     },
   } as unknown as pg.Pool;
-  db = { ...t.server.db, prisma, pool: capturing } as Database;
+  // The searches read through `reads` (src/storage/reads.ts): without replicas the primary's client and pool.
+  db = { ...t.server.db, prisma, pool: capturing, reads: { prisma, pool: capturing } } as Database;
   // Projection rows written directly (the plans depend on the tables, not on how rows got there), with
   // names of random-looking text, so that a searched text is as selective as in real data.
   const seed = (sql: string) => pool.query(sql, [t.instanceId]);

@@ -62,6 +62,9 @@ const BAD: Record<VariableName, Record<string, string> | string> = {
   SVC_PASSWORD_HASH_COST: { SVC_PASSWORD_HASH_COST: "9" },
   SVC_DATABASE_POOL_SIZE: { SVC_DATABASE_POOL_SIZE: "0" },
   SVC_WORKERS: { SVC_WORKERS: "0" },
+  SVC_DATABASE_REPLICA_URLS: { SVC_DATABASE_REPLICA_URLS: "postgres://replica/svc" },
+  SVC_DATABASE_REPLICA_MAX_LAG_MS: { SVC_DATABASE_REPLICA_MAX_LAG_MS: "5s" },
+  SVC_DATABASE_REPLICA_WAIT_MS: { SVC_DATABASE_REPLICA_WAIT_MS: "-1" },
   SVC_OIDC_ACCESS_TOKEN_LIFETIME: { SVC_OIDC_ACCESS_TOKEN_LIFETIME: "12h" },
   SVC_OIDC_ID_TOKEN_LIFETIME: { SVC_OIDC_ID_TOKEN_LIFETIME: "0" },
   SVC_OIDC_REFRESH_TOKEN_IDLE: { SVC_OIDC_REFRESH_TOKEN_IDLE: "-5" },
@@ -85,6 +88,13 @@ describe("every variable is validated", () => {
       if (typeof bad === "string") continue;
       expect(refusal(bad), name).toContain(name);
     }
+  });
+
+  it("SVC_DATABASE_REPLICA_URLS: each URL checked as DATABASE_URL is, the bad one named by its place", () => {
+    const env = { DATABASE_URL: "postgres://primary/svc", SVC_MASTERKEY: KEY };
+    expect(refusal({ ...env, SVC_DATABASE_REPLICA_URLS: "postgres://replica-a/svc, mysql://replica-b/svc" })).toContain("SVC_DATABASE_REPLICA_URLS (URL 2)");
+    const config = loadConfig({ ...env, SVC_DATABASE_REPLICA_URLS: " postgres://replica-a/svc ,postgres://replica-b/svc" }, []);
+    expect(config.databaseReplicas).toEqual({ urls: ["postgres://replica-a/svc", "postgres://replica-b/svc"], maxLagMs: 5000, waitMs: 20 });
   });
 
   it("SVC_CORS_ORIGINS: * or origins (http(s)://host[:port], no path), a bad entry named", () => {

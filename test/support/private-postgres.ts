@@ -15,8 +15,13 @@ export interface PrivatePostgres {
   url: string;
   port: number;
   start(): void;
-  /** Fast shutdown (SIGINT): sessions are ended (57P01), new ones refused until `start`. */
-  stop(): void;
+  /**
+   * Fast shutdown (SIGINT): sessions are ended (57P01), new ones refused until `start`. Immediate (SIGQUIT): no
+   * checkpoint, crash recovery at the next start, as after a crash.
+   */
+  stop(mode?: "fast" | "immediate"): void;
+  /** Its cluster directory (PG_VERSION, postgresql.conf). */
+  dataDir: string;
   /** Stops it and removes its cluster. */
   remove(): void;
 }
@@ -27,7 +32,22 @@ function binDir(): string {
   return `/usr/lib/postgresql/${versions[0]}/bin`;
 }
 
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+/** A new cluster, made by initdb. */
+export function startPrivatePostgres(): Promise<PrivatePostgres> {
+  return startCluster((run, data) => run("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"]));
+}
+
+/**
+ * A streaming replica of `primary`: a base backup of it (`pg_basebackup -R` writes the standby's connection to
+ * the primary), started as a hot standby that serves reads. `SELECT pg_wal_replay_pause()` on it holds it back.
+ */
+export function startReplica(primary: PrivatePostgres): Promise<PrivatePostgres> {
+  return startCluster((run, data) =>
+    run("pg_basebackup", ["-h", "127.0.0.1", "-p", String(primary.port), "-U", "postgres", "-D", data, "-R", "-X", "stream", "-c", "fast"]),
+  );
+}
+
+async function startCluster(make: (run: (program: string, args: string[]) => void, data: string) => void): Promise<PrivatePostgres> {
   const bin = binDir();
   const dir = mkdtempSync(join(tmpdir(), "svc-private-pg-"));
   const data = join(dir, "data");
@@ -40,14 +60,15 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     const r = spawnSync(join(bin, program), args, { ...ids, encoding: "utf8", env: { ...process.env, LC_ALL: "C" } });
     if (r.status !== 0) throw new Error(`${program} ${args.join(" ")}: ${r.stderr || r.stdout}`);
   };
-  run("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"]);
+  make(run, data);
   const port = await reservePort();
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100`;
   const pg: PrivatePostgres = {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
+    dataDir: data,
     start: () => run("pg_ctl", ["-D", data, "-l", join(dir, "log"), "-o", options, "-w", "start"]),
-    stop: () => run("pg_ctl", ["-D", data, "-m", "fast", "-w", "stop"]),
+    stop: (mode = "fast") => run("pg_ctl", ["-D", data, "-m", mode, "-w", "stop"]),
     remove: () => {
       spawnSync(join(bin, "pg_ctl"), ["-D", data, "-m", "immediate", "-w", "stop"], { ...ids });
       rmSync(dir, { recursive: true, force: true });
