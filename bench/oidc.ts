@@ -35,13 +35,11 @@ function rotating(url: string, bodies: string[], headers: Record<string, string>
   });
 }
 
-export async function oidcBench(
-  server: string,
-  serverPid: number,
-  pat: string,
-  seconds: number,
-  ceiling: string,
-): Promise<{ results: Result[]; lines: string[]; introspectionCpuMs: { alone: number; beside: number } }> {
+/**
+ * What the OIDC figures call with: a machine user with a client secret and a key, an API application (basic auth)
+ * of a new project, and a client-credentials access token for that project, which the application introspects.
+ */
+export async function introspectionFixture(server: string, pat: string) {
   const api = async (path: string, body: unknown = {}) => {
     const r = await fetch(`${server}/resources/v3alpha${path}`, {
       method: "POST",
@@ -63,6 +61,26 @@ export async function oidcBench(
       ).json()
     ).access_token as string;
   const forApi = await token(`grant_type=client_credentials&scope=${encodeURIComponent(`urn:svc:iam:org:project:id:${project.details.id}:aud`)}`);
+  return {
+    api,
+    machine: m,
+    project,
+    secret,
+    keyFile,
+    app,
+    forApi,
+    introspect: { authorization: basic(app.clientId, app.clientSecret), body: `token=${forApi}` },
+  };
+}
+
+export async function oidcBench(
+  server: string,
+  serverPid: number,
+  pat: string,
+  seconds: number,
+  ceiling: string,
+): Promise<{ results: Result[]; lines: string[]; introspectionCpuMs: { alone: number; beside: number } }> {
+  const { api, machine: m, project, secret, keyFile, app, forApi } = await introspectionFixture(server, pat);
   const ourKey = createPrivateKey(keyFile.key);
   const ours = (n: number) => assertions(n, { iss: keyFile.userId, sub: keyFile.userId, aud: server }, keyFile.keyId, ourKey);
   const firstJwt = ours(1)[0]!;
