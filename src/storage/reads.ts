@@ -38,7 +38,7 @@ const SAMPLES_KEPT_MS = 1_000;
  * primary is asked for its position, which is past that commit). So a cache entry loaded after an invalidation
  * is read from a node that has the change. A read whose fence no replica has reached waits up to `waitMs` for one
  * (polled back to back) and is then served by the primary; a replica that did not make it is skipped until a
- * poll finds it past the fence. A replica down, promoted, of another cluster or lagging past `maxLagMs` is
+ * poll finds it past the fence. A replica down, promoted, of another cluster or database or lagging past `maxLagMs` is
  * skipped; a read that fails on a replica's connection or is cancelled by recovery is run on the primary. No
  * per-request state: one fence per process (an AsyncLocalStorage would cost every promise, `docs/performance.md`).
  */
@@ -136,7 +136,7 @@ export class ReadRouter {
     try {
       const unknown = this.fenceUnknown;
       if (this.system === undefined) {
-        const { rows } = await this.primary.query<{ system: string }>("SELECT system_identifier::text AS system FROM pg_control_system()");
+        const { rows } = await this.primary.query<{ system: string }>("SELECT system_identifier::text || '/' || current_database() AS system FROM pg_control_system()");
         this.system = rows[0]!.system;
       }
       const position = await this.primaryPosition();

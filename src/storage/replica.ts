@@ -11,7 +11,7 @@ export function walPosition(text: string | null | undefined): bigint {
 const REPLICA_QUERY_TIMEOUT_MS = 10_000;
 
 const POSITION =
-  "SELECT pg_last_wal_replay_lsn()::text AS replayed, pg_is_in_recovery() AS recovering, system_identifier::text AS system FROM pg_control_system()";
+  "SELECT pg_last_wal_replay_lsn()::text AS replayed, pg_is_in_recovery() AS recovering, system_identifier::text || '/' || current_database() AS system FROM pg_control_system()";
 
 /**
  * One streaming replica as the server sees it: its pool and what its last poll said. A poll is one statement
@@ -24,7 +24,7 @@ export class Replica {
   /** Not reachable (its last poll or a read failed on the connection), or never reached yet. */
   down = true;
   /**
-   * Not a standby of our primary: it was promoted (no longer in recovery) or belongs to another cluster. Its
+   * Not a standby of our primary: it was promoted (no longer in recovery) or is another cluster or database. Its
    * reads would not follow our writes: skipped until a poll says otherwise.
    */
   foreign = false;

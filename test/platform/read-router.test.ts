@@ -109,6 +109,21 @@ describe("reads with a streaming replica", () => {
     expect(status().replicas[0]!.lagSeconds).toBe(0);
   });
 
+  it("skip a replica URL that names another database of the replica: its reads would not be ours", async () => {
+    const other = await openDatabase({
+      databaseUrl: primary.url,
+      dataDir: "/nonexistent",
+      poolSize: 2,
+      replicas: { urls: [replica.url.replace(/\/postgres$/, "/template1")], poolSize: 2, maxLagMs: 1_000, waitMs: 20 },
+    });
+    try {
+      expect(await count(other.reads.pool)).toBe((await sql(primary.url, "SELECT count(*)::int AS n FROM marks"))[0].n);
+      expect(other.readStatus()).toMatchObject({ replicas: [{ up: false, served: 0 }], primary: { no_replica: 1 } });
+    } finally {
+      await other.close();
+    }
+  });
+
   it("stop using a replica that was promoted: it no longer follows the primary", async () => {
     await sql(replica.url, "SELECT pg_promote()");
     await until("the promoted replica skipped", () => status().replicas[0]!.up === false || undefined, 10_000);
