@@ -491,15 +491,19 @@ async function serve(config: Config, db: Database, opts: StartOptions & { log: L
   registerApiReference(app, openApi);
   registerConsole(app, { db, tenancy, secure: config.externalSecure, ...(opts.consoleDir ? { dir: opts.consoleDir } : {}) });
   app.get("/healthz", async () => ({ status: "ok" }));
-  // Replicas do not decide readiness (the primary serves their reads): they are named with their state.
-  const replicaStates = () => {
+  // Neither decides readiness, both are named: replicas (the primary serves their reads) and a LISTEN connection
+  // that reconnects (caches and subscriptions do without it meanwhile, `notification-listener.ts`).
+  const databaseStates = () => {
     const replicas = db.readStatus()?.replicas;
-    return replicas ? { replicas: replicas.map(({ name, up, usable, lagSeconds }) => ({ name, up, usable, lagSeconds })) } : {};
+    return {
+      ...(db.listening() ? {} : { notifications: "reconnecting" }),
+      ...(replicas ? { replicas: replicas.map(({ name, up, usable, lagSeconds }) => ({ name, up, usable, lagSeconds })) } : {}),
+    };
   };
   app.get("/readyz", async (_req, reply) =>
     (await ready())
-      ? { status: "ready", ...replicaStates() }
-      : reply.status(503).send({ status: "unavailable", reason: "the database is unreachable or its secrets cannot be opened", ...replicaStates() }),
+      ? { status: "ready", ...databaseStates() }
+      : reply.status(503).send({ status: "unavailable", reason: "the database is unreachable or its secrets cannot be opened", ...databaseStates() }),
   );
 
   await app.listen({ port: config.port, host: config.host });

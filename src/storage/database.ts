@@ -50,6 +50,8 @@ export interface Database {
    * `notification-listener.ts`).
    */
   listen(channel: string, fn: (payload: string) => void): Promise<() => Promise<void>>;
+  /** Whether notifications are heard now (false while the LISTEN connection reconnects). */
+  listening(): boolean;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -118,6 +120,7 @@ async function openPostgres(
       await pool.query(sql);
     },
     listen: (channel, fn) => listener.listen(channel, fn),
+    listening: () => listener.listening,
     async ping() {
       await pool.query("select 1");
     },

@@ -136,7 +136,9 @@ export class ReadRouter {
     try {
       const unknown = this.fenceUnknown;
       if (this.system === undefined) {
-        const { rows } = await this.primary.query<{ system: string }>("SELECT system_identifier::text || '/' || current_database() AS system FROM pg_control_system()");
+        const { rows } = await this.primary.query<{ system: string }>(
+          "SELECT system_identifier::text || '/' || current_database() AS system FROM pg_control_system()",
+        );
         this.system = rows[0]!.system;
       }
       const position = await this.primaryPosition();

@@ -4,6 +4,7 @@ import { create } from "@bufbuild/protobuf";
 import { LanguageSettingsService, SetLanguageSettingsRequestSchema } from "../../gen/svc/settings/language/v3alpha/language_service_pb.js";
 import { call, expectCode, rest } from "../support/clients.js";
 import { TEST_MASTERKEY } from "../support/database.js";
+import { until } from "../support/machine.js";
 import { type PrivatePostgres, startPrivatePostgres } from "../support/private-postgres.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
@@ -37,6 +38,7 @@ describe("a PostgreSQL restart under a running server", () => {
       expect(write.body).toMatchObject({ code: Code.Unavailable, message: expect.stringContaining("the database") });
       const ready = await fetch(`${t.url}/readyz`);
       expect(ready.status).toBe(503);
+      expect(await ready.json()).toMatchObject({ status: "unavailable", notifications: "reconnecting" });
       const request = create(SetLanguageSettingsRequestSchema, { settings: { defaultLanguage: { key: "fr" } } });
       await expectCode(
         call("grpc", t.url, LanguageSettingsService, LanguageSettingsService.method.setLanguages, request, { token: t.adminPat }),
@@ -59,6 +61,8 @@ describe("a PostgreSQL restart under a running server", () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(status).toBe(200);
+    // ready at once; the LISTEN connection back within its back-off (at most 5 s)
     expect((await fetch(`${t.url}/readyz`)).status).toBe(200);
+    await until("notifications heard again", async () => (await (await fetch(`${t.url}/readyz`)).json()).notifications === undefined || undefined, 10_000);
   }, 60_000);
 });
