@@ -250,6 +250,13 @@ export async function runTransaction<T>(
   const connection = new TransactionConnection(client, openingStatements(idleTimeoutMs));
   const bound: Bound = { client: connection, open: true, savepoints: 0 };
   let broken: Error | undefined;
+  // The server may end the connection between two statements (a restart: 57P01, a crash): the client then emits
+  // "error", which would end the process without a listener. The next statement fails with it; the connection is
+  // discarded at release.
+  const lost = (err: Error) => {
+    broken ??= err;
+  };
+  client.on("error", lost);
   running++;
   try {
     const result = await current.run(bound, () => fn(connection));
@@ -270,6 +277,7 @@ export async function runTransaction<T>(
     throw err;
   } finally {
     if (--running === 0) current.disable();
+    client.removeListener("error", lost);
     client.release(broken);
   }
 }
