@@ -16,6 +16,10 @@ describe("a database that cannot be reached", () => {
       new Error("timeout exceeded when trying to connect"),
       pgError("P1001", "Can't reach database server"),
       new Error("wrapped", { cause: new Error("again", { cause: pgError("57P01") }) }),
+      // Prisma's error for a statement inside a transaction whose connection the server ended (a crash)
+      Object.assign(pgError("P2039", "Invalid `tx.org.create()` invocation"), {
+        meta: { driverAdapterError: { name: "DriverAdapterError", cause: { kind: "postgres", code: "57P01", originalCode: "57P01" } } },
+      }),
     ]) {
       expect(databaseUnavailable(e), `${(e as { code?: string }).code} ${e.message}`).toBe(true);
     }
