@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { chownSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chownSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { reservePort } from "./vendor-stand-ins.js";
@@ -20,6 +20,8 @@ export interface PrivatePostgres {
    * checkpoint, crash recovery at the next start, as after a crash.
    */
   stop(mode?: "fast" | "immediate"): void;
+  /** SIGKILL to the postmaster, as a crash: its backends end by themselves, `start` then runs crash recovery. */
+  kill(): void;
   /** Its cluster directory (PG_VERSION, postgresql.conf). */
   dataDir: string;
   /** Stops it and removes its cluster. */
@@ -67,7 +69,18 @@ async function startCluster(make: (run: (program: string, args: string[]) => voi
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
     dataDir: data,
-    start: () => run("pg_ctl", ["-D", data, "-l", join(dir, "log"), "-o", options, "-w", "start"]),
+    start: () => {
+      // After a kill the postmaster's orphaned backends hold its lock file for a moment: try again until they are gone.
+      for (let tries = 1; ; tries++) {
+        try {
+          return run("pg_ctl", ["-D", data, "-l", join(dir, "log"), "-o", options, "-w", "start"]);
+        } catch (err) {
+          if (tries >= 50 || !/lock file|already exists|another server/i.test(String(err))) throw err;
+          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+        }
+      }
+    },
+    kill: () => process.kill(Number(readFileSync(join(data, "postmaster.pid"), "utf8").split("\n")[0]), "SIGKILL"),
     stop: (mode = "fast") => run("pg_ctl", ["-D", data, "-m", mode, "-w", "stop"]),
     remove: () => {
       spawnSync(join(bin, "pg_ctl"), ["-D", data, "-m", "immediate", "-w", "stop"], { ...ids });
