@@ -1,6 +1,7 @@
 import net from "node:net";
 import { parseArgs, usage } from "./config/cli.js";
 import { loadConfig, type Config } from "./config/config.js";
+import { shownDatabaseUrl } from "./config/database-url.js";
 import { ConfigError, StartupError } from "./config/startup-error.js";
 import { setPasswordHashCost } from "./crypto/password.js";
 import type { Logger } from "pino";
@@ -53,11 +54,10 @@ function databaseError(err: unknown, config: Config): StartupError | undefined {
   const code = String((err as { code?: unknown }).code ?? "");
   const network = ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "EHOSTUNREACH", "ECONNRESET"].includes(code);
   if (!network && !/^(08|28|3D)[0-9A-Z]{3}$/.test(code)) return undefined;
-  const url = new URL(config.databaseUrl);
-  url.password = url.password ? "***" : "";
+  const url = shownDatabaseUrl(config.databaseUrl);
   // a refused connection to a name with several addresses is an AggregateError with an empty message
-  const why = (err as Error).message.split("\n")[0] || `${code} (${url.host})`;
-  return new StartupError(`DATABASE_URL ${url.toString()}: ${why}`, { cause: err });
+  const why = (err as Error).message.split("\n")[0] || code;
+  return new StartupError(`DATABASE_URL ${url}: ${why}`, { cause: err });
 }
 
 /**

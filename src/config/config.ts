@@ -6,6 +6,7 @@ import { dnsServerProblem, type DomainValidationConfig, httpOriginProblem } from
 import { type FailureRules, parseRateRule, type RateRule } from "../domain/rate-rules.js";
 import { type ForwardedHeaders, forwardedHeaderFamilies, TrustedProxies } from "../domain/forwarded.js";
 import { TargetAddressPolicy } from "../domain/target-addresses.js";
+import { parseDatabaseUrl } from "./database-url.js";
 import { parseArgs } from "./cli.js";
 import { tracingFromEnv, type TracingConfig } from "./otel.js";
 import { readTlsPair, type TlsFiles, TlsPairError } from "../crypto/tls-pair.js";
@@ -171,8 +172,11 @@ class Source {
 function checkDatabaseUrl(value: string, label: string): string {
   let url: URL;
   try {
-    url = new URL(value);
-  } catch {
+    // several servers (host1:5432,host2:5432) are checked as the first; the list is taken apart by the storage
+    const parsed = parseDatabaseUrl(value);
+    url = new URL(parsed.single);
+  } catch (err) {
+    if (err instanceof Error && !(err instanceof TypeError)) throw new ConfigError(`${label} ${err.message}`);
     throw new ConfigError(
       `${label} is not a valid URL; expected postgres://user:password@host:5432/database (special characters in the password must be percent-encoded)`,
     );

@@ -25,9 +25,10 @@ const SOCKET_FAILURES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDO
 /**
  * PostgreSQL's SQLSTATEs of a server going away or not there yet: class 08 (connection exception), 57P01 (the
  * administrator's shutdown), 57P02 (crash shutdown), 57P03 (starting up or shutting down), 53300 (too many
- * connections).
+ * connections), 25006 (a read-only transaction: the server was a standby, a failover is under way).
  */
-const unavailableState = (code: string) => /^08[0-9A-Z]{3}$/.test(code) || code === "57P01" || code === "57P02" || code === "57P03" || code === "53300";
+const unavailableState = (code: string) =>
+  /^08[0-9A-Z]{3}$/.test(code) || code === "57P01" || code === "57P02" || code === "57P03" || code === "53300" || code === "25006";
 
 /** node-postgres's own words for a connection that ended or never came. */
 const DRIVER_MESSAGES = ["Connection terminated", "timeout exceeded when trying to connect", "Client has encountered a connection error"];

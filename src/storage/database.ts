@@ -3,6 +3,7 @@ import pg from "pg";
 import { PrismaClient } from "../../gen/prisma/client.js";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded.js";
 import { NotificationListener } from "./notification-listener.js";
+import { type Connection, connectionOf } from "./primary-client.js";
 import { ReadRouter, type ReadStatus, type ReplicaOptions } from "./reads.js";
 import { runTransaction, transactionBoundPrisma, type Sql } from "./transactions.js";
 
@@ -34,7 +35,7 @@ export interface Database {
   /** Where reads went, and the replicas' state; undefined without replicas. */
   readStatus(): ReadStatus | undefined;
   /** Connection settings of the pool, for a client of its own (a session lock, a schema tool). */
-  readonly connection: pg.ClientConfig;
+  readonly connection: Connection;
   /**
    * Runs `fn` in a write transaction on one connection of the pool (`transactions.ts`): the client it is
    * given and `writer` both send their statements into that transaction.
@@ -76,7 +77,7 @@ export interface DatabaseOptions {
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   const poolSize = opts.poolSize ?? 20;
-  if (opts.databaseUrl) return openPostgres("postgres", { connectionString: opts.databaseUrl }, poolSize, undefined, undefined, opts.replicas);
+  if (opts.databaseUrl) return openPostgres("postgres", connectionOf(opts.databaseUrl), poolSize, undefined, undefined, opts.replicas);
   if (opts.embeddedUrl) return openPostgres("embedded", { connectionString: opts.embeddedUrl }, poolSize, undefined, opts.startTag);
   const embedded = await startEmbeddedPostgres(opts.dataDir, { onLost: opts.onLost });
   try {
@@ -89,7 +90,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
 
 async function openPostgres(
   kind: Database["kind"],
-  connection: pg.ClientConfig,
+  connection: Connection,
   poolSize: number,
   embedded?: EmbeddedPostgres,
   startTag?: string,

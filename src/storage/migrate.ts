@@ -1,10 +1,11 @@
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import pg from "pg";
+import type pg from "pg";
 import { StartupError } from "../config/startup-error.js";
 import type { Database } from "./database.js";
 import { migrationsDir } from "./paths.js";
+import { newClient } from "./primary-client.js";
 
 export interface Migration {
   name: string;
@@ -34,7 +35,7 @@ const SETUP_LOCK = 7_311_001;
  * The lock is session-level and the session is dedicated: a pool could unlock on another connection.
  */
 export async function withSetupLock<T>(db: Database, fn: (session: pg.Client) => Promise<T>): Promise<T> {
-  const session = new pg.Client(db.connection);
+  const session = newClient(db.connection);
   session.on("error", () => {});
   await session.connect();
   try {

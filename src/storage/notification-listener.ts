@@ -1,4 +1,5 @@
 import pg from "pg";
+import { type Connection, newClient } from "./primary-client.js";
 
 /** The first wait before connecting again, doubled after each failure up to the longest. */
 const RETRY_FIRST_MS = 100;
@@ -22,7 +23,7 @@ export class NotificationListener {
   private retry: NodeJS.Timeout | undefined;
   private closed = false;
 
-  constructor(private readonly connection: pg.ClientConfig) {}
+  constructor(private readonly connection: Connection) {}
 
   /** Whether notifications are heard now (the connection is up and listening). */
   get listening(): boolean {
@@ -61,7 +62,7 @@ export class NotificationListener {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client(this.connection);
+    const client = newClient(this.connection);
     // An error is followed by `end`, where the loss is handled.
     client.on("error", () => {});
     client.on("notification", (n) => {

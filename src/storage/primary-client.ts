@@ -1,0 +1,96 @@
+import pg from "pg";
+import { parse } from "pg-connection-string";
+import { parseDatabaseUrl } from "../config/database-url.js";
+
+/** Connection settings, with the client class that finds the primary when the URL names several servers. */
+export type Connection = pg.ClientConfig & { Client?: typeof pg.Client };
+
+/** A session of its own on the database (LISTEN, the set-up lock). */
+export function newClient(connection: Connection): pg.Client {
+  return new (connection.Client ?? pg.Client)(connection);
+}
+
+/**
+ * The connection settings of DATABASE_URL. With several servers (`h1:5432,h2:5432`: after a failover a standby
+ * of the old primary took over), each new connection goes to the server found last, as libpq's
+ * `target_session_attrs` says: the first in the list that answers and, when only a writable one will do
+ * (read-write, the default here), is no standby: PostgreSQL (14+) says so at start-up (`in_hot_standby`). A
+ * connection that fails, or meets a standby, makes the next one look again (one probe connection per server, in
+ * order); the call that met it is answered UNAVAILABLE, as any call while the database is away.
+ */
+export function connectionOf(url: string): Connection {
+  const parsed = parseDatabaseUrl(url);
+  if (parsed.hosts.length < 2) return { connectionString: url };
+  const base = parse(parsed.single) as pg.ClientConfig;
+  const { hosts, writable } = parsed;
+  let current = 0;
+  /** Whether `current` must be looked for again before the next connection: at first, and after a failure. */
+  let lost = true;
+  let locating: Promise<void> | undefined;
+  /** Asks the servers in the order given, one connection each, for the first that will do; none: `current` stays. */
+  const locate = () =>
+    (locating ??= (async () => {
+      for (const [i, { host, port }] of hosts.entries()) {
+        const probe = new pg.Client({ ...base, host, port, connectionTimeoutMillis: 3_000 });
+        probe.on("error", () => {});
+        const readOnly = watchReadOnly(probe);
+        try {
+          await probe.connect();
+        } catch {
+          continue;
+        } finally {
+          await probe.end().catch(() => {});
+        }
+        if (writable && readOnly()) continue;
+        current = i;
+        lost = false;
+        return;
+      }
+    })().finally(() => {
+      locating = undefined;
+    }));
+
+  class PrimaryClient extends pg.Client {
+    // pg-pool connects with a callback, the LISTEN client and the set-up lock with the promise.
+    override connect(): Promise<pg.Client>;
+    override connect(callback: (err: Error | null, client?: pg.Client) => void): void;
+    override connect(callback?: (err: Error | null, client?: pg.Client) => void): Promise<pg.Client> | undefined {
+      const connecting = this.connectToPrimary().then(() => this as pg.Client);
+      if (!callback) return connecting;
+      connecting.then((client) => callback(null, client), callback);
+      return undefined;
+    }
+
+    private async connectToPrimary(): Promise<void> {
+      if (lost) await locate();
+      const { host, port } = hosts[current]!;
+      const self = this as unknown as { host: string; port: number; connectionParameters: { host: string; port: number } };
+      self.host = self.connectionParameters.host = host;
+      self.port = self.connectionParameters.port = port;
+      const readOnly = watchReadOnly(this);
+      try {
+        await super.connect();
+      } catch (err) {
+        lost = true;
+        throw err;
+      }
+      if (writable && readOnly()) {
+        lost = true;
+        await this.end().catch(() => {});
+        // 25006 (read-only transaction): the call that met it is UNAVAILABLE, the next connection looks again
+        throw Object.assign(new Error(`${host}:${port} of DATABASE_URL is a standby, not the primary`), { code: "25006" });
+      }
+    }
+  }
+  return { ...base, Client: PrimaryClient };
+}
+
+/** Whether the server said at start-up that it takes no writes (PostgreSQL 14+: a standby, or read-only by default). */
+function watchReadOnly(client: pg.Client): () => boolean {
+  let readOnly = false;
+  const connection = (client as unknown as { connection: NodeJS.EventEmitter }).connection;
+  connection.on("parameterStatus", (m: { parameterName: string; parameterValue: string }) => {
+    if ((m.parameterName === "in_hot_standby" || m.parameterName === "default_transaction_read_only") && m.parameterValue === "on") readOnly = true;
+  });
+  return () => readOnly;
+}
