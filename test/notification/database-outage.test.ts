@@ -1,4 +1,3 @@
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rest } from "../support/clients.js";
 import { TEST_MASTERKEY } from "../support/database.js";
@@ -33,13 +32,7 @@ afterAll(async () => {
 });
 
 async function messageStatus(userId: string): Promise<string[]> {
-  const client = new pg.Client({ connectionString: db.url });
-  await client.connect();
-  try {
-    return (await client.query("SELECT status FROM notification_messages WHERE user_id = $1", [userId])).rows.map((r) => r.status);
-  } finally {
-    await client.end();
-  }
+  return (await db.query<{ status: string }>("SELECT status FROM notification_messages WHERE user_id = $1", [userId])).map((r) => r.status);
 }
 
 describe("a message sent while the database goes away", () => {

@@ -1,4 +1,4 @@
-import pg from "pg";
+import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Database, openDatabase } from "../../src/storage/database.js";
 import { until } from "../support/machine.js";
@@ -12,28 +12,20 @@ let primary: PrivatePostgres;
 let replica: PrivatePostgres;
 let db: Database;
 
-const sql = async (url: string, text: string) => {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text)).rows;
-  } finally {
-    await client.end();
-  }
-};
 const count = async (pool: pg.Pool) => (await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM marks")).rows[0]!.n;
 const status = () => db.readStatus()!;
 const served = () => status().replicas[0]!.served;
 
 beforeAll(async () => {
   primary = await startPrivatePostgres();
-  await sql(primary.url, "CREATE TABLE marks (n int)");
+  await primary.query("CREATE TABLE marks (n int)");
   replica = await startReplica(primary);
   db = await openDatabase({
     databaseUrl: primary.url,
     dataDir: "/nonexistent",
     poolSize: 4,
-    replicas: { urls: [replica.url], poolSize: 4, maxLagMs: 1_000, waitMs: 20, pollMs: 50 },
+    // a wait long enough for replay on a loaded machine: a read served by the primary here means the wait did not work
+    replicas: { urls: [replica.url], poolSize: 4, maxLagMs: 3_000, waitMs: 1_000, pollMs: 50 },
   });
 }, 60_000);
 afterAll(async () => {
@@ -52,7 +44,7 @@ describe("reads with a streaming replica", () => {
   });
 
   it("read this process's commit on the primary while the replica has not replayed it", async () => {
-    await sql(replica.url, "SELECT pg_wal_replay_pause()");
+    await replica.pauseReplay();
     try {
       await db.transaction((tx) => tx.query("INSERT INTO marks VALUES (2)"));
       const behind = status().primary.behind;
@@ -60,15 +52,15 @@ describe("reads with a streaming replica", () => {
       expect((await db.reads.prisma.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM marks"))[0]!.n).toBe(2);
       expect(status().primary.behind).toBe(behind + 2);
       // the replica really has not: a read sent there straight would have missed it
-      expect((await sql(replica.url, "SELECT count(*)::int AS n FROM marks"))[0].n).toBe(1);
+      expect((await replica.query<{ n: number }>("SELECT count(*)::int AS n FROM marks"))[0]!.n).toBe(1);
     } finally {
-      await sql(replica.url, "SELECT pg_wal_replay_resume()");
+      await replica.resumeReplay();
     }
     await until("the replica serving again", async () => ((await count(db.reads.pool)) === 2 && status().replicas[0]!.served > 1) || undefined);
   });
 
   it("read another process's commit once told of it (its NOTIFY), and a replica's older state before", async () => {
-    await sql(replica.url, "SELECT pg_wal_replay_pause()");
+    await replica.pauseReplay();
     try {
       // settle: the router learns the replica is caught up with everything this process knows
       await until("the replica serving", async () => {
@@ -76,24 +68,24 @@ describe("reads with a streaming replica", () => {
         await count(db.reads.pool);
         return served() > before || undefined;
       });
-      await sql(primary.url, "INSERT INTO marks VALUES (3)");
+      await primary.query("INSERT INTO marks VALUES (3)");
       // not told: the replica serves, without the other process's row (what the NOTIFY is for)
       expect(await count(db.reads.pool)).toBe(2);
       db.changedElsewhere();
       expect(await count(db.reads.pool)).toBe(3);
     } finally {
-      await sql(replica.url, "SELECT pg_wal_replay_resume()");
+      await replica.resumeReplay();
     }
   });
 
   it("skip a replica lagging past the bound, and use it again once it has caught up", async () => {
-    await sql(replica.url, "SELECT pg_wal_replay_pause()");
+    await replica.pauseReplay();
     try {
       // the primary moves on; the replica stays where it is
       await until(
         "the replica unusable for its lag",
         async () => {
-          await sql(primary.url, "INSERT INTO marks VALUES (4)");
+          await primary.query("INSERT INTO marks VALUES (4)");
           return status().replicas[0]!.usable === false || undefined;
         },
         10_000,
@@ -103,7 +95,7 @@ describe("reads with a streaming replica", () => {
       await count(db.reads.pool);
       expect(status().primary.no_replica).toBe(none + 1);
     } finally {
-      await sql(replica.url, "SELECT pg_wal_replay_resume()");
+      await replica.resumeReplay();
     }
     await until("the replica usable again", () => status().replicas[0]!.usable || undefined, 10_000);
     expect(status().replicas[0]!.lagSeconds).toBe(0);
@@ -117,7 +109,7 @@ describe("reads with a streaming replica", () => {
       replicas: { urls: [replica.url.replace(/\/postgres$/, "/template1")], poolSize: 2, maxLagMs: 1_000, waitMs: 20 },
     });
     try {
-      expect(await count(other.reads.pool)).toBe((await sql(primary.url, "SELECT count(*)::int AS n FROM marks"))[0].n);
+      expect(await count(other.reads.pool)).toBe((await primary.query<{ n: number }>("SELECT count(*)::int AS n FROM marks"))[0]!.n);
       expect(other.readStatus()).toMatchObject({ replicas: [{ up: false, served: 0 }], primary: { no_replica: 1 } });
     } finally {
       await other.close();
@@ -125,12 +117,12 @@ describe("reads with a streaming replica", () => {
   });
 
   it("stop using a replica that was promoted: it no longer follows the primary", async () => {
-    await sql(replica.url, "SELECT pg_promote()");
+    await replica.query("SELECT pg_promote()");
     await until("the promoted replica skipped", () => status().replicas[0]!.up === false || undefined, 10_000);
     const none = status().primary.no_replica;
-    await sql(primary.url, "INSERT INTO marks VALUES (5)");
+    await primary.query("INSERT INTO marks VALUES (5)");
     db.changedElsewhere();
-    const n = (await sql(primary.url, "SELECT count(*)::int AS n FROM marks"))[0].n;
+    const n = (await primary.query<{ n: number }>("SELECT count(*)::int AS n FROM marks"))[0]!.n;
     expect(await count(db.reads.pool)).toBe(n);
     expect(status().primary.no_replica).toBe(none + 1);
   });

@@ -2,7 +2,6 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create } from "@bufbuild/protobuf";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   LanguageSettingsService,
@@ -63,16 +62,6 @@ async function reads(node: string, reason?: string): Promise<number> {
   return sample(text, new RegExp(`^svc_db_reads_total\\{${labels}`));
 }
 
-async function onReplica<T>(sql: string, values: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: replica.url });
-  await client.connect();
-  try {
-    return (await client.query(sql, values)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
-
 const searchOrgs = () => rest(server.url, "POST", "/resources/v3alpha/organizations/_search", { token, body: {} });
 
 describe("a server with a read replica", () => {
@@ -90,7 +79,7 @@ describe("a server with a read replica", () => {
 
   it("reads what a caller wrote at once, through the other worker and over every protocol, while the replica does not have it", async () => {
     const { a, b } = await connectionsToTwoWorkers(server.url, (f) => cleanups.push(f));
-    await onReplica("SELECT pg_wal_replay_pause()");
+    await replica.pauseReplay();
     try {
       const behindBefore = await reads("primary", "behind");
       // an organisation created through one worker, read and found by a search through the other
@@ -124,10 +113,10 @@ describe("a server with a read replica", () => {
         expect(got.settings?.defaultLanguage?.value, protocol).toBe(key);
       }
       // the replica really did not have them: those reads were the primary's
-      expect(await onReplica("SELECT id FROM orgs WHERE id = $1", [id])).toEqual([]);
+      expect(await replica.query("SELECT id FROM orgs WHERE id = $1", [id])).toEqual([]);
       expect(await reads("primary", "behind")).toBeGreaterThan(behindBefore);
     } finally {
-      await onReplica("SELECT pg_wal_replay_resume()");
+      await replica.resumeReplay();
     }
     // caught up again, the replica serves the reads once more
     const before = await reads("replica-1");

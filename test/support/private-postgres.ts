@@ -2,6 +2,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { chownSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
 import { reservePort } from "./vendor-stand-ins.js";
 
 /**
@@ -20,6 +21,11 @@ export interface PrivatePostgres {
    * checkpoint, crash recovery at the next start, as after a crash.
    */
   stop(mode?: "fast" | "immediate"): void;
+  /** Runs one statement on its `postgres` database, on a connection of its own. */
+  query<T = Record<string, unknown>>(text: string, values?: unknown[]): Promise<T[]>;
+  /** A replica's: holds replay back, once it really has stopped (a pause is only requested at first). */
+  pauseReplay(): Promise<void>;
+  resumeReplay(): Promise<void>;
   /** SIGKILL to the postmaster, as a crash: its backends end by themselves, `start` then runs crash recovery. */
   kill(): void;
   /** Its cluster directory (PG_VERSION, postgresql.conf). */
@@ -65,7 +71,7 @@ async function startCluster(make: (run: (program: string, args: string[]) => voi
   make(run, data);
   const port = await reservePort();
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100`;
-  const pg: PrivatePostgres = {
+  const server: PrivatePostgres = {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
     dataDir: data,
@@ -80,6 +86,27 @@ async function startCluster(make: (run: (program: string, args: string[]) => voi
         }
       }
     },
+    async query<T>(text: string, values?: unknown[]) {
+      const client = new pg.Client({ connectionString: this.url });
+      await client.connect();
+      try {
+        return (await client.query(text, values)).rows as T[];
+      } finally {
+        await client.end();
+      }
+    },
+    async pauseReplay() {
+      await this.query("SELECT pg_wal_replay_pause()");
+      for (let i = 0; i < 100; i++) {
+        const [row] = await this.query<{ state: string }>("SELECT pg_get_wal_replay_pause_state() AS state");
+        if (row?.state === "paused") return;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      throw new Error("replay did not pause within 2 s");
+    },
+    async resumeReplay() {
+      await this.query("SELECT pg_wal_replay_resume()");
+    },
     kill: () => process.kill(Number(readFileSync(join(data, "postmaster.pid"), "utf8").split("\n")[0]), "SIGKILL"),
     stop: (mode = "fast") => run("pg_ctl", ["-D", data, "-m", mode, "-w", "stop"]),
     remove: () => {
@@ -87,6 +114,6 @@ async function startCluster(make: (run: (program: string, args: string[]) => voi
       rmSync(dir, { recursive: true, force: true });
     },
   };
-  pg.start();
-  return pg;
+  server.start();
+  return server;
 }
