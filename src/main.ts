@@ -69,7 +69,7 @@ async function openForTool(config: Config) {
   const { openDatabase } = await import("./storage/database.js");
   const { runningEmbeddedUrl } = await import("./command/recover.js");
   const open = async () => {
-    if (config.databaseUrl) return openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+    if (config.databaseUrl) return openDatabase({ databaseUrl: config.databaseUrl, directUrl: config.databaseDirectUrl, dataDir: config.dataDir, poolSize: 2 });
     const running = runningEmbeddedUrl(config.dataDir);
     if (running) {
       const db = await openDatabase({ databaseUrl: running, dataDir: config.dataDir, poolSize: 2 });
@@ -149,7 +149,7 @@ async function main() {
     const { openDatabase } = await import("./storage/database.js");
     const { migrate } = await import("./storage/migrate.js");
     try {
-      const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+      const db = await openDatabase({ databaseUrl: config.databaseUrl, directUrl: config.databaseDirectUrl, dataDir: config.dataDir });
       try {
         const applied = await migrate(db);
         console.log(applied.length ? `applied ${applied.join(", ")}` : "the database is up to date");

@@ -37,6 +37,8 @@ export interface Config {
   tls: TlsFiles | undefined;
   /** DATABASE_URL: a postgres:// URL, or undefined for the embedded database. */
   databaseUrl: string | undefined;
+  /** SVC_DATABASE_DIRECT_URL: the PostgreSQL server itself when DATABASE_URL goes through a pooler. */
+  databaseDirectUrl: string | undefined;
   /** SVC_DATABASE_REPLICA_URLS (streaming replicas of DATABASE_URL that serve reads) and how far behind they may be. */
   databaseReplicas: { urls: string[]; maxLagMs: number; waitMs: number };
   /** SVC_DATA_DIR, absolute. */
@@ -249,6 +251,14 @@ function tlsFiles(s: Source): TlsFiles | undefined {
   return files;
 }
 
+function databaseDirectUrl(s: Source, databaseUrl: string | undefined): string | undefined {
+  const raw = s.get("SVC_DATABASE_DIRECT_URL");
+  if (raw === undefined) return undefined;
+  const label = s.label("SVC_DATABASE_DIRECT_URL");
+  if (databaseUrl === undefined) throw new ConfigError(`${label} needs DATABASE_URL: it is the server behind DATABASE_URL's pooler`);
+  return checkDatabaseUrl(raw, label);
+}
+
 function databaseReplicas(s: Source, databaseUrl: string | undefined): Config["databaseReplicas"] {
   const label = s.label("SVC_DATABASE_REPLICA_URLS");
   const urls = (s.get("SVC_DATABASE_REPLICA_URLS") ?? "")
@@ -341,6 +351,7 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = pro
     passwordHashCost: s.int("SVC_PASSWORD_HASH_COST", 10, 20),
     databasePoolSize: s.int("SVC_DATABASE_POOL_SIZE", 1, 1000),
     databaseReplicas: databaseReplicas(s, databaseUrl),
+    databaseDirectUrl: databaseDirectUrl(s, databaseUrl),
     workers: s.int("SVC_WORKERS", 1, 256, usableCores()),
     metrics: s.bool("SVC_METRICS"),
     idpInsecureHttp: s.bool("SVC_IDP_INSECURE_HTTP"),

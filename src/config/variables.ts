@@ -131,6 +131,12 @@ export const VARIABLES = [
       "connections the server keeps to PostgreSQL (besides one for LISTEN and one at start-up in each worker), shared out among its workers (each at least 4)",
   },
   {
+    name: "SVC_DATABASE_DIRECT_URL",
+    shown: "DATABASE_URL",
+    meaning:
+      "the PostgreSQL server itself when DATABASE_URL goes through a pooler in transaction mode (PgBouncer): the LISTEN connection and the set-up lock need a session of their own",
+  },
+  {
     name: "SVC_DATABASE_REPLICA_URLS",
     shown: "unset",
     meaning:

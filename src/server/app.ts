@@ -72,6 +72,7 @@ import { OidcAccessTokenVerifier } from "../oidc/verifier.js";
 import { Signer } from "../login/signing.js";
 import { ensureFirstInstance, type FirstInstance } from "../command/setup.js";
 import { type Config, usableCores } from "../config/config.js";
+import { StartupError } from "../config/startup-error.js";
 import { loadMasterKey, masterKeyOpens } from "../storage/masterkey.js";
 import { closeHashWorkers, sizeHashWorkers } from "../crypto/hash-worker-pool.js";
 import { SecretBox } from "../crypto/secrets.js";
@@ -182,6 +183,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   if (!role && isFirstEmbeddedStart(config)) startupLogger(log).info({ dataDir: config.dataDir }, "preparing the database ...");
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
+    directUrl: config.databaseDirectUrl,
     dataDir: config.dataDir,
     poolSize: role?.poolSize ?? config.databasePoolSize,
     embeddedUrl: role?.embeddedUrl,
@@ -201,6 +203,13 @@ async function serve(config: Config, db: Database, opts: StartOptions & { log: L
   const clock = opts.clock ?? systemClock;
   const es = new EventStore(db, clock);
   registerProjections(es);
+  // Behind a pooler in transaction mode LISTEN hears nothing and a session lock is left on a pooled session:
+  // refused before the set-up lock is taken.
+  if (db.kind === "postgres" && !(await db.notificationsArrive())) {
+    throw new StartupError(
+      "notifications sent through DATABASE_URL do not reach this server's LISTEN connection: when DATABASE_URL goes through a pooler in transaction mode (PgBouncer), set SVC_DATABASE_DIRECT_URL to the PostgreSQL server itself",
+    );
+  }
   // Processes starting together on one database migrate, check the key and create the first instance one
   // after the other: the second finds everything done.
   const { masterKey, firstInstance, rebuilt } = await withSetupLock(db, async (session) => {
@@ -225,6 +234,7 @@ async function serve(config: Config, db: Database, opts: StartOptions & { log: L
     else cache.clear();
   };
   const stopListening = await db.listen(EVENTS_CHANNEL, applyNotice);
+
   // Workers of one machine also hear it from the writer before its caller does (a NOTIFY arrives a moment later),
   // so that the caller's next call, served by another worker, reads what it wrote.
   const peers = opts.peers;

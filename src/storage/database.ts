@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaClient } from "../../gen/prisma/client.js";
@@ -8,6 +9,9 @@ import { ReadRouter, type ReadStatus, type ReplicaOptions } from "./reads.js";
 import { runTransaction, transactionBoundPrisma, type Sql } from "./transactions.js";
 
 export type Prisma = PrismaClient;
+
+/** The channel of the start's check that notifications arrive (`notificationsArrive`). */
+const PROBE_CHANNEL = "svc_probe";
 
 /**
  * The database: a Prisma client over a PostgreSQL server, either the one at DATABASE_URL or an embedded one
@@ -34,8 +38,13 @@ export interface Database {
   changedElsewhere(): void;
   /** Where reads went, and the replicas' state; undefined without replicas. */
   readStatus(): ReadStatus | undefined;
-  /** Connection settings of the pool, for a client of its own (a session lock, a schema tool). */
+  /** Connection settings of the pool (a schema tool, a pool of a test's own). */
   readonly connection: Connection;
+  /**
+   * Connection settings for a session of its own (the set-up lock): SVC_DATABASE_DIRECT_URL when the pool goes
+   * through a pooler in transaction mode (PgBouncer), which would hand each statement another server session.
+   */
+  readonly sessions: Connection;
   /**
    * Runs `fn` in a write transaction on one connection of the pool (`transactions.ts`): the client it is
    * given and `writer` both send their statements into that transaction.
@@ -53,6 +62,11 @@ export interface Database {
   listen(channel: string, fn: (payload: string) => void): Promise<() => Promise<void>>;
   /** Whether notifications are heard now (false while the LISTEN connection reconnects). */
   listening(): boolean;
+  /**
+   * Whether a notification sent through the pool reaches the LISTEN connection within `ms`: not when the pool goes
+   * through a pooler in transaction mode and LISTEN went through it too (its session is handed to others).
+   */
+  notificationsArrive(ms?: number): Promise<boolean>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -71,37 +85,49 @@ export interface DatabaseOptions {
   embeddedUrl?: string | undefined;
   /** The same for every worker of one start (their subscriptions' leases, src/eventstore/eventstore.ts). */
   startTag?: string | undefined;
+  /** The server of `databaseUrl` itself when that goes through a pooler: LISTEN and the set-up lock need a session. */
+  directUrl?: string | undefined;
   /** Streaming replicas of `databaseUrl` that serve reads (`reads.ts`). */
   replicas?: ReplicaOptions | undefined;
 }
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   const poolSize = opts.poolSize ?? 20;
-  if (opts.databaseUrl) return openPostgres("postgres", connectionOf(opts.databaseUrl), poolSize, undefined, undefined, opts.replicas);
-  if (opts.embeddedUrl) return openPostgres("embedded", { connectionString: opts.embeddedUrl }, poolSize, undefined, opts.startTag);
+  if (opts.databaseUrl) {
+    const connection = connectionOf(opts.databaseUrl);
+    const sessions = opts.directUrl ? connectionOf(opts.directUrl) : connection;
+    return openPostgres({ kind: "postgres", connection, sessions, poolSize, replicas: opts.replicas });
+  }
+  if (opts.embeddedUrl) {
+    const connection = { connectionString: opts.embeddedUrl };
+    return openPostgres({ kind: "embedded", connection, sessions: connection, poolSize, startTag: opts.startTag });
+  }
   const embedded = await startEmbeddedPostgres(opts.dataDir, { onLost: opts.onLost });
   try {
-    return await openPostgres("embedded", embedded.connection, poolSize, embedded);
+    return await openPostgres({ kind: "embedded", connection: embedded.connection, sessions: embedded.connection, poolSize, embedded });
   } catch (err) {
     await embedded.stop();
     throw err;
   }
 }
 
-async function openPostgres(
-  kind: Database["kind"],
-  connection: Connection,
-  poolSize: number,
-  embedded?: EmbeddedPostgres,
-  startTag?: string,
-  replicas?: ReplicaOptions,
-): Promise<Database> {
+async function openPostgres(o: {
+  kind: Database["kind"];
+  connection: Connection;
+  /** Where the sessions of their own go (LISTEN, the set-up lock): the server itself, past a pooler. */
+  sessions: Connection;
+  poolSize: number;
+  embedded?: EmbeddedPostgres;
+  startTag?: string | undefined;
+  replicas?: ReplicaOptions | undefined;
+}): Promise<Database> {
+  const { kind, connection, sessions, poolSize, embedded, startTag, replicas } = o;
   const pool = new pg.Pool({ ...connection, max: poolSize });
   // A broken idle connection must not take the process down; the pool replaces it.
   pool.on("error", () => {});
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   const writer = transactionBoundPrisma();
-  const listener = new NotificationListener(connection);
+  const listener = new NotificationListener(sessions);
   const router = replicas?.urls.length ? new ReadRouter(pool, replicas) : undefined;
   await router?.start();
   const readers = router ? new PrismaClient({ adapter: new PrismaPg(router.pool) }) : prisma;
@@ -115,6 +141,7 @@ async function openPostgres(
     changedElsewhere: () => router?.changedElsewhere(),
     readStatus: () => router?.status(),
     connection,
+    sessions,
     writer,
     transaction: (fn) => runTransaction(pool, fn, { committedAt }),
     async execScript(sql) {
@@ -122,6 +149,26 @@ async function openPostgres(
     },
     listen: (channel, fn) => listener.listen(channel, fn),
     listening: () => listener.listening,
+    async notificationsArrive(ms = 2_000) {
+      const token = randomUUID();
+      let heard!: () => void;
+      const arrived = new Promise<boolean>((resolve) => {
+        heard = () => resolve(true);
+      });
+      const stop = await listener.listen(PROBE_CHANNEL, (payload) => payload === token && heard());
+      try {
+        await pool.query("SELECT pg_notify($1, $2)", [PROBE_CHANNEL, token]);
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(false), ms);
+        });
+        const ok = await Promise.race([arrived, late]);
+        clearTimeout(timer);
+        return ok;
+      } finally {
+        await stop();
+      }
+    },
     async ping() {
       await pool.query("select 1");
     },

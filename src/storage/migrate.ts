@@ -35,7 +35,7 @@ const SETUP_LOCK = 7_311_001;
  * The lock is session-level and the session is dedicated: a pool could unlock on another connection.
  */
 export async function withSetupLock<T>(db: Database, fn: (session: pg.Client) => Promise<T>): Promise<T> {
-  const session = newClient(db.connection);
+  const session = newClient(db.sessions);
   session.on("error", () => {});
   await session.connect();
   try {
