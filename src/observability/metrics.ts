@@ -153,7 +153,7 @@ export class Metrics {
   private lag: SubscriberLag | undefined;
   private messages: MessageStats | undefined;
 
-  constructor(sources: { pool?: PoolStats; cache?: CacheStats; reads?: ReadStats; labels?: Record<string, string> } = {}) {
+  constructor(sources: { pool?: PoolStats; cache?: CacheStats; reads?: ReadStats; failovers?: () => number; labels?: Record<string, string> } = {}) {
     const registers = [this.registry];
     this.rpcs = new RequestMetrics(this.registry, {
       total: "svc_rpc_requests_total",
@@ -224,6 +224,20 @@ export class Metrics {
       });
     }
     if (sources.reads?.()) replicaMetrics(sources.reads, registers);
+    const failovers = sources.failovers;
+    if (failovers) {
+      let seen = 0;
+      new Counter({
+        name: "svc_db_failovers_total",
+        help: "Times another server of DATABASE_URL's list took the writes than the one connected to before (a failover seen)",
+        registers,
+        collect() {
+          const now = failovers();
+          this.inc(Math.max(0, now - seen));
+          seen = now;
+        },
+      });
+    }
     const cache = sources.cache;
     if (cache) {
       // The cache counts in plain numbers on its hot path; the counter catches up at each scrape.

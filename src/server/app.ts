@@ -387,7 +387,14 @@ async function serve(config: Config, db: Database, opts: StartOptions & { log: L
   const caller = new TargetCaller(log, targetPolicy, opts.resolveHost);
   const functions = new FunctionExecutions(actions, caller);
   // Metrics (SVC_METRICS) and traces (OTEL_*): the first interceptor notes each RPC's code for them.
-  const observe = await startObserving(config, { pool: db.pool, cache: cache.stats, reads: () => db.readStatus(), log, peers });
+  const observe = await startObserving(config, {
+    pool: db.pool,
+    cache: cache.stats,
+    reads: () => db.readStatus(),
+    failovers: () => db.failovers(),
+    log,
+    peers,
+  });
   observe.watch(es);
   const interceptors: Interceptor[] = [
     ...observe.interceptors,

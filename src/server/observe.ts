@@ -95,7 +95,7 @@ export interface Observe {
  */
 export async function startObserving(
   config: Config,
-  sources: { pool?: PoolStats; cache?: CacheStats; reads?: ReadStats; log: TracingLog; peers?: WorkerPeers | undefined },
+  sources: { pool?: PoolStats; cache?: CacheStats; reads?: ReadStats; failovers?: () => number; log: TracingLog; peers?: WorkerPeers | undefined },
 ): Promise<Observe> {
   const peers = sources.peers;
   const metrics: Metrics | undefined = config.metrics

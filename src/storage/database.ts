@@ -38,6 +38,8 @@ export interface Database {
   changedElsewhere(): void;
   /** Where reads went, and the replicas' state; undefined without replicas. */
   readStatus(): ReadStatus | undefined;
+  /** Failovers seen: another of DATABASE_URL's servers took the writes (several servers only). */
+  failovers(): number;
   /** Connection settings of the pool (a schema tool, a pool of a test's own). */
   readonly connection: Connection;
   /**
@@ -140,6 +142,7 @@ async function openPostgres(o: {
     reads: { prisma: readers, pool: router?.pool ?? pool },
     changedElsewhere: () => router?.changedElsewhere(),
     readStatus: () => router?.status(),
+    failovers: () => connection.failovers?.() ?? 0,
     connection,
     sessions,
     writer,

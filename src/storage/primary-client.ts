@@ -2,8 +2,11 @@ import pg from "pg";
 import { parse } from "pg-connection-string";
 import { parseDatabaseUrl } from "../config/database-url.js";
 
-/** Connection settings, with the client class that finds the primary when the URL names several servers. */
-export type Connection = pg.ClientConfig & { Client?: typeof pg.Client };
+/**
+ * Connection settings, with the client class that finds the primary when the URL names several servers, and how
+ * often it found another one than before (a failover seen).
+ */
+export type Connection = pg.ClientConfig & { Client?: typeof pg.Client; failovers?: () => number };
 
 /** A session of its own on the database (LISTEN, the set-up lock). */
 export function newClient(connection: Connection): pg.Client {
@@ -24,6 +27,9 @@ export function connectionOf(url: string): Connection {
   const base = parse(parsed.single) as pg.ClientConfig;
   const { hosts, writable } = parsed;
   let current = 0;
+  /** Times another server than the one found before took the writes (the first finding is none). */
+  let failovers = 0;
+  let found = false;
   /** Whether `current` must be looked for again before the next connection: at first, and after a failure. */
   let lost = true;
   let locating: Promise<void> | undefined;
@@ -42,7 +48,9 @@ export function connectionOf(url: string): Connection {
           await probe.end().catch(() => {});
         }
         if (writable && readOnly()) continue;
+        if (found && i !== current) failovers++;
         current = i;
+        found = true;
         lost = false;
         return;
       }
@@ -82,7 +90,7 @@ export function connectionOf(url: string): Connection {
       }
     }
   }
-  return { ...base, Client: PrimaryClient };
+  return { ...base, Client: PrimaryClient, failovers: () => failovers };
 }
 
 /** Whether the server said at start-up that it takes no writes (PostgreSQL 14+: a standby, or read-only by default). */

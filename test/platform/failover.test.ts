@@ -61,5 +61,6 @@ describe("a DATABASE_URL with a standby and the primary", () => {
     expect(got.status).toBe(200);
     expect(after.body.details.id).toBeTruthy();
     expect((await fetch(`${t.url}/readyz`)).status).toBe(200);
+    expect(await (await fetch(`${t.url}/metrics`)).text()).toMatch(/^svc_db_failovers_total 1$/m);
   }, 60_000);
 });
