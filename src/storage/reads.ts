@@ -120,7 +120,9 @@ export class ReadRouter {
   }
 
   private async poll(): Promise<void> {
-    await Promise.all([this.pollPrimary(), ...this.replicas.map((r) => r.poll())]);
+    // the primary first: a replica is compared with it
+    await this.pollPrimary();
+    await Promise.all(this.replicas.map((r) => r.poll()));
     const now = performance.now();
     const newest = this.samples.at(-1)?.position ?? 0n;
     for (const r of this.replicas) {

@@ -71,7 +71,8 @@ export class Replica {
       const { rows } = await this.pool.query<{ replayed: string | null; recovering: boolean; system: string }>(POSITION);
       const [row] = rows;
       const primary = this.primarySystem();
-      this.foreign = !row!.recovering || (primary !== undefined && row!.system !== primary);
+      // not known to be the primary's yet (the primary not asked yet, or away): not used until it is
+      this.foreign = !row!.recovering || primary === undefined || row!.system !== primary;
       this.replayed = walPosition(row!.replayed);
       this.down = false;
     } catch {
