@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { rest } from "../support/clients.js";
 import { freshPostgresDatabase, TEST_MASTERKEY } from "../support/database.js";
 import { startServerProcess, type ServerProcess } from "../support/process.js";
-import { TargetServer } from "../support/targets.js";
+import { TargetServer, webhookOnEvent } from "../support/targets.js";
 
 // Several processes on one database need PostgreSQL (the embedded one belongs to one process).
 const onPostgres = !!process.env.TEST_DATABASE_URL;
@@ -40,16 +40,7 @@ describe.skipIf(!onPostgres)("event executions with several processes on one dat
     const token = readFileSync(join(dirs[0]!, "admin.pat"), "utf8").trim();
     const receiver = await new TargetServer().start();
     cleanups.push(() => receiver.stop());
-    const target = await rest(first.url, "POST", "/resources/v3alpha/targets", {
-      token,
-      body: { name: "t", restWebhook: { url: receiver.url }, timeout: "2s" },
-    });
-    expect(target.status).toBe(201);
-    const execution = await rest(first.url, "POST", "/resources/v3alpha/executions", {
-      token,
-      body: { condition: { event: { event: "org.org.added" } }, targets: [target.body.details.id] },
-    });
-    expect(execution.status, JSON.stringify(execution.body)).toBeLessThan(300);
+    await webhookOnEvent(first.url, token, "org.org.added", receiver.url, "t");
     // organisations made through both processes
     const names: string[] = [];
     for (let i = 0; i < 6; i++) {

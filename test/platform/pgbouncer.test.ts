@@ -12,7 +12,7 @@ import { until } from "../support/machine.js";
 import { type PgBouncer, startPgBouncer } from "../support/pgbouncer.js";
 import { type PrivatePostgres, startPrivatePostgres } from "../support/private-postgres.js";
 import { startTestServer, type TestServer } from "../support/server.js";
-import { TargetServer } from "../support/targets.js";
+import { TargetServer, webhookOnEvent } from "../support/targets.js";
 
 /**
  * Behind PgBouncer in transaction mode (issue 32, point 3): DATABASE_URL at the pooler, SVC_DATABASE_DIRECT_URL at
@@ -67,16 +67,7 @@ describe("behind PgBouncer in transaction mode", () => {
       );
     }
 
-    const target = await rest(a.url, "POST", "/resources/v3alpha/targets", {
-      token: a.adminPat,
-      body: { name: "bounced", restWebhook: { url: receiver.url }, timeout: "2s" },
-    });
-    expect(target.status, JSON.stringify(target.body)).toBe(201);
-    const execution = await rest(a.url, "POST", "/resources/v3alpha/executions", {
-      token: a.adminPat,
-      body: { condition: { event: { event: "org.org.added" } }, targets: [target.body.details.id] },
-    });
-    expect(execution.status, JSON.stringify(execution.body)).toBeLessThan(300);
+    await webhookOnEvent(a.url, a.adminPat, "org.org.added", receiver.url, "bounced");
     const names = Array.from({ length: 10 }, (_, i) => `bounced-${i}`);
     for (const [i, name] of names.entries()) {
       const s = i % 2 ? a : b;

@@ -12,7 +12,7 @@ import { call, protocols, rest } from "../support/clients.js";
 import { TEST_MASTERKEY } from "../support/database.js";
 import { connectionsToTwoWorkers, sample, until } from "../support/machine.js";
 import { type PrivatePostgres, startPrivatePostgres, startReplica } from "../support/private-postgres.js";
-import { startServerProcess, type ServerProcess } from "../support/process.js";
+import { killServerProcess, startServerProcess, type ServerProcess } from "../support/process.js";
 
 /**
  * Read replicas (issue 32, point 1): a primary and a streaming replica of it (Debian's PostgreSQL, made here with
@@ -46,12 +46,7 @@ beforeAll(async () => {
     },
     150_000,
   );
-  cleanups.push(async () => {
-    if (server.child.exitCode === null && server.child.signalCode === null) {
-      server.child.kill("SIGKILL");
-      await server.exited;
-    }
-  });
+  cleanups.push(() => killServerProcess(server));
   token = readFileSync(join(dir, "admin.pat"), "utf8").trim();
 }, 180_000);
 

@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runningEmbeddedUrl } from "../../src/command/recover.js";
 import { rest } from "../support/clients.js";
 import { freshPostgresDatabase, TEST_MASTERKEY, testDb } from "../support/database.js";
-import { startOrExit, startServerProcess, type ServerProcess } from "../support/process.js";
+import { killServerProcess, startOrExit, startServerProcess, type ServerProcess } from "../support/process.js";
 import { connectionsToTwoWorkers, until } from "../support/machine.js";
-import { TargetServer } from "../support/targets.js";
+import { TargetServer, webhookOnEvent } from "../support/targets.js";
 
 /**
  * SVC_WORKERS=2 as an operator runs it (`npm start` on a machine with two cores): a supervisor and two worker
@@ -50,12 +50,7 @@ describe("several worker processes on one port (SVC_WORKERS=2)", () => {
       Object.assign(env, { DATABASE_URL: pgdb.url, SVC_MASTERKEY: TEST_MASTERKEY });
     }
     server = await startServerProcess(env, 150_000);
-    cleanups.push(async () => {
-      if (server.child.exitCode === null && server.child.signalCode === null) {
-        server.child.kill("SIGKILL");
-        await server.exited;
-      }
-    });
+    cleanups.push(() => killServerProcess(server));
     token = readFileSync(join(dir, "admin.pat"), "utf8").trim();
   }, 180_000);
 
@@ -107,16 +102,7 @@ describe("several worker processes on one port (SVC_WORKERS=2)", () => {
   it("call an event execution's target once per event, whichever worker wrote it", async () => {
     const receiver = await new TargetServer().start();
     cleanups.push(() => receiver.stop());
-    const target = await rest(server.url, "POST", "/resources/v3alpha/targets", {
-      token,
-      body: { name: "once", restWebhook: { url: receiver.url }, timeout: "2s" },
-    });
-    expect(target.status).toBe(201);
-    const execution = await rest(server.url, "POST", "/resources/v3alpha/executions", {
-      token,
-      body: { condition: { event: { event: "org.org.added" } }, targets: [target.body.details.id] },
-    });
-    expect(execution.status, JSON.stringify(execution.body)).toBeLessThan(300);
+    await webhookOnEvent(server.url, token, "org.org.added", receiver.url, "once");
     const names = Array.from({ length: 10 }, (_, i) => `workers-org-${i}`);
     // a new connection each: the supervisor hands them to the workers in turn
     for (const name of names)
@@ -234,12 +220,7 @@ describe.runIf(testDb === "embedded")("workers that keep dying (SVC_WORKERS=2)",
     const dir = mkdtempSync(join(tmpdir(), "svc-workers-"));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const server = await startServerProcess({ SVC_WORKERS: "2", SVC_DATA_DIR: dir, SVC_LOG_LEVEL: "info" }, 150_000);
-    cleanups.push(async () => {
-      if (server.child.exitCode === null && server.child.signalCode === null) {
-        server.child.kill("SIGKILL");
-        await server.exited;
-      }
-    });
+    cleanups.push(() => killServerProcess(server));
     // every worker the supervisor forks, the replacements as soon as they appear (still starting), until it gives up
     const killed = new Set<number>();
     const until = Date.now() + 90_000;

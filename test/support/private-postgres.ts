@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { chownSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -28,6 +28,11 @@ export interface PrivatePostgres {
   resumeReplay(): Promise<void>;
   /** SIGKILL to the postmaster, as a crash: its backends end by themselves, `start` then runs crash recovery. */
   kill(): void;
+  /**
+   * `start` without blocking this process meanwhile: a server running in it goes on answering (and its timers do
+   * not all fire late at once), as a server beside a database that restarts does.
+   */
+  startInBackground(): Promise<void>;
   /** Its cluster directory (PG_VERSION, postgresql.conf). */
   dataDir: string;
   /** Stops it and removes its cluster. */
@@ -75,17 +80,7 @@ async function startCluster(make: (run: (program: string, args: string[]) => voi
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
     dataDir: data,
-    start: () => {
-      // After a kill the postmaster's orphaned backends hold its lock file for a moment: try again until they are gone.
-      for (let tries = 1; ; tries++) {
-        try {
-          return run("pg_ctl", ["-D", data, "-l", join(dir, "log"), "-o", options, "-w", "start"]);
-        } catch (err) {
-          if (tries >= 50 || !/lock file|already exists|another server/i.test(String(err))) throw err;
-          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
-        }
-      }
-    },
+    start: () => run("pg_ctl", ["-D", data, "-l", join(dir, "log"), "-o", options, "-w", "start"]),
     async query<T>(text: string, values?: unknown[]) {
       const client = new pg.Client({ connectionString: this.url });
       await client.connect();
@@ -106,6 +101,24 @@ async function startCluster(make: (run: (program: string, args: string[]) => voi
     },
     async resumeReplay() {
       await this.query("SELECT pg_wal_replay_resume()");
+    },
+    async startInBackground() {
+      // After a kill the postmaster's orphaned backends hold its lock file for a moment: try again until they are gone.
+      for (let tries = 1; ; tries++) {
+        const r = await new Promise<{ code: number | null; out: string }>((resolve) => {
+          const child = spawn(join(bin, "pg_ctl"), ["-D", data, "-l", join(dir, "log"), "-o", options, "-w", "start"], {
+            ...ids,
+            env: { ...process.env, LC_ALL: "C" },
+          });
+          let out = "";
+          child.stdout.on("data", (d) => (out += d));
+          child.stderr.on("data", (d) => (out += d));
+          child.on("close", (code) => resolve({ code, out }));
+        });
+        if (r.code === 0) return;
+        if (tries >= 50 || !/lock file|already exists|another server/i.test(r.out)) throw new Error(`pg_ctl start: ${r.out}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
     },
     kill: () => process.kill(Number(readFileSync(join(data, "postmaster.pid"), "utf8").split("\n")[0]), "SIGKILL"),
     stop: (mode = "fast") => run("pg_ctl", ["-D", data, "-m", mode, "-w", "stop"]),

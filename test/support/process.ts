@@ -53,6 +53,13 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
+/** Ends a server process that still runs, at once (SIGKILL): a test's clean-up. */
+export async function killServerProcess(server: ServerProcess): Promise<void> {
+  if (server.child.exitCode !== null || server.child.signalCode !== null) return;
+  server.child.kill("SIGKILL");
+  await server.exited;
+}
+
 /** Starts the server as its own process (what `npm start` runs: serverArgs) and waits for the line with its URL. */
 export async function startServerProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
   const started = await startOrExit(env, timeoutMs);

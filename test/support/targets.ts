@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { rest } from "./clients.js";
 
 export interface Received {
   body: any;
@@ -85,4 +86,18 @@ export class TargetServer {
     }
     return this.received;
   }
+}
+
+/**
+ * A REST webhook target at `receiverUrl` and an event execution that calls it for every `event` (e.g.
+ * "org.org.added"), made through the API of the server at `url`.
+ */
+export async function webhookOnEvent(url: string, token: string, event: string, receiverUrl: string, name = "webhook"): Promise<void> {
+  const target = await rest(url, "POST", "/resources/v3alpha/targets", { token, body: { name, restWebhook: { url: receiverUrl }, timeout: "2s" } });
+  if (target.status !== 201) throw new Error(`target: ${target.status} ${JSON.stringify(target.body)}`);
+  const execution = await rest(url, "POST", "/resources/v3alpha/executions", {
+    token,
+    body: { condition: { event: { event } }, targets: [target.body.details.id] },
+  });
+  if (execution.status >= 300) throw new Error(`execution: ${execution.status} ${JSON.stringify(execution.body)}`);
 }
