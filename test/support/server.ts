@@ -101,5 +101,12 @@ async function boot(storage: Storage, env: Record<string, string>, opts: StartOp
 
 /** A real server on a free loopback port with its own fresh database (embedded data directory or PostgreSQL database). */
 export async function startTestServer(env: Record<string, string> = {}, opts: StartOptions = {}): Promise<TestServer> {
-  return boot(await newStorage(), env, opts);
+  const storage = await newStorage();
+  try {
+    return await boot(storage, env, opts);
+  } catch (err) {
+    // a start that is refused (the tests of refusals) leaves no directory or database behind
+    await storage.drop().catch(() => {});
+    throw err;
+  }
 }
