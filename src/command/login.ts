@@ -1,5 +1,5 @@
 import type { User } from "../../gen/prisma/client.js";
-import { hashPassword, verifyPassword } from "../crypto/password.js";
+import { hashPassword, verifyDecoy, verifyPassword } from "../crypto/password.js";
 import type { EventStore } from "../eventstore/eventstore.js";
 import type { SettingsQueries } from "../query/settings.js";
 import { passwordRules } from "../query/password-rules.js";
@@ -15,13 +15,9 @@ import { endExpiredLockout } from "./lockouts.js";
 import { codeEvents } from "./user-codes.js";
 import { passwordChanged, passwordCheckFailed, passwordCheckSucceeded, totpCheckFailed, userLocked } from "../events/index.js";
 
-/** Verified against when there is no user, so that an unknown login name costs the same time as a wrong password. */
-let decoy: Promise<string> | undefined;
-
 /** The time a password check costs, spent without checking anything (no user, or one that may not sign in). */
 async function decoyCheck(password: string): Promise<undefined> {
-  decoy ??= hashPassword("decoy password");
-  await verifyPassword(password, await decoy);
+  await verifyDecoy(password);
   return undefined;
 }
 

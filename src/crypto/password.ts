@@ -50,7 +50,7 @@ export async function hashPassword(password: string): Promise<string> {
   return `$scrypt$ln=${logN},r=${r},p=${p}$${salt.toString("base64")}$${key.toString("base64")}`;
 }
 
-/** Verified instead of a stored hash over the limits, so that such an attempt costs what a normal one does. */
+/** Verified when there is nothing to verify against, so that such an attempt costs what a normal one does. */
 let decoy: Promise<string> | undefined;
 /** Stored hashes over the limits already warned about: one warning per hash, not one per login attempt. */
 const warnedOverLimit = new Set<string>();
@@ -96,6 +96,15 @@ async function refuseOverLimit(password: string, encoded: string, why: string): 
       },
     );
   }
+  await verifyDecoy(password);
+}
+
+/**
+ * The time of one verification at the default cost, spent checking nothing: for an unknown user or client, one that
+ * may not sign in, or a stored hash over the limits, so that the answer's timing does not tell these from a wrong
+ * password or secret.
+ */
+export async function verifyDecoy(password: string): Promise<void> {
   decoy ??= hashPassword("decoy password");
   await verifyPassword(password, await decoy);
 }

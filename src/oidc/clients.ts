@@ -2,7 +2,7 @@ import { hash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import type { ApiConfig, OidcConfig } from "../command/applications.js";
 import type { ReplayGuard } from "../command/replay.js";
-import { hashPassword, verifyPassword } from "../crypto/password.js";
+import { verifyDecoy, verifyPassword } from "../crypto/password.js";
 import { type Clock, systemClock } from "../domain/clock.js";
 import type { OAuthClientQueries } from "../query/oauth-clients.js";
 import type { TenancyQueries } from "../query/tenancy.js";
@@ -193,7 +193,7 @@ export class Clients {
     if (creds.method !== "none" && !(client?.active && client.secretHash)) {
       // A secret for a client that does not exist, is inactive or has no secret costs the time of a wrong one
       // and gets the same answer: the endpoint does not tell which client IDs exist (issue 14).
-      await verifyPassword(creds.secret ?? "", await decoyHash());
+      await verifyDecoy(creds.secret ?? "");
       throw oauth.invalidClient("client authentication failed");
     }
     if (!client?.active) throw oauth.invalidClient("unknown or inactive client");
@@ -232,10 +232,6 @@ export class Clients {
     return client;
   }
 }
-
-/** Verified against when a client has no secret to verify, so that the answer takes as long as for a wrong secret. */
-let decoy: Promise<string> | undefined;
-const decoyHash = () => (decoy ??= hashPassword("decoy client secret"));
 
 /** exp required and in the future; iat not in the future and at most an hour old; nbf passed (at `nowMs`). */
 export function checkAssertionTimes(p: Record<string, unknown>, what: string, fail: (d: string) => Error, nowMs: number): void {
