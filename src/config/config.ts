@@ -41,6 +41,11 @@ export interface Config {
   databaseDirectUrl: string | undefined;
   /** SVC_DATABASE_REPLICA_URLS (streaming replicas of DATABASE_URL that serve reads) and how far behind they may be. */
   databaseReplicas: { urls: string[]; maxLagMs: number; waitMs: number };
+  /**
+   * SVC_DATABASE_CONNECT_TIMEOUT_MS and SVC_DATABASE_QUERY_TIMEOUT_MS (0: none): how long a new connection and a
+   * call's statement wait for a database server that does not answer, before the call is answered UNAVAILABLE.
+   */
+  databaseTimeouts: { connectMs: number; queryMs: number };
   /** SVC_DATA_DIR, absolute. */
   dataDir: string;
   /** SVC_EXPORT_DIR, absolute (default `<data dir>/exports`): where local exports and imports live. */
@@ -352,6 +357,7 @@ export function loadConfig(env: Env = process.env, argv: readonly string[] = pro
     databasePoolSize: s.int("SVC_DATABASE_POOL_SIZE", 1, 1000),
     databaseReplicas: databaseReplicas(s, databaseUrl),
     databaseDirectUrl: databaseDirectUrl(s, databaseUrl),
+    databaseTimeouts: { connectMs: s.int("SVC_DATABASE_CONNECT_TIMEOUT_MS", 100, 600_000), queryMs: s.int("SVC_DATABASE_QUERY_TIMEOUT_MS", 0, 3_600_000) },
     workers: s.int("SVC_WORKERS", 1, 256, usableCores()),
     metrics: s.bool("SVC_METRICS"),
     idpInsecureHttp: s.bool("SVC_IDP_INSECURE_HTTP"),

@@ -137,6 +137,18 @@ export const VARIABLES = [
       "the PostgreSQL server itself when DATABASE_URL goes through a pooler in transaction mode (PgBouncer): the LISTEN connection and the set-up lock need a session of their own",
   },
   {
+    name: "SVC_DATABASE_CONNECT_TIMEOUT_MS",
+    default: "5000",
+    meaning:
+      "how long a new connection to PostgreSQL may take before the call waiting for it is answered UNAVAILABLE (a server that stopped answering, not one that refuses)",
+  },
+  {
+    name: "SVC_DATABASE_QUERY_TIMEOUT_MS",
+    default: "30000",
+    meaning:
+      "how long a call's statement waits for PostgreSQL's answer before the call is answered UNAVAILABLE and the connection is replaced; 0: no limit. Migrations and projection rebuilds are not limited",
+  },
+  {
     name: "SVC_DATABASE_REPLICA_URLS",
     shown: "unset",
     meaning:

@@ -30,5 +30,5 @@ const SOCKET_FAILURES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDO
 const unavailableState = (code: string) =>
   /^08[0-9A-Z]{3}$/.test(code) || code === "57P01" || code === "57P02" || code === "57P03" || code === "53300" || code === "25006";
 
-/** node-postgres's own words for a connection that ended or never came. */
-const DRIVER_MESSAGES = ["Connection terminated", "timeout exceeded when trying to connect", "Client has encountered a connection error"];
+/** node-postgres's own words for a connection that ended or never came, or a statement the server did not answer in time. */
+const DRIVER_MESSAGES = ["Connection terminated", "timeout exceeded when trying to connect", "Client has encountered a connection error", "Query read timeout"];

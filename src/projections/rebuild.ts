@@ -106,66 +106,69 @@ async function retryOnLockConflict<T>(run: () => Promise<T>): Promise<T> {
 const LOCK_ATTEMPTS = 20;
 
 function replay(db: Database, chosen: readonly (typeof allProjections)[number][]): Promise<{ tables: Rebuilt[]; events: number }> {
-  return db.transaction(async (sql) => {
-    // Each lock waits 2 s at most: writers of these tables wait for the whole rebuild, so it does not also queue.
-    await sql.query("SET LOCAL lock_timeout = '2s'");
-    await sql.query(`LOCK TABLE ${chosen.map((p) => quoted(p.table)).join(", ")} IN EXCLUSIVE MODE`);
-    await sql.query("SET LOCAL lock_timeout = 0");
-    for (const p of chosen) {
-      const kept = withoutEvents[p.table];
-      if (kept?.columns) {
-        const { key, names } = kept.columns;
-        await sql.query(`CREATE TEMP TABLE "kept_${p.table}" ON COMMIT DROP AS SELECT ${[key, ...names].join(", ")} FROM ${quoted(p.table)}`);
+  return db.transaction(
+    async (sql) => {
+      // Each lock waits 2 s at most: writers of these tables wait for the whole rebuild, so it does not also queue.
+      await sql.query("SET LOCAL lock_timeout = '2s'");
+      await sql.query(`LOCK TABLE ${chosen.map((p) => quoted(p.table)).join(", ")} IN EXCLUSIVE MODE`);
+      await sql.query("SET LOCAL lock_timeout = 0");
+      for (const p of chosen) {
+        const kept = withoutEvents[p.table];
+        if (kept?.columns) {
+          const { key, names } = kept.columns;
+          await sql.query(`CREATE TEMP TABLE "kept_${p.table}" ON COMMIT DROP AS SELECT ${[key, ...names].join(", ")} FROM ${quoted(p.table)}`);
+        }
+        await sql.query(`DELETE FROM ${quoted(p.table)}${kept?.rows ? ` WHERE NOT (${kept.rows})` : ""}`);
       }
-      await sql.query(`DELETE FROM ${quoted(p.table)}${kept?.rows ? ` WHERE NOT (${kept.rows})` : ""}`);
-    }
 
-    // An instance's removal empties every table of its rows (cascade.ts); here, only the chosen tables'.
-    const { rows: withInstance } = await sql.query<{ table_name: string }>(
-      "SELECT table_name FROM information_schema.columns WHERE table_schema = current_schema() AND column_name = 'instance_id' AND table_name = ANY($1::text[])",
-      [chosen.map((p) => sqlTables[p.table])],
-    );
-    const cascaded = withInstance.map((r) => `"${r.table_name}"`);
-    const handlers = new Map<string, Reducer[]>();
-    const add = (type: string, reduce: Reducer) => handlers.set(type, [...(handlers.get(type) ?? []), reduce]);
-    for (const h of instanceCascade.handlers) {
-      add(h.event.type, async (_tx, e, s) => {
-        for (const t of cascaded) await s.query(`DELETE FROM ${t} WHERE instance_id = $1`, [e.aggregateId]);
-      });
-    }
-    for (const p of chosen) for (const h of p.handlers) add(h.event.type, h.reduce);
-
-    let after = 0n;
-    let events = 0;
-    for (;;) {
-      const batch = await eventsOfTypes(sql, [...handlers.keys()], after, BATCH);
-      for (const e of batch) for (const reduce of handlers.get(e.type)!) await reduce(db.writer, e, sql);
-      events += batch.length;
-      if (batch.length < BATCH) break;
-      after = batch.at(-1)!.position;
-    }
-
-    for (const p of chosen) {
-      const columns = withoutEvents[p.table]?.columns;
-      if (!columns) continue;
-      const set = columns.names.map((n) => `${n} = k.${n}`).join(", ");
-      await sql.query(`UPDATE ${quoted(p.table)} t SET ${set} FROM "kept_${p.table}" k WHERE t.${columns.key} = k.${columns.key}`);
-    }
-
-    const out: Rebuilt[] = [];
-    for (const p of chosen) {
-      const { rows } = await sql.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${quoted(p.table)}`);
-      out.push({ table: p.table, version: p.version, rows: Number(rows[0]!.n) });
-      await sql.query(
-        `INSERT INTO projection_states (name, version, rebuilt_at, position) VALUES ($1, $2, now(), (SELECT coalesce(max(position), 0) FROM events))
-         ON CONFLICT (name) DO UPDATE SET version = EXCLUDED.version, rebuilt_at = EXCLUDED.rebuilt_at, position = EXCLUDED.position`,
-        [p.table, p.version],
+      // An instance's removal empties every table of its rows (cascade.ts); here, only the chosen tables'.
+      const { rows: withInstance } = await sql.query<{ table_name: string }>(
+        "SELECT table_name FROM information_schema.columns WHERE table_schema = current_schema() AND column_name = 'instance_id' AND table_name = ANY($1::text[])",
+        [chosen.map((p) => sqlTables[p.table])],
       );
-    }
-    // Every process's read caches may hold rows that changed: "*" drops them all, at the commit.
-    await sql.query("SELECT pg_notify($1, '*')", [EVENTS_CHANNEL]);
-    return { tables: out, events };
-  });
+      const cascaded = withInstance.map((r) => `"${r.table_name}"`);
+      const handlers = new Map<string, Reducer[]>();
+      const add = (type: string, reduce: Reducer) => handlers.set(type, [...(handlers.get(type) ?? []), reduce]);
+      for (const h of instanceCascade.handlers) {
+        add(h.event.type, async (_tx, e, s) => {
+          for (const t of cascaded) await s.query(`DELETE FROM ${t} WHERE instance_id = $1`, [e.aggregateId]);
+        });
+      }
+      for (const p of chosen) for (const h of p.handlers) add(h.event.type, h.reduce);
+
+      let after = 0n;
+      let events = 0;
+      for (;;) {
+        const batch = await eventsOfTypes(sql, [...handlers.keys()], after, BATCH);
+        for (const e of batch) for (const reduce of handlers.get(e.type)!) await reduce(db.writer, e, sql);
+        events += batch.length;
+        if (batch.length < BATCH) break;
+        after = batch.at(-1)!.position;
+      }
+
+      for (const p of chosen) {
+        const columns = withoutEvents[p.table]?.columns;
+        if (!columns) continue;
+        const set = columns.names.map((n) => `${n} = k.${n}`).join(", ");
+        await sql.query(`UPDATE ${quoted(p.table)} t SET ${set} FROM "kept_${p.table}" k WHERE t.${columns.key} = k.${columns.key}`);
+      }
+
+      const out: Rebuilt[] = [];
+      for (const p of chosen) {
+        const { rows } = await sql.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${quoted(p.table)}`);
+        out.push({ table: p.table, version: p.version, rows: Number(rows[0]!.n) });
+        await sql.query(
+          `INSERT INTO projection_states (name, version, rebuilt_at, position) VALUES ($1, $2, now(), (SELECT coalesce(max(position), 0) FROM events))
+         ON CONFLICT (name) DO UPDATE SET version = EXCLUDED.version, rebuilt_at = EXCLUDED.rebuilt_at, position = EXCLUDED.position`,
+          [p.table, p.version],
+        );
+      }
+      // Every process's read caches may hold rows that changed: "*" drops them all, at the commit.
+      await sql.query("SELECT pg_notify($1, '*')", [EVENTS_CHANNEL]);
+      return { tables: out, events };
+    },
+    { maintenance: true },
+  );
 }
 
 /**

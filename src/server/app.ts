@@ -184,6 +184,7 @@ export async function startServer(config: Config, opts: StartOptions = {}): Prom
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     directUrl: config.databaseDirectUrl,
+    timeouts: config.databaseTimeouts,
     dataDir: config.dataDir,
     poolSize: role?.poolSize ?? config.databasePoolSize,
     embeddedUrl: role?.embeddedUrl,

@@ -4,7 +4,7 @@ import pg from "pg";
 import { PrismaClient } from "../../gen/prisma/client.js";
 import { startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded.js";
 import { NotificationListener } from "./notification-listener.js";
-import { type Connection, connectionOf } from "./primary-client.js";
+import { bounded, type Connection, connectionOf, type Timeouts } from "./primary-client.js";
 import { ReadRouter, type ReadStatus, type ReplicaOptions } from "./reads.js";
 import { runTransaction, transactionBoundPrisma, type Sql } from "./transactions.js";
 
@@ -49,9 +49,10 @@ export interface Database {
   readonly sessions: Connection;
   /**
    * Runs `fn` in a write transaction on one connection of the pool (`transactions.ts`): the client it is
-   * given and `writer` both send their statements into that transaction.
+   * given and `writer` both send their statements into that transaction. A `maintenance` transaction's statements
+   * (a projection rebuild's) may run past SVC_DATABASE_QUERY_TIMEOUT_MS.
    */
-  transaction<T>(fn: (sql: Sql) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (sql: Sql) => Promise<T>, options?: { maintenance?: boolean }): Promise<T>;
   /** Prisma's model API for the transaction running in this async context (`transaction`); refused outside one. */
   readonly writer: PrismaClient;
   /** Runs SQL with several statements (simple query protocol). */
@@ -89,24 +90,30 @@ export interface DatabaseOptions {
   startTag?: string | undefined;
   /** The server of `databaseUrl` itself when that goes through a pooler: LISTEN and the set-up lock need a session. */
   directUrl?: string | undefined;
+  /**
+   * How long to wait for a server that does not answer (`bounded`). Without them, statements are not limited
+   * (the command line's migrations and rebuilds) and a connection waits 5 s.
+   */
+  timeouts?: Timeouts | undefined;
   /** Streaming replicas of `databaseUrl` that serve reads (`reads.ts`). */
   replicas?: ReplicaOptions | undefined;
 }
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   const poolSize = opts.poolSize ?? 20;
+  const timeouts = opts.timeouts ?? { connectMs: 5_000 };
   if (opts.databaseUrl) {
     const connection = connectionOf(opts.databaseUrl);
     const sessions = opts.directUrl ? connectionOf(opts.directUrl) : connection;
-    return openPostgres({ kind: "postgres", connection, sessions, poolSize, replicas: opts.replicas });
+    return openPostgres({ kind: "postgres", connection, sessions, poolSize, timeouts, replicas: opts.replicas });
   }
   if (opts.embeddedUrl) {
     const connection = { connectionString: opts.embeddedUrl };
-    return openPostgres({ kind: "embedded", connection, sessions: connection, poolSize, startTag: opts.startTag });
+    return openPostgres({ kind: "embedded", connection, sessions: connection, poolSize, timeouts, startTag: opts.startTag });
   }
   const embedded = await startEmbeddedPostgres(opts.dataDir, { onLost: opts.onLost });
   try {
-    return await openPostgres({ kind: "embedded", connection: embedded.connection, sessions: embedded.connection, poolSize, embedded });
+    return await openPostgres({ kind: "embedded", connection: embedded.connection, sessions: embedded.connection, poolSize, timeouts, embedded });
   } catch (err) {
     await embedded.stop();
     throw err;
@@ -119,17 +126,20 @@ async function openPostgres(o: {
   /** Where the sessions of their own go (LISTEN, the set-up lock): the server itself, past a pooler. */
   sessions: Connection;
   poolSize: number;
+  timeouts: Timeouts;
   embedded?: EmbeddedPostgres;
   startTag?: string | undefined;
   replicas?: ReplicaOptions | undefined;
 }): Promise<Database> {
-  const { kind, connection, sessions, poolSize, embedded, startTag, replicas } = o;
-  const pool = new pg.Pool({ ...connection, max: poolSize });
+  const { kind, connection, sessions, poolSize, timeouts, embedded, startTag, replicas } = o;
+  const pool = new pg.Pool({ ...bounded(connection, timeouts), max: poolSize });
   // A broken idle connection must not take the process down; the pool replaces it.
   pool.on("error", () => {});
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   const writer = transactionBoundPrisma();
-  const listener = new NotificationListener(sessions);
+  // The sessions of their own run migrations: their statements are not limited, their connections are.
+  const sessionsBounded = bounded(sessions, { connectMs: timeouts.connectMs });
+  const listener = new NotificationListener(sessionsBounded, timeouts.connectMs);
   const router = replicas?.urls.length ? new ReadRouter(pool, replicas) : undefined;
   await router?.start();
   const readers = router ? new PrismaClient({ adapter: new PrismaPg(router.pool) }) : prisma;
@@ -144,9 +154,9 @@ async function openPostgres(o: {
     readStatus: () => router?.status(),
     failovers: () => connection.failovers?.() ?? 0,
     connection,
-    sessions,
+    sessions: sessionsBounded,
     writer,
-    transaction: (fn) => runTransaction(pool, fn, { committedAt }),
+    transaction: (fn, options) => runTransaction(pool, fn, { committedAt, maintenance: options?.maintenance }),
     async execScript(sql) {
       await pool.query(sql);
     },

@@ -5,6 +5,16 @@ import { type Connection, newClient } from "./primary-client.js";
 const RETRY_FIRST_MS = 100;
 const RETRY_LONGEST_MS = 5_000;
 
+/**
+ * How often an idle LISTEN connection asks the server whether it is still there. A connection whose packets are
+ * dropped (a host gone without a reset, a moved address) would otherwise wait for notifications for ever while
+ * they go unheard: the caches would keep what other processes changed.
+ */
+const HEARTBEAT_MS = 5_000;
+
+/** The LISTEN connection's `application_name`, by which an operator (or a test) tells it from the pool's. */
+export const LISTENER_APPLICATION_NAME = "svc notifications";
+
 /** What a listener hears when notifications may have been missed: no payload, "anything may have changed". */
 export const NOTIFICATIONS_MISSED = "";
 
@@ -13,7 +23,8 @@ export const NOTIFICATIONS_MISSED = "";
  * listening when it is sent, and to no one later: while the connection is down (the database restarted or failed
  * over, a proxy or a firewall cut it) notifications are lost. So every listener hears `NOTIFICATIONS_MISSED` when
  * the connection breaks and again once it listens again: the caches drop what they hold, the subscriptions look
- * for what they missed. It connects again by itself, after 100 ms and then at longest every 5 s.
+ * for what they missed. It connects again by itself, after 100 ms and then at longest every 5 s. A connection
+ * that stops answering counts as broken (`HEARTBEAT_MS`).
  */
 export class NotificationListener {
   private client: pg.Client | undefined;
@@ -23,7 +34,13 @@ export class NotificationListener {
   private retry: NodeJS.Timeout | undefined;
   private closed = false;
 
-  constructor(private readonly connection: Connection) {}
+  private heartbeat: NodeJS.Timeout | undefined;
+
+  /** `answerMs`: how long the heartbeat waits for the server's answer before the connection is given up. */
+  constructor(
+    private readonly connection: Connection,
+    private readonly answerMs = 5_000,
+  ) {}
 
   /** Whether notifications are heard now (the connection is up and listening). */
   get listening(): boolean {
@@ -56,13 +73,15 @@ export class NotificationListener {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retry);
+    clearTimeout(this.heartbeat);
     const client = this.client;
     this.client = undefined;
     await client?.end().catch(() => {});
   }
 
   private async connect(): Promise<void> {
-    const client = newClient(this.connection);
+    // Named in pg_stat_activity (its last statement is the heartbeat's, not LISTEN)
+    const client = newClient({ ...this.connection, application_name: LISTENER_APPLICATION_NAME });
     // An error is followed by `end`, where the loss is handled.
     client.on("error", () => {});
     client.on("notification", (n) => {
@@ -81,10 +100,27 @@ export class NotificationListener {
     }
     client.on("end", () => this.lost(client));
     this.client = client;
+    this.beat(client);
+  }
+
+  /** Asks the server every HEARTBEAT_MS; no answer in `answerMs`: the connection is lost. */
+  private beat(client: pg.Client): void {
+    this.heartbeat = setTimeout(() => {
+      client.query({ text: "SELECT 1", query_timeout: this.answerMs } as pg.QueryConfig).then(
+        () => this.client === client && this.beat(client),
+        () => {
+          this.lost(client);
+          // Its socket is not closed by the server (no packets arrive): close it here.
+          (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+        },
+      );
+    }, HEARTBEAT_MS);
+    this.heartbeat.unref();
   }
 
   private lost(client: pg.Client): void {
     if (this.client !== client || this.closed) return;
+    clearTimeout(this.heartbeat);
     this.client = undefined;
     this.missed();
     this.reconnect();

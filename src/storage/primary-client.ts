@@ -93,6 +93,37 @@ export function connectionOf(url: string): Connection {
   return { ...base, Client: PrimaryClient, failovers: () => failovers };
 }
 
+/** How long to wait for a database server that does not answer (it stopped, or a network drops its packets). */
+export interface Timeouts {
+  /** A new connection's start-up. */
+  connectMs: number;
+  /** A statement's answer; 0 or absent: no limit (sessions that run migrations, maintenance). */
+  queryMs?: number;
+}
+
+/**
+ * The same connection settings, whose connections give up on a server that does not answer instead of waiting
+ * for ever: a refused or reset connection fails at once, but one whose packets are dropped (a host gone, a
+ * firewall, a cloud's moved address) would hold the call until the operating system gave up, minutes later.
+ * TCP keep-alive has a dead idle connection noticed as well. The settings go to each connection, not to the pool:
+ * the pool's own `connectionTimeoutMillis` would also bound the wait for a free connection under load.
+ */
+export function bounded(connection: Connection, timeouts: Timeouts): Connection {
+  const Base = connection.Client ?? pg.Client;
+  const limits: pg.ClientConfig = {
+    connectionTimeoutMillis: timeouts.connectMs,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    ...(timeouts.queryMs ? { query_timeout: timeouts.queryMs } : {}),
+  };
+  class BoundedClient extends Base {
+    constructor(config?: string | pg.ClientConfig) {
+      super({ ...(typeof config === "string" ? { connectionString: config } : config), ...limits });
+    }
+  }
+  return { ...connection, Client: BoundedClient };
+}
+
 /** Whether the server said at start-up that it takes no writes (PostgreSQL 14+: a standby, or read-only by default). */
 function watchReadOnly(client: pg.Client): () => boolean {
   let readOnly = false;

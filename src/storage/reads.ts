@@ -231,16 +231,14 @@ export class ReadRouter {
 
 /**
  * Errors after which a read is run again on the primary (reads are idempotent): the replica's connection failed,
- * timed out, or recovery cancelled the statement (40001: it conflicted with replayed changes; 57P04: its database
+ * or its statement was not answered in time (both `databaseUnavailable`), or recovery cancelled the statement (40001: it conflicted with replayed changes; 57P04: its database
  * was dropped).
  */
 function replicaCouldNotAnswer(err: unknown): boolean {
   if (databaseUnavailable(err)) return true;
   for (const e of causesOf(err)) {
-    const { code, message } = (e ?? {}) as { code?: unknown; message?: unknown };
+    const { code } = (e ?? {}) as { code?: unknown };
     if (code === "40001" || code === "57P04") return true;
-    // node-postgres's query_timeout: the replica stopped answering mid-statement.
-    if (typeof message === "string" && message.includes("Query read timeout")) return true;
   }
   return false;
 }

@@ -210,8 +210,16 @@ class TransactionConnection {
     private readonly opening: string[],
   ) {}
 
+  /** A statement the server did not answer in time: the connection still waits for that answer. */
+  unanswered: Error | undefined;
+
   query(...args: unknown[]): never {
-    return this.send(args) as never;
+    const sent = this.send(args);
+    sent.catch((err: unknown) => {
+      // node-postgres's query_timeout (`bounded` in primary-client.ts)
+      if (err instanceof Error && err.message === "Query read timeout") this.unanswered ??= err;
+    });
+    return sent as never;
   }
 
   private send(args: unknown[]): Promise<unknown> {
@@ -243,10 +251,11 @@ class TransactionConnection {
 export async function runTransaction<T>(
   pool: pg.Pool,
   fn: (sql: Sql) => Promise<T>,
-  options: { idleTimeoutMs?: number; committedAt?: (position: string) => void } = {},
+  options: { idleTimeoutMs?: number; committedAt?: (position: string) => void; maintenance?: boolean | undefined } = {},
 ): Promise<T> {
-  const { idleTimeoutMs = 30_000, committedAt } = options;
+  const { idleTimeoutMs = 30_000, committedAt, maintenance } = options;
   const client = await pool.connect();
+  const limit = maintenance ? withoutQueryTimeout(client) : undefined;
   const connection = new TransactionConnection(client, openingStatements(idleTimeoutMs));
   const bound: Bound = { client: connection, open: true, savepoints: 0 };
   let broken: Error | undefined;
@@ -269,15 +278,34 @@ export async function runTransaction<T>(
     return result;
   } catch (err) {
     bound.open = false;
+    // A statement the server did not answer in time leaves the connection waiting for that answer: a ROLLBACK
+    // would wait behind it. Discarding the connection rolls the transaction back as well.
+    broken ??= connection.unanswered;
     try {
-      if (connection.begun) await client.query("ROLLBACK");
+      if (connection.begun && !broken) await client.query("ROLLBACK");
     } catch (rollbackFailed) {
       broken = rollbackFailed as Error;
     }
     throw err;
   } finally {
     if (--running === 0) current.disable();
+    limit?.restore();
     client.removeListener("error", lost);
     client.release(broken);
   }
+}
+
+/**
+ * Lifts the connection's statement limit until `restore` (a rebuild's DELETE of a large table may take minutes).
+ * node-postgres reads it from the connection's parameters at each statement.
+ */
+function withoutQueryTimeout(client: pg.PoolClient): { restore(): void } {
+  const parameters = (client as unknown as { connectionParameters: { query_timeout?: number } }).connectionParameters;
+  const before = parameters.query_timeout;
+  parameters.query_timeout = undefined;
+  return {
+    restore() {
+      parameters.query_timeout = before;
+    },
+  };
 }

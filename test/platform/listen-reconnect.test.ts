@@ -42,7 +42,7 @@ async function writeBehind(language: string, notify: boolean): Promise<void> {
 const listeners = async () =>
   (
     await admin.query<{ pid: number }>(
-      "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'LISTEN %'",
+      "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name = 'svc notifications'",
     )
   ).rows.map((r) => r.pid);
 

@@ -75,7 +75,9 @@ describe("several worker processes on one port (SVC_WORKERS=2)", () => {
     // workers keeps them right; with it alone a reader on the same machine is usually, not always, fast enough.
     const db = new pg.Client({ connectionString: env.DATABASE_URL ?? runningEmbeddedUrl(dir) });
     await db.connect();
-    const { rowCount } = await db.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'");
+    const { rowCount } = await db.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'svc notifications'",
+    );
     await db.end();
     expect(rowCount).toBeGreaterThanOrEqual(2);
     const keys = ["de", "fr", "it", "es"];

@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rest } from "../support/clients.js";
+import { TEST_MASTERKEY, testDb } from "../support/database.js";
+import { until } from "../support/machine.js";
+import { type PrivatePostgres, startPrivatePostgres } from "../support/private-postgres.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.js";
+
+/**
+ * The database's network goes dark (issue 32, point 2: "never a hang"): packets are dropped, nothing is refused or
+ * reset, as when a host vanishes or a firewall drops them. Calls are answered UNAVAILABLE once
+ * SVC_DATABASE_QUERY_TIMEOUT_MS or SVC_DATABASE_CONNECT_TIMEOUT_MS passes, the LISTEN connection is given up by its
+ * heartbeat (`/readyz` says so), and when the network is back everything works again with nothing acknowledged
+ * lost. Its own PostgreSQL behind a proxy: once, in the embedded project (the other would test the same).
+ */
+let postgres: PrivatePostgres;
+let proxy: TcpProxy;
+let t: TestServer;
+
+beforeAll(async () => {
+  if (testDb !== "embedded") return;
+  postgres = await startPrivatePostgres();
+  proxy = await startTcpProxy(postgres.port);
+  t = await startTestServer({
+    DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/postgres`,
+    SVC_MASTERKEY: TEST_MASTERKEY,
+    SVC_DATABASE_CONNECT_TIMEOUT_MS: "1000",
+    SVC_DATABASE_QUERY_TIMEOUT_MS: "2000",
+  });
+}, 60_000);
+afterAll(async () => {
+  await t?.close().catch(() => {});
+  await proxy?.close();
+  postgres?.remove();
+});
+
+const createOrg = (name: string) => rest(t.url, "POST", "/resources/v3alpha/organizations", { token: t.adminPat, body: { name }, timeoutMs: 20_000 });
+const searchOrgs = () => rest(t.url, "POST", "/resources/v3alpha/organizations/_search", { token: t.adminPat, body: {}, timeoutMs: 20_000 });
+const readiness = () => rest(t.url, "GET", "/readyz", { timeoutMs: 20_000 });
+
+async function timed<T>(call: () => Promise<T>): Promise<{ ms: number; r: T }> {
+  const start = performance.now();
+  const r = await call();
+  return { ms: performance.now() - start, r };
+}
+
+describe.skipIf(testDb !== "embedded")("a database whose network drops every packet", () => {
+  it("answers 503 within the timeouts, notices the LISTEN connection is gone, and recovers when the network is back", async () => {
+    const before = await createOrg("before-dark");
+    expect(before.status, JSON.stringify(before.body)).toBe(201);
+
+    proxy.blackhole();
+    // A write and a read on connections the pool holds, and more than the pool holds (new connections): each is
+    // answered UNAVAILABLE after a timeout, none hangs.
+    const calls = await Promise.all([createOrg("in-the-dark"), searchOrgs(), ...Array.from({ length: 25 }, () => searchOrgs())].map((c) => timed(() => c)));
+    for (const { ms, r } of calls) {
+      expect(r.status, JSON.stringify(r.body)).toBe(503);
+      expect(ms).toBeLessThan(12_000);
+    }
+    const dark = await until(
+      "the heartbeat gives up the LISTEN connection",
+      async () => {
+        const r = await readiness();
+        return (r.body as { notifications?: string }).notifications === "reconnecting" ? r : undefined;
+      },
+      20_000,
+    );
+    expect(dark.status).toBe(503);
+
+    proxy.heal();
+    const statuses: number[] = [];
+    await until(
+      "a write once the network is back",
+      async () => {
+        const r = await createOrg(`after-dark-${statuses.length}`);
+        statuses.push(r.status);
+        return r.status === 201 || undefined;
+      },
+      20_000,
+    );
+    expect(statuses.filter((s) => s !== 201 && s !== 503)).toEqual([]);
+    await until(
+      "ready, and listening again",
+      async () => {
+        const r = await readiness();
+        return (r.status === 200 && !(r.body as { notifications?: string }).notifications) || undefined;
+      },
+      20_000,
+    );
+    const names = (await postgres.query<{ name: string }>("SELECT name FROM orgs WHERE name LIKE '%-dark%' ORDER BY name")).map((r) => r.name);
+    expect(names).toEqual([`after-dark-${statuses.length - 1}`, "before-dark"]);
+  });
+});
