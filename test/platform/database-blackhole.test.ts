@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rest } from "../support/clients.js";
-import { TEST_MASTERKEY, testDb } from "../support/database.js";
+import { TEST_MASTERKEY } from "../support/database.js";
 import { until } from "../support/machine.js";
-import { type PrivatePostgres, startPrivatePostgres } from "../support/private-postgres.js";
+import { ownPostgresRunsHere, type PrivatePostgres, startPrivatePostgres } from "../support/private-postgres.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.js";
 
@@ -11,14 +11,14 @@ import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.js";
  * reset, as when a host vanishes or a firewall drops them. Calls are answered UNAVAILABLE once
  * SVC_DATABASE_QUERY_TIMEOUT_MS or SVC_DATABASE_CONNECT_TIMEOUT_MS passes, the LISTEN connection is given up by its
  * heartbeat (`/readyz` says so), and when the network is back everything works again with nothing acknowledged
- * lost. Its own PostgreSQL behind a proxy: once, in the embedded project (the other would test the same).
+ * lost. Its own PostgreSQL behind a proxy.
  */
 let postgres: PrivatePostgres;
 let proxy: TcpProxy;
 let t: TestServer;
 
 beforeAll(async () => {
-  if (testDb !== "embedded") return;
+  if (!ownPostgresRunsHere) return;
   postgres = await startPrivatePostgres();
   proxy = await startTcpProxy(postgres.port);
   t = await startTestServer({
@@ -44,7 +44,7 @@ async function timed<T>(call: () => Promise<T>): Promise<{ ms: number; r: T }> {
   return { ms: performance.now() - start, r };
 }
 
-describe.skipIf(testDb !== "embedded")("a database whose network drops every packet", () => {
+describe.skipIf(!ownPostgresRunsHere)("a database whose network drops every packet", () => {
   it("answers 503 within the timeouts, notices the LISTEN connection is gone, and recovers when the network is back", async () => {
     const before = await createOrg("before-dark");
     expect(before.status, JSON.stringify(before.body)).toBe(201);

@@ -3,6 +3,7 @@ import { chownSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import { testDb } from "./database.js";
 import { reservePort } from "./vendor-stand-ins.js";
 
 /**
@@ -44,6 +45,12 @@ function binDir(): string {
   if (!versions.length) throw new Error("no PostgreSQL under /usr/lib/postgresql (apt-get install postgresql)");
   return `/usr/lib/postgresql/${versions[0]}/bin`;
 }
+
+/**
+ * Whether a file whose PostgreSQL servers are all its own runs in this project: in the embedded one only, since the
+ * PostgreSQL project would run the very same thing again (it differs only in the database the suite shares).
+ */
+export const ownPostgresRunsHere = testDb === "embedded";
 
 /** A new cluster, made by initdb. */
 export function startPrivatePostgres(): Promise<PrivatePostgres> {
