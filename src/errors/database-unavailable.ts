@@ -25,10 +25,10 @@ const SOCKET_FAILURES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDO
 /**
  * PostgreSQL's SQLSTATEs of a server going away or not there yet: class 08 (connection exception), 57P01 (the
  * administrator's shutdown), 57P02 (crash shutdown), 57P03 (starting up or shutting down), 53300 (too many
- * connections), 25006 (a read-only transaction: the server was a standby, a failover is under way).
+ * connections), 25006 (a read-only transaction: the server was a standby, a failover is under way), 57014 (a statement
+ * cancelled: past the statement limit a transaction sets, `transactions.ts`, waiting for a lock).
  */
-const unavailableState = (code: string) =>
-  /^08[0-9A-Z]{3}$/.test(code) || code === "57P01" || code === "57P02" || code === "57P03" || code === "53300" || code === "25006";
+const unavailableState = (code: string) => /^08[0-9A-Z]{3}$/.test(code) || ["57P01", "57P02", "57P03", "53300", "25006", "57014"].includes(code);
 
 /** node-postgres's own words for a connection that ended or never came, or a statement the server did not answer in time. */
 const DRIVER_MESSAGES = ["Connection terminated", "timeout exceeded when trying to connect", "Client has encountered a connection error", "Query read timeout"];

@@ -89,7 +89,9 @@ export class NotificationListener {
     });
     try {
       await client.connect();
-      for (const channel of this.listeners.keys()) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      // bounded as the heartbeat is, which starts once the connection listens
+      for (const channel of this.listeners.keys())
+        await client.query({ text: `LISTEN ${pg.escapeIdentifier(channel)}`, query_timeout: this.answerMs } as pg.QueryConfig);
     } catch (err) {
       await client.end().catch(() => {});
       throw err;

@@ -119,10 +119,45 @@ export function bounded(connection: Connection, timeouts: Timeouts): Connection 
   class BoundedClient extends Base {
     constructor(config?: string | pg.ClientConfig) {
       super({ ...(typeof config === "string" ? { connectionString: config } : config), ...limits });
+      // A connection that ends while checked out of the pool (closed below, or by the server) emits "error"; the pool
+      // listens only while it is idle, and Prisma's transactions not at all: without a listener the process would
+      // end. Its statements fail with the error; the pool discards it at release.
+      this.on("error", () => {});
+    }
+
+    // node-postgres fails an unanswered statement in Node only: the connection still waits for the answer, and what
+    // is queued behind it (a ROLLBACK, Prisma's too) waits as well, or is dropped unsent while the transaction stays
+    // open on a connection that goes back to the pool. Closing the connection fails them at once; the server rolls
+    // back what it had begun, and the pool discards the client.
+    override query(...args: unknown[]): never {
+      const dropIfUnanswered = (err: unknown) => {
+        if (err instanceof Error && err.message === UNANSWERED)
+          (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+      };
+      const last = args.at(-1);
+      const submittable = args[0] as { submit?: unknown; callback?: (err: unknown, result: unknown) => void } | undefined;
+      if (typeof last === "function") {
+        args[args.length - 1] = (err: unknown, result: unknown) => {
+          dropIfUnanswered(err);
+          (last as (e: unknown, r: unknown) => void)(err, result);
+        };
+      } else if (typeof submittable?.submit === "function" && submittable.callback) {
+        const callback = submittable.callback;
+        submittable.callback = (err, result) => {
+          dropIfUnanswered(err);
+          callback(err, result);
+        };
+      }
+      const sent = (super.query as (...a: unknown[]) => unknown).apply(this, args);
+      if (sent instanceof Promise) sent.catch(dropIfUnanswered);
+      return sent as never;
     }
   }
   return { ...connection, Client: BoundedClient };
 }
+
+/** node-postgres's error for a statement not answered within query_timeout. */
+const UNANSWERED = "Query read timeout";
 
 /** Whether the server said at start-up that it takes no writes (PostgreSQL 14+: a standby, or read-only by default). */
 function watchReadOnly(client: pg.Client): () => boolean {

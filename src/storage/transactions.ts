@@ -137,9 +137,18 @@ function withoutBatchedLookups(client: PrismaClient): PrismaClient {
   });
 }
 
-/** The statements a transaction starts with: BEGIN and its idle limit (a stuck command cannot hold its locks forever). */
-function openingStatements(idleTimeoutMs: number): string[] {
-  return ["BEGIN", `SET LOCAL idle_in_transaction_session_timeout = ${Math.max(1, Math.floor(idleTimeoutMs))}`];
+/**
+ * The statements a transaction starts with: BEGIN and its idle limit (a stuck command cannot hold its locks forever).
+ * With a limit on statements (`bounded`), the server's own, a little shorter: a statement waiting for a lock (behind
+ * a rebuild, say) is cancelled there and lets go of what it holds, instead of waiting on after the call gave up.
+ */
+function openingStatements(idleTimeoutMs: number, queryTimeoutMs: number | undefined): string[] {
+  const ms = (n: number) => Math.max(1, Math.floor(n));
+  return [
+    "BEGIN",
+    `SET LOCAL idle_in_transaction_session_timeout = ${ms(idleTimeoutMs)}`,
+    ...(queryTimeoutMs ? [`SET LOCAL statement_timeout = ${ms(queryTimeoutMs * 0.9)}`] : []),
+  ];
 }
 
 /** What pg's Query does with the server's messages, beyond its public type. */
@@ -210,16 +219,8 @@ class TransactionConnection {
     private readonly opening: string[],
   ) {}
 
-  /** A statement the server did not answer in time: the connection still waits for that answer. */
-  unanswered: Error | undefined;
-
   query(...args: unknown[]): never {
-    const sent = this.send(args);
-    sent.catch((err: unknown) => {
-      // node-postgres's query_timeout (`bounded` in primary-client.ts)
-      if (err instanceof Error && err.message === "Query read timeout") this.unanswered ??= err;
-    });
-    return sent as never;
+    return this.send(args) as never;
   }
 
   private send(args: unknown[]): Promise<unknown> {
@@ -255,8 +256,9 @@ export async function runTransaction<T>(
 ): Promise<T> {
   const { idleTimeoutMs = 30_000, committedAt, maintenance } = options;
   const client = await pool.connect();
-  const limit = maintenance ? withoutQueryTimeout(client) : undefined;
-  const connection = new TransactionConnection(client, openingStatements(idleTimeoutMs));
+  const parameters = connectionParameters(client);
+  const limit = maintenance ? withoutQueryTimeout(parameters) : undefined;
+  const connection = new TransactionConnection(client, openingStatements(idleTimeoutMs, parameters.query_timeout));
   const bound: Bound = { client: connection, open: true, savepoints: 0 };
   let broken: Error | undefined;
   // The server may end the connection between two statements (a restart: 57P01, a crash): the client then emits
@@ -278,11 +280,8 @@ export async function runTransaction<T>(
     return result;
   } catch (err) {
     bound.open = false;
-    // A statement the server did not answer in time leaves the connection waiting for that answer: a ROLLBACK
-    // would wait behind it. Discarding the connection rolls the transaction back as well.
-    broken ??= connection.unanswered;
     try {
-      if (connection.begun && !broken) await client.query("ROLLBACK");
+      if (connection.begun) await client.query("ROLLBACK");
     } catch (rollbackFailed) {
       broken = rollbackFailed as Error;
     }
@@ -295,12 +294,15 @@ export async function runTransaction<T>(
   }
 }
 
+/** The connection's settings as node-postgres reads them at each statement (its `query_timeout`). */
+const connectionParameters = (client: pg.PoolClient) =>
+  (client as unknown as { connectionParameters: { query_timeout?: number | undefined } }).connectionParameters;
+
 /**
  * Lifts the connection's statement limit until `restore` (a rebuild's DELETE of a large table may take minutes).
  * node-postgres reads it from the connection's parameters at each statement.
  */
-function withoutQueryTimeout(client: pg.PoolClient): { restore(): void } {
-  const parameters = (client as unknown as { connectionParameters: { query_timeout?: number } }).connectionParameters;
+function withoutQueryTimeout(parameters: { query_timeout?: number | undefined }): { restore(): void } {
   const before = parameters.query_timeout;
   parameters.query_timeout = undefined;
   return {

@@ -1,4 +1,6 @@
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase } from "../../src/storage/database.js";
 import { rest } from "../support/clients.js";
 import { TEST_MASTERKEY } from "../support/database.js";
 import { until } from "../support/machine.js";
@@ -7,11 +9,12 @@ import { startTestServer, type TestServer } from "../support/server.js";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.js";
 
 /**
- * The database's network goes dark (issue 32, point 2: "never a hang"): packets are dropped, nothing is refused or
+ * A database that does not answer in time. The database's network goes dark (issue 32, point 2: "never a hang"): packets are dropped, nothing is refused or
  * reset, as when a host vanishes or a firewall drops them. Calls are answered UNAVAILABLE once
  * SVC_DATABASE_QUERY_TIMEOUT_MS or SVC_DATABASE_CONNECT_TIMEOUT_MS passes, the LISTEN connection is given up by its
  * heartbeat (`/readyz` says so), and when the network is back everything works again with nothing acknowledged
- * lost. Its own PostgreSQL behind a proxy.
+ * lost. And a write that waits for a lock past the limit is cancelled on the server too, holding nothing after the
+ * call gave up. Its own PostgreSQL behind a proxy.
  */
 let postgres: PrivatePostgres;
 let proxy: TcpProxy;
@@ -89,5 +92,49 @@ describe.skipIf(!ownPostgresRunsHere)("a database whose network drops every pack
     );
     const names = (await postgres.query<{ name: string }>("SELECT name FROM orgs WHERE name LIKE '%-dark%' ORDER BY name")).map((r) => r.name);
     expect(names).toEqual([`after-dark-${statuses.length - 1}`, "before-dark"]);
+  });
+
+  it("cancels a write waiting for a lock past the limit on the server as well, so that nothing waits on there", async () => {
+    const holder = new pg.Client({ connectionString: postgres.url });
+    await holder.connect();
+    try {
+      // as a projection rebuild does to the tables it rebuilds
+      await holder.query("BEGIN");
+      await holder.query("LOCK TABLE orgs IN EXCLUSIVE MODE");
+      const { ms, r } = await timed(() => createOrg("behind-a-lock"));
+      expect(r.status, JSON.stringify(r.body)).toBe(503);
+      expect(ms).toBeLessThan(12_000);
+      const waiting = await postgres.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> $1", [
+        (holder as unknown as { processID: number }).processID,
+      ]);
+      expect(waiting[0]!.n).toBe(0);
+    } finally {
+      await holder.query("ROLLBACK").catch(() => {});
+      await holder.end();
+    }
+    expect((await createOrg("after-the-lock")).status).toBe(201);
+    expect((await postgres.query("SELECT 1 FROM orgs WHERE name = 'behind-a-lock'")).length).toBe(0);
+  });
+
+  it("does not give a connection back to the pool with a transaction still open after an unanswered statement", async () => {
+    await postgres.query("CREATE TABLE IF NOT EXISTS timeout_probe (n int)");
+    // one connection, so that the statement after the failure gets the connection the failed transaction had
+    const db = await openDatabase({ databaseUrl: postgres.url, dataDir: "", poolSize: 1, timeouts: { connectMs: 1_000, queryMs: 500 } });
+    try {
+      // Prisma's own interactive transaction (the notification worker's): its ROLLBACK would queue behind the
+      // unanswered statement, be dropped unsent at its own timeout, and the connection go back in the transaction
+      await expect(
+        db.prisma.$transaction(async (tx) => {
+          await tx.$executeRawUnsafe("INSERT INTO timeout_probe VALUES (1)");
+          await tx.$queryRawUnsafe("SELECT pg_sleep(1.5)");
+        }),
+      ).rejects.toThrow();
+      await new Promise((r) => setTimeout(r, 2_000));
+      await db.pool.query("INSERT INTO timeout_probe VALUES (2)");
+      // committed and seen by another session; the failed transaction's row is not
+      expect((await postgres.query<{ n: number }>("SELECT n FROM timeout_probe ORDER BY n")).map((r) => r.n)).toEqual([2]);
+    } finally {
+      await db.close();
+    }
   });
 });
