@@ -14,7 +14,8 @@ export default defineConfig({
     // again for each (about a second of import per file, 480 files): the files start and close their own
     // servers and keep no state in modules (docs/decisions.md "Test run time").
     isolate: false,
-    globalSetup: ["test/support/global-teardown.ts", "test/support/postgres-template.ts"],
+    // TEST_DATABASE_POOLER=pgbouncer: the PostgreSQL project through PgBouncer in transaction mode (pooler.ts)
+    globalSetup: ["test/support/global-teardown.ts", "test/support/postgres-template.ts", "test/support/pooler.ts"],
     hookTimeout: 60_000,
     projects: [
       ...databases.map((db) => ({

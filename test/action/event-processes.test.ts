@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { rest } from "../support/clients.js";
-import { freshPostgresDatabase, TEST_MASTERKEY } from "../support/database.js";
+import { databaseEnv, freshPostgresDatabase } from "../support/database.js";
 import { startServerProcess, type ServerProcess } from "../support/process.js";
 import { TargetServer, webhookOnEvent } from "../support/targets.js";
 
@@ -32,7 +32,7 @@ describe.skipIf(!onPostgres)("event executions with several processes on one dat
     cleanups.push(pgdb.drop);
     const dirs = [0, 1].map(() => mkdtempSync(join(tmpdir(), "svc-events-")));
     for (const d of dirs) cleanups.push(() => rmSync(d, { recursive: true, force: true }));
-    const env = (i: number) => ({ DATABASE_URL: pgdb.url, SVC_MASTERKEY: TEST_MASTERKEY, SVC_DATA_DIR: dirs[i]!, SVC_TARGET_DENY: "none" });
+    const env = (i: number) => ({ ...databaseEnv(pgdb), SVC_DATA_DIR: dirs[i]!, SVC_TARGET_DENY: "none" });
     const first = await startServerProcess(env(0));
     cleanups.push(() => kill(first));
     const second = await startServerProcess(env(1));

@@ -8,7 +8,7 @@ import { EventStore } from "../../src/eventstore/eventstore.js";
 import { openDatabase } from "../../src/storage/database.js";
 import { loadMasterKey } from "../../src/storage/masterkey.js";
 import { rest } from "../support/clients.js";
-import { freshPostgresDatabase, TEST_MASTERKEY } from "../support/database.js";
+import { databaseEnv, freshPostgresDatabase, TEST_MASTERKEY } from "../support/database.js";
 import { startServerProcess, type ServerProcess } from "../support/process.js";
 import { MailServer } from "../support/smtp.js";
 
@@ -36,7 +36,7 @@ async function setUp(mail: MailServer) {
   const dirs = [0, 1].map(() => mkdtempSync(join(tmpdir(), "svc-notify-")));
   for (const d of dirs) cleanups.push(() => rmSync(d, { recursive: true, force: true }));
   // the mail server is on loopback, which the default of SVC_TARGET_DENY denies (test/support/server.ts does the same)
-  const env = (i: number) => ({ DATABASE_URL: pgdb.url, SVC_MASTERKEY: TEST_MASTERKEY, SVC_DATA_DIR: dirs[i]!, SVC_TARGET_DENY: "none" });
+  const env = (i: number) => ({ ...databaseEnv(pgdb), SVC_DATA_DIR: dirs[i]!, SVC_TARGET_DENY: "none" });
   const first = track(await startServerProcess(env(0)));
   const token = readFileSync(join(dirs[0]!, "admin.pat"), "utf8").trim();
   const smtp = await rest(first.url, "POST", "/resources/v3alpha/smtp_providers", {

@@ -316,7 +316,14 @@ describe("rate limits shared by two processes on one PostgreSQL", () => {
       (a.server.db.connection as { connectionString?: string }).connectionString ??
       runningEmbeddedUrl(a.server.firstInstance.passwordFile!.replace(/\/admin\.password$/, ""));
     expect(url).toBeDefined();
-    b = await startCli([], { ...limits, DATABASE_URL: url!, SVC_MASTERKEY: TEST_MASTERKEY, SVC_PORT: "0", SVC_HOST: "127.0.0.1", SVC_DATA_DIR: dir }, 90_000);
+    // the server itself when the run goes through a pooler (test/support/pooler.ts)
+    const direct = (a.server.db.sessions as { connectionString?: string }).connectionString;
+    const sessions: Record<string, string> = direct && direct !== url ? { SVC_DATABASE_DIRECT_URL: direct } : {};
+    b = await startCli(
+      [],
+      { ...limits, ...sessions, DATABASE_URL: url!, SVC_MASTERKEY: TEST_MASTERKEY, SVC_PORT: "0", SVC_HOST: "127.0.0.1", SVC_DATA_DIR: dir },
+      90_000,
+    );
   }, 120_000);
   afterAll(async () => {
     b?.child.kill("SIGTERM");

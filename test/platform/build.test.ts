@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { projectRoot } from "../../src/storage/paths.js";
-import { freshPostgresDatabase, TEST_MASTERKEY, testDb } from "../support/database.js";
+import { databaseEnv, freshPostgresDatabase, testDb } from "../support/database.js";
 import { serverArgs } from "../support/process.js";
 
 /**
@@ -29,7 +29,7 @@ async function cleanEnv(): Promise<NodeJS.ProcessEnv> {
   if (testDb === "postgres") {
     const pgdb = await freshPostgresDatabase();
     cleanups.push(pgdb.drop);
-    Object.assign(env, { DATABASE_URL: pgdb.url, SVC_MASTERKEY: TEST_MASTERKEY });
+    Object.assign(env, databaseEnv(pgdb));
   }
   return env;
 }

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/storage/database.js";
 import { rest } from "../support/clients.js";
 import { requestInFlight } from "../support/in-flight.js";
-import { freshPostgresDatabase, TEST_MASTERKEY, testDb } from "../support/database.js";
+import { databaseEnv, freshPostgresDatabase, testDb } from "../support/database.js";
 import { startOrExit, startServerProcess, type ServerProcess } from "../support/process.js";
 
 // Each test gets its own data directory (and PostgreSQL database when the suite runs on one).
@@ -20,7 +20,7 @@ async function storage(): Promise<{ dataDir: string; env: Record<string, string>
   cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
   if (testDb === "postgres") {
     const pgdb = await freshPostgresDatabase();
-    Object.assign(env, { DATABASE_URL: pgdb.url, SVC_MASTERKEY: TEST_MASTERKEY });
+    Object.assign(env, databaseEnv(pgdb));
     cleanups.push(pgdb.drop);
   }
   return { dataDir, env };

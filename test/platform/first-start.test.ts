@@ -7,7 +7,7 @@ import { SecretBox } from "../../src/crypto/secrets.js";
 import { openDatabase } from "../../src/storage/database.js";
 import { projectRoot } from "../../src/storage/paths.js";
 import { rest } from "../support/clients.js";
-import { freshPostgresDatabase, TEST_MASTERKEY, testDb } from "../support/database.js";
+import { databaseEnv, freshPostgresDatabase, testDb } from "../support/database.js";
 import { startOrExit, startServerProcess, type ServerProcess } from "../support/process.js";
 import { startTestServer } from "../support/server.js";
 
@@ -26,7 +26,7 @@ async function database(): Promise<Record<string, string>> {
   if (testDb !== "postgres") return {};
   const pgdb = await freshPostgresDatabase();
   cleanups.push(pgdb.drop);
-  return { DATABASE_URL: pgdb.url, SVC_MASTERKEY: TEST_MASTERKEY };
+  return databaseEnv(pgdb);
 }
 
 async function stop(p: ServerProcess): Promise<void> {

@@ -6,7 +6,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runningEmbeddedUrl } from "../../src/command/recover.js";
 import { rest } from "../support/clients.js";
-import { freshPostgresDatabase, TEST_MASTERKEY, testDb } from "../support/database.js";
+import { databaseEnv, freshPostgresDatabase, TEST_MASTERKEY, testDb } from "../support/database.js";
 import { killServerProcess, startOrExit, startServerProcess, type ServerProcess } from "../support/process.js";
 import { connectionsToTwoWorkers, until } from "../support/machine.js";
 import { TargetServer, webhookOnEvent } from "../support/targets.js";
@@ -47,7 +47,7 @@ describe("several worker processes on one port (SVC_WORKERS=2)", () => {
     if (testDb === "postgres") {
       const pgdb = await freshPostgresDatabase();
       cleanups.push(pgdb.drop);
-      Object.assign(env, { DATABASE_URL: pgdb.url, SVC_MASTERKEY: TEST_MASTERKEY });
+      Object.assign(env, databaseEnv(pgdb));
     }
     server = await startServerProcess(env, 150_000);
     cleanups.push(() => killServerProcess(server));

@@ -11,13 +11,14 @@ import { freshPostgresDatabase } from "./database.js";
 export default async function setup(): Promise<(() => Promise<void>) | undefined> {
   if (!process.env.TEST_DATABASE_URL) return undefined;
   const template = await freshPostgresDatabase();
-  const db = await openDatabase({ databaseUrl: template.url, dataDir: "" });
+  // on the server itself: a pooler would keep sessions on it, and a database in use cannot be copied
+  const db = await openDatabase({ databaseUrl: template.directUrl, dataDir: "" });
   try {
     await migrate(db);
   } finally {
     await db.close();
   }
   // the vitest workers are started after this and inherit it (freshPostgresDatabase({ migrated: true }) reads it)
-  process.env.SVC_TEST_PG_TEMPLATE = new URL(template.url).pathname.slice(1);
+  process.env.SVC_TEST_PG_TEMPLATE = new URL(template.directUrl).pathname.slice(1);
   return template.drop;
 }

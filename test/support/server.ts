@@ -32,6 +32,8 @@ export interface TestServer {
 interface Storage {
   dataDir: string;
   databaseUrl: string | undefined;
+  /** The server itself when `databaseUrl` goes through the run's pooler. */
+  directUrl?: string | undefined;
   drop(): Promise<void>;
 }
 
@@ -42,6 +44,7 @@ async function newStorage(): Promise<Storage> {
     return {
       dataDir,
       databaseUrl: pgdb.url,
+      directUrl: pgdb.directUrl === pgdb.url ? undefined : pgdb.directUrl,
       drop: async () => {
         await pgdb.drop();
         rmSync(dataDir, { recursive: true, force: true });
@@ -72,6 +75,7 @@ async function boot(storage: Storage, env: Record<string, string>, opts: StartOp
       // the external identity providers of the tests (oidc-provider) serve plain http on loopback
       SVC_IDP_INSECURE_HTTP: "on",
       ...(storage.databaseUrl ? { DATABASE_URL: storage.databaseUrl, SVC_MASTERKEY: TEST_MASTERKEY } : {}),
+      ...(storage.directUrl ? { SVC_DATABASE_DIRECT_URL: storage.directUrl } : {}),
       ...env,
     },
     [],
