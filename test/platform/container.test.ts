@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rest } from "../support/clients.js";
-import { freshPostgresDatabase, TEST_MASTERKEY, testDb } from "../support/database.js";
+import { databaseEnv, freshPostgresDatabase, testDb } from "../support/database.js";
 
 /**
  * The Containerfile, built and run with podman: the image starts on its embedded PostgreSQL in a volume, as its
@@ -325,10 +325,8 @@ describe.skipIf(skipReason !== undefined)("the container image (Containerfile, p
         const env = [
           "--network",
           "host",
-          "-e",
-          `DATABASE_URL=${db.url}`,
-          "-e",
-          `SVC_MASTERKEY=${TEST_MASTERKEY}`,
+          // DATABASE_URL, and the server itself when the run goes through a pooler
+          ...Object.entries(databaseEnv(db)).flatMap(([k, v]) => ["-e", `${k}=${v}`]),
           "-e",
           `SVC_PORT=${port}`,
           "-e",

@@ -6,20 +6,22 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/storage/database.js";
 import { rest } from "../support/clients.js";
 import { requestInFlight } from "../support/in-flight.js";
-import { freshPostgresDatabase, TEST_MASTERKEY, testDb } from "../support/database.js";
+import { databaseEnv, freshPostgresDatabase, testDb } from "../support/database.js";
 import { serverArgs, startServerProcess } from "../support/process.js";
 
 let dataDir: string;
 let env: Record<string, string>;
 let dropDb: (() => Promise<void>) | undefined;
+/** DATABASE_URL and what goes with it, on PostgreSQL. */
+let databaseVariables: Record<string, string> = {};
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "svc-life-"));
   env = { SVC_DATA_DIR: dataDir };
   if (testDb === "postgres") {
     const pgdb = await freshPostgresDatabase();
-    env.DATABASE_URL = pgdb.url;
-    env.SVC_MASTERKEY = TEST_MASTERKEY;
+    databaseVariables = databaseEnv(pgdb);
+    Object.assign(env, databaseVariables);
     dropDb = pgdb.drop;
   }
 });
@@ -72,7 +74,7 @@ describe("the server process", () => {
       const run = () =>
         spawnSync(process.execPath, serverArgs("migrate"), {
           cwd: join(import.meta.dirname, "..", ".."),
-          env: { ...process.env, SVC_DATA_DIR: dir, ...(env.DATABASE_URL ? { DATABASE_URL: env.DATABASE_URL, SVC_MASTERKEY: TEST_MASTERKEY } : {}) },
+          env: { ...process.env, SVC_DATA_DIR: dir, ...databaseVariables },
           encoding: "utf8",
           timeout: 50_000,
         });
