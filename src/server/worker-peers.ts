@@ -44,8 +44,13 @@ export function workerRole(): WorkerRole | undefined {
   return raw ? (JSON.parse(raw) as WorkerRole) : undefined;
 }
 
-/** How long a write waits for the other workers to drop what it changed: they are a pipe away, this is a safety net. */
-const RELAY_WAIT_MS = 50;
+/**
+ * How long a write waits for the other workers to drop what it changed. They are a pipe away (a fraction of a
+ * millisecond), but a worker busy with other calls answers when its event loop comes round: on a loaded machine
+ * 50 ms let a write answer before another worker had dropped its copy, and a read there saw the value before (a
+ * rehearsal of the suite). Only a worker that cannot answer at all (being replaced) costs a write the whole wait.
+ */
+const RELAY_WAIT_MS = 1_000;
 
 /** A worker's link to the other workers of its machine (through the supervisor). */
 export class WorkerPeers {
@@ -58,7 +63,7 @@ export class WorkerPeers {
     process.on("message", (m: WorkerMessage) => this.receive(m));
   }
 
-  /** Tells the other workers what a commit changed; resolves once they have applied it (or after 50 ms). */
+  /** Tells the other workers what a commit changed; resolves once they have applied it (or after RELAY_WAIT_MS). */
   changed(notice: string): Promise<void> {
     return this.ask({ t: "changed", id: this.nextId++, notice }, RELAY_WAIT_MS).then(() => {});
   }
