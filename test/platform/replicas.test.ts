@@ -120,8 +120,19 @@ describe.skipIf(!ownPostgresRunsHere)("a server with a read replica", () => {
   });
 
   it("skips a replica that is down without an error to the caller, and uses it again once it is back", async () => {
+    // stopped under load: the searches in flight on it when its sessions end are answered by the primary
+    const statuses: number[] = [];
+    let reading = true;
+    const readers = Array.from({ length: 4 }, async () => {
+      while (reading) statuses.push((await searchOrgs()).status);
+    });
+    await until("searches under way", () => statuses.length >= 20 || undefined);
     replica.stop();
     try {
+      await until("searches after the stop", () => statuses.length >= 60 || undefined);
+      reading = false;
+      await Promise.all(readers);
+      expect(statuses.filter((status) => status !== 200)).toEqual([]);
       await until("the replica reported down", async () => {
         const r = await rest(server.url, "GET", "/readyz");
         return r.status === 200 && r.body.replicas[0].up === false ? r : undefined;
