@@ -95,6 +95,7 @@ import { startObserving } from "./observe.js";
 import type { WorkerPeers } from "./worker-peers.js";
 import { registerApiReference } from "./api-reference.js";
 import { registerConsole } from "./console.js";
+import { READ_AFTER_HEADER, registerReadAfter } from "./read-after.js";
 import { buildOpenApi, openApiFor } from "./openapi.js";
 import { registerRestGateway } from "./rest-gateway.js";
 import { SERVER_JSON_WRITE } from "../schema/json-writer.js";
@@ -432,6 +433,8 @@ async function serve(config: Config, db: Database, opts: StartOptions & { log: L
   if (rebuilt.length) app.log.info({ projections: rebuilt }, "rebuilt projections from the event log: their handlers' version changed");
   decorateClient(app, new TrustedProxies(config.trustedProxies.spec, config.trustedProxies.headers));
   decorateTraceId(app);
+  // With replicas, every answer says what a caller carries to another machine to read its writes there.
+  registerReadAfter(app, db, config.externalSecure);
   // Pages a browser navigates to (authorize, end session, the login UI) are never readable cross-origin
   // (RFC 9700 §2.6); APIs, the token, userinfo, introspection, revocation and keys endpoints are. Each route
   // is marked when it is added, so no request pays for the decision.
@@ -453,8 +456,8 @@ async function serve(config: Config, db: Database, opts: StartOptions & { log: L
   const corsOptions = {
     origin: config.corsOrigins.includes("*") ? true : config.corsOrigins,
     methods: [...new Set([...connectCors.allowedMethods, "GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])].join(", "),
-    allowedHeaders: [...connectCors.allowedHeaders, "Authorization", "X-Svc-OrgId"].join(", "),
-    exposedHeaders: connectCors.exposedHeaders.join(", "),
+    allowedHeaders: [...connectCors.allowedHeaders, "Authorization", "X-Svc-OrgId", READ_AFTER_HEADER].join(", "),
+    exposedHeaders: [...connectCors.exposedHeaders, READ_AFTER_HEADER].join(", "),
     credentials: false,
     maxAge: 7200,
   };

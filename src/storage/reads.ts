@@ -1,7 +1,7 @@
 import pg from "pg";
 import { causesOf } from "../errors/causes.js";
 import { databaseUnavailable } from "../errors/database-unavailable.js";
-import { Replica, walPosition } from "./replica.js";
+import { Replica, walPosition, walText } from "./replica.js";
 
 export interface ReplicaOptions {
   /** PostgreSQL URLs of streaming replicas of the primary. */
@@ -78,6 +78,23 @@ export class ReadRouter {
   committedAt(position: string): void {
     const p = walPosition(position);
     if (p > this.fence) this.fence = p;
+  }
+
+  /** The fence as PostgreSQL writes a WAL position: what a caller carries to another machine (`readAfter`). */
+  position(): string {
+    return walText(this.fence);
+  }
+
+  /**
+   * A caller carried `position` from another machine (the read-after token): reads from now on need it. A position
+   * the primary was already seen past raises the fence at once; a newer one (a commit since the last poll, or a
+   * made-up one) counts as a commit elsewhere: the primary is asked, and its answer becomes the fence, not the
+   * token, so a position far ahead costs reads one question to the primary and cannot hold them off the replicas.
+   */
+  readAfter(position: bigint): void {
+    if (position <= this.fence) return;
+    if (position <= (this.samples.at(-1)?.position ?? -1n)) this.fence = position;
+    else this.changedElsewhere();
   }
 
   /**

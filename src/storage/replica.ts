@@ -7,6 +7,16 @@ export function walPosition(text: string | null | undefined): bigint {
   return (BigInt(`0x${high}`) << 32n) | BigInt(`0x${low}`);
 }
 
+/** A WAL position as a caller writes it ("16/B374D848", either case), else undefined: anything else is not one. */
+export function walPositionOf(text: string): bigint | undefined {
+  return /^[\dA-Fa-f]{1,8}\/[\dA-Fa-f]{1,8}$/.test(text) ? walPosition(text) : undefined;
+}
+
+/** A WAL position as PostgreSQL writes it. */
+export function walText(position: bigint): string {
+  return `${(position >> 32n).toString(16).toUpperCase()}/${(position & 0xffffffffn).toString(16).toUpperCase()}`;
+}
+
 /** How long a statement on a replica may take before it is given up (and run on the primary). */
 const REPLICA_QUERY_TIMEOUT_MS = 10_000;
 

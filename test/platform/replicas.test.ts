@@ -8,7 +8,10 @@ import {
   ResolveLanguageSettingsRequestSchema,
   SetLanguageSettingsRequestSchema,
 } from "../../gen/svc/settings/language/v3alpha/language_service_pb.js";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { CreateOrganizationRequestSchema, GetOrganizationRequestSchema, OrganizationService } from "../../gen/svc/resources/org/v3alpha/org_service_pb.js";
 import { call, protocols, rest } from "../support/clients.js";
+import { startTcpProxy } from "../support/tcp-proxy.js";
 import { TEST_MASTERKEY } from "../support/database.js";
 import { connectionsToTwoWorkers, sample, until } from "../support/machine.js";
 import { type PrivatePostgres, startPrivatePostgres, startReplica, ownPostgresRunsHere } from "../support/private-postgres.js";
@@ -52,8 +55,8 @@ beforeAll(async () => {
 }, 180_000);
 
 /** Reads counted by `svc_db_reads_total` over both workers: served by `node`, for the primary also why. */
-async function reads(node: string, reason?: string): Promise<number> {
-  const text = (await rest(server.url, "GET", "/metrics")).body as string;
+async function reads(node: string, reason?: string, url = server.url): Promise<number> {
+  const text = (await rest(url, "GET", "/metrics")).body as string;
   const labels = `(?=[^}]*node="${node}")${reason ? `(?=[^}]*reason="${reason}")` : ""}`;
   return sample(text, new RegExp(`^svc_db_reads_total\\{${labels}`));
 }
@@ -147,6 +150,112 @@ describe.skipIf(!ownPostgresRunsHere)("a server with a read replica", () => {
     const before = await reads("replica-1");
     for (let i = 0; i < 5; i++) expect((await searchOrgs()).status).toBe(200);
     expect(await reads("replica-1")).toBeGreaterThanOrEqual(before + 5);
+  });
+
+  it("reads a write made through another machine, before that machine hears of it, when the caller carries X-Svc-Read-After", async () => {
+    // another machine: its own server process, whose LISTEN connection goes through a network that then goes dark
+    const proxy = await startTcpProxy(primary.port);
+    cleanups.push(() => proxy.close());
+    const dir = mkdtempSync(join(tmpdir(), "svc-replicas-other-"));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const other = await startServerProcess(
+      {
+        SVC_DATA_DIR: dir,
+        SVC_WORKERS: "1",
+        DATABASE_URL: primary.url,
+        SVC_DATABASE_DIRECT_URL: primary.url.replace(`:${primary.port}/`, `:${proxy.port}/`),
+        SVC_MASTERKEY: TEST_MASTERKEY,
+        SVC_DATABASE_REPLICA_URLS: replica.url,
+      },
+      150_000,
+    );
+    cleanups.push(() => killServerProcess(other));
+    const getOrg = (id: string, headers: Record<string, string> = {}) => rest(other.url, "GET", `/resources/v3alpha/organizations/${id}`, { token, headers });
+    /** Each round starts with the other machine reading from the replica, then pauses replay: what it is not told of, it reads stale. */
+    const withReplayPaused = async (round: () => Promise<void>) => {
+      await until("the other machine reading from the replica", async () => {
+        const before = await reads("replica-1", undefined, other.url);
+        await rest(other.url, "POST", "/resources/v3alpha/organizations/_search", { token, body: {} });
+        return (await reads("replica-1", undefined, other.url)) > before || undefined;
+      });
+      await replica.pauseReplay();
+      try {
+        await round();
+      } finally {
+        await replica.resumeReplay();
+      }
+    };
+    const position = /^[\dA-F]+\/[\dA-F]+$/;
+    // the heartbeat notices a dark LISTEN connection only after 5 s, and tells reads once; a round takes milliseconds
+    proxy.blackhole();
+    try {
+      await withReplayPaused(async () => {
+        const created = await rest(server.url, "POST", "/resources/v3alpha/organizations", { token, body: { name: "carried-over" } });
+        expect(created.status, JSON.stringify(created.body)).toBe(201);
+        const id = created.body.details.id as string;
+        const carry = created.headers["x-svc-read-after"] as string;
+        expect(carry).toMatch(position);
+        // not carried: the other machine, not told yet, reads the replica, which does not have it
+        expect((await getOrg(id)).status).toBe(404);
+        const carried = await getOrg(id, { "X-Svc-Read-After": carry });
+        expect(carried.status, JSON.stringify(carried.body)).toBe(200);
+        expect(carried.body.organization.name).toBe("carried-over");
+        expect(await replica.query("SELECT id FROM orgs WHERE id = $1", [id])).toEqual([]);
+      });
+      // written over each protocol (its answer's headers or gRPC metadata say the position), read over another
+      for (const [i, protocol] of protocols.entries()) {
+        const readOver = protocols[(i + 1) % protocols.length]!;
+        await withReplayPaused(async () => {
+          const name = `carried-over-${protocol}`;
+          let carry: string | null = null;
+          const createOrg = create(CreateOrganizationRequestSchema, { organization: { name } });
+          const made = await call(protocol, server.url, OrganizationService, OrganizationService.method.createOrganization, createOrg, {
+            token,
+            onHeader: (h) => (carry = h.get("x-svc-read-after")),
+          });
+          expect(carry, protocol).toMatch(position);
+          const getReq = create(GetOrganizationRequestSchema, { id: made.details!.id });
+          const get = (headers?: Record<string, string>) =>
+            call(readOver, other.url, OrganizationService, OrganizationService.method.getOrganization, getReq, { token, ...(headers ? { headers } : {}) });
+          expect(((await get().catch((e: unknown) => e)) as ConnectError).code, `${protocol}, read over ${readOver} without it`).toBe(Code.NotFound);
+          expect((await get({ "x-svc-read-after": carry! })).organization?.name, `${protocol}, read over ${readOver}`).toBe(name);
+        });
+      }
+      // a browser carries it in a cookie, set when its request wrote
+      await withReplayPaused(async () => {
+        const browser = { "sec-fetch-mode": "cors" };
+        const byBrowser = await rest(server.url, "POST", "/resources/v3alpha/organizations", { token, headers: browser, body: { name: "carried-by-cookie" } });
+        const cookie = String(byBrowser.headers["set-cookie"]).split(";")[0]!;
+        expect(cookie).toMatch(/^svc_read_after=[\dA-F]+\/[\dA-F]+$/);
+        const id = byBrowser.body.details.id as string;
+        expect((await getOrg(id, browser)).status).toBe(404);
+        expect((await getOrg(id, { ...browser, cookie })).status).toBe(200);
+      });
+    } finally {
+      proxy.heal();
+    }
+  });
+
+  it("refuses an X-Svc-Read-After that is not a WAL position, naming it, in the caller's protocol", async () => {
+    const bad = await rest(server.url, "GET", "/resources/v3alpha/organizations/x", { token, headers: { "X-Svc-Read-After": "yesterday" } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toContain("X-Svc-Read-After");
+    for (const protocol of protocols) {
+      const refused = await call(
+        protocol,
+        server.url,
+        OrganizationService,
+        OrganizationService.method.getOrganization,
+        create(GetOrganizationRequestSchema, { id: "x" }),
+        {
+          token,
+          headers: { "x-svc-read-after": "1/2/3" },
+        },
+      ).catch((e: unknown) => e);
+      expect(refused, protocol).toBeInstanceOf(ConnectError);
+      expect((refused as ConnectError).code, `${protocol}: ${(refused as Error).message}`).toBe(Code.InvalidArgument);
+      expect((refused as ConnectError).message, protocol).toContain("X-Svc-Read-After");
+    }
   });
 
   it("reports the replica's lag in /metrics", async () => {

@@ -11,6 +11,10 @@ export interface CallOptions {
   token?: string;
   /** Host header / :authority to send instead of the server's own. */
   host?: string;
+  /** More request headers (gRPC: metadata). */
+  headers?: Record<string, string>;
+  /** Called with the answer's headers (gRPC: its initial metadata). */
+  onHeader?: (header: Headers) => void;
 }
 
 /**
@@ -27,7 +31,7 @@ export async function call<I extends DescMessage, O extends DescMessage>(
   opts: CallOptions = {},
 ): Promise<MessageShape<O>> {
   if (protocol === "grpc") return grpcCall(baseUrl, service, method, request, opts);
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...opts.headers };
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
   const transport: Transport =
     protocol === "grpc-web"
@@ -35,7 +39,7 @@ export async function call<I extends DescMessage, O extends DescMessage>(
       : createConnectTransport({ baseUrl, httpVersion: protocol === "connect-h2" ? "2" : "1.1" });
   if (opts.host) headers.host = opts.host;
   const client = createClient(service, transport) as unknown as Record<string, (req: unknown, o: unknown) => Promise<MessageShape<O>>>;
-  return client[method.localName]!(request, { headers });
+  return client[method.localName]!(request, { headers, ...(opts.onHeader ? { onHeader: opts.onHeader } : {}) });
 }
 
 function grpcCall<I extends DescMessage, O extends DescMessage>(
@@ -51,8 +55,9 @@ function grpcCall<I extends DescMessage, O extends DescMessage>(
   });
   const md = new grpc.Metadata();
   if (opts.token) md.set("authorization", `Bearer ${opts.token}`);
+  for (const [name, value] of Object.entries(opts.headers ?? {})) md.set(name, value);
   return new Promise((resolve, reject) => {
-    client.makeUnaryRequest(
+    const unary = client.makeUnaryRequest(
       `/${service.typeName}/${method.name}`,
       (m: MessageShape<I>) => Buffer.from(toBinary(method.input, m)),
       (b: Buffer) => fromBinary(method.output, b),
@@ -64,6 +69,11 @@ function grpcCall<I extends DescMessage, O extends DescMessage>(
         else resolve(res!);
       },
     );
+    unary.on("metadata", (metadata: grpc.Metadata) => {
+      const header = new Headers();
+      for (const [name, value] of Object.entries(metadata.getMap())) header.set(name, String(value));
+      opts.onHeader?.(header);
+    });
   });
 }
 

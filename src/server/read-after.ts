@@ -1,0 +1,87 @@
+import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
+import type { Http2ServerResponse } from "node:http2";
+import { Code } from "@connectrpc/connect";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { sendStatus } from "../http/json-edge.js";
+import type { Database } from "../storage/database.js";
+import { cookiesOf } from "../web/browser.js";
+
+/**
+ * Read-your-writes across machines (issue 32). A process reads from a replica only what it knows committed
+ * (`src/storage/reads.ts`, its fence), and hears of other processes' commits by their NOTIFY, which can arrive after
+ * the caller's next request. So every answer says this process's fence in `X-Svc-Read-After`, and a request that
+ * carries it to another machine (the header, or the browser's cookie) reads nothing older there. A browser gets
+ * the cookie when the fence moved while its request ran (`Sec-Fetch-Mode` tells a browser: every engine sends it),
+ * so the console and the login UI carry it without code of theirs. docs/decisions.md, "Read replicas". Nothing is added without replicas:
+ * every read is then the primary's.
+ */
+export const READ_AFTER_HEADER = "X-Svc-Read-After";
+const HEADER = READ_AFTER_HEADER.toLowerCase();
+
+/** The browser's copy of the header: `__Host-` over https, as the login UI's cookies. */
+export const readAfterCookieName = (secure: boolean) => (secure ? "__Host-svc_read_after" : "svc_read_after");
+
+const REFUSAL = `${READ_AFTER_HEADER} must be a WAL position as an answer's ${READ_AFTER_HEADER} said it, such as 0/16B3748`;
+
+export function registerReadAfter(app: FastifyInstance, db: Pick<Database, "readPosition" | "readAfter">, secure: boolean): void {
+  if (db.readPosition() === undefined) return;
+  const cookieName = readAfterCookieName(secure);
+  const cookieAttributes = `; Path=/; HttpOnly; SameSite=Lax${secure ? "; Secure" : ""}`;
+  app.addHook("onRequest", async (req, reply) => {
+    const carried = req.headers[HEADER];
+    if (carried !== undefined && !(typeof carried === "string" && db.readAfter(carried.trim()))) return refuse(req, reply);
+    // The server wrote the cookie: one that is not a position is old or was tampered with, and is only ignored.
+    const cookie = cookiesOf(req)[cookieName];
+    if (cookie !== undefined) db.readAfter(cookie);
+    const before = req.headers["sec-fetch-mode"] === undefined ? undefined : db.readPosition();
+    sayOnAnswer(reply.raw as ServerResponse, () => {
+      const position = db.readPosition()!;
+      const add: OutgoingHttpHeaders = { [HEADER]: position };
+      if (before !== undefined && position !== before) add["set-cookie"] = `${cookieName}=${position}${cookieAttributes}`;
+      return add;
+    });
+  });
+}
+
+/**
+ * Adds `headers()` to the answer as its head is written, when the fence covers what the request committed:
+ * Fastify and connect-node both write the head with `writeHead` and headers of their own, which win over ones
+ * set earlier, so they are added there (a cookie beside the route's own).
+ */
+function sayOnAnswer(res: ServerResponse, headers: () => OutgoingHttpHeaders): void {
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
+    const at = typeof args[1] === "string" ? 2 : 1;
+    const given = args[at];
+    const merged: OutgoingHttpHeaders = given && typeof given === "object" && !Array.isArray(given) ? { ...(given as OutgoingHttpHeaders) } : {};
+    for (const [name, value] of Object.entries(headers())) {
+      if (name !== "set-cookie") merged[name] = value;
+      else merged[name] = [...toList(merged[name] ?? res.getHeader(name)), value as string];
+    }
+    if (Array.isArray(given)) for (const [name, value] of Object.entries(merged)) (given as unknown[]).push(name, value);
+    else args[at] = merged;
+    return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
+  } as typeof res.writeHead;
+}
+
+function toList(value: OutgoingHttpHeaders[string]): string[] {
+  if (value === undefined) return [];
+  return Array.isArray(value) ? value : [String(value)];
+}
+
+/** A header that is not a position: INVALID_ARGUMENT in the caller's protocol (gRPC's trailers, Connect's JSON, else the status object). */
+function refuse(req: FastifyRequest, reply: FastifyReply) {
+  const type = req.headers["content-type"] ?? "";
+  if (type.startsWith("application/grpc")) {
+    const trailers = { "content-type": type.split(";")[0]!, "grpc-status": String(Code.InvalidArgument), "grpc-message": REFUSAL };
+    const raw = reply.raw as ServerResponse | Http2ServerResponse;
+    if (!("stream" in raw)) return reply.status(200).headers(trailers).send();
+    // gRPC's trailers-only answer: one HEADERS frame that ends the stream (Fastify would send an empty DATA frame after it).
+    reply.hijack();
+    raw.stream.respond({ ":status": 200, ...trailers }, { endStream: true });
+    return reply;
+  }
+  if (req.headers["connect-protocol-version"] !== undefined)
+    return reply.status(400).header("content-type", "application/json").send({ code: "invalid_argument", message: REFUSAL });
+  return sendStatus(reply, Code.InvalidArgument, REFUSAL);
+}
