@@ -114,8 +114,8 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   const poolSize = opts.poolSize ?? 20;
   const timeouts = opts.timeouts ?? { connectMs: 5_000 };
   if (opts.databaseUrl) {
-    const connection = connectionOf(opts.databaseUrl);
-    const sessions = opts.directUrl ? connectionOf(opts.directUrl) : connection;
+    const connection = connectionOf(opts.databaseUrl, timeouts.connectMs);
+    const sessions = opts.directUrl ? connectionOf(opts.directUrl, timeouts.connectMs) : connection;
     return openPostgres({ kind: "postgres", connection, sessions, poolSize, timeouts, replicas: opts.replicas });
   }
   if (opts.embeddedUrl) {

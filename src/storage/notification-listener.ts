@@ -81,7 +81,7 @@ export class NotificationListener {
 
   private async connect(): Promise<void> {
     // Named in pg_stat_activity (its last statement is the heartbeat's, not LISTEN)
-    const client = newClient({ ...this.connection, application_name: LISTENER_APPLICATION_NAME });
+    const client = newClient(this.connection, LISTENER_APPLICATION_NAME);
     // An error is followed by `end`, where the loss is handled.
     client.on("error", () => {});
     client.on("notification", (n) => {

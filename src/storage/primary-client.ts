@@ -8,9 +8,14 @@ import { parseDatabaseUrl } from "../config/database-url.js";
  */
 export type Connection = pg.ClientConfig & { Client?: typeof pg.Client; failovers?: () => number };
 
-/** A session of its own on the database (LISTEN, the set-up lock). */
-export function newClient(connection: Connection): pg.Client {
-  return new (connection.Client ?? pg.Client)(connection);
+/** A session of its own on the database (LISTEN, the set-up lock); `applicationName` names it in `pg_stat_activity`. */
+export function newClient(connection: Connection, applicationName?: string): pg.Client {
+  if (!applicationName) return new (connection.Client ?? pg.Client)(connection);
+  // node-postgres lets a URL's parameters win over the settings beside it: the URL is taken apart first, so that
+  // an application_name in DATABASE_URL (the operator's, for the pool) does not rename this session too.
+  const { connectionString, ...settings } = connection;
+  const fromUrl = connectionString ? (parse(connectionString) as pg.ClientConfig) : {};
+  return new (connection.Client ?? pg.Client)({ ...settings, ...fromUrl, application_name: applicationName });
 }
 
 /**
@@ -19,9 +24,10 @@ export function newClient(connection: Connection): pg.Client {
  * `target_session_attrs` says: the first in the list that answers and, when only a writable one will do
  * (read-write, the default here), is no standby: PostgreSQL (14+) says so at start-up (`in_hot_standby`). A
  * connection that fails, or meets a standby, makes the next one look again (one probe connection per server, in
- * order); the call that met it is answered UNAVAILABLE, as any call while the database is away.
+ * order, each given `connectMs` to answer); the call that met it is answered UNAVAILABLE, as any call while the
+ * database is away.
  */
-export function connectionOf(url: string): Connection {
+export function connectionOf(url: string, connectMs: number): Connection {
   const parsed = parseDatabaseUrl(url);
   if (parsed.hosts.length < 2) return { connectionString: url };
   const base = parse(parsed.single) as pg.ClientConfig;
@@ -37,7 +43,8 @@ export function connectionOf(url: string): Connection {
   const locate = () =>
     (locating ??= (async () => {
       for (const [i, { host, port }] of hosts.entries()) {
-        const probe = new pg.Client({ ...base, host, port, connectionTimeoutMillis: 3_000 });
+        // A server whose packets are dropped holds the probe for the connect limit, then the next one is asked.
+        const probe = new pg.Client({ ...base, host, port, connectionTimeoutMillis: connectMs });
         probe.on("error", () => {});
         const readOnly = watchReadOnly(probe);
         try {

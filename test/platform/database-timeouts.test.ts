@@ -116,6 +116,41 @@ describe.skipIf(!ownPostgresRunsHere)("a database whose network drops every pack
     expect((await postgres.query("SELECT 1 FROM orgs WHERE name = 'behind-a-lock'")).length).toBe(0);
   });
 
+  it("with several servers in DATABASE_URL, passes over one that does not answer within the connect limit", async () => {
+    const dark = await startTcpProxy(postgres.port);
+    dark.blackhole();
+    const db = await openDatabase({
+      databaseUrl: `postgres://postgres@127.0.0.1:${dark.port},127.0.0.1:${postgres.port}/postgres`,
+      dataDir: "",
+      poolSize: 1,
+      timeouts: { connectMs: 500, queryMs: 2_000 },
+    });
+    try {
+      // the first server is asked for 500 ms, then the second answers
+      const { ms } = await timed(() => db.ping());
+      expect(ms).toBeLessThan(2_000);
+    } finally {
+      await db.close();
+      await dark.close();
+    }
+  });
+
+  it("names its LISTEN session 'svc notifications' even when DATABASE_URL names the application", async () => {
+    const sessions = async (name: string) =>
+      (await postgres.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1", [name]))[0]!.n;
+    const listeners = await sessions("svc notifications");
+    const db = await openDatabase({ databaseUrl: `${postgres.url}?application_name=ops-tool`, dataDir: "", poolSize: 1 });
+    try {
+      const stop = await db.listen("named_probe", () => {});
+      await db.ping();
+      expect(await sessions("svc notifications")).toBe(listeners + 1);
+      expect(await sessions("ops-tool")).toBe(1);
+      await stop();
+    } finally {
+      await db.close();
+    }
+  });
+
   it("does not give a connection back to the pool with a transaction still open after an unanswered statement", async () => {
     await postgres.query("CREATE TABLE IF NOT EXISTS timeout_probe (n int)");
     // one connection, so that the statement after the failure gets the connection the failed transaction had
