@@ -4,6 +4,7 @@ import { Code } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { sendStatus } from "../http/json-edge.js";
 import type { Database } from "../storage/database.js";
+import { walPosition, walPositionOf, walText } from "../storage/replica.js";
 import { cookiesOf } from "../web/browser.js";
 
 /**
@@ -28,20 +29,27 @@ export function registerReadAfter(app: FastifyInstance, db: Pick<Database, "read
   const cookieName = readAfterCookieName(secure);
   const cookieAttributes = `; Path=/; HttpOnly; SameSite=Lax${secure ? "; Secure" : ""}`;
   app.addHook("onRequest", async (req, reply) => {
-    const carried = req.headers[HEADER];
-    if (carried !== undefined && !(typeof carried === "string" && db.readAfter(carried.trim()))) return refuse(req, reply);
+    const header = req.headers[HEADER];
+    const said = header === undefined ? -1n : typeof header === "string" ? walPositionOf(header.trim()) : undefined;
+    if (said === undefined) return refuse(req, reply);
     // The server wrote the cookie: one that is not a position is old or was tampered with, and is only ignored.
-    const cookie = cookiesOf(req)[cookieName];
-    if (cookie !== undefined) db.readAfter(cookie);
-    const before = req.headers["sec-fetch-mode"] === undefined ? undefined : db.readPosition();
+    const cookie = walPositionOf(cookiesOf(req)[cookieName] ?? "") ?? -1n;
+    const carried = said > cookie ? said : cookie;
+    if (carried >= 0n) db.readAfter(walText(carried));
+    // What a browser has already: its cookie, or what this process knew as its request began.
+    const known = req.headers["sec-fetch-mode"] === undefined ? undefined : larger(cookie, walPosition(db.readPosition()));
     sayOnAnswer(reply.raw as ServerResponse, () => {
-      const position = db.readPosition()!;
-      const add: OutgoingHttpHeaders = { [HEADER]: position };
-      if (before !== undefined && position !== before) add["set-cookie"] = `${cookieName}=${position}${cookieAttributes}`;
+      // Never lower than what was carried: the fence takes a carried position only once the primary has answered
+      // (`ReadRouter.readAfter`), and a request that reads nothing through the router does not wait for that.
+      const position = larger(walPosition(db.readPosition()), carried);
+      const add: OutgoingHttpHeaders = { [HEADER]: walText(position) };
+      if (known !== undefined && position > known) add["set-cookie"] = `${cookieName}=${walText(position)}${cookieAttributes}`;
       return add;
     });
   });
 }
+
+const larger = (a: bigint, b: bigint) => (a > b ? a : b);
 
 /**
  * Adds `headers()` to the answer as its head is written, when the fence covers what the request committed:

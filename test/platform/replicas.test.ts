@@ -236,6 +236,19 @@ describe.skipIf(!ownPostgresRunsHere)("a server with a read replica", () => {
     }
   });
 
+  it("never answers with an older position than the caller carried, though it reads nothing", async () => {
+    // past anything the primary has: the fence stays at the primary's own position, the caller keeps its own
+    const ahead = "7FFFFFFF/0";
+    const answer = await rest(server.url, "GET", "/healthz", { headers: { "X-Svc-Read-After": ahead } });
+    expect(answer.headers["x-svc-read-after"]).toBe(ahead);
+    const browser = await rest(server.url, "GET", "/healthz", { headers: { "sec-fetch-mode": "navigate", cookie: `svc_read_after=${ahead}` } });
+    expect(browser.headers["x-svc-read-after"]).toBe(ahead);
+    expect(browser.headers["set-cookie"]).toBeUndefined();
+    // and reads still go to the replica
+    const before = await reads("replica-1");
+    await until("a read on the replica", async () => ((await searchOrgs()).status === 200 && (await reads("replica-1")) > before) || undefined);
+  });
+
   it("refuses an X-Svc-Read-After that is not a WAL position, naming it, in the caller's protocol", async () => {
     const bad = await rest(server.url, "GET", "/resources/v3alpha/organizations/x", { token, headers: { "X-Svc-Read-After": "yesterday" } });
     expect(bad.status).toBe(400);
