@@ -4,7 +4,7 @@ import { Code } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { sendStatus } from "../http/json-edge.js";
 import type { Database } from "../storage/database.js";
-import { walPosition, walPositionOf, walText } from "../storage/replica.js";
+import { walPositionOf, walText } from "../storage/replica.js";
 import { cookiesOf } from "../web/browser.js";
 
 /**
@@ -28,24 +28,28 @@ export function registerReadAfter(app: FastifyInstance, db: Pick<Database, "read
   if (db.readPosition() === undefined) return;
   const cookieName = readAfterCookieName(secure);
   const cookieAttributes = `; Path=/; HttpOnly; SameSite=Lax${secure ? "; Secure" : ""}`;
-  app.addHook("onRequest", async (req, reply) => {
+  app.addHook("onRequest", (req, reply, done) => {
     const header = req.headers[HEADER];
     const said = header === undefined ? -1n : typeof header === "string" ? walPositionOf(header.trim()) : undefined;
-    if (said === undefined) return refuse(req, reply);
+    if (said === undefined) {
+      refuse(req, reply);
+      return;
+    }
     // The server wrote the cookie: one that is not a position is old or was tampered with, and is only ignored.
-    const cookie = walPositionOf(cookiesOf(req)[cookieName] ?? "") ?? -1n;
+    const cookie = (req.headers.cookie === undefined ? undefined : walPositionOf(cookiesOf(req)[cookieName] ?? "")) ?? -1n;
     const carried = said > cookie ? said : cookie;
-    if (carried >= 0n) db.readAfter(walText(carried));
+    if (carried >= 0n) db.readAfter(carried);
     // What a browser has already: its cookie, or what this process knew as its request began.
-    const known = req.headers["sec-fetch-mode"] === undefined ? undefined : larger(cookie, walPosition(db.readPosition()));
+    const known = req.headers["sec-fetch-mode"] === undefined ? undefined : larger(cookie, db.readPosition()!);
     sayOnAnswer(reply.raw as ServerResponse, () => {
       // Never lower than what was carried: the fence takes a carried position only once the primary has answered
       // (`ReadRouter.readAfter`), and a request that reads nothing through the router does not wait for that.
-      const position = larger(walPosition(db.readPosition()), carried);
-      const add: OutgoingHttpHeaders = { [HEADER]: walText(position) };
-      if (known !== undefined && position > known) add["set-cookie"] = `${cookieName}=${walText(position)}${cookieAttributes}`;
-      return add;
+      const position = larger(db.readPosition()!, carried);
+      const text = walText(position);
+      if (known === undefined || position <= known) return { [HEADER]: text };
+      return { [HEADER]: text, "set-cookie": `${cookieName}=${text}${cookieAttributes}` };
     });
+    done();
   });
 }
 
@@ -61,13 +65,14 @@ function sayOnAnswer(res: ServerResponse, headers: () => OutgoingHttpHeaders): v
   res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
     const at = typeof args[1] === "string" ? 2 : 1;
     const given = args[at];
-    const merged: OutgoingHttpHeaders = given && typeof given === "object" && !Array.isArray(given) ? { ...(given as OutgoingHttpHeaders) } : {};
+    // Fastify's headers object is the reply's own and connect-node's is made for this answer: added to in place.
+    const into: OutgoingHttpHeaders = given && typeof given === "object" && !Array.isArray(given) ? (given as OutgoingHttpHeaders) : {};
     for (const [name, value] of Object.entries(headers())) {
-      if (name !== "set-cookie") merged[name] = value;
-      else merged[name] = [...toList(merged[name] ?? res.getHeader(name)), value as string];
+      if (name !== "set-cookie") into[name] = value;
+      else into[name] = [...toList(into[name] ?? res.getHeader(name)), value as string];
     }
-    if (Array.isArray(given)) for (const [name, value] of Object.entries(merged)) (given as unknown[]).push(name, value);
-    else args[at] = merged;
+    if (Array.isArray(given)) for (const [name, value] of Object.entries(into)) (given as unknown[]).push(name, value);
+    else args[at] = into;
     return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
   } as typeof res.writeHead;
 }

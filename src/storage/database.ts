@@ -6,7 +6,6 @@ import { startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded.js";
 import { NotificationListener } from "./notification-listener.js";
 import { bounded, type Connection, connectionOf, type Timeouts } from "./primary-client.js";
 import { ReadRouter, type ReadStatus, type ReplicaOptions } from "./reads.js";
-import { walPositionOf } from "./replica.js";
 import { runTransaction, transactionBoundPrisma, type Sql } from "./transactions.js";
 
 export type Prisma = PrismaClient;
@@ -38,15 +37,13 @@ export interface Database {
   /** Another process committed a change (its NOTIFY, a worker's word): the next reads must see it. */
   changedElsewhere(): void;
   /**
-   * The newest commit this process knows of, as a WAL position ("0/16B3748"): a caller that reads through another
-   * process next carries it there (`readAfter`). Undefined without replicas: every read is the primary's.
+   * The newest commit this process knows of, a WAL position (`walText` writes it as PostgreSQL does): a caller that
+   * reads through another process next carries it there (`readAfter`). Undefined without replicas: every read is
+   * the primary's.
    */
-  readPosition(): string | undefined;
-  /**
-   * A caller's read-after token: reads from now on see everything committed up to `position` (as
-   * `readPosition` wrote it, on any process of this database); false, changing nothing, when it is not a WAL position.
-   */
-  readAfter(position: string): boolean;
+  readPosition(): bigint | undefined;
+  /** A caller's read-after token: reads from now on see everything committed up to `position`, on any process of this database. */
+  readAfter(position: bigint): void;
   /** Where reads went, and the replicas' state; undefined without replicas. */
   readStatus(): ReadStatus | undefined;
   /** Failovers seen: another of DATABASE_URL's servers took the writes (several servers only). */
@@ -163,11 +160,7 @@ async function openPostgres(o: {
     reads: { prisma: readers, pool: router?.pool ?? pool },
     changedElsewhere: () => router?.changedElsewhere(),
     readPosition: () => router?.position(),
-    readAfter(position) {
-      const parsed = walPositionOf(position);
-      if (parsed !== undefined) router?.readAfter(parsed);
-      return parsed !== undefined;
-    },
+    readAfter: (position) => router?.readAfter(position),
     readStatus: () => router?.status(),
     failovers: () => connection.failovers?.() ?? 0,
     connection,

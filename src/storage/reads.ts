@@ -1,7 +1,7 @@
 import pg from "pg";
 import { causesOf } from "../errors/causes.js";
 import { databaseUnavailable } from "../errors/database-unavailable.js";
-import { Replica, walPosition, walText } from "./replica.js";
+import { Replica, walPosition } from "./replica.js";
 
 export interface ReplicaOptions {
   /** PostgreSQL URLs of streaming replicas of the primary. */
@@ -80,9 +80,9 @@ export class ReadRouter {
     if (p > this.fence) this.fence = p;
   }
 
-  /** The fence as PostgreSQL writes a WAL position: what a caller carries to another machine (`readAfter`). */
-  position(): string {
-    return walText(this.fence);
+  /** The fence: what a caller carries to another machine (`readAfter`). */
+  position(): bigint {
+    return this.fence;
   }
 
   /**
