@@ -122,6 +122,33 @@ describe.skipIf(!ownPostgresRunsHere)("a server with a read replica", () => {
     await until("reads on the replica again", async () => ((await searchOrgs()).status === 200 && (await reads("replica-1")) > before) || undefined, 10_000);
   });
 
+  it("answers every search while the replica's sessions are ended mid-statement, by running them again on the primary", async () => {
+    // as a restart or a failover of the replica ends them: the searches in flight on it fail there
+    const statuses: number[] = [];
+    let reading = true;
+    const readers = Array.from({ length: 4 }, async () => {
+      while (reading) statuses.push((await searchOrgs()).status);
+    });
+    await until("searches under way", () => statuses.length >= 20 || undefined);
+    const retried = await reads("primary", "retried");
+    let ended = 0;
+    try {
+      for (const deadline = Date.now() + 15_000; Date.now() < deadline && (ended < 5 || (await reads("primary", "retried")) === retried); ) {
+        const rows = await replica.query<{ ended: boolean }>(
+          "SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE backend_type = 'client backend' AND state = 'active' AND pid <> pg_backend_pid()",
+        );
+        ended += rows.length;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    } finally {
+      reading = false;
+      await Promise.all(readers);
+    }
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    // the window was hit: searches failed on the replica and were answered by the primary
+    expect(await reads("primary", "retried")).toBeGreaterThan(retried);
+  });
+
   it("skips a replica that is down without an error to the caller, and uses it again once it is back", async () => {
     // stopped under load: the searches in flight on it when its sessions end are answered by the primary
     const statuses: number[] = [];
