@@ -16,6 +16,13 @@ let db: Database;
 const count = async (pool: pg.Pool) => (await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM marks")).rows[0]!.n;
 const status = () => db.readStatus()!;
 const served = () => status().replicas[0]!.served;
+/** Settles until a read goes to the replica: the router knows it is caught up with everything this process knows. */
+const replicaServing = () =>
+  until("the replica serving", async () => {
+    const before = served();
+    await count(db.reads.pool);
+    return served() > before || undefined;
+  });
 
 beforeAll(async () => {
   if (!ownPostgresRunsHere) return;
@@ -64,12 +71,7 @@ describe.skipIf(!ownPostgresRunsHere)("reads with a streaming replica", () => {
   it("read another process's commit once told of it (its NOTIFY), and a replica's older state before", async () => {
     await replica.pauseReplay();
     try {
-      // settle: the router learns the replica is caught up with everything this process knows
-      await until("the replica serving", async () => {
-        const before = served();
-        await count(db.reads.pool);
-        return served() > before || undefined;
-      });
+      await replicaServing();
       await primary.query("INSERT INTO marks VALUES (3)");
       // not told: the replica serves, without the other process's row (what the NOTIFY is for)
       expect(await count(db.reads.pool)).toBe(2);
@@ -83,11 +85,7 @@ describe.skipIf(!ownPostgresRunsHere)("reads with a streaming replica", () => {
   it("read another machine's commit when a caller carries its position, before that machine's NOTIFY", async () => {
     await replica.pauseReplay();
     try {
-      await until("the replica serving", async () => {
-        const before = served();
-        await count(db.reads.pool);
-        return served() > before || undefined;
-      });
+      await replicaServing();
       const n = await count(db.reads.pool);
       // another machine's commit, and the position its answer said
       await primary.query("INSERT INTO marks VALUES (6)");
@@ -102,11 +100,7 @@ describe.skipIf(!ownPostgresRunsHere)("reads with a streaming replica", () => {
   });
 
   it("take a carried position past the primary's only as far as the primary is", async () => {
-    await until("the replica serving", async () => {
-      const before = served();
-      await count(db.reads.pool);
-      return served() > before || undefined;
-    });
+    await replicaServing();
     const before = served();
     const ahead = walPositionOf("FFFFFFFF/FFFFFFFF")!;
     db.readAfter(ahead);

@@ -63,6 +63,23 @@ async function reads(node: string, reason?: string, url = server.url): Promise<n
 
 const searchOrgs = () => rest(server.url, "POST", "/resources/v3alpha/organizations/_search", { token, body: {} });
 
+/** Four clients searching back to back until `stop`; every answer's status is kept. */
+async function searchesUnderWay(): Promise<{ statuses: number[]; stop: () => Promise<void> }> {
+  const statuses: number[] = [];
+  let reading = true;
+  const readers = Array.from({ length: 4 }, async () => {
+    while (reading) statuses.push((await searchOrgs()).status);
+  });
+  await until("searches under way", () => statuses.length >= 20 || undefined);
+  return {
+    statuses,
+    stop: async () => {
+      reading = false;
+      await Promise.all(readers);
+    },
+  };
+}
+
 describe.skipIf(!ownPostgresRunsHere)("a server with a read replica", () => {
   it("names the replica in /readyz and serves searches from it", async () => {
     const ready = await until("the replica up in /readyz", async () => {
@@ -124,12 +141,7 @@ describe.skipIf(!ownPostgresRunsHere)("a server with a read replica", () => {
 
   it("answers every search while the replica's sessions are ended mid-statement, by running them again on the primary", async () => {
     // as a restart or a failover of the replica ends them: the searches in flight on it fail there
-    const statuses: number[] = [];
-    let reading = true;
-    const readers = Array.from({ length: 4 }, async () => {
-      while (reading) statuses.push((await searchOrgs()).status);
-    });
-    await until("searches under way", () => statuses.length >= 20 || undefined);
+    const load = await searchesUnderWay();
     const retried = await reads("primary", "retried");
     let ended = 0;
     try {
@@ -141,28 +153,21 @@ describe.skipIf(!ownPostgresRunsHere)("a server with a read replica", () => {
         await new Promise((r) => setTimeout(r, 10));
       }
     } finally {
-      reading = false;
-      await Promise.all(readers);
+      await load.stop();
     }
-    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    expect(load.statuses.filter((status) => status !== 200)).toEqual([]);
     // the window was hit: searches failed on the replica and were answered by the primary
     expect(await reads("primary", "retried")).toBeGreaterThan(retried);
   });
 
   it("skips a replica that is down without an error to the caller, and uses it again once it is back", async () => {
     // stopped under load: the searches in flight on it when its sessions end are answered by the primary
-    const statuses: number[] = [];
-    let reading = true;
-    const readers = Array.from({ length: 4 }, async () => {
-      while (reading) statuses.push((await searchOrgs()).status);
-    });
-    await until("searches under way", () => statuses.length >= 20 || undefined);
+    const load = await searchesUnderWay();
     replica.stop();
     try {
-      await until("searches after the stop", () => statuses.length >= 60 || undefined);
-      reading = false;
-      await Promise.all(readers);
-      expect(statuses.filter((status) => status !== 200)).toEqual([]);
+      await until("searches after the stop", () => load.statuses.length >= 60 || undefined);
+      await load.stop();
+      expect(load.statuses.filter((status) => status !== 200)).toEqual([]);
       await until("the replica reported down", async () => {
         const r = await rest(server.url, "GET", "/readyz");
         return r.status === 200 && r.body.replicas[0].up === false ? r : undefined;
