@@ -1,6 +1,8 @@
 import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
 import type { Http2ServerResponse } from "node:http2";
-import { Code } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { encodeEnvelope } from "@connectrpc/connect/protocol";
+import * as connectProtocol from "@connectrpc/connect/protocol-connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { sendStatus } from "../http/json-edge.js";
 import type { Database } from "../storage/database.js";
@@ -82,7 +84,10 @@ function toList(value: OutgoingHttpHeaders[string]): string[] {
   return Array.isArray(value) ? value : [String(value)];
 }
 
-/** A header that is not a position: INVALID_ARGUMENT in the caller's protocol (gRPC's trailers, Connect's JSON, else the status object). */
+/**
+ * A header that is not a position: INVALID_ARGUMENT in the caller's protocol (gRPC's trailers, a Connect stream's
+ * end message, Connect's JSON error, else the status object).
+ */
 function refuse(req: FastifyRequest, reply: FastifyReply) {
   const type = req.headers["content-type"] ?? "";
   if (type.startsWith("application/grpc")) {
@@ -94,7 +99,16 @@ function refuse(req: FastifyRequest, reply: FastifyReply) {
     raw.stream.respond({ ":status": 200, ...trailers }, { endStream: true });
     return reply;
   }
+  const error = new ConnectError(REFUSAL, Code.InvalidArgument);
+  // A Connect stream's error is its end-of-stream message, under 200: a client reads a 400 as INTERNAL.
+  if (connectProtocol.contentTypeStreamRegExp.test(type)) {
+    const end = new TextEncoder().encode(JSON.stringify(connectProtocol.endStreamToJson(new Headers(), error, undefined)));
+    return reply
+      .status(200)
+      .header("content-type", type)
+      .send(Buffer.from(encodeEnvelope(connectProtocol.endStreamFlag, end)));
+  }
   if (req.headers["connect-protocol-version"] !== undefined)
-    return reply.status(400).header("content-type", "application/json").send({ code: "invalid_argument", message: REFUSAL });
+    return reply.status(400).header("content-type", "application/json").send(connectProtocol.errorToJson(error, undefined));
   return sendStatus(reply, Code.InvalidArgument, REFUSAL);
 }

@@ -8,7 +8,9 @@ import {
   ResolveLanguageSettingsRequestSchema,
   SetLanguageSettingsRequestSchema,
 } from "../../gen/svc/settings/language/v3alpha/language_service_pb.js";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import { CreateOrganizationRequestSchema, GetOrganizationRequestSchema, OrganizationService } from "../../gen/svc/resources/org/v3alpha/org_service_pb.js";
 import { call, protocols, rest } from "../support/clients.js";
 import { startTcpProxy } from "../support/tcp-proxy.js";
@@ -301,6 +303,14 @@ describe.skipIf(!ownPostgresRunsHere)("a server with a read replica", () => {
       expect((refused as ConnectError).code, `${protocol}: ${(refused as Error).message}`).toBe(Code.InvalidArgument);
       expect((refused as ConnectError).message, protocol).toContain("X-Svc-Read-After");
     }
+    // a Connect stream (health's Watch) says it in its end message, where a client reads it
+    const health = createClient(Health, createConnectTransport({ baseUrl: server.url, httpVersion: "1.1" }));
+    const watched = await (async () => {
+      for await (const _ of health.watch({ service: "" }, { headers: { "x-svc-read-after": "soon" } })) return "answered";
+      return "ended";
+    })().catch((e: unknown) => e);
+    expect((watched as ConnectError).code, String(watched)).toBe(Code.InvalidArgument);
+    expect((watched as ConnectError).message).toContain("X-Svc-Read-After");
   });
 
   it("reports the replica's lag in /metrics", async () => {
