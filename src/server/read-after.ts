@@ -1,10 +1,11 @@
 import type { OutgoingHttpHeaders, ServerResponse } from "node:http";
 import type { Http2ServerResponse } from "node:http2";
-import { Code, ConnectError } from "@connectrpc/connect";
 import { encodeEnvelope } from "@connectrpc/connect/protocol";
 import * as connectProtocol from "@connectrpc/connect/protocol-connect";
+import * as grpcProtocol from "@connectrpc/connect/protocol-grpc";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { sendStatus } from "../http/json-edge.js";
+import { errors } from "../errors/errors.js";
+import { sendConnectError } from "../http/json-edge.js";
 import type { Database } from "../storage/database.js";
 import { walPositionOf, walText } from "../storage/replica.js";
 import { cookiesOf } from "../web/browser.js";
@@ -90,16 +91,18 @@ function toList(value: OutgoingHttpHeaders[string]): string[] {
  */
 function refuse(req: FastifyRequest, reply: FastifyReply) {
   const type = req.headers["content-type"] ?? "";
+  const error = errors.invalidArgument("REPL-t0kn", REFUSAL);
   if (type.startsWith("application/grpc")) {
-    const trailers = { "content-type": type.split(";")[0]!, "grpc-status": String(Code.InvalidArgument), "grpc-message": REFUSAL };
+    const trailer = new Headers({ "content-type": type.split(";")[0]! });
+    grpcProtocol.setTrailerStatus(trailer, error);
+    const fields = Object.fromEntries(trailer);
     const raw = reply.raw as ServerResponse | Http2ServerResponse;
-    if (!("stream" in raw)) return reply.status(200).headers(trailers).send();
+    if (!("stream" in raw)) return reply.status(200).headers(fields).send();
     // gRPC's trailers-only answer: one HEADERS frame that ends the stream (Fastify would send an empty DATA frame after it).
     reply.hijack();
-    raw.stream.respond({ ":status": 200, ...trailers }, { endStream: true });
+    raw.stream.respond({ ":status": 200, ...fields }, { endStream: true });
     return reply;
   }
-  const error = new ConnectError(REFUSAL, Code.InvalidArgument);
   // A Connect stream's error is its end-of-stream message, under 200: a client reads a 400 as INTERNAL.
   if (connectProtocol.contentTypeStreamRegExp.test(type)) {
     const end = new TextEncoder().encode(JSON.stringify(connectProtocol.endStreamToJson(new Headers(), error, undefined)));
@@ -110,5 +113,5 @@ function refuse(req: FastifyRequest, reply: FastifyReply) {
   }
   if (req.headers["connect-protocol-version"] !== undefined)
     return reply.status(400).header("content-type", "application/json").send(connectProtocol.errorToJson(error, undefined));
-  return sendStatus(reply, Code.InvalidArgument, REFUSAL);
+  return sendConnectError(reply, error);
 }
