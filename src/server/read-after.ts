@@ -16,8 +16,8 @@ import { cookiesOf } from "../web/browser.js";
  * the caller's next request. So every answer says this process's fence in `X-Svc-Read-After`, and a request that
  * carries it to another machine (the header, or the browser's cookie) reads nothing older there. A browser gets
  * the cookie when the fence moved while its request ran (`Sec-Fetch-Mode` tells a browser: every engine sends it),
- * so the console and the login UI carry it without code of theirs. docs/decisions.md, "Read replicas". Nothing is added without replicas:
- * every read is then the primary's.
+ * so the console and the login UI carry it without code of theirs. Nothing is added without replicas: every read is
+ * then the primary's. docs/decisions.md, "Read replicas".
  */
 export const READ_AFTER_HEADER = "X-Svc-Read-After";
 const HEADER = READ_AFTER_HEADER.toLowerCase();
