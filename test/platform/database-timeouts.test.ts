@@ -126,9 +126,9 @@ describe.skipIf(!ownPostgresRunsHere)("a database whose network drops every pack
       timeouts: { connectMs: 500, queryMs: 2_000 },
     });
     try {
-      // the first server is asked for 500 ms, then the second answers
+      // the first server is asked for 500 ms, then the second answers; a probe of its own 3 s would take longer
       const { ms } = await timed(() => db.ping());
-      expect(ms).toBeLessThan(2_000);
+      expect(ms).toBeLessThan(2_500);
     } finally {
       await db.close();
       await dark.close();
