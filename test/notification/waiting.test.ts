@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { WAITING_FOR_PROVIDER } from "../../src/command/notification-waiting.js";
+import { attemptDueMessage, queueMessages } from "../../src/command/notification-queue.js";
+import { WAITING_FOR_PROVIDER, wakeWaitingMessages } from "../../src/command/notification-waiting.js";
 import { rest } from "../support/clients.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { MailServer } from "../support/smtp.js";
@@ -79,4 +80,43 @@ describe("messages of a channel without a provider", () => {
     await t.server.notifications.idle();
     expect((await mail.waitFor(users + 2)).flatMap((m) => m.to)).toContain("withmail@example.com");
   }, 120_000);
+});
+
+describe("a provider configured while a waiting message is being attempted", () => {
+  it("wakes it once the attempt that found no provider is recorded", async () => {
+    // The server's own worker would claim the message: the test plays the worker.
+    await t.server.notifications.stop();
+    const db = t.server.db;
+    const now = new Date();
+    const expiresAt = new Date(now.getTime() + 3_600_000);
+    const waiting = `${WAITING_FOR_PROVIDER}no SMTP provider`;
+    const id = `race-${now.getTime()}/initPassword`;
+    const message = {
+      id,
+      instanceId: t.instanceId,
+      userId: "u-race",
+      channel: "mail" as const,
+      kind: "initPassword",
+      sealedCode: "x",
+      expiresAt,
+      createdAt: now,
+    };
+    await queueMessages(db, [{ ...message, dueAt: now, lastError: waiting }]);
+
+    // The attempt decides "no provider"; the provider's wake runs before that decision is recorded.
+    let decided!: () => void;
+    const decision = new Promise<void>((ok) => (decided = ok));
+    let wake: Promise<number> | undefined;
+    const attempted = attemptDueMessage(db, new Date(), async () => {
+      wake = wakeWaitingMessages(db, new Date(), "mail", t.instanceId);
+      await Promise.race([decision, wake]);
+      return { status: "retry", attempts: 0, reason: waiting, nextAttemptAt: expiresAt };
+    });
+    await new Promise((ok) => setTimeout(ok, 300));
+    decided();
+    expect((await attempted)?.message.id).toBe(id);
+    expect(await wake).toBe(1);
+    const row = await db.prisma.notificationMessage.findUniqueOrThrow({ where: { id } });
+    expect(row.nextAttemptAt.getTime()).toBeLessThanOrEqual(Date.now());
+  }, 30_000);
 });
