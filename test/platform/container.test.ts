@@ -222,13 +222,19 @@ describe.skipIf(skipReason !== undefined)("the container image (Containerfile, p
 
   afterAll(async () => {
     if (!opts) return;
-    for (const c of containers) await run("podman", [...opts.global, "rm", "--force", "--volumes", "--time", "0", c]);
-    await run("podman", [...opts.global, "volume", "rm", "--force", volume]);
-    // the image of this run (its layers stay in podman's build cache for the next run)
-    if (!prebuilt) await run("podman", [...opts.global, "image", "rm", image]);
-    // the build stages of earlier runs (untagged, 1.5 GB each): kept for an hour as the next run's cache, then freed
-    await run("podman", [...opts.global, "image", "prune", "--force", "--filter", "until=1h"]);
-  }, 2 * MIN);
+    // Each step's time is printed: a slow disk makes removal slow, and a timeout should say which step it was.
+    const step = async (what: string, args: string[]) => {
+      const started = Date.now();
+      const r = await run("podman", [...opts.global, ...args]);
+      console.log(`container test clean-up: ${what} in ${((Date.now() - started) / 1000).toFixed(1)} s${r.code ? ` (exit ${r.code})` : ""}`);
+    };
+    if (containers.length) await step("containers removed", ["rm", "--force", "--volumes", "--time", "0", ...containers]);
+    await step("volume removed", ["volume", "rm", "--force", volume]);
+    // This run's image is untagged, not removed: removing its layers is the slow part, and they are the next
+    // run's build cache; the prune below frees them an hour on (untagged images and earlier runs' build stages).
+    if (!prebuilt) await step("image untagged", ["untag", image]);
+    await step("images unused for an hour pruned", ["image", "prune", "--force", "--filter", "until=1h"]);
+  }, 10 * MIN);
 
   /** Starts a container of the image with the data volume, on a free loopback port; its URL. */
   async function start(name: string, extra: string[] = []): Promise<string> {
