@@ -60,7 +60,13 @@ const goals: Goal[] = [
   { from: "search", key: "search.p99", name: `search p99 at ${SEARCH_RATE}/s open loop, worst case (ms)`, threshold: "< 20", met: (v) => v < 20 },
   { from: "search", key: "search.page", name: "server CPU, 100-row / one-row page, worst search", threshold: "<= 2", met: (v) => v <= 2 },
   { from: "floor", key: "floor", name: "server CPU, one-row search / bare Fastify route", threshold: "<= 3", met: (v) => v <= 3 },
-  { from: "oidc", key: "introspection.writes", name: "server CPU/introspection, 100 writes/s beside / alone", threshold: "<= 1.15", met: (v) => v <= 1.15 },
+  {
+    from: "oidc",
+    key: "introspection.writes",
+    name: "server CPU/introspection, 100 writes/s beside (their own CPU not counted) / alone",
+    threshold: "<= 1.15",
+    met: (v) => v <= 1.15,
+  },
   { from: "writes", key: "createTarget", name: `CreateTarget / pgbench same transaction, worst of ${writeRuns}`, threshold: ">= 0.5", met: (v) => v >= 0.5 },
   { from: "writes", key: "setLanguages", name: `SetLanguages / pgbench one-row upsert, worst of ${writeRuns}`, threshold: ">= 0.5", met: (v) => v >= 0.5 },
   { from: "oidc", key: "introspection.peer", name: "introspection / oidc-provider, throughput", threshold: ">= 2", met: (v) => v >= 2 },
@@ -152,7 +158,7 @@ async function oidcGoals({ server, pass }: Context): Promise<void> {
   pass.values.set("credentials.peer", rps("client_credentials: ours") / rps("client_credentials: oidc-provider"));
   pass.values.set("introspection.writes", o.introspectionCpuMs.beside / o.introspectionCpuMs.alone);
   pass.rps.set("introspection", rps("introspection: ours"));
-  pass.lines.push(...o.lines.filter((l) => l.startsWith("CPU ms per introspection, server")));
+  pass.lines.push(...o.lines.filter((l) => l.startsWith("CPU ms per introspection, server") || l.startsWith("server CPU ms per introspection")));
   // A ratio of loads that failed is no figure: say so beside it.
   for (const r of o.results)
     if (/^(introspection|client_credentials)/.test(r.name) && r.errors) pass.lines.push(`${r.name}: ${r.errors} errors of ${r.requests} requests`);
