@@ -103,20 +103,28 @@ describe("a provider configured while a waiting message is being attempted", () 
     };
     await queueMessages(db, [{ ...message, dueAt: now, lastError: waiting }]);
 
-    // The attempt decides "no provider"; the provider's wake runs before that decision is recorded.
-    let decided!: () => void;
-    const decision = new Promise<void>((ok) => (decided = ok));
+    // The attempt decides "no provider"; the provider's wake runs before that decision is recorded. The attempt
+    // records it once the wake either answered (it skipped the row) or is seen waiting for the row's lock.
     let wake: Promise<number> | undefined;
     const attempted = attemptDueMessage(db, new Date(), async () => {
       wake = wakeWaitingMessages(db, new Date(), "mail", t.instanceId);
-      await Promise.race([decision, wake]);
+      await Promise.race([wake, updateWaitingForLock(db)]);
       return { status: "retry", attempts: 0, reason: waiting, nextAttemptAt: expiresAt };
     });
-    await new Promise((ok) => setTimeout(ok, 300));
-    decided();
     expect((await attempted)?.message.id).toBe(id);
     expect(await wake).toBe(1);
     const row = await db.prisma.notificationMessage.findUniqueOrThrow({ where: { id } });
     expect(row.nextAttemptAt.getTime()).toBeLessThanOrEqual(Date.now());
   }, 30_000);
 });
+
+/** Resolves once an UPDATE of notification messages in this database waits for a row lock. */
+async function updateWaitingForLock(db: TestServer["server"]["db"]): Promise<void> {
+  for (;;) {
+    const [row] = await db.prisma.$queryRaw<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE 'UPDATE%notification_messages%'`;
+    if (row!.n > 0) return;
+    await new Promise((ok) => setTimeout(ok, 20));
+  }
+}
