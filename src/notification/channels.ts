@@ -28,14 +28,18 @@ export class Channels {
   ) {}
 
   /**
-   * Why the instance cannot send on a channel now (no active provider, for mail no default either), or undefined.
-   * `fresh`: read from the table rather than the cache (a provider another process configured a moment ago counts).
+   * The instance's active provider of a kind: the cache's, or where the cache has none, the primary's. A provider
+   * another process configured a moment ago may not have reached this process's cache (its NOTIFY) or a replica
+   * yet, and a message must not wait until it expires for one that exists.
    */
-  async missing(instanceId: string, channel: "mail" | "sms", fresh = false): Promise<NoProvider | undefined> {
-    const kind = channel === "mail" ? "smtp" : "sms";
+  private async provider(instanceId: string, kind: "smtp" | "sms") {
+    return (await this.providers.active(instanceId, kind)) ?? (await this.providers.activeOnPrimary(instanceId, kind));
+  }
+
+  /** Why the instance cannot send on a channel now (no active provider, for mail no default either), or undefined. */
+  async missing(instanceId: string, channel: "mail" | "sms"): Promise<NoProvider | undefined> {
     if (channel === "mail" && this.smtpDefault) return undefined;
-    const has = fresh ? await this.providers.hasActive(instanceId, kind) : !!(await this.providers.active(instanceId, kind));
-    if (has) return undefined;
+    if (await this.provider(instanceId, channel === "mail" ? "smtp" : "sms")) return undefined;
     return channel === "mail" ? noMail() : noSms();
   }
 
@@ -45,14 +49,14 @@ export class Channels {
   }
 
   async mail(instanceId: string, mail: Mail): Promise<void> {
-    const p = await this.providers.active(instanceId, "smtp");
+    const p = await this.provider(instanceId, "smtp");
     if (p) return sendMailVia(p, mail, this.http);
     if (this.smtpDefault) return sendMailViaDefault(this.smtpDefault, mail);
     throw noMail();
   }
 
   async sms(instanceId: string, sms: Sms): Promise<void> {
-    const p = await this.providers.active(instanceId, "sms");
+    const p = await this.provider(instanceId, "sms");
     if (!p) throw noSms();
     return sendSmsVia(p, sms, this.http);
   }

@@ -171,14 +171,15 @@ export function startNotificationWorker(deps: {
 
   /**
    * Messages of a channel without a provider are queued waiting (due at their expiry, marked as waiting): no
-   * delivery claims them until a provider's event wakes them (below). Asked of the table once per instance and
-   * channel and batch: a provider committed after this check comes in a later batch, after these rows exist.
+   * delivery claims them until a provider's event wakes them (below). Asked once per instance and channel and
+   * batch (of the primary where the cache has no provider): a provider committed after this check comes in a
+   * later batch, after these rows exist.
    */
   const queueWaitingOrDue = async (messages: QueuedMessage[]) => {
     const missing = new Map<string, NoProvider | undefined>();
     for (const m of messages) {
       const key = `${m.instanceId}/${m.channel}`;
-      if (!missing.has(key)) missing.set(key, await channels.missing(m.instanceId, m.channel, true));
+      if (!missing.has(key)) missing.set(key, await channels.missing(m.instanceId, m.channel));
       const lack = missing.get(key);
       if (lack) Object.assign(m, { dueAt: m.expiresAt, lastError: `${WAITING_FOR_PROVIDER}${lack.message}` });
     }

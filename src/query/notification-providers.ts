@@ -84,12 +84,12 @@ export class NotificationProviderQueries {
   }
 
   /**
-   * Whether the instance has an active provider of a kind, read from the table, not the cache: the notification
-   * worker decides by it whether a message waits, and another process's new provider may not have reached this
-   * process's cache yet.
+   * The instance's active provider of a kind read from the primary, neither the cache nor a replica: where the
+   * cache has none, the notification worker asks here before a message waits for one (src/notification/channels.ts).
    */
-  async hasActive(instanceId: string, kind: ProviderKind): Promise<boolean> {
-    return !!(await this.db.reads.prisma.notificationProvider.findFirst({ where: { instanceId, kind, active: true }, select: { id: true } }));
+  async activeOnPrimary(instanceId: string, kind: ProviderKind): Promise<UsableProvider | null> {
+    const row = await this.db.prisma.notificationProvider.findFirst({ where: { instanceId, kind, active: true } });
+    return row ? this.toUsable(row) : null;
   }
 
   private toUsable(row: { id: string; providerType: string; config: unknown; secret: string }): UsableProvider {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { attemptDueMessage, queueMessages } from "../../src/command/notification-queue.js";
 import { WAITING_FOR_PROVIDER, wakeWaitingMessages } from "../../src/command/notification-waiting.js";
+import { Channels, NoProvider } from "../../src/notification/channels.js";
 import { rest } from "../support/clients.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { MailServer } from "../support/smtp.js";
@@ -116,6 +117,32 @@ describe("a provider configured while a waiting message is being attempted", () 
     const row = await db.prisma.notificationMessage.findUniqueOrThrow({ where: { id } });
     expect(row.nextAttemptAt.getTime()).toBeLessThanOrEqual(Date.now());
   }, 30_000);
+});
+
+describe("a provider this process's cache has not heard of yet", () => {
+  it("is found in the table: no message waits for it", async () => {
+    const channels = new Channels(t.server.notificationProviders, undefined, undefined as never);
+    // No SMS provider: the cache now holds "none".
+    expect(await channels.missing(t.instanceId, "sms")).toBeInstanceOf(NoProvider);
+    // Another process's provider before its NOTIFY arrives: in the table, this process's cache not told.
+    const now = new Date();
+    await t.server.db.prisma.notificationProvider.create({
+      data: {
+        id: `stale-cache-${now.getTime()}`,
+        instanceId: t.instanceId,
+        kind: "sms",
+        providerType: "http",
+        description: "configured elsewhere",
+        config: { endpoint: "http://127.0.0.1:9/sms" },
+        secret: "",
+        active: true,
+        sequence: 1,
+        createdAt: now,
+        changeDate: now,
+      },
+    });
+    expect(await channels.missing(t.instanceId, "sms")).toBeUndefined();
+  });
 });
 
 /** Resolves once an UPDATE of notification messages in this database waits for a row lock. */
