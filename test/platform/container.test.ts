@@ -232,7 +232,7 @@ describe.skipIf(skipReason !== undefined)("the container image (Containerfile, p
     await step("volume removed", ["volume", "rm", "--force", volume]);
     // This run's image is untagged, not removed: removing its layers is the slow part, and they are the next
     // run's build cache; the prune below frees them an hour on (untagged images and earlier runs' build stages).
-    if (!prebuilt) await step("image untagged", ["untag", image]);
+    if (!prebuilt) await step("image untagged", ["untag", image, image]); // named: an image of the same ID keeps its other runs' names
     await step("images unused for an hour pruned", ["image", "prune", "--force", "--filter", "until=1h"]);
   }, 10 * MIN);
 
